@@ -1,0 +1,55 @@
+# judgecal: `make demo` and `make test` set up .venv (idempotently) and run.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+# llama.cpp is compiled for portable AVX2 (no AMX/AVX-512: AMX tiles crash in some VMs).
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_CURL=OFF
+# A local dataset mirror (laid out as <owner>/<repo>/<path>) is used when one sits beside the checkout.
+ifeq ($(origin JUDGECAL_DATA_MIRROR), undefined)
+ifneq ($(wildcard ../shared/datasets),)
+export JUDGECAL_DATA_MIRROR := $(abspath ../shared/datasets)
+endif
+endif
+
+.PHONY: demo test lint bench setup-demo setup-test clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q -U pip wheel setuptools
+
+$(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) install -q -e '.[local,openai]'
+	touch $@
+
+# torch is pinned and installed first so that nothing pulls an unpinned (CUDA) build.
+$(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -q torch==2.13.0
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		$(PIP) install -q -e '.[local,openai,anthropic,hf,app,server,dev]'
+	touch $(VENV)/.demo-installed $@
+
+setup-demo: $(VENV)/.demo-installed
+setup-test: $(VENV)/.test-installed
+
+demo: $(VENV)/.demo-installed
+	$(VENV)/bin/judgecal demo --workspace demo-workspace
+
+lint: $(VENV)/.test-installed
+	$(VENV)/bin/ruff check judgecal apps rubrics tests benchmarks
+	$(VENV)/bin/mypy judgecal apps
+
+test: $(VENV)/.test-installed
+	$(VENV)/bin/ruff check judgecal apps rubrics tests benchmarks
+	$(VENV)/bin/mypy judgecal apps
+	$(PY) -m pytest -q -ra
+
+bench: $(VENV)/.test-installed
+	mkdir -p benchmarks/results
+	$(PY) benchmarks/bench_engine.py | tee benchmarks/results/engine.json
+	$(PY) benchmarks/bench_store.py | tee benchmarks/results/store.json
+	$(PY) benchmarks/bench_smollm2.py | tee benchmarks/results/smollm2.json
+
+clean:
+	rm -rf demo-workspace .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The Streamlit explorer (reads a workspace; never calls a judge)."""

@@ -1,0 +1,1 @@
+"""Human label aggregation (Dawid-Skene & co.), scikit-learn style."""

@@ -1,0 +1,1 @@
+"""Alignment and bias analyses, one module per question; shared estimators in ``stats``."""

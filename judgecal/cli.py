@@ -1,0 +1,304 @@
+"""``judgecal`` command line: a thin layer over the library's APIs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+from judgecal import __version__
+
+WORKSPACE_ENV = "JUDGECAL_WORKSPACE"
+
+
+def _ws_arg(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    p.add_argument("--workspace", "-w", default=os.environ.get(WORKSPACE_ENV, default),
+                   help=f"workspace folder (default: ${WORKSPACE_ENV}{' or ' + default if default else ''})")
+
+
+def _open_ws(args: argparse.Namespace, create: bool = True) -> Any:
+    from judgecal.data.store import Workspace
+
+    if not args.workspace:
+        raise UsageError(f"no workspace: pass --workspace DIR or set {WORKSPACE_ENV}")
+    return Workspace(args.workspace, create=create)
+
+
+class UsageError(RuntimeError):
+    pass
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    from judgecal.data import registry
+
+    if args.action == "list":
+        for name, spec in registry.registry().items():
+            repo = spec.files[0].repo
+            print(f"{name:32s} {spec.description}  [{repo}@{registry.COMMITS[repo][:10]}, {registry.LICENSES[repo]}]")
+        return 0
+    paths = registry.fetch(args.name, progress=True)
+    print(f"{args.name}: {len(paths)} files ready")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from judgecal.data import registry
+    from judgecal.data.importers import import_file
+    from judgecal.data.ingest import import_dataset
+
+    with _open_ws(args) as ws:
+        if args.source in registry.registry():
+            counts = import_dataset(ws, args.source)
+            print(f"imported {args.source}: {counts['items']} items, {counts['annotations']} human labels, "
+                  f"{counts['judgments']} recorded judgments from {counts['judges']} judges")
+        else:
+            if not Path(args.source).exists():
+                raise UsageError(f"{args.source}: no such file, and not a dataset name (see `judgecal datasets list`)")
+            res = import_file(ws, args.source, task=args.task, source=args.name)
+            print(f"imported {len(res.items)} items and {len(res.annotations)} human labels from {args.source}")
+    return 0
+
+
+def _select_items(ws: Any, source: str | None, n: int | None, seed: int) -> list[Any]:
+    items = ws.items(source=source)
+    if n is not None and n < len(items):
+        items = random.Random(seed).sample(items, n)
+    return list(items)
+
+
+def make_engine(ws: Any, args: argparse.Namespace) -> Any:
+    from judgecal.judges.engine import Engine
+    from judgecal.judges.registry import make_backend
+    from judgecal.judges.rubric import load_rubric
+
+    opts: dict[str, Any] = {}
+    if getattr(args, "base_url", None):
+        opts["base_url"] = args.base_url
+    backend = make_backend(args.judge, **opts)
+    return Engine(ws, backend, load_rubric(args.rubric), judge=args.judge, concurrency=args.concurrency,
+                  max_tokens=args.max_tokens, temperature=args.temperature, progress=not args.quiet)
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from judgecal.judges import batch
+
+    with _open_ws(args, create=False) as ws:
+        items = _select_items(ws, args.source, args.items, args.sample_seed)
+        if not items:
+            raise UsageError("no items to judge: import some first")
+        engine = make_engine(ws, args)
+        calls = engine.plan(items, orders=args.orders.split(","), samples=args.samples, seed=args.seed)
+        if args.export_batch:
+            n = batch.export_manifest(engine, calls, args.export_batch)
+            print(f"wrote {n} requests to {args.export_batch} (plan beside it)")
+            return 0
+        if args.import_batch:
+            counts = batch.import_results(engine, args.import_batch[0], args.import_batch[1])
+            print(" ".join(f"{k}={v}" for k, v in counts.items()))
+            return 0
+        st = engine.run(calls)
+        print(f"{args.judge}: {st.planned} planned, {st.cached} cached, {st.done} run "
+              f"({st.invalid} invalid, {st.errors} errors, {st.retries} retries) in {st.seconds:.1f}s")
+        for msg in st.error_messages:
+            print(f"  error: {msg}", file=sys.stderr)
+    return 1 if st.errors else 0
+
+
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    from judgecal.aggregate.consensus import compute_consensus
+
+    with _open_ws(args, create=False) as ws:
+        counts = compute_consensus(ws, tuple(args.method.split(",")))
+    print(", ".join(f"{m}: {n} items" for m, n in counts.items()))
+    return 0
+
+
+def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int) -> tuple[dict[str, Any], Path, Path]:
+    from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.audit.run import run_audit
+    from judgecal.report.write import write_report
+
+    if ws.consensus_frame(consensus).empty:
+        compute_consensus(ws, (consensus,))
+    report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot)
+    js, html = write_report(report, out)
+    return report, js, html
+
+
+def print_summary(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"Judge vs human consensus ({report['settings']['consensus']}, 95% CI)")
+    cols = ("accuracy", "macro_f1", "cohen_kappa", "position_consistency", "first_position_rate", "invalid_rate")
+    t.add_column("judge")
+    t.add_column("n", justify="right")
+    for c in cols:
+        t.add_column(c, justify="right")
+    for name, j in report["judges"].items():
+        m = j["metrics"]
+        cells = []
+        for c in cols:
+            v = m.get(c)
+            cells.append("–" if not v or v["estimate"] is None else
+                         f"{v['estimate']:.3f} [{v['ci_low']:.2f},{v['ci_high']:.2f}]")
+        t.add_row(name, str(j["n_judgments"]), *cells)
+    Console().print(t)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    with _open_ws(args, create=False) as ws:
+        out = Path(args.out) if args.out else ws.reports_dir
+        report, js, html = _audit(ws, out, args.consensus, args.invalid_as, args.n_boot)
+    print_summary(report)
+    print(f"wrote {js}\nwrote {html}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with _open_ws(args, create=False) as ws:
+        print(f"wrote {ws.export(args.table, args.file)}")
+    return 0
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from judgecal.apps import explorer
+
+    ws = Path(args.workspace or "")
+    if not (ws / "judgecal.sqlite").exists():
+        raise UsageError(f"{ws}: not a judgecal workspace")
+    cmd = [sys.executable, "-m", "streamlit", "run", explorer.__file__, "--server.headless", "true",
+           "--server.port", str(args.port), "--server.address", args.address,
+           "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer",
+           "--", "--workspace", str(ws.resolve())]
+    return subprocess.call(cmd)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    import time
+
+    from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.data.ingest import import_dataset
+
+    t0 = time.perf_counter()
+    with _open_ws(args) as ws:
+        if "pandalm" not in ws.sources():
+            counts = import_dataset(ws, "pandalm")
+            print(f"imported PandaLM: {counts['items']} items, {counts['annotations']} human labels, "
+                  f"2 recorded judges")
+        compute_consensus(ws, ("ds", "mv"))
+        items = _select_items(ws, "pandalm", args.items, args.sample_seed)
+        args.judge, args.rubric, args.temperature = "local/smollm2", "pairwise", 0.0
+        engine = make_engine(ws, args)
+        st = engine.run(engine.plan(items, orders=("AB", "BA"), seed=args.seed))
+        print(f"local/smollm2: {st.done} new calls, {st.cached} cached, {st.invalid} invalid, in {st.seconds:.1f}s")
+        report, js, html = _audit(ws, ws.reports_dir, "ds", "tie", args.n_boot)
+    print_summary(report)
+    print(f"audit.json: {js}\naudit.html: {html}\nexplore: judgecal app --workspace {args.workspace}")
+    print(f"demo finished in {time.perf_counter() - t0:.0f}s")
+    return 0
+
+
+def _judge_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rubric", default="pairwise", help="built-in rubric name or a YAML file")
+    p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--max-tokens", type=int, default=8)
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--seed", type=int, default=0, help="seed of sample 0 (sample s uses seed + s)")
+    p.add_argument("--sample-seed", type=int, default=0, help="seed for choosing the item sample")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="judgecal", description="Calibrate LLM judges against blind expert humans.")
+    ap.add_argument("--version", action="version", version=f"judgecal {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("datasets", help="list or fetch registered datasets")
+    dsub = p.add_subparsers(dest="action", required=True)
+    dsub.add_parser("list", help="list the registered datasets")
+    f = dsub.add_parser("fetch", help="download (or find in the mirror) and verify one dataset")
+    f.add_argument("name")
+    p.set_defaults(func=cmd_datasets)
+
+    p = sub.add_parser("import", help="import a file (JSONL/CSV/Parquet) or a registered dataset")
+    p.add_argument("source", help="a file path or a dataset name such as pandalm or llmbar/Natural")
+    p.add_argument("--task", choices=("pairwise", "pointwise"), default="pairwise")
+    p.add_argument("--name", help="source name recorded on the items (default: the file stem)")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("judge", help="run a judge over the workspace's items (cached, resumable)")
+    p.add_argument("--judge", required=True, help="e.g. local/smollm2, openai/gpt-4o-mini, hf/smollm2")
+    p.add_argument("--source", help="only items from this source")
+    p.add_argument("--items", type=int, help="judge a random sample of this many items")
+    p.add_argument("--orders", default="AB,BA", help="presentation orders (AB, BA or AB,BA)")
+    p.add_argument("--samples", type=int, default=1, help="repeated samples per order")
+    p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
+    p.add_argument("--export-batch", metavar="FILE", help="write an OpenAI batch manifest instead of calling")
+    p.add_argument("--import-batch", nargs=2, metavar=("MANIFEST", "RESULTS"), help="store batch results")
+    _judge_opts(p)
+    _ws_arg(p)
+    p.set_defaults(func=cmd_judge)
+
+    p = sub.add_parser("aggregate", help="aggregate human labels into a consensus")
+    p.add_argument("--method", default="ds,mv", help="ds (Dawid-Skene), mv (majority vote), or both")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_aggregate)
+
+    p = sub.add_parser("audit", help="audit every judge against the human consensus")
+    p.add_argument("--out", help="folder for audit.json and audit.html (default: <workspace>/reports)")
+    p.add_argument("--consensus", choices=("ds", "mv"), default="ds")
+    p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
+    p.add_argument("--n-boot", type=int, default=2000)
+    _ws_arg(p)
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("export", help="export a table to Parquet or JSONL")
+    p.add_argument("table", choices=("items", "judgments", "annotations", "consensus"))
+    p.add_argument("file", help="output .parquet or .jsonl")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("app", help="start the Streamlit explorer on a workspace")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--address", default="127.0.0.1")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_app)
+
+    p = sub.add_parser("demo", help="PandaLM + recorded judges + SmolLM2 live + Dawid-Skene + audit")
+    p.add_argument("--items", type=int, default=200)
+    p.add_argument("--n-boot", type=int, default=2000)
+    _judge_opts(p)
+    _ws_arg(p, default="demo-workspace")
+    p.set_defaults(func=cmd_demo)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    from judgecal.data.importers import ImportValidationError
+    from judgecal.data.registry import DatasetError
+    from judgecal.data.store import WorkspaceError
+    from judgecal.judges.base import BackendError
+    from judgecal.judges.registry import UnknownJudgeError
+    from judgecal.judges.rubric import RubricError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ImportValidationError, DatasetError, WorkspaceError, UnknownJudgeError, RubricError, BackendError,
+            UsageError) as exc:
+        print(f"judgecal {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; judgments so far are saved and a re-run resumes", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

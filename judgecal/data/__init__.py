@@ -1,0 +1,1 @@
+"""Records, the workspace store, importers and the dataset registry."""

@@ -1,0 +1,187 @@
+"""Loaders that turn registered datasets into Items, human Annotations and replay Judgments.
+
+Replay judgments keep the recorded raw text; verdicts are mapped to item orientation.
+PandaLM's unparsable GPT-3.5 outputs (``"garbage"``) become recorded ``invalid`` verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from judgecal.data.families import family_of
+from judgecal.data.records import Annotation, Candidate, Item, Judgment, stable_hash
+from judgecal.data.registry import COMMITS, LLMBAR_SUBSETS, DatasetError, fetch, llmbar_evaluators
+
+
+@dataclass
+class LoadedDataset:
+    name: str
+    items: list[Item] = field(default_factory=list)
+    annotations: list[Annotation] = field(default_factory=list)
+    judgments: list[Judgment] = field(default_factory=list)
+    statistics: dict[str, dict[str, object]] = field(default_factory=dict)
+
+
+def replay_judgment(
+    judge: str, item_id: str, verdict: str | None, raw: str, *, order: str = "AB", sample: int = 0,
+    score: float | None = None, source: str = "",
+) -> Judgment:
+    """A recorded verdict as a Judgment; the key is the hash of (judge, item, order, sample)."""
+    spec = stable_hash({"backend": "replay", "judge": judge, "source": source})
+    status = "invalid" if verdict == "invalid" or (verdict is None and score is None) else "ok"
+    return Judgment(
+        key=stable_hash({"replay": judge, "item": item_id, "order": order, "sample": sample}, 32),
+        item_id=item_id, judge=judge, spec_hash=spec, order=order, sample=sample, raw=raw,
+        verdict="invalid" if status == "invalid" and score is None else verdict, score=score,
+        status=status, prompt_tokens=None, completion_tokens=None, latency_s=None, cost_usd=None,
+    )
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(f"{path}: not valid JSON ({exc})") from None
+
+
+PANDALM_LABELS = {0: "tie", 1: "A", 2: "B"}
+PANDALM_GPT = {"1": "A", "2": "B", "Tie": "tie"}
+
+
+def load_pandalm(offline: bool = False) -> LoadedDataset:
+    files = fetch("pandalm", offline=offline)
+    raw = _read_json(files["data/testset-v1.json"])
+    assert isinstance(raw, list)
+    out = LoadedDataset("pandalm")
+    for row in raw:
+        idx = int(row["idx"])
+        item_id = f"pandalm/{idx}"
+        m1, m2 = row["cmp_key"].split("_", 1)
+        prompt = row["instruction"] + (f"\n\n{row['input']}" if row.get("input") else "")
+        out.items.append(Item(
+            item_id=item_id, prompt=prompt, source="pandalm",
+            candidates=[Candidate(row["response1"], m1, family_of(m1)), Candidate(row["response2"], m2, family_of(m2))],
+            metadata={"idx": idx, "motivation_app": row.get("motivation_app"), "cmp_key": row["cmp_key"]},
+        ))
+        for a in (1, 2, 3):
+            out.annotations.append(Annotation(
+                item_id=item_id, annotator=f"pandalm-annotator{a}", label=PANDALM_LABELS[int(row[f"annotator{a}"])],
+                shown_order="AB", source="pandalm", annotation_id=f"pandalm/{idx}/{a}",
+            ))
+    for fname, judge, key in (
+        ("data/gpt-3.5-turbo-testset-v1.json", "replay/pandalm/gpt-3.5-turbo", "gpt"),
+        ("data/pandalm-7b-testset-v1.json", "replay/pandalm/pandalm-7b", "pandalm"),
+    ):
+        rows = _read_json(files[fname])
+        assert isinstance(rows, list)
+        for r in rows:
+            result = r[f"{key}_result"]
+            verdict = PANDALM_GPT.get(str(result)) if key == "gpt" else PANDALM_LABELS.get(int(result))
+            text = f"{result}\n{r.get(f'{key}_reason', '')}"
+            out.judgments.append(replay_judgment(judge, f"pandalm/{r['idx']}", verdict or "invalid", text, source="pandalm"))
+    return out
+
+
+def _winner(res: dict[str, object]) -> str:
+    w = res.get("winner")
+    return {"1": "A", "2": "B"}.get(str(w), "invalid")
+
+
+def _completion(res: dict[str, object]) -> str:
+    c = res.get("completion")
+    if isinstance(c, list) and c:
+        return str(c[0])
+    return json.dumps(res, ensure_ascii=False)
+
+
+def load_llmbar(name: str, offline: bool = False) -> LoadedDataset:
+    """LLMBar subset ``name`` (e.g. ``llmbar/Natural``): items, gold label, every evaluator x strategy.
+
+    ``result.json`` holds, per item, a list whose last dict with a ``"swap = False"`` key carries
+    the final winner of each presentation order (``"1"``/``"2"``, already in item orientation).
+    """
+    if name not in LLMBAR_SUBSETS:
+        raise DatasetError(f"unknown LLMBar subset {name!r}; known: {', '.join(LLMBAR_SUBSETS)}")
+    root = LLMBAR_SUBSETS[name]
+    files = fetch(name, offline=offline)
+    data = _read_json(files[f"{root}/dataset.json"])
+    assert isinstance(data, list)
+    out = LoadedDataset(name)
+    for i, row in enumerate(data):
+        item_id = f"{name}/{i}"
+        out.items.append(Item(
+            item_id=item_id, prompt=row["input"], source=name,
+            candidates=[Candidate(row["output_1"]), Candidate(row["output_2"])],
+            metadata={"index": i},
+        ))
+        out.annotations.append(Annotation(
+            item_id=item_id, annotator="llmbar-gold", label={1: "A", 2: "B"}[int(row["label"])],
+            shown_order="AB", source=name, annotation_id=f"{item_id}/gold",
+        ))
+    for ev, strategies in llmbar_evaluators(name).items():
+        for st in strategies:
+            path = files.get(f"{root}/evaluators/{ev}/{st}/result.json")
+            if path is None:
+                continue
+            judge = f"replay/llmbar/{ev}/{st}"
+            results = _read_json(path)
+            assert isinstance(results, list)
+            for i, row in enumerate(results):
+                final = [e for e in row["results"] if isinstance(e, dict) and "swap = False" in e][-1]
+                for order, k in (("AB", "swap = False"), ("BA", "swap = True")):
+                    out.judgments.append(replay_judgment(
+                        judge, f"{name}/{i}", _winner(final[k]), _completion(final[k]), order=order, source=name,
+                    ))
+            stats_path = files.get(f"{root}/evaluators/{ev}/{st}/statistics.json")
+            if stats_path is not None:
+                stats = _read_json(stats_path)
+                assert isinstance(stats, dict)
+                out.statistics[judge] = stats
+    return out
+
+
+_RESPONSE = re.compile(r"###Response to evaluate:\n(.*?)\n\n###Reference Answer[^\n]*:\n(.*?)\n\n###Score Rubrics", re.S)
+
+
+def load_prometheus_mtbench(offline: bool = False) -> LoadedDataset:
+    """Prometheus' MT-Bench set: pointwise items, GPT-4's three independent 1-5 scores as samples."""
+    files = fetch("prometheus/mt-bench", offline=offline)
+    rows = _read_json(files["eval/benchmark/data/mt_bench_eval.json"])
+    assert isinstance(rows, list)
+    out = LoadedDataset("prometheus/mt-bench")
+    for n, row in enumerate(rows):
+        item_id = f"prometheus/mt-bench/{n}"
+        m = _RESPONSE.search(row["instruction"])
+        response, reference = (m.group(1), m.group(2)) if m else (row["instruction"], None)
+        model = row.get("response_source")
+        out.items.append(Item(
+            item_id=item_id, prompt=row["instruction"], task="pointwise", reference=reference,
+            candidates=[Candidate(response, model, family_of(model))], source="prometheus/mt-bench",
+            metadata={"idx": row.get("idx"), "category": row.get("category")},
+        ))
+        feedback = row.get("gpt4_feedback")
+        fb = json.loads(feedback) if isinstance(feedback, str) and feedback.startswith("[") else feedback
+        for s, score in enumerate(row["gpt4_score"]):
+            raw = fb[s] if isinstance(fb, list) and s < len(fb) else str(score)
+            out.judgments.append(replay_judgment(
+                "replay/prometheus/gpt-4", item_id, None, str(raw), sample=s, score=float(score),
+                source="prometheus/mt-bench",
+            ))
+    return out
+
+
+def load(name: str, offline: bool = False) -> LoadedDataset:
+    """Load any registered dataset by name."""
+    if name == "pandalm":
+        return load_pandalm(offline)
+    if name == "prometheus/mt-bench":
+        return load_prometheus_mtbench(offline)
+    if name in LLMBAR_SUBSETS:
+        return load_llmbar(name, offline)
+    raise DatasetError(f"unknown dataset {name!r}; `judgecal datasets list` shows the names")
+
+
+__all__ = ["COMMITS", "LoadedDataset", "load", "load_llmbar", "load_pandalm", "load_prometheus_mtbench"]

@@ -1,0 +1,126 @@
+"""The record model shared by every stage of the loop.
+
+Pairwise verdicts are always stored in *item orientation*: ``A`` means the item's first
+candidate won, whatever order the judge saw. :func:`to_item_orientation` is the one place
+where a presentation order is undone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Verdict = Literal["A", "B", "tie", "invalid"]
+Order = Literal["AB", "BA"]
+VERDICTS: tuple[str, ...] = ("A", "B", "tie")
+ORDERS: tuple[str, ...] = ("AB", "BA")
+STATUSES: tuple[str, ...] = ("ok", "invalid", "error", "too_long")
+
+
+def to_item_orientation(shown: str | None, order: str) -> str | None:
+    """Map a verdict about the *shown* positions back to the item's candidates.
+
+    ``shown`` is ``"A"`` when the judge preferred the first response it was shown. With order
+    ``"BA"`` the item's second candidate was shown first, so ``A`` and ``B`` swap; ``tie``,
+    ``invalid`` and ``None`` are unchanged.
+    """
+    if order not in ORDERS:
+        raise ValueError(f"order must be 'AB' or 'BA', got {order!r}")
+    if order == "BA" and shown in ("A", "B"):
+        return "B" if shown == "A" else "A"
+    return shown
+
+
+def stable_hash(obj: Any, n: int = 16) -> str:
+    """A short sha256 of a JSON-serialisable object with sorted keys."""
+    blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:n]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One response to judge, with the model that wrote it and that model's family."""
+
+    text: str
+    model: str | None = None
+    family: str | None = None
+
+
+@dataclass
+class Item:
+    """One thing to judge: a prompt with one (pointwise) or two (pairwise) candidates."""
+
+    item_id: str
+    prompt: str
+    candidates: list[Candidate]
+    task: Literal["pairwise", "pointwise"] = "pairwise"
+    reference: str | None = None
+    source: str = "user"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, blob: str) -> Item:
+        d = json.loads(blob)
+        d["candidates"] = [Candidate(**c) for c in d["candidates"]]
+        return cls(**d)
+
+
+@dataclass
+class Judgment:
+    """One judge call, in item orientation, with the raw text kept."""
+
+    key: str
+    item_id: str
+    judge: str
+    spec_hash: str
+    order: str = "AB"
+    mutation: str = "none"
+    sample: int = 0
+    seed: int | None = None
+    raw: str = ""
+    verdict: str | None = None
+    score: float | None = None
+    p_a: float | None = None
+    p_b: float | None = None
+    p_tie: float | None = None
+    expected_score: float | None = None
+    status: str = "ok"
+    rubric_version: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    cost_usd: float | None = None
+    env: str | None = None
+    created_at: float | None = None
+
+
+@dataclass
+class Annotation:
+    """One human label, in item orientation."""
+
+    item_id: str
+    annotator: str
+    label: str
+    shown_order: str | None = None
+    time_spent_s: float | None = None
+    source: str = "user"
+    annotation_id: str | None = None
+
+
+@dataclass
+class Consensus:
+    """The aggregated human label of one item, with the method and its posterior."""
+
+    item_id: str
+    method: str
+    label: str
+    posterior: dict[str, float] = field(default_factory=dict)
+
+
+JUDGMENT_FIELDS: tuple[str, ...] = tuple(Judgment.__dataclass_fields__)
+ANNOTATION_FIELDS: tuple[str, ...] = tuple(Annotation.__dataclass_fields__)

@@ -1,0 +1,1 @@
+"""Prompt rendering, verdict parsing, the engine and the backends."""

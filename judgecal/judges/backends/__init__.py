@@ -1,0 +1,1 @@
+"""Backends, one module each; see :mod:`judgecal.judges.registry`."""

@@ -1,0 +1,65 @@
+"""``anthropic/<model>``: the official Anthropic SDK (Messages API). No token log-probabilities.
+
+The key comes from ``ANTHROPIC_API_KEY`` (never stored). SDK retries are off: the engine retries
+429, 5xx (529 overloaded included), timeouts and dropped connections.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from typing import Any
+
+from judgecal.judges.base import BackendError, Request, Response, TransientError, retry_after_seconds
+
+
+def translate_anthropic_error(exc: Exception) -> Exception:
+    import anthropic
+
+    if isinstance(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError)):
+        return TransientError(type(exc).__name__)
+    if isinstance(exc, anthropic.APIStatusError):
+        code = exc.status_code
+        if code == 429 or code >= 500:
+            return TransientError(f"HTTP {code}", retry_after_seconds(exc.response.headers))
+        return BackendError(f"HTTP {code}: {str(exc)[:300]}")
+    return exc
+
+
+class AnthropicBackend:
+    name = "anthropic"
+
+    def __init__(self, model: str, api_key: str | None = None, base_url: str | None = None,
+                 max_concurrency: int = 64, timeout_s: float = 120.0, http_client: Any = None) -> None:
+        from anthropic import AsyncAnthropic
+
+        self.model = model
+        self.max_concurrency = max_concurrency
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise BackendError("anthropic backend needs ANTHROPIC_API_KEY in the environment")
+        self.client = AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, timeout=timeout_s,
+                                     http_client=http_client)
+        # Recent SDK releases no longer take sampling settings; the provider's defaults then apply.
+        self._takes_temperature = "temperature" in inspect.signature(self.client.messages.create).parameters
+
+    async def generate(self, request: Request) -> Response:
+        import anthropic
+
+        system = "\n\n".join(c for r, c in request.messages if r == "system")
+        msgs = [{"role": r, "content": c} for r, c in request.messages if r != "system"]
+        kwargs: dict[str, Any] = {"model": self.model, "messages": msgs, "max_tokens": request.max_tokens}
+        if self._takes_temperature:
+            kwargs["temperature"] = request.temperature
+        if system:
+            kwargs["system"] = system
+        try:
+            out = await self.client.messages.create(**kwargs)
+        except anthropic.BadRequestError as exc:
+            if "too long" in str(exc).lower() or "context" in str(exc).lower():
+                return Response("", status="too_long", extra={"reason": str(exc)[:300]})
+            raise translate_anthropic_error(exc) from None
+        except anthropic.AnthropicError as exc:
+            raise translate_anthropic_error(exc) from None
+        text = "".join(getattr(b, "text", "") for b in out.content)
+        return Response(text, None, out.usage.input_tokens, out.usage.output_tokens)

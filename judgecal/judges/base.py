@@ -1,0 +1,88 @@
+"""What a backend receives and returns, and the errors it translates SDK exceptions into.
+
+A backend is one module with one async method, ``generate(request) -> Response``. Retries, rate
+limits, concurrency, caching and cost live once, in :mod:`judgecal.judges.engine`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Request:
+    messages: tuple[tuple[str, str], ...]
+    max_tokens: int = 8
+    temperature: float = 0.0
+    seed: int | None = None
+    logprobs: bool = True
+    top_logprobs: int = 10
+
+    def message_dicts(self) -> list[dict[str, str]]:
+        return [{"role": r, "content": c} for r, c in self.messages]
+
+    def params(self) -> dict[str, object]:
+        """The settings that change the output (part of the cache key)."""
+        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed,
+                "logprobs": self.logprobs, "top_logprobs": self.top_logprobs if self.logprobs else None}
+
+
+@dataclass
+class Response:
+    text: str
+    top_logprobs: list[tuple[str, float]] | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    status: str = "ok"
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+class BackendError(RuntimeError):
+    """A call that failed for good (bad request, authentication): recorded as status ``error``."""
+
+
+class TransientError(RuntimeError):
+    """A call worth retrying (429, 5xx, timeout, dropped connection)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Backend(Protocol):
+    """One judge model behind one async method."""
+
+    name: str
+    model: str
+    max_concurrency: int
+
+    async def generate(self, request: Request) -> Response: ...
+
+
+def retry_after_seconds(headers: object) -> float | None:
+    """Seconds from a ``Retry-After`` (or ``retry-after-ms``) header, when present and numeric."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    ms = get("retry-after-ms")
+    if ms:
+        try:
+            return float(ms) / 1000.0
+        except ValueError:
+            pass
+    value = get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        from datetime import datetime
+        from email.utils import parsedate_to_datetime
+
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())

@@ -1,0 +1,237 @@
+"""The judging engine: plan calls, skip cached ones, run the rest with bounded concurrency.
+
+Retries use exponential backoff with full jitter, ``delay = U(0, min(cap, base * 2**attempt))``
+(Brooker, "Exponential Backoff and Jitter", 2015), or the server's ``Retry-After`` when given.
+Results are committed in small batches, so a killed run loses at most the calls in flight; the
+content-hash key makes a re-run skip everything already stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import platform
+import random
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from judgecal import __version__
+from judgecal.data.records import Item, Judgment, stable_hash, to_item_orientation
+from judgecal.data.store import Workspace
+from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError
+from judgecal.judges.parse import expected_score, label_probs, parse_score, parse_verdict
+from judgecal.judges.prices import Prices, load_prices
+from judgecal.judges.rubric import Rubric
+
+
+def cache_key(backend: str, model: str, request: Request, item_id: str = "", order: str = "",
+              mutation: str = "none") -> str:
+    """Content hash of (backend, model, rendered prompt, output-changing parameters, seed).
+
+    The item, order and mutation are part of the key too, so two items with the same text each
+    keep their own judgment.
+    """
+    return stable_hash({"backend": backend, "model": model, "messages": request.messages,
+                        "params": request.params(), "item": item_id, "order": order, "mutation": mutation}, 32)
+
+
+@dataclass(frozen=True)
+class Call:
+    key: str
+    item_id: str
+    order: str
+    sample: int
+    seed: int | None
+    mutation: str
+    request: Request
+
+
+@dataclass
+class RunStats:
+    planned: int = 0
+    cached: int = 0
+    done: int = 0
+    errors: int = 0
+    invalid: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+    error_messages: list[str] = field(default_factory=list)
+
+
+def environment_fingerprint(backend: Backend) -> str:
+    mod = type(backend).__module__.split(".")[0]
+    return json.dumps({
+        "judgecal": __version__, "python": sys.version.split()[0], "platform": platform.platform(),
+        "machine": platform.machine(), "backend": backend.name, "backend_module": mod,
+    }, sort_keys=True)
+
+
+class Engine:
+    """Runs one judge (a backend + a rubric) over items into a workspace."""
+
+    def __init__(
+        self, ws: Workspace, backend: Backend, rubric: Rubric, *, judge: str | None = None,
+        concurrency: int = 16, max_retries: int = 6, timeout_s: float = 120.0, backoff_base: float = 0.5,
+        backoff_cap: float = 30.0, max_tokens: int = 8, temperature: float = 0.0,
+        logprobs: bool = True, prices: Prices | None = None, progress: bool = True, flush_every: int = 64,
+        flush_seconds: float = 1.0,
+    ) -> None:
+        self.ws, self.backend, self.rubric = ws, backend, rubric
+        self.judge = judge or f"{backend.name}/{backend.model}"
+        self.concurrency = max(1, min(concurrency, backend.max_concurrency))
+        self.max_retries, self.timeout_s = max_retries, timeout_s
+        self.backoff_base, self.backoff_cap = backoff_base, backoff_cap
+        self.max_tokens, self.temperature, self.logprobs = max_tokens, temperature, logprobs
+        self.prices = prices if prices is not None else load_prices(ws.path)
+        self.progress, self.flush_every, self.flush_seconds = progress, flush_every, flush_seconds
+        self.spec_hash = stable_hash({"judge": self.judge, "rubric": rubric.version, "max_tokens": max_tokens,
+                                      "temperature": temperature, "logprobs": logprobs})
+        self.env = environment_fingerprint(backend)
+
+    # -- planning ----------------------------------------------------------------------------
+    def plan(self, items: Iterable[Item], *, orders: Sequence[str] = ("AB", "BA"), samples: int = 1,
+             seed: int = 0, mutation: str = "none") -> list[Call]:
+        calls = []
+        for item in items:
+            item_orders = orders if item.task == "pairwise" else ("AB",)
+            for order in item_orders:
+                for s in range(samples):
+                    msgs = self.rubric.messages(item, order)
+                    req = Request(tuple((m["role"], m["content"]) for m in msgs), self.max_tokens,
+                                  self.temperature, seed + s, self.logprobs)
+                    key = cache_key(self.backend.name, self.backend.model, req, item.item_id, order, mutation)
+                    calls.append(Call(key, item.item_id, order, s, seed + s, mutation, req))
+        return calls
+
+    # -- turning a response into a judgment -----------------------------------------------------
+    def to_judgment(self, call: Call, resp: Response | None, latency: float, error: str | None = None) -> Judgment:
+        j = Judgment(key=call.key, item_id=call.item_id, judge=self.judge, spec_hash=self.spec_hash,
+                     order=call.order, mutation=call.mutation, sample=call.sample, seed=call.seed,
+                     rubric_version=self.rubric.version, latency_s=round(latency, 6), env=self.env,
+                     created_at=time.time())
+        if resp is None:
+            j.status, j.raw = "error", error or "error"
+            return j
+        j.raw, j.prompt_tokens, j.completion_tokens = resp.text, resp.prompt_tokens, resp.completion_tokens
+        j.cost_usd = self.prices.cost(self.backend.name, self.backend.model, resp.prompt_tokens, resp.completion_tokens)
+        if resp.status != "ok":
+            j.status = resp.status
+            j.verdict = "invalid" if self.rubric.kind == "pairwise" else None
+            return j
+        if self.rubric.kind == "pairwise":
+            shown = parse_verdict(resp.text)
+            j.verdict = to_item_orientation(shown, call.order) if shown else "invalid"
+            j.status = "ok" if shown else "invalid"
+            probs = label_probs(resp.top_logprobs) if resp.top_logprobs else None
+            if probs is not None:
+                first, second = (probs["A"], probs["B"]) if call.order == "AB" else (probs["B"], probs["A"])
+                j.p_a, j.p_b, j.p_tie = first, second, probs["tie"]
+        else:
+            j.score = parse_score(resp.text, self.rubric.scale_min, self.rubric.scale_max)
+            j.status = "ok" if j.score is not None else "invalid"
+            if resp.top_logprobs:
+                j.expected_score = expected_score(resp.top_logprobs, self.rubric.scale_min, self.rubric.scale_max)
+        return j
+
+    # -- running -------------------------------------------------------------------------------
+    async def _call(self, call: Call, sem: asyncio.Semaphore, stats: RunStats) -> Judgment:
+        async with sem:
+            start = time.perf_counter()
+            last = "error"
+            for attempt in range(self.max_retries + 1):
+                try:
+                    resp = await asyncio.wait_for(self.backend.generate(call.request), self.timeout_s)
+                    return self.to_judgment(call, resp, time.perf_counter() - start)
+                except (TimeoutError, TransientError) as exc:
+                    last = f"{type(exc).__name__}: {exc}"
+                    if attempt == self.max_retries:
+                        break
+                    stats.retries += 1
+                    hinted = getattr(exc, "retry_after", None)
+                    delay = hinted if hinted is not None else random.uniform(
+                        0, min(self.backoff_cap, self.backoff_base * 2**attempt))
+                    await asyncio.sleep(delay)
+                except BackendError as exc:
+                    last = f"BackendError: {exc}"
+                    break
+            return self.to_judgment(call, None, time.perf_counter() - start, last)
+
+    async def arun(self, calls: Sequence[Call]) -> RunStats:
+        stats = RunStats(planned=len(calls))
+        t0 = time.perf_counter()
+        done_keys = self.ws.cached_keys(c.key for c in calls)
+        todo, seen = [], set(done_keys)
+        for c in calls:
+            if c.key not in seen:
+                seen.add(c.key)
+                todo.append(c)
+        stats.cached = len(calls) - len(todo)
+        sem = asyncio.Semaphore(self.concurrency)
+        buffer: list[Judgment] = []
+        last_flush = time.monotonic()
+        with _progress(self.progress, self.judge, len(todo)) as advance:
+            tasks = [asyncio.ensure_future(self._call(c, sem, stats)) for c in todo]
+            try:
+                for fut in asyncio.as_completed(tasks):
+                    j = await fut
+                    buffer.append(j)
+                    stats.done += 1
+                    stats.errors += j.status == "error"
+                    stats.invalid += j.status == "invalid"
+                    if j.status == "error" and len(stats.error_messages) < 5:
+                        stats.error_messages.append(j.raw)
+                    advance()
+                    if len(buffer) >= self.flush_every or time.monotonic() - last_flush > self.flush_seconds:
+                        self.ws.add_judgments(buffer, replace=True)
+                        buffer, last_flush = [], time.monotonic()
+            finally:
+                for t in tasks:
+                    t.cancel()
+                if buffer:
+                    self.ws.add_judgments(buffer, replace=True)
+        stats.seconds = time.perf_counter() - t0
+        return stats
+
+    def run(self, calls: Sequence[Call]) -> RunStats:
+        return asyncio.run(self.arun(calls))
+
+
+class _progress:
+    """A rich progress bar with rate and ETA (a no-op when disabled)."""
+
+    def __init__(self, enabled: bool, label: str, total: int) -> None:
+        self.enabled, self.label, self.total = enabled, label, total
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        if not self.enabled or self.total == 0:
+            return lambda: None
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
+                            TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
+        self.bar.start()
+        self.task = self.bar.add_task(self.label, total=self.total, rate="")
+        self.t0 = time.perf_counter()
+        self.n = 0
+
+        def advance() -> None:
+            self.n += 1
+            rate = self.n / max(1e-9, time.perf_counter() - self.t0)
+            self.bar.update(self.task, advance=1, rate=f"{rate:6.1f} calls/s")
+
+        return advance
+
+    def __exit__(self, *exc: object) -> None:
+        if getattr(self, "bar", None) is not None:
+            self.bar.stop()

@@ -1,0 +1,1 @@
+"""audit.json and a self-contained audit.html."""

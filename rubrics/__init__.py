@@ -1,0 +1,1 @@
+"""Judge rubrics and prompt templates (YAML), shipped inside the package."""

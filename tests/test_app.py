@@ -1,0 +1,98 @@
+"""The explorer in a real browser: Debian's Chromium driven by Playwright."""
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from judgecal.data.records import Candidate, Item, Judgment
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+EVIL = "<img src=x onerror=alert(1)><script>alert('pwned')</script>"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory, pandalm_ws):
+    from judgecal.audit.run import run_audit
+    from judgecal.data.store import Workspace
+    from judgecal.report.write import write_report
+
+    ws_dir = tmp_path_factory.mktemp("app") / "ws"
+    ws_dir.mkdir()
+    pandalm_ws.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    shutil.copy(pandalm_ws.db_path, ws_dir / "judgecal.sqlite")
+    ws = Workspace(ws_dir)
+    ws.add_items([Item("0", f"Evil prompt {EVIL}", [Candidate(EVIL, "evil-model"), Candidate("fine")])])
+    ws.add_judgments([Judgment(key="evil", item_id="0", judge="replay/x/evil", spec_hash="s", verdict="A",
+                               raw=EVIL)])
+    # a judge recorded in both orders, so the position-bias plot is drawn
+    ws.add_judgments([Judgment(key=f"both{k}{o}", item_id=f"pandalm/{k}", judge="replay/x/both-orders",
+                               spec_hash="s", order=o, verdict="A" if (o == "AB" or k % 3) else "B")
+                      for k in range(60) for o in ("AB", "BA")])
+    write_report(run_audit(ws, n_boot=200), ws.reports_dir)
+    ws.close()
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "judgecal.cli", "app", "--workspace", str(ws_dir),
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            if httpx.get(f"{url}/_stcore/health", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        raise RuntimeError("streamlit did not start")
+    yield url, ws_dir
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def test_page_shows_the_audit_figures_and_escapes_model_output(app_url):
+    from playwright.sync_api import sync_playwright
+
+    url, ws_dir = app_url
+    report = json.loads((ws_dir / "reports" / "audit.json").read_text())
+    errors, dialogs = [], []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        page = browser.new_page()
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(url)
+        page.get_by_text("Alignment with the humans").wait_for(timeout=60_000)
+        page.get_by_text("Judge verdicts (item orientation)").wait_for(timeout=60_000)
+        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(1500)
+        table = page.locator("[data-testid='stTable']").first
+        rows = table.locator("tr").all_inner_texts()
+        for judge, entry in report["judges"].items():
+            row = next((r for r in rows if r.split("\t")[0].strip() == judge), None)
+            assert row is not None, f"{judge} missing from {rows}"
+            for metric in ("accuracy", "macro_f1", "cohen_kappa", "invalid_rate"):
+                m = entry["metrics"].get(metric)
+                if m and m["estimate"] is not None:
+                    assert f"{m['estimate']:.4f} [{m['ci_low']:.4f}, {m['ci_high']:.4f}]" in row, (judge, metric)
+        body = page.inner_text("body")
+        assert "<script>alert('pwned')</script>" in body  # shown as text, not run
+        assert page.locator("img[src='x']").count() == 0
+        page.screenshot(path=str(ws_dir / "explorer.png"), full_page=True)
+        browser.close()
+    assert dialogs == []
+    assert errors == [], errors

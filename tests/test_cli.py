@@ -1,0 +1,55 @@
+"""The CLI: --help everywhere, the workspace option, and a small end-to-end demo."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from judgecal.cli import main
+
+COMMANDS = ["import", "judge", "aggregate", "audit", "app", "datasets", "demo", "export"]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_help(cmd):
+    res = subprocess.run([sys.executable, "-m", "judgecal.cli", cmd, "--help"], capture_output=True, text=True)
+    assert res.returncode == 0
+    assert "usage: judgecal" in res.stdout
+    if cmd not in ("datasets",):
+        assert "--workspace" in res.stdout
+
+
+def test_workspace_from_environment(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("JUDGECAL_WORKSPACE", str(tmp_path / "ws"))
+    assert main(["import", "llmbar/Natural"]) == 0
+    assert "100 items" in capsys.readouterr().out
+
+
+def test_missing_workspace_is_a_clear_error(tmp_path, capsys):
+    assert main(["audit", "--workspace", str(tmp_path / "none")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_small_demo_end_to_end(tmp_path, capsys):
+    ws = tmp_path / "demo"
+    assert main(["demo", "--workspace", str(ws), "--items", "4", "--n-boot", "200", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "audit.json" in out and "local/smollm2" in out
+    rep = json.loads((ws / "reports" / "audit.json").read_text())
+    assert set(rep["judges"]) == {"local/smollm2", "replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"}
+    local = rep["judges"]["local/smollm2"]
+    assert local["n_judgments"] == 8 and local["orders"] == ["AB", "BA"]
+    assert "first_position_rate" in local["metrics"]
+    assert (ws / "reports" / "audit.html").exists()
+    # a second run makes no new calls
+    assert main(["demo", "--workspace", str(ws), "--items", "4", "--n-boot", "200", "--quiet"]) == 0
+    assert "0 new calls, 8 cached" in capsys.readouterr().out
+
+
+def test_export(tmp_path, capsys):
+    assert main(["import", "pandalm", "-w", str(tmp_path / "ws")]) == 0
+    assert main(["export", "annotations", str(tmp_path / "a.parquet"), "-w", str(tmp_path / "ws")]) == 0
+    import pandas as pd
+
+    assert len(pd.read_parquet(tmp_path / "a.parquet")) == 2997

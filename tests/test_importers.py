@@ -1,0 +1,126 @@
+"""The import schema, and a catalogue of bad inputs with their expected errors."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from judgecal.data.importers import MAX_TEXT_CHARS, ImportValidationError, import_file
+from judgecal.data.store import Workspace
+
+GOOD = {"id": "q1", "prompt": "What is 2+2?", "response_a": "4", "response_b": "5", "model_a": "gpt-4o",
+        "model_b": "llama-3-8b", "human_labels": {"ann1": "A", "ann2": "tie"}}
+
+
+def _jsonl(path, rows):
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", "utf-8")
+    return path
+
+
+def test_pairwise_jsonl_imports_items_and_labels(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    f = _jsonl(tmp_path / "mine.jsonl", [GOOD, {**GOOD, "id": 2, "human_labels": {}}])
+    res = import_file(ws, f)
+    assert [it.item_id for it in res.items] == ["q1", "2"]
+    assert res.items[0].candidates[0].family == "openai"
+    assert res.items[0].candidates[1].family == "meta"
+    ann = ws.annotations_frame()
+    assert sorted(ann["label"]) == ["A", "tie"]
+    assert set(ws.items()[0].candidates[0].text for _ in [0]) == {"4"}
+
+
+def test_pointwise_csv_and_parquet(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    df = pd.DataFrame([{"id": "p1", "prompt": "Say hi", "response": "hi", "human_labels": json.dumps({"a": 4})}])
+    df.to_csv(tmp_path / "pt.csv", index=False)
+    import_file(ws, tmp_path / "pt.csv", task="pointwise")
+    df.assign(id="p2").to_parquet(tmp_path / "pt.parquet")
+    import_file(ws, tmp_path / "pt.parquet", task="pointwise")
+    assert ws.item_ids() == {"p1", "p2"}
+    assert ws.annotations_frame()["label"].tolist() == ["4", "4"]
+
+
+def _bad(tmp_path, name):
+    """Each case: (file writer, expected line, expected field, message fragment)."""
+    f = tmp_path / name
+    return f
+
+
+CASES = {
+    "bad_json": (lambda p: _jsonl(p / "x.jsonl", [GOOD, '{"id": "q2", "prompt": '])
+                 , 2, None, "bad JSON"),
+    "missing_prompt": (lambda p: _jsonl(p / "x.jsonl", [{k: v for k, v in GOOD.items() if k != "prompt"}]),
+                       1, "prompt", "missing required field"),
+    "prompt_not_string": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "prompt": 42}]), 1, "prompt", "must be a string"),
+    "missing_id": (lambda p: _jsonl(p / "x.jsonl", [{k: v for k, v in GOOD.items() if k != "id"}]),
+                   1, "id", "missing required field"),
+    "id_wrong_type": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "id": [1]}]), 1, "id", "non-empty string"),
+    "duplicate_id": (lambda p: _jsonl(p / "x.jsonl", [GOOD, GOOD]), 2, "id", "duplicate id 'q1' (first on line 1)"),
+    "empty_response": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "response_b": "   "}]), 1, "response_b", "is empty"),
+    "missing_response": (lambda p: _jsonl(p / "x.jsonl", [{k: v for k, v in GOOD.items() if k != "response_a"}]),
+                         1, "response_a", "missing required field"),
+    "unknown_label": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "human_labels": {"ann1": "C"}}]),
+                      1, "human_labels.ann1", "unknown label 'C'"),
+    "labels_not_object": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "human_labels": ["A"]}]),
+                          1, "human_labels", "must be an object"),
+    "unknown_field": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "respones_a": "typo"}]),
+                      1, "respones_a", "unknown field"),
+    "oversize_text": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "response_a": "x" * (MAX_TEXT_CHARS + 1)}]),
+                      1, "response_a", "the limit is"),
+    "invalid_utf8": (lambda p: (p / "x.jsonl").write_bytes(json.dumps(GOOD).encode() + b"\n" +
+                                                            b'{"id": "q2", "prompt": "\xff\xfe"}\n') and p / "x.jsonl",
+                     2, None, "invalid UTF-8"),
+    "not_an_object": (lambda p: _jsonl(p / "x.jsonl", ["[1, 2]"]), 1, None, "must be an object"),
+    "metadata_not_object": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "metadata": "x"}]), 1, "metadata",
+                            "must be an object"),
+    "empty_file": (lambda p: _jsonl(p / "x.jsonl", [""]), None, None, "no records"),
+    "unknown_extension": (lambda p: _jsonl(p / "x.txt", [GOOD]), None, None, "unknown file type"),
+    "missing_file": (lambda p: p / "absent.jsonl", None, None, "does not exist"),
+    "csv_missing_column": (lambda p: pd.DataFrame([{"id": "a", "prompt": "p", "response_a": "x"}]).to_csv(
+        p / "x.csv", index=False) or p / "x.csv", 2, "response_b", "missing required field"),
+    "parquet_wrong_type": (lambda p: pd.DataFrame([{"id": "a", "prompt": 3.5, "response_a": "x", "response_b": "y"}])
+                           .to_parquet(p / "x.parquet") or p / "x.parquet", 1, "prompt", "must be a string"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_catalogue(tmp_path, case):
+    ws = Workspace(tmp_path / "ws")
+    make, line, field, fragment = CASES[case]
+    path = make(tmp_path)
+    with pytest.raises(ImportValidationError) as info:
+        import_file(ws, path)
+    probs = info.value.problems
+    hit = [p for p in probs if fragment in p.message or fragment in str(p)]
+    assert hit, f"{case}: expected {fragment!r} in {[str(p) for p in probs]}"
+    assert hit[0].file == str(path)
+    assert hit[0].line == line
+    assert hit[0].field == field
+    # all or nothing: the valid lines of the same file were not written
+    assert ws.item_ids() == set()
+    assert ws.annotations_frame().empty
+
+
+def test_id_already_in_workspace(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    import_file(ws, _jsonl(tmp_path / "a.jsonl", [GOOD]))
+    with pytest.raises(ImportValidationError, match="already exists"):
+        import_file(ws, _jsonl(tmp_path / "b.jsonl", [GOOD]))
+    assert ws.item_ids() == {"q1"}
+
+
+def test_pointwise_score_out_of_range(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    f = _jsonl(tmp_path / "p.jsonl", [{"id": 1, "prompt": "p", "response": "r", "human_labels": {"a": 11}}])
+    with pytest.raises(ImportValidationError, match=r"p.jsonl:1: human_labels.a: unknown label 11"):
+        import_file(ws, f, task="pointwise")
+
+
+def test_cli_reports_errors_without_traceback(tmp_path, capsys):
+    from judgecal.cli import main
+
+    f = _jsonl(tmp_path / "x.jsonl", [GOOD, GOOD])
+    assert main(["import", str(f), "--workspace", str(tmp_path / "ws")]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}:2: id: duplicate id 'q1'" in err
+    assert "Traceback" not in err

@@ -1,0 +1,67 @@
+"""Estimators against scikit-learn and hand-computed values; the vectorised bootstrap against a loop."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score
+
+from judgecal.audit import stats
+
+
+def test_kappa_hand_computed():
+    # 2x2: po = 0.7, pe = 0.5*0.6 + 0.5*0.4 = 0.5, kappa = 0.4
+    conf = np.array([[35, 15], [15, 35]]) / 100 * np.array([[1, 1], [1, 1]])
+    conf = np.array([[40.0, 10.0], [20.0, 30.0]])
+    po, pe = 0.7, (50 * 60 + 50 * 40) / 100**2
+    assert stats.cohen_kappa_from_confusion(conf) == pytest.approx((po - pe) / (1 - pe))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_against_sklearn(seed):
+    rng = np.random.default_rng(seed)
+    labels = ["A", "B", "tie"]
+    y = rng.choice(labels, 300, p=[0.45, 0.45, 0.1])
+    p = np.where(rng.random(300) < 0.6, y, rng.choice(labels, 300))
+    conf = confusion_matrix(y, p, labels=labels).astype(float)
+    assert stats.cohen_kappa_from_confusion(conf) == pytest.approx(cohen_kappa_score(y, p), abs=1e-12)
+    assert stats.macro_f1_from_confusion(conf) == pytest.approx(f1_score(y, p, average="macro"), abs=1e-12)
+    assert stats.accuracy_from_confusion(conf) == pytest.approx(np.mean(y == p))
+
+
+def test_macro_f1_leaves_out_absent_classes_like_sklearn():
+    y = np.array(["A", "A", "B", "B"])
+    p = np.array(["A", "B", "B", "B"])
+    conf = confusion_matrix(y, p, labels=["A", "B", "tie"]).astype(float)
+    assert stats.macro_f1_from_confusion(conf) == pytest.approx(f1_score(y, p, average="macro"))
+
+
+def test_edge_cases():
+    assert np.isnan(stats.accuracy_from_confusion(np.zeros((3, 3))))
+    # constant agreement: p_e = 1 -> kappa undefined (NaN), never a division error
+    assert np.isnan(stats.cohen_kappa_from_confusion(np.array([[5.0, 0.0], [0.0, 0.0]])))
+    assert stats.percentile_ci(np.array([]))[0] != stats.percentile_ci(np.array([]))[0]  # nan
+    assert stats.bootstrap_sums(np.zeros((0, 2)), 10).shape == (0, 2)
+    assert list(stats.bootstrap_weights(0, 10, np.random.default_rng(0))) == []
+
+
+def test_vectorised_bootstrap_equals_the_loop():
+    rng = np.random.default_rng(1)
+    sums = rng.integers(0, 5, size=(57, 3)).astype(float)
+    boot = stats.bootstrap_sums(sums, n_boot=300, seed=7)
+    # the same index draws, one replicate at a time
+    r = np.random.default_rng(7)
+    idx = np.vstack([r.integers(0, 57, size=(c, 57)) for c in [300]])
+    loop = np.array([sums[i].sum(0) for i in idx])
+    assert np.allclose(boot, loop)
+    w = next(stats.bootstrap_weights(57, 300, np.random.default_rng(7)))
+    assert (w.sum(1) == 57).all()
+
+
+def test_bootstrap_ci_covers_and_matches_theory():
+    rng = np.random.default_rng(3)
+    x = (rng.random(2000) < 0.3).astype(float)
+    sums = np.column_stack([x, np.ones_like(x)])
+    est, lo, hi = stats.estimate_with_ci(lambda m: stats.safe_ratio(m[:, 0], m[:, 1]), sums,
+                                         stats.bootstrap_sums(sums, 2000, 0))
+    se = np.sqrt(est * (1 - est) / len(x))
+    assert lo < est < hi
+    assert (hi - lo) == pytest.approx(2 * 1.96 * se, rel=0.1)

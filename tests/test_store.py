@@ -1,0 +1,65 @@
+import sqlite3
+
+import pandas as pd
+import pytest
+
+from judgecal.data.records import Candidate, Item, Judgment
+from judgecal.data.store import Workspace, WorkspaceError
+
+
+def _j(key: str, verdict: str = "A") -> Judgment:
+    return Judgment(key=key, item_id="i1", judge="t/j", spec_hash="s", verdict=verdict)
+
+
+def test_wal_schema_and_cache(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    assert ws.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert ws.add_judgments([_j("k1"), _j("k2")]) == 2
+    # the same key again is the cache: kept as it was
+    assert ws.add_judgments([_j("k1", "B")]) == 0
+    df = ws.judgments_frame()
+    assert sorted(df["key"]) == ["k1", "k2"]
+    assert df.set_index("key").loc["k1", "verdict"] == "A"
+
+
+def test_error_rows_are_not_cached(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    err = _j("k1")
+    err.status = "error"
+    ws.add_judgments([err, _j("k2")])
+    assert ws.cached_keys(["k1", "k2", "k3"]) == {"k2"}
+
+
+def test_transaction_is_all_or_nothing(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    with pytest.raises(RuntimeError), ws.transaction() as tx:
+        ws.add_items([Item("a", "p", [Candidate("x"), Candidate("y")])], conn=tx)
+        raise RuntimeError("boom")
+    assert ws.item_ids() == set()
+
+
+def test_schema_version_mismatch_is_a_clear_error(tmp_path):
+    Workspace(tmp_path / "ws").close()
+    con = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
+    con.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    con.commit()
+    con.close()
+    with pytest.raises(WorkspaceError, match="schema version 99"):
+        Workspace(tmp_path / "ws")
+
+
+def test_missing_workspace_is_not_created_when_reading(tmp_path):
+    with pytest.raises(WorkspaceError, match="does not exist"):
+        Workspace(tmp_path / "nope", create=False)
+    assert not (tmp_path / "nope").exists()
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
+def test_export_round_trip(tmp_path, suffix):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments([_j("k1"), _j("k2", "tie")])
+    out = ws.export("judgments", tmp_path / f"j{suffix}")
+    df = pd.read_parquet(out) if suffix == ".parquet" else pd.read_json(out, lines=True)
+    assert sorted(df["verdict"]) == ["A", "tie"]
+    with pytest.raises(ValueError):
+        ws.export("judgments", tmp_path / "j.xlsx")
