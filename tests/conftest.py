@@ -46,3 +46,31 @@ def local_backend():  # type: ignore[no-untyped-def]
     from judgecal.judges.backends.local import LocalBackend
 
     return LocalBackend("smollm2", n_ctx=4096)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_http(url: str, proc, seconds: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    """Poll ``url`` until it answers 200; fail with the process output if it exits or times out."""
+    import time
+
+    import httpx
+
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            out = proc.stdout.read().decode(errors="replace")[-2000:] if proc.stdout else ""
+            raise RuntimeError(f"{what} exited: {out}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError(f"{what} did not become healthy in {seconds:.0f} s")

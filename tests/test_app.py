@@ -2,24 +2,16 @@
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
-import time
 
-import httpx
 import pytest
+from conftest import free_port, wait_http
 
 from judgecal.data.records import Candidate, Item, Judgment
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 EVIL = "<img src=x onerror=alert(1)><script>alert('pwned')</script>"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -42,20 +34,11 @@ def app_url(tmp_path_factory, pandalm_ws):
                       for k in range(60) for o in ("AB", "BA")])
     write_report(run_audit(ws, n_boot=200), ws.reports_dir)
     ws.close()
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "judgecal.cli", "app", "--workspace", str(ws_dir),
                              "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"{url}/_stcore/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError("streamlit did not start")
+    wait_http(f"{url}/_stcore/health", proc, 90, "streamlit")
     yield url, ws_dir
     proc.terminate()
     proc.wait(timeout=20)

@@ -46,3 +46,23 @@ def test_engine_records_both_orders_with_probabilities(tmp_path, local_backend):
     assert (df.loc["long", "verdict"] == "invalid").all()
     assert ok["rubric_version"].iloc[0] == load_rubric("pairwise").version
     assert '"backend": "local"' in ok["env"].iloc[0]
+
+
+def test_pointwise_rubric_scores_with_expected_score(tmp_path, local_backend):
+    ws = Workspace(tmp_path / "ws")
+    items = [Item("p1", "Name the capital of France.", [Candidate("Paris is the capital of France.")],
+                  task="pointwise"),
+             Item("p2", "Name the capital of France.", [Candidate("Bananas are yellow.")], task="pointwise")]
+    ws.add_items(items)
+    eng = Engine(ws, local_backend, load_rubric("pointwise-5"), judge="local/smollm2", progress=False)
+    calls = eng.plan(items)
+    assert [c.order for c in calls] == ["AB", "AB"]  # one presentation for a single response
+    st = eng.run(calls)
+    assert st.done == 2 and st.errors == 0
+    df = ws.judgments_frame()
+    assert df["verdict"].isna().all()
+    ok = df[df["status"] == "ok"]
+    assert ok["score"].between(1, 5).all()
+    assert (df["status"] == "ok").eq(df["score"].notna()).all()
+    scored = df["expected_score"].dropna()
+    assert scored.between(1, 5).all()

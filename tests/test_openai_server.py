@@ -1,13 +1,12 @@
 """The OpenAI backend against a real llama_cpp.server serving SmolLM2 on loopback."""
 
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+from conftest import free_port, wait_http
 
 from judgecal.data.records import Candidate, Item
 from judgecal.data.store import Workspace
@@ -16,30 +15,13 @@ from judgecal.judges.registry import make_backend
 from judgecal.judges.rubric import load_rubric
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("llama_server.py")), str(port)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited: {proc.stdout.read().decode()[-2000:]}")
-        try:
-            if httpx.get(f"{base}/v1/models", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError("llama_cpp.server did not become healthy in 120 s")
+    wait_http(f"{base}/v1/models", proc, 120, "llama_cpp.server")
     yield base
     proc.terminate()
     proc.wait(timeout=20)
@@ -111,3 +93,18 @@ def test_batch_manifest_round_trip(tmp_path, server):
     assert batch.export_manifest(engine, calls, tmp_path / "batch2.jsonl") == 1
     assert batch.import_results(engine, manifest, results)["already"] == 3
     assert ws.count_judgments() == 3
+
+
+@pytest.mark.skipif(not __import__("os").environ.get("OPENAI_API_KEY"), reason="OPENAI_API_KEY is not set")
+def test_real_openai_api(tmp_path):
+    import os
+
+    ws = Workspace(tmp_path / "ws")
+    ws.add_items(ITEMS[:1])
+    model = os.environ.get("JUDGECAL_OPENAI_MODEL", "gpt-4o-mini")
+    engine = Engine(ws, make_backend(f"openai/{model}"), load_rubric("pairwise"), progress=False)
+    st = engine.run(engine.plan(ws.items()))
+    assert st.errors == 0
+    df = ws.judgments_frame()
+    assert df["p_a"].notna().all() and df["cost_usd"].gt(0).all()
+    assert os.environ["OPENAI_API_KEY"] not in "\n".join(ws.conn.iterdump())

@@ -1,13 +1,15 @@
 """Judge-human alignment: accuracy, macro-F1, Cohen's kappa, position metrics, invalid rate.
 
 Every figure is computed over judgments (each presentation order and sample counts once) and
-gets an item-level cluster-bootstrap percentile CI (see :mod:`judgecal.audit.stats`).
+gets an item-level cluster-bootstrap percentile CI (see :mod:`judgecal.audit.stats`). All judges
+of one audit share the same bootstrap resamples of the consensus items, so their intervals are
+paired.
 
 - ``accuracy``: share of judgments whose verdict equals the human consensus (with both orders
   recorded, this is LLMBar's ``correct_average``); ``accuracy_AB``/``accuracy_BA`` per order,
-  ``accuracy_both``: items right in both orders.
+  ``accuracy_both``: (item, sample) pairs right in both orders.
 - ``position_consistency``: share of (item, sample) pairs whose two orders give the same verdict.
-- ``first_position_rate``: among decisive verdicts on items judged in both orders, the share that
+- ``first_position_rate``: among decisive verdicts on pairs judged in both orders, the share that
   picked the response shown first (0.5 = no position bias).
 - ``invalid_rate``: share of judgments with no parsable verdict (status other than ``ok``).
 """
@@ -15,19 +17,120 @@ gets an item-level cluster-bootstrap percentile CI (see :mod:`judgecal.audit.sta
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from judgecal.audit import stats
 
 LABELS = ("A", "B", "tie")
+Stat = Callable[[NDArray[np.float64]], NDArray[np.float64]]
+
+
+@dataclass
+class JudgeSums:
+    """Per-item sums of one judge over the audit's items, and how to turn them into metrics."""
+
+    sums: NDArray[np.float64]
+    spec: list[tuple[str, Stat, int]] = field(default_factory=list)
 
 
 def _metric(est: float, lo: float, hi: float, n: int) -> dict[str, Any]:
     clean = [None if not np.isfinite(v) else round(float(v), 10) for v in (est, lo, hi)]
     return {"estimate": clean[0], "ci_low": clean[1], "ci_high": clean[2], "n": int(n)}
+
+
+def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray[Any], n_items: int,
+               invalid_as: str = "tie") -> JudgeSums | None:
+    """Sums for one pairwise judge; ``codes`` gives each row's index into ``truth`` (-1: no consensus)."""
+    keep = (codes >= 0) & judgments["verdict"].notna().to_numpy()
+    if not keep.any():
+        return None
+    j = judgments[keep]
+    code = codes[keep]
+    verdict = j["verdict"].to_numpy(dtype=str)
+    pred = np.where(verdict == "invalid", "tie" if invalid_as == "tie" else "invalid", verdict)
+    true = truth[code].astype(str)
+    classes = np.array(sorted(set(LABELS) | set(np.unique(pred)) | set(np.unique(true))))
+    k = len(classes)
+    t_code, p_code = np.searchsorted(classes, true), np.searchsorted(classes, pred)
+    order = j["order"].to_numpy(dtype=str)
+    is_ab, is_ba = order == "AB", order == "BA"
+    correct = (pred == true).astype(float)
+    invalid = (j["status"].to_numpy(dtype=str) != "ok").astype(float)
+
+    # Pair the two orders of the same (item, sample, mutation) by an integer key.
+    mut = pd.factorize(j["mutation"].to_numpy(dtype=str))[0]
+    sample = j["sample"].to_numpy(dtype=np.int64)
+    key = (code.astype(np.int64) * (sample.max() + 1) + sample) * (mut.max() + 1) + mut
+    first_ab = pd.Series(np.flatnonzero(is_ab), index=key[is_ab])
+    first_ab = first_ab[~first_ab.index.duplicated()]
+    first_ba = pd.Series(np.flatnonzero(is_ba), index=key[is_ba])
+    first_ba = first_ba[~first_ba.index.duplicated()]
+    both = first_ab.index.intersection(first_ba.index)
+    rows_ab, rows_ba = first_ab.reindex(both).to_numpy(), first_ba.reindex(both).to_numpy()
+    n = len(j)
+    same, pair, both_correct = np.zeros(n), np.zeros(n), np.zeros(n)
+    same[rows_ab] = verdict[rows_ab] == verdict[rows_ba]
+    pair[rows_ab] = 1.0
+    both_correct[rows_ab] = correct[rows_ab] * correct[rows_ba]
+    in_pair = np.isin(key, both.to_numpy())
+    decisive = np.isin(verdict, ("A", "B")) & in_pair
+    picked_first = ((verdict == "A") & is_ab) | ((verdict == "B") & is_ba)
+
+    cols = [correct, np.ones(n), invalid, correct * is_ab, is_ab.astype(float), correct * is_ba,
+            is_ba.astype(float), same, pair, both_correct, (picked_first & decisive).astype(float),
+            decisive.astype(float)]
+    names = ["correct", "one", "invalid", "correct_ab", "n_ab", "correct_ba", "n_ba", "same", "pair",
+             "both_correct", "first", "decisive"]
+    at = {c: i for i, c in enumerate(names)}
+    sums = np.zeros((n_items, len(names) + k * k))
+    for c, values in enumerate(cols):
+        sums[:, c] = np.bincount(code, weights=values, minlength=n_items)
+    cell = t_code * k + p_code
+    conf = np.bincount(code * (k * k) + cell, minlength=n_items * k * k).reshape(n_items, k * k)
+    sums[:, len(names):] = conf
+    c0 = len(names)
+
+    def ratio(a: str, b: str) -> Stat:
+        return lambda m: stats.safe_ratio(m[:, at[a]], m[:, at[b]])
+
+    def on_conf(fn: Stat) -> Stat:
+        return lambda m: fn(m[:, c0:].reshape(-1, k, k))
+
+    total = sums.sum(0)
+    spec: list[tuple[str, Stat, int]] = [
+        ("accuracy", ratio("correct", "one"), int(total[at["one"]])),
+        ("macro_f1", on_conf(stats.macro_f1_from_confusion), int(total[at["one"]])),
+        ("cohen_kappa", on_conf(stats.cohen_kappa_from_confusion), int(total[at["one"]])),
+        ("invalid_rate", ratio("invalid", "one"), int(total[at["one"]])),
+    ]
+    if total[at["pair"]] > 0:
+        spec += [
+            ("position_consistency", ratio("same", "pair"), int(total[at["pair"]])),
+            ("first_position_rate", ratio("first", "decisive"), int(total[at["decisive"]])),
+            ("accuracy_AB", ratio("correct_ab", "n_ab"), int(total[at["n_ab"]])),
+            ("accuracy_BA", ratio("correct_ba", "n_ba"), int(total[at["n_ba"]])),
+            ("accuracy_both", ratio("both_correct", "pair"), int(total[at["pair"]])),
+        ]
+    return JudgeSums(sums, spec)
+
+
+def metrics_from(js: JudgeSums, boot: NDArray[np.float64], level: float = 0.95) -> dict[str, dict[str, Any]]:
+    """Point estimates from the sums, percentile CIs from the replicated sums ``boot``."""
+    out = {}
+    for name, fn, n in js.spec:
+        est, lo, hi = stats.estimate_with_ci(fn, js.sums, boot, level)
+        out[name] = _metric(est, lo, hi, n)
+    return out
+
+
+def truth_codes(item_ids: pd.Series, truth: pd.Series) -> NDArray[np.int64]:
+    """Each judgment's index into ``truth`` (-1 for items without a consensus label)."""
+    return np.asarray(pd.Index(truth.index).get_indexer(item_ids.to_numpy()), dtype=np.int64)
 
 
 def judge_metrics(
@@ -40,93 +143,11 @@ def judge_metrics(
     unparsable verdicts for the agreement metrics: ``"tie"`` (as PandaLM's authors did) or
     ``"wrong"`` (its own class, never equal to a human label).
     """
-    j = judgments[judgments["item_id"].isin(truth.index)]
-    j = j[j["verdict"].notna()]
-    out: dict[str, dict[str, Any]] = {}
-    if j.empty:
-        return out
-    item_codes, items = pd.factorize(j["item_id"])
-    n_items = len(items)
-    verdict = j["verdict"].astype(str).to_numpy()
-    pred = np.where(verdict == "invalid", "tie" if invalid_as == "tie" else "invalid", verdict)
-    true = truth.reindex(j["item_id"]).astype(str).to_numpy()
-    classes = sorted(set(LABELS) | set(np.unique(pred)) | set(np.unique(true)))
-    k = len(classes)
-    cidx = {c: i for i, c in enumerate(classes)}
-    t_code = np.array([cidx[x] for x in true])
-    p_code = np.array([cidx[x] for x in pred])
-    order = j["order"].to_numpy()
-    correct = (pred == true).astype(float)
-    invalid = (j["status"].to_numpy() != "ok").astype(float)
-
-    # Pairs of orders on the same (item, sample, mutation).
-    key = j["item_id"].astype(str) + "\x00" + j["sample"].astype(str) + "\x00" + j["mutation"].astype(str)
-    ab = pd.Series(verdict[order == "AB"], index=key[order == "AB"].to_numpy())
-    ba = pd.Series(verdict[order == "BA"], index=key[order == "BA"].to_numpy())
-    ab, ba = ab[~ab.index.duplicated()], ba[~ba.index.duplicated()]
-    both = ab.index.intersection(ba.index)
-    in_pair = key.isin(both).to_numpy()
-    pair_first = pd.Series(range(len(key)), index=key.to_numpy())
-    pair_rows = pair_first[~pair_first.index.duplicated()].reindex(both).to_numpy()
-    same = np.zeros(len(j))
-    is_pair_row = np.zeros(len(j))
-    if len(both):
-        same[pair_rows] = (ab.reindex(both).to_numpy() == ba.reindex(both).to_numpy()).astype(float)
-        is_pair_row[pair_rows] = 1.0
-        t_ab = truth.reindex([b.split("\x00")[0] for b in both]).astype(str).to_numpy()
-
-        def map_inv(v: np.ndarray) -> np.ndarray:
-            return np.where(v == "invalid", "tie" if invalid_as == "tie" else "invalid", v)
-
-        both_right = (map_inv(ab.reindex(both).to_numpy()) == t_ab) & (map_inv(ba.reindex(both).to_numpy()) == t_ab)
-        both_correct = np.zeros(len(j))
-        both_correct[pair_rows] = both_right.astype(float)
-    else:
-        both_correct = np.zeros(len(j))
-    decisive = np.isin(verdict, ("A", "B")) & in_pair
-    picked_first = ((verdict == "A") & (order == "AB")) | ((verdict == "B") & (order == "BA"))
-
-    conf_cells = np.zeros((len(j), k * k))
-    conf_cells[np.arange(len(j)), t_code * k + p_code] = 1.0
-    cols = {
-        "correct": correct, "one": np.ones(len(j)), "invalid": invalid,
-        "correct_ab": correct * (order == "AB"), "n_ab": (order == "AB").astype(float),
-        "correct_ba": correct * (order == "BA"), "n_ba": (order == "BA").astype(float),
-        "same": same, "pair": is_pair_row, "both_correct": both_correct,
-        "first": (picked_first & decisive).astype(float), "decisive": decisive.astype(float),
-    }
-    names = list(cols)
-    values = np.column_stack([cols[c] for c in names] + [conf_cells])
-    sums = stats.per_item_sums(item_codes, values, n_items)
-    boot = stats.bootstrap_sums(sums, n_boot, seed)
-    at = {c: i for i, c in enumerate(names)}
-    conf0 = len(names)
-
-    def ratio(a: str, b: str) -> Callable[[np.ndarray], np.ndarray]:
-        return lambda m: stats.safe_ratio(m[:, at[a]], m[:, at[b]])
-
-    def conf(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
-        return lambda m: fn(m[:, conf0:].reshape(-1, k, k))
-
-    total = sums.sum(0)
-    spec: list[tuple[str, Callable[[np.ndarray], np.ndarray], float]] = [
-        ("accuracy", ratio("correct", "one"), total[at["one"]]),
-        ("macro_f1", conf(stats.macro_f1_from_confusion), total[at["one"]]),
-        ("cohen_kappa", conf(stats.cohen_kappa_from_confusion), total[at["one"]]),
-        ("invalid_rate", ratio("invalid", "one"), total[at["one"]]),
-    ]
-    if total[at["pair"]] > 0:
-        spec += [
-            ("position_consistency", ratio("same", "pair"), total[at["pair"]]),
-            ("first_position_rate", ratio("first", "decisive"), total[at["decisive"]]),
-            ("accuracy_AB", ratio("correct_ab", "n_ab"), total[at["n_ab"]]),
-            ("accuracy_BA", ratio("correct_ba", "n_ba"), total[at["n_ba"]]),
-            ("accuracy_both", ratio("both_correct", "pair"), total[at["pair"]]),
-        ]
-    for name, fn, n in spec:
-        est, lo, hi = stats.estimate_with_ci(fn, sums, boot, level)
-        out[name] = _metric(est, lo, hi, int(n))
-    return out
+    codes = truth_codes(judgments["item_id"], truth)
+    js = judge_sums(judgments, codes, truth.to_numpy(), len(truth), invalid_as)
+    if js is None:
+        return {}
+    return metrics_from(js, stats.bootstrap_sums(js.sums, n_boot, seed), level)
 
 
 def usage_metrics(judgments: pd.DataFrame) -> dict[str, float | int | None]:

@@ -20,13 +20,13 @@ def bootstrap_weights(n: int, n_boot: int, rng: np.random.Generator, chunk: int 
     """Yield ``(c, n)`` weight matrices (item counts) for ``n_boot`` replicates, ``c <= chunk``."""
     if n <= 0:
         return
-    chunk = max(1, min(chunk, max(1, 20_000_000 // max(n, 1))))
+    chunk = max(1, min(chunk, 4_000_000 // n))  # bounds the transient memory to ~100 MB
     done = 0
     while done < n_boot:
         c = min(chunk, n_boot - done)
         idx = rng.integers(0, n, size=(c, n))
-        flat = (idx + (np.arange(c)[:, None] * n)).ravel()
-        yield np.bincount(flat, minlength=c * n).reshape(c, n).astype(np.float64)
+        idx += np.arange(c)[:, None] * n
+        yield np.bincount(idx.ravel(), minlength=c * n).reshape(c, n).astype(np.float64)
         done += c
 
 

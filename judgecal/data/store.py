@@ -12,8 +12,8 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, astuple
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -45,6 +45,7 @@ _JUDGMENT_TYPES = {
     "created_at": "REAL",
 }
 
+_judgment_row = attrgetter(*JUDGMENT_FIELDS)
 _JCOLS = ", ".join(f'"{f}"' for f in JUDGMENT_FIELDS)
 
 _SCHEMA = f"""
@@ -153,26 +154,10 @@ class Workspace:
         sql = f"{verb} INTO judgments ({_JCOLS}) VALUES ({placeholders})"
         if conn is None:
             with self.transaction() as tx:
-                tx.executemany(sql, (astuple(j) for j in judgments))
+                tx.executemany(sql, map(_judgment_row, judgments))
         else:
-            c.executemany(sql, (astuple(j) for j in judgments))
+            c.executemany(sql, map(_judgment_row, judgments))
         return c.total_changes - before
-
-    def add_judgment_rows(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """Bulk insert of plain tuples in ``JUDGMENT_FIELDS`` order (fast path)."""
-        placeholders = ", ".join("?" for _ in JUDGMENT_FIELDS)
-        sql = f"INSERT OR IGNORE INTO judgments ({_JCOLS}) VALUES ({placeholders})"
-        with self.transaction() as tx:
-            tx.executemany(sql, rows)
-
-    def existing_keys(self, keys: Iterable[str]) -> set[str]:
-        keys = list(keys)
-        found: set[str] = set()
-        for i in range(0, len(keys), 900):
-            chunk = keys[i : i + 900]
-            q = f"SELECT key FROM judgments WHERE key IN ({', '.join('?' for _ in chunk)})"
-            found.update(r[0] for r in self.conn.execute(q, chunk))
-        return found
 
     def cached_keys(self, keys: Iterable[str]) -> set[str]:
         """Keys already answered (a stored ``error`` is retried, not cached)."""
@@ -193,7 +178,9 @@ class Workspace:
         args: list[str] = []
         if judge is not None:
             q, args = q + " WHERE judge = ?", [judge]
-        return pd.read_sql_query(q, self.conn, params=args)
+        # read in chunks: the driver's row tuples for a million rows would double the peak memory
+        parts = list(pd.read_sql_query(q, self.conn, params=args, chunksize=100_000))
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
     def count_judgments(self, judge: str | None = None) -> int:
         if judge is None:

@@ -86,3 +86,17 @@ def retry_after_seconds(headers: object) -> float | None:
         except (TypeError, ValueError):
             return None
         return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def translate_sdk_error(exc: Exception, transient: tuple[type[Exception], ...], status: type[Exception]) -> Exception:
+    """Map an SDK exception: ``transient`` types (timeouts, dropped connections), 429 and 5xx
+    become :class:`TransientError` (with ``Retry-After``); other HTTP statuses :class:`BackendError`."""
+    if isinstance(exc, transient):
+        return TransientError(type(exc).__name__)
+    if isinstance(exc, status):
+        code = int(getattr(exc, "status_code", 0))
+        if code == 429 or code >= 500:
+            response = getattr(exc, "response", None)
+            return TransientError(f"HTTP {code}", retry_after_seconds(getattr(response, "headers", None)))
+        return BackendError(f"HTTP {code}: {str(exc)[:300]}")
+    return exc

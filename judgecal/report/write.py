@@ -23,7 +23,11 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> tuple[Path, Pat
 
 
 def _fmt(v: Any) -> str:
-    return "–" if v is None else f"{v:.3f}" if isinstance(v, float) else escape(str(v))
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3f}"
+    return escape(str(v))
 
 
 def forest_svg(rows: list[tuple[str, float | None, float | None, float | None]], lo: float = 0.0,

@@ -10,20 +10,14 @@ import inspect
 import os
 from typing import Any
 
-from judgecal.judges.base import BackendError, Request, Response, TransientError, retry_after_seconds
+from judgecal.judges.base import BackendError, Request, Response, translate_sdk_error
 
 
 def translate_anthropic_error(exc: Exception) -> Exception:
+    """Map an ``anthropic`` SDK exception to :class:`TransientError` or :class:`BackendError`."""
     import anthropic
 
-    if isinstance(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError)):
-        return TransientError(type(exc).__name__)
-    if isinstance(exc, anthropic.APIStatusError):
-        code = exc.status_code
-        if code == 429 or code >= 500:
-            return TransientError(f"HTTP {code}", retry_after_seconds(exc.response.headers))
-        return BackendError(f"HTTP {code}: {str(exc)[:300]}")
-    return exc
+    return translate_sdk_error(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError), anthropic.APIStatusError)
 
 
 class AnthropicBackend:

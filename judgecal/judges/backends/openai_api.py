@@ -10,21 +10,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from judgecal.judges.base import BackendError, Request, Response, TransientError, retry_after_seconds
+from judgecal.judges.base import BackendError, Request, Response, translate_sdk_error
 
 
 def translate_openai_error(exc: Exception) -> Exception:
     """Map an ``openai`` SDK exception to :class:`TransientError` or :class:`BackendError`."""
     import openai
 
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
-        return TransientError(type(exc).__name__)
-    if isinstance(exc, openai.APIStatusError):
-        code = exc.status_code
-        if code == 429 or code >= 500:
-            return TransientError(f"HTTP {code}", retry_after_seconds(exc.response.headers))
-        return BackendError(f"HTTP {code}: {str(exc)[:300]}")
-    return exc
+    return translate_sdk_error(exc, (openai.APITimeoutError, openai.APIConnectionError), openai.APIStatusError)
 
 
 def is_context_overflow(exc: Exception) -> bool:

@@ -1,0 +1,58 @@
+"""SmolLM2 verdicts per second on this machine (target on 2 cores: >= 5 per second).
+
+Two sets: short pairs (arithmetic/facts, both orders) and PandaLM items (long real responses).
+Prints JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import machine, peak_rss_mb  # noqa: E402
+
+from judgecal.data.datasets import load_pandalm  # noqa: E402
+from judgecal.data.records import Candidate, Item  # noqa: E402
+from judgecal.data.store import Workspace  # noqa: E402
+from judgecal.judges.backends.local import LocalBackend  # noqa: E402
+from judgecal.judges.engine import Engine  # noqa: E402
+from judgecal.judges.rubric import load_rubric  # noqa: E402
+
+
+def run(items: list[Item], backend: LocalBackend) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace(Path(tmp) / "ws")
+        ws.add_items(items)
+        eng = Engine(ws, backend, load_rubric("pairwise"), judge="local/smollm2", progress=False)
+        calls = eng.plan(items)
+        t0 = time.perf_counter()
+        st = eng.run(calls)
+        dt = time.perf_counter() - t0
+        df = ws.judgments_frame()
+        return {"verdicts": st.done, "seconds": round(dt, 2), "verdicts_per_s": round(st.done / dt, 2),
+                "mean_prompt_tokens": round(float(df["prompt_tokens"].mean()), 1),
+                "invalid_rate": round(float((df["status"] != "ok").mean()), 3)}
+
+
+def main() -> None:
+    os.environ.setdefault("JUDGECAL_DATA_MIRROR", str(Path(__file__).resolve().parents[2] / "shared" / "datasets"))
+    short = [Item(f"s{a}_{b}", f"What is {a} + {b}?", [Candidate(str(a + b)), Candidate(str(a + b + 1))])
+             for a in range(1, 11) for b in range(1, 6)]
+    t0 = time.perf_counter()
+    backend = LocalBackend("smollm2")
+    load_s = time.perf_counter() - t0
+    pandalm = load_pandalm().items[:50]
+    print(json.dumps({
+        "benchmark": "smollm2", "machine": machine(), "workers": backend.max_concurrency,
+        "load_s": round(load_s, 2), "short_pairs": run(short, backend), "pandalm_pairs": run(pandalm, backend),
+        "peak_rss_mb": peak_rss_mb(), "targets": {"short_pairs.verdicts_per_s": ">= 5 on 2 cores"},
+    }, indent=1))
+
+
+if __name__ == "__main__":
+    main()
