@@ -1,6 +1,7 @@
 """SmolLM2 verdicts per second on this machine (target on 2 cores: >= 5 per second).
 
-Two sets: short pairs (arithmetic/facts, both orders) and PandaLM items (long real responses).
+Three sets: a bare one-line prompt without a rubric (the model alone), short pairs through the
+shipped pairwise rubric (both orders) and PandaLM items (long real responses).
 Prints JSON.
 """
 
@@ -39,6 +40,23 @@ def run(items: list[Item], backend: LocalBackend) -> dict[str, float]:
                 "invalid_rate": round(float((df["status"] != "ok").mean()), 3)}
 
 
+def bare(backend: LocalBackend, n: int = 50) -> dict[str, float]:
+    """The model alone on a minimal one-line prompt (no rubric), for comparison."""
+    import asyncio
+
+    from judgecal.judges.base import Request
+
+    async def go() -> float:
+        reqs = [Request((("user", f"{a}+{a}={2 * a}? Answer A for yes, B for no."),), 2, 0.0, 0, False)
+                for a in range(n)]
+        t0 = time.perf_counter()
+        await asyncio.gather(*(backend.generate(r) for r in reqs))
+        return time.perf_counter() - t0
+
+    dt = asyncio.run(go())
+    return {"verdicts": n, "seconds": round(dt, 2), "verdicts_per_s": round(n / dt, 2)}
+
+
 def main() -> None:
     os.environ.setdefault("JUDGECAL_DATA_MIRROR", str(Path(__file__).resolve().parents[2] / "shared" / "datasets"))
     short = [Item(f"s{a}_{b}", f"What is {a} + {b}?", [Candidate(str(a + b)), Candidate(str(a + b + 1))])
@@ -49,7 +67,7 @@ def main() -> None:
     pandalm = load_pandalm().items[:50]
     print(json.dumps({
         "benchmark": "smollm2", "machine": machine(), "workers": backend.max_concurrency,
-        "load_s": round(load_s, 2), "short_pairs": run(short, backend), "pandalm_pairs": run(pandalm, backend),
+        "load_s": round(load_s, 2), "bare_prompt": bare(backend), "short_pairs": run(short, backend), "pandalm_pairs": run(pandalm, backend),
         "peak_rss_mb": peak_rss_mb(), "targets": {"short_pairs.verdicts_per_s": ">= 5 on 2 cores"},
     }, indent=1))
 

@@ -85,6 +85,13 @@ def make_engine(ws: Any, args: argparse.Namespace) -> Any:
 def cmd_judge(args: argparse.Namespace) -> int:
     from judgecal.judges import batch
 
+    if args.judge.startswith("replay/"):
+        from judgecal.judges.replay import replay
+
+        with _open_ws(args, create=False) as ws:
+            for name, n in replay(ws, args.judge).items():
+                print(f"{args.judge}: {n} recorded judgments stored from {name}")
+        return 0
     with _open_ws(args, create=False) as ws:
         items = _select_items(ws, args.source, args.items, args.sample_seed)
         if not items:
@@ -234,7 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("judge", help="run a judge over the workspace's items (cached, resumable)")
-    p.add_argument("--judge", required=True, help="e.g. local/smollm2, openai/gpt-4o-mini, hf/smollm2")
+    p.add_argument("--judge", required=True,
+                   help="e.g. local/smollm2, openai/gpt-4o-mini, hf/smollm2, replay/pandalm/gpt-3.5-turbo")
     p.add_argument("--source", help="only items from this source")
     p.add_argument("--items", type=int, help="judge a random sample of this many items")
     p.add_argument("--orders", default="AB,BA", help="presentation orders (AB, BA or AB,BA)")

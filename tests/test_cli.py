@@ -53,3 +53,18 @@ def test_export(tmp_path, capsys):
     import pandas as pd
 
     assert len(pd.read_parquet(tmp_path / "a.parquet")) == 2997
+
+
+def test_replay_judge_restores_recorded_verdicts(tmp_path, capsys):
+    ws = str(tmp_path / "ws")
+    assert main(["import", "llmbar/Natural", "-w", ws]) == 0
+    from judgecal.data.store import Workspace
+
+    with Workspace(ws) as w:
+        w.conn.execute("DELETE FROM judgments WHERE judge = 'replay/llmbar/GPT-4/Swap_CoT'")
+    assert main(["judge", "--judge", "replay/llmbar/GPT-4/Swap_CoT", "-w", ws]) == 0
+    assert "200 recorded judgments stored from llmbar/Natural" in capsys.readouterr().out
+    assert main(["judge", "--judge", "replay/llmbar/GPT-5/Nope", "-w", ws]) == 2
+    assert "records no judge" in capsys.readouterr().err
+    assert main(["judge", "--judge", "replay/pandalm/gpt-3.5-turbo", "-w", ws]) == 2
+    assert "import its dataset first" in capsys.readouterr().err
