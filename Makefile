@@ -50,6 +50,7 @@ bench: $(VENV)/.test-installed
 	$(PY) benchmarks/bench_engine.py | tee benchmarks/results/engine.json
 	$(PY) benchmarks/bench_store.py | tee benchmarks/results/store.json
 	$(PY) benchmarks/bench_smollm2.py | tee benchmarks/results/smollm2.json
+	$(PY) benchmarks/bench_demo.py | tee benchmarks/results/demo.json
 
 clean:
 	rm -rf demo-workspace .pytest_cache .mypy_cache .ruff_cache

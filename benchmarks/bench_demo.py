@@ -14,6 +14,9 @@ from _common import machine  # noqa: E402
 
 
 def main() -> None:
+    import os
+
+    os.environ.setdefault("JUDGECAL_DATA_MIRROR", str(Path(__file__).resolve().parents[2] / "shared" / "datasets"))
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "demo"
         t0 = time.perf_counter()

@@ -87,4 +87,49 @@ class DawidSkene:
         return self
 
 
-AGGREGATORS = {"ds": DawidSkene, "mv": MajorityVote}
+class _CrowdKitPosterior:
+    """Shared fit for crowd-kit models that expose ``probas_`` (labels = argmax posterior)."""
+
+    def _model(self) -> Any:
+        raise NotImplementedError
+
+    def fit(self, df: pd.DataFrame) -> Any:
+        coded, tasks, _, labels = _codes(df)
+        model: Any = self._model().fit(coded)
+        probas = model.probas_.sort_index().reindex(columns=range(len(labels)), fill_value=0.0)
+        self.probas_ = pd.DataFrame(probas.to_numpy(), index=tasks[probas.index.to_numpy()],
+                                    columns=[str(x) for x in labels])
+        self.labels_ = pd.Series(self.probas_.columns[self.probas_.to_numpy().argmax(1)],
+                                 index=self.probas_.index, name="label")
+        self.model_ = model
+        return self
+
+
+class OneCoinDawidSkene(_CrowdKitPosterior):
+    """One-coin Dawid-Skene: each annotator has a single accuracy ``s_w``; errors are spread
+    uniformly, ``pi[w, k, l] = s_w if k == l else (1 - s_w) / (K - 1)`` (crowd-kit)."""
+
+    def __init__(self, n_iter: int = 100, tol: float = 1e-5) -> None:
+        self.n_iter, self.tol = n_iter, tol
+
+    def _model(self) -> Any:
+        from crowdkit.aggregation import OneCoinDawidSkene as CK
+
+        return CK(n_iter=self.n_iter, tol=self.tol)
+
+
+class GLAD(_CrowdKitPosterior):
+    """GLAD (Whitehill et al., 2009): ``P(correct) = sigma(alpha_w * beta_i)`` with annotator skill
+    ``alpha_w`` and item easiness ``beta_i`` (crowd-kit). Slow: meant for small sets."""
+
+    def __init__(self, n_iter: int = 100, tol: float = 1e-5, seed: int = 0) -> None:
+        self.n_iter, self.tol, self.seed = n_iter, tol, seed
+
+    def _model(self) -> Any:
+        from crowdkit.aggregation import GLAD as CK
+
+        np.random.seed(self.seed)
+        return CK(n_iter=self.n_iter, tol=self.tol, silent=True)
+
+
+AGGREGATORS: dict[str, Any] = {"ds": DawidSkene, "mv": MajorityVote, "onecoin": OneCoinDawidSkene, "glad": GLAD}

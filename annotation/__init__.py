@@ -1,0 +1,1 @@
+"""Label Studio labeling configs (XML) and annotator guidelines, shipped inside the package."""

@@ -1,0 +1,84 @@
+"""Annotator quality: confusion matrices and accuracy against the leave-one-out consensus and
+against gold items, plus flags for likely spammers and systematic bias.
+
+Leave-one-out (LOO) consensus for annotator ``w`` on item ``i`` is the majority vote of the other
+annotators of ``i`` (deterministic ties, see :class:`MajorityVote`); items with no other annotator
+are left out. Flags:
+
+- ``likely_spammer``: LOO agreement's 95% Wilson upper bound is below ``chance + margin``, where
+  chance is the agreement of a labeler guessing at the consensus label frequencies.
+- ``systematic_bias``: one label makes up at least ``bias_share`` of the annotator's labels while
+  the LOO consensus gives it at most ``bias_share - 0.3`` of the same items (e.g. always "tie").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from judgecal.aggregate.models import MajorityVote
+
+
+def wilson(k: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a proportion ``k / n`` (Wilson, 1927)."""
+    if n <= 0:
+        return float("nan"), float("nan")
+    z = float(norm.ppf(0.5 + level / 2))
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(centre - half), float(centre + half)
+
+
+def leave_one_out(df: pd.DataFrame) -> pd.DataFrame:
+    """``item_id, annotator, label, loo`` for every annotation whose item has other annotators."""
+    rows = []
+    for _, grp in df.groupby("item_id", sort=False):
+        if grp["annotator"].nunique() < 2:
+            continue
+        for idx in range(len(grp)):
+            others = grp.drop(grp.index[idx])
+            loo = MajorityVote().fit(others).labels_.iloc[0]
+            r = grp.iloc[idx]
+            rows.append((r["item_id"], r["annotator"], r["label"], loo))
+    return pd.DataFrame(rows, columns=["item_id", "annotator", "label", "loo"])
+
+
+def annotator_report(df: pd.DataFrame, gold: pd.Series | None = None, *, margin: float = 0.1,
+                     bias_share: float = 0.8) -> dict[str, dict[str, Any]]:
+    """Per-annotator quality; ``gold`` maps item_id -> known label for gold items."""
+    df = df.assign(label=df["label"].astype(str))
+    loo = leave_one_out(df)
+    labels = sorted(set(df["label"]) | set(loo["loo"]) if len(loo) else set(df["label"]))
+    freq = loo["loo"].value_counts(normalize=True) if len(loo) else pd.Series(dtype=float)
+    out: dict[str, dict[str, Any]] = {}
+    for ann, grp in df.groupby("annotator"):
+        entry: dict[str, Any] = {"n_labels": int(len(grp))}
+        mine = loo[loo["annotator"] == ann]
+        if len(mine):
+            agree = float((mine["label"] == mine["loo"]).sum())
+            lo, hi = wilson(agree, len(mine))
+            own = mine["label"].value_counts(normalize=True)
+            chance = float(sum(own.get(lab, 0.0) * freq.get(lab, 0.0) for lab in labels))
+            conf = pd.crosstab(mine["loo"], mine["label"]).reindex(index=labels, columns=labels, fill_value=0)
+            top = str(own.idxmax())
+            entry.update(
+                loo_accuracy={"estimate": agree / len(mine), "ci_low": lo, "ci_high": hi, "n": int(len(mine))},
+                chance_agreement=chance,
+                confusion={"rows_consensus": labels, "cols_annotator": labels, "counts": conf.to_numpy().tolist()},
+                likely_spammer=bool(hi < chance + margin),
+                systematic_bias=bool(own.max() >= bias_share
+                                     and (mine["loo"] == top).mean() <= bias_share - 0.3),
+                most_used_label=top, most_used_share=float(own.max()),
+            )
+        if gold is not None:
+            g = grp[grp["item_id"].isin(gold.index)]
+            if len(g):
+                right = float((g["label"].to_numpy() == gold.reindex(g["item_id"]).astype(str).to_numpy()).sum())
+                lo, hi = wilson(right, len(g))
+                entry["gold_accuracy"] = {"estimate": right / len(g), "ci_low": lo, "ci_high": hi, "n": int(len(g))}
+        out[str(ann)] = entry
+    return out
