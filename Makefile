@@ -27,21 +27,30 @@ $(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
 $(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -q torch==2.13.0
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-		$(PIP) install -q -e '.[local,openai,anthropic,hf,app,server,dev]'
+		$(PIP) install -q -e '.[local,openai,anthropic,hf,app,server,annotation,dev]'
 	touch $(VENV)/.demo-installed $@
 
+# Label Studio pins Django and friends: it lives in a virtual environment of its own.
+LS_VENV := $(VENV)/label-studio
+export JUDGECAL_LS_VENV := $(abspath $(LS_VENV))
+$(LS_VENV)/.installed-1.23.2: | $(VENV)/bin/python
+	$(PYTHON) -m venv $(LS_VENV)
+	$(LS_VENV)/bin/pip install -q -U pip
+	$(LS_VENV)/bin/pip install -q label-studio==1.23.2
+	touch $@
+
 setup-demo: $(VENV)/.demo-installed
-setup-test: $(VENV)/.test-installed
+setup-test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
 
 demo: $(VENV)/.demo-installed
 	$(VENV)/bin/judgecal demo --workspace demo-workspace
 
 lint: $(VENV)/.test-installed
-	$(VENV)/bin/ruff check judgecal apps rubrics tests benchmarks
+	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
 	$(VENV)/bin/mypy judgecal apps
 
-test: $(VENV)/.test-installed
-	$(VENV)/bin/ruff check judgecal apps rubrics tests benchmarks
+test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
+	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
 	$(VENV)/bin/mypy judgecal apps
 	$(PY) -m pytest -q -ra
 

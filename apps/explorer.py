@@ -64,6 +64,53 @@ def position_plot(report: dict[str, Any]) -> go.Figure | None:
     return fig
 
 
+@st.cache_data(show_spinner="Computing annotator agreement...")
+def annotator_summary(ws_path: str, stamp: float) -> dict[str, Any]:
+    """Agreement and per-annotator quality (cached per workspace state)."""
+    from judgecal.aggregate.agreement import fleiss_kappa, krippendorff_alpha, pairwise_cohen
+    from judgecal.aggregate.quality import annotator_report
+
+    ws = Workspace(ws_path, create=False)
+    ann = ws.annotations_frame()
+    gold = dict(ws.conn.execute("SELECT item_id, gold_label FROM ls_tasks WHERE gold_label IS NOT NULL"))
+    out = {"n": len(ann), "fleiss_kappa": fleiss_kappa(ann, 500), "krippendorff_alpha": krippendorff_alpha(ann, 500),
+           "pairwise": pairwise_cohen(ann, 500),
+           "annotators": annotator_report(ann, pd.Series(gold) if gold else None)}
+    ws.close()
+    return out
+
+
+def annotators_section(ws_path: Path) -> None:
+    st.header("Annotators")
+    stamp = (ws_path / "judgecal.sqlite").stat().st_mtime
+    summ = annotator_summary(str(ws_path), stamp)
+    if summ["n"] == 0:
+        st.info("No human labels yet: `judgecal annotate pull` or import a dataset with labels.")
+        return
+    st.table(pd.DataFrame([
+        {"statistic": "Fleiss' kappa", "value": fmt_metric(summ["fleiss_kappa"]), "items": summ["fleiss_kappa"]["n"]},
+        {"statistic": "Krippendorff's alpha", "value": fmt_metric(summ["krippendorff_alpha"]),
+         "items": summ["krippendorff_alpha"]["n"]},
+        *[{"statistic": f"Cohen's kappa {pair.replace('|', ' vs ')}", "value": fmt_metric(m), "items": m["n"]}
+          for pair, m in summ["pairwise"].items()],
+    ]).set_index("statistic"))
+    rows = []
+    for name, r in summ["annotators"].items():
+        rows.append({"annotator": name, "labels": r["n_labels"],
+                     "agreement with the others": fmt_metric(r.get("loo_accuracy")),
+                     "gold accuracy": fmt_metric(r.get("gold_accuracy")),
+                     "flags": ", ".join(f for f in ("likely_spammer", "systematic_bias") if r.get(f)) or "–"})
+    st.table(pd.DataFrame(rows).set_index("annotator"))
+    with_conf = [(n, r["confusion"]) for n, r in summ["annotators"].items() if "confusion" in r][:6]
+    cols = st.columns(min(3, len(with_conf)) or 1)
+    for k, (name, conf) in enumerate(with_conf):
+        fig = go.Figure(go.Heatmap(z=conf["counts"], x=conf["cols_annotator"], y=conf["rows_consensus"],
+                                   colorscale="Blues", showscale=False, texttemplate="%{z}"))
+        fig.update_layout(title={"text": name, "font": {"size": 12}}, xaxis_title="annotator said",
+                          yaxis_title="the others said", height=300, margin={"l": 10, "r": 10, "t": 40, "b": 40})
+        cols[k % len(cols)].plotly_chart(fig)
+
+
 def main() -> None:
     st.set_page_config(page_title="judgecal explorer", layout="wide")
     ws_path = Path(_args().workspace)
@@ -87,6 +134,8 @@ def main() -> None:
     else:
         st.plotly_chart(fig)
 
+    annotators_section(ws_path)
+
     st.header("Item drill-down")
     ws = Workspace(ws_path, create=False)
     items = {it.item_id: it for it in ws.items()}
@@ -109,7 +158,7 @@ def main() -> None:
     st.table(ann[ann["item_id"] == choice][["annotator", "label", "source"]].reset_index(drop=True))
     cons = ws.consensus_frame()
     st.table(cons[cons["item_id"] == choice][["method", "label", "posterior"]].reset_index(drop=True))
-    st.subheader("Judge verdicts (item orientation)")
+    st.subheader("Judge verdicts (item orientation) — compare with the human labels above")
     st.table(judged[judged["item_id"] == choice].drop(columns=["item_id"]).reset_index(drop=True))
 
 

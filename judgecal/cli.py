@@ -118,8 +118,89 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     from judgecal.aggregate.consensus import compute_consensus
 
     with _open_ws(args, create=False) as ws:
-        counts = compute_consensus(ws, tuple(args.method.split(",")))
+        judges = tuple(args.with_judges.split(",")) if args.with_judges else ()
+        counts = compute_consensus(ws, tuple(args.method.split(",")), judges=judges)
     print(", ".join(f"{m}: {n} items" for m, n in counts.items()))
+    return 0
+
+
+def cmd_annotate(args: argparse.Namespace) -> int:
+    import json
+
+    from judgecal.annotation import tasks as lstasks
+    from judgecal.annotation.server import ManagedServer, connection_for
+
+    if args.action == "server":
+        srv = ManagedServer(args.workspace or ".", args.port)
+        if args.op == "start":
+            conn = srv.start()
+            print(f"Label Studio is up at {conn.url} (admin login in {srv.cred_path})")
+        elif args.op == "stop":
+            print("stopped" if srv.stop() else "not running")
+        else:
+            print(json.dumps(srv.status()))
+        return 0
+    with _open_ws(args, create=False) as ws:
+        ls = lstasks.client(connection_for(args.workspace, args.port))
+        if args.action == "push":
+            from judgecal.annotation.select import select
+
+            items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed)
+            gold = _gold(ws, args.gold_from, args.gold) if args.gold else {}
+            res = lstasks.push(ws, ls, items, project=args.project, overlap=args.overlap, gold=gold)
+            print(f"project {res.project_id}: {res.created} new tasks ({res.gold} gold), {res.already} already there")
+        elif args.action == "pull":
+            pulled = lstasks.pull(ws, ls, project=args.project)
+            print(f"{pulled.new} new and {pulled.updated} updated annotations")
+            for p in pulled.problems:
+                print(f"  skipped: {p}", file=sys.stderr)
+        elif args.action == "annotators":
+            from judgecal.annotation.annotators import create_annotator, list_annotators
+
+            for email in args.add or []:
+                create_annotator(ls, ManagedServer(args.workspace, args.port), email)
+            for a in list_annotators(args.workspace):
+                print(f"{a['email']}\t{a['password']}\t{a['url']}")
+    return 0
+
+
+def _gold(ws: Any, source: str | None, n: int) -> dict[str, str]:
+    """``n`` gold items: labels of one annotator/source already in the workspace (e.g. llmbar-gold)."""
+    ann = ws.annotations_frame()
+    if source:
+        ann = ann[(ann["annotator"] == source) | (ann["source"] == source)]
+    if ann.empty:
+        raise UsageError("no labels to use as gold; pass --gold-from ANNOTATOR_OR_SOURCE")
+    pushed = {r[0] for r in ws.conn.execute("SELECT item_id FROM ls_tasks")}
+    ann = ann[~ann["item_id"].isin(pushed)].drop_duplicates("item_id")
+    return dict(zip(ann["item_id"].head(n), ann["label"].head(n), strict=True))
+
+
+def cmd_annotators(args: argparse.Namespace) -> int:
+    import json
+
+    from judgecal.aggregate.agreement import fleiss_kappa, krippendorff_alpha, pairwise_cohen
+    from judgecal.aggregate.quality import annotator_report
+
+    with _open_ws(args, create=False) as ws:
+        ann = ws.annotations_frame()
+        if args.source:
+            ann = ann[ann["source"] == args.source]
+        gold = dict(ws.conn.execute("SELECT item_id, gold_label FROM ls_tasks WHERE gold_label IS NOT NULL"))
+        import pandas as pd
+
+        rep = {"annotators": annotator_report(ann, pd.Series(gold) if gold else None),
+               "fleiss_kappa": fleiss_kappa(ann, args.n_boot), "krippendorff_alpha": krippendorff_alpha(ann, args.n_boot),
+               "pairwise_cohen_kappa": pairwise_cohen(ann, args.n_boot)}
+        out = Path(args.out) if args.out else ws.reports_dir / "annotators.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(rep, indent=2))
+    for name, r in rep["annotators"].items():
+        flags = [f for f in ("likely_spammer", "systematic_bias") if r.get(f)]
+        acc = r.get("loo_accuracy", {}).get("estimate")
+        print(f"{name:40s} n={r['n_labels']:5d} loo_acc={acc if acc is None else round(acc, 3)} {' '.join(flags)}")
+    fk = rep["fleiss_kappa"]
+    print(f"Fleiss' kappa {fk['estimate']} [{fk['ci_low']}, {fk['ci_high']}]; wrote {out}")
     return 0
 
 
@@ -255,7 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_judge)
 
     p = sub.add_parser("aggregate", help="aggregate human labels into a consensus")
-    p.add_argument("--method", default="ds,mv", help="ds (Dawid-Skene), mv (majority vote), or both")
+    p.add_argument("--method", default="ds,mv", help="comma list of ds, mv, onecoin, glad")
+    p.add_argument("--with-judges", help="also aggregate with these judges as extra annotators, stored apart "
+                   "as <method>+judges")
     _ws_arg(p)
     p.set_defaults(func=cmd_aggregate)
 
@@ -266,6 +349,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-boot", type=int, default=2000)
     _ws_arg(p)
     p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("annotate", help="blind expert review in Label Studio")
+    asub = p.add_subparsers(dest="action", required=True)
+    sp = asub.add_parser("server", help="start, stop or check the managed Label Studio server")
+    sp.add_argument("op", choices=("start", "stop", "status"))
+    sp = asub.add_parser("push", help="send a chosen sample as blind tasks (idempotent)")
+    sp.add_argument("--strategy", choices=("random", "disagreement", "order_disagreement", "uncertainty"),
+                    default="random")
+    sp.add_argument("--budget", type=int, default=100, help="how many items")
+    sp.add_argument("--overlap", type=int, default=3, help="annotators per item")
+    sp.add_argument("--gold", type=int, default=0, help="mix in this many gold items with known labels")
+    sp.add_argument("--gold-from", help="annotator or source whose labels are the gold answers")
+    sp.add_argument("--source", help="only items from this source")
+    sp.add_argument("--seed", type=int, default=0)
+    asub.add_parser("pull", help="fetch new annotations (incremental, validated)")
+    sp = asub.add_parser("annotators", help="create annotator accounts and list their login details")
+    sp.add_argument("--add", nargs="*", metavar="EMAIL")
+    for sp in asub.choices.values():
+        sp.add_argument("--project", default="Blind review")
+        sp.add_argument("--port", type=int, default=8480)
+        _ws_arg(sp)
+    p.set_defaults(func=cmd_annotate)
+
+    p = sub.add_parser("annotators", help="annotator quality and inter-annotator agreement")
+    p.add_argument("--source", help="only labels from this source (e.g. label-studio:Blind review)")
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--out", help="file for the JSON report (default: <workspace>/reports/annotators.json)")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_annotators)
 
     p = sub.add_parser("export", help="export a table to Parquet or JSONL")
     p.add_argument("table", choices=("items", "judgments", "annotations", "consensus"))
@@ -289,6 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from judgecal.annotation.server import LabelStudioError
     from judgecal.data.importers import ImportValidationError
     from judgecal.data.registry import DatasetError
     from judgecal.data.store import WorkspaceError
@@ -300,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (ImportValidationError, DatasetError, WorkspaceError, UnknownJudgeError, RubricError, BackendError,
-            UsageError) as exc:
+            UsageError, LabelStudioError) as exc:
         print(f"judgecal {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

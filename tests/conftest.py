@@ -74,3 +74,7 @@ def wait_http(url: str, proc, seconds: float, what: str) -> None:  # type: ignor
             time.sleep(0.5)
     proc.kill()
     raise RuntimeError(f"{what} did not become healthy in {seconds:.0f} s")
+
+
+# Label Studio's own virtual environment (make test installs it there).
+os.environ.setdefault("JUDGECAL_LS_VENV", str(REPO / ".venv" / "label-studio"))

@@ -47,7 +47,7 @@ def test_glad_on_a_small_set():
     df, truth = crowd(0, n_items=60)
     m = AGGREGATORS["glad"](n_iter=50).fit(df)
     assert ((m.labels_.reindex(truth.index).to_numpy() == truth.to_numpy()).mean()) > 0.8
-    assert np.allclose(m.probas_.sum(1), 1)
+    assert np.allclose(m.probas_.sum(axis=1), 1)
 
 
 def test_inputs_are_not_mutated_and_errors_are_sorted():
@@ -84,3 +84,32 @@ def test_majority_vote_posteriors_are_vote_shares():
     df = pd.DataFrame({"item_id": ["x"] * 3, "annotator": ["a", "b", "c"], "label": ["A", "A", "B"]})
     p = MajorityVote().fit(df).probas_
     assert p.loc["x", "A"] == pytest.approx(2 / 3)
+
+
+def test_leave_one_out_matches_majority_vote_of_the_others():
+    df, _ = crowd(3, n_items=40)
+    from judgecal.aggregate.quality import leave_one_out
+
+    loo = leave_one_out(df)
+    assert len(loo) == len(df)
+    for r in loo.sample(60, random_state=0).itertuples():
+        others = df[(df["item_id"] == r.item_id) & (df["annotator"] != r.annotator)]
+        assert MajorityVote().fit(others).labels_.iloc[0] == r.loo
+
+
+def test_judges_as_extra_annotators_are_kept_apart(pandalm_ws, tmp_path):
+    import shutil
+
+    from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.data.store import Workspace
+
+    pandalm_ws.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    (tmp_path / "ws").mkdir()
+    shutil.copy(pandalm_ws.db_path, tmp_path / "ws" / "judgecal.sqlite")
+    ws = Workspace(tmp_path / "ws")
+    counts = compute_consensus(ws, ("mv",), judges=("replay/pandalm/gpt-3.5-turbo",))
+    assert counts == {"mv": 999, "mv+judges": 999}
+    human = ws.consensus_frame("mv").set_index("item_id")["label"]
+    assert human.equals(pandalm_ws.consensus_frame("mv").set_index("item_id")["label"])
+    mixed = ws.consensus_frame("mv+judges").set_index("item_id")["label"]
+    assert (mixed != human.reindex(mixed.index)).any()  # the judge's votes move some 2-vs-1 items

@@ -61,6 +61,7 @@ def test_page_shows_the_audit_figures_and_escapes_model_output(app_url):
         page.goto(url)
         page.get_by_text("Alignment with the humans").wait_for(timeout=60_000)
         page.get_by_text("Judge verdicts (item orientation)").wait_for(timeout=60_000)
+        page.get_by_text("Krippendorff's alpha").wait_for(timeout=60_000)
         page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
         page.wait_for_timeout(1500)
         table = page.locator("[data-testid='stTable']").first
@@ -73,6 +74,12 @@ def test_page_shows_the_audit_figures_and_escapes_model_output(app_url):
                 if m and m["estimate"] is not None:
                     assert f"{m['estimate']:.4f} [{m['ci_low']:.4f}, {m['ci_high']:.4f}]" in row, (judge, metric)
         body = page.inner_text("body")
+        from judgecal.aggregate.agreement import fleiss_kappa
+        from judgecal.data.store import Workspace
+
+        fk = fleiss_kappa(Workspace(ws_dir).annotations_frame(), 500)
+        assert f"{fk['estimate']:.4f} [{fk['ci_low']:.4f}, {fk['ci_high']:.4f}]" in body
+        assert page.locator(".js-plotly-plot").count() >= 4  # position plot + 3 confusion heatmaps
         assert "<script>alert('pwned')</script>" in body  # shown as text, not run
         assert page.locator("img[src='x']").count() == 0
         page.screenshot(path=str(ws_dir / "explorer.png"), full_page=True)

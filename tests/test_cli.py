@@ -68,3 +68,17 @@ def test_replay_judge_restores_recorded_verdicts(tmp_path, capsys):
     assert "records no judge" in capsys.readouterr().err
     assert main(["judge", "--judge", "replay/pandalm/gpt-3.5-turbo", "-w", ws]) == 2
     assert "import its dataset first" in capsys.readouterr().err
+
+
+def test_annotate_and_annotators_commands(tmp_path, capsys):
+    ws = str(tmp_path / "ws")
+    assert main(["import", "pandalm", "-w", ws]) == 0
+    assert main(["annotate", "server", "status", "-w", ws]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"running": False}
+    assert main(["annotate", "pull", "-w", ws, "--port", "9"]) == 2
+    assert "not running" in capsys.readouterr().err
+    assert main(["annotators", "-w", ws, "--n-boot", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "pandalm-annotator1" in out and "Fleiss' kappa 0.86" in out
+    rep = json.loads((tmp_path / "ws" / "reports" / "annotators.json").read_text())
+    assert set(rep) == {"annotators", "fleiss_kappa", "krippendorff_alpha", "pairwise_cohen_kappa"}

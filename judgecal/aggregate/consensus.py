@@ -22,13 +22,32 @@ def consensus_frame(annotations: pd.DataFrame, method: str = "ds") -> pd.DataFra
                          "posterior": posts})
 
 
-def compute_consensus(ws: Workspace, methods: tuple[str, ...] = ("ds", "mv")) -> dict[str, int]:
-    """Aggregate the workspace's human annotations with each method and store the result."""
-    ann = ws.annotations_frame()
+def judges_as_annotators(ws: Workspace, judges: tuple[str, ...]) -> pd.DataFrame:
+    """Each judge's decisive verdicts as extra annotators named ``judge:<name>`` (one per order)."""
+    j = ws.judgments_frame(columns=("item_id", "judge", "order", "verdict"))
+    j = j[j["judge"].isin(judges) & j["verdict"].isin(["A", "B", "tie"])]
+    return pd.DataFrame({"item_id": j["item_id"], "annotator": "judge:" + j["judge"] + ":" + j["order"],
+                         "label": j["verdict"]})
+
+
+def compute_consensus(ws: Workspace, methods: tuple[str, ...] = ("ds", "mv"),
+                      judges: tuple[str, ...] = ()) -> dict[str, int]:
+    """Aggregate the human annotations with each method and store the result.
+
+    With ``judges``, the same methods also run with those judges as additional annotators, on the
+    items people labelled; that result is stored apart as ``<method>+judges`` and never replaces
+    the human consensus.
+    """
+    ann = ws.annotations_frame()[["item_id", "annotator", "label"]]
     counts = {}
-    for method in methods:
-        frame = consensus_frame(ann, method)
+    variants = [(m, ann) for m in methods]
+    if judges:
+        extra = judges_as_annotators(ws, judges)
+        both = pd.concat([ann, extra[extra["item_id"].isin(set(ann["item_id"]))]], ignore_index=True)
+        variants += [(f"{m}+judges", both) for m in methods]
+    for name, data in variants:
+        frame = consensus_frame(data, name.split("+")[0])
         rows = zip(frame["item_id"].tolist(), frame["label"].tolist(), frame["posterior"].tolist(), strict=True)
-        ws.set_consensus((Consensus(str(i), method, str(lab), dict(p)) for i, lab, p in rows), method)
-        counts[method] = len(frame)
+        ws.set_consensus((Consensus(str(i), name, str(lab), dict(p)) for i, lab, p in rows), name)
+        counts[name] = len(frame)
     return counts

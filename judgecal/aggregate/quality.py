@@ -19,8 +19,6 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from judgecal.aggregate.models import MajorityVote
-
 
 def wilson(k: float, n: float, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for a proportion ``k / n`` (Wilson, 1927)."""
@@ -33,18 +31,32 @@ def wilson(k: float, n: float, level: float = 0.95) -> tuple[float, float]:
     return float(centre - half), float(centre + half)
 
 
-def leave_one_out(df: pd.DataFrame) -> pd.DataFrame:
-    """``item_id, annotator, label, loo`` for every annotation whose item has other annotators."""
-    rows = []
-    for _, grp in df.groupby("item_id", sort=False):
-        if grp["annotator"].nunique() < 2:
-            continue
-        for idx in range(len(grp)):
-            others = grp.drop(grp.index[idx])
-            loo = MajorityVote().fit(others).labels_.iloc[0]
-            r = grp.iloc[idx]
-            rows.append((r["item_id"], r["annotator"], r["label"], loo))
-    return pd.DataFrame(rows, columns=["item_id", "annotator", "label", "loo"])
+def leave_one_out(df: pd.DataFrame, tie_break: tuple[str, ...] = ("tie", "A", "B")) -> pd.DataFrame:
+    """``item_id, annotator, label, loo`` for every annotation whose item has other annotators.
+
+    Vectorised: the item's label counts minus the annotator's own label, then the majority with
+    :class:`MajorityVote`'s deterministic tie rule.
+    """
+    items, i_codes = np.unique(df["item_id"].to_numpy(dtype=str), return_inverse=True)
+    labels, l_codes = np.unique(df["label"].to_numpy(dtype=str), return_inverse=True)
+    counts = np.zeros((len(items), len(labels)))
+    np.add.at(counts, (i_codes, l_codes), 1.0)
+    others = counts[i_codes]
+    others[np.arange(len(df)), l_codes] -= 1
+    keep = others.sum(1) > 0
+    others, rows = others[keep], np.flatnonzero(keep)
+    top = others == others.max(1, keepdims=True)
+    rank = {lab: i for i, lab in enumerate(tie_break)}
+    pref = np.array([rank.get(str(lab), len(rank)) for lab in labels], dtype=float)
+    pick = np.where(top, pref[None, :], np.inf).argmin(1)
+    loo = labels[pick].astype(object)
+    if {"A", "B"} <= set(labels):
+        a, b = int(np.searchsorted(labels, "A")), int(np.searchsorted(labels, "B"))
+        ab_only = top[:, a] & top[:, b] & (top.sum(1) == 2)
+        loo[ab_only] = "tie"
+    sub = df.iloc[rows]
+    return pd.DataFrame({"item_id": sub["item_id"].to_numpy(), "annotator": sub["annotator"].to_numpy(),
+                         "label": sub["label"].to_numpy(dtype=str), "loo": loo.astype(str)})
 
 
 def annotator_report(df: pd.DataFrame, gold: pd.Series | None = None, *, margin: float = 0.1,

@@ -26,7 +26,9 @@ from judgecal.data.records import (
     Judgment,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Additive migrations: version -> what it adds (the CREATE TABLE IF NOT EXISTS below does the work).
+MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids (ls_pulled)"}
 DB_NAME = "judgecal.sqlite"
 
 _JUDGMENT_TYPES = {
@@ -61,6 +63,15 @@ CREATE TABLE IF NOT EXISTS annotations (
     {", ".join(f"{f} {'REAL' if f == 'time_spent_s' else 'TEXT'}" for f in ANNOTATION_FIELDS)},
     UNIQUE (item_id, annotator, source)
 );
+CREATE TABLE IF NOT EXISTS ls_tasks (
+    task_key TEXT PRIMARY KEY, project TEXT NOT NULL, project_id INTEGER NOT NULL, item_id TEXT NOT NULL,
+    flipped INTEGER NOT NULL, gold_label TEXT, task_id INTEGER, pushed_at REAL NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS ls_tasks_item ON ls_tasks (project, item_id);
+CREATE TABLE IF NOT EXISTS ls_pulled (
+    annotation_id INTEGER NOT NULL, project_id INTEGER NOT NULL, updated_at TEXT NOT NULL,
+    status TEXT NOT NULL, PRIMARY KEY (project_id, annotation_id)
+);
 CREATE TABLE IF NOT EXISTS consensus (
     item_id TEXT NOT NULL, method TEXT NOT NULL, label TEXT NOT NULL, posterior TEXT NOT NULL,
     PRIMARY KEY (item_id, method)
@@ -89,6 +100,8 @@ class Workspace:
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) < SCHEMA_VERSION and all(v in MIGRATIONS for v in range(int(row[0]) + 1, SCHEMA_VERSION + 1)):
+            self.conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
         elif int(row[0]) != SCHEMA_VERSION:
             raise WorkspaceError(
                 f"{self.db_path}: schema version {row[0]}, this judgecal reads {SCHEMA_VERSION}"

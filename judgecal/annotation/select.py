@@ -1,0 +1,64 @@
+"""Choose what people should look at, within a budget.
+
+- ``random``: a uniform sample.
+- ``disagreement``: items where the judges disagree most (entropy of their item-level verdicts).
+- ``order_disagreement``: items whose two presentation orders disagree for some judge, first.
+- ``uncertainty``: items where the judges are least sure: ``1 - max(P(A), P(B), P(tie))`` averaged
+  over judgments with token probabilities, else the verdict entropy.
+Ties in a score are broken by a seeded random order, so selections are reproducible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from judgecal.data.store import Workspace
+
+STRATEGIES = ("random", "disagreement", "order_disagreement", "uncertainty")
+
+
+def _entropy(counts: pd.DataFrame) -> pd.Series:
+    p = counts.div(counts.sum(axis=1), axis=0).to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -(np.where(p > 0, p * np.log(p), 0.0)).sum(axis=1)
+    return pd.Series(h, index=counts.index)
+
+
+def scores(ws: Workspace, strategy: str, item_ids: list[str]) -> pd.Series:
+    """A score per item (higher = show first) for ``strategy``."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+    base = pd.Series(0.0, index=item_ids)
+    if strategy == "random":
+        return base
+    j = ws.judgments_frame(columns=("item_id", "judge", "order", "verdict", "p_a", "p_b", "p_tie"))
+    j = j[j["item_id"].isin(item_ids) & j["verdict"].isin(["A", "B", "tie"])]
+    if j.empty:
+        return base
+    if strategy == "disagreement":
+        counts = pd.crosstab(j["item_id"], j["verdict"])
+        return base.add(_entropy(counts), fill_value=0.0)
+    if strategy == "order_disagreement":
+        wide = j.pivot_table(index=["item_id", "judge"], columns="order", values="verdict", aggfunc="first")
+        if not {"AB", "BA"} <= set(wide.columns):
+            return base
+        flips = (wide["AB"] != wide["BA"]) & wide["AB"].notna() & wide["BA"].notna()
+        return base.add(flips.groupby(level="item_id").mean(), fill_value=0.0)
+    probs = j.dropna(subset=["p_a", "p_b", "p_tie"])
+    if not probs.empty:
+        unsure = 1 - probs[["p_a", "p_b", "p_tie"]].max(axis=1)
+        return base.add(unsure.groupby(probs["item_id"]).mean(), fill_value=0.0)
+    return base.add(_entropy(pd.crosstab(j["item_id"], j["verdict"])), fill_value=0.0)
+
+
+def select(ws: Workspace, strategy: str, budget: int, *, source: str | None = None, seed: int = 0,
+           exclude: set[str] | None = None) -> list[str]:
+    """Up to ``budget`` pairwise item ids, best first for ``strategy``."""
+    ids = [it.item_id for it in ws.items(source=source) if it.task == "pairwise" and len(it.candidates) == 2]
+    ids = [i for i in ids if not exclude or i not in exclude]
+    sc = scores(ws, strategy, ids)
+    rng = np.random.default_rng(seed)
+    tiebreak = pd.Series(rng.random(len(ids)), index=ids)
+    order = pd.DataFrame({"s": sc.reindex(ids).fillna(0.0), "t": tiebreak}).sort_values(["s", "t"], ascending=False)
+    return order.index[:budget].tolist()
