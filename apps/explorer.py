@@ -42,6 +42,7 @@ def alignment_table(report: dict[str, Any]) -> pd.DataFrame:
     for name, j in report["judges"].items():
         row = {"judge": name, "judgments": j["n_judgments"]}
         row.update({m: fmt_metric(j["metrics"].get(m)) for m in METRICS})
+        row["flags"] = ", ".join(j.get("flags", [])) or "–"
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -17,18 +17,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
-
-def wilson(k: float, n: float, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a proportion ``k / n`` (Wilson, 1927)."""
-    if n <= 0:
-        return float("nan"), float("nan")
-    z = float(norm.ppf(0.5 + level / 2))
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(centre - half), float(centre + half)
+from judgecal.audit.tests_stats import wilson
 
 
 def leave_one_out(df: pd.DataFrame, tie_break: tuple[str, ...] = ("tie", "A", "B")) -> pd.DataFrame:

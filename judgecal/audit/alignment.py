@@ -11,6 +11,7 @@ paired.
 - ``position_consistency``: share of (item, sample) pairs whose two orders give the same verdict.
 - ``first_position_rate``: among decisive verdicts on pairs judged in both orders, the share that
   picked the response shown first (0.5 = no position bias).
+- ``flip_rate``: among pairs decisive in both orders, the share whose verdict flips with the order.
 - ``invalid_rate``: share of judgments with no parsable verdict (status other than ``ok``).
 """
 
@@ -76,6 +77,10 @@ def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray
     same, pair, both_correct = np.zeros(n), np.zeros(n), np.zeros(n)
     same[rows_ab] = verdict[rows_ab] == verdict[rows_ba]
     pair[rows_ab] = 1.0
+    dec_pair, flip = np.zeros(n), np.zeros(n)
+    both_dec = np.isin(verdict[rows_ab], ("A", "B")) & np.isin(verdict[rows_ba], ("A", "B"))
+    dec_pair[rows_ab] = both_dec
+    flip[rows_ab] = both_dec & (verdict[rows_ab] != verdict[rows_ba])
     both_correct[rows_ab] = correct[rows_ab] * correct[rows_ba]
     in_pair = np.isin(key, both.to_numpy())
     decisive = np.isin(verdict, ("A", "B")) & in_pair
@@ -83,9 +88,9 @@ def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray
 
     cols = [correct, np.ones(n), invalid, correct * is_ab, is_ab.astype(float), correct * is_ba,
             is_ba.astype(float), same, pair, both_correct, (picked_first & decisive).astype(float),
-            decisive.astype(float)]
+            decisive.astype(float), flip, dec_pair]
     names = ["correct", "one", "invalid", "correct_ab", "n_ab", "correct_ba", "n_ba", "same", "pair",
-             "both_correct", "first", "decisive"]
+             "both_correct", "first", "decisive", "flip", "dec_pair"]
     at = {c: i for i, c in enumerate(names)}
     sums = np.zeros((n_items, len(names) + k * k))
     for c, values in enumerate(cols):
@@ -115,6 +120,7 @@ def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray
             ("accuracy_AB", ratio("correct_ab", "n_ab"), int(total[at["n_ab"]])),
             ("accuracy_BA", ratio("correct_ba", "n_ba"), int(total[at["n_ba"]])),
             ("accuracy_both", ratio("both_correct", "pair"), int(total[at["pair"]])),
+            ("flip_rate", ratio("flip", "dec_pair"), int(total[at["dec_pair"]])),
         ]
     return JudgeSums(sums, spec)
 

@@ -11,15 +11,18 @@ import pandas as pd
 from judgecal import __version__
 from judgecal.audit import stats
 from judgecal.audit.alignment import JudgeSums, judge_sums, metrics_from, truth_codes, usage_metrics
+from judgecal.audit.position import position_tests
+from judgecal.audit.tests_stats import benjamini_hochberg
 from judgecal.data.store import Workspace
 
 SCHEMA = "judgecal.audit/1"
-COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "status", "prompt_tokens",
+COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "status", "p_a", "p_b", "p_tie", "prompt_tokens",
            "completion_tokens", "latency_s", "cost_usd")
 
 
 def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", n_boot: int = 2000,
-              seed: int = 0, level: float = 0.95, judges: list[str] | None = None) -> dict[str, Any]:
+              seed: int = 0, level: float = 0.95, judges: list[str] | None = None,
+              effect_of_interest: float = 0.05) -> dict[str, Any]:
     """The audit as a JSON-ready dict (schema ``judgecal.audit/1``, documented in the README).
 
     One item-level bootstrap over the consensus items serves every judge (paired intervals).
@@ -65,4 +68,50 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         for (judge, js), w in zip(sums.items(), widths, strict=True):
             report["judges"][judge]["metrics"] = metrics_from(js, boot[:, start:start + w], level)
             start += w
+    for judge in sums:
+        jf = frame[judge_col == judge]
+        pos = position_tests(jf) if report["judges"][judge]["orders"] == ["AB", "BA"] else {}
+        if pos:
+            report["judges"][judge]["position"] = pos
+    add_tests(report, effect_of_interest=effect_of_interest)
     return report
+
+
+def add_tests(report: dict[str, Any], effect_of_interest: float = 0.05, alpha: float = 0.05) -> None:
+    """Give every metric ``p``, ``q`` (Benjamini-Hochberg across the whole report) and ``mde`` keys,
+    and each judge its flags. A null result whose MDE exceeds the effect of interest is labelled
+    ``underpowered``, never "no bias"."""
+    tested: list[tuple[str, str, float]] = []
+    for name, j in report["judges"].items():
+        pos = j.get("position", {})
+        for metric, m in j["metrics"].items():
+            m.setdefault("p", None)
+            m.setdefault("q", None)
+            m.setdefault("mde", None)
+            if metric == "first_position_rate" and pos:
+                m["p"] = _clean(pos["mcnemar_p"])
+                m["mde"] = _clean(pos["first_position_mde"])
+            if m["p"] is not None:
+                tested.append((name, metric, m["p"]))
+    qs = benjamini_hochberg([p for _, _, p in tested])
+    for (name, metric, _), q in zip(tested, qs, strict=True):
+        report["judges"][name]["metrics"][metric]["q"] = _clean(q)
+    for j in report["judges"].values():
+        flags = []
+        m = j["metrics"].get("first_position_rate")
+        if m and m["q"] is not None:
+            if m["q"] < alpha:
+                side = "first" if (m["estimate"] or 0.5) > 0.5 else "second"
+                flags.append(f"position_bias:{side}")
+            elif m["mde"] is not None and m["mde"] > effect_of_interest:
+                flags.append("position_bias:underpowered")
+        inv = j["metrics"].get("invalid_rate")
+        if inv and inv["estimate"] and inv["estimate"] > 0.05:
+            flags.append("invalid_rate_above_5pct")
+        j["flags"] = flags
+    report["settings"]["effect_of_interest"] = effect_of_interest
+    report["settings"]["multiple_testing"] = "Benjamini-Hochberg over every tested metric of this report"
+
+
+def _clean(v: float | None) -> float | None:
+    return None if v is None or not np.isfinite(v) else float(v)

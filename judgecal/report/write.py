@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 METRIC_ORDER = ("accuracy", "macro_f1", "cohen_kappa", "position_consistency", "first_position_rate",
-                "invalid_rate", "accuracy_AB", "accuracy_BA", "accuracy_both")
+                "flip_rate", "invalid_rate", "accuracy_AB", "accuracy_BA", "accuracy_both")
 
 
 def write_report(report: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
@@ -73,7 +73,7 @@ def _plot(report: dict[str, Any], metric: str, title: str, ref: float | None = N
 
 def render_html(report: dict[str, Any]) -> str:
     s = report["settings"]
-    head = ["judge", "n"] + [m for m in METRIC_ORDER]
+    head = ["judge", "n"] + [m for m in METRIC_ORDER] + ["flags"]
     rows = []
     for name, j in report["judges"].items():
         cells = [f"<td class='name'>{escape(name)}</td>", f"<td>{j['n_judgments']}</td>"]
@@ -82,6 +82,7 @@ def render_html(report: dict[str, Any]) -> str:
             cells.append("<td>–</td>" if not v or v["estimate"] is None else
                          f"<td title='95% CI {_fmt(v['ci_low'])}–{_fmt(v['ci_high'])}, n={v['n']}'>"
                          f"{_fmt(v['estimate'])}<br><small>[{_fmt(v['ci_low'])}, {_fmt(v['ci_high'])}]</small></td>")
+        cells.append(f"<td class='name'>{escape(', '.join(j.get('flags', [])) or '–')}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     usage_rows = []
     for name, j in report["judges"].items():

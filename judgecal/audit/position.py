@@ -1,0 +1,61 @@
+"""Position bias from the two presentation orders of the same (item, sample, mutation).
+
+- ``flip_rate``: among pairs decisive in both orders, the share whose item-level verdict flips.
+- McNemar on ``[verdict is A]`` in order AB vs order BA: without position bias the two orders pick
+  the item's first candidate equally often; ``b`` (A only when shown first) much larger than ``c``
+  means a first-position bias, the reverse a second-position bias.
+- A swap-debiased verdict per pair: the common verdict when both orders agree, else ``tie``; with
+  token probabilities, the argmax of the two orders' averaged P(A), P(B), P(tie) (Zheng et al., 2023;
+  Wang et al., 2023, "Large Language Models are not Fair Evaluators").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgecal.audit.tests_stats import mcnemar, mde_proportion
+
+
+def paired_orders(judgments: pd.DataFrame) -> pd.DataFrame:
+    """One row per (item, sample, mutation) judged in both orders: verdicts and probabilities of each."""
+    cols = ["item_id", "sample", "mutation"]
+    j = judgments.drop_duplicates([*cols, "order"])
+    ab = j[j["order"] == "AB"].set_index(cols)
+    ba = j[j["order"] == "BA"].set_index(cols)
+    keep = [c for c in ("verdict", "p_a", "p_b", "p_tie") if c in j.columns]
+    ab = ab[keep].add_suffix("_ab")
+    ba = ba[keep].add_suffix("_ba")
+    return ab.join(ba, how="inner").reset_index()
+
+
+def debiased_verdicts(pairs: pd.DataFrame) -> pd.Series:
+    """Swap-debiased verdict per pair (index aligned with ``pairs``)."""
+    v = np.where(pairs["verdict_ab"] == pairs["verdict_ba"], pairs["verdict_ab"], "tie")
+    if {"p_a_ab", "p_a_ba"} <= set(pairs.columns):
+        probs = pairs[["p_a_ab", "p_b_ab", "p_tie_ab", "p_a_ba", "p_b_ba", "p_tie_ba"]].to_numpy(dtype=float)
+        ok = np.isfinite(probs).all(1)
+        avg = (probs[:, :3] + probs[:, 3:]) / 2
+        v = np.where(ok, np.array(["A", "B", "tie"])[np.nan_to_num(avg).argmax(1)], v)
+    return pd.Series(v, index=pairs.index, name="debiased")
+
+
+def position_tests(judgments: pd.DataFrame) -> dict[str, Any]:
+    """Flip rate, McNemar (exact and mid-p) and the MDE of the first-position rate at this sample size."""
+    pairs = paired_orders(judgments)
+    if pairs.empty:
+        return {}
+    decisive = pairs["verdict_ab"].isin(["A", "B"]) & pairs["verdict_ba"].isin(["A", "B"])
+    flips = int((pairs.loc[decisive, "verdict_ab"] != pairs.loc[decisive, "verdict_ba"]).sum())
+    a_ab, a_ba = pairs["verdict_ab"] == "A", pairs["verdict_ba"] == "A"
+    b, c = int((a_ab & ~a_ba).sum()), int((~a_ab & a_ba).sum())
+    n_dec = int(decisive.sum())
+    return {
+        "pairs": int(len(pairs)), "decisive_pairs": n_dec, "flips": flips,
+        "flip_rate": flips / n_dec if n_dec else float("nan"),
+        "mcnemar_b": b, "mcnemar_c": c, "mcnemar_p": mcnemar(b, c), "mcnemar_midp": mcnemar(b, c, midp=True),
+        "direction": "first" if b > c else "second" if c > b else "none",
+        "first_position_mde": mde_proportion(n_dec),
+    }

@@ -1,0 +1,137 @@
+"""Hypothesis tests, intervals and power: pure, vectorised functions of counts and arrays.
+
+- Wilson (1927) score interval for a proportion.
+- McNemar (1947) for paired binary outcomes with discordant counts ``b`` and ``c``: the exact
+  test is the two-sided binomial test of ``b ~ Bin(b + c, 1/2)``; the mid-p version subtracts half
+  the point probability (Fagerland, Lydersen & Laake, 2013).
+- Benjamini & Hochberg (1995) step-up q-values: ``q_(i) = min_{j >= i} p_(j) m / j``.
+- Minimum detectable effect of a one-sample proportion test at the realised ``n``:
+  ``(z_{1-alpha/2} + z_{power}) sqrt(p0 (1 - p0) / n)`` (normal approximation).
+- BCa bootstrap interval (Efron, 1987) with the jackknife acceleration computed from per-item sums.
+- Logistic GLM by iteratively reweighted least squares (McCullagh & Nelder, 1989).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats as sps
+
+from judgecal.audit.stats import safe_ratio
+
+
+def wilson(k: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for ``k`` successes in ``n`` trials; ``(nan, nan)`` when ``n == 0``."""
+    if n <= 0:
+        return float("nan"), float("nan")
+    z = float(sps.norm.ppf(0.5 + level / 2))
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def mcnemar(b: int, c: int, midp: bool = False) -> float:
+    """Two-sided exact (or mid-p) McNemar p-value; 1.0 when there are no discordant pairs."""
+    n = b + c
+    if n == 0:
+        return 1.0
+    k = min(b, c)
+    p = min(1.0, 2 * float(sps.binom.cdf(k, n, 0.5)))
+    if midp:
+        p = 2 * float(sps.binom.cdf(k, n, 0.5)) - float(sps.binom.pmf(k, n, 0.5))
+        if b == c:
+            p = 1 - float(sps.binom.pmf(k, n, 0.5))
+    return min(1.0, p)
+
+
+def binom_test(k: int, n: int, p0: float = 0.5) -> float:
+    """Two-sided exact binomial test p-value (1.0 when ``n == 0``)."""
+    return 1.0 if n == 0 else float(sps.binomtest(k, n, p0).pvalue)
+
+
+def benjamini_hochberg(p: NDArray[np.float64] | list[float]) -> NDArray[np.float64]:
+    """BH q-values in the input order; NaN p-values stay NaN and are not counted."""
+    p = np.asarray(p, dtype=np.float64)
+    q = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    m = int(ok.sum())
+    if m == 0:
+        return q
+    pv = p[ok]
+    order = np.argsort(pv)
+    ranked = pv[order] * m / np.arange(1, m + 1)
+    ranked = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(ranked, 1.0)
+    q[ok] = out
+    return q
+
+
+def mde_proportion(n: float, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest shift from ``p0`` a two-sided test at level ``alpha`` detects with ``power``."""
+    if n <= 0:
+        return float("nan")
+    z = float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power))
+    return z * float(np.sqrt(p0 * (1 - p0) / n))
+
+
+def bca_ci(stat: Callable[[NDArray[np.float64]], NDArray[np.float64]], sums: NDArray[np.float64],
+           boot: NDArray[np.float64], level: float = 0.95) -> tuple[float, float]:
+    """BCa interval for ``stat`` of per-item ``sums`` given replicated totals ``boot``.
+
+    Bias correction ``z0 = Phi^-1(share of replicates < estimate)``; acceleration from the
+    jackknife over items, ``a = sum d^3 / (6 (sum d^2)^1.5)`` with ``d = mean(theta_(.)) - theta_(i)``.
+    """
+    total = sums.sum(0)
+    theta = float(stat(total[None, :])[0])
+    reps = stat(boot)
+    reps = reps[np.isfinite(reps)]
+    if reps.size == 0 or not np.isfinite(theta):
+        return float("nan"), float("nan")
+    share = (np.sum(reps < theta) + 0.5 * np.sum(reps == theta)) / reps.size
+    z0 = float(sps.norm.ppf(np.clip(share, 1e-10, 1 - 1e-10)))
+    jack = stat(total[None, :] - sums)
+    jack = jack[np.isfinite(jack)]
+    d = jack.mean() - jack if jack.size else np.zeros(1)
+    den = 6 * float(np.sum(d**2)) ** 1.5
+    a = float(np.sum(d**3)) / den if den > 0 else 0.0
+    out = []
+    for q in ((1 - level) / 2, (1 + level) / 2):
+        zq = float(sps.norm.ppf(q))
+        adj = sps.norm.cdf(z0 + (z0 + zq) / (1 - a * (z0 + zq)))
+        out.append(float(np.quantile(reps, np.clip(adj, 0, 1))))
+    return out[0], out[1]
+
+
+def logistic_glm(x: NDArray[np.float64], y: NDArray[np.float64], weights: NDArray[np.float64] | None = None,
+                 max_iter: int = 100, tol: float = 1e-10) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Coefficients and their covariance for ``logit P(y=1) = x @ beta`` (``x`` includes the intercept).
+
+    IRLS: ``beta <- (X' W X)^-1 X' W z`` with ``W = w mu (1 - mu)``, ``z = eta + (y - mu) / (mu (1 - mu))``.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    w0 = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
+    beta: NDArray[np.float64] = np.zeros(x.shape[1])
+    for _ in range(max_iter):
+        eta = x @ beta
+        mu = 1 / (1 + np.exp(-eta))
+        var = np.clip(mu * (1 - mu), 1e-12, None)
+        w = w0 * var
+        z = eta + (y - mu) / var
+        xtw = x.T * w
+        new: NDArray[np.float64] = np.asarray(np.linalg.solve(xtw @ x, xtw @ z), dtype=np.float64)
+        if np.max(np.abs(new - beta)) < tol:
+            beta = new
+            break
+        beta = new
+    mu = 1 / (1 + np.exp(-(x @ beta)))
+    cov = np.asarray(np.linalg.inv((x.T * (w0 * mu * (1 - mu))) @ x), dtype=np.float64)
+    return beta, cov
+
+
+__all__ = ["bca_ci", "benjamini_hochberg", "binom_test", "logistic_glm", "mcnemar", "mde_proportion", "safe_ratio",
+           "wilson"]

@@ -1,0 +1,111 @@
+"""Position and self-preference probes: hand-made cases, planted biases, and real data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from judgecal.audit.position import debiased_verdicts, paired_orders, position_tests
+from judgecal.audit.run import add_tests
+from judgecal.audit.self_preference import self_preference
+
+
+def _judgments(rows):
+    return pd.DataFrame(rows, columns=["item_id", "order", "verdict"]).assign(sample=0, mutation="none")
+
+
+def test_hand_made_position_case():
+    # i0: consistent A; i1: always first shown (A then B); i2: always second shown; i3: tie vs A
+    j = _judgments([("i0", "AB", "A"), ("i0", "BA", "A"), ("i1", "AB", "A"), ("i1", "BA", "B"),
+                    ("i2", "AB", "B"), ("i2", "BA", "A"), ("i3", "AB", "tie"), ("i3", "BA", "A")])
+    t = position_tests(j)
+    assert (t["pairs"], t["decisive_pairs"], t["flips"]) == (4, 3, 2)
+    assert t["flip_rate"] == pytest.approx(2 / 3)
+    # [A in AB] vs [A in BA]: i1 -> b, i2 and i3 -> c
+    assert (t["mcnemar_b"], t["mcnemar_c"]) == (1, 2)
+    deb = debiased_verdicts(paired_orders(j)).tolist()
+    assert deb == ["A", "tie", "tie", "tie"]
+
+
+def test_debiasing_with_probabilities_averages_the_two_orders():
+    j = pd.DataFrame({"item_id": ["x", "x"], "order": ["AB", "BA"], "verdict": ["A", "B"], "sample": 0,
+                      "mutation": "none", "p_a": [0.9, 0.3], "p_b": [0.05, 0.6], "p_tie": [0.05, 0.1]})
+    assert debiased_verdicts(paired_orders(j)).tolist() == ["A"]  # (0.9 + 0.3) / 2 > (0.05 + 0.6) / 2
+
+
+def _planted(first_bias: float, n: int, seed: int = 0) -> pd.DataFrame:
+    """A judge that picks the truly better response, except that with probability ``first_bias``
+    it picks whatever is shown first."""
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(["A", "B"], n)
+    rows = []
+    for i, t in enumerate(truth):
+        for order in ("AB", "BA"):
+            shown_first = "A" if order == "AB" else "B"
+            rows.append((f"i{i}", order, shown_first if rng.random() < first_bias else t))
+    return _judgments(rows), pd.Series(truth, index=[f"i{i}" for i in range(n)])
+
+
+def _report(j, truth):
+    from judgecal.audit.alignment import judge_metrics
+
+    j = j.assign(status="ok")
+    rep = {"settings": {}, "judges": {"planted": {"metrics": judge_metrics(j, truth, n_boot=300),
+                                                  "position": position_tests(j)}}}
+    add_tests(rep)
+    return rep["judges"]["planted"]
+
+
+def test_planted_first_position_bias_is_found_and_a_null_is_silent():
+    biased = _report(*_planted(0.4, 400))
+    m = biased["metrics"]["first_position_rate"]
+    assert m["q"] < 0.001 and "position_bias:first" in biased["flags"]
+    # truth: P(first) = 0.4 + 0.6 * 0.5 = 0.7 on decisive verdicts; over seeds the CIs cover it
+    runs = [_report(*_planted(0.4, 400, seed=s))["metrics"]["first_position_rate"] for s in range(6)]
+    assert sum(r["ci_low"] < 0.7 < r["ci_high"] for r in runs) >= 5
+    assert np.mean([r["estimate"] for r in runs]) == pytest.approx(0.7, abs=0.015)
+    # a null with enough pairs to see a 5-point effect: silent
+    null = _report(*_planted(0.0, 2000, seed=1))
+    assert null["metrics"]["first_position_rate"]["q"] > 0.05
+    assert null["metrics"]["first_position_rate"]["mde"] < 0.05
+    assert not any(f.startswith("position_bias") for f in null["flags"])
+    # the same null on too few pairs is "underpowered", never "no bias"
+    small = _report(*_planted(0.0, 100, seed=2))
+    assert small["metrics"]["first_position_rate"]["mde"] > 0.05
+    assert small["flags"] == ["position_bias:underpowered"]
+
+
+def test_mcnemar_on_llmbar_matches_statsmodels(mirror):
+    from judgecal.data.datasets import load_llmbar
+
+    ds = load_llmbar("llmbar/Natural")
+    frame = pd.DataFrame([j.__dict__ for j in ds.judgments])
+    j = frame[frame["judge"] == "replay/llmbar/ChatGPT/Vanilla"]
+    t = position_tests(j)
+    b, c = t["mcnemar_b"], t["mcnemar_c"]
+    ref = sm_mcnemar(np.array([[0, b], [c, 0]]), exact=True).pvalue
+    assert t["mcnemar_p"] == pytest.approx(ref, abs=1e-12)
+
+
+def test_pandalm_7b_preference_for_llama_outputs(pandalm_ws, capsys):
+    """PandaLM-7B is a LLaMA-7B fine-tune: its win rate for llama-7b outputs against the humans'."""
+    items = pandalm_ws.items(source="pandalm")
+    own = {}
+    for it in items:
+        models = [c.model for c in it.candidates]
+        if models.count("llama-7b") == 1:
+            own[it.item_id] = models[0] == "llama-7b"
+    own_is_a = pd.Series(own)
+    truth = pandalm_ws.consensus_frame("mv").set_index("item_id")["label"]
+    j = pandalm_ws.judgments_frame("replay/pandalm/pandalm-7b")
+    res = self_preference(j, truth, own_is_a, n_boot=2000)
+    ex = res["self_preference_excess"]
+    with capsys.disabled():
+        print(f"\nPandaLM-7B on llama-7b outputs: judge win rate {res['judge_win_rate']:.3f}, humans "
+              f"{res['human_win_rate']:.3f}, excess {ex['estimate']:+.3f} [{ex['ci_low']:+.3f}, {ex['ci_high']:+.3f}] "
+              f"over {ex['n']} items; picked llama-7b when the humans said it lost: "
+              f"{res['self_pick_when_lost']['estimate']:.3f}")
+    assert ex["n"] == len(own_is_a) == 111 + 110 + 106 + 94
+    assert ex["ci_low"] <= ex["estimate"] <= ex["ci_high"]
+    assert ex["estimate"] == pytest.approx(res["judge_win_rate"] - res["human_win_rate"])
+    assert 0.3 < res["own_shown_as_a"] < 0.7 or res["own_shown_as_a"] in (0.0, 1.0)
