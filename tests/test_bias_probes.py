@@ -109,3 +109,57 @@ def test_pandalm_7b_preference_for_llama_outputs(pandalm_ws, capsys):
     assert ex["ci_low"] <= ex["estimate"] <= ex["ci_high"]
     assert ex["estimate"] == pytest.approx(res["judge_win_rate"] - res["human_win_rate"])
     assert 0.3 < res["own_shown_as_a"] < 0.7 or res["own_shown_as_a"] in (0.0, 1.0)
+
+
+def test_lc_win_rate_matches_a_statsmodels_glm():
+    import statsmodels.api as sm
+
+    from judgecal.audit.verbosity import lc_win_rate
+
+    rng = np.random.default_rng(0)
+    diff = rng.normal(0, 50, 600)
+    p = 1 / (1 + np.exp(-(0.2 + 1.5 * np.tanh(diff / diff.std()))))
+    win = np.where(rng.random(600) < 0.1, 0.5, (rng.random(600) < p).astype(float))
+    res = lc_win_rate(win, diff)
+    x = sm.add_constant(np.tanh(diff / diff.std()))
+    ref = sm.GLM(np.column_stack([win, 1 - win]), x, family=sm.families.Binomial()).fit()
+    assert res["length_coef"] == pytest.approx(ref.params[1], abs=1e-7)
+    assert res["lc_win_rate"] == pytest.approx(1 / (1 + np.exp(-ref.params[0])), abs=1e-7)
+    assert res["length_coef_p"] < 1e-6
+    assert res["raw_win_rate_a"] == pytest.approx(win.mean())
+
+
+def test_planted_verbosity_bias_against_unbiased_humans():
+    from judgecal.audit.verbosity import verbosity
+
+    rng = np.random.default_rng(3)
+    n = 600
+    lens = pd.DataFrame({"len_a": rng.integers(10, 200, n), "len_b": rng.integers(10, 200, n)},
+                        index=[f"i{k}" for k in range(n)])
+    truth = pd.Series(rng.choice(["A", "B"], n), index=lens.index)
+    longer = np.where(lens["len_a"] > lens["len_b"], "A", "B")
+    # the judge follows the humans, except that 30% of the time it picks the longer response
+    v = np.where(rng.random(n) < 0.3, longer, truth.to_numpy())
+    j = pd.DataFrame({"item_id": lens.index, "verdict": v})
+    res = verbosity(j, truth, lens, n_boot=500)
+    ex = res["verbosity_excess"]
+    # planted: P(judge longer) = 0.3 + 0.7 * P(human longer) ~ 0.3 + 0.7 * 0.5 -> excess ~ 0.15
+    assert ex["ci_low"] > 0.05 and ex["ci_low"] < 0.15 < ex["ci_high"] + 0.03
+    assert res["judge_length_control"]["length_coef_p"] < 0.001
+    assert res["human_length_control"]["length_coef_p"] > 0.01
+
+
+def test_pandalm_verbosity_judges_against_humans(pandalm_ws, capsys):
+    from judgecal.audit.verbosity import lengths, verbosity
+
+    lens = lengths(pandalm_ws.items(source="pandalm"))
+    truth = pandalm_ws.consensus_frame("mv").set_index("item_id")["label"]
+    for judge in ("replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"):
+        res = verbosity(pandalm_ws.judgments_frame(judge), truth, lens, n_boot=500)
+        pl, hl = res["prefer_longer_rate"], res["human_prefer_longer_rate"]
+        with capsys.disabled():
+            print(f"\n{judge}: prefers longer {pl['estimate']:.3f} [{pl['ci_low']:.3f}, {pl['ci_high']:.3f}], "
+                  f"humans {hl['estimate']:.3f}; LC win rate of response 1 "
+                  f"{res['judge_length_control']['lc_win_rate']:.3f} (raw {res['judge_length_control']['raw_win_rate_a']:.3f})")
+        assert 0 < pl["n"] <= 999 and pl["ci_low"] <= pl["estimate"] <= pl["ci_high"]
+        assert 0 <= res["judge_length_control"]["lc_win_rate"] <= 1

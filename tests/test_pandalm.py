@@ -66,3 +66,9 @@ def test_majority_vote_breaks_ties_deterministically():
         assert lab.to_dict() == {"x": "tie", "y": "tie", "z": "tie"}
     probas = MajorityVote().fit(df).probas_
     assert np.allclose(probas.loc["x", ["A", "B"]], [0.5, 0.5])
+
+
+def test_json_literal_responses_stay_text(pandalm_ws):
+    items = {it.item_id: it for it in pandalm_ws.items(source="pandalm")}
+    assert all(isinstance(c.text, str) for it in items.values() for c in it.candidates)
+    assert items["pandalm/157"].candidates[0].text == "True"

@@ -12,7 +12,10 @@ from judgecal import __version__
 from judgecal.audit import stats
 from judgecal.audit.alignment import JudgeSums, judge_sums, metrics_from, truth_codes, usage_metrics
 from judgecal.audit.position import position_tests
+from judgecal.audit.self_preference import self_preference
 from judgecal.audit.tests_stats import benjamini_hochberg
+from judgecal.audit.verbosity import lengths, verbosity
+from judgecal.data.families import family_of
 from judgecal.data.store import Workspace
 
 SCHEMA = "judgecal.audit/1"
@@ -68,11 +71,33 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         for (judge, js), w in zip(sums.items(), widths, strict=True):
             report["judges"][judge]["metrics"] = metrics_from(js, boot[:, start:start + w], level)
             start += w
+    items = ws.items() if sums else []
+    lens = lengths(items)
     for judge in sums:
         jf = frame[judge_col == judge]
-        pos = position_tests(jf) if report["judges"][judge]["orders"] == ["AB", "BA"] else {}
+        entry = report["judges"][judge]
+        pos = position_tests(jf) if entry["orders"] == ["AB", "BA"] else {}
         if pos:
-            report["judges"][judge]["position"] = pos
+            entry["position"] = pos
+        verb = verbosity(jf, truth, lens, n_boot=n_boot, seed=seed) if len(lens) else {}
+        if verb:
+            for name in ("prefer_longer_rate", "verbosity_excess"):
+                entry["metrics"][name] = _rounded(verb[name])
+            entry["metrics"]["verbosity_excess"]["p"] = _ci_p(verb["verbosity_excess"])
+            lc = verb["judge_length_control"]
+            entry["metrics"]["lc_win_rate"] = {"estimate": _clean(lc["lc_win_rate"]), "ci_low": None,
+                                               "ci_high": None, "n": int(len(jf)),
+                                               "raw_win_rate_a": _clean(lc["raw_win_rate_a"]),
+                                               "length_coef": _clean(lc["length_coef"]), "p": _clean(lc["length_coef_p"])}
+            entry["verbosity"] = {"human_prefer_longer_rate": _rounded(verb["human_prefer_longer_rate"]),
+                                  "human_length_control": {k: _clean(v) for k, v in verb["human_length_control"].items()}}
+        own = own_candidates(items, judge)
+        sp = self_preference(jf, truth, own, n_boot=n_boot, seed=seed) if len(own) else {}
+        if sp:
+            entry["metrics"]["self_preference_excess"] = _rounded(sp["self_preference_excess"])
+            entry["metrics"]["self_preference_excess"]["p"] = _ci_p(sp["self_preference_excess"])
+            entry["self_preference"] = {k: (_rounded(v) if isinstance(v, dict) else _clean(v))
+                                        for k, v in sp.items() if k != "self_preference_excess"}
     add_tests(report, effect_of_interest=effect_of_interest)
     return report
 
@@ -91,6 +116,9 @@ def add_tests(report: dict[str, Any], effect_of_interest: float = 0.05, alpha: f
             if metric == "first_position_rate" and pos:
                 m["p"] = _clean(pos["mcnemar_p"])
                 m["mde"] = _clean(pos["first_position_mde"])
+            if metric in ("verbosity_excess", "self_preference_excess") and m.get("p") is not None:
+                # (z_{0.975} + z_{0.8}) * SE, with SE read off the 95% interval
+                m["mde"] = _clean(2.801585 * (m["ci_high"] - m["ci_low"]) / (2 * 1.959964))
             if m["p"] is not None:
                 tested.append((name, metric, m["p"]))
     qs = benjamini_hochberg([p for _, _, p in tested])
@@ -105,12 +133,47 @@ def add_tests(report: dict[str, Any], effect_of_interest: float = 0.05, alpha: f
                 flags.append(f"position_bias:{side}")
             elif m["mde"] is not None and m["mde"] > effect_of_interest:
                 flags.append("position_bias:underpowered")
+        for metric, flag in (("verbosity_excess", "verbosity_bias"), ("self_preference_excess", "self_preference")):
+            m = j["metrics"].get(metric)
+            if m and m.get("q") is not None and m["q"] < alpha:
+                flags.append(f"{flag}:{'more' if (m['estimate'] or 0) > 0 else 'less'}_than_humans")
+            elif m and m.get("mde") is not None and m["mde"] > effect_of_interest:
+                flags.append(f"{flag}:underpowered")
         inv = j["metrics"].get("invalid_rate")
         if inv and inv["estimate"] and inv["estimate"] > 0.05:
             flags.append("invalid_rate_above_5pct")
         j["flags"] = flags
     report["settings"]["effect_of_interest"] = effect_of_interest
     report["settings"]["multiple_testing"] = "Benjamini-Hochberg over every tested metric of this report"
+
+
+def own_candidates(items: list[Any], judge: str) -> pd.Series:
+    """item_id -> whether candidate A is the judge's own family (items with exactly one own candidate)."""
+    fam = family_of(judge.rsplit("/", 1)[-1])
+    if fam is None:
+        return pd.Series(dtype=bool)
+    own = {}
+    for it in items:
+        if it.task != "pairwise" or len(it.candidates) != 2:
+            continue
+        mine = [c.family == fam for c in it.candidates]
+        if sum(mine) == 1:
+            own[it.item_id] = mine[0]
+    return pd.Series(own, dtype=bool)
+
+
+def _rounded(m: dict[str, Any]) -> dict[str, Any]:
+    return {k: (_clean(v) if k != "n" else int(v)) for k, v in m.items()}
+
+
+def _ci_p(m: dict[str, Any]) -> float | None:
+    """Two-sided p-value of ``estimate = 0`` from a 95% CI, by the normal approximation."""
+    est, lo, hi = m.get("estimate"), m.get("ci_low"), m.get("ci_high")
+    if est is None or lo is None or hi is None or not np.isfinite([est, lo, hi]).all() or hi <= lo:
+        return None
+    from scipy.stats import norm
+
+    return float(2 * norm.sf(abs(est) / ((hi - lo) / (2 * 1.959964))))
 
 
 def _clean(v: float | None) -> float | None:

@@ -40,6 +40,13 @@ def replay_judgment(
     )
 
 
+def _text(value: object) -> str:
+    """A response as text; JSON literals (``true``, numbers) become what the generator wrote."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def _read_json(path: Path) -> object:
     try:
         return json.loads(path.read_text("utf-8"))
@@ -60,10 +67,12 @@ def load_pandalm(offline: bool = False) -> LoadedDataset:
         idx = int(row["idx"])
         item_id = f"pandalm/{idx}"
         m1, m2 = row["cmp_key"].split("_", 1)
-        prompt = row["instruction"] + (f"\n\n{row['input']}" if row.get("input") else "")
+        prompt = str(row["instruction"]) + (f"\n\n{row['input']}" if row.get("input") else "")
+        # a few responses are the JSON literal true (the generator wrote "True"): keep them as text
+        r1, r2 = _text(row["response1"]), _text(row["response2"])
         out.items.append(Item(
             item_id=item_id, prompt=prompt, source="pandalm",
-            candidates=[Candidate(row["response1"], m1, family_of(m1)), Candidate(row["response2"], m2, family_of(m2))],
+            candidates=[Candidate(r1, m1, family_of(m1)), Candidate(r2, m2, family_of(m2))],
             metadata={"idx": idx, "motivation_app": row.get("motivation_app"), "cmp_key": row["cmp_key"]},
         ))
         for a in (1, 2, 3):
@@ -113,8 +122,8 @@ def load_llmbar(name: str, offline: bool = False) -> LoadedDataset:
     for i, row in enumerate(data):
         item_id = f"{name}/{i}"
         out.items.append(Item(
-            item_id=item_id, prompt=row["input"], source=name,
-            candidates=[Candidate(row["output_1"]), Candidate(row["output_2"])],
+            item_id=item_id, prompt=_text(row["input"]), source=name,
+            candidates=[Candidate(_text(row["output_1"])), Candidate(_text(row["output_2"]))],
             metadata={"index": i},
         ))
         out.annotations.append(Annotation(

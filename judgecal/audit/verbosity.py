@@ -1,0 +1,98 @@
+"""Verbosity bias: does the judge reward length more than people do?
+
+- ``prefer_longer_rate``: among decisive verdicts on items whose two responses differ in length,
+  the share that picked the longer one; the same for the human consensus on the same items, and
+  ``verbosity_excess`` = judge minus humans, with item-bootstrap CIs.
+- ``lc_win_rate``: the length-controlled win rate of AlpacaEval 2 (Dubois et al., 2024): a logistic
+  GLM ``logit P(A wins) = b0 + b1 tanh((len_A - len_B) / sd)`` (ties count half), predicted at zero
+  length difference, ``sigma(b0)``; beside the raw win rate of A. ``length_coef`` is ``b1`` with its
+  Wald p-value. Lengths are in words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from judgecal.audit import stats
+from judgecal.audit.tests_stats import logistic_glm
+
+WIN_A = {"A": 1.0, "B": 0.0, "tie": 0.5}
+
+
+def lengths(items: list[Any]) -> pd.DataFrame:
+    """Word lengths of each pairwise item's two candidates."""
+    rows = [(it.item_id, len(str(it.candidates[0].text).split()), len(str(it.candidates[1].text).split()))
+            for it in items if it.task == "pairwise" and len(it.candidates) == 2]
+    return pd.DataFrame(rows, columns=["item_id", "len_a", "len_b"]).set_index("item_id")
+
+
+__all__ = ["lc_win_rate", "lengths", "verbosity"]
+
+
+def lc_win_rate(win_a: np.ndarray, diff: np.ndarray) -> dict[str, float]:
+    """Raw and length-controlled win rate of A from outcomes in {0, .5, 1} and length differences."""
+    sd = float(np.std(diff))
+    raw = float(win_a.mean()) if len(win_a) else float("nan")
+    undefined = {"raw_win_rate_a": raw, "lc_win_rate": float("nan"), "length_coef": float("nan"),
+                 "length_coef_p": float("nan")}
+    if sd == 0 or len(win_a) < 3 or raw in (0.0, 1.0):
+        return undefined  # no length variation, or a constant outcome: the GLM is not identified
+    x = np.column_stack([np.ones(len(diff)), np.tanh(diff / sd)])
+    # a tie is half a win: two rows with weight 1/2
+    y = np.concatenate([np.ones(len(win_a)), np.zeros(len(win_a))])
+    w = np.concatenate([win_a, 1 - win_a])
+    try:
+        beta, cov = logistic_glm(np.vstack([x, x]), y, weights=w)
+    except np.linalg.LinAlgError:
+        return undefined
+    se = float(np.sqrt(cov[1, 1]))
+    z = beta[1] / se if se > 0 else float("nan")
+    return {"raw_win_rate_a": float(win_a.mean()), "lc_win_rate": float(1 / (1 + np.exp(-beta[0]))),
+            "length_coef": float(beta[1]), "length_coef_p": float(2 * sps.norm.sf(abs(z)))}
+
+
+def verbosity(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame, *, n_boot: int = 2000,
+              seed: int = 0) -> dict[str, Any]:
+    """Judge vs humans on length, on the items both judged (see the module docstring)."""
+    j = judgments[judgments["verdict"].isin(["A", "B", "tie"]) & judgments["item_id"].isin(truth.index)
+                  & judgments["item_id"].isin(lens.index)]
+    if j.empty:
+        return {}
+    items, codes = np.unique(j["item_id"].to_numpy(dtype=str), return_inverse=True)
+    ln = lens.reindex(items)
+    diff = (ln["len_a"] - ln["len_b"]).to_numpy(dtype=float)
+    longer_a = diff > 0
+    differs = diff != 0
+    v = j["verdict"].to_numpy(dtype=str)
+    judge_dec = np.isin(v, ("A", "B")) & differs[codes]
+    judge_longer = judge_dec & ((v == "A") == longer_a[codes])
+    h = truth.reindex(items).to_numpy(dtype=str)
+    human_dec = np.isin(h, ("A", "B")) & differs
+    human_longer = human_dec & ((h == "A") == longer_a)
+    per_item = np.column_stack([
+        np.bincount(codes, weights=judge_longer, minlength=len(items)),
+        np.bincount(codes, weights=judge_dec, minlength=len(items)),
+        human_longer.astype(float), human_dec.astype(float),
+    ])
+    boot = stats.bootstrap_sums(per_item, n_boot, seed)
+
+    def judge_rate(m: np.ndarray) -> np.ndarray:
+        return stats.safe_ratio(m[:, 0], m[:, 1])
+
+    def human_rate(m: np.ndarray) -> np.ndarray:
+        return stats.safe_ratio(m[:, 2], m[:, 3])
+
+    out: dict[str, Any] = {}
+    for name, fn, n in (("prefer_longer_rate", judge_rate, int(judge_dec.sum())),
+                        ("human_prefer_longer_rate", human_rate, int(human_dec.sum())),
+                        ("verbosity_excess", lambda m: judge_rate(m) - human_rate(m), len(items))):
+        est, lo, hi = stats.estimate_with_ci(fn, per_item, boot)
+        out[name] = {"estimate": est, "ci_low": lo, "ci_high": hi, "n": n}
+    win = np.array([WIN_A[x] for x in v])
+    out["judge_length_control"] = lc_win_rate(win, diff[codes])
+    out["human_length_control"] = lc_win_rate(np.array([WIN_A.get(x, 0.5) for x in h]), diff)
+    return out
