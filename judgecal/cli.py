@@ -292,6 +292,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_validate(args: argparse.Namespace) -> int:
+    import json
+
+    from judgecal.audit.validate import validate
+
+    res = validate(n_items=args.items, seeds=args.seeds if args.slow else 1, n_boot=args.n_boot)
+    for c in res["checks"]:
+        print(f"{'ok  ' if c['ok'] else 'FAIL'} {c['scenario']:16s} {c['check']}: {c['estimate']:+.3f} "
+              f"[{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}] q={c['q']:.3g}")
+    for key, c in res["coverage"].items():
+        print(f"{'ok  ' if c['ok'] else 'FAIL'} coverage {key}: {c['coverage']:.3f} (want 0.93-0.97)")
+    if args.out:
+        Path(args.out).write_text(json.dumps(res, indent=1))
+    print("all checks passed" if res["ok"] else "some checks FAILED")
+    return 0 if res["ok"] else 1
+
+
 def _judge_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rubric", default="pairwise", help="built-in rubric name or a YAML file")
     p.add_argument("--concurrency", type=int, default=16)
@@ -378,6 +395,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="file for the JSON report (default: <workspace>/reports/annotators.json)")
     _ws_arg(p)
     p.set_defaults(func=cmd_annotators)
+
+    p = sub.add_parser("validate", help="check the bias probes on a simulated judge with planted biases")
+    p.add_argument("--slow", action="store_true", help="also measure 95%% CI coverage over many seeds")
+    p.add_argument("--seeds", type=int, default=200)
+    p.add_argument("--items", type=int, default=1000)
+    p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--out", help="write the results as JSON here")
+    p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("export", help="export a table to Parquet or JSONL")
     p.add_argument("table", choices=("items", "judgments", "annotations", "consensus"))
