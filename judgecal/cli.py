@@ -97,7 +97,9 @@ def cmd_judge(args: argparse.Namespace) -> int:
         if not items:
             raise UsageError("no items to judge: import some first")
         engine = make_engine(ws, args)
-        calls = engine.plan(items, orders=args.orders.split(","), samples=args.samples, seed=args.seed)
+        calls = [c for mut in (args.mutation or ["none"])
+                 for c in engine.plan(items, orders=args.orders.split(","), samples=args.samples, seed=args.seed,
+                                      mutation=mut)]
         if args.export_batch:
             n = batch.export_manifest(engine, calls, args.export_batch)
             print(f"wrote {n} requests to {args.export_batch} (plan beside it)")
@@ -345,6 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--items", type=int, help="judge a random sample of this many items")
     p.add_argument("--orders", default="AB,BA", help="presentation orders (AB, BA or AB,BA)")
     p.add_argument("--samples", type=int, default=1, help="repeated samples per order")
+    p.add_argument("--mutation", action="append", help="prompt mutation(s) to run besides or instead of 'none': "
+                   "whitespace, instruction_after, paraphrase, option_order, fewshot_ab, fewshot_ba (repeatable)")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
     p.add_argument("--export-batch", metavar="FILE", help="write an OpenAI batch manifest instead of calling")
     p.add_argument("--import-batch", nargs=2, metavar=("MANIFEST", "RESULTS"), help="store batch results")

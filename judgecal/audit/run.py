@@ -13,6 +13,7 @@ from judgecal.audit import stats
 from judgecal.audit.alignment import JudgeSums, judge_sums, metrics_from, truth_codes, usage_metrics
 from judgecal.audit.position import position_tests
 from judgecal.audit.self_preference import self_preference
+from judgecal.audit.sensitivity import prompt_sensitivity
 from judgecal.audit.tests_stats import benjamini_hochberg
 from judgecal.audit.verbosity import lengths, verbosity
 from judgecal.data.families import family_of
@@ -43,6 +44,9 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
                       "label_counts": {str(k): int(v) for k, v in truth.value_counts().items()}},
         "judges": {},
     }
+    # alignment and bias use the unmutated prompt; mutations feed the prompt-sensitivity probe
+    mutated = frame[frame["mutation"] != "none"]
+    frame = frame[frame["mutation"] == "none"]
     codes_all = truth_codes(frame["item_id"], truth)
     judge_col = frame["judge"].to_numpy(dtype=str)
     names = judges or sorted(set(judge_col))
@@ -98,6 +102,14 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
             entry["metrics"]["self_preference_excess"]["p"] = _ci_p(sp["self_preference_excess"])
             entry["self_preference"] = {k: (_rounded(v) if isinstance(v, dict) else _clean(v))
                                         for k, v in sp.items() if k != "self_preference_excess"}
+    for judge in sorted(set(mutated["judge"])):
+        both = pd.concat([frame[judge_col == judge], mutated[mutated["judge"] == judge]])
+        sens = prompt_sensitivity(both, truth, n_boot=n_boot, seed=seed)
+        if sens and judge in report["judges"]:
+            report["judges"][judge]["prompt_sensitivity"] = sens
+            worst = max(sens["mutations"].items(), key=lambda kv: kv[1]["flip_rate"]["estimate"])
+            report["judges"][judge]["metrics"]["prompt_flip_rate"] = {
+                **_rounded(worst[1]["flip_rate"]), "mutation": worst[0]}
     add_tests(report, effect_of_interest=effect_of_interest)
     return report
 

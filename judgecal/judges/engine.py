@@ -21,6 +21,7 @@ from judgecal import __version__
 from judgecal.data.records import Item, Judgment, stable_hash, to_item_orientation
 from judgecal.data.store import Workspace
 from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError
+from judgecal.judges.mutations import apply as apply_mutation
 from judgecal.judges.parse import expected_score, label_probs, parse_score, parse_verdict
 from judgecal.judges.prices import Prices, load_prices
 from judgecal.judges.rubric import Rubric
@@ -98,7 +99,7 @@ class Engine:
             item_orders = orders if item.task == "pairwise" else ("AB",)
             for order in item_orders:
                 for s in range(samples):
-                    msgs = self.rubric.messages(item, order)
+                    msgs = apply_mutation(mutation, self.rubric.messages(item, order))
                     req = Request(tuple((m["role"], m["content"]) for m in msgs), self.max_tokens,
                                   self.temperature, seed + s, self.logprobs)
                     key = cache_key(self.backend.name, self.backend.model, req, item.item_id, order, mutation)
