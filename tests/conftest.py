@@ -78,3 +78,15 @@ def wait_http(url: str, proc, seconds: float, what: str) -> None:  # type: ignor
 
 # Label Studio's own virtual environment (make test installs it there).
 os.environ.setdefault("JUDGECAL_LS_VENV", str(REPO / ".venv" / "label-studio"))
+
+
+def copy_workspace(src, dst):  # type: ignore[no-untyped-def]
+    """A writable copy of workspace ``src`` at folder ``dst`` (the session fixture stays untouched)."""
+    import shutil
+
+    from judgecal.data.store import Workspace
+
+    dst.mkdir(parents=True)
+    src.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    shutil.copy(src.db_path, dst / "judgecal.sqlite")
+    return Workspace(dst)

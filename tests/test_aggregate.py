@@ -99,15 +99,11 @@ def test_leave_one_out_matches_majority_vote_of_the_others():
 
 
 def test_judges_as_extra_annotators_are_kept_apart(pandalm_ws, tmp_path):
-    import shutil
+    from conftest import copy_workspace
 
     from judgecal.aggregate.consensus import compute_consensus
-    from judgecal.data.store import Workspace
 
-    pandalm_ws.conn.execute("PRAGMA wal_checkpoint(FULL)")
-    (tmp_path / "ws").mkdir()
-    shutil.copy(pandalm_ws.db_path, tmp_path / "ws" / "judgecal.sqlite")
-    ws = Workspace(tmp_path / "ws")
+    ws = copy_workspace(pandalm_ws, tmp_path / "ws")
     counts = compute_consensus(ws, ("mv",), judges=("replay/pandalm/gpt-3.5-turbo",))
     assert counts == {"mv": 999, "mv+judges": 999}
     human = ws.consensus_frame("mv").set_index("item_id")["label"]

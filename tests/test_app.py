@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import free_port, wait_http
+from conftest import copy_workspace, free_port, wait_http
 
 from judgecal.data.records import Candidate, Item, Judgment
 
@@ -17,14 +17,10 @@ EVIL = "<img src=x onerror=alert(1)><script>alert('pwned')</script>"
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory, pandalm_ws):
     from judgecal.audit.run import run_audit
-    from judgecal.data.store import Workspace
     from judgecal.report.write import write_report
 
     ws_dir = tmp_path_factory.mktemp("app") / "ws"
-    ws_dir.mkdir()
-    pandalm_ws.conn.execute("PRAGMA wal_checkpoint(FULL)")
-    shutil.copy(pandalm_ws.db_path, ws_dir / "judgecal.sqlite")
-    ws = Workspace(ws_dir)
+    ws = copy_workspace(pandalm_ws, ws_dir)
     ws.add_items([Item("0", f"Evil prompt {EVIL}", [Candidate(EVIL, "evil-model"), Candidate("fine")])])
     ws.add_judgments([Judgment(key="evil", item_id="0", judge="replay/x/evil", spec_hash="s", verdict="A",
                                raw=EVIL)])

@@ -1,11 +1,10 @@
 """The human loop against a real Label Studio server, started by the test suite."""
 
 import json
-import shutil
 
 import httpx
 import pytest
-from conftest import free_port
+from conftest import copy_workspace, free_port
 
 from judgecal.aggregate.consensus import consensus_frame
 from judgecal.aggregate.quality import annotator_report
@@ -13,7 +12,6 @@ from judgecal.annotation import tasks as lstasks
 from judgecal.annotation.annotators import create_annotator, list_annotators, login
 from judgecal.annotation.select import select
 from judgecal.annotation.server import LabelStudioError, ManagedServer
-from judgecal.data.store import Workspace
 
 PROJECT = "Blind review"
 
@@ -21,10 +19,7 @@ PROJECT = "Blind review"
 @pytest.fixture(scope="module")
 def loop(tmp_path_factory, pandalm_ws):
     ws_dir = tmp_path_factory.mktemp("ls") / "ws"
-    ws_dir.mkdir()
-    pandalm_ws.conn.execute("PRAGMA wal_checkpoint(FULL)")
-    shutil.copy(pandalm_ws.db_path, ws_dir / "judgecal.sqlite")
-    ws = Workspace(ws_dir)
+    ws = copy_workspace(pandalm_ws, ws_dir)
     server = ManagedServer(ws_dir, port=free_port())
     conn = server.start()
     bodies: list[str] = []
