@@ -294,6 +294,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_probe(args: argparse.Namespace) -> int:
+    """Plan and run a live probe's extra judge calls (cached and resumable like any judging)."""
+    from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.audit.injection import injected_items
+
+    with _open_ws(args, create=False) as ws:
+        if ws.consensus_frame("ds").empty:
+            compute_consensus(ws, ("ds",))
+        truth = ws.consensus_frame("ds").set_index("item_id")["label"]
+        base = [it for it in _select_items(ws, args.source, None, args.sample_seed) if it.source != "probe:injection"
+                and truth.get(it.item_id) in ("A", "B")]
+        base = base[: args.items] if args.items else base
+        probes = injected_items(base, truth)
+        ws.add_items(probes)
+        engine = make_engine(ws, args)
+        st = engine.run(engine.plan(base + probes, orders=("AB", "BA"), seed=args.seed))
+        print(f"{args.judge}: {len(probes)} injected pairs over {len(base)} items; {st.done} calls run, "
+              f"{st.cached} cached; `judgecal audit` reports injection_follow_rate")
+    return 1 if st.errors else 0
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     import json
 
@@ -399,6 +420,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="file for the JSON report (default: <workspace>/reports/annotators.json)")
     _ws_arg(p)
     p.set_defaults(func=cmd_annotators)
+
+    p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection)")
+    p.add_argument("kind", choices=("injection",))
+    p.add_argument("--judge", required=True)
+    p.add_argument("--source", help="only items from this source")
+    p.add_argument("--items", type=int, help="at most this many base items")
+    p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
+    _judge_opts(p)
+    _ws_arg(p)
+    p.set_defaults(func=cmd_probe)
 
     p = sub.add_parser("validate", help="check the bias probes on a simulated judge with planted biases")
     p.add_argument("--slow", action="store_true", help="also measure 95%% CI coverage over many seeds")

@@ -69,3 +69,16 @@ def test_empty_workspace_gives_an_empty_but_valid_report(tmp_path):
     assert rep["judges"] == {} and rep["consensus"]["n_items"] == 0
     js, html = write_report(rep, tmp_path / "out")
     assert json.loads(js.read_text())["schema"] == SCHEMA
+
+
+def test_undefined_statistics_are_written_as_null(tmp_path):
+    import numpy as np
+
+    rep = {"schema": SCHEMA, "judgecal_version": "x", "generated_at": "t", "consensus": {"n_items": 0},
+           "settings": {"consensus": "ds", "invalid_as": "tie", "n_boot": 1, "ci_level": 0.95, "bootstrap": "b"},
+           "judges": {"j": {"n_judgments": 1, "metrics": {}, "usage": {"judgments": 1, "prompt_tokens_per_1k": None,
+                            "completion_tokens_per_1k": None, "cost_usd_per_1k": None, "latency_s_mean": None,
+                            "latency_s_p95": None}, "position": {"flip_rate": float("nan"), "b": np.int64(3)}}}}
+    js, _ = write_report(rep, tmp_path)
+    back = json.loads(js.read_text())
+    assert back["judges"]["j"]["position"] == {"flip_rate": None, "b": 3}

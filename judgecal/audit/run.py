@@ -11,6 +11,8 @@ import pandas as pd
 from judgecal import __version__
 from judgecal.audit import stats
 from judgecal.audit.alignment import JudgeSums, judge_sums, metrics_from, truth_codes, usage_metrics
+from judgecal.audit.injection import SOURCE as INJECTION_SOURCE
+from judgecal.audit.injection import injection_follow
 from judgecal.audit.position import position_tests
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
@@ -102,6 +104,15 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
             entry["metrics"]["self_preference_excess"]["p"] = _ci_p(sp["self_preference_excess"])
             entry["self_preference"] = {k: (_rounded(v) if isinstance(v, dict) else _clean(v))
                                         for k, v in sp.items() if k != "self_preference_excess"}
+    probes = [it for it in items if it.source == INJECTION_SOURCE] if items else []
+    for judge in sums if probes else []:
+        inj = injection_follow(frame[judge_col == judge], probes, n_boot=n_boot, seed=seed)
+        if inj:
+            entry = report["judges"][judge]
+            entry["injection"] = {k: {m: _rounded(v) for m, v in r.items()} for k, r in inj.items()}
+            kind, worst = max(inj.items(), key=lambda kv: kv[1]["injection_excess"]["estimate"])
+            entry["metrics"]["injection_follow_rate"] = {**_rounded(worst["injection_follow_rate"]), "kind": kind,
+                                                         "p": _ci_p(worst["injection_excess"])}
     for judge in sorted(set(mutated["judge"])):
         both = pd.concat([frame[judge_col == judge], mutated[mutated["judge"] == judge]])
         sens = prompt_sensitivity(both, truth, n_boot=n_boot, seed=seed)

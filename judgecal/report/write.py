@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,21 @@ METRIC_ORDER = ("accuracy", "macro_f1", "cohen_kappa", "position_consistency", "
                 "flip_rate", "invalid_rate", "accuracy_AB", "accuracy_BA", "accuracy_both")
 
 
+def json_safe(obj: Any) -> Any:
+    """NaN and infinities (undefined statistics) become ``null``; numpy scalars become Python numbers."""
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
 def write_report(report: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
+    report = json_safe(report)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     js, html_path = out / "audit.json", out / "audit.html"
