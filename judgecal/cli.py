@@ -255,18 +255,21 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
-    import subprocess
-
-    from judgecal.apps import explorer
+    import importlib.util
 
     ws = Path(args.workspace or "")
     if not (ws / "judgecal.sqlite").exists():
         raise UsageError(f"{ws}: not a judgecal workspace")
-    cmd = [sys.executable, "-m", "streamlit", "run", explorer.__file__, "--server.headless", "true",
+    spec = importlib.util.find_spec("judgecal.apps.explorer")
+    script = spec.origin if spec and spec.origin else ""
+    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
            "--server.port", str(args.port), "--server.address", args.address,
            "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer",
            "--", "--workspace", str(ws.resolve())]
-    return subprocess.call(cmd)
+    # become the server (no child process left behind when this one is stopped)
+    sys.stdout.flush()
+    os.execv(sys.executable, cmd)
+    return 0  # pragma: no cover
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
