@@ -73,7 +73,9 @@ def annotator_summary(ws_path: str, stamp: float) -> dict[str, Any]:
 
     ws = Workspace(ws_path, create=False)
     ann = ws.annotations_frame()
-    gold = dict(ws.conn.execute("SELECT item_id, gold_label FROM ls_tasks WHERE gold_label IS NOT NULL"))
+    from judgecal.annotation.tasks import gold_labels
+
+    gold = gold_labels(ws)
     out = {"n": len(ann), "fleiss_kappa": fleiss_kappa(ann, 500), "krippendorff_alpha": krippendorff_alpha(ann, 500),
            "pairwise": pairwise_cohen(ann, 500),
            "annotators": annotator_report(ann, pd.Series(gold) if gold else None)}

@@ -188,7 +188,9 @@ def cmd_annotators(args: argparse.Namespace) -> int:
         ann = ws.annotations_frame()
         if args.source:
             ann = ann[ann["source"] == args.source]
-        gold = dict(ws.conn.execute("SELECT item_id, gold_label FROM ls_tasks WHERE gold_label IS NOT NULL"))
+        from judgecal.annotation.tasks import gold_labels
+
+        gold = gold_labels(ws)
         import pandas as pd
 
         rep = {"annotators": annotator_report(ann, pd.Series(gold) if gold else None),

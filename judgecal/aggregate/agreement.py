@@ -25,11 +25,6 @@ from numpy.typing import NDArray
 from judgecal.audit import stats
 
 
-def _metric(est: float, lo: float, hi: float, n: int) -> dict[str, Any]:
-    vals = [None if not np.isfinite(v) else round(float(v), 10) for v in (est, lo, hi)]
-    return {"estimate": vals[0], "ci_low": vals[1], "ci_high": vals[2], "n": int(n)}
-
-
 def count_matrix(df: pd.DataFrame) -> tuple[NDArray[np.float64], pd.Index, pd.Index]:
     """Items x labels matrix of how many annotators gave each label."""
     items, i_codes = np.unique(df["item_id"].to_numpy(dtype=str), return_inverse=True)
@@ -53,17 +48,17 @@ def fleiss_kappa(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> dict[st
     counts, _, _ = count_matrix(df)
     n_per = counts.sum(1)
     if len(n_per) == 0:
-        return _metric(float("nan"), float("nan"), float("nan"), 0)
+        return stats.metric(float("nan"), float("nan"), float("nan"), 0)
     n = int(np.bincount(n_per.astype(int)).argmax())
     counts = counts[n_per == n]
     if n < 2 or len(counts) == 0:
-        return _metric(float("nan"), float("nan"), float("nan"), 0)
+        return stats.metric(float("nan"), float("nan"), float("nan"), 0)
     k = counts.shape[1]
     p_i = ((counts**2).sum(1) - n) / (n * (n - 1))
     sums = np.column_stack([counts, p_i, np.ones(len(counts))])
     boot = stats.bootstrap_sums(sums, n_boot, seed)
     est, lo, hi = stats.estimate_with_ci(lambda m: fleiss_kappa_from_sums(m, n, k), sums, boot)
-    return _metric(est, lo, hi, len(counts))
+    return stats.metric(est, lo, hi, len(counts))
 
 
 def _coincidence_rows(counts: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -92,10 +87,10 @@ def krippendorff_alpha(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> d
     rows = _coincidence_rows(counts)
     k = len(labels)
     if len(rows) == 0:
-        return _metric(float("nan"), float("nan"), float("nan"), 0)
+        return stats.metric(float("nan"), float("nan"), float("nan"), 0)
     boot = stats.bootstrap_sums(rows, n_boot, seed)
     est, lo, hi = stats.estimate_with_ci(lambda m: krippendorff_alpha_from_sums(m, k), rows, boot)
-    return _metric(est, lo, hi, len(rows))
+    return stats.metric(est, lo, hi, len(rows))
 
 
 def pairwise_cohen(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> dict[str, dict[str, Any]]:
@@ -115,5 +110,5 @@ def pairwise_cohen(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> dict[
         boot = stats.bootstrap_sums(cells, n_boot, seed)
         est, lo, hi = stats.estimate_with_ci(
             lambda m: stats.cohen_kappa_from_confusion(m.reshape(-1, k, k)), cells, boot)
-        out[f"{a}|{b}"] = _metric(est, lo, hi, len(both))
+        out[f"{a}|{b}"] = stats.metric(est, lo, hi, len(both))
     return out

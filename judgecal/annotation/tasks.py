@@ -7,7 +7,7 @@ item ids, dataset names and judge outputs never leave judgecal. The project titl
 
 from __future__ import annotations
 
-import json
+import random
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -71,7 +71,7 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     """
     pid = ensure_project(ls, project, overlap)
     res = PushResult(pid)
-    rng = secrets.SystemRandom() if seed is None else __import__("random").Random(seed)
+    rng = secrets.SystemRandom() if seed is None else random.Random(seed)
     done = {r[0] for r in ws.conn.execute("SELECT item_id FROM ls_tasks WHERE project = ?", (project,))}
     wanted = list(dict.fromkeys([*item_ids, *(gold or {})]))
     items = {it.item_id: it for it in ws.items(ids=wanted)}
@@ -186,9 +186,10 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
     return res
 
 
-def gold_labels(ws: Workspace, project: str = "Blind review") -> dict[str, str]:
-    rows = ws.conn.execute("SELECT item_id, gold_label FROM ls_tasks WHERE project = ? AND gold_label IS NOT NULL",
-                           (project,))
+def gold_labels(ws: Workspace, project: str | None = None) -> dict[str, str]:
+    """item_id -> known label of the gold items pushed to ``project`` (all projects when ``None``)."""
+    q = "SELECT item_id, gold_label FROM ls_tasks WHERE gold_label IS NOT NULL"
+    rows = ws.conn.execute(q, ()) if project is None else ws.conn.execute(q + " AND project = ?", (project,))
     return dict(rows.fetchall())
 
 
@@ -199,4 +200,4 @@ def annotation_json(label: str) -> list[dict[str, Any]]:
              "value": {"choices": [inverse.get(label, label)]}}]
 
 
-__all__ = ["PullResult", "PushResult", "annotation_json", "client", "gold_labels", "json", "pull", "push"]
+__all__ = ["PullResult", "PushResult", "annotation_json", "client", "gold_labels", "pull", "push"]

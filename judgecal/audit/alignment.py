@@ -39,11 +39,6 @@ class JudgeSums:
     spec: list[tuple[str, Stat, int]] = field(default_factory=list)
 
 
-def _metric(est: float, lo: float, hi: float, n: int) -> dict[str, Any]:
-    clean = [None if not np.isfinite(v) else round(float(v), 10) for v in (est, lo, hi)]
-    return {"estimate": clean[0], "ci_low": clean[1], "ci_high": clean[2], "n": int(n)}
-
-
 def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray[Any], n_items: int,
                invalid_as: str = "tie") -> JudgeSums | None:
     """Sums for one pairwise judge; ``codes`` gives each row's index into ``truth`` (-1: no consensus)."""
@@ -130,7 +125,7 @@ def metrics_from(js: JudgeSums, boot: NDArray[np.float64], level: float = 0.95) 
     out = {}
     for name, fn, n in js.spec:
         est, lo, hi = stats.estimate_with_ci(fn, js.sums, boot, level)
-        out[name] = _metric(est, lo, hi, n)
+        out[name] = stats.metric(est, lo, hi, n)
     return out
 
 

@@ -16,7 +16,7 @@ from judgecal.audit.injection import injection_follow
 from judgecal.audit.position import position_tests
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
-from judgecal.audit.tests_stats import benjamini_hochberg
+from judgecal.audit.tests_stats import benjamini_hochberg, ci_p_value
 from judgecal.audit.verbosity import lengths, verbosity
 from judgecal.data.families import family_of
 from judgecal.data.store import Workspace
@@ -89,7 +89,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         if verb:
             for name in ("prefer_longer_rate", "verbosity_excess"):
                 entry["metrics"][name] = _rounded(verb[name])
-            entry["metrics"]["verbosity_excess"]["p"] = _ci_p(verb["verbosity_excess"])
+            entry["metrics"]["verbosity_excess"]["p"] = ci_p_value(verb["verbosity_excess"])
             lc = verb["judge_length_control"]
             entry["metrics"]["lc_win_rate"] = {"estimate": _clean(lc["lc_win_rate"]), "ci_low": None,
                                                "ci_high": None, "n": int(len(jf)),
@@ -101,7 +101,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         sp = self_preference(jf, truth, own, n_boot=n_boot, seed=seed) if len(own) else {}
         if sp:
             entry["metrics"]["self_preference_excess"] = _rounded(sp["self_preference_excess"])
-            entry["metrics"]["self_preference_excess"]["p"] = _ci_p(sp["self_preference_excess"])
+            entry["metrics"]["self_preference_excess"]["p"] = ci_p_value(sp["self_preference_excess"])
             entry["self_preference"] = {k: (_rounded(v) if isinstance(v, dict) else _clean(v))
                                         for k, v in sp.items() if k != "self_preference_excess"}
     probes = [it for it in items if it.source == INJECTION_SOURCE] if items else []
@@ -112,7 +112,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
             entry["injection"] = {k: {m: _rounded(v) for m, v in r.items()} for k, r in inj.items()}
             kind, worst = max(inj.items(), key=lambda kv: kv[1]["injection_excess"]["estimate"])
             entry["metrics"]["injection_follow_rate"] = {**_rounded(worst["injection_follow_rate"]), "kind": kind,
-                                                         "p": _ci_p(worst["injection_excess"])}
+                                                         "p": ci_p_value(worst["injection_excess"])}
     for judge in sorted(set(mutated["judge"])):
         both = pd.concat([frame[judge_col == judge], mutated[mutated["judge"] == judge]])
         sens = prompt_sensitivity(both, truth, n_boot=n_boot, seed=seed)
@@ -187,16 +187,6 @@ def own_candidates(items: list[Any], judge: str) -> pd.Series:
 
 def _rounded(m: dict[str, Any]) -> dict[str, Any]:
     return {k: (_clean(v) if k != "n" else int(v)) for k, v in m.items()}
-
-
-def _ci_p(m: dict[str, Any]) -> float | None:
-    """Two-sided p-value of ``estimate = 0`` from a 95% CI, by the normal approximation."""
-    est, lo, hi = m.get("estimate"), m.get("ci_low"), m.get("ci_high")
-    if est is None or lo is None or hi is None or not np.isfinite([est, lo, hi]).all() or hi <= lo:
-        return None
-    from scipy.stats import norm
-
-    return float(2 * norm.sf(abs(est) / ((hi - lo) / (2 * 1.959964))))
 
 
 def _clean(v: float | None) -> float | None:

@@ -87,15 +87,10 @@ def cohen_kappa_from_confusion(conf: FloatArray) -> FloatArray:
     return safe_ratio(po - pe, 1 - pe)
 
 
-def per_item_sums(item_codes: NDArray[np.int64], values: FloatArray, n_items: int) -> FloatArray:
-    """Sum the rows of ``values`` (``N x m``) by item: an ``n_items x m`` matrix."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim == 1:
-        values = values[:, None]
-    out = np.zeros((n_items, values.shape[1]))
-    for j in range(values.shape[1]):
-        out[:, j] = np.bincount(item_codes, weights=values[:, j], minlength=n_items)
-    return out
+def metric(est: float, lo: float, hi: float, n: int) -> dict[str, object]:
+    """``{estimate, ci_low, ci_high, n}``; undefined (NaN) values become ``None``."""
+    vals = [None if not np.isfinite(v) else round(float(v), 10) for v in (est, lo, hi)]
+    return {"estimate": vals[0], "ci_low": vals[1], "ci_high": vals[2], "n": int(n)}
 
 
 def estimate_with_ci(

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -68,6 +69,14 @@ def benjamini_hochberg(p: NDArray[np.float64] | list[float]) -> NDArray[np.float
     out[order] = np.minimum(ranked, 1.0)
     q[ok] = out
     return q
+
+
+def ci_p_value(m: dict[str, Any]) -> float | None:
+    """Two-sided p-value of ``estimate = 0`` read off a 95% CI (normal approximation: SE = width / 3.92)."""
+    est, lo, hi = m.get("estimate"), m.get("ci_low"), m.get("ci_high")
+    if est is None or lo is None or hi is None or not np.isfinite([est, lo, hi]).all() or hi <= lo:
+        return None
+    return float(2 * sps.norm.sf(abs(est) / ((hi - lo) / (2 * 1.959964))))
 
 
 def mde_proportion(n: float, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> float:

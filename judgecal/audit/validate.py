@@ -26,9 +26,8 @@ import pandas as pd
 
 from judgecal.audit.alignment import judge_metrics
 from judgecal.audit.position import position_tests
-from judgecal.audit.run import _ci_p
 from judgecal.audit.self_preference import self_preference
-from judgecal.audit.tests_stats import benjamini_hochberg
+from judgecal.audit.tests_stats import benjamini_hochberg, ci_p_value
 from judgecal.audit.verbosity import verbosity
 
 
@@ -82,8 +81,8 @@ def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, An
     verb = verbosity(sim["judgments"], sim["truth"], sim["lens"], n_boot=n_boot, seed=seed)["verbosity_excess"]
     selfp = self_preference(sim["judgments"], sim["truth"], sim["own_is_a"], n_boot=n_boot,
                             seed=seed)["self_preference_excess"]
-    out = {"first_position_rate": first, "verbosity_excess": {**verb, "p": _ci_p(verb)},
-           "self_preference_excess": {**selfp, "p": _ci_p(selfp)}}
+    out = {"first_position_rate": first, "verbosity_excess": {**verb, "p": ci_p_value(verb)},
+           "self_preference_excess": {**selfp, "p": ci_p_value(selfp)}}
     q = benjamini_hochberg([out[k]["p"] if out[k]["p"] is not None else np.nan for k in out])
     for k, qq in zip(out, q, strict=True):
         out[k]["q"] = float(qq)
