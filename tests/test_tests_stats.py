@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
+import scipy.stats
 import statsmodels.api as sm
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from judgecal.audit import stats
+from judgecal.audit import stats, tests_stats
 from judgecal.audit.tests_stats import (
     bca_ci,
     benjamini_hochberg,
@@ -74,3 +75,35 @@ def test_logistic_glm_matches_statsmodels():
     ref = sm.GLM(y, x, family=sm.families.Binomial()).fit()
     assert beta == pytest.approx(ref.params, abs=1e-8)
     assert np.sqrt(np.diag(cov)) == pytest.approx(ref.bse, abs=1e-8)
+
+
+def test_rank_correlations_hand_computed():
+    # ranks agree except the last two: sum d^2 = 2 -> rho = 1 - 6*2 / (3*8) = 0.5; S = 1 - ... = 1 of 3 pairs
+    rho, _ = tests_stats.spearman([1, 2, 3], [1, 3, 2])
+    tau, _ = tests_stats.kendall_tau_b([1, 2, 3], [1, 3, 2])
+    assert rho == pytest.approx(0.5)
+    assert tau == pytest.approx(1 / 3)
+    assert tests_stats.spearman([1, 2, 3, 4], [4, 3, 2, 1])[0] == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize("n", [5, 40, 700])
+def test_rank_correlations_match_scipy_with_ties(n):
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 5, n).astype(float)
+    y = x + rng.integers(0, 4, n)
+    rho, p = tests_stats.spearman(x, y)
+    ref = scipy.stats.spearmanr(x, y)
+    assert rho == pytest.approx(ref.statistic, abs=1e-12)
+    assert p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+    tau, p = tests_stats.kendall_tau_b(x, y, chunk=7)
+    ref = scipy.stats.kendalltau(x, y, method="asymptotic")
+    assert tau == pytest.approx(ref.statistic, abs=1e-12)
+    assert p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+
+
+def test_rank_correlations_edge_cases():
+    for fn in (tests_stats.spearman, tests_stats.kendall_tau_b):
+        assert all(np.isnan(v) for v in fn([], []))
+        assert all(np.isnan(v) for v in fn([1, 1, 1, 1], [1, 2, 3, 4]))  # constant: undefined, not 0
+    assert np.isnan(tests_stats.spearman([1, 2], [2, 1])[0])  # n < 3
+    assert tests_stats.kendall_tau_b([1, 2], [2, 1])[0] == pytest.approx(-1.0)

@@ -142,5 +142,55 @@ def logistic_glm(x: NDArray[np.float64], y: NDArray[np.float64], weights: NDArra
     return beta, cov
 
 
-__all__ = ["bca_ci", "benjamini_hochberg", "binom_test", "logistic_glm", "mcnemar", "mde_proportion", "safe_ratio",
-           "wilson"]
+def _tie_sums(ranks: NDArray[np.float64]) -> tuple[float, float, float]:
+    """``sum t(t-1)``, ``sum t(t-1)(t-2)`` and ``sum t(t-1)(2t+5)`` over the tie groups of ``ranks``."""
+    _, t = np.unique(ranks, return_counts=True)
+    t = t.astype(np.float64)
+    return float((t * (t - 1)).sum()), float((t * (t - 1) * (t - 2)).sum()), float((t * (t - 1) * (2 * t + 5)).sum())
+
+
+def spearman(x: NDArray[np.float64] | list[float], y: NDArray[np.float64] | list[float]) -> tuple[float, float]:
+    """Spearman's rho (Pearson correlation of average ranks) and its two-sided p-value from
+    ``t = rho sqrt((n-2) / (1-rho^2))`` on ``n-2`` degrees of freedom; ``(nan, nan)`` when ``n < 3``
+    or either variable is constant."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    n = len(x)
+    if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan"), float("nan")
+    rx, ry = sps.rankdata(x) - (n + 1) / 2, sps.rankdata(y) - (n + 1) / 2
+    rho = float(np.clip((rx @ ry) / np.sqrt((rx @ rx) * (ry @ ry)), -1.0, 1.0))
+    if abs(rho) == 1.0:
+        return rho, 0.0
+    t = rho * np.sqrt((n - 2) / (1 - rho * rho))
+    return rho, float(2 * sps.t.sf(abs(t), n - 2))
+
+
+def kendall_tau_b(x: NDArray[np.float64] | list[float], y: NDArray[np.float64] | list[float],
+                  chunk: int = 2048) -> tuple[float, float]:
+    """Kendall's tau-b and its two-sided asymptotic p-value (tie-corrected variance, Kendall 1970).
+
+    ``S = sum_{i<j} sgn(x_i - x_j) sgn(y_i - y_j)`` (computed in row blocks),
+    ``tau_b = S / sqrt((n0 - n1)(n0 - n2))`` with ``n0 = n(n-1)/2`` and ``n1``, ``n2`` the tied pairs;
+    ``(nan, nan)`` when ``n < 2`` or either variable is constant.
+    """
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    n = len(x)
+    if n < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan"), float("nan")
+    s = 0.0
+    for i in range(0, n, chunk):
+        s += float((np.sign(x[i:i + chunk, None] - x[None, :]) * np.sign(y[i:i + chunk, None] - y[None, :])).sum())
+    s /= 2
+    tx1, tx2, tx3 = _tie_sums(x)
+    ty1, ty2, ty3 = _tie_sums(y)
+    n0 = n * (n - 1) / 2
+    tau = float(np.clip(s / np.sqrt((n0 - tx1 / 2) * (n0 - ty1 / 2)), -1.0, 1.0))
+    var = ((n * (n - 1) * (2 * n + 5) - tx3 - ty3) / 18
+           + tx1 * ty1 / (2 * n * (n - 1)))
+    if n > 2:
+        var += tx2 * ty2 / (9 * n * (n - 1) * (n - 2))
+    return tau, float(2 * sps.norm.sf(abs(s) / np.sqrt(var))) if var > 0 else float("nan")
+
+
+__all__ = ["bca_ci", "benjamini_hochberg", "binom_test", "kendall_tau_b", "logistic_glm", "mcnemar", "mde_proportion",
+           "safe_ratio", "spearman", "wilson"]
