@@ -63,7 +63,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _select_items(ws: Any, source: str | None, n: int | None, seed: int) -> list[Any]:
-    items = ws.items(source=source)
+    """Items of ``source`` (probe pairs only when asked for by source), a seeded sample of ``n``."""
+    items = [it for it in ws.items(source=source) if source or not it.source.startswith("probe:")]
     if n is not None and n < len(items):
         items = random.Random(seed).sample(items, n)
     return list(items)
@@ -303,20 +304,25 @@ def cmd_probe(args: argparse.Namespace) -> int:
     """Plan and run a live probe's extra judge calls (cached and resumable like any judging)."""
     from judgecal.aggregate.consensus import compute_consensus
     from judgecal.audit.injection import injected_items
+    from judgecal.audit.padding import padded_items
 
     with _open_ws(args, create=False) as ws:
-        if ws.consensus_frame("ds").empty:
-            compute_consensus(ws, ("ds",))
-        truth = ws.consensus_frame("ds").set_index("item_id")["label"]
-        base = [it for it in _select_items(ws, args.source, None, args.sample_seed) if it.source != "probe:injection"
-                and truth.get(it.item_id) in ("A", "B")]
-        base = base[: args.items] if args.items else base
-        probes = injected_items(base, truth)
+        n = None if args.kind == "injection" else args.items  # the same sample as `judgecal judge --items`
+        base = [it for it in _select_items(ws, args.source, n, args.sample_seed) if not it.source.startswith("probe:")]
+        if args.kind == "injection":
+            if ws.consensus_frame("ds").empty:
+                compute_consensus(ws, ("ds",))
+            truth = ws.consensus_frame("ds").set_index("item_id")["label"]
+            base = [it for it in base if truth.get(it.item_id) in ("A", "B")]
+            base = base[: args.items] if args.items else base
+            probes, what, metric = injected_items(base, truth), "injected", "injection_follow_rate"
+        else:
+            probes, what, metric = padded_items(base), "padded", "pad_pick_rate"
         ws.add_items(probes)
         engine = make_engine(ws, args)
         st = engine.run(engine.plan(base + probes, orders=("AB", "BA"), seed=args.seed))
-        print(f"{args.judge}: {len(probes)} injected pairs over {len(base)} items; {st.done} calls run, "
-              f"{st.cached} cached; `judgecal audit` reports injection_follow_rate")
+        print(f"{args.judge}: {len(probes)} {what} pairs over {len(base)} items; {st.done} calls run, "
+              f"{st.cached} cached; `judgecal audit` reports {metric}")
     return 1 if st.errors else 0
 
 
@@ -426,8 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
     _ws_arg(p)
     p.set_defaults(func=cmd_annotators)
 
-    p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection)")
-    p.add_argument("kind", choices=("injection",))
+    p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection, padding)")
+    p.add_argument("kind", choices=("injection", "padding"))
     p.add_argument("--judge", required=True)
     p.add_argument("--source", help="only items from this source")
     p.add_argument("--items", type=int, help="at most this many base items")

@@ -13,10 +13,13 @@ from judgecal.audit import stats
 from judgecal.audit.alignment import JudgeSums, judge_sums, metrics_from, truth_codes, usage_metrics
 from judgecal.audit.injection import SOURCE as INJECTION_SOURCE
 from judgecal.audit.injection import injection_follow
+from judgecal.audit.instability import instability
+from judgecal.audit.padding import SOURCE as PADDING_SOURCE
+from judgecal.audit.padding import padding_preference
 from judgecal.audit.position import position_tests
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
-from judgecal.audit.tests_stats import benjamini_hochberg, ci_p_value
+from judgecal.audit.tests_stats import benjamini_hochberg, ci_p_value, mde_from_ci
 from judgecal.audit.verbosity import lengths, verbosity
 from judgecal.data.families import family_of
 from judgecal.data.store import Workspace
@@ -46,6 +49,13 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
                       "label_counts": {str(k): int(v) for k, v in truth.value_counts().items()}},
         "judges": {},
     }
+    items = ws.items()
+    probe_of = pd.Series({it.item_id: it.source for it in items if it.source.startswith("probe:")}, dtype=object)
+    # probe pairs (padded, injected copies) only feed their probes
+    is_probe = frame["item_id"].isin(probe_of.index).to_numpy()
+    probe_frame, frame = frame[is_probe], frame[~is_probe]
+    probe_frame = probe_frame[probe_frame["mutation"] == "none"]
+    items = [it for it in items if it.item_id not in probe_of.index]
     # alignment and bias use the unmutated prompt; mutations feed the prompt-sensitivity probe
     mutated = frame[frame["mutation"] != "none"]
     frame = frame[frame["mutation"] == "none"]
@@ -77,8 +87,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         for (judge, js), w in zip(sums.items(), widths, strict=True):
             report["judges"][judge]["metrics"] = metrics_from(js, boot[:, start:start + w], level)
             start += w
-    items = ws.items() if sums else []
-    lens = lengths(items)
+    lens = lengths(items) if sums else pd.DataFrame()
     for judge in sums:
         jf = frame[judge_col == judge]
         entry = report["judges"][judge]
@@ -104,9 +113,25 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
             entry["metrics"]["self_preference_excess"]["p"] = ci_p_value(sp["self_preference_excess"])
             entry["self_preference"] = {k: (_rounded(v) if isinstance(v, dict) else _clean(v))
                                         for k, v in sp.items() if k != "self_preference_excess"}
-    probes = [it for it in items if it.source == INJECTION_SOURCE] if items else []
-    for judge in sums if probes else []:
-        inj = injection_follow(frame[judge_col == judge], probes, n_boot=n_boot, seed=seed)
+    probe_judge = probe_frame["judge"].to_numpy(dtype=str)
+    injected = [it for it in ws.items(ids=probe_of.index[probe_of == INJECTION_SOURCE])] if len(probe_of) else []
+    padded = set(probe_of.index[probe_of == PADDING_SOURCE])
+    for judge in sums:
+        entry = report["judges"][judge]
+        inst = instability(frame[judge_col == judge], n_boot=n_boot, seed=seed, level=level)
+        if inst:
+            entry["instability"] = inst
+            entry["metrics"]["instability_rate"] = {**inst["instability_rate"],
+                                                    "p": ci_p_value(inst["instability_rate"])}
+        pad = padding_preference(probe_frame[probe_judge == judge], padded, n_boot=n_boot, seed=seed,
+                                 level=level) if padded else {}
+        if pad:
+            entry["padding"] = {k: v for k, v in pad.items() if k != "pad_pick_rate"}
+            entry["metrics"]["pad_pick_rate"] = {k: (_clean(v) if k not in ("n",) else v)
+                                                 for k, v in pad["pad_pick_rate"].items()}
+    for judge in sums if injected else []:
+        both = pd.concat([frame[judge_col == judge], probe_frame[probe_judge == judge]])
+        inj = injection_follow(both, injected, n_boot=n_boot, seed=seed)
         if inj:
             entry = report["judges"][judge]
             entry["injection"] = {k: {m: _rounded(v) for m, v in r.items()} for k, r in inj.items()}
@@ -119,8 +144,10 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         if sens and judge in report["judges"]:
             report["judges"][judge]["prompt_sensitivity"] = sens
             worst = max(sens["mutations"].items(), key=lambda kv: kv[1]["flip_rate"]["estimate"])
+            flip = _rounded(worst[1]["flip_rate"])
+            base = report["judges"][judge]["metrics"].get("instability_rate")
             report["judges"][judge]["metrics"]["prompt_flip_rate"] = {
-                **_rounded(worst[1]["flip_rate"]), "mutation": worst[0]}
+                **flip, "mutation": worst[0], "p": excess_p_value(flip, base)}
     add_tests(report, effect_of_interest=effect_of_interest)
     return report
 
@@ -140,8 +167,7 @@ def add_tests(report: dict[str, Any], effect_of_interest: float = 0.05, alpha: f
                 m["p"] = _clean(pos["mcnemar_p"])
                 m["mde"] = _clean(pos["first_position_mde"])
             if metric in ("verbosity_excess", "self_preference_excess") and m.get("p") is not None:
-                # (z_{0.975} + z_{0.8}) * SE, with SE read off the 95% interval
-                m["mde"] = _clean(2.801585 * (m["ci_high"] - m["ci_low"]) / (2 * 1.959964))
+                m["mde"] = _clean(mde_from_ci(m["ci_low"], m["ci_high"]))
             if m["p"] is not None:
                 tested.append((name, metric, m["p"]))
     qs = benjamini_hochberg([p for _, _, p in tested])
@@ -162,12 +188,30 @@ def add_tests(report: dict[str, Any], effect_of_interest: float = 0.05, alpha: f
                 flags.append(f"{flag}:{'more' if (m['estimate'] or 0) > 0 else 'less'}_than_humans")
             elif m and m.get("mde") is not None and m["mde"] > effect_of_interest:
                 flags.append(f"{flag}:underpowered")
+        for metric, flag in (("pad_pick_rate", "verbosity_bias:padding"), ("instability_rate", "unstable"),
+                             ("prompt_flip_rate", "prompt_sensitive")):
+            m = j["metrics"].get(metric)
+            if m and m.get("q") is not None and m["q"] < alpha:
+                flags.append(flag)
         inv = j["metrics"].get("invalid_rate")
         if inv and inv["estimate"] and inv["estimate"] > 0.05:
             flags.append("invalid_rate_above_5pct")
         j["flags"] = flags
     report["settings"]["effect_of_interest"] = effect_of_interest
     report["settings"]["multiple_testing"] = "Benjamini-Hochberg over every tested metric of this report"
+
+
+def excess_p_value(m: dict[str, Any], base: dict[str, Any] | None) -> float | None:
+    """p-value of ``m`` against the baseline metric ``base`` (0 when absent), the two standard errors
+    read off their 95% intervals and combined in quadrature (a prompt flip rate is tested against the
+    judge's own run-to-run instability, which alone makes verdicts differ)."""
+    if base is None or base.get("estimate") is None:
+        return ci_p_value(m)
+    if m.get("estimate") is None or base.get("ci_low") is None or m.get("ci_low") is None:
+        return None
+    half = np.hypot(m["ci_high"] - m["ci_low"], base["ci_high"] - base["ci_low"]) / 2
+    d = m["estimate"] - base["estimate"]
+    return ci_p_value({"estimate": d, "ci_low": d - half, "ci_high": d + half})
 
 
 def own_candidates(items: list[Any], judge: str) -> pd.Series:

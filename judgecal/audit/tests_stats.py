@@ -79,6 +79,14 @@ def ci_p_value(m: dict[str, Any]) -> float | None:
     return float(2 * sps.norm.sf(abs(est) / ((hi - lo) / (2 * 1.959964))))
 
 
+def mde_from_ci(lo: float | None, hi: float | None, alpha: float = 0.05, power: float = 0.8) -> float | None:
+    """Minimum detectable effect ``(z_{1-alpha/2} + z_{power}) SE`` with ``SE`` read off a 95% interval."""
+    if lo is None or hi is None or not np.isfinite([lo, hi]).all():
+        return None
+    z = float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power))
+    return z * (hi - lo) / (2 * 1.959964)
+
+
 def mde_proportion(n: float, p0: float = 0.5, alpha: float = 0.05, power: float = 0.8) -> float:
     """Smallest shift from ``p0`` a two-sided test at level ``alpha`` detects with ``power``."""
     if n <= 0:
@@ -192,5 +200,5 @@ def kendall_tau_b(x: NDArray[np.float64] | list[float], y: NDArray[np.float64] |
     return tau, float(2 * sps.norm.sf(abs(s) / np.sqrt(var))) if var > 0 else float("nan")
 
 
-__all__ = ["bca_ci", "benjamini_hochberg", "binom_test", "kendall_tau_b", "logistic_glm", "mcnemar", "mde_proportion",
+__all__ = ["bca_ci", "benjamini_hochberg", "binom_test", "kendall_tau_b", "logistic_glm", "mcnemar", "mde_from_ci", "mde_proportion",
            "safe_ratio", "spearman", "wilson"]
