@@ -336,7 +336,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"{'ok  ' if c['ok'] else 'FAIL'} {c['scenario']:16s} {c['check']}: {c['estimate']:+.3f} "
               f"[{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}] q={c['q']:.3g}")
     for key, c in res["coverage"].items():
-        print(f"{'ok  ' if c['ok'] else 'FAIL'} coverage {key}: {c['coverage']:.3f} (want 0.93-0.97)")
+        worst = min(c["by_scenario"].items(), key=lambda kv: kv[1])
+        print(f"{'ok  ' if c['ok'] else 'FAIL'} coverage {key}: {c['coverage']:.3f} pooled (want 0.93-0.97), "
+              f"lowest {worst[1]:.3f} ({worst[0]}, want >= 0.90)")
     if args.out:
         Path(args.out).write_text(json.dumps(res, indent=1))
     print("all checks passed" if res["ok"] else "some checks FAILED")

@@ -8,7 +8,8 @@ def test_fast_validation_passes():
     res = validate(n_items=1000, seeds=1, n_boot=600)
     failed = [c for c in res["checks"] if not c["ok"]]
     assert not failed, failed
-    assert len(res["checks"]) == 6  # 3 planted effects + 3 silent metrics at null
+    assert len(res["checks"]) == 14  # 7 planted effects + 7 silent metrics at null
+    assert {c["scenario"] for c in res["checks"]} == {s.name for s in SCENARIOS}
     assert res["ok"]
 
 
@@ -24,3 +25,21 @@ def test_cli_validate(capsys):
     assert main(["validate", "--items", "600", "--n-boot", "400"]) == 0
     out = capsys.readouterr().out
     assert "all checks passed" in out and "planted first_position_rate recovered" in out
+
+
+def test_every_planted_effect_matches_its_closed_form_in_simulation():
+    """The simulated frames themselves, counted by hand, agree with the closed forms."""
+    import numpy as np
+
+    by = {s.name: s for s in SCENARIOS}
+    sim = simulate(by["instability"], 6000, 1)
+    ab = sim["repeats"][sim["repeats"]["order"] == "AB"]
+    r = ab.pivot_table(index="item_id", columns="sample", values="verdict", aggfunc="first")
+    differ = np.mean([(r[a] != r[b]).mean() for a, b in ((0, 1), (0, 2), (1, 2))])
+    assert abs(differ - truths(by["instability"])["instability_rate"]) < 0.015
+    sim = simulate(by["prompt_sensitivity"], 6000, 2)
+    m = sim["mutated"][sim["mutated"]["order"] == "AB"].pivot_table(index="item_id", columns="mutation", values="verdict", aggfunc="first")
+    assert abs((m["m1"] != m["none"]).mean() - truths(by["prompt_sensitivity"])["prompt_flip_rate"]) < 0.015
+    sim = simulate(by["verbosity"], 6000, 3)
+    pads = sim["probes"][sim["probes"]["item_id"].str.endswith("#pad")]
+    assert abs((pads["verdict"] == "B").mean() - truths(by["verbosity"])["pad_pick_rate"]) < 0.015

@@ -1,19 +1,31 @@
 """Validate the probes on a simulated judge with planted, analytically known biases.
 
 The simulated humans pick the truly better response (A or B, each half the time, independent of
-position, length and authorship). The simulated judge, per judgment, with probability ``position``
-picks the response shown first, else with probability ``verbosity`` the longer one, else with
-probability ``self_pref`` its own family's response (when the pair has exactly one), else the truly
-better one with probability ``accuracy`` and a coin flip otherwise. Because the truth is independent
-of order, length and authorship, each planted effect has a closed form when it is the only one:
+position, length and authorship). The simulated judge's base verdict for an item in an order: with
+probability ``position`` the response shown first, else with probability ``verbosity`` the longer
+one, else with probability ``self_pref`` its own family's response (when the pair has exactly one),
+else the truly better one with probability ``accuracy`` and a coin flip otherwise. On top of it,
+each repeated sample is replaced by a coin flip with probability ``instability``, each prompt
+mutation's verdict with probability ``template``; on a pair whose human loser carries an injection
+it picks that response with probability ``injection``, else judges the pair afresh; on a response against its padded copy it
+picks the first shown with probability ``position``, else the padded (longer) one with probability
+``verbosity``, else either at random. Because the truth is independent of order, length and
+authorship, each planted effect has a closed form when it is the only one:
 
 - first_position_rate = 0.5 + position / 2
 - verbosity_excess = verbosity / 2   (the humans prefer the longer response half the time)
+- pad_pick_rate = 0.5 + verbosity / 2
 - self_preference_excess = self_pref / 2
+- instability_rate = instability (1 - instability / 2)   (two repeats differ)
+- prompt_flip_rate = template / 2   (per mutation, against the unmutated prompt)
+- injection_excess = injection (1 - (1 - accuracy) / 2)   (the clean judge picks the loser (1-accuracy)/2)
 
 Fast mode (the test suite): one seed per scenario; every planted effect must be covered by its 95%
 CI and be significant after Benjamini-Hochberg, and the null scenario must stay silent. Slow mode:
-the 95% CIs must cover the truth 93-97% of the time over many seeds.
+each metric's 95% CIs must cover the truth 93-97% of the time over many seeds, pooled over the seven
+scenarios (a window of about +-2% is 1.3 standard errors of one scenario's coverage at 200 seeds, so
+it is checked on the pooled figure), with no single scenario under 90%. A rate whose truth is exactly
+0 (a deterministic judge) has the degenerate interval [0, 0] and is left out of coverage.
 """
 
 from __future__ import annotations
@@ -25,10 +37,18 @@ import numpy as np
 import pandas as pd
 
 from judgecal.audit.alignment import judge_metrics
+from judgecal.audit.injection import injected_items, injection_follow
+from judgecal.audit.instability import instability
+from judgecal.audit.padding import padding_preference
 from judgecal.audit.position import position_tests
 from judgecal.audit.self_preference import self_preference
+from judgecal.audit.sensitivity import prompt_sensitivity
 from judgecal.audit.tests_stats import benjamini_hochberg, ci_p_value
 from judgecal.audit.verbosity import verbosity
+from judgecal.data.records import Candidate, Item
+
+REPEATS = 3
+MUTATIONS = ("m1", "m2")
 
 
 @dataclass(frozen=True)
@@ -37,52 +57,92 @@ class Scenario:
     position: float = 0.0
     verbosity: float = 0.0
     self_pref: float = 0.0
+    instability: float = 0.0
+    template: float = 0.0
+    injection: float = 0.0
     accuracy: float = 0.8
 
 
 SCENARIOS = (Scenario("null"), Scenario("position", position=0.3), Scenario("verbosity", verbosity=0.3),
-             Scenario("self_preference", self_pref=0.3))
+             Scenario("self_preference", self_pref=0.3), Scenario("instability", instability=0.3),
+             Scenario("prompt_sensitivity", template=0.3), Scenario("injection", injection=0.3))
+
+
+def _coin(rng: np.random.Generator, n: int) -> np.ndarray:
+    return np.where(rng.random(n) < 0.5, "A", "B")
 
 
 def simulate(sc: Scenario, n_items: int, seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     ids = np.array([f"s{i}" for i in range(n_items)])
-    truth = rng.choice(np.array(["A", "B"]), n_items)
+    truth = _coin(rng, n_items)
     len_a, len_b = rng.integers(20, 400, n_items), rng.integers(20, 400, n_items)
     # half the items pit the judge's own family against another; own is A or B at random
     has_own = rng.random(n_items) < 0.5
     own_a = rng.random(n_items) < 0.5
-    rows = []
-    for i in range(n_items):
-        longer = "A" if len_a[i] > len_b[i] else "B"
-        for order in ("AB", "BA"):
-            first = "A" if order == "AB" else "B"
-            u = rng.random()
-            if u < sc.position:
-                v = first
-            elif u < sc.position + sc.verbosity:
-                v = longer
-            elif has_own[i] and u < sc.position + sc.verbosity + sc.self_pref:
-                v = "A" if own_a[i] else "B"
-            else:
-                v = truth[i] if rng.random() < sc.accuracy else rng.choice(["A", "B"])
-            rows.append((ids[i], order, v))
-    j = pd.DataFrame(rows, columns=["item_id", "order", "verdict"]).assign(sample=0, mutation="none", status="ok")
-    return {"judgments": j, "truth": pd.Series(truth, index=ids),
+    longer = np.where(len_a > len_b, "A", "B")
+    own = np.where(own_a, "A", "B")
+    frames = []
+
+    def draw(first: str) -> np.ndarray:
+        u = rng.random(n_items)
+        correct = np.where(rng.random(n_items) < sc.accuracy, truth, _coin(rng, n_items))
+        return np.where(u < sc.position, first, np.where(
+            u < sc.position + sc.verbosity, longer, np.where(
+                has_own & (u < sc.position + sc.verbosity + sc.self_pref), own, correct)))
+
+    def noisy(v: np.ndarray) -> np.ndarray:  # every call: a coin flip with probability `instability`
+        return np.where(rng.random(n_items) < sc.instability, _coin(rng, n_items), v)
+
+    for order in ("AB", "BA"):
+        first = "A" if order == "AB" else "B"
+        v = draw(first)
+        for s in range(REPEATS if order == "AB" else 1):
+            vs = noisy(v)
+            frames.append(pd.DataFrame({"item_id": ids, "order": order, "sample": s, "mutation": "none",
+                                        "verdict": vs}))
+        for m in MUTATIONS if order == "AB" else ():
+            vm = noisy(np.where(rng.random(n_items) < sc.template, _coin(rng, n_items), v))
+            frames.append(pd.DataFrame({"item_id": ids, "order": order, "sample": 0, "mutation": m, "verdict": vm}))
+        # injected pairs (judged afresh): the human loser carries the injection
+        loser = np.where(truth == "A", "B", "A")
+        vi = np.where(rng.random(n_items) < sc.injection, loser, noisy(draw(first)))
+        frames.append(pd.DataFrame({"item_id": np.char.add(ids, "#inject-instruction"), "order": order, "sample": 0,
+                                    "mutation": "none", "verdict": vi}))
+        # padded pairs: B is A padded, so B is the longer
+        u = rng.random(n_items)
+        vp = noisy(np.where(u < sc.position, first, np.where(u < sc.position + sc.verbosity, "B", _coin(rng, n_items))))
+        frames.append(pd.DataFrame({"item_id": np.char.add(ids, "#pad"), "order": order, "sample": 0,
+                                    "mutation": "none", "verdict": vp}))
+    allj = pd.concat(frames, ignore_index=True).assign(status="ok")
+    probe = allj["item_id"].str.contains("#", regex=False)
+    plain = allj[~probe & (allj["mutation"] == "none")]
+    return {"judgments": plain[plain["sample"] == 0], "repeats": plain,
+            "mutated": allj[~probe & (allj["sample"] == 0)], "probes": allj[probe],
+            "truth": pd.Series(truth, index=ids),
             "lens": pd.DataFrame({"len_a": len_a, "len_b": len_b}, index=ids),
             "own_is_a": pd.Series(own_a[has_own], index=ids[has_own])}
 
 
 def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, Any]]:
-    """Run the real probes; returns the three tested metrics with estimate, CI and p."""
-    m = judge_metrics(sim["judgments"], sim["truth"], n_boot=n_boot, seed=seed)
-    pos = position_tests(sim["judgments"])
-    first = {**m["first_position_rate"], "p": pos["mcnemar_p"]}
-    verb = verbosity(sim["judgments"], sim["truth"], sim["lens"], n_boot=n_boot, seed=seed)["verbosity_excess"]
-    selfp = self_preference(sim["judgments"], sim["truth"], sim["own_is_a"], n_boot=n_boot,
-                            seed=seed)["self_preference_excess"]
-    out = {"first_position_rate": first, "verbosity_excess": {**verb, "p": ci_p_value(verb)},
-           "self_preference_excess": {**selfp, "p": ci_p_value(selfp)}}
+    """Run the real probes; returns the tested metrics with estimate, CI, p and q."""
+    truth, j = sim["truth"], sim["judgments"]
+    m = judge_metrics(j, truth, n_boot=n_boot, seed=seed)
+    out = {"first_position_rate": {**m["first_position_rate"], "p": position_tests(j)["mcnemar_p"]}}
+    verb = verbosity(j, truth, sim["lens"], n_boot=n_boot, seed=seed)["verbosity_excess"]
+    out["verbosity_excess"] = {**verb, "p": ci_p_value(verb)}
+    pads = sim["probes"][sim["probes"]["item_id"].str.endswith("#pad")]
+    out["pad_pick_rate"] = padding_preference(pads, set(pads["item_id"]), n_boot=n_boot, seed=seed)["pad_pick_rate"]
+    selfp = self_preference(j, truth, sim["own_is_a"], n_boot=n_boot, seed=seed)["self_preference_excess"]
+    out["self_preference_excess"] = {**selfp, "p": ci_p_value(selfp)}
+    inst = instability(sim["repeats"], n_boot=n_boot, seed=seed)["instability_rate"]
+    out["instability_rate"] = {**inst, "p": ci_p_value(inst)}
+    flip = prompt_sensitivity(sim["mutated"], n_boot=n_boot, seed=seed)["mutations"][MUTATIONS[0]]["flip_rate"]
+    out["prompt_flip_rate"] = {**flip, "p": ci_p_value(flip)}
+    base = [Item(i, "", [Candidate("a"), Candidate("b")]) for i in truth.index]
+    inj = injection_follow(pd.concat([j, sim["probes"]]), injected_items(base, truth, kinds=("instruction",)),
+                           n_boot=n_boot, seed=seed)["instruction"]["injection_excess"]
+    out["injection_excess"] = {**inj, "p": ci_p_value(inj)}
     q = benjamini_hochberg([out[k]["p"] if out[k]["p"] is not None else np.nan for k in out])
     for k, qq in zip(out, q, strict=True):
         out[k]["q"] = float(qq)
@@ -90,11 +150,20 @@ def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, An
 
 
 def truths(sc: Scenario) -> dict[str, float]:
-    return {"first_position_rate": 0.5 + sc.position / 2, "verbosity_excess": sc.verbosity / 2,
-            "self_preference_excess": sc.self_pref / 2}
+    """Closed forms; those of a single planted effect hold whatever ``instability`` is."""
+    u, t = sc.instability, sc.template
+    r = 1 - (1 - t) * (1 - u)  # a mutated call is a coin flip with probability r
+    loser = (1 - sc.accuracy) / 2 * (1 - u / 2) + (1 - (1 - sc.accuracy) / 2) * u / 2  # clean judge picks the loser
+    return {"first_position_rate": 0.5 + sc.position / 2 * (1 - u), "verbosity_excess": sc.verbosity / 2 * (1 - u),
+            "pad_pick_rate": 0.5 + sc.verbosity / 2 * (1 - u), "self_preference_excess": sc.self_pref / 2 * (1 - u),
+            "instability_rate": u * (1 - u / 2), "prompt_flip_rate": (1 - u / 2) * r / 2 + u / 2 * (1 - r / 2),
+            "injection_excess": sc.injection * (1 - loser)}
 
 
-PLANTED = {"position": "first_position_rate", "verbosity": "verbosity_excess", "self_preference": "self_preference_excess"}
+PLANTED = {"position": ("first_position_rate",), "verbosity": ("verbosity_excess", "pad_pick_rate"),
+           "self_preference": ("self_preference_excess",), "instability": ("instability_rate",),
+           "prompt_sensitivity": ("prompt_flip_rate",), "injection": ("injection_excess",)}
+BOUNDARY = ("instability_rate", "prompt_flip_rate")  # rates whose null value 0 is a boundary
 
 
 def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: float = 0.05) -> dict[str, Any]:
@@ -107,15 +176,15 @@ def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: flo
             out = probe(simulate(sc, n_items, 1000 * s + len(sc.name)), n_boot, s)
             for metric, r in out.items():
                 covered = r["ci_low"] <= truth[metric] <= r["ci_high"]
-                hits.setdefault(f"{sc.name}:{metric}", []).append(bool(covered))
+                if not (metric in BOUNDARY and truth[metric] == 0):
+                    hits.setdefault(f"{sc.name}:{metric}", []).append(bool(covered))
                 if s > 0:
                     continue
-                planted_here = PLANTED.get(sc.name) == metric
-                if planted_here:
+                if metric in PLANTED.get(sc.name, ()):
                     ok = covered and r["q"] < alpha
                     what = f"planted {metric} recovered (truth {truth[metric]:.3f}) and significant"
                 elif sc.name == "null":
-                    ok = r["q"] >= alpha
+                    ok = not r["q"] < alpha  # NaN: untestable, e.g. a rate of exactly 0
                     what = f"no {metric} effect reported at null"
                 else:
                     continue
@@ -123,8 +192,11 @@ def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: flo
                                           "estimate": r["estimate"], "ci": [r["ci_low"], r["ci_high"]],
                                           "q": r["q"]})
     if seeds > 1:
-        for key, h in hits.items():
-            rate = float(np.mean(h))
-            results["coverage"][key] = {"coverage": rate, "ok": bool(0.93 <= rate <= 0.97)}
+        for metric in truths(SCENARIOS[0]):
+            pooled = [h for key, h in hits.items() if key.endswith(f":{metric}")]
+            per = {key.split(":")[0]: float(np.mean(h)) for key, h in hits.items() if key.endswith(f":{metric}")}
+            rate = float(np.mean(np.concatenate(pooled)))
+            results["coverage"][metric] = {"coverage": rate, "by_scenario": per,
+                                           "ok": bool(0.93 <= rate <= 0.97 and min(per.values()) >= 0.90)}
     results["ok"] = all(c["ok"] for c in results["checks"]) and all(c["ok"] for c in results["coverage"].values())
     return results
