@@ -20,7 +20,7 @@ from judgecal.audit.position import position_tests
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
 from judgecal.audit.tests_stats import benjamini_hochberg, ci_p_value, mde_from_ci
-from judgecal.audit.verbosity import lengths, verbosity
+from judgecal.audit.verbosity import verbosity
 from judgecal.data.families import family_of
 from judgecal.data.store import Workspace
 
@@ -49,13 +49,13 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
                       "label_counts": {str(k): int(v) for k, v in truth.value_counts().items()}},
         "judges": {},
     }
-    items = ws.items()
-    probe_of = pd.Series({it.item_id: it.source for it in items if it.source.startswith("probe:")}, dtype=object)
+    facts = ws.item_facts()
+    probe_of = facts["source"][facts["source"].str.startswith("probe:")]
     # probe pairs (padded, injected copies) only feed their probes
     is_probe = frame["item_id"].isin(probe_of.index).to_numpy()
     probe_frame, frame = frame[is_probe], frame[~is_probe]
     probe_frame = probe_frame[probe_frame["mutation"] == "none"]
-    items = [it for it in items if it.item_id not in probe_of.index]
+    pairs = facts[(facts["task"] == "pairwise") & (facts["n_candidates"] == 2)].drop(probe_of.index)
     # alignment and bias use the unmutated prompt; mutations feed the prompt-sensitivity probe
     mutated = frame[frame["mutation"] != "none"]
     frame = frame[frame["mutation"] == "none"]
@@ -87,7 +87,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         for (judge, js), w in zip(sums.items(), widths, strict=True):
             report["judges"][judge]["metrics"] = metrics_from(js, boot[:, start:start + w], level)
             start += w
-    lens = lengths(items) if sums else pd.DataFrame()
+    lens = pairs[["len_a", "len_b"]]
     for judge in sums:
         jf = frame[judge_col == judge]
         entry = report["judges"][judge]
@@ -106,7 +106,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
                                                "length_coef": _clean(lc["length_coef"]), "p": _clean(lc["length_coef_p"])}
             entry["verbosity"] = {"human_prefer_longer_rate": _rounded(verb["human_prefer_longer_rate"]),
                                   "human_length_control": {k: _clean(v) for k, v in verb["human_length_control"].items()}}
-        own = own_candidates(items, judge)
+        own = own_candidates(pairs, judge)
         sp = self_preference(jf, truth, own, n_boot=n_boot, seed=seed) if len(own) else {}
         if sp:
             entry["metrics"]["self_preference_excess"] = _rounded(sp["self_preference_excess"])
@@ -114,7 +114,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
             entry["self_preference"] = {k: (_rounded(v) if isinstance(v, dict) else _clean(v))
                                         for k, v in sp.items() if k != "self_preference_excess"}
     probe_judge = probe_frame["judge"].to_numpy(dtype=str)
-    injected = [it for it in ws.items(ids=probe_of.index[probe_of == INJECTION_SOURCE])] if len(probe_of) else []
+    injected = ws.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
     padded = set(probe_of.index[probe_of == PADDING_SOURCE])
     for judge in sums:
         entry = report["judges"][judge]
@@ -214,19 +214,15 @@ def excess_p_value(m: dict[str, Any], base: dict[str, Any] | None) -> float | No
     return ci_p_value({"estimate": d, "ci_low": d - half, "ci_high": d + half})
 
 
-def own_candidates(items: list[Any], judge: str) -> pd.Series:
-    """item_id -> whether candidate A is the judge's own family (items with exactly one own candidate)."""
+def own_candidates(pairs: pd.DataFrame, judge: str) -> pd.Series:
+    """item_id -> whether candidate A is the judge's own family, over the pairs (``Workspace.item_facts``)
+    with exactly one own candidate."""
     fam = family_of(judge.rsplit("/", 1)[-1])
     if fam is None:
         return pd.Series(dtype=bool)
-    own = {}
-    for it in items:
-        if it.task != "pairwise" or len(it.candidates) != 2:
-            continue
-        mine = [c.family == fam for c in it.candidates]
-        if sum(mine) == 1:
-            own[it.item_id] = mine[0]
-    return pd.Series(own, dtype=bool)
+    mine_a, mine_b = (pairs["family_a"] == fam).to_numpy(), (pairs["family_b"] == fam).to_numpy()
+    one = mine_a != mine_b
+    return pd.Series(mine_a[one], index=pairs.index[one], dtype=bool)
 
 
 def _rounded(m: dict[str, Any]) -> dict[str, Any]:

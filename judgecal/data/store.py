@@ -152,6 +152,21 @@ class Workspace:
             out = [it for it in out if it.item_id in wanted]
         return out
 
+    def item_facts(self) -> pd.DataFrame:
+        """One row per item: source, task, the word lengths and families of its first two candidates.
+
+        Streamed from SQLite, so an audit never holds every response text at once.
+        """
+        q = ("SELECT item_id, source, task, json_extract(data, '$.candidates[0].text'), "
+             "json_extract(data, '$.candidates[1].text'), json_extract(data, '$.candidates[0].family'), "
+             "json_extract(data, '$.candidates[1].family'), json_array_length(data, '$.candidates') "
+             "FROM items ORDER BY rowid")
+        rows = [(i, src, task, len(str(a).split()) if a is not None else 0,
+                 len(str(b).split()) if b is not None else 0, fa, fb, n)
+                for i, src, task, a, b, fa, fb, n in self.conn.execute(q)]
+        return pd.DataFrame(rows, columns=["item_id", "source", "task", "len_a", "len_b", "family_a", "family_b",
+                                           "n_candidates"]).set_index("item_id")
+
     def sources(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT source FROM items ORDER BY source")]
 
