@@ -62,6 +62,7 @@ bench: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
 	$(PY) benchmarks/bench_demo.py | tee benchmarks/results/demo.json
 	$(PY) benchmarks/bench_ds.py | tee benchmarks/results/dawid_skene.json
 	$(PY) benchmarks/bench_labelstudio.py | tee benchmarks/results/labelstudio.json
+	$(PY) benchmarks/bench_peer.py --out benchmarks/results/peer.json
 
 clean:
 	rm -rf demo-workspace .pytest_cache .mypy_cache .ruff_cache

@@ -215,6 +215,9 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int) -> 
     from judgecal.report.write import write_report
 
     if ws.consensus_frame(consensus).empty:
+        if consensus not in ("ds", "mv", "onecoin", "glad"):
+            raise UsageError(f"no consensus '{consensus}' in this workspace (methods there: "
+                             f"{', '.join(sorted(set(ws.consensus_frame()['method']))) or 'none'})")
         compute_consensus(ws, (consensus,))
     report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot)
     js, html = write_report(report, out)
@@ -399,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("audit", help="audit every judge against the human consensus")
     p.add_argument("--out", help="folder for audit.json and audit.html (default: <workspace>/reports)")
-    p.add_argument("--consensus", choices=("ds", "mv"), default="ds")
+    p.add_argument("--consensus", default="ds", help="consensus method: ds, mv, onecoin, glad (computed when "
+                   "missing) or any other method stored in the workspace, e.g. gold")
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
     p.add_argument("--n-boot", type=int, default=2000)
     _ws_arg(p)

@@ -37,7 +37,8 @@ def prompt_sensitivity(judgments: pd.DataFrame, truth: pd.Series | None = None, 
         est, lo, hi = stats.estimate_with_ci(lambda m: stats.safe_ratio(m[:, 0], m[:, 1]), sums,
                                              stats.bootstrap_sums(sums, n_boot, seed))
         out["mutations"][str(mut)] = {"flip_rate": {"estimate": est, "ci_low": lo, "ci_high": hi, "n": int(len(both))}}
-    raters = j.drop_duplicates([*key, "mutation"]).assign(
+    mutated_units = j.loc[j["mutation"] != "none", key].drop_duplicates()
+    raters = j.merge(mutated_units, on=key).drop_duplicates([*key, "mutation"]).assign(
         unit=lambda d: d["item_id"] + "|" + d["order"] + "|" + d["sample"].astype(str))
     out["fleiss_kappa_across_templates"] = fleiss_kappa(
         raters.rename(columns={"mutation": "annotator", "verdict": "label"})[["unit", "annotator", "label"]]
