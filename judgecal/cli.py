@@ -210,7 +210,6 @@ def cmd_annotators(args: argparse.Namespace) -> int:
 
 
 def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int) -> tuple[dict[str, Any], Path, Path]:
-    from judgecal.aggregate.consensus import compute_consensus
     from judgecal.audit.run import run_audit
     from judgecal.report.write import write_report
 
@@ -218,6 +217,8 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int) -> 
         if consensus not in ("ds", "mv", "onecoin", "glad"):
             raise UsageError(f"no consensus '{consensus}' in this workspace (methods there: "
                              f"{', '.join(sorted(set(ws.consensus_frame()['method']))) or 'none'})")
+        from judgecal.aggregate.consensus import compute_consensus
+
         compute_consensus(ws, (consensus,))
     report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot)
     js, html = write_report(report, out)
@@ -477,6 +478,20 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _return_large_frees_to_the_os() -> None:
+    """Make glibc serve every allocation over 128 KiB by mmap, so a freed array leaves the process
+    (glibc otherwise raises that threshold after the first large free and keeps later arrays on the
+    heap, where an audit's transient arrays add up to hundreds of MB of resident memory)."""
+    import contextlib
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if sys.platform.startswith("linux") and name:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(name).mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
+
+
 def main(argv: list[str] | None = None) -> int:
     from judgecal.annotation.server import LabelStudioError
     from judgecal.data.importers import ImportValidationError
@@ -487,6 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     from judgecal.judges.rubric import RubricError
 
     args = build_parser().parse_args(argv)
+    _return_large_frees_to_the_os()
     try:
         return int(args.func(args))
     except (ImportValidationError, DatasetError, WorkspaceError, UnknownJudgeError, RubricError, BackendError,

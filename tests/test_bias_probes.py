@@ -129,6 +129,20 @@ def test_lc_win_rate_matches_a_statsmodels_glm():
     assert res["raw_win_rate_a"] == pytest.approx(win.mean())
 
 
+def test_lc_win_rate_on_per_item_sums_equals_the_per_judgment_fit():
+    from judgecal.audit.verbosity import lc_win_rate
+
+    rng = np.random.default_rng(1)
+    item_diff = rng.normal(0, 40, 300)
+    reps = rng.integers(1, 6, 300)  # judgments per item
+    diff = np.repeat(item_diff, reps)
+    win = rng.choice([0.0, 0.5, 1.0], len(diff), p=[0.4, 0.1, 0.5])
+    item = np.repeat(np.arange(300), reps)
+    grouped = lc_win_rate(np.bincount(item, weights=win), item_diff, reps)
+    for key, value in lc_win_rate(win, diff).items():
+        assert grouped[key] == pytest.approx(value, rel=1e-9, abs=1e-12)
+
+
 def test_planted_verbosity_bias_against_unbiased_humans():
     from judgecal.audit.verbosity import verbosity
 

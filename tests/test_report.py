@@ -63,6 +63,20 @@ def test_html_is_self_contained_and_escaped(report_dir):
     assert "<svg" in html
 
 
+def test_html_report_card_lists_every_metric_with_p_and_q(report_dir):
+    out, judge = report_dir
+    rep = json.loads((out / "audit.json").read_text())
+    html = (out / "audit.html").read_text()
+    card = html.split("<h2>Report card</h2>", 1)[1].split("<h2>Plots</h2>", 1)[0]
+    rows = re.findall(r"<tr><td class='name'>([^<]+)</td>", card)
+    assert rows == list(rep["judges"][judge]["metrics"])
+    first = rep["judges"][judge]["metrics"]["first_position_rate"]
+    row = re.search(r"<tr><td class='name'>first_position_rate</td>(.*?)</tr>", card).group(1)
+    cells = re.findall(r"<td>([^<]*)</td>", row)
+    assert cells[0] == f"{first['estimate']:.3f}" and cells[2] == str(first["n"])
+    assert cells[4] != "–" and cells[5] != "–"  # tested: p and q are shown
+
+
 def test_empty_workspace_gives_an_empty_but_valid_report(tmp_path):
     ws = Workspace(tmp_path / "ws")
     rep = run_audit(ws, n_boot=10)

@@ -63,3 +63,20 @@ def test_export_round_trip(tmp_path, suffix):
     assert sorted(df["verdict"]) == ["A", "tie"]
     with pytest.raises(ValueError):
         ws.export("judgments", tmp_path / "j.xlsx")
+
+
+def test_compact_frame_holds_the_same_judgments(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    rows = [Judgment(key=f"k{i}", item_id=f"i{i % 7}", judge=f"t/j{i % 2}", spec_hash="s", order="AB" if i % 3 else "BA",
+                     sample=i % 4, verdict=[None, "A", "B", "tie", "invalid"][i % 5], p_a=None if i % 2 else 0.25,
+                     prompt_tokens=None if i == 3 else i, latency_s=0.1 * i) for i in range(45)]
+    ws.add_judgments(rows)
+    cols = ["item_id", "judge", "order", "sample", "verdict", "p_a", "prompt_tokens", "latency_s"]
+    plain = ws.judgments_frame(columns=cols)
+    compact = ws.judgments_frame(columns=cols, compact=True)
+    assert isinstance(compact["item_id"].dtype, pd.CategoricalDtype) and compact["item_id"].nunique() == 7
+    for col in cols:
+        a = plain[col].astype(object).where(plain[col].notna(), None).tolist()
+        b = compact[col].astype(object).where(compact[col].notna(), None).tolist()
+        assert a == b, col
+    assert ws.judgments_frame(columns=cols, compact=True, judge="t/j0").shape == (23, len(cols))

@@ -27,10 +27,10 @@ from judgecal.audit import stats
 
 def count_matrix(df: pd.DataFrame) -> tuple[NDArray[np.float64], pd.Index, pd.Index]:
     """Items x labels matrix of how many annotators gave each label."""
-    items, i_codes = np.unique(df["item_id"].to_numpy(dtype=str), return_inverse=True)
-    labels, l_codes = np.unique(df["label"].to_numpy(dtype=str), return_inverse=True)
-    counts = np.zeros((len(items), len(labels)))
-    np.add.at(counts, (i_codes, l_codes), 1.0)
+    i_codes, items = pd.factorize(df["item_id"], sort=True)
+    l_codes, labels = pd.factorize(df["label"], sort=True)
+    k = len(labels)
+    counts = np.bincount(i_codes * k + l_codes, minlength=len(items) * k).reshape(len(items), k).astype(np.float64)
     return counts, pd.Index(items), pd.Index(labels)
 
 

@@ -47,19 +47,21 @@ def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray
         return None
     j = judgments[keep]
     code = codes[keep]
-    verdict = j["verdict"].to_numpy(dtype=str)
+    # object arrays of shared strings (8 bytes a row), codes where possible
+    verdict = j["verdict"].to_numpy(dtype=object)
     pred = np.where(verdict == "invalid", "tie" if invalid_as == "tie" else "invalid", verdict)
-    true = truth[code].astype(str)
-    classes = np.array(sorted(set(LABELS) | set(np.unique(pred)) | set(np.unique(true))))
+    true = np.asarray(truth, dtype=object)[code]
+    classes = pd.Index(sorted({str(c) for c in (*LABELS, *pd.unique(pred), *pd.unique(true))}))
     k = len(classes)
-    t_code, p_code = np.searchsorted(classes, true), np.searchsorted(classes, pred)
-    order = j["order"].to_numpy(dtype=str)
+    t_code, p_code = classes.get_indexer(pd.Index(true)), classes.get_indexer(pd.Index(pred))
+    order = j["order"].to_numpy(dtype=object)
     is_ab, is_ba = order == "AB", order == "BA"
-    correct = (pred == true).astype(float)
-    invalid = (j["status"].to_numpy(dtype=str) != "ok").astype(float)
+    del order
+    correct = (t_code == p_code).astype(float)
+    invalid = (j["status"].to_numpy(dtype=object) != "ok").astype(float)
 
     # Pair the two orders of the same (item, sample, mutation) by an integer key.
-    mut = pd.factorize(j["mutation"].to_numpy(dtype=str))[0]
+    mut = pd.factorize(j["mutation"])[0]
     sample = j["sample"].to_numpy(dtype=np.int64)
     key = (code.astype(np.int64) * (sample.max() + 1) + sample) * (mut.max() + 1) + mut
     first_ab = pd.Series(np.flatnonzero(is_ab), index=key[is_ab])
@@ -81,15 +83,16 @@ def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray
     decisive = np.isin(verdict, ("A", "B")) & in_pair
     picked_first = ((verdict == "A") & is_ab) | ((verdict == "B") & is_ba)
 
-    cols = [correct, np.ones(n), invalid, correct * is_ab, is_ab.astype(float), correct * is_ba,
-            is_ba.astype(float), same, pair, both_correct, (picked_first & decisive).astype(float),
-            decisive.astype(float), flip, dec_pair]
-    names = ["correct", "one", "invalid", "correct_ab", "n_ab", "correct_ba", "n_ba", "same", "pair",
-             "both_correct", "first", "decisive", "flip", "dec_pair"]
+    cols = {"correct": lambda: correct, "one": lambda: None, "invalid": lambda: invalid,
+            "correct_ab": lambda: correct * is_ab, "n_ab": lambda: is_ab, "correct_ba": lambda: correct * is_ba,
+            "n_ba": lambda: is_ba, "same": lambda: same, "pair": lambda: pair, "both_correct": lambda: both_correct,
+            "first": lambda: picked_first & decisive, "decisive": lambda: decisive, "flip": lambda: flip,
+            "dec_pair": lambda: dec_pair}
+    names = list(cols)
     at = {c: i for i, c in enumerate(names)}
     sums = np.zeros((n_items, len(names) + k * k))
-    for c, values in enumerate(cols):
-        sums[:, c] = np.bincount(code, weights=values, minlength=n_items)
+    for c, values in enumerate(cols.values()):  # one weight vector alive at a time
+        sums[:, c] = np.bincount(code, weights=values(), minlength=n_items)
     cell = t_code * k + p_code
     conf = np.bincount(code * (k * k) + cell, minlength=n_items * k * k).reshape(n_items, k * k)
     sums[:, len(names):] = conf
@@ -131,7 +134,11 @@ def metrics_from(js: JudgeSums, boot: NDArray[np.float64], level: float = 0.95) 
 
 def truth_codes(item_ids: pd.Series, truth: pd.Series) -> NDArray[np.int64]:
     """Each judgment's index into ``truth`` (-1 for items without a consensus label)."""
-    return np.asarray(pd.Index(truth.index).get_indexer(item_ids.to_numpy()), dtype=np.int64)
+    index = pd.Index(truth.index)
+    if isinstance(item_ids.dtype, pd.CategoricalDtype):  # map the categories once, not every row
+        per_category = np.append(index.get_indexer(item_ids.cat.categories), -1)
+        return np.asarray(per_category[item_ids.cat.codes.to_numpy()], dtype=np.int64)
+    return np.asarray(index.get_indexer(item_ids.to_numpy()), dtype=np.int64)
 
 
 def judge_metrics(

@@ -57,8 +57,8 @@ def padding_preference(judgments: pd.DataFrame, probe_ids: set[str] | pd.Index, 
     j = judgments[judgments["item_id"].isin(probe_ids) & judgments["verdict"].isin(["A", "B", "tie"])]
     if j.empty:
         return {}
-    items, codes = np.unique(j["item_id"].to_numpy(dtype=str), return_inverse=True)
-    v = j["verdict"].to_numpy(dtype=str)
+    codes, items = stats.item_codes(j["item_id"])
+    v = j["verdict"].to_numpy(dtype=object)
     cols = [(v == "B"), np.isin(v, ["A", "B"]), (v == "tie"), np.ones(len(v), dtype=bool)]
     sums = np.column_stack([np.bincount(codes, weights=c.astype(np.float64), minlength=len(items))
                             for c in cols]).astype(np.float64)

@@ -38,7 +38,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
     """
     cons = ws.consensus_frame(consensus)
     truth = pd.Series(cons["label"].to_numpy(dtype=str), index=cons["item_id"].to_numpy(dtype=str))
-    frame = ws.judgments_frame(columns=COLUMNS)
+    frame = ws.judgments_frame(columns=COLUMNS, compact=True)
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "judgecal_version": __version__,
@@ -60,8 +60,8 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
     mutated = frame[frame["mutation"] != "none"]
     frame = frame[frame["mutation"] == "none"]
     codes_all = truth_codes(frame["item_id"], truth)
-    judge_col = frame["judge"].to_numpy(dtype=str)
-    names = judges or sorted(set(judge_col))
+    judge_col = frame["judge"].to_numpy(dtype=object)  # shared strings: 8 bytes a row
+    names = judges or sorted({str(j) for j in set(judge_col)})
     sums: dict[str, JudgeSums] = {}
     for judge in names:
         mask = judge_col == judge
@@ -113,7 +113,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
             entry["metrics"]["self_preference_excess"]["p"] = ci_p_value(sp["self_preference_excess"])
             entry["self_preference"] = {k: (_rounded(v) if isinstance(v, dict) else _clean(v))
                                         for k, v in sp.items() if k != "self_preference_excess"}
-    probe_judge = probe_frame["judge"].to_numpy(dtype=str)
+    probe_judge = probe_frame["judge"].to_numpy(dtype=object)
     injected = ws.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
     padded = set(probe_of.index[probe_of == PADDING_SOURCE])
     for judge in sums:
@@ -138,9 +138,13 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
             kind, worst = max(inj.items(), key=lambda kv: kv[1]["injection_excess"]["estimate"])
             entry["metrics"]["injection_follow_rate"] = {**_rounded(worst["injection_follow_rate"]), "kind": kind,
                                                          "p": ci_p_value(worst["injection_excess"])}
+    cols = ["item_id", "order", "sample", "mutation", "verdict"]
     for judge in sorted(set(mutated["judge"])):
-        both = pd.concat([frame[judge_col == judge], mutated[mutated["judge"] == judge]])
-        sens = prompt_sensitivity(both, truth, n_boot=n_boot, seed=seed)
+        mj = mutated.loc[mutated["judge"] == judge, cols]
+        # the unmutated calls of the same (item, order, sample) only
+        plain = frame.loc[(judge_col == judge) & frame["item_id"].isin(mj["item_id"].unique()).to_numpy(), cols]
+        sens = prompt_sensitivity(pd.concat([plain, mj], ignore_index=True), truth, n_boot=n_boot, seed=seed)
+        del mj, plain
         if sens and judge in report["judges"]:
             report["judges"][judge]["prompt_sensitivity"] = sens
             worst = max(sens["mutations"].items(), key=lambda kv: kv[1]["flip_rate"]["estimate"])

@@ -30,7 +30,7 @@ def self_preference(judgments: pd.DataFrame, truth: pd.Series, own_is_a: pd.Seri
     j = j[j["verdict"].isin(["A", "B", "tie"])]
     if j.empty:
         return {}
-    items, codes = np.unique(j["item_id"].to_numpy(dtype=str), return_inverse=True)
+    codes, items = stats.item_codes(j["item_id"])
     own_a = own_is_a.reindex(items).to_numpy(dtype=bool)
     judge_win_a = j["verdict"].map(WIN).to_numpy(dtype=float)
     judge_win = np.where(own_a[codes], judge_win_a, 1 - judge_win_a)

@@ -12,9 +12,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from judgecal.aggregate.agreement import fleiss_kappa
 from judgecal.audit import stats
+from judgecal.audit.alignment import truth_codes
 
 
 def prompt_sensitivity(judgments: pd.DataFrame, truth: pd.Series | None = None, *, n_boot: int = 2000,
@@ -22,34 +24,44 @@ def prompt_sensitivity(judgments: pd.DataFrame, truth: pd.Series | None = None, 
     j = judgments[judgments["verdict"].notna()]
     if j.empty or "none" not in set(j["mutation"]) or j["mutation"].nunique() < 2:
         return {}
-    key = ["item_id", "order", "sample"]
-    base = j[j["mutation"] == "none"].drop_duplicates(key).set_index(key)["verdict"]
+    # integer codes throughout: unit = (item, order, sample); one verdict per (unit, mutation)
+    unit: NDArray[Any] = j.groupby(["item_id", "order", "sample"], observed=True, sort=False).ngroup().to_numpy()
+    codes, uniques = pd.factorize(j["mutation"])
+    mut_names = np.asarray(uniques, dtype=object)
+    mut: NDArray[Any] = np.asarray(codes)
+    # only the units (item, order, sample) judged under some mutation
+    mutated = np.zeros(int(unit.max()) + 1, dtype=bool)
+    mutated[unit[mut_names[mut] != "none"]] = True
+    j, unit, mut = j[mutated[unit]], unit[mutated[unit]], mut[mutated[unit]]
+    verdict: NDArray[Any] = np.asarray(pd.factorize(j["verdict"])[0])
+    item: NDArray[Any] = np.asarray(pd.factorize(j["item_id"])[0])
+    none = int(np.flatnonzero(mut_names == "none")[0])
+    first = np.unique(unit.astype(np.int64) * len(mut_names) + mut, return_index=True)[1]
+    unit, mut, verdict, item = (np.asarray(a)[first] for a in (unit, mut, verdict, item))
+    base = np.full(int(unit.max()) + 1, -1)
+    base[unit[mut == none]] = verdict[mut == none]
     out: dict[str, Any] = {"mutations": {}}
-    for mut, grp in j[j["mutation"] != "none"].groupby("mutation"):
-        verdicts = grp.drop_duplicates(key).set_index(key)["verdict"]
-        both = verdicts.index.intersection(base.index)
-        if not len(both):
+    for m, name in enumerate(mut_names):
+        rows = np.flatnonzero((mut == m) & (base[unit] >= 0)) if m != none else np.zeros(0, dtype=np.int64)
+        if not len(rows):
             continue
-        flips = (verdicts.reindex(both) != base.reindex(both)).to_numpy(dtype=float)
-        items, codes = np.unique(both.get_level_values("item_id").to_numpy(dtype=str), return_inverse=True)
-        sums = np.column_stack([np.bincount(codes, weights=flips, minlength=len(items)),
-                                np.bincount(codes, minlength=len(items))]).astype(np.float64)
-        est, lo, hi = stats.estimate_with_ci(lambda m: stats.safe_ratio(m[:, 0], m[:, 1]), sums,
+        flips = (verdict[rows] != base[unit[rows]]).astype(np.float64)
+        _, codes = np.unique(item[rows], return_inverse=True)
+        sums = np.column_stack([np.bincount(codes, weights=flips), np.bincount(codes)]).astype(np.float64)
+        est, lo, hi = stats.estimate_with_ci(lambda x: stats.safe_ratio(x[:, 0], x[:, 1]), sums,
                                              stats.bootstrap_sums(sums, n_boot, seed))
-        out["mutations"][str(mut)] = {"flip_rate": {"estimate": est, "ci_low": lo, "ci_high": hi, "n": int(len(both))}}
-    mutated_units = j.loc[j["mutation"] != "none", key].drop_duplicates()
-    raters = j.merge(mutated_units, on=key).drop_duplicates([*key, "mutation"]).assign(
-        unit=lambda d: d["item_id"] + "|" + d["order"] + "|" + d["sample"].astype(str))
+        out["mutations"][str(name)] = {"flip_rate": {"estimate": est, "ci_low": lo, "ci_high": hi,
+                                                     "n": int(len(rows))}}
     out["fleiss_kappa_across_templates"] = fleiss_kappa(
-        raters.rename(columns={"mutation": "annotator", "verdict": "label"})[["unit", "annotator", "label"]]
-        .rename(columns={"unit": "item_id"}), n_boot, seed)
+        pd.DataFrame({"item_id": unit, "annotator": mut, "label": verdict}), n_boot, seed)
     if truth is not None and len(truth):
-        acc = {}
-        for mut, grp in j.groupby("mutation"):
-            known = grp[grp["item_id"].isin(truth.index)]
-            if len(known):
-                pred = known["verdict"].replace({"invalid": "tie"}).to_numpy(dtype=str)
-                acc[str(mut)] = float((pred == truth.reindex(known["item_id"]).to_numpy(dtype=str)).mean())
+        t = truth_codes(j["item_id"], truth)[first]
+        known = t >= 0
+        pred = j["verdict"].to_numpy(dtype=object)[first]
+        pred = np.where(pred == "invalid", "tie", pred)
+        hit = pred[known] == truth.to_numpy(dtype=str)[t[known]]
+        acc = {str(name): float(hit[mut[known] == m].mean()) for m, name in enumerate(mut_names)
+               if (mut[known] == m).any()}
         out["accuracy_by_template"] = acc
         out["accuracy_range"] = float(max(acc.values()) - min(acc.values())) if acc else None
     return out

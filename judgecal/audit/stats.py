@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
@@ -20,7 +21,7 @@ def bootstrap_weights(n: int, n_boot: int, rng: np.random.Generator, chunk: int 
     """Yield ``(c, n)`` weight matrices (item counts) for ``n_boot`` replicates, ``c <= chunk``."""
     if n <= 0:
         return
-    chunk = max(1, min(chunk, 4_000_000 // n))  # bounds the transient memory to ~100 MB
+    chunk = max(1, min(chunk, 1_000_000 // n))  # bounds the transient memory to ~25 MB
     done = 0
     while done < n_boot:
         c = min(chunk, n_boot - done)
@@ -85,6 +86,13 @@ def cohen_kappa_from_confusion(conf: FloatArray) -> FloatArray:
     po = safe_ratio(np.trace(conf, axis1=-2, axis2=-1), total)
     pe = safe_ratio((conf.sum(-1) * conf.sum(-2)).sum(-1), total**2)
     return safe_ratio(po - pe, 1 - pe)
+
+
+def item_codes(item_ids: object) -> tuple[NDArray[np.int64], NDArray[np.object_]]:
+    """Sorted distinct item ids and each row's index into them (``np.unique(..., return_inverse=True)``
+    without turning a million ids into fixed-width strings)."""
+    codes, uniques = pd.factorize(item_ids, sort=True)  # type: ignore[call-overload]
+    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
 
 
 def metric(est: float, lo: float, hi: float, n: int) -> dict[str, object]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats as sps
+from scipy import special
 
 from judgecal.audit.stats import safe_ratio
 
@@ -27,11 +27,16 @@ def wilson(k: float, n: float, level: float = 0.95) -> tuple[float, float]:
     """Wilson score interval for ``k`` successes in ``n`` trials; ``(nan, nan)`` when ``n == 0``."""
     if n <= 0:
         return float("nan"), float("nan")
-    z = float(sps.norm.ppf(0.5 + level / 2))
+    z = float(special.ndtri(0.5 + level / 2))
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def _half_binom_pmf(k: int, n: int) -> float:
+    """``C(n, k) / 2^n`` through log-gamma (no overflow)."""
+    return float(np.exp(special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1) - n * np.log(2)))
 
 
 def mcnemar(b: int, c: int, midp: bool = False) -> float:
@@ -40,17 +45,19 @@ def mcnemar(b: int, c: int, midp: bool = False) -> float:
     if n == 0:
         return 1.0
     k = min(b, c)
-    p = min(1.0, 2 * float(sps.binom.cdf(k, n, 0.5)))
+    p = min(1.0, 2 * float(special.bdtr(k, n, 0.5)))
     if midp:
-        p = 2 * float(sps.binom.cdf(k, n, 0.5)) - float(sps.binom.pmf(k, n, 0.5))
+        p = 2 * float(special.bdtr(k, n, 0.5)) - _half_binom_pmf(k, n)
         if b == c:
-            p = 1 - float(sps.binom.pmf(k, n, 0.5))
+            p = 1 - _half_binom_pmf(k, n)
     return min(1.0, p)
 
 
 def binom_test(k: int, n: int, p0: float = 0.5) -> float:
     """Two-sided exact binomial test p-value (1.0 when ``n == 0``)."""
-    return 1.0 if n == 0 else float(sps.binomtest(k, n, p0).pvalue)
+    from scipy.stats import binomtest  # imported here: scipy.stats costs ~45 MB that an audit does not need
+
+    return 1.0 if n == 0 else float(binomtest(k, n, p0).pvalue)
 
 
 def benjamini_hochberg(p: NDArray[np.float64] | list[float]) -> NDArray[np.float64]:
@@ -76,14 +83,14 @@ def ci_p_value(m: dict[str, Any]) -> float | None:
     est, lo, hi = m.get("estimate"), m.get("ci_low"), m.get("ci_high")
     if est is None or lo is None or hi is None or not np.isfinite([est, lo, hi]).all() or hi <= lo:
         return None
-    return float(2 * sps.norm.sf(abs(est) / ((hi - lo) / (2 * 1.959964))))
+    return float(2 * special.ndtr(-abs(est) / ((hi - lo) / (2 * 1.959964))))
 
 
 def mde_from_ci(lo: float | None, hi: float | None, alpha: float = 0.05, power: float = 0.8) -> float | None:
     """Minimum detectable effect ``(z_{1-alpha/2} + z_{power}) SE`` with ``SE`` read off a 95% interval."""
     if lo is None or hi is None or not np.isfinite([lo, hi]).all():
         return None
-    z = float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power))
+    z = float(special.ndtri(1 - alpha / 2) + special.ndtri(power))
     return z * (hi - lo) / (2 * 1.959964)
 
 
@@ -91,7 +98,7 @@ def mde_proportion(n: float, p0: float = 0.5, alpha: float = 0.05, power: float 
     """Smallest shift from ``p0`` a two-sided test at level ``alpha`` detects with ``power``."""
     if n <= 0:
         return float("nan")
-    z = float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power))
+    z = float(special.ndtri(1 - alpha / 2) + special.ndtri(power))
     return z * float(np.sqrt(p0 * (1 - p0) / n))
 
 
@@ -109,7 +116,7 @@ def bca_ci(stat: Callable[[NDArray[np.float64]], NDArray[np.float64]], sums: NDA
     if reps.size == 0 or not np.isfinite(theta):
         return float("nan"), float("nan")
     share = (np.sum(reps < theta) + 0.5 * np.sum(reps == theta)) / reps.size
-    z0 = float(sps.norm.ppf(np.clip(share, 1e-10, 1 - 1e-10)))
+    z0 = float(special.ndtri(np.clip(share, 1e-10, 1 - 1e-10)))
     jack = stat(total[None, :] - sums)
     jack = jack[np.isfinite(jack)]
     d = jack.mean() - jack if jack.size else np.zeros(1)
@@ -117,8 +124,8 @@ def bca_ci(stat: Callable[[NDArray[np.float64]], NDArray[np.float64]], sums: NDA
     a = float(np.sum(d**3)) / den if den > 0 else 0.0
     out = []
     for q in ((1 - level) / 2, (1 + level) / 2):
-        zq = float(sps.norm.ppf(q))
-        adj = sps.norm.cdf(z0 + (z0 + zq) / (1 - a * (z0 + zq)))
+        zq = float(special.ndtri(q))
+        adj = special.ndtr(z0 + (z0 + zq) / (1 - a * (z0 + zq)))
         out.append(float(np.quantile(reps, np.clip(adj, 0, 1))))
     return out[0], out[1]
 
@@ -165,12 +172,14 @@ def spearman(x: NDArray[np.float64] | list[float], y: NDArray[np.float64] | list
     n = len(x)
     if n < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan"), float("nan")
-    rx, ry = sps.rankdata(x) - (n + 1) / 2, sps.rankdata(y) - (n + 1) / 2
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x) - (n + 1) / 2, rankdata(y) - (n + 1) / 2
     rho = float(np.clip((rx @ ry) / np.sqrt((rx @ rx) * (ry @ ry)), -1.0, 1.0))
     if abs(rho) == 1.0:
         return rho, 0.0
     t = rho * np.sqrt((n - 2) / (1 - rho * rho))
-    return rho, float(2 * sps.t.sf(abs(t), n - 2))
+    return rho, float(2 * special.stdtr(n - 2, -abs(t)))
 
 
 def kendall_tau_b(x: NDArray[np.float64] | list[float], y: NDArray[np.float64] | list[float],
@@ -197,7 +206,7 @@ def kendall_tau_b(x: NDArray[np.float64] | list[float], y: NDArray[np.float64] |
            + tx1 * ty1 / (2 * n * (n - 1)))
     if n > 2:
         var += tx2 * ty2 / (9 * n * (n - 1) * (n - 2))
-    return tau, float(2 * sps.norm.sf(abs(s) / np.sqrt(var))) if var > 0 else float("nan")
+    return tau, float(2 * special.ndtr(-abs(s) / np.sqrt(var))) if var > 0 else float("nan")
 
 
 __all__ = ["bca_ci", "benjamini_hochberg", "binom_test", "kendall_tau_b", "logistic_glm", "mcnemar", "mde_from_ci", "mde_proportion",

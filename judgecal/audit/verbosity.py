@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+from scipy import special
 
 from judgecal.audit import stats
 from judgecal.audit.tests_stats import logistic_glm
@@ -33,26 +33,33 @@ def lengths(items: list[Any]) -> pd.DataFrame:
 __all__ = ["lc_win_rate", "lengths", "verbosity"]
 
 
-def lc_win_rate(win_a: np.ndarray, diff: np.ndarray) -> dict[str, float]:
-    """Raw and length-controlled win rate of A from outcomes in {0, .5, 1} and length differences."""
-    sd = float(np.std(diff))
-    raw = float(win_a.mean()) if len(win_a) else float("nan")
+def lc_win_rate(win_a: np.ndarray, diff: np.ndarray, trials: np.ndarray | None = None) -> dict[str, float]:
+    """Raw and length-controlled win rate of A from outcomes in {0, .5, 1} and length differences.
+
+    With ``trials``, ``win_a`` holds each row's summed outcomes over that many judgments of the same
+    length difference (one row per item): the binomial likelihood, hence the fit, is the same.
+    """
+    n = np.ones(len(win_a)) if trials is None else np.asarray(trials, dtype=np.float64)
+    total = float(n.sum())
+    raw = float(win_a.sum() / total) if total else float("nan")
     undefined = {"raw_win_rate_a": raw, "lc_win_rate": float("nan"), "length_coef": float("nan"),
                  "length_coef_p": float("nan")}
-    if sd == 0 or len(win_a) < 3 or raw in (0.0, 1.0):
+    mean = float((n * diff).sum() / total) if total else 0.0
+    sd = float(np.sqrt((n * (diff - mean) ** 2).sum() / total)) if total else 0.0
+    if sd == 0 or total < 3 or raw in (0.0, 1.0):
         return undefined  # no length variation, or a constant outcome: the GLM is not identified
     x = np.column_stack([np.ones(len(diff)), np.tanh(diff / sd)])
-    # a tie is half a win: two rows with weight 1/2
+    # a tie is half a win: each row once as a win and once as a loss, weighted by their counts
     y = np.concatenate([np.ones(len(win_a)), np.zeros(len(win_a))])
-    w = np.concatenate([win_a, 1 - win_a])
+    w = np.concatenate([win_a, n - win_a])
     try:
         beta, cov = logistic_glm(np.vstack([x, x]), y, weights=w)
     except np.linalg.LinAlgError:
         return undefined
     se = float(np.sqrt(cov[1, 1]))
     z = beta[1] / se if se > 0 else float("nan")
-    return {"raw_win_rate_a": float(win_a.mean()), "lc_win_rate": float(1 / (1 + np.exp(-beta[0]))),
-            "length_coef": float(beta[1]), "length_coef_p": float(2 * sps.norm.sf(abs(z)))}
+    return {"raw_win_rate_a": raw, "lc_win_rate": float(1 / (1 + np.exp(-beta[0]))),
+            "length_coef": float(beta[1]), "length_coef_p": float(2 * special.ndtr(-abs(z)))}
 
 
 def verbosity(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame, *, n_boot: int = 2000,
@@ -62,12 +69,12 @@ def verbosity(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame, *, 
                   & judgments["item_id"].isin(lens.index)]
     if j.empty:
         return {}
-    items, codes = np.unique(j["item_id"].to_numpy(dtype=str), return_inverse=True)
+    codes, items = stats.item_codes(j["item_id"])
     ln = lens.reindex(items)
     diff = (ln["len_a"] - ln["len_b"]).to_numpy(dtype=float)
     longer_a = diff > 0
     differs = diff != 0
-    v = j["verdict"].to_numpy(dtype=str)
+    v = j["verdict"].to_numpy(dtype=object)
     judge_dec = np.isin(v, ("A", "B")) & differs[codes]
     judge_longer = judge_dec & ((v == "A") == longer_a[codes])
     h = truth.reindex(items).to_numpy(dtype=str)
@@ -92,7 +99,9 @@ def verbosity(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame, *, 
                         ("verbosity_excess", lambda m: judge_rate(m) - human_rate(m), len(items))):
         est, lo, hi = stats.estimate_with_ci(fn, per_item, boot)
         out[name] = {"estimate": est, "ci_low": lo, "ci_high": hi, "n": n}
-    win = np.array([WIN_A[x] for x in v])
-    out["judge_length_control"] = lc_win_rate(win, diff[codes])
+    valid = np.isin(v, ("A", "B", "tie"))
+    win = np.where(v == "A", 1.0, np.where(v == "tie", 0.5, 0.0))
+    out["judge_length_control"] = lc_win_rate(np.bincount(codes, weights=win, minlength=len(items)), diff,
+                                              np.bincount(codes, weights=valid, minlength=len(items)))
     out["human_length_control"] = lc_win_rate(np.array([WIN_A.get(x, 0.5) for x in h]), diff)
     return out

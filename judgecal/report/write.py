@@ -41,7 +41,9 @@ def _fmt(v: Any) -> str:
     if v is None:
         return "–"
     if isinstance(v, float):
-        return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3f}"
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"
+        return f"{v:.1e}" if 0 < abs(v) < 0.001 else f"{v:.3f}"
     return escape(str(v))
 
 
@@ -105,10 +107,23 @@ def render_html(report: dict[str, Any]) -> str:
         usage_rows.append("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in (
             name, u["judgments"], u["prompt_tokens_per_1k"], u["completion_tokens_per_1k"], u["cost_usd_per_1k"],
             u["latency_s_mean"], u["latency_s_p95"])) + "</tr>")
+    cards = []
+    for name, j in report["judges"].items():
+        lines = [
+            f"<tr><td class='name'>{escape(metric)}</td><td>{_fmt(m.get('estimate'))}</td>"
+            f"<td>[{_fmt(m.get('ci_low'))}, {_fmt(m.get('ci_high'))}]</td><td>{_fmt(m.get('n'))}</td>"
+            f"<td>{_fmt(m.get('p'))}</td><td>{_fmt(m.get('q'))}</td><td>{_fmt(m.get('mde'))}</td></tr>"
+            for metric, m in j.get("metrics", {}).items()]
+        cards.append(f"<h3>{escape(name)}</h3><p>flags: {escape(', '.join(j.get('flags', [])) or 'none')}</p>"
+                     "<table class='card'><tr><th>metric</th><th>estimate</th><th>95% CI</th><th>n</th><th>p</th>"
+                     f"<th>q (BH)</th><th>MDE</th></tr>{''.join(lines)}</table>")
     plots = (_plot(report, "accuracy", "Accuracy against the human consensus")
              + _plot(report, "cohen_kappa", "Cohen's κ against the human consensus")
              + _plot(report, "first_position_rate", "First-position pick rate (0.5 = unbiased)", ref=0.5)
-             + _plot(report, "position_consistency", "Position consistency across the two orders"))
+             + _plot(report, "position_consistency", "Position consistency across the two orders")
+             + _plot(report, "pad_pick_rate", "Padded copy picked over the original (0.5 = unbiased)", ref=0.5)
+             + _plot(report, "instability_rate", "Run-to-run instability (two repeats differ)", ref=0.0)
+             + _plot(report, "prompt_flip_rate", "Verdict flips under the worst prompt mutation", ref=0.0))
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>judgecal audit</title>
 <style>
@@ -124,6 +139,11 @@ Consensus: {escape(s['consensus'])} over {report['consensus']['n_items']} items;
 {escape(s['invalid_as'])}; {s['n_boot']} bootstrap replicates ({escape(s['bootstrap'])}), {int(s['ci_level'] * 100)}% intervals.</p>
 <h2>Alignment with the humans</h2>
 <table id="alignment"><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr>{''.join(rows)}</table>
+<h2>Report card</h2>
+<p>Every metric with its estimate, CI and n; tested metrics add p, the Benjamini–Hochberg q across the whole
+report, and the minimum detectable effect at this sample size (a null result with an MDE above the effect of
+interest is flagged underpowered).</p>
+{''.join(cards)}
 <h2>Plots</h2>{plots}
 <h2>Usage per 1,000 judgments</h2>
 <table id="usage"><tr><th>judge</th><th>judgments</th><th>prompt tokens</th><th>completion tokens</th><th>cost (USD)</th>
