@@ -27,6 +27,19 @@ def test_hand_made_position_case():
     assert deb == ["A", "tie", "tie", "tie"]
 
 
+def test_debiased_accuracy_hand_computed():
+    from judgecal.audit.position import debiased_accuracy
+
+    j = _judgments([("i0", "AB", "A"), ("i0", "BA", "A"), ("i1", "AB", "A"), ("i1", "BA", "B"),
+                    ("i2", "AB", "B"), ("i2", "BA", "A"), ("i3", "AB", "tie"), ("i3", "BA", "A")])
+    truth = pd.Series({"i0": "A", "i1": "B", "i2": "tie", "i3": "A"})
+    res = debiased_accuracy(j, truth, n_boot=200)
+    # debiased A, tie, tie, tie -> right on i0 and i2; single orders: 2 + 1 + 0 + 1 of 8 = 0.5
+    assert res["debiased_accuracy"]["estimate"] == pytest.approx(2 / 4)
+    assert res["paired_single_order_accuracy"]["estimate"] == pytest.approx(4 / 8)
+    assert res["debiased_accuracy"]["n"] == 4
+
+
 def test_debiasing_with_probabilities_averages_the_two_orders():
     j = pd.DataFrame({"item_id": ["x", "x"], "order": ["AB", "BA"], "verdict": ["A", "B"], "sample": 0,
                       "mutation": "none", "p_a": [0.9, 0.3], "p_b": [0.05, 0.6], "p_tie": [0.05, 0.1]})

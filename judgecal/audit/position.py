@@ -59,3 +59,36 @@ def position_tests(judgments: pd.DataFrame) -> dict[str, Any]:
         "direction": "first" if b > c else "second" if c > b else "none",
         "first_position_mde": mde_proportion(n_dec),
     }
+
+
+def debiased_accuracy(judgments: pd.DataFrame, truth: pd.Series, *, invalid_as: str = "tie", n_boot: int = 2000,
+                      seed: int = 0, level: float = 0.95) -> dict[str, Any]:
+    """Accuracy of the swap-debiased verdicts against the human consensus (item-bootstrap CI) beside the
+    accuracy of the same pairs' single-order verdicts, so the gain from debiasing reads off directly."""
+    from judgecal.audit import stats
+
+    pairs = paired_orders(judgments)
+    pairs = pairs[pairs["item_id"].isin(truth.index)]
+    if pairs.empty:
+        return {}
+    deb = debiased_verdicts(pairs).to_numpy(dtype=object)
+    true = truth.reindex(pairs["item_id"]).to_numpy(dtype=object)
+
+    def as_pred(v: Any) -> Any:
+        return np.where(v == "invalid", "tie" if invalid_as == "tie" else "invalid", v)
+
+    codes, items = stats.item_codes(pairs["item_id"])
+    cols = [as_pred(deb) == true,
+            (as_pred(pairs["verdict_ab"].to_numpy(dtype=object)) == true).astype(float) / 2
+            + (as_pred(pairs["verdict_ba"].to_numpy(dtype=object)) == true).astype(float) / 2,
+            np.ones(len(pairs))]
+    sums = np.column_stack([np.bincount(codes, weights=np.asarray(c, dtype=np.float64), minlength=len(items))
+                            for c in cols]).astype(np.float64)
+    boot = stats.bootstrap_sums(sums, n_boot, seed)
+    out = {}
+    for name, k in (("debiased_accuracy", 0), ("paired_single_order_accuracy", 1)):
+        def acc(m: Any, k: int = k) -> Any:
+            return stats.safe_ratio(m[:, k], m[:, 2])
+        est, lo, hi = stats.estimate_with_ci(acc, sums, boot, level)
+        out[name] = stats.metric(est, lo, hi, len(pairs))
+    return out

@@ -16,7 +16,7 @@ from judgecal.audit.injection import injection_follow
 from judgecal.audit.instability import instability
 from judgecal.audit.padding import SOURCE as PADDING_SOURCE
 from judgecal.audit.padding import padding_preference
-from judgecal.audit.position import position_tests
+from judgecal.audit.position import debiased_accuracy, position_tests
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
 from judgecal.audit.tests_stats import benjamini_hochberg, ci_p_value, mde_from_ci
@@ -94,6 +94,10 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         pos = position_tests(jf) if entry["orders"] == ["AB", "BA"] else {}
         if pos:
             entry["position"] = pos
+            deb = debiased_accuracy(jf, truth, invalid_as=invalid_as, n_boot=n_boot, seed=seed, level=level)
+            if deb:
+                entry["metrics"]["debiased_accuracy"] = deb["debiased_accuracy"]
+                entry["position"]["paired_single_order_accuracy"] = deb["paired_single_order_accuracy"]
         verb = verbosity(jf, truth, lens, n_boot=n_boot, seed=seed) if len(lens) else {}
         if verb:
             for name in ("prefer_longer_rate", "verbosity_excess"):
