@@ -494,6 +494,7 @@ def _return_large_frees_to_the_os() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from judgecal.annotation.server import LabelStudioError
+    from judgecal.data.families import FamiliesError
     from judgecal.data.importers import ImportValidationError
     from judgecal.data.registry import DatasetError
     from judgecal.data.store import WorkspaceError
@@ -506,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (ImportValidationError, DatasetError, WorkspaceError, UnknownJudgeError, RubricError, BackendError,
-            UsageError, LabelStudioError) as exc:
+            UsageError, LabelStudioError, FamiliesError) as exc:
         print(f"judgecal {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -190,3 +190,36 @@ def test_pandalm_verbosity_judges_against_humans(pandalm_ws, capsys):
                   f"{res['judge_length_control']['lc_win_rate']:.3f} (raw {res['judge_length_control']['raw_win_rate_a']:.3f})")
         assert 0 < pl["n"] <= 999 and pl["ci_low"] <= pl["estimate"] <= pl["ci_high"]
         assert 0 <= res["judge_length_control"]["lc_win_rate"] <= 1
+
+
+def test_families_yaml_extends_the_family_map(tmp_path, capsys):
+    from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.audit.run import run_audit
+    from judgecal.cli import main
+    from judgecal.data.records import Annotation, Candidate, Item, Judgment
+    from judgecal.data.store import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    rng = np.random.default_rng(0)
+    items, rows, anns = [], [], []
+    for k in range(80):
+        own_a = k % 2 == 0
+        models = ("acme-7b", "other-1") if own_a else ("other-1", "acme-7b")
+        items.append(Item(f"i{k}", "q", [Candidate("x", models[0]), Candidate("y", models[1])]))
+        truth = "A" if rng.random() < 0.5 else "B"
+        anns += [Annotation(f"i{k}", h, truth) for h in ("h1", "h2", "h3")]
+        for order in ("AB", "BA"):  # the judge always picks acme's response
+            rows.append(Judgment(key=f"{k}{order}", item_id=f"i{k}", judge="replay/x/acme-judge", spec_hash="s",
+                                 order=order, verdict="A" if own_a else "B"))
+    ws.add_items(items)
+    ws.add_annotations(anns)
+    ws.add_judgments(rows)
+    compute_consensus(ws, ("ds",))
+    assert "self_preference_excess" not in run_audit(ws, n_boot=200)["judges"]["replay/x/acme-judge"]["metrics"]
+    (tmp_path / "ws" / "families.yaml").write_text("acme-*: acme\n")
+    m = run_audit(ws, n_boot=200)["judges"]["replay/x/acme-judge"]["metrics"]["self_preference_excess"]
+    assert m["estimate"] > 0.3 and m["q"] < 0.05
+    ws.close()
+    (tmp_path / "ws" / "families.yaml").write_text("- not a mapping\n")
+    assert main(["audit", "--n-boot", "100", "-w", str(tmp_path / "ws")]) == 2
+    assert "families.yaml: expected a mapping" in capsys.readouterr().err

@@ -30,7 +30,7 @@ def repeat_counts(judgments: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     if j.empty:
         return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
     group, _ = pd.factorize(j["item_id"].astype(str) + "\x1f" + j["order"].astype(str))
-    code = pd.Index(["A", "B", "tie"]).get_indexer(j["verdict"].to_numpy(dtype=object)).astype(np.int64)
+    code = pd.Index(["A", "B", "tie"]).get_indexer(pd.Index(j["verdict"].to_numpy(dtype=object))).astype(np.int64)
     counts = np.bincount(group * 3 + code, minlength=(group.max() + 1) * 3).reshape(-1, 3).astype(np.float64)
     item_of_group = np.zeros(len(counts), dtype=np.int64)
     item_of_group[group] = pd.factorize(j["item_id"])[0]

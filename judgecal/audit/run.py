@@ -21,7 +21,7 @@ from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
 from judgecal.audit.tests_stats import benjamini_hochberg, ci_p_value, mde_from_ci
 from judgecal.audit.verbosity import verbosity
-from judgecal.data.families import family_of
+from judgecal.data.families import DEFAULT_FAMILIES, family_of, load_families
 from judgecal.data.store import Workspace
 
 SCHEMA = "judgecal.audit/1"
@@ -50,6 +50,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         "judges": {},
     }
     facts = ws.item_facts()
+    families = load_families(ws.path)
     probe_of = facts["source"][facts["source"].str.startswith("probe:")]
     # probe pairs (padded, injected copies) only feed their probes
     is_probe = frame["item_id"].isin(probe_of.index).to_numpy()
@@ -110,7 +111,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
                                                "length_coef": _clean(lc["length_coef"]), "p": _clean(lc["length_coef_p"])}
             entry["verbosity"] = {"human_prefer_longer_rate": _rounded(verb["human_prefer_longer_rate"]),
                                   "human_length_control": {k: _clean(v) for k, v in verb["human_length_control"].items()}}
-        own = own_candidates(pairs, judge)
+        own = own_candidates(pairs, judge, families)
         sp = self_preference(jf, truth, own, n_boot=n_boot, seed=seed) if len(own) else {}
         if sp:
             entry["metrics"]["self_preference_excess"] = _rounded(sp["self_preference_excess"])
@@ -222,13 +223,20 @@ def excess_p_value(m: dict[str, Any], base: dict[str, Any] | None) -> float | No
     return ci_p_value({"estimate": d, "ci_low": d - half, "ci_high": d + half})
 
 
-def own_candidates(pairs: pd.DataFrame, judge: str) -> pd.Series:
+def own_candidates(pairs: pd.DataFrame, judge: str,
+                   table: tuple[tuple[str, str], ...] = DEFAULT_FAMILIES) -> pd.Series:
     """item_id -> whether candidate A is the judge's own family, over the pairs (``Workspace.item_facts``)
-    with exactly one own candidate."""
-    fam = family_of(judge.rsplit("/", 1)[-1])
+    with exactly one own candidate. A candidate's family comes from its model name through ``table``
+    (``families.yaml`` first), else from the family recorded with it."""
+    fam = family_of(judge.rsplit("/", 1)[-1], table)
     if fam is None:
         return pd.Series(dtype=bool)
-    mine_a, mine_b = (pairs["family_a"] == fam).to_numpy(), (pairs["family_b"] == fam).to_numpy()
+
+    def families(model: str, recorded: str) -> np.ndarray:
+        known = {m: family_of(m, table) for m in pairs[model].dropna().unique()}
+        return np.where(pairs[model].map(known).notna(), pairs[model].map(known), pairs[recorded])
+
+    mine_a, mine_b = families("model_a", "family_a") == fam, families("model_b", "family_b") == fam
     one = mine_a != mine_b
     return pd.Series(mine_a[one], index=pairs.index[one], dtype=bool)
 

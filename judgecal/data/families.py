@@ -1,8 +1,15 @@
-"""Model name -> model family, by glob pattern (first match wins); used for self-preference."""
+"""Model name -> model family, by glob pattern (first match wins); used for self-preference.
+
+``<workspace>/families.yaml`` maps more patterns to families (``my-finetune-*: openai``); they are
+tried before the defaults.
+"""
 
 from __future__ import annotations
 
 from fnmatch import fnmatch
+from pathlib import Path
+
+import yaml
 
 DEFAULT_FAMILIES: tuple[tuple[str, str], ...] = (
     ("gpt-*", "openai"),
@@ -33,3 +40,21 @@ def family_of(model: str | None, table: tuple[tuple[str, str], ...] = DEFAULT_FA
         if fnmatch(name, pattern.lower()):
             return family
     return None
+
+
+class FamiliesError(ValueError):
+    pass
+
+
+def load_families(workspace: Path | None = None) -> tuple[tuple[str, str], ...]:
+    """The workspace's ``families.yaml`` patterns, then the defaults."""
+    path = workspace / "families.yaml" if workspace is not None else None
+    if path is None or not path.exists():
+        return DEFAULT_FAMILIES
+    try:
+        data = yaml.safe_load(path.read_text("utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise FamiliesError(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise FamiliesError(f"{path}: expected a mapping of model-name patterns to family names")
+    return tuple(data.items()) + DEFAULT_FAMILIES

@@ -198,13 +198,14 @@ class Workspace:
         """
         q = ("SELECT item_id, source, task, json_extract(data, '$.candidates[0].text'), "
              "json_extract(data, '$.candidates[1].text'), json_extract(data, '$.candidates[0].family'), "
-             "json_extract(data, '$.candidates[1].family'), json_array_length(data, '$.candidates') "
+             "json_extract(data, '$.candidates[1].family'), json_array_length(data, '$.candidates'), "
+             "json_extract(data, '$.candidates[0].model'), json_extract(data, '$.candidates[1].model') "
              "FROM items ORDER BY rowid")
         rows = [(i, src, task, len(str(a).split()) if a is not None else 0,
-                 len(str(b).split()) if b is not None else 0, fa, fb, n)
-                for i, src, task, a, b, fa, fb, n in self.conn.execute(q)]
+                 len(str(b).split()) if b is not None else 0, fa, fb, n, ma, mb)
+                for i, src, task, a, b, fa, fb, n, ma, mb in self.conn.execute(q)]
         return pd.DataFrame(rows, columns=["item_id", "source", "task", "len_a", "len_b", "family_a", "family_b",
-                                           "n_candidates"]).set_index("item_id")
+                                           "n_candidates", "model_a", "model_b"]).set_index("item_id")
 
     def sources(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT source FROM items ORDER BY source")]
