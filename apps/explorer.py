@@ -47,6 +47,29 @@ def alignment_table(report: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+BIAS_METRICS = ("first_position_rate", "debiased_accuracy", "prefer_longer_rate", "verbosity_excess", "lc_win_rate",
+                "pad_pick_rate", "self_preference_excess", "instability_rate", "prompt_flip_rate",
+                "injection_follow_rate")
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "–"
+    return f"{v:.1e}" if 0 < abs(v) < 0.001 else f"{v:.4f}"
+
+
+def report_card(report: dict[str, Any]) -> pd.DataFrame:
+    """One row per (judge, bias metric): estimate [CI], n, p, BH q and minimum detectable effect."""
+    rows = []
+    for name, j in report["judges"].items():
+        for metric in BIAS_METRICS:
+            m = j["metrics"].get(metric)
+            if m:
+                rows.append({"judge": name, "metric": metric, "estimate [95% CI]": fmt_metric(m), "n": m.get("n"),
+                             "p": _num(m.get("p")), "q (BH)": _num(m.get("q")), "MDE": _num(m.get("mde"))})
+    return pd.DataFrame(rows)
+
+
 def position_plot(report: dict[str, Any]) -> go.Figure | None:
     names, est, lo, hi = [], [], [], []
     for name, j in report["judges"].items():
@@ -136,6 +159,15 @@ def main() -> None:
         st.info("No judge was run in both presentation orders.")
     else:
         st.plotly_chart(fig)
+
+    st.header("Bias report card")
+    card = report_card(report)
+    if card.empty:
+        st.info("No bias metric yet: judge in both orders, or run `judgecal probe padding|injection`.")
+    else:
+        st.caption("p and BH q test each bias against its null; a null result whose MDE exceeds the effect of "
+                   "interest is flagged underpowered, not 'no bias'.")
+        st.table(card.set_index("judge"))
 
     annotators_section(ws_path)
 

@@ -69,6 +69,12 @@ def test_page_shows_the_audit_figures_and_escapes_model_output(app_url):
                 m = entry["metrics"].get(metric)
                 if m and m["estimate"] is not None:
                     assert f"{m['estimate']:.4f} [{m['ci_low']:.4f}, {m['ci_high']:.4f}]" in row, (judge, metric)
+        card = page.locator("[data-testid='stTable']").nth(1).locator("tr").all_inner_texts()
+        first = report["judges"]["replay/x/both-orders"]["metrics"]["first_position_rate"]
+        row = next(r for r in card if "replay/x/both-orders" in r and "first_position_rate" in r)
+        assert f"{first['estimate']:.4f} [{first['ci_low']:.4f}, {first['ci_high']:.4f}]" in row
+        q = first["q"]
+        assert (f"{q:.1e}" if 0 < q < 0.001 else f"{q:.4f}") in row
         body = page.inner_text("body")
         from judgecal.aggregate.agreement import fleiss_kappa
         from judgecal.data.store import Workspace
