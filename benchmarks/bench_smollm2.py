@@ -25,7 +25,7 @@ from judgecal.judges.engine import Engine  # noqa: E402
 from judgecal.judges.rubric import load_rubric  # noqa: E402
 
 
-def run(items: list[Item], backend: LocalBackend) -> dict[str, float]:
+def run(items: list[Item], backend: LocalBackend, verdicts: dict[str, list[str]] | None = None) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(Path(tmp) / "ws")
         ws.add_items(items)
@@ -35,6 +35,8 @@ def run(items: list[Item], backend: LocalBackend) -> dict[str, float]:
         st = eng.run(calls)
         dt = time.perf_counter() - t0
         df = ws.judgments_frame()
+        if verdicts is not None:
+            verdicts[backend.weights] = df.sort_values(["item_id", "order"])["verdict"].astype(str).tolist()
         return {"verdicts": st.done, "seconds": round(dt, 2), "verdicts_per_s": round(st.done / dt, 2),
                 "mean_prompt_tokens": round(float(df["prompt_tokens"].mean()), 1),
                 "invalid_rate": round(float((df["status"] != "ok").mean()), 3)}
@@ -65,9 +67,26 @@ def main() -> None:
     backend = LocalBackend("smollm2")
     load_s = time.perf_counter() - t0
     pandalm = load_pandalm().items[:50]
+    # the shipped Q4_1 weights beside the Q8_0 re-encoding the backend uses, in the same run
+    original = LocalBackend("smollm2", weights="original")
+    short_v: dict[str, list[str]] = {}
+    pandalm_v: dict[str, list[str]] = {}
+    res = {"short_pairs": run(short, backend, short_v), "short_pairs_original_weights": run(short, original, short_v),
+           "pandalm_pairs": run(pandalm, backend, pandalm_v),
+           "pandalm_pairs_original_weights": run(pandalm, original, pandalm_v)}
+
+    def agree(v: dict[str, list[str]]) -> float:
+        return round(sum(a == b for a, b in zip(v["q8_0"], v["original"], strict=True)) / len(v["q8_0"]), 3)
+
     print(json.dumps({
-        "benchmark": "smollm2", "machine": machine(), "workers": backend.max_concurrency,
-        "load_s": round(load_s, 2), "bare_prompt": bare(backend), "short_pairs": run(short, backend), "pandalm_pairs": run(pandalm, backend),
+        "benchmark": "smollm2", "machine": machine(), "workers": backend.max_concurrency, "weights": backend.weights,
+        "load_s": round(load_s, 2), "bare_prompt": bare(backend), **res,
+        "speedup_vs_original_weights": {
+            "short_pairs": round(res["short_pairs"]["verdicts_per_s"]
+                                 / res["short_pairs_original_weights"]["verdicts_per_s"], 2),
+            "pandalm_pairs": round(res["pandalm_pairs"]["verdicts_per_s"]
+                                   / res["pandalm_pairs_original_weights"]["verdicts_per_s"], 2)},
+        "same_verdict_as_original_weights": {"short_pairs": agree(short_v), "pandalm_pairs": agree(pandalm_v)},
         "peak_rss_mb": peak_rss_mb(), "targets": {"short_pairs.verdicts_per_s": ">= 5 on 2 cores"},
     }, indent=1))
 

@@ -66,6 +66,7 @@ def environment_fingerprint(backend: Backend) -> str:
     return json.dumps({
         "judgecal": __version__, "python": sys.version.split()[0], "platform": platform.platform(),
         "machine": platform.machine(), "backend": backend.name, "backend_module": mod,
+        "backend_identity": getattr(backend, "identity", None),
     }, sort_keys=True)
 
 
@@ -102,7 +103,8 @@ class Engine:
                     msgs = apply_mutation(mutation, self.rubric.messages(item, order))
                     req = Request(tuple((m["role"], m["content"]) for m in msgs), self.max_tokens,
                                   self.temperature, seed + s, self.logprobs)
-                    key = cache_key(self.backend.name, self.backend.model, req, item.item_id, order, mutation)
+                    key = cache_key(self.backend.name, getattr(self.backend, "identity", self.backend.model), req,
+                                    item.item_id, order, mutation)
                     calls.append(Call(key, item.item_id, order, s, seed + s, mutation, req))
         return calls
 
