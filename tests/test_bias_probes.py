@@ -177,9 +177,10 @@ def test_planted_verbosity_bias_against_unbiased_humans():
 
 
 def test_pandalm_verbosity_judges_against_humans(pandalm_ws, capsys):
-    from judgecal.audit.verbosity import lengths, verbosity
+    from judgecal.audit.verbosity import verbosity
 
-    lens = lengths(pandalm_ws.items(source="pandalm"))
+    facts = pandalm_ws.item_facts()
+    lens = facts.loc[facts["source"] == "pandalm", ["len_a", "len_b"]]
     truth = pandalm_ws.consensus_frame("mv").set_index("item_id")["label"]
     for judge in ("replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"):
         res = verbosity(pandalm_ws.judgments_frame(judge), truth, lens, n_boot=500)

@@ -29,7 +29,7 @@ def repeat_counts(judgments: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     j = j.drop_duplicates(["item_id", "order", "sample"])
     if j.empty:
         return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
-    group, _ = pd.factorize(j["item_id"].astype(str) + "\x1f" + j["order"].astype(str))
+    group = j.groupby(["item_id", "order"], observed=True, sort=False).ngroup().to_numpy()
     code = pd.Index(["A", "B", "tie"]).get_indexer(pd.Index(j["verdict"].to_numpy(dtype=object))).astype(np.int64)
     counts = np.bincount(group * 3 + code, minlength=(group.max() + 1) * 3).reshape(-1, 3).astype(np.float64)
     item_of_group = np.zeros(len(counts), dtype=np.int64)

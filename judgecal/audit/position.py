@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.audit import stats
 from judgecal.audit.tests_stats import mcnemar, mde_proportion
 
 
@@ -65,8 +66,6 @@ def debiased_accuracy(judgments: pd.DataFrame, truth: pd.Series, *, invalid_as: 
                       seed: int = 0, level: float = 0.95) -> dict[str, Any]:
     """Accuracy of the swap-debiased verdicts against the human consensus (item-bootstrap CI) beside the
     accuracy of the same pairs' single-order verdicts, so the gain from debiasing reads off directly."""
-    from judgecal.audit import stats
-
     pairs = paired_orders(judgments)
     pairs = pairs[pairs["item_id"].isin(truth.index)]
     if pairs.empty:

@@ -89,6 +89,9 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
             report["judges"][judge]["metrics"] = metrics_from(js, boot[:, start:start + w], level)
             start += w
     lens = pairs[["len_a", "len_b"]]
+    probe_judge = probe_frame["judge"].to_numpy(dtype=object)
+    injected = ws.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
+    padded = set(probe_of.index[probe_of == PADDING_SOURCE])
     for judge in sums:
         jf = frame[judge_col == judge]
         entry = report["judges"][judge]
@@ -118,27 +121,19 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
             entry["metrics"]["self_preference_excess"]["p"] = ci_p_value(sp["self_preference_excess"])
             entry["self_preference"] = {k: (_rounded(v) if isinstance(v, dict) else _clean(v))
                                         for k, v in sp.items() if k != "self_preference_excess"}
-    probe_judge = probe_frame["judge"].to_numpy(dtype=object)
-    injected = ws.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
-    padded = set(probe_of.index[probe_of == PADDING_SOURCE])
-    for judge in sums:
-        entry = report["judges"][judge]
-        inst = instability(frame[judge_col == judge], n_boot=n_boot, seed=seed, level=level)
+        inst = instability(jf, n_boot=n_boot, seed=seed, level=level)
         if inst:
             entry["instability"] = inst
             entry["metrics"]["instability_rate"] = {**inst["instability_rate"],
                                                     "p": ci_p_value(inst["instability_rate"])}
-        pad = padding_preference(probe_frame[probe_judge == judge], padded, n_boot=n_boot, seed=seed,
-                                 level=level) if padded else {}
+        probes_of_judge = probe_frame[probe_judge == judge]
+        pad = padding_preference(probes_of_judge, padded, n_boot=n_boot, seed=seed, level=level) if padded else {}
         if pad:
             entry["padding"] = {k: v for k, v in pad.items() if k != "pad_pick_rate"}
-            entry["metrics"]["pad_pick_rate"] = {k: (_clean(v) if k not in ("n",) else v)
-                                                 for k, v in pad["pad_pick_rate"].items()}
-    for judge in sums if injected else []:
-        both = pd.concat([frame[judge_col == judge], probe_frame[probe_judge == judge]])
-        inj = injection_follow(both, injected, n_boot=n_boot, seed=seed)
+            entry["metrics"]["pad_pick_rate"] = _rounded(pad["pad_pick_rate"])
+        inj = injection_follow(pd.concat([jf, probes_of_judge]), injected, n_boot=n_boot,
+                               seed=seed) if injected else {}
         if inj:
-            entry = report["judges"][judge]
             entry["injection"] = {k: {m: _rounded(v) for m, v in r.items()} for k, r in inj.items()}
             kind, worst = max(inj.items(), key=lambda kv: kv[1]["injection_excess"]["estimate"])
             entry["metrics"]["injection_follow_rate"] = {**_rounded(worst["injection_follow_rate"]), "kind": kind,

@@ -23,14 +23,7 @@ from judgecal.audit.tests_stats import logistic_glm
 WIN_A = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
 
-def lengths(items: list[Any]) -> pd.DataFrame:
-    """Word lengths of each pairwise item's two candidates."""
-    rows = [(it.item_id, len(str(it.candidates[0].text).split()), len(str(it.candidates[1].text).split()))
-            for it in items if it.task == "pairwise" and len(it.candidates) == 2]
-    return pd.DataFrame(rows, columns=["item_id", "len_a", "len_b"]).set_index("item_id")
-
-
-__all__ = ["lc_win_rate", "lengths", "verbosity"]
+__all__ = ["lc_win_rate", "verbosity"]
 
 
 def lc_win_rate(win_a: np.ndarray, diff: np.ndarray, trials: np.ndarray | None = None) -> dict[str, float]:
