@@ -7,7 +7,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from judgecal.aggregate.models import AGGREGATORS, DawidSkene, MajorityVote
 from judgecal.aggregate.quality import annotator_report
-from judgecal.audit.tests_stats import wilson
+from judgecal.stats.inference import wilson
 
 LABELS = np.array(["A", "B", "tie"])
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score
 
-from judgecal.audit import stats
+from judgecal.stats import bootstrap as stats
 
 
 def test_kappa_hand_computed():

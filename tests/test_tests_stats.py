@@ -8,8 +8,9 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
-from judgecal.audit import stats, tests_stats
-from judgecal.audit.tests_stats import (
+from judgecal.stats import bootstrap as stats
+from judgecal.stats import inference as tests_stats
+from judgecal.stats.inference import (
     bca_ci,
     benjamini_hochberg,
     logistic_glm,

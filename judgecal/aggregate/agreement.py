@@ -2,7 +2,7 @@
 pairwise Cohen's kappa. Pure functions of label arrays.
 
 Each statistic is a function of per-item sums, so the bootstrap is one matrix product
-(:func:`judgecal.audit.stats.bootstrap_sums`).
+(:func:`judgecal.stats.bootstrap.bootstrap_sums`).
 
 - Fleiss (1971): ``p_j = sum_i n_ij / (N n)``, ``P_i = (sum_j n_ij^2 - n) / (n (n - 1))``,
   ``kappa = (mean P_i - sum_j p_j^2) / (1 - sum_j p_j^2)``; items need the same number of raters
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from judgecal.audit import stats
+from judgecal.stats import bootstrap as stats
 
 
 def count_matrix(df: pd.DataFrame) -> tuple[NDArray[np.float64], pd.Index, pd.Index]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgecal.audit.tests_stats import wilson
+from judgecal.stats.inference import wilson
 
 
 def leave_one_out(df: pd.DataFrame, tie_break: tuple[str, ...] = ("tie", "A", "B")) -> pd.DataFrame:

@@ -1,7 +1,7 @@
 """Judge-human alignment: accuracy, macro-F1, Cohen's kappa, position metrics, invalid rate.
 
 Every figure is computed over judgments (each presentation order and sample counts once) and
-gets an item-level cluster-bootstrap percentile CI (see :mod:`judgecal.audit.stats`). All judges
+gets an item-level cluster-bootstrap percentile CI (see :mod:`judgecal.stats.bootstrap`). All judges
 of one audit share the same bootstrap resamples of the consensus items, so their intervals are
 paired.
 
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from judgecal.audit import stats
+from judgecal.stats import bootstrap as stats
 
 LABELS = ("A", "B", "tie")
 Stat = Callable[[NDArray[np.float64]], NDArray[np.float64]]

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgecal.audit import stats
+from judgecal.stats import bootstrap as stats
 from judgecal.data.records import Candidate, Item
 
 INJECTIONS = {

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal.aggregate.agreement import fleiss_kappa_from_sums
-from judgecal.audit import stats
+from judgecal.stats import bootstrap as stats
 
 
 def repeat_counts(judgments: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgecal.audit import stats
-from judgecal.audit.tests_stats import ci_p_value, mde_from_ci
+from judgecal.stats import bootstrap as stats
+from judgecal.stats.inference import ci_p_value, mde_from_ci
 from judgecal.data.records import Candidate, Item
 
 SOURCE = "probe:padding"

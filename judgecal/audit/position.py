@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgecal.audit import stats
-from judgecal.audit.tests_stats import mcnemar, mde_proportion
+from judgecal.stats import bootstrap as stats
+from judgecal.stats.inference import mcnemar, mde_proportion
 
 
 def paired_orders(judgments: pd.DataFrame) -> pd.DataFrame:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal import __version__
-from judgecal.audit import stats
+from judgecal.stats import bootstrap as stats
 from judgecal.audit.alignment import JudgeSums, judge_sums, metrics_from, truth_codes, usage_metrics
 from judgecal.audit.injection import SOURCE as INJECTION_SOURCE
 from judgecal.audit.injection import injection_follow
@@ -19,7 +19,7 @@ from judgecal.audit.padding import padding_preference
 from judgecal.audit.position import debiased_accuracy, position_tests
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
-from judgecal.audit.tests_stats import benjamini_hochberg, ci_p_value, mde_from_ci
+from judgecal.stats.inference import benjamini_hochberg, ci_p_value, mde_from_ci
 from judgecal.audit.verbosity import verbosity
 from judgecal.data.families import DEFAULT_FAMILIES, family_of, load_families
 from judgecal.data.store import Workspace

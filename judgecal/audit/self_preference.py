@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgecal.audit import stats
+from judgecal.stats import bootstrap as stats
 
 WIN = {"A": 1.0, "B": 0.0, "tie": 0.5}
 

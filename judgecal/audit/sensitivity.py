@@ -15,7 +15,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from judgecal.aggregate.agreement import fleiss_kappa
-from judgecal.audit import stats
+from judgecal.stats import bootstrap as stats
 from judgecal.audit.alignment import truth_codes
 
 

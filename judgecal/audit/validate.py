@@ -43,7 +43,7 @@ from judgecal.audit.padding import padding_preference
 from judgecal.audit.position import position_tests
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
-from judgecal.audit.tests_stats import benjamini_hochberg, ci_p_value
+from judgecal.stats.inference import benjamini_hochberg, ci_p_value
 from judgecal.audit.verbosity import verbosity
 from judgecal.data.records import Candidate, Item
 

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from judgecal.audit import stats
-from judgecal.audit.tests_stats import logistic_glm
+from judgecal.stats import bootstrap as stats
+from judgecal.stats.inference import logistic_glm
 
 WIN_A = {"A": 1.0, "B": 0.0, "tie": 0.5}
 

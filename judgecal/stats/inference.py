@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import special
 
-from judgecal.audit.stats import safe_ratio
+from judgecal.stats.bootstrap import safe_ratio
 
 
 def wilson(k: float, n: float, level: float = 0.95) -> tuple[float, float]:
