@@ -1,0 +1,83 @@
+"""The verdict per judge: rules, reasons in words, thresholds files."""
+
+import pytest
+
+from judgecal.audit.decision import ThresholdsError, judge_verdict, load_thresholds, tolerated_gap
+
+
+def _m(est, q=None, lo=None, hi=None):
+    return {"estimate": est, "ci_low": lo, "ci_high": hi, "n": 100, "p": None, "q": q, "mde": None}
+
+
+def test_chance_level_judge_is_not_aligned_with_reasons():
+    entry = {"n_items_with_consensus": 200, "flags": ["position_bias:first"],
+             "metrics": {"cohen_kappa": _m(0.007), "accuracy": _m(0.40), "invalid_rate": _m(0.0),
+                         "first_position_rate": _m(0.98, q=1e-30)}}
+    v = judge_verdict(entry, human_kappa=0.864)
+    assert v["status"] == "not aligned"
+    assert "κ 0.01 against the humans' 0.86 with each other (0 = chance, 1 = perfect): barely better than chance" \
+        in v["reasons"]
+    assert "picks the response shown first 98% of the time" in v["reasons"]
+    # the severe position reason replaces the generic flag wording
+    assert "prefers the response shown first" not in v["reasons"]
+    assert not any("position" in s for s in v["not_tested"])
+    assert any(s.startswith("padding: not tested") for s in v["not_tested"])
+
+
+def test_good_judge_is_aligned_and_a_bias_flag_means_caution():
+    entry = {"n_items_with_consensus": 500, "flags": [],
+             "metrics": {"cohen_kappa": _m(0.80), "accuracy": _m(0.88), "invalid_rate": _m(0.01)}}
+    assert judge_verdict(entry, human_kappa=0.85)["status"] == "aligned"
+    entry["flags"] = ["verbosity_bias:more_than_humans"]
+    v = judge_verdict(entry, human_kappa=0.85)
+    assert v["status"] == "caution"
+    assert "prefers the longer response more often than the humans do" in v["reasons"]
+
+
+def test_kappa_gap_and_too_few_items_and_invalid_rate():
+    entry = {"n_items_with_consensus": 12, "flags": [],
+             "metrics": {"cohen_kappa": _m(0.65), "invalid_rate": _m(0.25)}}
+    v = judge_verdict(entry, human_kappa=0.90)
+    assert v["status"] == "not aligned"  # 25% unparsable
+    assert "25% of its answers could not be parsed" in v["reasons"]
+    assert "only 12 items with a human label (fewer than 30)" in v["reasons"]
+    assert "its κ is 0.25 below the humans' agreement with each other" in v["reasons"]
+    assert v["reasons"][0] == "25% of its answers could not be parsed"  # worst first
+
+
+def test_business_loss_backcalculation(tmp_path):
+    # 100,000 requests, 200 per error, a budget of 500,000: at most 0.025 more errors
+    assert tolerated_gap({"budget": 5e5, "requests": 1e5, "cost_per_error": 200}) == pytest.approx(0.025)
+    (tmp_path / "thresholds.yaml").write_text(
+        "version: 1\nbusiness_loss: {budget: 500000, requests: 100000, cost_per_error: 200}\n")
+    t = load_thresholds(tmp_path)
+    entry = {"n_items_with_consensus": 300, "flags": [],
+             "metrics": {"cohen_kappa": _m(0.7), "accuracy": _m(0.80)}}
+    assert judge_verdict(entry, t, human_kappa=0.72, human_accuracy=0.82)["status"] == "aligned"
+    v = judge_verdict(entry, t, human_kappa=0.72, human_accuracy=0.83)
+    assert v["status"] == "not aligned"
+    assert any("business-loss budget tolerates" in r for r in v["reasons"])
+
+
+@pytest.mark.parametrize("text, msg", [
+    ("kapa: {not_aligned_below: 0.1}\n", "unknown key 'kapa'"),
+    ("kappa: {aligned_at_least: high}\n", "kappa.aligned_at_least must be a number"),
+    ("version: 2\n", "version 2"),
+    ("business_loss: {budget: 10}\n", "business_loss needs"),
+    ("[1, 2]\n", "thresholds are a mapping"),
+])
+def test_bad_thresholds_name_the_file_and_key(tmp_path, text, msg):
+    p = tmp_path / "thresholds.yaml"
+    p.write_text(text)
+    with pytest.raises(ThresholdsError) as err:
+        load_thresholds(p)
+    assert str(p) in str(err.value) and msg in str(err.value)
+
+
+def test_overrides_merge_key_by_key(tmp_path):
+    (tmp_path / "thresholds.yaml").write_text("kappa: {aligned_at_least: 0.7}\n")
+    t = load_thresholds(tmp_path)
+    assert t["kappa"] == {"not_aligned_below": 0.2, "aligned_at_least": 0.7}
+    entry = {"n_items_with_consensus": 300, "flags": [], "metrics": {"cohen_kappa": _m(0.65)}}
+    assert judge_verdict(entry)["status"] == "aligned"
+    assert judge_verdict(entry, t)["status"] == "caution"
