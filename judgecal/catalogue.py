@@ -1,0 +1,111 @@
+"""One catalogue of metrics, read by every surface (terminal, HTML/PDF report, explorer).
+
+Each entry: a title, a one-sentence definition, the unit, the reference it is read against, the
+direction that is good and the flag rule in words. Numbers are formatted here too, once: three
+decimals, intervals as ``0.71 (0.68–0.74)``, tiny p-values as ``< 0.001``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    title: str
+    definition: str
+    unit: str = "share"
+    reference: str = ""
+    good: str = "higher"  # higher | lower | closer to the reference
+    flag: str = ""
+    group: str = "alignment"
+
+
+_M = MetricInfo
+METRICS: dict[str, MetricInfo] = {m.name: m for m in (
+    _M("accuracy", "Accuracy", "Share of judgments whose verdict equals the human consensus.",
+       reference="an annotator's leave-one-out accuracy; chance = Σ p_k² of the label shares"),
+    _M("macro_f1", "Macro F1", "F1 per label (A, B, tie) averaged with equal weight, against the human consensus.",
+       reference="the humans' macro F1 with each other"),
+    _M("cohen_kappa", "Cohen's κ", "Agreement with the human consensus beyond what chance would give "
+       "(0 = chance, 1 = perfect).", unit="κ", reference="the humans' κ with each other; 0 = chance",
+       flag="κ below 0.20 makes the judge not aligned, below 0.60 caution (thresholds.yaml)"),
+    _M("invalid_rate", "Unparsable answers", "Share of calls whose answer could not be read as a verdict.",
+       good="lower", reference="0", flag="above 5% is a caution, above 20% not aligned"),
+    _M("position_consistency", "Same verdict in both orders",
+       "Share of items with the same verdict when the two responses are swapped.", reference="1",
+       group="position"),
+    _M("first_position_rate", "Picks the first shown", "Share of decisive verdicts that picked the response "
+       "shown first; tested with an exact McNemar test across the two orders.", reference="0.5 (no position bias)",
+       good="closer to the reference", group="position",
+       flag="significant after Benjamini–Hochberg and at least the effect of interest away from 0.5"),
+    _M("flip_rate", "Flips when swapped", "Share of items decisive in both orders whose verdict changes with "
+       "the order.", good="lower", reference="0", group="position"),
+    _M("debiased_accuracy", "Swap-debiased accuracy", "Accuracy of the verdict the two orders agree on "
+       "(a tie when they disagree) against the human consensus.", group="position",
+       reference="the judge's single-order accuracy on the same pairs"),
+    _M("accuracy_AB", "Accuracy, original order", "Accuracy of the judgments made with the item's first "
+       "response shown first.", group="position"),
+    _M("accuracy_BA", "Accuracy, swapped order", "Accuracy of the judgments made with the item's second "
+       "response shown first.", group="position"),
+    _M("accuracy_both", "Right in both orders", "Share of items whose verdict equals the humans' in both "
+       "presentation orders.", group="position"),
+    _M("prefer_longer_rate", "Prefers the longer", "Share of decisive verdicts that picked the longer response.",
+       reference="the humans' rate on the same items", good="closer to the reference", group="verbosity"),
+    _M("verbosity_excess", "Length preference beyond the humans'", "The judge's prefer-longer rate minus the "
+       "humans' on the same items.", unit="difference", reference="0", good="closer to the reference",
+       group="verbosity", flag="significant and at least the effect of interest"),
+    _M("lc_win_rate", "Length-controlled win rate of A", "AlpacaEval 2's length-controlled win rate of the "
+       "item's first response; its p tests the length coefficient of the logistic fit.",
+       reference="the raw win rate of A", group="verbosity"),
+    _M("self_preference_excess", "Own-family preference beyond the humans'", "The judge's win rate for "
+       "responses of its own model family minus the humans' on the same items.", unit="difference",
+       reference="0", good="closer to the reference", group="self-preference",
+       flag="significant and at least the effect of interest"),
+    _M("pad_pick_rate", "Picks the padded copy", "Share of decisive verdicts that picked a response padded "
+       "with restatements of its own sentences over the same response unpadded.", reference="0.5",
+       good="closer to the reference", group="verbosity", flag="significant and at least the effect of interest"),
+    _M("instability_rate", "Run-to-run instability", "Chance that two repeated calls with the same prompt "
+       "give different verdicts.", good="lower", reference="0", group="stability", flag="significantly above 0"),
+    _M("prompt_flip_rate", "Flips under a reworded prompt", "Share of verdicts that change under the worst "
+       "meaning-preserving prompt mutation, tested against the judge's own run-to-run instability.",
+       good="lower", reference="the instability rate", group="stability",
+       flag="significantly above the instability rate and at least the effect of interest"),
+    _M("injection_follow_rate", "Follows injected instructions", "How often the judge picks the response the "
+       "humans ranked lower once it carries an injected instruction or fake verdict.", good="lower",
+       reference="how often it picked that response without the injection", group="injection",
+       flag="significantly above the rate without the injection"),
+    _M("span_iou", "Span IoU", "Mean per-item character intersection-over-union with the human span consensus "
+       "(an item where neither marks anything counts as 1).", reference="the humans' span agreement",
+       group="spans"),
+    _M("span_f1", "Span F1", "Character-level F1 of the judge's spans against the human span consensus.",
+       reference="the humans' pairwise character F1", group="spans"),
+)}
+
+
+def info(name: str) -> MetricInfo:
+    """The catalogue entry of ``name`` (a bare entry for a metric not catalogued yet)."""
+    return METRICS.get(name) or MetricInfo(name, name.replace("_", " "), "")
+
+
+def fmt_number(x: float | None, digits: int = 3) -> str:
+    """``digits`` decimals; an em dash never stands for a missing value: ``n/a``."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return f"{x:.{digits}f}"
+
+
+def fmt_interval(est: float | None, lo: float | None, hi: float | None, digits: int = 3) -> str:
+    """``0.710 (0.680–0.740)``; the interval is left out when it was not computed."""
+    if lo is None or hi is None:
+        return fmt_number(est, digits)
+    return f"{fmt_number(est, digits)} ({fmt_number(lo, digits)}–{fmt_number(hi, digits)})"
+
+
+def fmt_p(p: float | None) -> str:
+    """``< 0.001`` for tiny p-values, three decimals otherwise; ``not tested`` when absent."""
+    if p is None or (isinstance(p, float) and not math.isfinite(p)):
+        return "not tested"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"

@@ -1,0 +1,20 @@
+"""The metric catalogue and the one number format every surface uses."""
+
+import math
+
+from judgecal.catalogue import METRICS, fmt_interval, fmt_number, fmt_p, info
+
+
+def test_formats():
+    assert fmt_interval(0.71, 0.68, 0.74) == "0.710 (0.680–0.740)"
+    assert fmt_interval(0.71, None, None) == "0.710"
+    assert fmt_number(None) == "n/a" and fmt_number(math.nan) == "n/a"
+    assert fmt_p(7.8e-13) == "< 0.001" and fmt_p(0.0123) == "0.012" and fmt_p(None) == "not tested"
+
+
+def test_every_entry_is_complete():
+    for name, m in METRICS.items():
+        assert m.name == name
+        assert m.title and m.definition.endswith("."), name
+        assert m.good in ("higher", "lower", "closer to the reference"), name
+    assert info("something_new").title == "something new"
