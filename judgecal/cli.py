@@ -49,6 +49,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     from judgecal.data.importers import import_file
     from judgecal.data.ingest import import_dataset
 
+    if args.kind == "judgments":
+        return _import_judgments(args)
+    if args.replace:
+        raise UsageError("--replace applies to --as judgments only")
     with _open_ws(args) as ws:
         if args.source in registry.registry():
             counts = import_dataset(ws, args.source)
@@ -59,6 +63,17 @@ def cmd_import(args: argparse.Namespace) -> int:
                 raise UsageError(f"{args.source}: no such file, and not a dataset name (see `judgecal datasets list`)")
             res = import_file(ws, args.source, task=args.task, source=args.name)
             print(f"imported {len(res.items)} items and {len(res.annotations)} human labels from {args.source}")
+    return 0
+
+
+def _import_judgments(args: argparse.Namespace) -> int:
+    """Verdicts from the user's own pipeline, about items already in the workspace."""
+    from judgecal.data.verdicts import import_verdicts
+
+    with _open_ws(args, create=False) as ws:
+        res = import_verdicts(ws, args.source, replace=args.replace)
+    print(f"imported {res.new} new judgments from {len(res.judges)} judge(s) ({', '.join(res.judges)}) in "
+          f"{args.source}; {res.unchanged} already stored, {res.replaced} replaced")
     return 0
 
 
@@ -375,6 +390,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="a file path or a dataset name such as pandalm or llmbar/Natural")
     p.add_argument("--task", choices=("pairwise", "pointwise"), default="pairwise")
     p.add_argument("--name", help="source name recorded on the items (default: the file stem)")
+    p.add_argument("--as", dest="kind", choices=("items", "judgments"), default="items",
+                   help="what the file holds: items (default) or judgments (verdicts about items already imported)")
+    p.add_argument("--replace", action="store_true", help="with --as judgments: overwrite stored judgments "
+                   "whose content changed (default: refuse them)")
     _ws_arg(p)
     p.set_defaults(func=cmd_import)
 

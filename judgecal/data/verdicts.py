@@ -1,0 +1,295 @@
+"""Import judge verdicts produced elsewhere (JSONL, CSV or Parquet), all or nothing.
+
+One judgment per record, about an item already in the workspace:
+
+- ``item_id`` (string or integer), ``judge`` (a name; one name is one judge spec).
+- pairwise items: ``verdict`` — ``A``, ``B`` or ``tie`` *as the judge saw them* (``A`` is the
+  response shown first), or ``invalid`` for an output that could not be parsed; ``order`` — ``AB``
+  when ``response_a`` was shown first, ``BA`` when it was shown second (default ``AB``).
+  Optional ``p_a``/``p_b``/``p_tie``: the judge's probabilities, oriented like the verdict.
+- pointwise items: ``score`` (a finite number) or ``verdict: invalid``; ``order`` is ``AB``.
+- optional everywhere: ``sample`` (integer >= 0, default 0), ``mutation`` (default ``none``),
+  ``raw``, ``prompt_tokens``, ``completion_tokens``, ``latency_s``, ``cost_usd``.
+
+Verdicts and probabilities are turned into item orientation once, by
+:func:`judgecal.data.records.to_item_orientation`. Each judgment's key is the hash of
+(judge, item, order, sample, mutation): re-importing a file stores nothing twice; a record whose
+content differs from the stored judgment of the same key is refused unless ``replace=True``.
+A judge name already used in the workspace by another spec (a live or recorded judge) is refused:
+two specs are two judges.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judgecal.data.importers import MAX_TEXT_CHARS, ImportValidationError, Problem, _records
+from judgecal.data.records import ORDERS, VERDICTS, Judgment, stable_hash, to_item_orientation
+from judgecal.data.store import Workspace
+
+VERDICT_VALUES: tuple[str, ...] = (*VERDICTS, "invalid")
+MAX_NAME_CHARS = 200
+# What two imports of the same key must agree on (created_at is the time of the import).
+COMPARED = ("spec_hash", "verdict", "score", "status", "raw", "p_a", "p_b", "p_tie", "prompt_tokens",
+            "completion_tokens", "latency_s", "cost_usd")
+
+
+class _Bad(ValueError):
+    """One field's problem (its message)."""
+
+
+def _name(v: Any) -> str:
+    if not isinstance(v, str):
+        raise _Bad(f"must be a string, got {type(v).__name__}")
+    if not v.strip():
+        raise _Bad("is empty")
+    if len(v) > MAX_NAME_CHARS:
+        raise _Bad(f"is {len(v):,} characters; the limit is {MAX_NAME_CHARS}")
+    return v
+
+
+def _id(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, (str, int)) or str(v).strip() == "":
+        raise _Bad("must be a non-empty string or an integer")
+    return str(v)
+
+
+def _raw(v: Any) -> str:
+    if not isinstance(v, str):
+        raise _Bad(f"must be a string, got {type(v).__name__}")
+    if len(v) > MAX_TEXT_CHARS:
+        raise _Bad(f"is {len(v):,} characters; the limit is {MAX_TEXT_CHARS:,}")
+    return v
+
+
+def _number(v: Any) -> float:
+    if isinstance(v, str):  # CSV cells arrive as text
+        try:
+            v = float(v.strip())
+        except ValueError:
+            raise _Bad(f"must be a number, got {v!r}") from None
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise _Bad(f"must be a number, got {type(v).__name__}")
+    x = float(v)
+    if not math.isfinite(x):
+        raise _Bad(f"must be a finite number, got {x}")
+    return x
+
+
+def _non_negative(v: Any) -> float:
+    x = _number(v)
+    if x < 0:
+        raise _Bad(f"must be >= 0, got {x:g}")
+    return x
+
+
+def _count(v: Any) -> int:
+    x = _non_negative(v)
+    if x != int(x):
+        raise _Bad(f"must be a whole number, got {x:g}")
+    return int(x)
+
+
+def _probability(v: Any) -> float:
+    x = _number(v)
+    if not 0.0 <= x <= 1.0:
+        raise _Bad(f"must be a probability in [0, 1], got {x:g}")
+    return x
+
+
+def _choice(values: tuple[str, ...], what: str) -> Callable[[Any], str]:
+    def check(v: Any) -> str:
+        if v not in values:
+            raise _Bad(f"unknown {what} {v!r}; expected {', '.join(values[:-1])} or {values[-1]}")
+        return str(v)
+    return check
+
+
+# Field -> checker. A new optional field (e.g. spans) is one more entry here and one in _judgment.
+FIELDS: dict[str, Callable[[Any], Any]] = {
+    "item_id": _id, "judge": _name, "verdict": _choice(VERDICT_VALUES, "verdict"), "score": _number,
+    "order": _choice(ORDERS, "order"), "sample": _count, "mutation": _name, "raw": _raw,
+    "p_a": _probability, "p_b": _probability, "p_tie": _probability, "prompt_tokens": _count,
+    "completion_tokens": _count, "latency_s": _non_negative, "cost_usd": _non_negative,
+}
+REQUIRED = ("item_id", "judge")
+DEFAULTS: dict[str, Any] = {"order": "AB", "sample": 0, "mutation": "none", "raw": ""}
+
+
+def import_spec_hash(judge: str) -> str:
+    """The spec of an imported judge: its name and that it came from a file."""
+    return stable_hash({"backend": "import", "judge": judge})
+
+
+def judgment_key(judge: str, item_id: str, order: str, sample: int, mutation: str) -> str:
+    """Deterministic key of an imported judgment: re-importing the same record finds it."""
+    return stable_hash({"import": judge, "item": item_id, "order": order, "sample": sample,
+                        "mutation": mutation}, 32)
+
+
+@dataclass
+class VerdictImport:
+    """What an import wrote (new and replaced judgments), what it found stored unchanged, its judges."""
+
+    judgments: list[Judgment] = field(default_factory=list)
+    judges: list[str] = field(default_factory=list)
+    new: int = 0
+    unchanged: int = 0
+    replaced: int = 0
+
+
+def _judgment(v: dict[str, Any], task: str, f: str, n: int, problems: list[Problem]) -> Judgment | None:
+    """One validated record (``v``: field -> checked value) as a Judgment in item orientation."""
+    verdict, score, order = v.get("verdict"), v.get("score"), v["order"]
+    before = len(problems)
+    if task == "pairwise":
+        if score is not None:
+            problems.append(Problem(f, n, "score", "a pairwise item takes a verdict (A, B, tie or invalid), not a score"))
+        elif verdict is None:
+            problems.append(Problem(f, n, "verdict", "missing required field (A, B, tie or invalid)"))
+    else:
+        if verdict is not None and verdict != "invalid":
+            problems.append(Problem(f, n, "verdict", f"a pointwise item takes a score, not the verdict {verdict!r}"))
+        elif verdict is None and score is None:
+            problems.append(Problem(f, n, "score", "missing required field (a number, or verdict: invalid)"))
+        elif verdict is not None and score is not None:
+            problems.append(Problem(f, n, "score", "an invalid judgment has no score"))
+        if order != "AB":
+            problems.append(Problem(f, n, "order", "a pointwise item is shown in one order: AB"))
+        for k in ("p_a", "p_b", "p_tie"):
+            if k in v:
+                problems.append(Problem(f, n, k, "probabilities of A/B/tie apply to pairwise items only"))
+    probs = [v[k] for k in ("p_a", "p_b", "p_tie") if k in v]
+    if sum(probs) > 1.0 + 1e-6:
+        problems.append(Problem(f, n, "p_a", f"p_a + p_b + p_tie is {sum(probs):.6g}, more than 1"))
+    if len(problems) > before:
+        return None
+    p_first, p_second = v.get("p_a"), v.get("p_b")
+    p_a, p_b = (p_first, p_second) if order == "AB" else (p_second, p_first)
+    judge, item_id = v["judge"], v["item_id"]
+    return Judgment(
+        key=judgment_key(judge, item_id, order, v["sample"], v["mutation"]), item_id=item_id, judge=judge,
+        spec_hash=import_spec_hash(judge), order=order, mutation=v["mutation"], sample=v["sample"], raw=v["raw"],
+        verdict=to_item_orientation(verdict, order), score=score, p_a=p_a, p_b=p_b, p_tie=v.get("p_tie"),
+        status="invalid" if verdict == "invalid" else "ok", prompt_tokens=v.get("prompt_tokens"),
+        completion_tokens=v.get("completion_tokens"), latency_s=v.get("latency_s"), cost_usd=v.get("cost_usd"),
+        created_at=time.time(),
+    )
+
+
+def _stored(ws: Workspace, keys: list[str]) -> dict[str, tuple[Any, ...]]:
+    out: dict[str, tuple[Any, ...]] = {}
+    cols = ", ".join(f'"{c}"' for c in COMPARED)
+    for i in range(0, len(keys), 900):
+        chunk = keys[i : i + 900]
+        q = f"SELECT key, {cols} FROM judgments WHERE key IN ({', '.join('?' for _ in chunk)})"
+        out.update((r[0], tuple(r[1:])) for r in ws.conn.execute(q, chunk))
+    return out
+
+
+def _other_specs(ws: Workspace, judges: list[str]) -> dict[str, str]:
+    """Judge name -> a spec hash already stored under that name that is not the import spec."""
+    out: dict[str, str] = {}
+    for i in range(0, len(judges), 900):
+        chunk = judges[i : i + 900]
+        q = f"SELECT DISTINCT judge, spec_hash FROM judgments WHERE judge IN ({', '.join('?' for _ in chunk)})"
+        for judge, spec in ws.conn.execute(q, chunk):
+            if spec != import_spec_hash(judge):
+                out[judge] = spec
+    return out
+
+
+def _differs(j: Judgment, stored: tuple[Any, ...]) -> list[str]:
+    def same(a: Any, b: Any) -> bool:
+        if isinstance(a, float) or isinstance(b, float):
+            return a is not None and b is not None and math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=0)
+        return bool(a == b) or (a in (None, "") and b in (None, ""))
+
+    return [c for c, old in zip(COMPARED, stored, strict=True) if not same(getattr(j, c), old)]
+
+
+def parse_verdicts(ws: Workspace, path: Path, replace: bool = False) -> tuple[VerdictImport, list[Problem]]:
+    """Validate every record of ``path`` against the schema and the workspace; write nothing."""
+    f = str(path)
+    records, problems = _records(path)
+    if not records and not problems:
+        problems.append(Problem(f, None, None, "no records"))
+    tasks = dict(ws.conn.execute("SELECT item_id, task FROM items").fetchall())
+    seen: dict[str, int] = {}
+    first_line: dict[str, int] = {}
+    out = VerdictImport()
+    for n, rec in records:
+        if not isinstance(rec, dict):
+            problems.append(Problem(f, n, None, f"a record must be an object, got {type(rec).__name__}"))
+            continue
+        before = len(problems)
+        for k in sorted(set(rec) - set(FIELDS)):
+            problems.append(Problem(f, n, k, "unknown field for a judgment"))
+        v: dict[str, Any] = dict(DEFAULTS)
+        for k, check in FIELDS.items():
+            if rec.get(k) is None:
+                if k in REQUIRED:
+                    problems.append(Problem(f, n, k, "missing required field"))
+                continue
+            try:
+                v[k] = check(rec[k])
+            except _Bad as exc:
+                problems.append(Problem(f, n, k, str(exc)))
+        if len(problems) > before:
+            continue
+        task = tasks.get(v["item_id"])
+        if task is None:
+            problems.append(Problem(f, n, "item_id", f"unknown item {v['item_id']!r}; import the items first"))
+            continue
+        j = _judgment(v, task, f, n, problems)
+        if j is None:
+            continue
+        if j.key in seen:
+            problems.append(Problem(f, n, "item_id", (
+                f"duplicate judgment of {j.judge!r} on item {j.item_id!r} (order {j.order}, sample {j.sample}, "
+                f"mutation {j.mutation!r}; first on line {seen[j.key]})")))
+            continue
+        seen[j.key] = n
+        first_line.setdefault(j.judge, n)
+        out.judgments.append(j)
+    for judge, spec in _other_specs(ws, sorted(first_line)).items():
+        problems.append(Problem(f, first_line[judge], "judge", (
+            f"{judge!r} is already in the workspace as another judge (spec {spec}); "
+            "two specs are two judges: import under another name")))
+    stored = _stored(ws, [j.key for j in out.judgments])
+    line = {j.key: seen[j.key] for j in out.judgments}
+    keep = []
+    for j in out.judgments:
+        if j.key not in stored:
+            out.new += 1
+            keep.append(j)
+            continue
+        changed = _differs(j, stored[j.key])
+        if not changed:
+            out.unchanged += 1
+        elif replace:
+            out.replaced += 1
+            keep.append(j)
+        else:
+            problems.append(Problem(f, line[j.key], changed[0], (
+                f"differs from the judgment already stored for this judge, item, order, sample and mutation "
+                f"({', '.join(changed)}); pass --replace to overwrite it")))
+    out.judgments, out.judges = keep, sorted(first_line)
+    return out, problems
+
+
+def import_verdicts(ws: Workspace, path: str | Path, replace: bool = False) -> VerdictImport:
+    """Validate ``path`` completely, then write its new (or, with ``replace``, changed) judgments in one
+    transaction, or nothing. Raises :class:`ImportValidationError` with every problem."""
+    res, problems = parse_verdicts(ws, Path(path), replace)
+    if problems:
+        raise ImportValidationError(problems)
+    with ws.transaction() as tx:
+        ws.add_judgments(res.judgments, conn=tx, replace=True)
+    return res
