@@ -124,3 +124,36 @@ class Consensus:
 
 JUDGMENT_FIELDS: tuple[str, ...] = tuple(Judgment.__dataclass_fields__)
 ANNOTATION_FIELDS: tuple[str, ...] = tuple(Annotation.__dataclass_fields__)
+
+
+# -- spans ----------------------------------------------------------------------------------------
+SPAN_KINDS: tuple[str, ...] = ("human", "judge")
+
+
+@dataclass(frozen=True)
+class Span:
+    """One marked stretch ``text[start:end]`` of one candidate's text, by a person or a judge.
+
+    Offsets are character offsets into ``item.candidates[candidate].text``. A rater who looked at a
+    text and marked nothing is recorded by one empty span (``start == end == 0``, label ``""``): it
+    says the rater was there and adds no character. ``score`` is the rater's probability that the
+    stretch is marked (soft labels), when it gives one; ``note`` keeps the rater's own words.
+    """
+
+    item_id: str
+    rater: str
+    candidate: int
+    start: int
+    end: int
+    label: str = ""
+    source: str = "user"
+    kind: str = "human"
+    score: float | None = None
+    note: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.end <= self.start
+
+
+SPAN_FIELDS: tuple[str, ...] = tuple(Span.__dataclass_fields__)

@@ -27,12 +27,18 @@ COMMITS = {
     "WeOpenML/PandaLM": "3871806e72b4832f815ecafd24d3503c73403f48",
     "princeton-nlp/LLMBar": "900616bff90b6c6c8e1681f7d079250637c55992",
     "prometheus-eval/prometheus-eval": "dcfb44272d5d0414832f5dbb8c2a05ebc2614234",
+    "vectara/FaithBench": "cf89797d82812c23b5d5e5c121f1d9b8983bbbce",
+    "salesforce/summary-of-a-haystack": "43531729bc39fdc301bcc9ff7b26c5e6ce3fbf57",
 }
 LICENSES = {
     "WeOpenML/PandaLM": "Apache-2.0",
     "princeton-nlp/LLMBar": "MIT",
     "prometheus-eval/prometheus-eval": "Apache-2.0",
+    "vectara/FaithBench": "CC BY-NC-SA 4.0",
+    "salesforce/summary-of-a-haystack": "Apache-2.0",
 }
+# FaithBench releases batches 1-16 except 13.
+FAITHBENCH_BATCHES: tuple[int, ...] = tuple(b for b in range(1, 17) if b != 13)
 
 # Evaluator x strategy folders, as the LLMBar authors spell them. The same in every LLMBar
 # subset, and the same across the Processed subsets.
@@ -136,6 +142,16 @@ def registry() -> dict[str, DatasetSpec]:
     }
     for name, root in LLMBAR_SUBSETS.items():
         specs[name] = _llmbar_spec(name, root)
+    specs["faithbench"] = DatasetSpec(
+        "faithbench",
+        "FaithBench: 750 summaries, annotators' hallucination spans, 8 detectors' summary-level predictions",
+        tuple(RemoteFile("vectara/FaithBench", f"data_for_release/batch_{b}.json") for b in FAITHBENCH_BATCHES),
+    )
+    specs["summary-of-a-haystack"] = DatasetSpec(
+        "summary-of-a-haystack",
+        "Summary of a Haystack: 200 summaries x 1,419 key facts, a person's coverage labels, 6 LLM judges",
+        (RemoteFile("salesforce/summary-of-a-haystack", "data/eval_benchmark_data.json"),),
+    )
     return specs
 
 
