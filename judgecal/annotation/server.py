@@ -16,7 +16,9 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -108,8 +110,34 @@ class ManagedServer:
             "LABEL_STUDIO_BASE_DATA_DIR": str(run / "data"), "LABEL_STUDIO_USERNAME": cred["username"],
             "LABEL_STUDIO_PASSWORD": cred["password"], "LABEL_STUDIO_USER_TOKEN": cred["token"],
             "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true", "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+            # judgecal's settings: Label Studio's own, with annotators' permissions tightened (see ls_extension.py)
+            "DJANGO_SETTINGS_MODULE": "judgecal_ls", "PYTHONPATH": str(self._extension().parent),
         })
         return env
+
+    def _extension(self) -> Path:
+        """``judgecal_ls.py`` (annotation/ls_extension.py) where Label Studio's Python imports it."""
+        path = self.root / "ext" / "judgecal_ls.py"
+        text = resources.files("judgecal.annotation_assets").joinpath("ls_extension.py").read_text("utf-8")
+        if not path.exists() or path.read_text("utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, "utf-8")
+        return path
+
+    def provision(self, people: list[dict[str, str]]) -> dict[str, dict[str, Any]]:
+        """Annotators ``{email, password}`` each in an organisation of their own, run by a service account.
+
+        Returns, per email: ``user_id``, ``org_id``, ``service_email`` and ``service_token``.
+        """
+        ensure_installed(progress=False)
+        python = venv_dir() / "bin" / "python"
+        req = json.dumps({"admin": self.credentials()["username"], "annotators": people})
+        done = subprocess.run([str(python), str(self._extension())], input=req, env=self.env(),
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise LabelStudioError(f"could not set up annotator organisations: {done.stderr.strip()[-400:]}")
+        out: dict[str, dict[str, Any]] = json.loads(done.stdout.strip().splitlines()[-1])
+        return out
 
     @property
     def url(self) -> str:

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
-from collections.abc import Iterable, Iterator
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, astuple
+from dataclasses import asdict, astuple, dataclass, field
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -22,16 +25,23 @@ import pandas as pd
 from judgecal.data.records import (
     ANNOTATION_FIELDS,
     JUDGMENT_FIELDS,
+    SPAN_FIELDS,
     Annotation,
     Consensus,
     Item,
     Judgment,
+    Span,
 )
 
-SCHEMA_VERSION = 2
-# Additive migrations: version -> what it adds (the CREATE TABLE IF NOT EXISTS below does the work).
-MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids (ls_pulled)"}
+SCHEMA_VERSION = 5
+# Additive migrations: version -> what it adds (the CREATE TABLE IF NOT EXISTS below does the work;
+# _MIGRATION_SQL holds the data a version copies forward, if any).
+MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids (ls_pulled)",
+              3: "Label Studio per-annotator projects (ls_projects), task copies (ls_copies), pulled labels (ls_labels)",
+              4: "judge specs (judge_specs) and the (judge, spec_hash) index of judgments",
+              5: "human and judge spans (spans)"}
 DB_NAME = "judgecal.sqlite"
+BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another process's write lock
 
 _JUDGMENT_TYPES = {
     "key": "TEXT PRIMARY KEY",
@@ -80,6 +90,147 @@ CREATE TABLE IF NOT EXISTS consensus (
 );
 """
 
+# -- Label Studio state (read and written only through the Workspace methods below) ----------------
+# ls_projects: one Label Studio project per (judgecal project, annotator); annotator '' = one shared project.
+# ls_copies: one row per task sent (an item's copy for one annotator), with its opaque key, A/B flip,
+#            gold answer and where it came from, and its place in that annotator's random order.
+# ls_labels: every annotation pulled, who made it (completed_by) and who last changed it (updated_by),
+#            the choice as shown (e.g. both_bad), and whether it was ok, cancelled, rejected or flagged.
+_LS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ls_projects (
+    project TEXT NOT NULL, annotator TEXT NOT NULL, project_id INTEGER NOT NULL, org_id INTEGER,
+    overlap INTEGER NOT NULL, seed INTEGER NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (project, annotator)
+);
+CREATE TABLE IF NOT EXISTS ls_copies (
+    task_key TEXT PRIMARY KEY, project TEXT NOT NULL, annotator TEXT NOT NULL, project_id INTEGER NOT NULL,
+    item_id TEXT NOT NULL, flipped INTEGER NOT NULL, gold_label TEXT, gold_from TEXT, position INTEGER NOT NULL,
+    pushed_at REAL NOT NULL, UNIQUE (project, annotator, item_id)
+);
+CREATE TABLE IF NOT EXISTS ls_labels (
+    project_id INTEGER NOT NULL, annotation_id INTEGER NOT NULL, task_key TEXT, item_id TEXT, annotator TEXT,
+    completed_by TEXT, updated_by TEXT, choice TEXT, status TEXT NOT NULL, note TEXT, updated_at TEXT NOT NULL,
+    PRIMARY KEY (project_id, annotation_id)
+);
+"""
+_MIGRATION_SQL: dict[int, tuple[str, ...]] = {3: (
+    "INSERT OR IGNORE INTO ls_copies SELECT task_key, project, '', project_id, item_id, flipped, gold_label, "
+    "NULL, rowid, pushed_at FROM ls_tasks",
+    "INSERT OR IGNORE INTO ls_projects SELECT project, '', project_id, NULL, 0, 0, MIN(pushed_at) FROM ls_tasks "
+    "GROUP BY project, project_id",
+    "INSERT OR IGNORE INTO ls_labels (project_id, annotation_id, status, updated_at) "
+    "SELECT project_id, annotation_id, status, updated_at FROM ls_pulled",
+)}
+
+# -- judge-call claims: concurrent judge runs on one workspace never make the same call twice ------------
+# runs: one row per live judge run (a random owner id, its pid and host, a heartbeat it refreshes);
+# claims: the call keys a run is making. Not data: both are emptied as runs end or die.
+_CLAIMS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (owner TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL,
+                                 heartbeat REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL);
+"""
+
+# -- judge specs: a judge is a spec (backend, model, rubric, every output-changing parameter) -----------
+# judge_specs: each spec once, its hash -> base name and JSON (judgecal.judges.spec). A judgment keeps its
+# spec's base name (judgments.judge) and hash (judgments.spec_hash); judge_names() gives each spec its own
+# readable name, which is what the judgments frame shows, so no consumer ever pools two specs.
+_SPECS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judge_specs (spec_hash TEXT PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL,
+                                        created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS judgments_judge_spec ON judgments (judge, spec_hash);
+"""
+# What a bare name stands for when one name has several specs (the defaults of judgecal.judges.spec).
+SPEC_DEFAULTS: dict[str, Any] = {"rubric": "pairwise", "temperature": 0.0, "max_tokens": 8, "logprobs": True,
+                                 "top_logprobs": 10}
+_SUFFIX_ORDER = ("rubric", "temperature", "max_tokens", "logprobs", "top_logprobs", "model", "identity", "backend")
+
+
+def _flat_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in spec.items() if k not in ("options", "name")}
+    for k, v in (spec.get("options") or {}).items():
+        out[k if k not in out else f"options.{k}"] = v
+    return out
+
+
+def _show(v: Any) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else "none" if v is None else str(v)
+
+
+def spec_names(units: Sequence[tuple[Any, str, Mapping[str, Any] | None, str]]) -> dict[Any, str]:
+    """Readable, distinct names for judge specs given as ``(unit, base name, spec or None, spec hash)``.
+
+    A base name with one spec keeps it (``local/smollm2``). Several specs under one base name get a
+    suffix naming what differs (``local/smollm2[temperature=0.7]``, ``local/smollm2[rubric=pointwise-5]``);
+    the one spec whose differing values are all :data:`SPEC_DEFAULTS`, if there is one, keeps the bare
+    name. A spec not stored (older workspaces) differs by its hash (``[spec=1a2b3c4d]``).
+    """
+    by_base: dict[str, list[tuple[Any, Mapping[str, Any] | None, str]]] = {}
+    for unit, base, spec, h in units:
+        by_base.setdefault(base, []).append((unit, spec, h))
+    out: dict[Any, str] = {}
+    for base, group in by_base.items():
+        if len(group) == 1:
+            out[group[0][0]] = base
+            continue
+        flats = [_flat_spec(s) if s is not None else {"spec": h[:8]} for _, s, h in group]
+        keys: set[str] = set().union(*flats)
+        differ = sorted((k for k in keys if len({json.dumps(f.get(k), sort_keys=True, default=str) for f in flats}) > 1),
+                        key=lambda k: (_SUFFIX_ORDER.index(k) if k in _SUFFIX_ORDER else len(_SUFFIX_ORDER), k))
+        plain = [i for i, f in enumerate(flats)
+                 if all(k in SPEC_DEFAULTS and f.get(k) == SPEC_DEFAULTS[k] for k in differ)]
+        for i, ((unit, _, _), f) in enumerate(zip(group, flats, strict=True)):
+            if plain == [i]:
+                out[unit] = base
+                continue
+            parts = []
+            for k in differ:
+                if k == "rubric_hash" and "rubric" in differ:
+                    continue
+                if k in ("rubric", "rubric_hash"):
+                    tag = f"@{str(f.get('rubric_hash'))[:6]}" if "rubric_hash" in differ else ""
+                    parts.append(f"rubric={_show(f.get('rubric'))}{tag}")
+                else:
+                    parts.append(f"{k}={_show(f.get(k))}")
+            out[unit] = f"{base}[{';'.join(parts)}]"
+    # the last word: two units never share a name
+    seen: dict[str, int] = {}
+    for name in out.values():
+        seen[name] = seen.get(name, 0) + 1
+    hashes = {unit: h for unit, _, _, h in units}
+    return {u: (f"{n}[spec={hashes[u][:8]}]" if seen[n] > 1 else n) for u, n in out.items()}
+
+
+@dataclass(frozen=True)
+class RunOwner:
+    """Who holds claims: a random id, the process and the host."""
+
+    id: str
+    pid: int
+    host: str
+
+    @classmethod
+    def here(cls) -> RunOwner:
+        return cls(uuid.uuid4().hex, os.getpid(), socket.gethostname())
+
+
+@dataclass
+class Claims:
+    """The outcome of :meth:`Workspace.claim`: keys this run now holds, keys another live run holds."""
+
+    mine: set[str] = field(default_factory=set)
+    held: set[str] = field(default_factory=set)
+    holders: list[str] = field(default_factory=list)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
 
 _FLOATS = ("p_a", "p_b", "p_tie", "score", "expected_score", "latency_s", "cost_usd", "created_at")
 _INTS = ("sample", "prompt_tokens", "completion_tokens", "seed")
@@ -117,9 +268,33 @@ def _compact_frame(cursor: sqlite3.Cursor, cols: list[str], chunk: int = 20_000)
             out[col] = pd.Categorical.from_codes(data.astype(np.int32), categories=list(lookup[k]))  # type: ignore[call-overload]
     return pd.DataFrame(out, columns=cols)
 
+# -- spans: marked stretches of a candidate's text, by people and judges (see records.Span) ---------------
+# One row per span; a rater who marked nothing on an item has one empty span (start = end = 0). Written and
+# read only through Workspace.add_spans / spans_frame.
+_SPANS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS spans (
+    item_id TEXT NOT NULL, rater TEXT NOT NULL, candidate INTEGER NOT NULL, start INTEGER NOT NULL,
+    "end" INTEGER NOT NULL, label TEXT NOT NULL, source TEXT NOT NULL, kind TEXT NOT NULL, score REAL, note TEXT,
+    UNIQUE (item_id, rater, candidate, start, "end", label, source, kind)
+);
+CREATE INDEX IF NOT EXISTS spans_item ON spans (item_id);
+"""
+
 
 class WorkspaceError(RuntimeError):
     """A workspace that cannot be opened or is of an unknown schema."""
+
+
+class ItemConflictError(WorkspaceError):
+    """Items whose ids are already in the workspace with other content; nothing was written."""
+
+    def __init__(self, conflicts: list[tuple[str, list[str]]], origins: Mapping[str, str] | None = None) -> None:
+        self.ids = [i for i, _ in conflicts]
+        where = (origins or {}).get(self.ids[0])
+        first, fields = conflicts[0]
+        more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+        super().__init__(f"{where + ': ' if where else ''}id {first!r} is already in the workspace with a different "
+                         f"{', '.join(fields)}{more}; nothing written (give new ids or use another workspace)")
 
 
 class Workspace:
@@ -130,17 +305,34 @@ class Workspace:
         if not self.path.exists():
             if not create:
                 raise WorkspaceError(f"workspace {self.path} does not exist; run `judgecal import` first")
-            self.path.mkdir(parents=True)
+            self.path.mkdir(parents=True, exist_ok=True)  # two first runs at once
+        if not self.path.is_dir():
+            raise WorkspaceError(f"{self.path}: is a file, not a workspace folder")
         self.db_path = self.path / DB_NAME
-        self.conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+        if self.db_path.exists():
+            if not (os.access(self.db_path, os.R_OK | os.W_OK) and os.access(self.path, os.W_OK | os.X_OK)):
+                raise WorkspaceError(f"{self.db_path}: the workspace is read-only; judgecal needs to write to "
+                                     "the database and its folder")
+            with open(self.db_path, "rb") as fh:
+                head = fh.read(16)
+            if head and head != b"SQLite format 3\x00":
+                raise WorkspaceError(f"{self.db_path}: not a judgecal workspace database (not SQLite, or damaged)")
+        self.conn = sqlite3.connect(self.db_path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.executescript(_SCHEMA)
+        self.conn.executescript(_SCHEMA + _LS_SCHEMA)
+        self.conn.executescript(_CLAIMS_SCHEMA)
+        self.conn.executescript(_SPECS_SCHEMA)
+        self.conn.executescript(_SPANS_SCHEMA)
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
-            self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         elif int(row[0]) < SCHEMA_VERSION and all(v in MIGRATIONS for v in range(int(row[0]) + 1, SCHEMA_VERSION + 1)):
-            self.conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+            with self.transaction() as tx:
+                for v in range(int(row[0]) + 1, SCHEMA_VERSION + 1):
+                    for sql in _MIGRATION_SQL.get(v, ()):
+                        tx.execute(sql)
+                tx.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
         elif int(row[0]) != SCHEMA_VERSION:
             raise WorkspaceError(
                 f"{self.db_path}: schema version {row[0]}, this judgecal reads {SCHEMA_VERSION}"
@@ -161,8 +353,18 @@ class Workspace:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """All-or-nothing: everything inside commits together or not at all."""
-        self.conn.execute("BEGIN IMMEDIATE")
+        """All-or-nothing: everything inside commits together or not at all.
+
+        ``BEGIN IMMEDIATE`` takes the workspace's write lock at once: a second writer waits for it
+        (up to the connection's 30 s busy timeout) and then stops with a clear message.
+        """
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise WorkspaceError(f"{self.db_path}: another judgecal process kept the workspace locked for "
+                                 f"{BUSY_TIMEOUT_S:g} s; try again when it has finished") from None
         try:
             yield self.conn
         except BaseException:
@@ -171,12 +373,35 @@ class Workspace:
         self.conn.execute("COMMIT")
 
     # -- items ---------------------------------------------------------------------------
-    def add_items(self, items: Iterable[Item], conn: sqlite3.Connection | None = None) -> int:
-        rows = [(it.item_id, it.source, it.task, it.to_json()) for it in items]
-        c = conn or self.conn
-        before = c.total_changes
-        c.executemany("INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?)", rows)
-        return c.total_changes - before
+    def add_items(self, items: Iterable[Item], conn: sqlite3.Connection | None = None,
+                  origins: Mapping[str, str] | None = None) -> int:
+        """Insert items; an id already stored with the same content is skipped (re-importing is
+        idempotent), one stored with other content raises :class:`ItemConflictError` and writes
+        nothing. Check and insert run in one write transaction (the caller's, when ``conn`` is
+        given), so two concurrent imports cannot overwrite each other. ``origins`` maps an id to where
+        it came from (``file:line``) for the message."""
+        items = list(items)
+        if conn is None:
+            with self.transaction() as tx:
+                return self.add_items(items, conn=tx, origins=origins)
+        before = conn.total_changes
+        conflicts: list[tuple[str, list[str]]] = []
+        for i in range(0, len(items), 900):
+            chunk = items[i : i + 900]
+            q = f"SELECT item_id, data FROM items WHERE item_id IN ({', '.join('?' for _ in chunk)})"
+            stored = dict(conn.execute(q, [it.item_id for it in chunk]).fetchall())
+            for it in chunk:
+                if it.item_id in stored:
+                    # both through JSON, so e.g. a tuple and the list it is stored as compare equal
+                    old = asdict(Item.from_json(stored[it.item_id]))
+                    diff = [k for k, v in asdict(Item.from_json(it.to_json())).items() if old.get(k) != v]
+                    if diff:
+                        conflicts.append((it.item_id, diff))
+        if conflicts:
+            raise ItemConflictError(conflicts, origins)
+        conn.executemany("INSERT OR IGNORE INTO items VALUES (?, ?, ?, ?)",
+                         [(it.item_id, it.source, it.task, it.to_json()) for it in items])
+        return conn.total_changes - before
 
     def item_ids(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT item_id FROM items")}
@@ -237,18 +462,117 @@ class Workspace:
             found.update(r[0] for r in self.conn.execute(q, chunk))
         return found
 
+    # -- claims: concurrent judge runs never make the same call twice -----------------------------
+    def claim(self, keys: Sequence[str], owner: RunOwner, stale_s: float = 60.0) -> Claims:
+        """In one write transaction: drop the claims of dead runs (same host and pid gone, or no
+        heartbeat for ``stale_s``), then claim every key neither answered nor held by a live run."""
+        now, out = time.time(), Claims()
+        keys = list(dict.fromkeys(keys))
+        with self.transaction() as tx:
+            for oid, pid, host, beat in tx.execute("SELECT owner, pid, host, heartbeat FROM runs").fetchall():
+                if oid != owner.id and (now - beat > stale_s or (host == owner.host and not _pid_alive(pid))):
+                    tx.execute("DELETE FROM claims WHERE owner = ?", (oid,))
+                    tx.execute("DELETE FROM runs WHERE owner = ?", (oid,))
+            tx.execute("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)", (owner.id, owner.pid, owner.host, now))
+            holders: set[str] = set()
+            for i in range(0, len(keys), 900):
+                chunk = keys[i : i + 900]
+                marks = ", ".join("?" for _ in chunk)
+                answered = {r[0] for r in tx.execute(
+                    f"SELECT key FROM judgments WHERE status != 'error' AND key IN ({marks})", chunk)}
+                taken = dict(tx.execute(f"SELECT key, owner FROM claims WHERE key IN ({marks})", chunk).fetchall())
+                free = [k for k in chunk if k not in answered and k not in taken]
+                tx.executemany("INSERT INTO claims VALUES (?, ?)", [(k, owner.id) for k in free])
+                out.mine.update(free)
+                for k, o in taken.items():
+                    if k not in answered:
+                        (out.mine if o == owner.id else out.held).add(k)
+                        holders.add(o)
+            holders.discard(owner.id)
+            for oid in sorted(holders):
+                row = tx.execute("SELECT pid, host FROM runs WHERE owner = ?", (oid,)).fetchone()
+                if row:
+                    out.holders.append(f"pid {row[0]} on {row[1]}")
+        return out
+
+    def heartbeat(self, owner: RunOwner) -> None:
+        """Tell other runs this one is alive (its claims stay valid)."""
+        self.conn.execute("UPDATE runs SET heartbeat = ? WHERE owner = ?", (time.time(), owner.id))
+
+    def release(self, owner: RunOwner) -> None:
+        """Drop every claim of ``owner`` (a run that ended)."""
+        with self.transaction() as tx:
+            tx.execute("DELETE FROM claims WHERE owner = ?", (owner.id,))
+            tx.execute("DELETE FROM runs WHERE owner = ?", (owner.id,))
+
+    # -- judge specs (see _SPECS_SCHEMA) --------------------------------------------------------
+    def add_judge_specs(self, specs: Iterable[tuple[str, str, Mapping[str, Any]]],
+                        conn: sqlite3.Connection | None = None) -> int:
+        """Store ``(spec_hash, base name, spec)`` rows; a hash already stored keeps its first name."""
+        c = conn or self.conn
+        before = c.total_changes
+        c.executemany("INSERT OR IGNORE INTO judge_specs VALUES (?, ?, ?, ?)",
+                      [(h, name, json.dumps(dict(spec), sort_keys=True), time.time()) for h, name, spec in specs])
+        return c.total_changes - before
+
+    def judge_specs(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """spec_hash -> (base name, spec) of every stored spec."""
+        rows = self.conn.execute("SELECT spec_hash, name, spec FROM judge_specs").fetchall()
+        return {h: (name, json.loads(spec)) for h, name, spec in rows}
+
+    def judge_names(self) -> dict[tuple[str, str], str]:
+        """(stored judge, spec_hash) of every judgment -> the judge's name (:func:`spec_names`).
+
+        A stored spec is one judge whatever name its rows carry; a replay judge
+        (``replay/<dataset>/<judge>``) is named by its recorded source, one judge across the dataset's
+        subsets; any other (judge, spec_hash) without a stored spec is a judge of its own.
+        """
+        specs = self.judge_specs()
+        unit_of: dict[tuple[str, str], tuple[str, ...]] = {}
+        units: dict[tuple[str, ...], tuple[str, Mapping[str, Any] | None, str]] = {}
+        for judge, h in self.conn.execute("SELECT DISTINCT judge, spec_hash FROM judgments"):
+            if judge.startswith("replay/"):
+                unit, base, spec = ("name", judge), judge, None
+            elif h in specs:
+                unit, (base, spec) = ("spec", h), specs[h]
+            else:
+                unit, base, spec = ("pair", judge, h), judge, None
+            unit_of[(judge, h)] = unit
+            units.setdefault(unit, (base, spec, h))
+        names = spec_names([(u, base, spec, h) for u, (base, spec, h) in units.items()])
+        return {pair: names[u] for pair, u in unit_of.items()}
+
+    def _judge_sql(self, judge: str | None) -> tuple[str, list[str], str, list[str]]:
+        """The judge column as named by :meth:`judge_names` (SQL and its arguments), and the WHERE
+        clause that keeps one named judge."""
+        names = self.judge_names()
+        renamed = [(j, h, n) for (j, h), n in names.items() if n != j]
+        col, col_args = '"judge"', []
+        if renamed:
+            col = "CASE " + " ".join("WHEN judge = ? AND spec_hash = ? THEN ?" for _ in renamed) + " ELSE judge END"
+            col_args = [x for row in renamed for x in row]
+        if judge is None:
+            return col, col_args, "", []
+        pairs = [pair for pair, n in names.items() if n == judge]
+        if not pairs:
+            return col, col_args, " WHERE 0", []
+        where = " WHERE " + " OR ".join("(judge = ? AND spec_hash = ?)" for _ in pairs)
+        return col, col_args, where, [x for pair in pairs for x in pair]
+
     def judges(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT DISTINCT judge FROM judgments ORDER BY judge")]
+        """Every judge, one name per spec."""
+        return sorted(set(self.judge_names().values()))
 
     def judgments_frame(self, judge: str | None = None, columns: Iterable[str] | None = None,
                         compact: bool = False) -> pd.DataFrame:
         """Judgments as a frame; ``compact`` stores the text columns as categoricals and the numbers in
-        the narrowest exact types (an audit of a million judgments then fits in a few hundred MB)."""
+        the narrowest exact types (an audit of a million judgments then fits in a few hundred MB).
+        The ``judge`` column names each spec apart (:meth:`judge_names`); ``judge`` selects one."""
         cols = list(columns) if columns else list(JUDGMENT_FIELDS)
-        q = f"SELECT {', '.join(f'{chr(34)}{c}{chr(34)}' for c in cols)} FROM judgments"
-        args: list[str] = []
-        if judge is not None:
-            q, args = q + " WHERE judge = ?", [judge]
+        col, col_args, where, where_args = self._judge_sql(judge)
+        select = ", ".join(f'{col} AS "judge"' if c == "judge" else f'"{c}"' for c in cols)
+        q = f"SELECT {select} FROM judgments{where}"
+        args = (col_args if "judge" in cols else []) + where_args
         if compact:
             return _compact_frame(self.conn.execute(q, args), cols)
         # read in chunks: the driver's row tuples for a million rows would double the peak memory
@@ -258,7 +582,8 @@ class Workspace:
     def count_judgments(self, judge: str | None = None) -> int:
         if judge is None:
             return int(self.conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
-        return int(self.conn.execute("SELECT COUNT(*) FROM judgments WHERE judge=?", (judge,)).fetchone()[0])
+        _, _, where, args = self._judge_sql(judge)
+        return int(self.conn.execute(f"SELECT COUNT(*) FROM judgments{where}", args).fetchone()[0])
 
     # -- annotations and consensus ---------------------------------------------------------
     def add_annotations(self, anns: Iterable[Annotation], conn: sqlite3.Connection | None = None) -> int:
@@ -293,11 +618,13 @@ class Workspace:
     # -- export ------------------------------------------------------------------------------
     def export(self, table: str, path: str | os.PathLike[str]) -> Path:
         """Write one table to Parquet or JSONL (chosen by the file suffix)."""
-        if table not in {"items", "judgments", "annotations", "consensus"}:
+        if table not in {"items", "judgments", "annotations", "consensus", "spans"}:
             raise ValueError(f"unknown table {table!r}")
         out = Path(path)
         if table == "items":
             df = pd.DataFrame([asdict(it) for it in self.items()])
+        elif table == "judgments":
+            df = self.judgments_frame()  # one name per judge spec
         else:
             df = pd.read_sql_query(f"SELECT * FROM {table}", self.conn)
         if out.suffix == ".parquet":
@@ -307,3 +634,107 @@ class Workspace:
         else:
             raise ValueError(f"{out}: export writes .parquet or .jsonl")
         return out
+
+    # -- Label Studio ------------------------------------------------------------------------------
+    # The only place that reads or writes the ls_* tables (see _LS_SCHEMA for what each holds).
+    _LS_COPY_COLS = ("task_key", "project", "annotator", "project_id", "item_id", "flipped", "gold_label",
+                     "gold_from", "position", "pushed_at")
+    _LS_LABEL_COLS = ("project_id", "annotation_id", "task_key", "item_id", "annotator", "completed_by",
+                      "updated_by", "choice", "status", "note", "updated_at")
+
+    def ls_projects(self, project: str) -> dict[str, dict[str, Any]]:
+        """annotator ('' for a shared project) -> project_id, org_id, overlap, seed of ``project``."""
+        rows = self.conn.execute("SELECT annotator, project_id, org_id, overlap, seed FROM ls_projects "
+                                 "WHERE project = ? ORDER BY created_at, annotator", (project,))
+        return {a: {"project_id": p, "org_id": o, "overlap": ov, "seed": s} for a, p, o, ov, s in rows}
+
+    def ls_save_project(self, project: str, annotator: str, project_id: int, org_id: int | None, overlap: int,
+                        seed: int) -> None:
+        self.conn.execute("INSERT INTO ls_projects VALUES (?, ?, ?, ?, ?, ?, strftime('%s', 'now')) "
+                          "ON CONFLICT (project, annotator) DO UPDATE SET project_id = excluded.project_id, "
+                          "org_id = excluded.org_id, overlap = excluded.overlap, seed = excluded.seed",
+                          (project, annotator, project_id, org_id, overlap, seed))
+
+    def ls_add_copies(self, rows: Iterable[dict[str, Any]]) -> int:
+        """Record task copies sent to Label Studio (one transaction); returns how many."""
+        data = [tuple(r[c] for c in self._LS_COPY_COLS) for r in rows]
+        with self.transaction() as tx:
+            tx.executemany(f"INSERT INTO ls_copies ({', '.join(self._LS_COPY_COLS)}) "
+                           f"VALUES ({', '.join('?' for _ in self._LS_COPY_COLS)})", data)
+        return len(data)
+
+    def ls_copies_frame(self, project: str | None = None) -> pd.DataFrame:
+        q, args = f"SELECT {', '.join(self._LS_COPY_COLS)} FROM ls_copies", []
+        if project is not None:
+            q, args = q + " WHERE project = ?", [project]
+        return pd.read_sql_query(q + " ORDER BY annotator, position", self.conn, params=args)
+
+    def ls_pushed_items(self, project: str | None = None) -> set[str]:
+        """Items sent to ``project`` (to any project when ``None``)."""
+        q, args = "SELECT DISTINCT item_id FROM ls_copies", ()
+        if project is not None:
+            q, args = q + " WHERE project = ?", (project,)
+        return {r[0] for r in self.conn.execute(q, args)}
+
+    def ls_gold(self, project: str | None = None) -> dict[str, str]:
+        """item_id -> known label of the gold items sent to ``project`` (all projects when ``None``)."""
+        q, args = "SELECT DISTINCT item_id, gold_label FROM ls_copies WHERE gold_label IS NOT NULL", ()
+        if project is not None:
+            q, args = q + " AND project = ?", (project,)
+        return dict(self.conn.execute(q, args).fetchall())
+
+    def ls_seen(self, project_ids: Iterable[int]) -> dict[tuple[int, int], str]:
+        """(project_id, annotation_id) -> updated_at of every annotation already pulled from those projects."""
+        ids = list(project_ids)
+        if not ids:
+            return {}
+        q = (f"SELECT project_id, annotation_id, updated_at FROM ls_labels "
+             f"WHERE project_id IN ({', '.join('?' for _ in ids)})")
+        return {(int(p), int(a)): u for p, a, u in self.conn.execute(q, ids)}
+
+    def ls_record_pull(self, anns: Iterable[Annotation], labels: Iterable[dict[str, Any]]) -> None:
+        """Store pulled annotations and what was learnt about each (ok, cancelled, rejected, flagged) at once."""
+        data = [tuple(r.get(c) for c in self._LS_LABEL_COLS) for r in labels]
+        with self.transaction() as tx:
+            self.add_annotations(anns, conn=tx)
+            tx.executemany(f"INSERT OR REPLACE INTO ls_labels ({', '.join(self._LS_LABEL_COLS)}) "
+                           f"VALUES ({', '.join('?' for _ in self._LS_LABEL_COLS)})", data)
+
+    def ls_labels_frame(self, project: str | None = None) -> pd.DataFrame:
+        """Every pulled annotation with its status; ``project`` keeps those of that judgecal project."""
+        cols = ", ".join(f"l.{c}" for c in self._LS_LABEL_COLS)
+        q, args = f"SELECT {cols} FROM ls_labels l", []
+        if project is not None:
+            q += " WHERE l.project_id IN (SELECT project_id FROM ls_projects WHERE project = ?)"
+            args = [project]
+        return pd.read_sql_query(q + " ORDER BY l.project_id, l.annotation_id", self.conn, params=args)
+
+    # -- spans -------------------------------------------------------------------------------------
+    # The only place that reads or writes the spans table (see _SPANS_SCHEMA).
+    def add_spans(self, spans: Iterable[Span], conn: sqlite3.Connection | None = None) -> int:
+        """Insert spans (a span already stored is replaced, so re-importing is idempotent)."""
+        if conn is None:
+            with self.transaction() as tx:
+                return self.add_spans(spans, conn=tx)
+        rows = [astuple(sp) for sp in spans]
+        cols = ", ".join(f'"{f}"' for f in SPAN_FIELDS)
+        sql = f"INSERT OR REPLACE INTO spans ({cols}) VALUES ({', '.join('?' for _ in SPAN_FIELDS)})"
+        before = conn.total_changes
+        conn.executemany(sql, rows)
+        return conn.total_changes - before
+
+    def spans_frame(self, kind: str | None = None, source: str | None = None,
+                    raters: Iterable[str] | None = None) -> pd.DataFrame:
+        """Spans as a frame with the columns of :class:`Span`, in insertion order."""
+        where, args = [], []
+        for col, val in (("kind", kind), ("source", source)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                args.append(val)
+        if raters is not None:
+            names = list(raters)
+            where.append(f"rater IN ({', '.join('?' for _ in names)})")
+            args.extend(names)
+        cols = ", ".join(f'"{f}"' for f in SPAN_FIELDS)
+        q = f"SELECT {cols} FROM spans" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY rowid"
+        return pd.read_sql_query(q, self.conn, params=args)
