@@ -31,6 +31,52 @@ class UsageError(RuntimeError):
     pass
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line: ``judgecal judge: argument --items: ...``."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def _count(text: str) -> int:
+    """A positive whole number (argparse ``type``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a positive number (1 or more)")
+    return value
+
+
+def _orders(text: str) -> list[str]:
+    """``AB``, ``BA`` or ``AB,BA``."""
+    orders = [o.strip().upper() for o in text.split(",")]
+    bad = [o for o in orders if o not in ("AB", "BA")]
+    if bad or len(set(orders)) != len(orders):
+        raise argparse.ArgumentTypeError(f"{text!r}: give AB, BA or AB,BA")
+    return orders
+
+
+def _mutation(text: str) -> str:
+    from judgecal.judges.mutations import MUTATIONS
+
+    if text != "none" and text not in MUTATIONS:
+        raise argparse.ArgumentTypeError(f"unknown mutation {text!r}; known: none, {', '.join(MUTATIONS)}")
+    return text
+
+
+def _methods(text: str) -> tuple[str, ...]:
+    """A comma list of known consensus methods."""
+    from judgecal.aggregate.models import AGGREGATORS
+
+    methods = tuple(m.strip() for m in text.split(","))
+    bad = [m for m in methods if m not in AGGREGATORS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown method {bad[0]!r}; known: {', '.join(AGGREGATORS)}")
+    return methods
+
+
 def cmd_datasets(args: argparse.Namespace) -> int:
     from judgecal.data import registry
 
@@ -53,14 +99,18 @@ def cmd_import(args: argparse.Namespace) -> int:
         return _import_judgments(args)
     if args.replace:
         raise UsageError("--replace applies to --as judgments only")
+    dataset = args.source in registry.registry()
+    if not dataset:  # checked before the workspace is created
+        if not Path(args.source).exists():
+            raise UsageError(f"{args.source}: no such file, and not a dataset name (see `judgecal datasets list`)")
+        if not Path(args.source).is_file():
+            raise UsageError(f"{args.source}: is a folder, not a file to import")
     with _open_ws(args) as ws:
-        if args.source in registry.registry():
+        if dataset:
             counts = import_dataset(ws, args.source)
             print(f"imported {args.source}: {counts['items']} items, {counts['annotations']} human labels, "
                   f"{counts['judgments']} recorded judgments from {counts['judges']} judges")
         else:
-            if not Path(args.source).exists():
-                raise UsageError(f"{args.source}: no such file, and not a dataset name (see `judgecal datasets list`)")
             res = import_file(ws, args.source, task=args.task, source=args.name)
             print(f"imported {len(res.items)} items and {len(res.annotations)} human labels from {args.source}")
     return 0
@@ -111,10 +161,13 @@ def cmd_judge(args: argparse.Namespace) -> int:
     with _open_ws(args, create=False) as ws:
         items = _select_items(ws, args.source, args.items, args.sample_seed)
         if not items:
+            if args.source:
+                raise UsageError(f"no items from source {args.source!r} (sources in this workspace: "
+                                 f"{', '.join(ws.sources()) or 'none'})")
             raise UsageError("no items to judge: import some first")
         engine = make_engine(ws, args)
         calls = [c for mut in (args.mutation or ["none"])
-                 for c in engine.plan(items, orders=args.orders.split(","), samples=args.samples, seed=args.seed,
+                 for c in engine.plan(items, orders=args.orders, samples=args.samples, seed=args.seed,
                                       mutation=mut)]
         if args.export_batch:
             n = batch.export_manifest(engine, calls, args.export_batch)
@@ -137,7 +190,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
     with _open_ws(args, create=False) as ws:
         judges = tuple(args.with_judges.split(",")) if args.with_judges else ()
-        counts = compute_consensus(ws, tuple(args.method.split(",")), judges=judges)
+        counts = compute_consensus(ws, args.method, judges=judges)
     print(", ".join(f"{m}: {n} items" for m, n in counts.items()))
     return 0
 
@@ -209,9 +262,13 @@ def cmd_annotators(args: argparse.Namespace) -> int:
         gold = gold_labels(ws)
         import pandas as pd
 
+        # agreement needs two annotators on one item; with fewer it is reported as not computable
+        shared = not ann.empty and int(ann.groupby("item_id")["annotator"].nunique().max()) >= 2
+        none = {"estimate": None, "ci_low": None, "ci_high": None, "n": 0}
         rep = {"annotators": annotator_report(ann, pd.Series(gold) if gold else None),
-               "fleiss_kappa": fleiss_kappa(ann, args.n_boot), "krippendorff_alpha": krippendorff_alpha(ann, args.n_boot),
-               "pairwise_cohen_kappa": pairwise_cohen(ann, args.n_boot)}
+               "fleiss_kappa": fleiss_kappa(ann, args.n_boot) if shared else none,
+               "krippendorff_alpha": krippendorff_alpha(ann, args.n_boot) if shared else none,
+               "pairwise_cohen_kappa": pairwise_cohen(ann, args.n_boot) if shared else {}}
         out = Path(args.out) if args.out else ws.reports_dir / "annotators.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(rep, indent=2))
@@ -220,7 +277,8 @@ def cmd_annotators(args: argparse.Namespace) -> int:
         acc = r.get("loo_accuracy", {}).get("estimate")
         print(f"{name:40s} n={r['n_labels']:5d} loo_acc={acc if acc is None else round(acc, 3)} {' '.join(flags)}")
     fk = rep["fleiss_kappa"]
-    print(f"Fleiss' kappa {fk['estimate']} [{fk['ci_low']}, {fk['ci_high']}]; wrote {out}")
+    print(f"Fleiss' kappa {fk['estimate']} [{fk['ci_low']}, {fk['ci_high']}]; wrote {out}" if fk["n"] else
+          f"Fleiss' kappa not computable: no item was labelled by two annotators; wrote {out}")
     return 0
 
 
@@ -243,8 +301,10 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int) -> 
 def print_summary(report: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    t = Table(title=f"Judge vs human consensus ({report['settings']['consensus']}, 95% CI)")
+    # names are data, never rich markup: Text cells are shown as they are
+    t = Table(title=Text(f"Judge vs human consensus ({report['settings']['consensus']}, 95% CI)"))
     cols = ("accuracy", "macro_f1", "cohen_kappa", "position_consistency", "first_position_rate", "invalid_rate")
     t.add_column("judge")
     t.add_column("n", justify="right")
@@ -255,9 +315,13 @@ def print_summary(report: dict[str, Any]) -> None:
         cells = []
         for c in cols:
             v = m.get(c)
-            cells.append("–" if not v or v["estimate"] is None else
-                         f"{v['estimate']:.3f} [{v['ci_low']:.2f},{v['ci_high']:.2f}]")
-        t.add_row(name, str(j["n_judgments"]), *cells)
+            if not v or v["estimate"] is None:
+                cells.append("–")
+            elif v.get("ci_low") is None or v.get("ci_high") is None:
+                cells.append(f"{v['estimate']:.3f}")
+            else:
+                cells.append(f"{v['estimate']:.3f} [{v['ci_low']:.2f},{v['ci_high']:.2f}]")
+        t.add_row(Text(name), str(j["n_judgments"]), *cells)
     Console().print(t)
 
 
@@ -271,7 +335,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    out = Path(args.file)
+    if out.suffix not in (".parquet", ".jsonl", ".json"):
+        raise UsageError(f"{out}: export writes .parquet or .jsonl (got {out.suffix or 'no suffix'!r})")
+    if not out.parent.is_dir():
+        raise UsageError(f"{out}: the folder {out.parent} does not exist")
     with _open_ws(args, create=False) as ws:
+
         print(f"wrote {ws.export(args.table, args.file)}")
     return 0
 
@@ -366,8 +436,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def _judge_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rubric", default="pairwise", help="built-in rubric name or a YAML file")
-    p.add_argument("--concurrency", type=int, default=16)
-    p.add_argument("--max-tokens", type=int, default=8)
+    p.add_argument("--concurrency", type=_count, default=16)
+    p.add_argument("--max-tokens", type=_count, default=8)
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=0, help="seed of sample 0 (sample s uses seed + s)")
     p.add_argument("--sample-seed", type=int, default=0, help="seed for choosing the item sample")
@@ -375,7 +445,7 @@ def _judge_opts(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="judgecal", description="Calibrate LLM judges against blind expert humans.")
+    ap = _Parser(prog="judgecal", description="Calibrate LLM judges against blind expert humans.")
     ap.add_argument("--version", action="version", version=f"judgecal {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
@@ -401,10 +471,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", required=True,
                    help="e.g. local/smollm2, openai/gpt-4o-mini, hf/smollm2, replay/pandalm/gpt-3.5-turbo")
     p.add_argument("--source", help="only items from this source")
-    p.add_argument("--items", type=int, help="judge a random sample of this many items")
-    p.add_argument("--orders", default="AB,BA", help="presentation orders (AB, BA or AB,BA)")
-    p.add_argument("--samples", type=int, default=1, help="repeated samples per order")
-    p.add_argument("--mutation", action="append", help="prompt mutation(s) to run besides or instead of 'none': "
+    p.add_argument("--items", type=_count, help="judge a random sample of this many items")
+    p.add_argument("--orders", type=_orders, default="AB,BA", help="presentation orders (AB, BA or AB,BA)")
+    p.add_argument("--samples", type=_count, default=1, help="repeated samples per order")
+    p.add_argument("--mutation", action="append", type=_mutation, help="prompt mutation(s) to run besides or instead of 'none': "
                    "whitespace, instruction_after, paraphrase, option_order, fewshot_ab, fewshot_ba (repeatable)")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
     p.add_argument("--export-batch", metavar="FILE", help="write an OpenAI batch manifest instead of calling")
@@ -414,7 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_judge)
 
     p = sub.add_parser("aggregate", help="aggregate human labels into a consensus")
-    p.add_argument("--method", default="ds,mv", help="comma list of ds, mv, onecoin, glad")
+    p.add_argument("--method", type=_methods, default="ds,mv", help="comma list of ds, mv, onecoin, glad")
     p.add_argument("--with-judges", help="also aggregate with these judges as extra annotators, stored apart "
                    "as <method>+judges")
     _ws_arg(p)
@@ -425,7 +495,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--consensus", default="ds", help="consensus method: ds, mv, onecoin, glad (computed when "
                    "missing) or any other method stored in the workspace, e.g. gold")
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
-    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--n-boot", type=_count, default=2000)
     _ws_arg(p)
     p.set_defaults(func=cmd_audit)
 
@@ -453,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("annotators", help="annotator quality and inter-annotator agreement")
     p.add_argument("--source", help="only labels from this source (e.g. label-studio:Blind review)")
-    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--n-boot", type=_count, default=2000)
     p.add_argument("--out", help="file for the JSON report (default: <workspace>/reports/annotators.json)")
     _ws_arg(p)
     p.set_defaults(func=cmd_annotators)
@@ -462,7 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("kind", choices=("injection", "padding"))
     p.add_argument("--judge", required=True)
     p.add_argument("--source", help="only items from this source")
-    p.add_argument("--items", type=int, help="at most this many base items")
+    p.add_argument("--items", type=_count, help="at most this many base items")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
     _judge_opts(p)
     _ws_arg(p)
@@ -470,9 +540,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="check the bias probes on a simulated judge with planted biases")
     p.add_argument("--slow", action="store_true", help="also measure 95%% CI coverage over many seeds")
-    p.add_argument("--seeds", type=int, default=200)
-    p.add_argument("--items", type=int, default=1000)
-    p.add_argument("--n-boot", type=int, default=1000)
+    p.add_argument("--seeds", type=_count, default=200)
+    p.add_argument("--items", type=_count, default=1000)
+    p.add_argument("--n-boot", type=_count, default=1000)
     p.add_argument("--out", help="write the results as JSON here")
     p.set_defaults(func=cmd_validate)
 
@@ -489,8 +559,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_app)
 
     p = sub.add_parser("demo", help="PandaLM + recorded judges + SmolLM2 live + Dawid-Skene + audit")
-    p.add_argument("--items", type=int, default=200)
-    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--items", type=_count, default=200)
+    p.add_argument("--n-boot", type=_count, default=2000)
     _judge_opts(p)
     _ws_arg(p, default="demo-workspace")
     p.set_defaults(func=cmd_demo)
@@ -521,7 +591,10 @@ def main(argv: list[str] | None = None) -> int:
     from judgecal.judges.registry import UnknownJudgeError
     from judgecal.judges.rubric import RubricError
 
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors (already printed)
+        return exc.code if isinstance(exc.code, int) else 2
     _return_large_frees_to_the_os()
     try:
         return int(args.func(args))
@@ -532,6 +605,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; judgments so far are saved and a re-run resumes", file=sys.stderr)
         return 130
+    except OSError as exc:  # a file or folder the command was given cannot be read or written
+        if os.environ.get("JUDGECAL_DEBUG") == "1":
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"judgecal {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the last safety net: one line, the traceback only when asked for
+        if os.environ.get("JUDGECAL_DEBUG") == "1":
+            raise
+        first = (str(exc).splitlines() or [""])[0]
+        print(f"judgecal {args.command}: unexpected error: {type(exc).__name__}: {first} "
+              "(set JUDGECAL_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

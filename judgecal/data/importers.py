@@ -14,9 +14,13 @@ and field; nothing is written unless the whole file is valid.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import csv
+import io
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,7 @@ PAIRWISE_FIELDS = {"id", "prompt", "response_a", "response_b", "model_a", "model
                    "family_b", "reference", "human_labels", "metadata"}
 POINTWISE_FIELDS = {"id", "prompt", "response", "model", "family", "reference", "human_labels", "metadata"}
 SCORE_RANGE = (1, 10)
+MAX_DEPTH = 64  # nesting levels a record may have (metadata is small; deeper is refused, never a crash)
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,10 @@ class ImportValidationError(ValueError):
         self.problems = problems
         shown = "\n".join(f"  {p}" for p in problems[:50])
         more = f"\n  ... and {len(problems) - 50} more" if len(problems) > 50 else ""
-        super().__init__(f"{len(problems)} problem(s), nothing imported:\n{shown}{more}")
+        if len(problems) == 1:
+            super().__init__(f"{problems[0]} (nothing imported)")
+        else:
+            super().__init__(f"{len(problems)} problem(s), nothing imported:\n{shown}{more}")
 
 
 @dataclass
@@ -65,47 +73,133 @@ def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
     f = str(path)
     if not path.exists():
         return [], [Problem(f, None, None, "file does not exist")]
+    if not path.is_file():
+        return [], [Problem(f, None, None, "is a folder, not a file")]
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        out, problems = [], []
-        with open(path, "rb") as fh:
-            for n, raw in enumerate(fh, start=1):
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    problems.append(Problem(f, n, None, f"invalid UTF-8 at byte {exc.start}"))
-                    continue
-                if not text.strip():
-                    continue
-                try:
-                    out.append((n, json.loads(text)))
-                except json.JSONDecodeError as exc:
-                    problems.append(Problem(f, n, None, f"bad JSON: {exc.msg} at column {exc.colno}"))
-        return out, problems
+        return _jsonl_records(path, f)
     if suffix in (".csv", ".parquet"):
-        import pandas as pd
+        if suffix == ".csv":
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                return [], [Problem(f, None, None, f"cannot read: {exc.strerror}")]
+            raw, problems = _csv_rows(data, f)
+        else:
+            import pandas as pd
 
-        try:
-            if suffix == ".csv":
-                df = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-                first = 2
-            else:
+            try:
                 df = pd.read_parquet(path)
-                first = 1
-        except UnicodeDecodeError as exc:
-            return [], [Problem(f, None, None, f"invalid UTF-8 at byte {exc.start}")]
-        except Exception as exc:  # pandas/pyarrow raise many types for unreadable files
-            return [], [Problem(f, None, None, f"cannot read as {suffix[1:]}: {exc}")]
+            except Exception as exc:  # pyarrow raises many types for unreadable files
+                return [], [Problem(f, None, None, f"cannot read as parquet: {exc}")]
+            raw, problems = [(n, {str(k): v for k, v in r.items()})
+                             for n, r in enumerate(df.to_dict(orient="records"), start=1)], []
         rows = []
-        for n, rec in enumerate(df.to_dict(orient="records"), start=first):
+        for n, rec in raw:
             clean = {k: v for k, v in rec.items() if not (v is None or (isinstance(v, float) and math.isnan(v)) or v == "")}
             for k in ("human_labels", "metadata"):
                 if isinstance(clean.get(k), str):
-                    with contextlib.suppress(json.JSONDecodeError):
+                    with contextlib.suppress(json.JSONDecodeError, RecursionError):
                         clean[k] = json.loads(clean[k])
             rows.append((n, clean))
-        return rows, []
+        return rows, problems
     return [], [Problem(f, None, None, f"unknown file type {suffix!r}; use .jsonl, .csv or .parquet")]
+
+
+def _jsonl_records(path: Path, f: str) -> tuple[list[tuple[int, Any]], list[Problem]]:
+    out, problems = [], []
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        return [], [Problem(f, None, None, f"cannot read: {exc.strerror}")]
+    with fh:
+        for n, raw in enumerate(fh, start=1):
+            if n == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]  # a byte-order mark, as some editors write (and CSV allows)
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(Problem(f, n, None, f"invalid UTF-8 at byte {exc.start}"))
+                continue
+            if not text.strip():
+                continue
+            try:
+                out.append((n, json.loads(text)))
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(f, n, None, f"bad JSON: {exc.msg} at column {exc.colno}"))
+            except RecursionError:
+                problems.append(Problem(f, n, None, f"bad JSON: nested more than {MAX_DEPTH} levels deep"))
+    return out, problems
+
+
+def _csv_rows(data: bytes, f: str) -> tuple[list[tuple[int, dict[str, Any]]], list[Problem]]:
+    """Rows keyed by the header, each with the physical line it starts on (a quoted field may span lines)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [], [Problem(f, data[: exc.start].count(b"\n") + 1, None, f"invalid UTF-8 at byte {exc.start}")]
+    csv.field_size_limit(max(csv.field_size_limit(), 4 * MAX_TEXT_CHARS))
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows: list[tuple[int, dict[str, Any]]] = []
+    problems: list[Problem] = []
+    try:
+        header = next(reader, None)
+        if header is None:
+            return [], []
+        dup = sorted({c for c in header if header.count(c) > 1})
+        if dup:
+            return [], [Problem(f, 1, dup[0], "duplicate column")]
+        end = reader.line_num
+        for rec in reader:
+            start, end = end + 1, reader.line_num
+            if not rec:
+                continue  # a blank line
+            if len(rec) > len(header):
+                problems.append(Problem(f, start, None, f"{len(rec)} fields, but the header names {len(header)}"))
+                continue
+            rows.append((start, dict(zip(header, rec, strict=False))))  # missing trailing fields: absent
+    except csv.Error as exc:
+        problems.append(Problem(f, reader.line_num, None, f"bad CSV: {exc}"))
+    return rows, problems
+
+
+def _scan(rec: dict[str, Any]) -> tuple[int, str | None]:
+    """The nesting depth of ``rec`` and the first field holding text that is not valid Unicode (a lone
+    surrogate such as JSON's ``"\\ud800"``, which no UTF-8 store or file can hold)."""
+    depth, bad = 0, None
+    stack: list[tuple[str, Any, int]] = [(str(k), v, 1) for k, v in rec.items()]
+    if any(isinstance(k, str) and not _is_unicode(k) for k in rec):
+        bad = "(a field name)"
+    while stack:
+        where, v, d = stack.pop()
+        depth = max(depth, d)
+        if isinstance(v, dict):
+            if bad is None and any(isinstance(k, str) and not _is_unicode(k) for k in v):
+                bad = where
+            stack.extend((f"{where}.{k}", x, d + 1) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((where, x, d + 1) for x in v)
+        elif bad is None and isinstance(v, str) and not _is_unicode(v):
+            bad = where
+    return depth, bad
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _score(label: Any) -> Any:
+    """A pointwise score written as a whole number (``7``, ``"7"``, ``7.0``, ``"7.0"``) as an int; anything
+    else unchanged (and then refused). Only ASCII digits count: ``"²"`` is not a score."""
+    if isinstance(label, float) and label.is_integer():
+        return int(label)
+    if isinstance(label, str) and re.fullmatch(r"\s*[0-9]+(\.0*)?\s*", label):
+        return int(float(label))
+    return label
 
 
 def _text(rec: dict[str, Any], key: str, f: str, n: int, problems: list[Problem], required: bool) -> str | None:
@@ -137,6 +231,13 @@ def parse_records(path: Path, task: str, source: str, existing_ids: set[str]) ->
     for n, rec in records:
         if not isinstance(rec, dict):
             problems.append(Problem(f, n, None, f"a record must be an object, got {type(rec).__name__}"))
+            continue
+        depth, not_unicode = _scan(rec)
+        if depth > MAX_DEPTH:
+            problems.append(Problem(f, n, None, f"nested more than {MAX_DEPTH} levels deep"))
+            continue
+        if not_unicode:
+            problems.append(Problem(f, n, not_unicode, "holds a lone surrogate (\\ud800-\\udfff), not valid Unicode"))
             continue
         for k in sorted(set(rec) - allowed):
             problems.append(Problem(f, n, k, f"unknown field for a {task} item"))
@@ -179,8 +280,8 @@ def parse_records(path: Path, task: str, source: str, existing_ids: set[str]) ->
             problems.append(Problem(f, n, "human_labels", "must be an object of annotator -> label"))
             labels = {}
         for annotator, label in labels.items():
-            if task == "pointwise" and isinstance(label, str) and label.strip().isdigit():
-                label = int(label)
+            if task == "pointwise":
+                label = _score(label)
             if isinstance(label, bool) or label not in valid_labels:
                 want = "A, B or tie" if task == "pairwise" else f"an integer {SCORE_RANGE[0]}-{SCORE_RANGE[1]}"
                 problems.append(Problem(f, n, f"human_labels.{annotator}", f"unknown label {label!r}; expected {want}"))

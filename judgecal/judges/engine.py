@@ -224,7 +224,9 @@ class _progress:
                             TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
                             TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
         self.bar.start()
-        self.task = self.bar.add_task(self.label, total=self.total, rate="")
+        from rich.markup import escape
+
+        self.task = self.bar.add_task(escape(self.label), total=self.total, rate="")  # a name, never markup
         self.t0 = time.perf_counter()
         self.n = 0
 
