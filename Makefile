@@ -13,7 +13,7 @@ export JUDGECAL_DATA_MIRROR := $(abspath ../shared/datasets)
 endif
 endif
 
-.PHONY: demo test lint bench setup-demo setup-test clean
+.PHONY: demo test lint bench setup-demo setup-test chromium clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,19 @@ $(LS_VENV)/.installed-1.23.2: | $(VENV)/bin/python
 	touch $@
 
 setup-demo: $(VENV)/.demo-installed
-setup-test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
+# Chromium for the explorer's browser test (Playwright drives it): Debian's package when none is installed.
+chromium:
+	@if [ -x /usr/bin/chromium ] || command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Chromium from the system packages (chromium, chromium-driver)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	else \
+		echo "The explorer's browser test needs Chromium. Install it, then run make test again:" >&2; \
+		echo "  sudo apt-get install chromium chromium-driver   (Debian/Ubuntu; or put a chromium on PATH)" >&2; \
+		exit 1; \
+	fi
+
+setup-test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium
 
 demo: $(VENV)/.demo-installed
 	$(VENV)/bin/judgecal demo --workspace demo-workspace
@@ -49,7 +61,7 @@ lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
 	$(VENV)/bin/mypy judgecal apps
 
-test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
+test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium
 	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
 	$(VENV)/bin/mypy judgecal apps
 	$(PY) -m pytest -q -ra
