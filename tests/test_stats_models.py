@@ -199,3 +199,16 @@ def test_pandalm_win_rates_from_the_humans_and_gpt35(mirror) -> None:  # type: i
           f"\nSpearman {sa['spearman']}, Kendall {sa['kendall']}, reversed pairs {sa['n_reversed']} "
           f"(significant {sa['n_reversed_significant']})")
     assert isinstance(sa["pairs"], pd.DataFrame) and sa["n_pairs"] == 10
+
+
+def test_empty_and_constant_inputs() -> None:
+    assert wr.win_rates([], [], []).empty and wr.bradley_terry([], [], []).empty
+    assert wr.win_rate_matrix([], [], [])["estimate"].empty
+    none = wr.win_rates(["x"], ["y"], ["invalid"])
+    assert none["n"].tolist() == [0, 0] and none["estimate"].isna().all()
+    empty = wr.system_alignment([], [], [], [])
+    assert empty["n_items"] == 0 and math.isnan(empty["spearman"]["estimate"]) and empty["n_pairs"] == 0
+    # a rater that calls every comparison a tie gives every model 0.5: rank correlations are undefined
+    a, b, h, _ = _planted(4, swap=False)
+    flat = wr.system_alignment(a, b, h, np.full(len(h), "tie"), n_boot=50)
+    assert math.isnan(flat["spearman"]["estimate"]) and flat["n_reversed"] == 0

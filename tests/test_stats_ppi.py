@@ -74,6 +74,8 @@ def test_degenerate_inputs() -> None:
     assert const.lam == 0.0 and const.estimate == pytest.approx(2 / 3)
     no_unlabelled = ppi.ppi_mean([1.0, 0.0, 1.0], [1.0, 0.0, 0.0], [])
     assert no_unlabelled.lam == 0.0 and no_unlabelled.width_ratio == pytest.approx(1.0)
+    empty = ppi.ppi_win_rates([], [], [], [])
+    assert empty.empty and "width_ratio" in empty.columns
     with pytest.raises(ValueError, match="y has 2 entries but yhat has 1"):
         ppi.ppi_mean([1.0, 0.0], [1.0], [1.0])
 

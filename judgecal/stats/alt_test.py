@@ -139,9 +139,11 @@ def alt_test(humans: ArrayLike, judge: ArrayLike, *, epsilon: float = 0.2, q: fl
         d = w_h[sel, j] - w_f[sel, j]
         t, p = one_sided_t_less(d, epsilon)
         rows.append({"annotator": name, "n": n_j, "rho_judge": float(w_f[sel, j].mean()),
-                     "rho_human": float(w_h[sel, j].mean()), "mean_diff": float(d.mean()), "t": t, "p_value": p})
-    per = pd.DataFrame(rows, columns=["annotator", "n", "rho_judge", "rho_human", "mean_diff", "t", "p_value"])
-    per["rejected"] = benjamini_yekutieli(per["p_value"].to_numpy(), q) if len(per) else np.zeros(0, dtype=bool)
+                     "rho_human": float(w_h[sel, j].mean()), "mean_diff": float(d.mean()), "t": t,
+                     "p_value": p})
+    cols = ["annotator", "n", "rho_judge", "rho_human", "mean_diff", "t", "p_value"]
+    per = pd.DataFrame(rows, columns=cols)
+    per["rejected"] = benjamini_yekutieli(per["p_value"].to_numpy(), q) if len(per) else np.zeros(0, bool)
     m = len(per)
     omega = float(per["rejected"].mean()) if m else float("nan")
     adv = float(per["rho_judge"].mean()) if m else float("nan")
@@ -193,11 +195,12 @@ def kappa_with_baselines(pred: ArrayLike, truth: ArrayLike) -> dict[str, Any]:
     n = int(ok.sum())
     if n == 0:
         nan = float("nan")
-        return {"n": 0, "kappa": nan, "accuracy": nan, "base_rate": nan, "chance_accuracy": nan, "chance_kappa": 0.0}
+        return {"n": 0, "kappa": nan, "accuracy": nan, "base_rate": nan, "chance_accuracy": nan,
+                "chance_kappa": 0.0}
     p = pd.Series(b[ok]).value_counts(normalize=True).to_numpy(dtype=np.float64)
     return {"n": n, "kappa": cohen_kappa(a[ok], b[ok]), "accuracy": float(np.mean(a[ok] == b[ok])),
             "base_rate": float(p.max()), "chance_accuracy": float((p**2).sum()), "chance_kappa": 0.0}
 
 
-__all__ = ["AltTestResult", "alt_test", "benjamini_yekutieli", "cohen_kappa", "kappa_with_baselines", "kappa_z",
-           "one_sided_t_less"]
+__all__ = ["AltTestResult", "alt_test", "benjamini_yekutieli", "cohen_kappa", "kappa_with_baselines",
+           "kappa_z", "one_sided_t_less"]

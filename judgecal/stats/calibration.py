@@ -112,7 +112,8 @@ class ConfidenceCalibrator:
 
     ``fit(conf, correct)`` learns ``oof_`` (cross-fitted calibrated confidence per item from a model
     fitted on the other ``n_folds - 1`` folds; NaN where a value is missing) and ``model_`` (fitted on
-    all items, for new items via ``predict``). A training set with one outcome only predicts that outcome's rate.
+    all items, for new items via ``predict``). A training set with one outcome only predicts that
+    outcome's rate.
     """
 
     def __init__(self, method: Method = "isotonic", n_folds: int = 5, seed: int = 0) -> None:
@@ -171,5 +172,5 @@ def cross_fit_calibrate(conf: ArrayLike, correct: ArrayLike, *, method: Method =
     return ConfidenceCalibrator(method, n_folds, seed).fit(conf, correct).oof_
 
 
-__all__ = ["ConfidenceCalibrator", "confidence_from_probs", "confidence_from_votes", "cross_fit_calibrate", "ece",
-           "reliability_bins"]
+__all__ = ["ConfidenceCalibrator", "confidence_from_probs", "confidence_from_votes", "cross_fit_calibrate",
+           "ece", "reliability_bins"]

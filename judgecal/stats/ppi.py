@@ -34,12 +34,12 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
-from judgecal.stats.winrate import model_index, outcome_scores
+from judgecal.stats.winrate import as_objects, model_index, outcome_scores
 
 FloatArray = NDArray[np.float64]
 DORNER_CEILING = 2.0
-CEILING_NOTE = ("Dorner, Nastl & Hardt (ICLR 2025): a judge no more accurate than the model it evaluates saves "
-                "at most half the human labels (a sample-efficiency gain of at most 2x).")
+CEILING_NOTE = ("Dorner, Nastl & Hardt (ICLR 2025): a judge no more accurate than the model it evaluates "
+                "saves at most half the human labels (a sample-efficiency gain of at most 2x).")
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,8 @@ def ppi_lambda(y: FloatArray, yhat: FloatArray, yhat_u: FloatArray) -> float:
     return float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0))
 
 
-def _ppi_parts(y: FloatArray, yhat: FloatArray, yhat_u: FloatArray, lam: float | None) -> tuple[float, float, float]:
+def _ppi_parts(y: FloatArray, yhat: FloatArray, yhat_u: FloatArray, lam: float | None
+               ) -> tuple[float, float, float]:
     """Estimate, standard error and lambda."""
     lam = ppi_lambda(y, yhat, yhat_u) if lam is None else float(lam)
     n, big_n = len(y), len(yhat_u)
@@ -122,7 +123,8 @@ def ppi_mean_stratified(y: ArrayLike, yhat: ArrayLike, yhat_unlabelled: ArrayLik
     sl = pd.Series(strata, dtype=object).to_numpy(dtype=object)
     su = pd.Series(strata_unlabelled, dtype=object).to_numpy(dtype=object)
     if not (len(yy) == len(yh) == len(sl)) or len(yu) != len(su):
-        raise ValueError("y, yhat and strata (and yhat_unlabelled and strata_unlabelled) must have the same length")
+        raise ValueError("y, yhat and strata (and yhat_unlabelled and strata_unlabelled) must have the same "
+                         "length")
     total = len(yy) + len(yu)
     z = _z(level)
     est = var = c_est = c_var = lam_w = 0.0
@@ -143,8 +145,9 @@ def ppi_mean_stratified(y: ArrayLike, yhat: ArrayLike, yhat_unlabelled: ArrayLik
                      c_est + z * c_se, se / c_se if c_se > 0 else nan)
 
 
-def _group_ppi(groups: dict[Any, NDArray[np.bool_]], y: FloatArray, yhat: FloatArray, labelled: NDArray[np.bool_],
-               category: NDArray[np.object_] | None, level: float) -> pd.DataFrame:
+def _group_ppi(groups: dict[Any, NDArray[np.bool_]], y: FloatArray, yhat: FloatArray,
+               labelled: NDArray[np.bool_], category: NDArray[np.object_] | None, level: float
+               ) -> pd.DataFrame:
     rows = {}
     for key, g in groups.items():
         lab, unl = g & labelled & np.isfinite(yhat), g & ~labelled & np.isfinite(yhat)
@@ -156,7 +159,8 @@ def _group_ppi(groups: dict[Any, NDArray[np.bool_]], y: FloatArray, yhat: FloatA
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def _scores_for(model_a: ArrayLike, model_b: ArrayLike, human: ArrayLike, judge: ArrayLike, invalid_as: str | None
+def _scores_for(model_a: ArrayLike, model_b: ArrayLike, human: ArrayLike, judge: ArrayLike,
+                invalid_as: str | None
                 ) -> tuple[NDArray[np.int64], NDArray[np.int64], list[str], FloatArray, FloatArray]:
     ia, ib, models = model_index(model_a, model_b)
     h, j = outcome_scores(human), outcome_scores(judge)
@@ -178,14 +182,14 @@ def ppi_win_rates(model_a: ArrayLike, model_b: ArrayLike, human: ArrayLike, judg
     ``category`` switches to stratified PPI++. One row per model with the :class:`PPIResult` fields."""
     ia, ib, models, h, j = _scores_for(model_a, model_b, human, judge, invalid_as)
     labelled = np.isfinite(h)
-    cat = None if category is None else np.asarray(pd.Series(category, dtype=object).to_numpy(dtype=object), dtype=object)
+    cat = None if category is None else as_objects(category)
     frames = []
     for k, name in enumerate(models):
         ga, gb = ia == k, ib == k
         y = np.where(ga, h, 1 - h)
         yhat = np.where(ga, j, 1 - j)
         frames.append(_group_ppi({name: ga | gb}, y, yhat, labelled, cat, level))
-    out = pd.concat(frames) if frames else pd.DataFrame()
+    out = pd.concat(frames) if frames else pd.DataFrame(columns=list(PPIResult.__dataclass_fields__))
     out.index.name = "model"
     return out
 
@@ -197,11 +201,12 @@ def ppi_pairwise_win_rates(model_a: ArrayLike, model_b: ArrayLike, human: ArrayL
     (``model_1`` sorts first); columns as :func:`ppi_win_rates`."""
     ia, ib, models, h, j = _scores_for(model_a, model_b, human, judge, invalid_as)
     labelled = np.isfinite(h)
-    cat = None if category is None else np.asarray(pd.Series(category, dtype=object).to_numpy(dtype=object), dtype=object)
+    cat = None if category is None else as_objects(category)
     lo = np.minimum(ia, ib)
     y, yhat = np.where(ia == lo, h, 1 - h), np.where(ia == lo, j, 1 - j)
     pair = lo * len(models) + np.maximum(ia, ib)
-    groups = {(models[int(p) // len(models)], models[int(p) % len(models)]): pair == p for p in np.unique(pair)}
+    m = len(models)
+    groups = {(models[int(p) // m], models[int(p) % m]): pair == p for p in np.unique(pair)}
     out = _group_ppi(groups, y, yhat, labelled, cat, level)
     out.index = pd.MultiIndex.from_tuples(list(out.index), names=["model_1", "model_2"])
     return out
@@ -238,12 +243,14 @@ def plan_labels(target_halfwidth: float, sigma2: float, rho: float, *, level: fl
 
 def plan_from_data(y: ArrayLike, yhat: ArrayLike, target_halfwidth: float, *, level: float = 0.95,
                    n_unlabelled: int | None = None) -> dict[str, Any]:
-    """:func:`plan_labels` with ``sigma^2 = var(Y)`` and ``rho = corr(Y, Yhat)`` measured on labelled items."""
+    """:func:`plan_labels` with ``sigma^2 = var(Y)`` and ``rho = corr(Y, Yhat)`` measured on the labelled
+    items."""
     yy, yh = np.asarray(y, dtype=np.float64), np.asarray(yhat, dtype=np.float64)
     if len(yy) < 2:
         raise ValueError("planning needs at least 2 labelled items")
     rho = float(np.corrcoef(yy, yh)[0, 1]) if np.std(yy) > 0 and np.std(yh) > 0 else 0.0
-    out = plan_labels(target_halfwidth, float(np.var(yy, ddof=1)), rho, level=level, n_unlabelled=n_unlabelled)
+    out = plan_labels(target_halfwidth, float(np.var(yy, ddof=1)), rho, level=level,
+                      n_unlabelled=n_unlabelled)
     out["n_labelled_measured"] = int(len(yy))
     return out
 

@@ -13,7 +13,8 @@ last one rejected, so that, over calibration sets,
 
 Thresholds that keep fewer than ``n_min = ceil(log delta / log(1 - alpha))`` items cannot be rejected
 even without a disagreement; they are skipped (the number kept depends on the confidences alone, so the
-sequence stays fixed given them). ``p <= delta`` is the same as the one-sided Clopper–Pearson upper bound of the disagreement rate,
+sequence stays fixed given them). ``p <= delta`` is the same as the one-sided Clopper–Pearson upper
+bound of the disagreement rate,
 ``Beta^{-1}(1 - delta; k + 1, n - k)``, being at most ``alpha``.
 """
 
@@ -70,7 +71,8 @@ def trust_or_escalate(conf: ArrayLike, agree: ArrayLike, *, target: float = 0.9,
     c, a = c[ok], a[ok]
     n_cal = len(c)
     if thresholds is None:
-        cand = np.unique(c) if len(np.unique(c)) <= n_grid else np.unique(np.quantile(c, np.linspace(0, 1, n_grid)))
+        distinct = np.unique(c)
+        cand = distinct if len(distinct) <= n_grid else np.unique(np.quantile(c, np.linspace(0, 1, n_grid)))
     else:
         cand = np.unique(np.asarray(thresholds, dtype=np.float64))
     cand = cand[::-1]

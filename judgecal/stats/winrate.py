@@ -40,7 +40,7 @@ def swap_debiased(verdict_ab: ArrayLike, verdict_ba: ArrayLike) -> NDArray[np.ob
     the other does not share therefore gives ``tie``). An order that was not run (``None``/NaN)
     leaves the other order's verdict.
     """
-    ab, ba = _objects(verdict_ab), _objects(verdict_ba)
+    ab, ba = as_objects(verdict_ab), as_objects(verdict_ba)
     if ab.shape != ba.shape:
         raise ValueError(f"verdict_ab has {ab.size} entries but verdict_ba has {ba.size}")
     has_ab, has_ba = pd.notna(ab), pd.notna(ba)
@@ -51,7 +51,7 @@ def swap_debiased(verdict_ab: ArrayLike, verdict_ba: ArrayLike) -> NDArray[np.ob
     return out
 
 
-def _objects(x: ArrayLike) -> NDArray[np.object_]:
+def as_objects(x: ArrayLike) -> NDArray[np.object_]:
     """1-D object array with ``None`` for missing values."""
     arr = np.array(pd.Series(x, dtype=object).to_numpy(dtype=object), dtype=object)
     arr[pd.isna(arr)] = None
@@ -60,13 +60,14 @@ def _objects(x: ArrayLike) -> NDArray[np.object_]:
 
 def outcome_scores(labels: ArrayLike) -> FloatArray:
     """Score of ``model_a`` per item: 1 for ``A``, 0 for ``B``, 0.5 for ``tie``, NaN otherwise."""
-    lab = _objects(labels)
+    lab = as_objects(labels)
     return np.select([lab == "A", lab == "B", lab == "tie"], [1.0, 0.0, 0.5], default=np.nan)
 
 
-def model_index(model_a: ArrayLike, model_b: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64], list[str]]:
-    a = _objects(model_a)
-    b = _objects(model_b)
+def model_index(model_a: ArrayLike, model_b: ArrayLike
+                ) -> tuple[NDArray[np.int64], NDArray[np.int64], list[str]]:
+    a = as_objects(model_a)
+    b = as_objects(model_b)
     if a.shape != b.shape:
         raise ValueError(f"model_a has {a.size} entries but model_b has {b.size}")
     same = np.flatnonzero(a == b)
@@ -156,24 +157,26 @@ def win_rate_matrix(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *
 def win_rates_by_category(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, category: ArrayLike, *,
                           n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """:func:`win_rates` within each category; rows indexed by ``(category, model)``."""
-    a = _objects(model_a)
-    b = _objects(model_b)
-    lab = _objects(labels)
-    cat = _objects(category)
+    a = as_objects(model_a)
+    b = as_objects(model_b)
+    lab = as_objects(labels)
+    cat = as_objects(category)
     if not (len(a) == len(b) == len(lab) == len(cat)):
         raise ValueError("model_a, model_b, labels and category must have the same length")
     parts = []
     for k, c in enumerate(pd.unique(cat[pd.notna(cat)])):
         sel = cat == c
         f = win_rates(a[sel], b[sel], lab[sel], n_boot=n_boot, seed=seed + k, level=level)
-        parts.append(f.assign(category=c).set_index("category", append=True).reorder_levels(["category", "model"]))
+        f = f.assign(category=c).set_index("category", append=True)
+        parts.append(f.reorder_levels(["category", "model"]))
     if not parts:
-        return pd.DataFrame(columns=_COLUMNS, index=pd.MultiIndex.from_arrays([[], []], names=["category", "model"]))
+        empty = pd.MultiIndex.from_arrays([[], []], names=["category", "model"])
+        return pd.DataFrame(columns=_COLUMNS, index=empty)
     return pd.concat(parts).sort_index()
 
 
-def bradley_terry(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *, n_boot: int = 1000, seed: int = 0,
-                  level: float = 0.95) -> pd.DataFrame:
+def bradley_terry(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *, n_boot: int = 1000,
+                  seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Bradley–Terry strengths ``pi`` with ``P(i beats j) = pi_i / (pi_i + pi_j)`` (evalica), ties as half a
     win each, bootstrap percentile CIs over comparisons (``evalica.bootstrap``), and the ranking.
 
@@ -182,17 +185,18 @@ def bradley_terry(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *, 
     """
     import evalica
 
-    a = _objects(model_a)
-    b = _objects(model_b)
-    lab = _objects(labels)
+    a = as_objects(model_a)
+    b = as_objects(model_b)
+    lab = as_objects(labels)
     ok = np.isin(lab, LABELS)
     if not ok.any():
         return pd.DataFrame(columns=["score", "ci_low", "ci_high", "rank", "rank_low", "rank_high"])
     model_index(a, b)  # validates names
     winners = [{"A": evalica.Winner.X, "B": evalica.Winner.Y, "tie": evalica.Winner.Draw}[v] for v in lab[ok]]
     xs, ys = list(a[ok]), list(b[ok])
-    res = evalica.bootstrap(evalica.bradley_terry, xs, ys, winners, n_resamples=n_boot, confidence_level=level,
-                            bootstrap_method="percentile", random_state=np.random.default_rng(seed))
+    res = evalica.bootstrap(evalica.bradley_terry, xs, ys, winners, n_resamples=n_boot,
+                            confidence_level=level, bootstrap_method="percentile",
+                            random_state=np.random.default_rng(seed))
     scores = res.result.scores
     dist = res.distribution[scores.index].to_numpy(dtype=np.float64)
     ranks = pd.DataFrame(-dist).rank(axis=1, method="min").to_numpy()
@@ -255,9 +259,11 @@ def system_alignment(model_a: ArrayLike, model_b: ArrayLike, reference: ArrayLik
     x, y, bx, by = wr_ref[seen], wr_jud[seen], b_ref[:, seen], b_jud[:, seen]
     keep = np.isfinite(bx).all(1) & np.isfinite(by).all(1)
     out: dict[str, Any] = {"n_items": int(both.sum()), "n_models": int(seen.sum())}
-    for name, point, rows in (("spearman", spearman, spearman_rows), ("kendall", kendall_tau_b, kendall_rows)):
+    nan = float("nan")
+    tests = (("spearman", spearman, spearman_rows), ("kendall", kendall_tau_b, kendall_rows))
+    for name, point, rows in tests:
         est, p = point(x, y)
-        lo, hi = percentile_ci(rows(bx[keep], by[keep]), level) if keep.any() else (float("nan"), float("nan"))
+        lo, hi = percentile_ci(rows(bx[keep], by[keep]), level) if keep.any() else (nan, nan)
         out[name] = {"estimate": est, "ci_low": lo, "ci_high": hi, "p_value": p}
     names = [mm for mm, k in zip(models, seen, strict=True) if k]
     out["win_rates"] = pd.DataFrame({"reference": x, "judge": y}, index=pd.Index(names, name="model"))
