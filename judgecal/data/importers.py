@@ -6,7 +6,9 @@ Schema (one record per line/row; ``id`` may be a string or an integer):
   ``model_b``, ``family_a``, ``family_b``, ``reference``, ``human_labels`` (object: annotator ->
   ``"A"``/``"B"``/``"tie"``), ``metadata`` (object).
 - pointwise: ``id``, ``prompt``, ``response``; optional ``model``, ``family``, ``reference``,
-  ``human_labels`` (annotator -> integer score), ``metadata``.
+  ``human_labels`` (annotator -> integer score), ``human_spans`` (annotator -> list of
+  ``[start, end]`` or ``[start, end, label]``, character offsets into ``response``; an empty list
+  when the annotator marked nothing), ``metadata``.
 
 Every problem is reported with file, line (1-based; the header is line 1 in a CSV, rows follow)
 and field; nothing is written unless the whole file is valid.
@@ -26,13 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.families import family_of
-from judgecal.data.records import VERDICTS, Annotation, Candidate, Item
+from judgecal.data.records import VERDICTS, Annotation, Candidate, Item, Span
+from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
 
 MAX_TEXT_CHARS = 200_000
 PAIRWISE_FIELDS = {"id", "prompt", "response_a", "response_b", "model_a", "model_b", "family_a",
                    "family_b", "reference", "human_labels", "metadata"}
-POINTWISE_FIELDS = {"id", "prompt", "response", "model", "family", "reference", "human_labels", "metadata"}
+POINTWISE_FIELDS = {"id", "prompt", "response", "model", "family", "reference", "human_labels", "human_spans",
+                    "metadata"}
 SCORE_RANGE = (1, 10)
 MAX_DEPTH = 64  # nesting levels a record may have (metadata is small; deeper is refused, never a crash)
 
@@ -66,6 +70,7 @@ class ImportValidationError(ValueError):
 class ImportResult:
     items: list[Item] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
 
 
 def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
@@ -97,7 +102,7 @@ def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
         rows = []
         for n, rec in raw:
             clean = {k: v for k, v in rec.items() if not (v is None or (isinstance(v, float) and math.isnan(v)) or v == "")}
-            for k in ("human_labels", "metadata"):
+            for k in ("human_labels", "human_spans", "metadata"):
                 if isinstance(clean.get(k), str):
                     with contextlib.suppress(json.JSONDecodeError, RecursionError):
                         clean[k] = json.loads(clean[k])
@@ -290,6 +295,9 @@ def parse_records(path: Path, task: str, source: str, existing_ids: set[str]) ->
         if prompt is None or len(cands) != len(keys):
             continue
         result.items.append(Item(item_id, prompt, cands, task, reference, source, meta))  # type: ignore[arg-type]
+        spans, bad = parse_spans(rec.get("human_spans"), cands[0].text, item_id, source)
+        problems.extend(Problem(f, n, fld, msg) for fld, msg in bad)
+        result.spans.extend(spans)
         result.annotations.extend(anns)
     return result, problems
 
@@ -305,4 +313,5 @@ def import_file(ws: Workspace, path: str | Path, task: str = "pairwise", source:
     with ws.transaction() as tx:
         ws.add_items(result.items, conn=tx)
         ws.add_annotations(result.annotations, conn=tx)
+        ws.add_spans(result.spans, conn=tx)
     return result

@@ -148,18 +148,22 @@ def mean_ci(values: ArrayLike, groups: ArrayLike | None = None, n_boot: int = 20
 def span_scores(pred: Intervals, ref: Intervals, n_items: int, n_boot: int = 2000, seed: int = 0,
                 level: float = 0.95) -> dict[str, dict[str, object]]:
     """Mean per-item precision, recall, F1 and IoU of ``pred`` against ``ref`` over ``n_items`` items,
-    plus micro F1 (``2 sum|P & R| / (sum|P| + sum|R|)``), each ``{estimate, ci_low, ci_high, n}``."""
+    plus micro F1 (``2 sum|P & R| / (sum|P| + sum|R|)``), each ``{estimate, ci_low, ci_high, n}``; one
+    item-bootstrap draw serves all five."""
     lp, lr, li = overlap_counts(pred, ref, n_items)
     per = scores_from_counts(lp, lr, li)
-    out = {k: mean_ci(v, n_boot=n_boot, seed=seed, level=level) for k, v in per.items()}
-    sums = np.column_stack([2 * li, lp + lr])
-    if n_items:
-        boot = bootstrap_sums(sums, n_boot, seed)
-        lo, hi = percentile_ci(safe_ratio(boot[:, 0], boot[:, 1]), level)
-        est = float(safe_ratio(sums[:, 0].sum(), sums[:, 1].sum()))
-        out["micro_f1"] = metric(est, lo, hi, n_items)
-    else:
-        out["micro_f1"] = metric(float("nan"), float("nan"), float("nan"), 0)
+    names = [*per, "micro_f1"]
+    if not n_items:
+        return {k: metric(float("nan"), float("nan"), float("nan"), 0) for k in names}
+    sums = np.column_stack([*per.values(), 2 * li, lp + lr, np.ones(n_items)])
+    boot = bootstrap_sums(sums, n_boot, seed)
+    total = sums.sum(0)
+    out = {}
+    for k, name in enumerate(per):
+        lo, hi = percentile_ci(safe_ratio(boot[:, k], boot[:, -1]), level)
+        out[name] = metric(float(total[k] / n_items), lo, hi, n_items)
+    lo, hi = percentile_ci(safe_ratio(boot[:, -3], boot[:, -2]), level)
+    out["micro_f1"] = metric(float(safe_ratio(total[-3], total[-2])), lo, hi, n_items)
     return out
 
 
@@ -236,12 +240,22 @@ def _group_ranks(values: FloatArray, group: IntArray) -> FloatArray:
     return ranks
 
 
-def soft_spearman(pred_soft: ArrayLike, ref_soft: ArrayLike, offsets: ArrayLike) -> FloatArray:
+def soft_spearman(pred_soft: ArrayLike, ref_soft: ArrayLike, offsets: ArrayLike,
+                  chunk_chars: int = 1_000_000) -> FloatArray:
     """Per item, Spearman's rho between two per-character soft labels (concatenated, split at
     ``offsets`` as :func:`char_counts` returns them). Both constant -> 1, one constant -> 0 (the
-    SemEval-2025 Mu-SHROOM convention); an empty text -> NaN."""
+    SemEval-2025 Mu-SHROOM convention); an empty text -> NaN. Items are ranked in blocks of about
+    ``chunk_chars`` characters, which bounds the memory."""
     x, y = np.asarray(pred_soft, dtype=np.float64), np.asarray(ref_soft, dtype=np.float64)
     off = np.asarray(offsets, dtype=np.int64)
+    cuts = np.unique(np.r_[0, np.searchsorted(off, np.arange(0, off[-1], max(chunk_chars, 1)), side="right") - 1,
+                           off.size - 1])
+    parts = [_soft_spearman_block(x[off[a]:off[b]], y[off[a]:off[b]], off[a:b + 1] - off[a])
+             for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _soft_spearman_block(x: FloatArray, y: FloatArray, off: IntArray) -> FloatArray:
     lengths = np.diff(off)
     k = lengths.size
     g = np.repeat(np.arange(k), lengths)
