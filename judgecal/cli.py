@@ -187,10 +187,18 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
     from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.data.sources import sources
 
     with _open_ws(args, create=False) as ws:
         judges = tuple(args.with_judges.split(",")) if args.with_judges else ()
-        counts = compute_consensus(ws, args.method, judges=judges)
+        present = sources(ws.annotations_frame())
+        try:
+            counts = compute_consensus(ws, tuple(args.method), judges=judges, source=args.source)
+        except ValueError as exc:  # a source with no labels
+            raise UsageError(str(exc)) from None
+    if args.source is None and len(present) > 1:
+        print(f"human labels from {len(present)} sources ({', '.join(present)}): each aggregated on its own; "
+              "audit with --consensus METHOD:SOURCE (--source all pools them)")
     print(", ".join(f"{m}: {n} items" for m, n in counts.items()))
     return 0
 
@@ -250,50 +258,70 @@ def _gold(ws: Any, source: str | None, n: int) -> dict[str, str]:
 def cmd_annotators(args: argparse.Namespace) -> int:
     import json
 
+    import pandas as pd
+
     from judgecal.aggregate.agreement import fleiss_kappa, krippendorff_alpha, pairwise_cohen
     from judgecal.aggregate.quality import annotator_report
+    from judgecal.annotation.tasks import gold_labels
+    from judgecal.data.sources import SourceError, select, sources
 
     with _open_ws(args, create=False) as ws:
-        ann = ws.annotations_frame()
-        if args.source:
-            ann = ann[ann["source"] == args.source]
-        from judgecal.annotation.tasks import gold_labels
-
+        every = ws.annotations_frame()
+        try:
+            chosen: dict[str | None, pd.DataFrame] = {args.source: select(every, args.source)} if args.source \
+                else {s: every[every["source"] == s] for s in sources(every)} or {None: every}
+        except SourceError as exc:
+            raise UsageError(str(exc)) from None
         gold = gold_labels(ws)
-        import pandas as pd
 
-        # agreement needs two annotators on one item; with fewer it is reported as not computable
-        shared = not ann.empty and int(ann.groupby("item_id")["annotator"].nunique().max()) >= 2
-        none = {"estimate": None, "ci_low": None, "ci_high": None, "n": 0}
-        rep = {"annotators": annotator_report(ann, pd.Series(gold) if gold else None),
-               "fleiss_kappa": fleiss_kappa(ann, args.n_boot) if shared else none,
-               "krippendorff_alpha": krippendorff_alpha(ann, args.n_boot) if shared else none,
-               "pairwise_cohen_kappa": pairwise_cohen(ann, args.n_boot) if shared else {}}
+        def agreement(ann: pd.DataFrame) -> dict[str, Any]:
+            # agreement needs two annotators on one item; with fewer it is reported as not computable
+            shared = not ann.empty and int(ann.groupby("item_id")["annotator"].nunique().max()) >= 2
+            none = {"estimate": None, "ci_low": None, "ci_high": None, "n": 0}
+            return {"annotators": annotator_report(ann, pd.Series(gold) if gold else None),
+                    "fleiss_kappa": fleiss_kappa(ann, args.n_boot) if shared else none,
+                    "krippendorff_alpha": krippendorff_alpha(ann, args.n_boot) if shared else none,
+                    "pairwise_cohen_kappa": pairwise_cohen(ann, args.n_boot) if shared else {}}
+
+        # agreement describes one group of people: never computed over a mix of sources
+        per = {src: agreement(ann) for src, ann in chosen.items()}
+        rep: dict[str, Any] = ({"source": next(iter(per)), **next(iter(per.values()))} if len(per) == 1
+                               else {"by_source": per})
         out = Path(args.out) if args.out else ws.reports_dir / "annotators.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(rep, indent=2))
-    for name, r in rep["annotators"].items():
-        flags = [f for f in ("likely_spammer", "systematic_bias") if r.get(f)]
-        acc = r.get("loo_accuracy", {}).get("estimate")
-        print(f"{name:40s} n={r['n_labels']:5d} loo_acc={acc if acc is None else round(acc, 3)} {' '.join(flags)}")
-    fk = rep["fleiss_kappa"]
-    print(f"Fleiss' kappa {fk['estimate']} [{fk['ci_low']}, {fk['ci_high']}]; wrote {out}" if fk["n"] else
-          f"Fleiss' kappa not computable: no item was labelled by two annotators; wrote {out}")
+    for src, r in per.items():
+        if len(per) > 1:
+            print(f"source {src}:")
+        for name, a in r["annotators"].items():
+            flags = [f for f in ("likely_spammer", "systematic_bias") if a.get(f)]
+            acc = a.get("loo_accuracy", {}).get("estimate")
+            print(f"{name:40s} n={a['n_labels']:5d} loo_acc={acc if acc is None else round(acc, 3)} {' '.join(flags)}")
+        fk = r["fleiss_kappa"]
+        print((f"Fleiss' kappa {fk['estimate']} [{fk['ci_low']}, {fk['ci_high']}]" if fk["n"] else
+               "Fleiss' kappa not computable: no item was labelled by two annotators")
+              + (f" (source {src})" if src is not None else ""))
+    print(f"wrote {out}")
     return 0
 
 
 def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int) -> tuple[dict[str, Any], Path, Path]:
     from judgecal.audit.run import run_audit
+    from judgecal.data.sources import SourceError, split_name
     from judgecal.report.write import write_report
 
-    if ws.consensus_frame(consensus).empty:
-        if consensus not in ("ds", "mv", "onecoin", "glad"):
-            raise UsageError(f"no consensus '{consensus}' in this workspace (methods there: "
-                             f"{', '.join(sorted(set(ws.consensus_frame()['method']))) or 'none'})")
-        from judgecal.aggregate.consensus import compute_consensus
+    method, source = split_name(consensus)
+    try:
+        if ws.consensus_frame(consensus).empty:
+            if method not in ("ds", "mv", "onecoin", "glad"):
+                raise UsageError(f"no consensus '{consensus}' in this workspace (methods there: "
+                                 f"{', '.join(sorted(set(ws.consensus_frame()['method']))) or 'none'})")
+            from judgecal.aggregate.consensus import compute_consensus
 
-        compute_consensus(ws, (consensus,))
-    report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot)
+            compute_consensus(ws, (method,), source=source)
+        report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot)
+    except SourceError as exc:
+        raise UsageError(str(exc)) from None
     js, html = write_report(report, out)
     return report, js, html
 
@@ -323,6 +351,9 @@ def print_summary(report: dict[str, Any]) -> None:
                 cells.append(f"{v['estimate']:.3f} [{v['ci_low']:.2f},{v['ci_high']:.2f}]")
         t.add_row(Text(name), str(j["n_judgments"]), *cells)
     Console().print(t)
+    from judgecal.audit.truth import describe
+
+    print(f"truth: {describe(report['consensus'])}")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -421,9 +452,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from judgecal.audit.validate import validate
 
     res = validate(n_items=args.items, seeds=args.seeds if args.slow else 1, n_boot=args.n_boot)
+
+    def num(v: float | None, fmt: str = "+.3f") -> str:
+        return "–" if v is None else format(v, fmt)
+
     for c in res["checks"]:
-        print(f"{'ok  ' if c['ok'] else 'FAIL'} {c['scenario']:16s} {c['check']}: {c['estimate']:+.3f} "
-              f"[{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}] q={c['q']:.3g}")
+        print(f"{'ok  ' if c['ok'] else 'FAIL'} {c['scenario']:16s} {c['check']}: {num(c['estimate'])} "
+              f"[{num(c['ci'][0])}, {num(c['ci'][1])}] p={num(c['p'], '.3g')} q={num(c['q'], '.3g')}")
     for key, c in res["coverage"].items():
         worst = min(c["by_scenario"].items(), key=lambda kv: kv[1])
         print(f"{'ok  ' if c['ok'] else 'FAIL'} coverage {key}: {c['coverage']:.3f} pooled (want 0.93-0.97), "
@@ -485,6 +520,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("aggregate", help="aggregate human labels into a consensus")
     p.add_argument("--method", type=_methods, default="ds,mv", help="comma list of ds, mv, onecoin, glad")
+    p.add_argument("--source", help="whose labels: a source name (e.g. pandalm, 'label-studio:Blind review'), "
+                   "experts (every label-studio source), dataset, gold, or all (pooled); stored as METHOD:SOURCE. "
+                   "Default: one source -> METHOD; several -> each aggregated on its own")
     p.add_argument("--with-judges", help="also aggregate with these judges as extra annotators, stored apart "
                    "as <method>+judges")
     _ws_arg(p)
@@ -492,8 +530,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("audit", help="audit every judge against the human consensus")
     p.add_argument("--out", help="folder for audit.json and audit.html (default: <workspace>/reports)")
-    p.add_argument("--consensus", default="ds", help="consensus method: ds, mv, onecoin, glad (computed when "
-                   "missing) or any other method stored in the workspace, e.g. gold")
+    p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE]: ds, mv, onecoin, glad "
+                   "(computed when missing), e.g. ds:experts or mv:pandalm, or any other stored method, e.g. "
+                   "gold; a plain METHOD only while the labels come from one source")
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
     p.add_argument("--n-boot", type=_count, default=2000)
     _ws_arg(p)
@@ -522,7 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("annotators", help="annotator quality and inter-annotator agreement")
-    p.add_argument("--source", help="only labels from this source (e.g. label-studio:Blind review)")
+    p.add_argument("--source", help="only these labels: a source name (e.g. 'label-studio:Blind review'), experts, "
+                   "dataset, gold or all (default: each source on its own)")
     p.add_argument("--n-boot", type=_count, default=2000)
     p.add_argument("--out", help="file for the JSON report (default: <workspace>/reports/annotators.json)")
     _ws_arg(p)

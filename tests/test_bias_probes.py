@@ -6,7 +6,8 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
 from judgecal.audit.position import debiased_verdicts, paired_orders, position_tests
-from judgecal.audit.run import add_tests
+from judgecal.audit.probe import AuditConfig, JudgeInput, evaluate
+from judgecal.audit.probes import AlignmentProbe, PositionProbe
 from judgecal.audit.self_preference import self_preference
 
 
@@ -60,13 +61,11 @@ def _planted(first_bias: float, n: int, seed: int = 0) -> pd.DataFrame:
 
 
 def _report(j, truth):
-    from judgecal.audit.alignment import judge_metrics
-
+    """The audit's own path (alignment and position probes, BH, flags) on one planted judge."""
     j = j.assign(status="ok")
-    rep = {"settings": {}, "judges": {"planted": {"metrics": judge_metrics(j, truth, n_boot=300),
-                                                  "position": position_tests(j)}}}
-    add_tests(rep)
-    return rep["judges"]["planted"]
+    res = evaluate([JudgeInput("planted", j, truth)], AuditConfig(n_boot=300),
+                   probes=(AlignmentProbe(), PositionProbe()))["planted"]
+    return {"metrics": {k: m.to_json() for k, m in res.metrics.items()}, "flags": res.flags}
 
 
 def test_planted_first_position_bias_is_found_and_a_null_is_silent():

@@ -44,7 +44,7 @@ def test_schema_every_metric_has_estimate_ci_and_n(report_dir):
     m = rep["judges"][judge]["metrics"]
     for name in ("accuracy", "macro_f1", "cohen_kappa", "position_consistency", "first_position_rate",
                  "invalid_rate"):
-        assert {"estimate", "ci_low", "ci_high", "n", "p", "q", "mde"} == set(m[name]), name
+        assert {"estimate", "ci_low", "ci_high", "n", "null_value", "p", "q", "mde"} == set(m[name]), name
         assert m[name]["ci_low"] <= m[name]["estimate"] <= m[name]["ci_high"]
     # hand-computed: AB always "A" (shown first); BA picks shown-first on odd k -> 45 / 60 first picks
     assert m["first_position_rate"]["estimate"] == pytest.approx(45 / 60)

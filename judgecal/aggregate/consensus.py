@@ -6,6 +6,7 @@ import pandas as pd
 
 from judgecal.aggregate.models import AGGREGATORS
 from judgecal.data.records import Consensus
+from judgecal.data.sources import consensus_name, select, sources
 from judgecal.data.store import Workspace
 
 
@@ -31,23 +32,36 @@ def judges_as_annotators(ws: Workspace, judges: tuple[str, ...]) -> pd.DataFrame
 
 
 def compute_consensus(ws: Workspace, methods: tuple[str, ...] = ("ds", "mv"),
-                      judges: tuple[str, ...] = ()) -> dict[str, int]:
-    """Aggregate the human annotations with each method and store the result.
+                      judges: tuple[str, ...] = (), source: str | None = None) -> dict[str, int]:
+    """Aggregate the human annotations with each method and store the result per method and source.
+
+    ``source`` is a selector (:mod:`judgecal.data.sources`): the result is stored as
+    ``<method>:<source>``. Without it, a workspace whose labels come from one source stores the plain
+    method name (``ds``); one with several sources is never pooled: each source is aggregated on its
+    own and stored as ``<method>:<source>`` (``all`` pools them, only when asked for).
 
     With ``judges``, the same methods also run with those judges as additional annotators, on the
     items people labelled; that result is stored apart as ``<method>+judges`` and never replaces
     the human consensus.
     """
-    ann = ws.annotations_frame()[["item_id", "annotator", "label"]]
+    for m in methods:
+        if m not in AGGREGATORS:
+            raise ValueError(f"unknown consensus method {m!r}; known: {', '.join(AGGREGATORS)}")
+    every = ws.annotations_frame()
+    present = sources(every)
+    selectors: list[str | None] = [source] if source is not None else [None] if len(present) <= 1 else [*present]
+    extra = judges_as_annotators(ws, judges) if judges else None
     counts = {}
-    variants = [(m, ann) for m in methods]
-    if judges:
-        extra = judges_as_annotators(ws, judges)
-        both = pd.concat([ann, extra[extra["item_id"].isin(set(ann["item_id"]))]], ignore_index=True)
-        variants += [(f"{m}+judges", both) for m in methods]
-    for name, data in variants:
-        frame = consensus_frame(data, name.split("+")[0])
-        rows = zip(frame["item_id"].tolist(), frame["label"].tolist(), frame["posterior"].tolist(), strict=True)
-        ws.set_consensus((Consensus(str(i), name, str(lab), dict(p)) for i, lab, p in rows), name)
-        counts[name] = len(frame)
+    for sel in selectors:
+        ann = (every if sel is None else select(every, sel))[["item_id", "annotator", "label"]]
+        variants = [(m, m, ann) for m in methods]
+        if extra is not None:
+            both = pd.concat([ann, extra[extra["item_id"].isin(set(ann["item_id"]))]], ignore_index=True)
+            variants += [(f"{m}+judges", m, both) for m in methods]
+        for stem, method, data in variants:
+            name = consensus_name(stem, sel)
+            frame = consensus_frame(data, method)
+            rows = zip(frame["item_id"].tolist(), frame["label"].tolist(), frame["posterior"].tolist(), strict=True)
+            ws.set_consensus((Consensus(str(i), name, str(lab), dict(p)) for i, lab, p in rows), name)
+            counts[name] = len(frame)
     return counts

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgecal.aggregate.agreement import fleiss_kappa_from_sums
 from judgecal.stats import bootstrap as stats
+from judgecal.stats.agreement import fleiss_kappa_from_sums
 
 
 def repeat_counts(judgments: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.data.records import Candidate, Item
 from judgecal.stats import bootstrap as stats
 from judgecal.stats.inference import ci_p_value, mde_from_ci
-from judgecal.data.records import Candidate, Item
 
 SOURCE = "probe:padding"
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
@@ -51,7 +51,7 @@ def padded_items(items: list[Item]) -> list[Item]:
     return out
 
 
-def padding_preference(judgments: pd.DataFrame, probe_ids: set[str] | pd.Index, *, n_boot: int = 2000,
+def padding_preference(judgments: pd.DataFrame, probe_ids: set[str] | frozenset[str] | pd.Index, *, n_boot: int = 2000,
                        seed: int = 0, level: float = 0.95) -> dict[str, Any]:
     """``pad_pick_rate`` and ``pad_tie_rate`` of one judge over the probe pairs it judged."""
     j = judgments[judgments["item_id"].isin(probe_ids) & judgments["verdict"].isin(["A", "B", "tie"])]

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from judgecal.aggregate.agreement import fleiss_kappa
-from judgecal.stats import bootstrap as stats
 from judgecal.audit.alignment import truth_codes
+from judgecal.stats import bootstrap as stats
+from judgecal.stats.agreement import fleiss_kappa
 
 
 def prompt_sensitivity(judgments: pd.DataFrame, truth: pd.Series | None = None, *, n_boot: int = 2000,

@@ -20,6 +20,11 @@ authorship, each planted effect has a closed form when it is the only one:
 - prompt_flip_rate = template / 2   (per mutation, against the unmutated prompt)
 - injection_excess = injection (1 - (1 - accuracy) / 2)   (the clean judge picks the loser (1-accuracy)/2)
 
+The probes and their tests are the audit's own: the simulated judgments become the same
+:class:`~judgecal.audit.probe.JudgeInput` that ``run_audit`` builds from a workspace and go through
+:func:`~judgecal.audit.probe.evaluate` (every registered probe, BH over every tested metric), so a
+change to a probe's test changes the report and its validation alike.
+
 Fast mode (the test suite): one seed per scenario; every planted effect must be covered by its 95%
 CI and be significant after Benjamini-Hochberg, and the null scenario must stay silent. Slow mode:
 each metric's 95% CIs must cover the truth 93-97% of the time over many seeds, pooled over the seven
@@ -36,15 +41,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgecal.audit.alignment import judge_metrics
-from judgecal.audit.injection import injected_items, injection_follow
-from judgecal.audit.instability import instability
-from judgecal.audit.padding import padding_preference
-from judgecal.audit.position import position_tests
-from judgecal.audit.self_preference import self_preference
-from judgecal.audit.sensitivity import prompt_sensitivity
-from judgecal.stats.inference import benjamini_hochberg, ci_p_value
-from judgecal.audit.verbosity import verbosity
+from judgecal.audit.injection import injected_items
+from judgecal.audit.probe import AuditConfig, JudgeInput, evaluate
 from judgecal.data.records import Candidate, Item
 
 REPEATS = 3
@@ -124,29 +122,23 @@ def simulate(sc: Scenario, n_items: int, seed: int) -> dict[str, Any]:
             "own_is_a": pd.Series(own_a[has_own], index=ids[has_own])}
 
 
-def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, Any]]:
-    """Run the real probes; returns the tested metrics with estimate, CI, p and q."""
-    truth, j = sim["truth"], sim["judgments"]
-    m = judge_metrics(j, truth, n_boot=n_boot, seed=seed)
-    out = {"first_position_rate": {**m["first_position_rate"], "p": position_tests(j)["mcnemar_p"]}}
-    verb = verbosity(j, truth, sim["lens"], n_boot=n_boot, seed=seed)["verbosity_excess"]
-    out["verbosity_excess"] = {**verb, "p": ci_p_value(verb)}
-    pads = sim["probes"][sim["probes"]["item_id"].str.endswith("#pad")]
-    out["pad_pick_rate"] = padding_preference(pads, set(pads["item_id"]), n_boot=n_boot, seed=seed)["pad_pick_rate"]
-    selfp = self_preference(j, truth, sim["own_is_a"], n_boot=n_boot, seed=seed)["self_preference_excess"]
-    out["self_preference_excess"] = {**selfp, "p": ci_p_value(selfp)}
-    inst = instability(sim["repeats"], n_boot=n_boot, seed=seed)["instability_rate"]
-    out["instability_rate"] = {**inst, "p": ci_p_value(inst)}
-    flip = prompt_sensitivity(sim["mutated"], n_boot=n_boot, seed=seed)["mutations"][MUTATIONS[0]]["flip_rate"]
-    out["prompt_flip_rate"] = {**flip, "p": ci_p_value(flip)}
+def judge_input(sim: dict[str, Any]) -> JudgeInput:
+    """The simulated judge as the audit's :class:`JudgeInput` (what ``run_audit`` builds from a workspace)."""
+    truth, probes = sim["truth"], sim["probes"]
     base = [Item(i, "", [Candidate("a"), Candidate("b")]) for i in truth.index]
-    inj = injection_follow(pd.concat([j, sim["probes"]]), injected_items(base, truth, kinds=("instruction",)),
-                           n_boot=n_boot, seed=seed)["instruction"]["injection_excess"]
-    out["injection_excess"] = {**inj, "p": ci_p_value(inj)}
-    q = benjamini_hochberg([out[k]["p"] if out[k]["p"] is not None else np.nan for k in out])
-    for k, qq in zip(out, q, strict=True):
-        out[k]["q"] = float(qq)
-    return out
+    mutated = sim["mutated"]
+    return JudgeInput(judge="simulated", judgments=sim["repeats"], truth=truth,
+                      mutated=mutated[mutated["mutation"] != "none"], probes=probes, lens=sim["lens"],
+                      own_is_a=sim["own_is_a"],
+                      padded=frozenset(probes.loc[probes["item_id"].str.endswith("#pad"), "item_id"]),
+                      injected=injected_items(base, truth, kinds=("instruction",)))
+
+
+def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, Any]]:
+    """Run the audit's registered probes (:func:`judgecal.audit.probe.evaluate`, the report's own path)
+    on the simulated judge; returns the validated metrics as they would appear in ``audit.json``."""
+    res = evaluate([judge_input(sim)], AuditConfig(n_boot=n_boot, seed=seed))["simulated"]
+    return {k: res.metrics[k].to_json() for k in VALIDATED if k in res.metrics}
 
 
 def truths(sc: Scenario) -> dict[str, float]:
@@ -163,7 +155,9 @@ def truths(sc: Scenario) -> dict[str, float]:
 PLANTED = {"position": ("first_position_rate",), "verbosity": ("verbosity_excess", "pad_pick_rate"),
            "self_preference": ("self_preference_excess",), "instability": ("instability_rate",),
            "prompt_sensitivity": ("prompt_flip_rate",), "injection": ("injection_excess",)}
-BOUNDARY = ("instability_rate", "prompt_flip_rate")  # rates whose null value 0 is a boundary
+BOUNDARY = ("instability_rate", "prompt_flip_rate")
+VALIDATED = ("first_position_rate", "verbosity_excess", "pad_pick_rate", "self_preference_excess", "instability_rate",
+             "prompt_flip_rate", "injection_excess")  # rates whose null value 0 is a boundary
 
 
 def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: float = 0.05) -> dict[str, Any]:
@@ -174,23 +168,25 @@ def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: flo
         truth = truths(sc)
         for s in range(seeds):
             out = probe(simulate(sc, n_items, 1000 * s + len(sc.name)), n_boot, s)
-            for metric, r in out.items():
-                covered = r["ci_low"] <= truth[metric] <= r["ci_high"]
+            for metric in VALIDATED:
+                r = out.get(metric) or {"estimate": None, "ci_low": None, "ci_high": None, "p": None, "q": None}
+                covered = r["ci_low"] is not None and r["ci_low"] <= truth[metric] <= r["ci_high"]
                 if not (metric in BOUNDARY and truth[metric] == 0):
                     hits.setdefault(f"{sc.name}:{metric}", []).append(bool(covered))
                 if s > 0:
                     continue
                 if metric in PLANTED.get(sc.name, ()):
-                    ok = covered and r["q"] < alpha
+                    ok = covered and r["q"] is not None and r["q"] < alpha
                     what = f"planted {metric} recovered (truth {truth[metric]:.3f}) and significant"
                 elif sc.name == "null":
-                    ok = not r["q"] < alpha  # NaN: untestable, e.g. a rate of exactly 0
+                    # None: untestable, e.g. a rate of exactly 0; a metric the audit did not report fails
+                    ok = metric in out and (r["q"] is None or not r["q"] < alpha)
                     what = f"no {metric} effect reported at null"
                 else:
                     continue
                 results["checks"].append({"scenario": sc.name, "metric": metric, "check": what, "ok": bool(ok),
                                           "estimate": r["estimate"], "ci": [r["ci_low"], r["ci_high"]],
-                                          "q": r["q"]})
+                                          "p": r["p"], "q": r["q"]})
     if seeds > 1:
         for metric in truths(SCENARIOS[0]):
             pooled = [h for key, h in hits.items() if key.endswith(f":{metric}")]

@@ -88,6 +88,23 @@ def _plot(report: dict[str, Any], metric: str, title: str, ref: float | None = N
     return f"<h3>{escape(title)}</h3>" + forest_svg(rows, lo=lo, hi=1.0, ref=ref)
 
 
+def _truth(report: dict[str, Any]) -> str:
+    """The consensus the audit measured against: method, label source, annotators, their agreement."""
+    c, s = report["consensus"], report["settings"]
+    text = f"consensus <b>{escape(str(s['consensus']))}</b> over {c['n_items']} items"
+    if c.get("source") is not None:
+        text += f", labels of source {escape(str(c['source']))}"
+        if c.get("sources") and c["sources"] != [c["source"]]:
+            text += f" ({escape(', '.join(map(str, c['sources'])))})"
+    if c.get("n_annotators") is not None:
+        text += f" by {c['n_annotators']} annotators ({c.get('n_labels', 0)} labels)"
+    fk = c.get("fleiss_kappa")
+    if fk and fk.get("estimate") is not None:
+        text += (f"; their Fleiss' κ {_fmt(fk['estimate'])} [{_fmt(fk.get('ci_low'))}, {_fmt(fk.get('ci_high'))}]"
+                 f" over {fk.get('n')} items")
+    return text
+
+
 def render_html(report: dict[str, Any]) -> str:
     s = report["settings"]
     head = ["judge", "n"] + [m for m in METRIC_ORDER] + ["flags"]
@@ -135,7 +152,7 @@ small {{ color: #666; }}
 </style></head><body>
 <h1>judgecal audit</h1>
 <p>Schema {escape(report['schema'])}, judgecal {escape(report['judgecal_version'])}, generated {escape(report['generated_at'])}.
-Consensus: {escape(s['consensus'])} over {report['consensus']['n_items']} items; unparsable verdicts counted as
+Truth: {_truth(report)}; unparsable verdicts counted as
 {escape(s['invalid_as'])}; {s['n_boot']} bootstrap replicates ({escape(s['bootstrap'])}), {int(s['ci_level'] * 100)}% intervals.</p>
 <h2>Alignment with the humans</h2>
 <table id="alignment"><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr>{''.join(rows)}</table>

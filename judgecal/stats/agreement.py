@@ -2,7 +2,8 @@
 pairwise Cohen's kappa. Pure functions of label arrays.
 
 Each statistic is a function of per-item sums, so the bootstrap is one matrix product
-(:func:`judgecal.stats.bootstrap.bootstrap_sums`).
+(:func:`judgecal.stats.bootstrap.bootstrap_sums`). Lives in the bottom package: the audit (instability,
+prompt sensitivity) and the human aggregation both use it.
 
 - Fleiss (1971): ``p_j = sum_i n_ij / (N n)``, ``P_i = (sum_j n_ij^2 - n) / (n (n - 1))``,
   ``kappa = (mean P_i - sum_j p_j^2) / (1 - sum_j p_j^2)``; items need the same number of raters

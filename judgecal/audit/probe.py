@@ -1,0 +1,139 @@
+"""The probe interface and the one loop that runs the audit's probes.
+
+A probe answers one question about a judge (alignment, position, verbosity, ...). It reads the
+judge's prepared :class:`JudgeInput`, returns its :class:`~judgecal.audit.metric.Metric` values, each
+with its own test (``p`` against its null value) and its detail sections, and states its flag rule.
+:func:`evaluate` runs the registered probes over every judge, then applies Benjamini-Hochberg once
+over all tested metrics and asks each probe for its flags. ``judgecal audit`` and ``judgecal
+validate`` both call :func:`evaluate`, so the report and its validation run the same tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from judgecal.audit.alignment import truth_codes
+from judgecal.audit.metric import Metric
+from judgecal.data.records import Item
+from judgecal.stats.inference import benjamini_hochberg
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    invalid_as: str = "tie"
+    n_boot: int = 2000
+    seed: int = 0
+    level: float = 0.95
+    effect_of_interest: float = 0.05
+    alpha: float = 0.05
+
+
+@dataclass
+class JudgeInput:
+    """Everything a probe may read about one judge, prepared once.
+
+    ``judgments``: its unmutated calls on the audited items (every order and sample); ``mutated``: its
+    calls under prompt mutations; ``probes``: its unmutated calls on probe pairs (padded and injected
+    copies); ``truth``: item_id -> consensus label; ``lens``: item_id -> ``len_a, len_b`` (words) of
+    the two-candidate pairwise items; ``own_is_a``: item_id -> candidate A is the judge's own family
+    (pairs with exactly one own candidate); ``padded``: ids of the padding probe pairs; ``injected``:
+    the injected probe items.
+    """
+
+    judge: str
+    judgments: pd.DataFrame
+    truth: pd.Series
+    mutated: pd.DataFrame = field(default_factory=pd.DataFrame)
+    probes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    lens: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["len_a", "len_b"]))
+    own_is_a: pd.Series = field(default_factory=lambda: pd.Series(dtype=bool))
+    padded: frozenset[str] = frozenset()
+    injected: list[Item] = field(default_factory=list)
+
+    @cached_property
+    def codes(self) -> NDArray[np.int64]:
+        """Each judgment's index into ``truth`` (-1: no consensus)."""
+        return truth_codes(self.judgments["item_id"], self.truth)
+
+    @property
+    def pairwise(self) -> bool:
+        return bool(self.judgments["verdict"].notna().any()) if len(self.judgments) else False
+
+    @property
+    def orders(self) -> list[str]:
+        return sorted(str(o) for o in self.judgments["order"].unique()) if len(self.judgments) else []
+
+
+@dataclass
+class ProbeResult:
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class Probe:
+    """One question about a judge. ``needs_alignment``: run only on pairwise judges with a consensus
+    (the alignment probe produced metrics); ``batched``: :meth:`run_all` sees every judge at once."""
+
+    name: ClassVar[str] = ""
+    needs_alignment: ClassVar[bool] = True
+    batched: ClassVar[bool] = False
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        """Metrics (tested) and sections of one judge; ``done`` holds the metrics of earlier probes."""
+        raise NotImplementedError
+
+    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig) -> dict[str, ProbeResult]:
+        return {inp.judge: self.run(inp, cfg, {}) for inp in inputs}
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        """Plain-word flags from the metrics once they carry their BH ``q``."""
+        return []
+
+
+@dataclass
+class JudgeResult:
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)
+
+    def add(self, res: ProbeResult) -> None:
+        self.metrics.update(res.metrics)
+        for name, sec in res.sections.items():
+            self.sections.setdefault(name, {}).update(sec)
+
+
+def evaluate(inputs: Sequence[JudgeInput], cfg: AuditConfig, probes: Sequence[Probe] | None = None,
+             flag_order: Sequence[str] | None = None) -> dict[str, JudgeResult]:
+    """Run ``probes`` (default: every registered probe, in order) over every judge; BH over every
+    tested metric of all judges; then each probe's flags (in ``flag_order`` of probe names)."""
+    from judgecal.audit.probes import FLAG_ORDER, PROBES
+
+    probes = PROBES if probes is None else probes
+    out = {inp.judge: JudgeResult() for inp in inputs}
+    for p in probes:
+        if p.batched:
+            for judge, res in p.run_all(inputs, cfg).items():
+                out[judge].add(res)
+    aligned = {inp.judge for inp in inputs if out[inp.judge].metrics}
+    for inp in inputs:
+        r = out[inp.judge]
+        for p in probes:
+            if not p.batched and (inp.judge in aligned or not p.needs_alignment):
+                r.add(p.run(inp, cfg, r.metrics))
+    tested = [(judge, name) for judge, r in out.items() for name, m in r.metrics.items() if m.is_tested]
+    qs = benjamini_hochberg([out[j].metrics[n].p for j, n in tested])  # type: ignore[misc]
+    for (judge, name), q in zip(tested, qs, strict=True):
+        out[judge].metrics[name] = replace(out[judge].metrics[name], q=q)
+    by_name = {p.name: p for p in probes}
+    for r in out.values():
+        for name in flag_order or FLAG_ORDER:
+            if name in by_name:
+                r.flags += by_name[name].flags(r.metrics, cfg)
+    return out

@@ -1,0 +1,314 @@
+"""The registered probes: each wraps one analysis module, owns its metrics' tests and flag rules.
+
+Tests (two-sided; ``p`` tests ``estimate = null_value``):
+
+- ``first_position_rate`` (null 0.5): exact McNemar on the two orders' picks of candidate A; MDE of a
+  one-sample proportion test on the decisive pairs.
+- ``verbosity_excess``, ``self_preference_excess``, ``injection_excess`` (null 0),
+  ``instability_rate`` (null 0), ``pad_pick_rate`` (null 0.5): Wald test with the standard error read
+  off the item-bootstrap interval (:func:`judgecal.stats.inference.ci_p_value`); MDE from the same SE.
+- ``prompt_flip_rate`` (null: the judge's own ``instability_rate``, which alone makes verdicts
+  differ): Wald test of the difference, the two SEs combined in quadrature.
+- A worst-of-``k`` metric (the worst prompt mutation, the worst injection kind) carries a Bonferroni
+  p-value ``min(1, k p)``, so picking the worst does not inflate its significance.
+
+Descriptive metrics (accuracy, macro-F1, kappa, rates with no null) carry no test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgecal.audit.alignment import judge_sums, metrics_from
+from judgecal.audit.injection import injection_follow
+from judgecal.audit.instability import instability
+from judgecal.audit.metric import Metric, clean
+from judgecal.audit.padding import padding_preference
+from judgecal.audit.position import debiased_accuracy, position_tests
+from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
+from judgecal.audit.self_preference import self_preference
+from judgecal.audit.sensitivity import prompt_sensitivity
+from judgecal.audit.verbosity import verbosity
+from judgecal.stats import bootstrap as stats
+from judgecal.stats.inference import ci_p_value, mde_from_ci
+
+
+def ci_test(m: Metric, null_value: float = 0.0, k: int = 1) -> Metric:
+    """``m`` tested against ``null_value`` with the SE read off its interval (Bonferroni over ``k``)."""
+    if m.estimate is None or m.ci_low is None or m.ci_high is None:
+        return m.tested(None, null_value)
+    p = ci_p_value({"estimate": m.estimate - null_value, "ci_low": m.ci_low - null_value,
+                    "ci_high": m.ci_high - null_value})
+    return m.tested(None if p is None else min(1.0, k * p), null_value, mde_from_ci(m.ci_low, m.ci_high))
+
+
+def excess_test(m: Metric, base: Metric | None, k: int = 1) -> Metric:
+    """``m`` tested against the estimate of the baseline metric ``base`` (0 when absent), their SEs
+    (read off the two intervals) combined in quadrature (Bonferroni over ``k``)."""
+    if base is None or base.estimate is None:
+        return ci_test(m, 0.0, k)
+    if m.estimate is None or m.ci_low is None or m.ci_high is None or base.ci_low is None or base.ci_high is None:
+        return m.tested(None, base.estimate)
+    half = float(np.hypot(m.ci_high - m.ci_low, base.ci_high - base.ci_low)) / 2
+    d = m.estimate - base.estimate
+    p = ci_p_value({"estimate": d, "ci_low": d - half, "ci_high": d + half})
+    return m.tested(None if p is None else min(1.0, k * p), base.estimate, mde_from_ci(d - half, d + half))
+
+
+def _significant(m: Metric | None, cfg: AuditConfig) -> bool:
+    return m is not None and m.q is not None and m.q < cfg.alpha
+
+
+def _direction_flags(m: Metric | None, flag: str, cfg: AuditConfig) -> list[str]:
+    if m is None:
+        return []
+    if _significant(m, cfg):
+        return [f"{flag}:{'more' if (m.estimate or 0) > 0 else 'less'}_than_humans"]
+    if m.mde is not None and m.mde > cfg.effect_of_interest:
+        return [f"{flag}:underpowered"]
+    return []
+
+
+def _plain(d: Mapping[str, Any]) -> dict[str, Any]:
+    """A section's ``{estimate, ci_low, ci_high, n}`` dict with undefined values as ``None``."""
+    return {k: (int(v) if k == "n" else clean(v) if isinstance(v, float) else v) for k, v in d.items()}
+
+
+def _worst(rows: Mapping[str, Any], key: Any) -> tuple[str, Any]:
+    """The entry whose ``key`` is largest (undefined values last)."""
+    def score(kv: tuple[str, Any]) -> float:
+        v = clean(key(kv[1]))
+        return -np.inf if v is None else v
+    return max(rows.items(), key=score)
+
+
+class AlignmentProbe(Probe):
+    """Accuracy, macro-F1, Cohen's kappa, invalid rate and the position metrics against the consensus;
+    one item bootstrap serves every judge (paired intervals)."""
+
+    name = "alignment"
+    batched = True
+
+    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig) -> dict[str, ProbeResult]:
+        out = {inp.judge: ProbeResult() for inp in inputs}
+        sums = {}
+        for inp in inputs:
+            if inp.pairwise and len(inp.truth):
+                js = judge_sums(inp.judgments, inp.codes, inp.truth.to_numpy(), len(inp.truth), cfg.invalid_as)
+                if js is not None:
+                    sums[inp.judge] = js
+        if sums:
+            boot = stats.bootstrap_sums(np.hstack([js.sums for js in sums.values()]), cfg.n_boot, cfg.seed)
+            start = 0
+            for judge, js in sums.items():
+                w = js.sums.shape[1]
+                got = metrics_from(js, boot[:, start:start + w], cfg.level)
+                out[judge].metrics = {k: Metric.of(v) for k, v in got.items()}
+                start += w
+        return out
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        inv = metrics.get("invalid_rate")
+        return ["invalid_rate_above_5pct"] if inv and inv.estimate and inv.estimate > 0.05 else []
+
+
+class PositionProbe(Probe):
+    """McNemar test of the first-position rate, flip counts, and the swap-debiased accuracy."""
+
+    name = "position"
+
+    def test(self, m: Metric, pos: Mapping[str, Any]) -> Metric:
+        return m.tested(clean(pos["mcnemar_p"]), 0.5, clean(pos["first_position_mde"]))
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        pos = position_tests(inp.judgments) if inp.orders == ["AB", "BA"] else {}
+        if not pos:
+            return res
+        res.sections["position"] = pos
+        if "first_position_rate" in done:
+            res.metrics["first_position_rate"] = self.test(done["first_position_rate"], pos)
+        deb = debiased_accuracy(inp.judgments, inp.truth, invalid_as=cfg.invalid_as, n_boot=cfg.n_boot,
+                                seed=cfg.seed, level=cfg.level)
+        if deb:
+            res.metrics["debiased_accuracy"] = Metric.of(deb["debiased_accuracy"])
+            res.sections["position"]["paired_single_order_accuracy"] = deb["paired_single_order_accuracy"]
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        m = metrics.get("first_position_rate")
+        if m is None or m.q is None:
+            return []
+        if m.q < cfg.alpha:
+            return [f"position_bias:{'first' if (m.estimate or 0.5) > 0.5 else 'second'}"]
+        return ["position_bias:underpowered"] if m.mde is not None and m.mde > cfg.effect_of_interest else []
+
+
+class VerbosityProbe(Probe):
+    """Judge minus humans in the share of decisive picks of the longer response; LC win rate beside it."""
+
+    name = "verbosity"
+
+    def test(self, m: Metric) -> Metric:
+        return ci_test(m, 0.0)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        verb = verbosity(inp.judgments, inp.truth, inp.lens, n_boot=cfg.n_boot, seed=cfg.seed) if len(inp.lens) else {}
+        if not verb:
+            return res
+        lc = verb["judge_length_control"]
+        res.metrics = {
+            "prefer_longer_rate": Metric.of(verb["prefer_longer_rate"]),
+            "verbosity_excess": self.test(Metric.of(verb["verbosity_excess"])),
+            # descriptive: the length coefficient's Wald p is a test of another quantity, kept beside it
+            "lc_win_rate": Metric(lc["lc_win_rate"], n=len(inp.judgments),
+                                  extra={"raw_win_rate_a": clean(lc["raw_win_rate_a"]),
+                                         "length_coef": clean(lc["length_coef"]),
+                                         "length_coef_p": clean(lc["length_coef_p"])}),
+        }
+        res.sections["verbosity"] = {
+            "human_prefer_longer_rate": _plain(verb["human_prefer_longer_rate"]),
+            "human_length_control": {k: clean(v) for k, v in verb["human_length_control"].items()}}
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        return _direction_flags(metrics.get("verbosity_excess"), "verbosity_bias", cfg)
+
+
+class SelfPreferenceProbe(Probe):
+    """Judge minus humans in the win rate of the judge's own family's response."""
+
+    name = "self_preference"
+
+    def test(self, m: Metric) -> Metric:
+        return ci_test(m, 0.0)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        sp = self_preference(inp.judgments, inp.truth, inp.own_is_a, n_boot=cfg.n_boot,
+                             seed=cfg.seed) if len(inp.own_is_a) else {}
+        if sp:
+            res.metrics["self_preference_excess"] = self.test(Metric.of(sp["self_preference_excess"]))
+            res.sections["self_preference"] = {k: (_plain(v) if isinstance(v, dict) else clean(v))
+                                               for k, v in sp.items() if k != "self_preference_excess"}
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        return _direction_flags(metrics.get("self_preference_excess"), "self_preference", cfg)
+
+
+class InstabilityProbe(Probe):
+    """The chance that two repeated samples of the same prompt disagree (null 0)."""
+
+    name = "instability"
+
+    def test(self, m: Metric) -> Metric:
+        return ci_test(m, 0.0)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        inst = instability(inp.judgments, n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
+        if inst:
+            res.sections["instability"] = inst
+            res.metrics["instability_rate"] = self.test(Metric.of(inst["instability_rate"]))
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        return ["unstable"] if _significant(metrics.get("instability_rate"), cfg) else []
+
+
+class PaddingProbe(Probe):
+    """Share of decisive verdicts that pick a response's padded copy over the response (null 0.5)."""
+
+    name = "padding"
+
+    def test(self, m: Metric) -> Metric:
+        return ci_test(m, 0.5)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        pad = padding_preference(inp.probes, inp.padded, n_boot=cfg.n_boot, seed=cfg.seed,
+                                 level=cfg.level) if inp.padded and len(inp.probes) else {}
+        if pad:
+            res.sections["padding"] = {k: v for k, v in pad.items() if k != "pad_pick_rate"}
+            pick = {k: v for k, v in pad["pad_pick_rate"].items() if k not in ("p", "mde")}
+            res.metrics["pad_pick_rate"] = self.test(Metric.of(pick))
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        return ["verbosity_bias:padding"] if _significant(metrics.get("pad_pick_rate"), cfg) else []
+
+
+class InjectionProbe(Probe):
+    """Verdict injection, worst kind: ``injection_excess`` (tested, null 0) is the follow rate minus the
+    same judge's rate of picking that response on the clean pair; ``injection_follow_rate`` beside it
+    (descriptive, its reference is ``clean_pick_rate``)."""
+
+    name = "injection"
+
+    def test(self, m: Metric, k: int = 1) -> Metric:
+        return ci_test(m, 0.0, k)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        if not inp.injected:
+            return res
+        inj = injection_follow(pd.concat([inp.judgments, inp.probes]), inp.injected, n_boot=cfg.n_boot,
+                               seed=cfg.seed)
+        if not inj:
+            return res
+        res.sections["injection"] = {k: {m: _plain(v) for m, v in r.items()} for k, r in inj.items()}
+        kind, worst = _worst(inj, lambda r: r["injection_excess"]["estimate"])
+        extra = {"kind": kind, "kinds": len(inj)}
+        res.metrics["injection_follow_rate"] = Metric.of(
+            worst["injection_follow_rate"], extra={**extra, "clean_pick_rate": clean(worst["clean_pick_rate"]["estimate"])})
+        res.metrics["injection_excess"] = self.test(Metric.of(worst["injection_excess"], extra=extra), len(inj))
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        m = metrics.get("injection_excess")
+        return ["follows_injection"] if _significant(m, cfg) and m is not None and (m.estimate or 0) > 0 else []
+
+
+class PromptSensitivityProbe(Probe):
+    """Verdict flips under the worst meaning-preserving prompt mutation, tested against the judge's
+    own run-to-run instability."""
+
+    name = "prompt_sensitivity"
+    needs_alignment = False
+
+    def test(self, m: Metric, base: Metric | None, k: int = 1) -> Metric:
+        return excess_test(m, base, k)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        if not len(inp.mutated):
+            return res
+        cols = ["item_id", "order", "sample", "mutation", "verdict"]
+        mj = inp.mutated[cols]
+        # the unmutated calls of the same items only
+        plain = inp.judgments.loc[inp.judgments["item_id"].isin(mj["item_id"].unique()).to_numpy(), cols]
+        sens = prompt_sensitivity(pd.concat([plain, mj], ignore_index=True), inp.truth, n_boot=cfg.n_boot,
+                                  seed=cfg.seed)
+        if not sens or not sens["mutations"]:
+            return res
+        res.sections["prompt_sensitivity"] = sens
+        name, worst = _worst(sens["mutations"], lambda r: r["flip_rate"]["estimate"])
+        k = len(sens["mutations"])
+        flip = Metric.of(worst["flip_rate"], extra={"mutation": name, "mutations": k})
+        res.metrics["prompt_flip_rate"] = self.test(flip, done.get("instability_rate"), k)
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        return ["prompt_sensitive"] if _significant(metrics.get("prompt_flip_rate"), cfg) else []
+
+
+PROBES: tuple[Probe, ...] = (AlignmentProbe(), PositionProbe(), VerbosityProbe(), SelfPreferenceProbe(),
+                             InstabilityProbe(), PaddingProbe(), InjectionProbe(), PromptSensitivityProbe())
+FLAG_ORDER = ("position", "verbosity", "self_preference", "padding", "instability", "prompt_sensitivity",
+              "injection", "alignment")

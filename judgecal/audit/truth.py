@@ -1,0 +1,65 @@
+"""The truth an audit uses: a stored consensus, named by method and label source, never a silent mix.
+
+``ds:experts`` is the Dawid-Skene consensus of the Label Studio experts' labels, ``mv:pandalm`` the
+majority vote of PandaLM's own annotators (see :mod:`judgecal.data.sources`). A plain method name
+(``ds``) is accepted only while the workspace's human labels come from one source; with several it
+would name a pool, and the audit stops with the names to choose from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from judgecal.data.sources import SourceError, select, sources, split_name
+from judgecal.data.store import Workspace
+from judgecal.stats.agreement import fleiss_kappa
+
+
+def resolve_truth(ws: Workspace, consensus: str, n_boot: int = 2000,
+                  seed: int = 0) -> tuple[pd.Series, dict[str, Any]]:
+    """``item_id -> label`` of the consensus ``consensus`` and the report's description of it: method,
+    source, the sources it draws on, how many annotators gave how many labels on its items, and their
+    Fleiss' kappa (item-bootstrap CI)."""
+    cons = ws.consensus_frame(consensus)
+    truth = pd.Series(cons["label"].to_numpy(dtype=str), index=cons["item_id"].to_numpy(dtype=str))
+    method, selector = split_name(consensus)
+    ann = ws.annotations_frame()
+    present = sources(ann)
+    if selector is None and len(present) > 1:
+        stored = sorted(m for m in set(ws.consensus_frame()["method"]) if m.startswith(f"{method}:"))
+        raise SourceError(
+            f"consensus {consensus!r} does not say whose labels are the truth, and this workspace holds labels "
+            f"from {len(present)} sources ({', '.join(present)}); choose one: "
+            + ", ".join(stored or [f"{method}:{s}" for s in present]) + f" (or {method}:experts, {method}:all)")
+    labels = ann if selector is None else _select_or_empty(ann, selector)
+    labels = labels[labels["item_id"].isin(truth.index)]
+    about: dict[str, Any] = {
+        "method": consensus, "aggregator": method,
+        "source": selector if selector is not None else (present[0] if present else None),
+        "sources": sources(labels), "n_items": int(len(truth)),
+        "label_counts": {str(k): int(v) for k, v in truth.value_counts().items()},
+        "n_annotators": int(labels["annotator"].nunique()), "n_labels": int(len(labels)),
+    }
+    if len(labels):
+        about["fleiss_kappa"] = fleiss_kappa(labels, n_boot, seed)
+    return truth, about
+
+
+def _select_or_empty(ann: pd.DataFrame, selector: str) -> pd.DataFrame:
+    try:
+        return select(ann, selector)
+    except SourceError:
+        return ann.iloc[:0]
+
+
+def describe(about: dict[str, Any]) -> str:
+    """One line naming the truth, e.g. ``ds over source experts (label-studio:Blind review): 3
+    annotators, 60 labels on 20 items``."""
+    src = about.get("source")
+    where = "" if src is None else f" of source {src}"
+    if about.get("sources") and about["sources"] != [src]:
+        where += f" ({', '.join(about['sources'])})"
+    return (f"{about['aggregator']}{where}: {about.get('n_annotators', 0)} annotators, "
+            f"{about.get('n_labels', 0)} labels on {about['n_items']} items")
