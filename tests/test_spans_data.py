@@ -251,3 +251,32 @@ def test_summhay_deterministic_key_fact_scorer(summhay):  # type: ignore[no-unty
     p = np.full(len(items), -1)
     p[gem.i.to_numpy()] = (gem.score.to_numpy() * 2).astype(int)
     assert agree["kappa"]["ci_high"] < K.agreement(truth, p, n_boot=200)["kappa"]["estimate"]
+
+
+def test_judge_span_alignment_summhay(ws, summhay):  # type: ignore[no-untyped-def]
+    """Each judge's linked bullets against the person's, as character spans, checked with Python sets."""
+    from judgecal.audit.spans import human_span_agreement, workspace_span_alignment
+
+    items = summhay[0]
+    report = workspace_span_alignment(ws, source="summary-of-a-haystack", n_boot=300)
+    assert sorted(report) == sorted(f"replay/summhay/{m}" for m in PUBLISHED_COVERAGE)
+    sp = ws.spans_frame(source="summary-of-a-haystack")
+    marks: dict[tuple[str, str], set[int]] = {}
+    for r in sp.itertuples():
+        marks.setdefault((r.rater, r.item_id), set()).update(range(r.start, r.end))
+    for judge, entry in report.items():
+        f1, iou = [], []
+        for it in items:
+            a, b = marks[(judge, it.item_id)], marks[("summhay/annotator", it.item_id)]
+            f1.append(1.0 if not a and not b else 2 * len(a & b) / (len(a) + len(b)))
+            iou.append(1.0 if not a and not b else len(a & b) / len(a | b))
+        assert entry["span_f1"]["estimate"] == pytest.approx(np.mean(f1), abs=1e-9)
+        assert entry["span_iou"]["estimate"] == pytest.approx(np.mean(iou), abs=1e-9)
+        assert entry["span_f1"]["n"] == len(items) == 1419
+        assert entry["human_f1"]["n"] == 0  # one annotator: no human ceiling to show
+    print("\nSummary of a Haystack, linked-bullet character IoU per judge:",
+          {k: v["span_iou"]["estimate"] for k, v in report.items()})
+    assert report["replay/summhay/gemini-1.5-pro"]["span_iou"]["estimate"] > report["replay/summhay/gpt3.5"][
+        "span_iou"]["estimate"]
+    fb = human_span_agreement(ws.spans_frame(source="faithbench"), both_marked=True, n_boot=200)
+    assert fb["estimate"] == pytest.approx(0.5897, abs=1e-4) and fb["n"] == 826
