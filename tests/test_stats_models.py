@@ -212,3 +212,14 @@ def test_empty_and_constant_inputs() -> None:
     a, b, h, _ = _planted(4, swap=False)
     flat = wr.system_alignment(a, b, h, np.full(len(h), "tie"), n_boot=50)
     assert math.isnan(flat["spearman"]["estimate"]) and flat["n_reversed"] == 0
+
+
+def test_win_rate_intervals_cover_the_true_rate_over_seeds() -> None:
+    """Two models, P(m1 wins) = 0.55, P(tie) = 0.1: m1's true win rate is 0.55 + 0.05 = 0.6."""
+    hits = 0
+    for seed in range(200):
+        rng = np.random.default_rng(1000 + seed)
+        lab = rng.choice(["A", "B", "tie"], 150, p=[0.55, 0.35, 0.1])
+        f = wr.win_rates(["m1"] * 150, ["m2"] * 150, lab, n_boot=500, seed=seed)
+        hits += f.loc["m1", "ci_low"] <= 0.6 <= f.loc["m1", "ci_high"]
+    assert 0.92 <= hits / 200 <= 0.98
