@@ -109,12 +109,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         if dataset:
             counts = import_dataset(ws, args.source)
             print(f"imported {args.source}: {counts['items']} items, {counts['annotations']} human labels, "
-                  f"{counts['judgments']} recorded judgments from {counts['judges']} judges"
-                  + (f", {counts['spans']} spans" if counts.get("spans") else ""))
+                  f"{counts['judgments']} recorded judgments from {counts['judges']} judges")
         else:
             res = import_file(ws, args.source, task=args.task, source=args.name)
-            spans = f", {len(res.spans)} spans" if res.spans else ""
-            print(f"imported {len(res.items)} items and {len(res.annotations)} human labels{spans} from {args.source}")
+            print(f"imported {len(res.items)} items and {len(res.annotations)} human labels from {args.source}")
     return 0
 
 
@@ -145,9 +143,13 @@ def make_engine(ws: Any, args: argparse.Namespace) -> Any:
     opts: dict[str, Any] = {}
     if getattr(args, "base_url", None):
         opts["base_url"] = args.base_url
+    timeout = getattr(args, "timeout", 120.0)
+    if args.judge.split("/", 1)[0] in ("openai", "anthropic"):
+        opts["timeout_s"] = timeout  # the SDK's own timeout, not shorter than the engine's
     backend = make_backend(args.judge, **opts)
     return Engine(ws, backend, load_rubric(args.rubric), judge=args.judge, concurrency=args.concurrency,
-                  max_tokens=args.max_tokens, temperature=args.temperature, progress=not args.quiet)
+                  max_tokens=args.max_tokens, temperature=args.temperature, progress=not args.quiet,
+                  timeout_s=timeout, max_retry_after=getattr(args, "max_retry_after", 60.0))
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -479,6 +481,20 @@ def _judge_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of sample 0 (sample s uses seed + s)")
     p.add_argument("--sample-seed", type=int, default=0, help="seed for choosing the item sample")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--timeout", type=_seconds, default=120.0, metavar="S",
+                   help="seconds one judge call may take before it is retried (default 120)")
+    p.add_argument("--max-retry-after", type=_seconds, default=60.0, metavar="S",
+                   help="wait at most this long when a server's Retry-After asks for more (default 60)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:

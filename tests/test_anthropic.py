@@ -32,8 +32,9 @@ def _engine(tmp_path, handler, monkeypatch):
     backend = make_backend("anthropic/claude-haiku-4-5", http_client=client)
     ws = Workspace(tmp_path / "ws")
     ws.add_items([ITEM])
+    # one call at a time: the scripted replies below then meet the calls in a fixed order
     return Engine(ws, backend, load_rubric("pairwise"), judge="anthropic/claude-haiku-4-5", progress=False,
-                  backoff_base=0.001)
+                  backoff_base=0.001, concurrency=1)
 
 
 def test_request_shape_retries_and_cost(tmp_path, monkeypatch):

@@ -71,6 +71,7 @@ class ImportResult:
     items: list[Item] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # item id -> line it came from
 
 
 def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
@@ -225,14 +226,14 @@ def _text(rec: dict[str, Any], key: str, f: str, n: int, problems: list[Problem]
     return v
 
 
-def parse_records(path: Path, task: str, source: str, existing_ids: set[str]) -> tuple[ImportResult, list[Problem]]:
+def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, list[Problem]]:
     f = str(path)
     records, problems = _records(path)
     if not records and not problems:
         problems.append(Problem(f, None, None, "no records"))
     allowed = PAIRWISE_FIELDS if task == "pairwise" else POINTWISE_FIELDS
-    seen: dict[str, int] = {}
     result = ImportResult()
+    seen = result.lines
     for n, rec in records:
         if not isinstance(rec, dict):
             problems.append(Problem(f, n, None, f"a record must be an object, got {type(rec).__name__}"))
@@ -258,8 +259,6 @@ def parse_records(path: Path, task: str, source: str, existing_ids: set[str]) ->
             problems.append(Problem(f, n, "id", f"duplicate id {item_id!r} (first on line {seen[item_id]})"))
             continue
         seen[item_id] = n
-        if item_id in existing_ids:
-            problems.append(Problem(f, n, "id", f"id {item_id!r} already exists in the workspace"))
         prompt = _text(rec, "prompt", f, n, problems, True)
         reference = _text(rec, "reference", f, n, problems, False)
         meta = rec.get("metadata", {})
@@ -307,11 +306,13 @@ def import_file(ws: Workspace, path: str | Path, task: str = "pairwise", source:
     if task not in ("pairwise", "pointwise"):
         raise ValueError(f"task must be 'pairwise' or 'pointwise', got {task!r}")
     p = Path(path)
-    result, problems = parse_records(p, task, source or p.stem, ws.item_ids())
+    result, problems = parse_records(p, task, source or p.stem)
     if problems:
         raise ImportValidationError(problems)
+    # an id already stored is checked inside the write transaction: identical content is skipped,
+    # other content refused (ItemConflictError), so concurrent imports cannot overwrite each other
     with ws.transaction() as tx:
-        ws.add_items(result.items, conn=tx)
+        ws.add_items(result.items, conn=tx, origins={i: f"{p}:{n}" for i, n in result.lines.items()})
         ws.add_annotations(result.annotations, conn=tx)
         ws.add_spans(result.spans, conn=tx)
     return result

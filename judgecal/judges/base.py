@@ -2,13 +2,42 @@
 
 A backend is one module with one async method, ``generate(request) -> Response``. Retries, rate
 limits, concurrency, caching and cost live once, in :mod:`judgecal.judges.engine`.
+Secrets are removed here, at the boundary: no text that leaves a backend (an error message, a raw
+reply) carries an API key or an ``Authorization`` value, so none reaches the database, logs or reports.
 """
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Protocol
+
+# Environment variables whose values are secrets wherever they appear.
+SECRET_ENV = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "VLLM_API_KEY")
+REDACTED = "[REDACTED]"
+# Credential shapes: an auth scheme and its token, ``sk-`` style keys, and the value given to a
+# header or field named like a credential (``x-api-key: ...``, ``"api_key": "..."``), quoted or not.
+_SCHEME_TOKEN = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
+_SK_TOKEN = re.compile(r"\bsk-[A-Za-z0-9_-]{6,}")
+_NAMED = re.compile(r"(?i)((?:x-api-key|api[-_]?key|authorization|access[-_]?token|secret)(?:\\?[\"'])?\s*[:=]\s*"
+                    r"(?:\\?[\"'])?)(?!\[REDACTED\]|bearer\b|basic\b)[^\s\"'\\,;}]+")
+
+
+def redact(text: str, secrets: Iterable[str | None] = (), shapes: bool = True) -> str:
+    """``text`` with every secret value (``secrets`` and the :data:`SECRET_ENV` variables) and, with
+    ``shapes`` (error messages; a model's answer keeps its text), every credential-shaped token
+    replaced by ``[REDACTED]``."""
+    values = {v for v in (*secrets, *(os.environ.get(k) for k in SECRET_ENV)) if v and len(v) >= 4}
+    for v in sorted(values, key=len, reverse=True):
+        text = text.replace(v, REDACTED)
+    if not shapes:
+        return text
+    text = _SCHEME_TOKEN.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    text = _SK_TOKEN.sub(REDACTED, text)
+    return _NAMED.sub(lambda m: m.group(1) + REDACTED, text)
 
 
 @dataclass(frozen=True)
@@ -88,9 +117,11 @@ def retry_after_seconds(headers: object) -> float | None:
         return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-def translate_sdk_error(exc: Exception, transient: tuple[type[Exception], ...], status: type[Exception]) -> Exception:
+def translate_sdk_error(exc: Exception, transient: tuple[type[Exception], ...], status: type[Exception],
+                        secrets: Iterable[str | None] = ()) -> Exception:
     """Map an SDK exception: ``transient`` types (timeouts, dropped connections), 429 and 5xx
-    become :class:`TransientError` (with ``Retry-After``); other HTTP statuses :class:`BackendError`."""
+    become :class:`TransientError` (with ``Retry-After``); other HTTP statuses and anything else the
+    SDK raises (a reply it cannot read) :class:`BackendError`. Messages are :func:`redact`-ed."""
     if isinstance(exc, transient):
         return TransientError(type(exc).__name__)
     if isinstance(exc, status):
@@ -98,5 +129,10 @@ def translate_sdk_error(exc: Exception, transient: tuple[type[Exception], ...], 
         if code == 429 or code >= 500:
             response = getattr(exc, "response", None)
             return TransientError(f"HTTP {code}", retry_after_seconds(getattr(response, "headers", None)))
-        return BackendError(f"HTTP {code}: {str(exc)[:300]}")
-    return exc
+        return BackendError(redact(f"HTTP {code}: {exc}", secrets)[:300])
+    return BackendError(redact(f"{type(exc).__name__}: {exc}", secrets)[:300])
+
+
+def malformed(what: str, secrets: Iterable[str | None] = ()) -> BackendError:
+    """A 200 reply that cannot be read (not JSON, no choices, no message): a recorded error."""
+    return BackendError(redact(f"malformed reply: {what}", secrets)[:300])

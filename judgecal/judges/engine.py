@@ -2,25 +2,29 @@
 
 Retries use exponential backoff with full jitter, ``delay = U(0, min(cap, base * 2**attempt))``
 (Brooker, "Exponential Backoff and Jitter", 2015), or the server's ``Retry-After`` when given.
-Results are committed in small batches, so a killed run loses at most the calls in flight; the
-content-hash key makes a re-run skip everything already stored.
+A ``Retry-After`` longer than ``max_retry_after`` is capped (with a message). Results are committed
+in small batches, so a killed run loses at most the calls in flight; the content-hash key makes a
+re-run skip everything already stored. Concurrent runs on one workspace claim the keys they call
+(:meth:`Workspace.claim`): a key another live run holds is waited for, never called twice.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import platform
 import random
+import sqlite3
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from judgecal import __version__
 from judgecal.data.records import Item, Judgment, stable_hash, to_item_orientation
-from judgecal.data.store import Workspace
-from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError
+from judgecal.data.store import RunOwner, Workspace
+from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError, redact
 from judgecal.judges.mutations import apply as apply_mutation
 from judgecal.judges.parse import expected_score, label_probs, parse_score, parse_verdict
 from judgecal.judges.prices import Prices, load_prices
@@ -59,6 +63,7 @@ class RunStats:
     retries: int = 0
     seconds: float = 0.0
     error_messages: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
 
 def environment_fingerprint(backend: Backend) -> str:
@@ -78,12 +83,13 @@ class Engine:
         concurrency: int = 16, max_retries: int = 6, timeout_s: float = 120.0, backoff_base: float = 0.5,
         backoff_cap: float = 30.0, max_tokens: int = 8, temperature: float = 0.0,
         logprobs: bool = True, prices: Prices | None = None, progress: bool = True, flush_every: int = 64,
-        flush_seconds: float = 1.0,
+        flush_seconds: float = 1.0, max_retry_after: float = 60.0, stale_claim_s: float = 60.0,
     ) -> None:
         self.ws, self.backend, self.rubric = ws, backend, rubric
         self.judge = judge or f"{backend.name}/{backend.model}"
         self.concurrency = max(1, min(concurrency, backend.max_concurrency))
         self.max_retries, self.timeout_s = max_retries, timeout_s
+        self.max_retry_after, self.stale_claim_s = max_retry_after, stale_claim_s
         self.backoff_base, self.backoff_cap = backoff_base, backoff_cap
         self.max_tokens, self.temperature, self.logprobs = max_tokens, temperature, logprobs
         self.prices = prices if prices is not None else load_prices(ws.path)
@@ -139,6 +145,12 @@ class Engine:
         return j
 
     # -- running -------------------------------------------------------------------------------
+    def notice(self, kind: str, message: str, stats: RunStats) -> None:
+        """Say ``message`` on stderr once per run and ``kind``; every notice is kept in ``stats``."""
+        if not any(n.startswith(f"[{kind}]") for n in stats.notices):
+            print(f"{self.judge}: {message}", file=sys.stderr, flush=True)
+        stats.notices.append(f"[{kind}] {message}")
+
     async def _call(self, call: Call, sem: asyncio.Semaphore, stats: RunStats) -> Judgment:
         async with sem:
             start = time.perf_counter()
@@ -153,49 +165,89 @@ class Engine:
                         break
                     stats.retries += 1
                     hinted = getattr(exc, "retry_after", None)
+                    if hinted is not None and hinted > self.max_retry_after:
+                        self.notice("retry-after", f"the server asked to wait {hinted:.0f} s (Retry-After); waiting "
+                                    f"{self.max_retry_after:g} s instead (--max-retry-after)", stats)
+                        hinted = self.max_retry_after
                     delay = hinted if hinted is not None else random.uniform(
                         0, min(self.backoff_cap, self.backoff_base * 2**attempt))
                     await asyncio.sleep(delay)
                 except BackendError as exc:
                     last = f"BackendError: {exc}"
                     break
-            return self.to_judgment(call, None, time.perf_counter() - start, last)
+                except Exception as exc:  # noqa: BLE001 - any other failure of one call is recorded, the run goes on
+                    last = f"{type(exc).__name__}: {exc}"
+                    break
+            error = redact(last, getattr(self.backend, "secrets", ()))
+            return self.to_judgment(call, None, time.perf_counter() - start, error)
+
+    async def _heartbeat(self, owner: RunOwner) -> None:
+        while True:
+            await asyncio.sleep(max(0.05, min(5.0, self.stale_claim_s / 4)))
+            with contextlib.suppress(sqlite3.OperationalError):  # busy: the next beat will do
+                self.ws.heartbeat(owner)
 
     async def arun(self, calls: Sequence[Call]) -> RunStats:
+        """Run every call not yet answered. Keys are claimed first; keys another live run holds are
+        waited for (polled) and taken over only if that run dies or ends without an answer."""
         stats = RunStats(planned=len(calls))
         t0 = time.perf_counter()
-        done_keys = self.ws.cached_keys(c.key for c in calls)
-        todo, seen = [], set(done_keys)
+        first: dict[str, Call] = {}
         for c in calls:
-            if c.key not in seen:
-                seen.add(c.key)
-                todo.append(c)
-        stats.cached = len(calls) - len(todo)
+            first.setdefault(c.key, c)
+        pending = list(first.values())
+        owner = RunOwner.here()
+        beat = asyncio.ensure_future(self._heartbeat(owner))
+        try:
+            claims = self.ws.claim([c.key for c in pending], owner, self.stale_claim_s)
+            total = len(claims.mine) + len(claims.held)
+            with _progress(self.progress, self.judge, total) as advance:
+                while True:
+                    mine = [c for c in pending if c.key in claims.mine]
+                    waiting = [c for c in pending if c.key in claims.held]
+                    if mine:
+                        await self._run_calls(mine, stats, advance)
+                    if not waiting:
+                        break
+                    if not mine:
+                        self.notice("claims", f"{len(waiting)} calls are being made by another judge run on this "
+                                    f"workspace ({', '.join(claims.holders) or 'ending'}); waiting for its answers "
+                                    "instead of calling again", stats)
+                        await asyncio.sleep(min(1.0, self.stale_claim_s / 4))
+                    pending = waiting
+                    claims = self.ws.claim([c.key for c in pending], owner, self.stale_claim_s)
+                    for _ in range(len(pending) - len(claims.mine) - len(claims.held)):
+                        advance()  # answered by the other run
+        finally:
+            beat.cancel()
+            self.ws.release(owner)
+        stats.cached = stats.planned - stats.done
+        stats.seconds = time.perf_counter() - t0
+        return stats
+
+    async def _run_calls(self, todo: Sequence[Call], stats: RunStats, advance: Callable[[], None]) -> None:
         sem = asyncio.Semaphore(self.concurrency)
         buffer: list[Judgment] = []
         last_flush = time.monotonic()
-        with _progress(self.progress, self.judge, len(todo)) as advance:
-            tasks = [asyncio.ensure_future(self._call(c, sem, stats)) for c in todo]
-            try:
-                for fut in asyncio.as_completed(tasks):
-                    j = await fut
-                    buffer.append(j)
-                    stats.done += 1
-                    stats.errors += j.status == "error"
-                    stats.invalid += j.status == "invalid"
-                    if j.status == "error" and len(stats.error_messages) < 5:
-                        stats.error_messages.append(j.raw)
-                    advance()
-                    if len(buffer) >= self.flush_every or time.monotonic() - last_flush > self.flush_seconds:
-                        self.ws.add_judgments(buffer, replace=True)
-                        buffer, last_flush = [], time.monotonic()
-            finally:
-                for t in tasks:
-                    t.cancel()
-                if buffer:
+        tasks = [asyncio.ensure_future(self._call(c, sem, stats)) for c in todo]
+        try:
+            for fut in asyncio.as_completed(tasks):
+                j = await fut
+                buffer.append(j)
+                stats.done += 1
+                stats.errors += j.status == "error"
+                stats.invalid += j.status == "invalid"
+                if j.status == "error" and len(stats.error_messages) < 5:
+                    stats.error_messages.append(j.raw)
+                advance()
+                if len(buffer) >= self.flush_every or time.monotonic() - last_flush > self.flush_seconds:
                     self.ws.add_judgments(buffer, replace=True)
-        stats.seconds = time.perf_counter() - t0
-        return stats
+                    buffer, last_flush = [], time.monotonic()
+        finally:
+            for t in tasks:
+                t.cancel()
+            if buffer:
+                self.ws.add_judgments(buffer, replace=True)
 
     def run(self, calls: Sequence[Call]) -> RunStats:
         return asyncio.run(self.arun(calls))

@@ -1,6 +1,7 @@
 """``anthropic/<model>``: the official Anthropic SDK (Messages API). No token log-probabilities.
 
-The key comes from ``ANTHROPIC_API_KEY`` (never stored). SDK retries are off: the engine retries
+The key comes from ``ANTHROPIC_API_KEY`` (never stored; removed from every message that leaves the
+backend). A reply that cannot be read is a recorded error. SDK retries are off: the engine retries
 429, 5xx (529 overloaded included), timeouts and dropped connections.
 """
 
@@ -10,14 +11,15 @@ import inspect
 import os
 from typing import Any
 
-from judgecal.judges.base import BackendError, Request, Response, translate_sdk_error
+from judgecal.judges.base import BackendError, Request, Response, malformed, redact, translate_sdk_error
 
 
-def translate_anthropic_error(exc: Exception) -> Exception:
+def translate_anthropic_error(exc: Exception, secrets: tuple[str | None, ...] = ()) -> Exception:
     """Map an ``anthropic`` SDK exception to :class:`TransientError` or :class:`BackendError`."""
     import anthropic
 
-    return translate_sdk_error(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError), anthropic.APIStatusError)
+    return translate_sdk_error(exc, (anthropic.APITimeoutError, anthropic.APIConnectionError),
+                               anthropic.APIStatusError, secrets)
 
 
 class AnthropicBackend:
@@ -32,6 +34,7 @@ class AnthropicBackend:
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
             raise BackendError("anthropic backend needs ANTHROPIC_API_KEY in the environment")
+        self.secrets = (key,)
         self.client = AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, timeout=timeout_s,
                                      http_client=http_client)
         # Recent SDK releases no longer take sampling settings; the provider's defaults then apply.
@@ -51,9 +54,21 @@ class AnthropicBackend:
             out = await self.client.messages.create(**kwargs)
         except anthropic.BadRequestError as exc:
             if "too long" in str(exc).lower() or "context" in str(exc).lower():
-                return Response("", status="too_long", extra={"reason": str(exc)[:300]})
-            raise translate_anthropic_error(exc) from None
+                return Response("", status="too_long", extra={"reason": redact(str(exc), self.secrets)[:300]})
+            raise translate_anthropic_error(exc, self.secrets) from None
         except anthropic.AnthropicError as exc:
-            raise translate_anthropic_error(exc) from None
-        text = "".join(getattr(b, "text", "") for b in out.content)
-        return Response(text, None, out.usage.input_tokens, out.usage.output_tokens)
+            raise translate_anthropic_error(exc, self.secrets) from None
+        except ValueError as exc:  # a 200 whose body the SDK cannot decode (JSON, validation)
+            raise malformed(f"{type(exc).__name__}: {exc}", self.secrets) from None
+        try:
+            blocks = out.content
+            if not isinstance(blocks, list):
+                raise TypeError(f"not a message: {str(out)[:200]!r}")
+            text = "".join(b.text for b in blocks if getattr(b, "type", None) == "text" and isinstance(b.text, str))
+            if not text and not blocks:
+                raise ValueError(f"no content (stop_reason {getattr(out, 'stop_reason', None)!r})")
+            usage = out.usage
+            tokens = (usage.input_tokens, usage.output_tokens)
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
+            raise malformed(str(exc), self.secrets) from None
+        return Response(redact(text, self.secrets, shapes=False), None, *tokens)
