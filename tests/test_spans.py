@@ -200,6 +200,13 @@ def test_agreement_against_sklearn():
     assert a["pearson_r"]["estimate"] == pytest.approx(np.corrcoef(t[ok], p[ok])[0, 1])
     assert a["n_invalid"]["estimate"] == 7 and a["kappa"]["n"] == 393
     assert a["kappa"]["ci_low"] < a["kappa"]["estimate"] < a["kappa"]["ci_high"]
+    # resampling groups of items: same estimates, an interval at least as wide when groups are alike inside
+    g = np.repeat(np.arange(40), 10)
+    t2, p2 = np.repeat(t[:40], 10), np.repeat(np.where(p[:40] < 0, 0, p[:40]), 10)
+    flat, grouped = K.agreement(t2, p2, n_boot=500), K.agreement(t2, p2, n_boot=500, groups=g)
+    assert grouped["kappa"]["estimate"] == pytest.approx(flat["kappa"]["estimate"])
+    width = lambda m: m["kappa"]["ci_high"] - m["kappa"]["ci_low"]  # noqa: E731
+    assert width(grouped) > 2 * width(flat)
 
 
 # -- records, store and import ------------------------------------------------------------------------

@@ -190,7 +190,7 @@ def test_summhay_notebook_coverage_table(ws, summhay):  # type: ignore[no-untype
         name = judge.rsplit("/", 1)[1]
         pred = np.full(len(items), -1)
         pred[g.i.to_numpy()] = (g.score.to_numpy() * 2).astype(int)
-        agree = K.agreement(truth, pred, n_boot=1000)
+        agree = K.agreement(truth, pred, n_boot=1000, groups=[it.metadata["summary"] for it in items])
         # linking: the judge named exactly one bullet (an integer bullet_id) and the person linked one
         raw_int = g[g.raw.map(lambda s: isinstance(json.loads(s).get("bullet_id"), int))].item_id
         js = sp[(sp.rater == judge) & sp.item_id.isin(raw_int) & sp.item_id.isin(human.index)].set_index("item_id")

@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
@@ -123,10 +124,11 @@ def units(text: str, split: str = "lines") -> list[tuple[int, int]]:
 
 
 def agreement(truth: ArrayLike, pred: ArrayLike, k: int = 3, n_boot: int = 2000, seed: int = 0,
-              level: float = 0.95) -> dict[str, dict[str, object]]:
+              level: float = 0.95, groups: ArrayLike | None = None) -> dict[str, dict[str, object]]:
     """Agreement of ordinal codes ``pred`` with ``truth`` (``0..k-1``; a negative ``pred`` is an
     invalid answer, left out and counted in ``n_invalid``): accuracy, Cohen's kappa,
-    quadratic-weighted kappa and Pearson's r of ``code / (k - 1)``, with item-bootstrap CIs."""
+    quadratic-weighted kappa and Pearson's r of ``code / (k - 1)``, with item-bootstrap CIs.
+    ``groups`` (e.g. the summary a key fact belongs to) resamples whole groups instead of items."""
     t, p = np.asarray(truth, dtype=np.int64), np.asarray(pred, dtype=np.int64)
     ok = (p >= 0) & (t >= 0)
     t, p = t[ok], p[ok]
@@ -134,6 +136,11 @@ def agreement(truth: ArrayLike, pred: ArrayLike, k: int = 3, n_boot: int = 2000,
     onehot = np.zeros((t.size, k * k))
     onehot[np.arange(t.size), t * k + p] = 1.0
     sums = np.column_stack([onehot, x, y, x * x, y * y, x * y, np.ones_like(x)])
+    if groups is not None:
+        g, _ = pd.factorize(np.asarray(groups)[ok])
+        grouped = np.zeros((int(g.max(initial=-1)) + 1, sums.shape[1]))
+        np.add.at(grouped, g, sums)
+        sums = grouped
     w = ((np.arange(k)[:, None] - np.arange(k)[None, :]) / (k - 1)) ** 2
 
     def stats(s: FloatArray) -> FloatArray:
