@@ -243,7 +243,7 @@ def test_summhay_deterministic_key_fact_scorer(summhay):  # type: ignore[no-unty
             group.append(k)
     best, score = K.best_units(facts, np.arange(len(items)), units, group)
     pred = K.coverage_codes(score)
-    agree = K.agreement(truth, pred, n_boot=1000)
+    agree = K.agreement(truth, pred, n_boot=1000, groups=[it.metadata["summary"] for it in items])
     print("\nDeterministic key-fact scorer vs the person:", json.dumps(agree, indent=1))
     assert agree["kappa"]["ci_low"] > 0  # better than chance, with its interval
     # ... and well short of the best LLM judge
