@@ -246,3 +246,21 @@ def test_spans_in_store_and_import(tmp_path):
         assert f"{bad}:2: human_spans.y[0]: [3, 3] is not a span" in msg
         assert f"{bad}:3: human_spans: must be an object" in msg
         assert len(ws.spans_frame()) == 3 and "c" not in ws.item_ids()  # nothing written
+
+
+def test_older_workspace_gains_the_spans_table(tmp_path):
+    import sqlite3
+
+    from judgecal.data.records import Span
+    from judgecal.data.store import SCHEMA_VERSION, Workspace
+
+    with Workspace(tmp_path / "ws") as ws:
+        ws.conn.execute("DROP TABLE spans")
+        ws.conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    with Workspace(tmp_path / "ws") as ws:
+        assert ws.add_spans([Span("x", "r", 0, 1, 3, "bad")]) == 1
+        assert ws.spans_frame(kind="human")[["start", "end"]].values.tolist() == [[1, 3]]
+        assert ws.spans_frame(kind="judge").empty and ws.spans_frame(raters=["nobody"]).empty
+    db = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    db.close()

@@ -17,8 +17,9 @@ something scores 0. Item-level figures are means over items with item-bootstrap 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -29,15 +30,20 @@ IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
 
-class Intervals(NamedTuple):
-    """Half-open intervals ``[start, end)`` of items ``item`` (codes ``0..n_items-1``)."""
+@dataclass(frozen=True)
+class Intervals:
+    """Half-open intervals ``[start, end)`` of items ``item`` (codes ``0..n_items-1``); unpacks as
+    ``item, start, end``."""
 
     item: IntArray
     start: IntArray
     end: IntArray
 
-    def __len__(self) -> int:  # type: ignore[override]
+    def __len__(self) -> int:
         return int(self.item.shape[0])
+
+    def __iter__(self) -> Iterator[IntArray]:
+        return iter((self.item, self.start, self.end))
 
     def take(self, mask: ArrayLike) -> Intervals:
         m = np.asarray(mask)
