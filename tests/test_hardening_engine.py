@@ -388,6 +388,27 @@ def test_two_imports_of_the_same_ids_at_once_never_overwrite(tmp_path):
         assert len(w.item_ids()) == n and len(w.annotations_frame()) == 3 * n
 
 
+def test_a_writer_that_cannot_get_the_lock_stops_with_a_clear_message(tmp_path, monkeypatch, capsys):
+    import sqlite3
+
+    from judgecal.data import store
+
+    Workspace(tmp_path / "ws").close()
+    holder = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write
+    monkeypatch.setattr(store, "BUSY_TIMEOUT_S", 0.3)
+    items = _write_items(tmp_path / "items.jsonl", 2)
+    t0 = time.perf_counter()
+    assert main(["import", str(items), "-w", str(tmp_path / "ws")]) == 2
+    assert time.perf_counter() - t0 < 5
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "another judgecal process kept the workspace locked for 0.3 s; try again when it has finished" in err
+    holder.execute("ROLLBACK")
+    assert main(["import", str(items), "-w", str(tmp_path / "ws")]) == 0  # once free, the same import works
+    holder.close()
+
+
 # -- 5. batch import -------------------------------------------------------------------------------------
 def test_import_batch_with_a_bad_file_is_one_line_naming_file_and_line(tmp_path, capsys):
     ws = tmp_path / "ws"
