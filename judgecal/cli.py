@@ -138,17 +138,19 @@ def _select_items(ws: Any, source: str | None, n: int | None, seed: int) -> list
 def make_engine(ws: Any, args: argparse.Namespace) -> Any:
     from judgecal.judges.engine import Engine
     from judgecal.judges.registry import make_backend
-    from judgecal.judges.rubric import load_rubric
+    from judgecal.judges.spec import SpecError, resolve_judge
 
-    opts: dict[str, Any] = {}
-    if getattr(args, "base_url", None):
-        opts["base_url"] = args.base_url
+    try:  # a spec file or shipped spec, or <backend>/<model> with this command's parameters
+        spec, rubric = resolve_judge(args.judge, rubric=args.rubric, temperature=args.temperature,
+                                     max_tokens=args.max_tokens, base_url=getattr(args, "base_url", None))
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
+    opts: dict[str, Any] = spec.backend_options()
     timeout = getattr(args, "timeout", 120.0)
-    if args.judge.split("/", 1)[0] in ("openai", "anthropic"):
+    if spec.backend in ("openai", "anthropic"):
         opts["timeout_s"] = timeout  # the SDK's own timeout, not shorter than the engine's
-    backend = make_backend(args.judge, **opts)
-    return Engine(ws, backend, load_rubric(args.rubric), judge=args.judge, concurrency=args.concurrency,
-                  max_tokens=args.max_tokens, temperature=args.temperature, progress=not args.quiet,
+    backend = make_backend(f"{spec.backend}/{spec.model}", **opts)
+    return Engine(ws, backend, rubric, spec=spec, concurrency=args.concurrency, progress=not args.quiet,
                   timeout_s=timeout, max_retry_after=getattr(args, "max_retry_after", 60.0))
 
 
@@ -182,7 +184,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
             print(" ".join(f"{k}={v}" for k, v in counts.items()))
             return 0
         st = engine.run(calls)
-        print(f"{args.judge}: {st.planned} planned, {st.cached} cached, {st.done} run "
+        name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
+        print(f"{name} (spec {engine.spec_hash}): {st.planned} planned, {st.cached} cached, {st.done} run "
               f"({st.invalid} invalid, {st.errors} errors, {st.retries} retries) in {st.seconds:.1f}s")
         for msg in st.error_messages:
             print(f"  error: {msg}", file=sys.stderr)
@@ -474,7 +477,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _judge_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rubric", default="pairwise", help="built-in rubric name or a YAML file")
+    p.add_argument("--rubric", default="pairwise", help="built-in rubric name or a YAML file (a judge spec "
+                   "file's own rubric wins)")
     p.add_argument("--concurrency", type=_count, default=16)
     p.add_argument("--max-tokens", type=_count, default=8)
     p.add_argument("--temperature", type=float, default=0.0)
@@ -522,7 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("judge", help="run a judge over the workspace's items (cached, resumable)")
     p.add_argument("--judge", required=True,
-                   help="e.g. local/smollm2, openai/gpt-4o-mini, hf/smollm2, replay/pandalm/gpt-3.5-turbo")
+                   help="<backend>/<model> (e.g. local/smollm2, openai/gpt-4o-mini, hf/smollm2: the default spec "
+                   "with this command's parameters), a judge spec YAML file, a shipped spec name (e.g. "
+                   "smollm2-greedy), or replay/pandalm/gpt-3.5-turbo")
     p.add_argument("--source", help="only items from this source")
     p.add_argument("--items", type=_count, help="judge a random sample of this many items")
     p.add_argument("--orders", type=_orders, default="AB,BA", help="presentation orders (AB, BA or AB,BA)")
@@ -588,7 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection, padding)")
     p.add_argument("kind", choices=("injection", "padding"))
-    p.add_argument("--judge", required=True)
+    p.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec YAML file or a shipped spec name")
     p.add_argument("--source", help="only items from this source")
     p.add_argument("--items", type=_count, help="at most this many base items")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")

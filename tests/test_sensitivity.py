@@ -12,20 +12,22 @@ ITEM = Item("m", "What is 2 + 2?", [Candidate("4"), Candidate("5")])
 
 
 def test_mutations_keep_the_content_and_change_the_prompt():
-    base = load_rubric("pairwise").messages(ITEM, "AB")
+    rubric = load_rubric("pairwise")
+    base = rubric.messages(ITEM, "AB")
     for name in MUTATIONS:
-        mutated = apply(name, base)
+        mutated = apply(name, rubric, ITEM, "AB")
         text = "\n".join(m["content"] for m in mutated)
         assert "What is 2 + 2?" in text and "\n4\n" in text and "\n5\n" in text, name
         assert mutated != base, name
-    after = apply("instruction_after", base)[-1]["content"]
+    after = apply("instruction_after", rubric, ITEM)[-1]["content"]
     assert after.index("[Instruction]") > after.index("Response B")
     assert after.rstrip().endswith("A, B, or tie.")
-    shots_ab = [m["content"] for m in apply("fewshot_ab", base)]
-    shots_ba = [m["content"] for m in apply("fewshot_ba", base)]
+    assert apply("option_order", rubric, ITEM)[-1]["content"].endswith("Reply with exactly one word: tie, B, or A.")
+    shots_ab = [m["content"] for m in apply("fewshot_ab", rubric, ITEM)]
+    shots_ba = [m["content"] for m in apply("fewshot_ba", rubric, ITEM)]
     assert sorted(shots_ab) == sorted(shots_ba) and shots_ab != shots_ba
     with pytest.raises(ValueError, match="unknown mutation"):
-        apply("shout", base)
+        apply("shout", rubric, ITEM)
 
 
 def test_sensitivity_probe_live_on_smollm2(tmp_path, local_backend, pandalm_ws):

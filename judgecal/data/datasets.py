@@ -29,8 +29,13 @@ def replay_judgment(
     judge: str, item_id: str, verdict: str | None, raw: str, *, order: str = "AB", sample: int = 0,
     score: float | None = None, source: str = "",
 ) -> Judgment:
-    """A recorded verdict as a Judgment; the key is the hash of (judge, item, order, sample)."""
-    spec = stable_hash({"backend": "replay", "judge": judge, "source": source})
+    """A recorded verdict as a Judgment; the key is the hash of (judge, item, order, sample).
+
+    Its spec is the recorded judge's (backend ``replay``, no parameters): one judge across the
+    dataset's subsets."""
+    from judgecal.judges.spec import JudgeSpec
+
+    spec = JudgeSpec.replay(judge).spec_hash
     status = "invalid" if verdict == "invalid" or (verdict is None and score is None) else "ok"
     return Judgment(
         key=stable_hash({"replay": judge, "item": item_id, "order": order, "sample": sample}, 32),

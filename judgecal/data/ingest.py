@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from judgecal.data.datasets import load
+from judgecal.data.records import Judgment
 from judgecal.data.span_datasets import SPAN_DATASETS, load_span_dataset
 from judgecal.data.store import Workspace
+
+
+def replay_specs(judgments: Iterable[Judgment]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(spec_hash, name, spec) of each recorded judge among ``judgments``, for the workspace's spec table."""
+    from judgecal.judges.spec import JudgeSpec
+
+    specs = {j.judge: JudgeSpec.replay(j.judge) for j in judgments}
+    return [(s.spec_hash, name, s.to_dict()) for name, s in specs.items()]
 
 
 def import_dataset(ws: Workspace, name: str, offline: bool = False) -> dict[str, int]:
@@ -14,6 +26,7 @@ def import_dataset(ws: Workspace, name: str, offline: bool = False) -> dict[str,
         n_items = ws.add_items(ds.items, conn=tx)
         n_ann = ws.add_annotations(ds.annotations, conn=tx)
         n_j = ws.add_judgments(ds.judgments, conn=tx)
+        ws.add_judge_specs(replay_specs(ds.judgments), conn=tx)
         n_sp = ws.add_spans(getattr(ds, "spans", ()), conn=tx)
     return {"items": n_items, "annotations": n_ann, "judgments": n_j, "spans": n_sp,
             "judges": len({j.judge for j in ds.judgments})}

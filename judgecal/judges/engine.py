@@ -19,16 +19,17 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from judgecal import __version__
 from judgecal.data.records import Item, Judgment, stable_hash, to_item_orientation
 from judgecal.data.store import RunOwner, Workspace
 from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError, redact
-from judgecal.judges.mutations import apply as apply_mutation
+from judgecal.judges.mutations import mutate
 from judgecal.judges.parse import expected_score, label_probs, parse_score, parse_verdict
 from judgecal.judges.prices import Prices, load_prices
 from judgecal.judges.rubric import Rubric
+from judgecal.judges.spec import JudgeSpec
 
 
 def cache_key(backend: str, model: str, request: Request, item_id: str = "", order: str = "",
@@ -76,46 +77,69 @@ def environment_fingerprint(backend: Backend) -> str:
 
 
 class Engine:
-    """Runs one judge (a backend + a rubric) over items into a workspace."""
+    """Runs one judge (a backend + a rubric) over items into a workspace.
+
+    The judge is a :class:`~judgecal.judges.spec.JudgeSpec`: given as ``spec`` (its parameters win), or
+    derived from ``judge``, ``max_tokens``, ``temperature`` and ``logprobs``. Either way it is bound to the
+    backend and rubric that run, stored in the workspace, and its hash is recorded on every judgment.
+    """
 
     def __init__(
         self, ws: Workspace, backend: Backend, rubric: Rubric, *, judge: str | None = None,
-        concurrency: int = 16, max_retries: int = 6, timeout_s: float = 120.0, backoff_base: float = 0.5,
-        backoff_cap: float = 30.0, max_tokens: int = 8, temperature: float = 0.0,
+        spec: JudgeSpec | None = None, concurrency: int = 16, max_retries: int = 6, timeout_s: float = 120.0,
+        backoff_base: float = 0.5, backoff_cap: float = 30.0, max_tokens: int = 8, temperature: float = 0.0,
         logprobs: bool = True, prices: Prices | None = None, progress: bool = True, flush_every: int = 64,
         flush_seconds: float = 1.0, max_retry_after: float = 60.0, stale_claim_s: float = 60.0,
     ) -> None:
         self.ws, self.backend, self.rubric = ws, backend, rubric
-        self.judge = judge or f"{backend.name}/{backend.model}"
+        if spec is None:
+            spec = JudgeSpec(backend=backend.name, model=backend.model, temperature=temperature,
+                             max_tokens=max_tokens, logprobs=logprobs)
+        self.spec = spec.bind(backend, rubric)
+        if judge:
+            self.spec = replace(self.spec, name=judge)
+        self.judge = self.spec.base_name
         self.concurrency = max(1, min(concurrency, backend.max_concurrency))
         self.max_retries, self.timeout_s = max_retries, timeout_s
         self.max_retry_after, self.stale_claim_s = max_retry_after, stale_claim_s
         self.backoff_base, self.backoff_cap = backoff_base, backoff_cap
-        self.max_tokens, self.temperature, self.logprobs = max_tokens, temperature, logprobs
+        self.max_tokens = int(self.spec.max_tokens if self.spec.max_tokens is not None else max_tokens)
+        self.temperature = float(self.spec.temperature if self.spec.temperature is not None else temperature)
+        self.logprobs = bool(self.spec.logprobs if self.spec.logprobs is not None else logprobs)
+        self.top_logprobs = int(self.spec.top_logprobs if self.spec.top_logprobs is not None else 10)
         self.prices = prices if prices is not None else load_prices(ws.path)
         self.progress, self.flush_every, self.flush_seconds = progress, flush_every, flush_seconds
-        self.spec_hash = stable_hash({"judge": self.judge, "rubric": rubric.version, "max_tokens": max_tokens,
-                                      "temperature": temperature, "logprobs": logprobs})
+        self.spec_hash = self.spec.spec_hash
+        self._spec_stored = False
         self.env = environment_fingerprint(backend)
 
     # -- planning ----------------------------------------------------------------------------
     def plan(self, items: Iterable[Item], *, orders: Sequence[str] = ("AB", "BA"), samples: int = 1,
              seed: int = 0, mutation: str = "none") -> list[Call]:
         calls = []
+        rubric = mutate(mutation, self.rubric)  # refuses a rubric the mutation does not apply to
+        model = self.spec.call_identity()
+        self._store_spec()
         for item in items:
             item_orders = orders if item.task == "pairwise" else ("AB",)
             for order in item_orders:
                 for s in range(samples):
-                    msgs = apply_mutation(mutation, self.rubric.messages(item, order))
+                    msgs = rubric.messages(item, order)
                     req = Request(tuple((m["role"], m["content"]) for m in msgs), self.max_tokens,
-                                  self.temperature, seed + s, self.logprobs)
-                    key = cache_key(self.backend.name, getattr(self.backend, "identity", self.backend.model), req,
-                                    item.item_id, order, mutation)
+                                  self.temperature, seed + s, self.logprobs, self.top_logprobs)
+                    key = cache_key(self.backend.name, model, req, item.item_id, order, mutation)
                     calls.append(Call(key, item.item_id, order, s, seed + s, mutation, req))
         return calls
 
+    def _store_spec(self) -> None:
+        """The spec goes into the workspace once, before its first judgment."""
+        if not self._spec_stored:
+            self.ws.add_judge_specs([(self.spec_hash, self.judge, self.spec.to_dict())])
+            self._spec_stored = True
+
     # -- turning a response into a judgment -----------------------------------------------------
     def to_judgment(self, call: Call, resp: Response | None, latency: float, error: str | None = None) -> Judgment:
+        self._store_spec()
         j = Judgment(key=call.key, item_id=call.item_id, judge=self.judge, spec_hash=self.spec_hash,
                      order=call.order, mutation=call.mutation, sample=call.sample, seed=call.seed,
                      rubric_version=self.rubric.version, latency_s=round(latency, 6), env=self.env,

@@ -1,90 +1,113 @@
 """Prompt mutations for sensitivity probes: meaning-preserving changes to how a judge is asked.
 
-Each mutation maps a rubric's chat messages for an item (in a given presentation order) to new
-messages. A judge insensitive to the prompt gives the same verdict under every mutation.
+A mutation maps a rubric to a rubric, acting only on the fields the rubric declares
+(:mod:`judgecal.judges.rubric`): it never edits rendered text, so the prompt and the responses are
+shown unchanged. A mutation that a rubric gives it nothing to act on is refused
+(:class:`MutationError`), never run as a silent no-op. A judge insensitive to the prompt gives the
+same verdict under every mutation.
 
-- ``whitespace``: the same text with extra blank lines and trailing spaces.
-- ``instruction_after``: the responses first, the instruction after them.
-- ``paraphrase``: the system prompt and the question reworded.
-- ``option_order``: the answer options listed as ``tie, B, or A``.
-- ``fewshot_ab`` / ``fewshot_ba``: two worked examples before the item, in either order.
+- ``whitespace``: the template with extra blank lines and trailing spaces (any rubric).
+- ``instruction_after``: the responses first, the instruction after them (a template that opens
+  with ``{prompt}`` and closes with ``{question}``).
+- ``paraphrase``: the declared ``paraphrase`` system prompt and/or question.
+- ``option_order``: the declared answer ``options`` in reverse (``tie, B, or A``; pairwise rubrics).
+- ``fewshot_ab`` / ``fewshot_ba``: the rubric's declared ``fewshot`` examples before the item, in
+  declared and in reverse order.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from judgecal.data.records import Item
+from judgecal.judges.rubric import Rubric, RubricError
 
 Messages = list[dict[str, str]]
 
-PARAPHRASE_SYSTEM = ("Act as a fair evaluator. Judge which of the two answers better satisfies the "
-                     "instruction; neither the position of an answer nor its length should matter.")
-EXAMPLES = (
-    ("What is the capital of Italy?", "Rome.", "Milan.", "A"),
-    ("Name a primary colour.", "Green.", "Blue.", "B"),
-)
+
+class MutationError(RubricError):
+    """A mutation asked of a rubric that does not declare what the mutation acts on."""
 
 
-def _user(msgs: Messages) -> str:
-    return next(m["content"] for m in msgs if m["role"] == "user")
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    kinds: tuple[str, ...]
+    missing: Callable[[Rubric], str | None]  # what the rubric lacks for this mutation, or None
+    transform: Callable[[Rubric], Rubric]
 
 
-def _replace_user(msgs: Messages, text: str) -> Messages:
-    return [{**m, "content": text} if m["role"] == "user" else dict(m) for m in msgs]
+def _paragraphs(r: Rubric) -> list[str]:
+    return r.template.split("\n\n")
 
 
-def whitespace(msgs: Messages) -> Messages:
-    return _replace_user(msgs, re.sub(r"\n", "\n\n", _user(msgs)).replace("\n\n\n\n", "\n\n\n") + "  \n")
+def _instruction_after_missing(r: Rubric) -> str | None:
+    paras = _paragraphs(r)
+    if not r.question:
+        return "a declared 'question' (shown last as {question})"
+    if len(paras) < 3 or "{prompt}" not in paras[0] or paras[-1].strip() != "{question}":
+        return ("a 'template' whose first paragraph shows {prompt} and whose last paragraph is {question}, "
+                "with the responses between them")
+    return None
 
 
-def instruction_after(msgs: Messages) -> Messages:
-    text = _user(msgs)
-    head, sep, rest = text.partition("\n\n")
-    if not sep or "[Instruction]" not in head:
-        return [dict(m) for m in msgs]
-    body, qsep, question = rest.rpartition("\n\n")
-    return _replace_user(msgs, f"{body}\n\n{head}\n\n{question}" if qsep else f"{rest}\n\n{head}")
+def _instruction_after(r: Rubric) -> Rubric:
+    paras = _paragraphs(r)
+    return replace(r, template="\n\n".join([*paras[1:-1], paras[0], paras[-1]]))
 
 
-def paraphrase(msgs: Messages) -> Messages:
-    out = [{**m, "content": PARAPHRASE_SYSTEM} if m["role"] == "system" else dict(m) for m in msgs]
-    text = _user(out).replace("Which response is better? Reply with exactly one word: A, B, or tie.",
-                              "Which answer is better? Answer with a single word: A, B, or tie.")
-    return _replace_user(out, text)
+def _whitespace(r: Rubric) -> Rubric:
+    return replace(r, template=re.sub(r"\n", "\n\n", r.template).replace("\n\n\n\n", "\n\n\n") + "  \n")
 
 
-def option_order(msgs: Messages) -> Messages:
-    return _replace_user(msgs, _user(msgs).replace("A, B, or tie.", "tie, B, or A."))
+def _paraphrase_missing(r: Rubric) -> str | None:
+    return None if (r.paraphrase_system or r.paraphrase_question) else "a declared 'paraphrase' (system and/or question)"
 
 
-def _fewshot(msgs: Messages, order: tuple[int, ...]) -> Messages:
-    shots: Messages = []
-    for k in order:
-        q, a, b, ans = EXAMPLES[k]
-        shots.append({"role": "user", "content": (
-            f"[Instruction]\n{q}\n\n[The Start of Response A]\n{a}\n[The End of Response A]\n\n"
-            f"[The Start of Response B]\n{b}\n[The End of Response B]\n\n"
-            "Which response is better? Reply with exactly one word: A, B, or tie.")})
-        shots.append({"role": "assistant", "content": ans})
-    system = [dict(m) for m in msgs if m["role"] == "system"]
-    rest = [dict(m) for m in msgs if m["role"] != "system"]
-    return system + shots + rest
+def _paraphrase(r: Rubric) -> Rubric:
+    return replace(r, system=r.paraphrase_system or r.system, question=r.paraphrase_question or r.question)
 
 
-MUTATIONS: dict[str, Callable[[Messages], Messages]] = {
-    "whitespace": whitespace,
-    "instruction_after": instruction_after,
-    "paraphrase": paraphrase,
-    "option_order": option_order,
-    "fewshot_ab": lambda m: _fewshot(m, (0, 1)),
-    "fewshot_ba": lambda m: _fewshot(m, (1, 0)),
-}
+def _option_order_missing(r: Rubric) -> str | None:
+    return None if len(r.options) >= 2 else "at least two declared 'options' (shown in the question as {options})"
 
 
-def apply(name: str, msgs: Messages) -> Messages:
-    """``msgs`` under mutation ``name`` (``none`` returns a copy)."""
+def _fewshot_missing(r: Rubric) -> str | None:
+    return None if len(r.fewshot) >= 2 else f"at least two declared 'fewshot' examples in its ({r.kind}) format"
+
+
+MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
+    Mutation("whitespace", ("pairwise", "pointwise"), lambda r: None, _whitespace),
+    Mutation("instruction_after", ("pairwise", "pointwise"), _instruction_after_missing, _instruction_after),
+    Mutation("paraphrase", ("pairwise", "pointwise"), _paraphrase_missing, _paraphrase),
+    Mutation("option_order", ("pairwise",), _option_order_missing,
+             lambda r: replace(r, options=tuple(reversed(r.options)))),
+    Mutation("fewshot_ab", ("pairwise", "pointwise"), _fewshot_missing, lambda r: replace(r, shots=r.fewshot)),
+    Mutation("fewshot_ba", ("pairwise", "pointwise"), _fewshot_missing,
+             lambda r: replace(r, shots=tuple(reversed(r.fewshot)))),
+)}
+
+
+def mutate(name: str, rubric: Rubric) -> Rubric:
+    """``rubric`` under mutation ``name`` (``none`` returns it unchanged); refuses a rubric the
+    mutation does not apply to, naming the rubric and what it lacks."""
     if name == "none":
-        return [dict(m) for m in msgs]
+        return rubric
     if name not in MUTATIONS:
-        raise ValueError(f"unknown mutation {name!r}; known: none, {', '.join(MUTATIONS)}")
-    return MUTATIONS[name](msgs)
+        raise MutationError(f"unknown mutation {name!r}; known: none, {', '.join(MUTATIONS)}")
+    m = MUTATIONS[name]
+    where = f"rubric {rubric.name}" + (f" ({rubric.origin})" if rubric.origin else "")
+    if rubric.kind not in m.kinds:
+        raise MutationError(f"{where}: mutation {name!r} applies to {' or '.join(m.kinds)} rubrics, "
+                            f"and this one is {rubric.kind}")
+    missing = m.missing(rubric)
+    if missing:
+        raise MutationError(f"{where}: mutation {name!r} needs {missing}")
+    return m.transform(rubric)
+
+
+def apply(name: str, rubric: Rubric, item: Item, order: str = "AB") -> Messages:
+    """The chat messages for ``item`` in ``order`` under mutation ``name``."""
+    return mutate(name, rubric).messages(item, order)

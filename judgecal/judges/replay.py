@@ -8,6 +8,7 @@ one judge's verdicts back for the workspace's items of that dataset (cached like
 from __future__ import annotations
 
 from judgecal.data.datasets import load
+from judgecal.data.ingest import replay_specs
 from judgecal.data.registry import LLMBAR_SUBSETS
 from judgecal.data.store import Workspace
 from judgecal.judges.registry import UnknownJudgeError
@@ -31,4 +32,5 @@ def replay(ws: Workspace, judge: str) -> dict[str, int]:
             known = sorted({j.judge for j in ds.judgments})
             raise UnknownJudgeError(f"{name} records no judge {judge!r}; it has: {', '.join(known)}")
         counts[name] = ws.add_judgments(rows)
+        ws.add_judge_specs(replay_specs(rows))
     return counts

@@ -1,4 +1,15 @@
-"""Rubrics: YAML prompt templates that render an item's candidates in a given order."""
+"""Rubrics: YAML prompt templates that render an item's candidates in a given order.
+
+Besides ``system`` and ``template``, a rubric declares the pieces that prompt mutations act on
+(:mod:`judgecal.judges.mutations`), so a mutation never guesses at a rubric's wording:
+
+- ``question``: the closing question, shown where the template says ``{question}``;
+- ``options``: the answer options, shown where the question says ``{options}`` (``A, B, or tie``);
+- ``paraphrase``: a reworded ``system`` and/or ``question``;
+- ``fewshot``: worked examples in the rubric's own format (``prompt``, ``first``, ``second`` for a
+  pairwise rubric, ``first`` alone for a pointwise one, ``reference`` when the template shows one,
+  and the ``answer``).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +20,29 @@ from typing import Any
 
 import yaml
 
-from judgecal.data.records import Item, stable_hash
+from judgecal.data.records import Candidate, Item, stable_hash
 
 
 class RubricError(ValueError):
     """A rubric file that is missing, unreadable or lacks a field."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """A worked example shown before the item (few-shot), with the answer the judge should give."""
+
+    prompt: str
+    first: str
+    answer: str
+    second: str = ""
+    reference: str = ""
+
+
+def options_text(options: tuple[str, ...]) -> str:
+    """``A`` / ``A or B`` / ``A, B, or tie``."""
+    if len(options) <= 2:
+        return " or ".join(options)
+    return ", ".join(options[:-1]) + ", or " + options[-1]
 
 
 @dataclass(frozen=True)
@@ -26,6 +55,18 @@ class Rubric:
     scale_min: int = 1
     scale_max: int = 5
     version: str = ""
+    question: str = ""
+    options: tuple[str, ...] = ()
+    paraphrase_system: str = ""
+    paraphrase_question: str = ""
+    fewshot: tuple[Example, ...] = ()
+    shots: tuple[Example, ...] = ()  # examples shown before the item (set by the few-shot mutations)
+    origin: str = ""
+
+    def _user(self, prompt: str, first: str, second: str, reference: str) -> str:
+        question = self.question.format(options=options_text(self.options)) if self.question else ""
+        fields = {"first": first, "second": second, "prompt": prompt, "reference": reference, "question": question}
+        return self.template.format_map(fields)
 
     def messages(self, item: Item, order: str = "AB") -> list[dict[str, str]]:
         """Chat messages for ``item`` with its candidates shown in ``order`` (``AB`` or ``BA``)."""
@@ -34,12 +75,45 @@ class Rubric:
             if len(cands) != 2:
                 raise RubricError(f"rubric {self.name} needs 2 candidates, item {item.item_id} has {len(cands)}")
             first, second = (cands[0], cands[1]) if order == "AB" else (cands[1], cands[0])
-            fields = {"first": first.text, "second": second.text}
+            user = self._user(item.prompt, first.text, second.text, item.reference or "")
         else:
-            fields = {"first": cands[0].text, "second": ""}
-        fields.update(prompt=item.prompt, reference=item.reference or "")
-        user = self.template.format_map(fields)
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+            user = self._user(item.prompt, cands[0].text, "", item.reference or "")
+        out = [{"role": "system", "content": self.system}]
+        for ex in self.shots:
+            out.append({"role": "user", "content": self._user(ex.prompt, ex.first, ex.second, ex.reference)})
+            out.append({"role": "assistant", "content": ex.answer})
+        return [*out, {"role": "user", "content": user}]
+
+
+def _str(d: dict[str, Any], key: str, origin: str, where: str = "") -> str:
+    v = d.get(key)
+    if not isinstance(v, str) or not v.strip():
+        raise RubricError(f"{origin}: field {where + key!r} must be a non-empty string")
+    return v
+
+
+def _examples(raw: Any, kind: str, labels: tuple[str, ...], scale: tuple[int, int], needs_reference: bool,
+              origin: str) -> tuple[Example, ...]:
+    from judgecal.judges.parse import parse_score
+
+    if not isinstance(raw, list):
+        raise RubricError(f"{origin}: field 'fewshot' must be a list of examples")
+    out = []
+    for k, ex in enumerate(raw):
+        where = f"fewshot[{k}]."
+        if not isinstance(ex, dict):
+            raise RubricError(f"{origin}: field 'fewshot[{k}]' must be a mapping")
+        answer = str(ex.get("answer", "")).strip()
+        if kind == "pairwise" and answer not in labels:
+            raise RubricError(f"{origin}: field 'fewshot[{k}].answer' must be one of {', '.join(labels)}")
+        if kind == "pointwise" and parse_score(answer, *scale) is None:
+            raise RubricError(f"{origin}: field 'fewshot[{k}].answer' must be a score from {scale[0]} to {scale[1]}")
+        out.append(Example(
+            prompt=_str(ex, "prompt", origin, where), first=_str(ex, "first", origin, where), answer=answer,
+            second=_str(ex, "second", origin, where) if kind == "pairwise" else "",
+            reference=_str(ex, "reference", origin, where) if needs_reference else "",
+        ))
+    return tuple(out)
 
 
 def _from_dict(d: dict[str, Any], origin: str) -> Rubric:
@@ -48,12 +122,43 @@ def _from_dict(d: dict[str, Any], origin: str) -> Rubric:
             raise RubricError(f"{origin}: missing field {key!r}")
     if d["kind"] not in ("pairwise", "pointwise"):
         raise RubricError(f"{origin}: kind must be pairwise or pointwise, got {d['kind']!r}")
+    for key in ("name", "system", "template"):
+        _str(d, key, origin)
     scale = d.get("scale") or {}
-    return Rubric(
-        name=d["name"], kind=d["kind"], system=d["system"].strip(), template=d["template"],
-        labels=tuple(d.get("labels", ("A", "B", "tie"))), scale_min=int(scale.get("min", 1)),
-        scale_max=int(scale.get("max", 5)), version=stable_hash(d, 12),
+    labels = tuple(str(x) for x in d.get("labels", ("A", "B", "tie")))
+    smin, smax = int(scale.get("min", 1)), int(scale.get("max", 5))
+    question = d.get("question") or ""
+    if question:
+        _str(d, "question", origin)
+        if "{question}" not in d["template"]:
+            raise RubricError(f"{origin}: field 'template' must show the declared question as {{question}}")
+    raw_opts = d.get("options") or []
+    if not isinstance(raw_opts, list) or not all(isinstance(o, str) and o for o in raw_opts):
+        raise RubricError(f"{origin}: field 'options' must be a list of answer options, e.g. [A, B, tie]")
+    if raw_opts and "{options}" not in question:
+        raise RubricError(f"{origin}: field 'question' must show the declared options as {{options}}")
+    para = d.get("paraphrase") or {}
+    if not isinstance(para, dict) or set(para) - {"system", "question"}:
+        raise RubricError(f"{origin}: field 'paraphrase' must be a mapping with 'system' and/or 'question'")
+    if para.get("question") and not question:
+        raise RubricError(f"{origin}: field 'paraphrase.question' needs the rubric to declare 'question'")
+    p_system = _str(para, "system", origin, "paraphrase.") if "system" in para else ""
+    p_question = _str(para, "question", origin, "paraphrase.") if "question" in para else ""
+    if raw_opts and p_question and "{options}" not in p_question:
+        raise RubricError(f"{origin}: field 'paraphrase.question' must show the declared options as {{options}}")
+    fewshot = _examples(d["fewshot"], d["kind"], labels, (smin, smax), "{reference}" in d["template"], origin) \
+        if d.get("fewshot") else ()
+    rubric = Rubric(
+        name=d["name"], kind=d["kind"], system=d["system"].strip(), template=d["template"], labels=labels,
+        scale_min=smin, scale_max=smax, version=stable_hash(d, 12), question=question.strip(),
+        options=tuple(raw_opts), paraphrase_system=p_system.strip(), paraphrase_question=p_question.strip(),
+        fewshot=fewshot, origin=origin,
     )
+    try:  # every placeholder is one the renderer fills
+        rubric.messages(Item("check", "p", [Candidate("x"), Candidate("y")], reference="r"))
+    except (KeyError, IndexError, ValueError) as exc:
+        raise RubricError(f"{origin}: field 'template' or 'question' has an unknown placeholder ({exc})") from None
+    return rubric
 
 
 def builtin_names() -> list[str]:
@@ -65,7 +170,10 @@ def load_rubric(name_or_path: str) -> Rubric:
     """A built-in rubric by name (``pairwise``, ``pointwise-5`` ...) or a YAML file path."""
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") and p.exists():
-        text, origin = p.read_text("utf-8"), str(p)
+        try:
+            text, origin = p.read_text("utf-8"), str(p)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RubricError(f"{p}: cannot read the rubric ({exc})") from None
     else:
         res = resources.files("judgecal.rubrics").joinpath(f"{name_or_path}.yaml")
         if not res.is_file():
@@ -74,7 +182,7 @@ def load_rubric(name_or_path: str) -> Rubric:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise RubricError(f"{origin}: not valid YAML ({exc})") from None
+        raise RubricError(f"{origin}: not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(data, dict):
         raise RubricError(f"{origin}: a rubric is a mapping")
     return _from_dict(data, origin)

@@ -1,0 +1,237 @@
+"""A judge is a spec: backend, model, rubric and every parameter that changes what the judge answers.
+
+Two specs are two judges, always. ``spec_hash`` is the sha256 (16 hex digits) of the spec's
+canonical JSON, every field but its display name: backend, model and the model as the backend
+identifies it (e.g. ``smollm2@q8_0``, the weights it runs), the endpoint of a self-hosted server,
+the rubric's name and content hash, temperature, max_tokens, logprobs, top_logprobs and the backend
+options that change outputs. Every judgment records it, the workspace stores each spec once, and
+judgments of different specs are never pooled under one name (``local/smollm2`` while unambiguous,
+otherwise ``local/smollm2[temperature=0.7]``; see :func:`judgecal.data.store.spec_names`).
+
+A spec is given inline (``--judge local/smollm2``: the default spec with the command line's
+parameters), by the name of a spec shipped in ``rubrics/judges/``, or as a small YAML file (the way
+alpaca_eval configures its judges)::
+
+    name: smollm2-greedy          # optional; default <backend>/<model>
+    backend: local
+    model: smollm2
+    rubric: pairwise              # a built-in rubric, or a YAML path relative to this file
+    parameters: {temperature: 0.0, max_tokens: 8, logprobs: true, top_logprobs: 10}
+    options: {weights: q8_0}      # backend options (e.g. base_url for openai); never keys
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from judgecal.data.records import stable_hash
+
+SPEC_DIR = "judges"  # shipped specs: judgecal.rubrics/judges/<name>.yaml (rubrics/judges/ in the repository)
+# Backend options that change how a judge runs, never what it answers: passed on, not part of the spec.
+RUN_OPTIONS = frozenset({"workers", "n_threads", "max_concurrency", "timeout_s", "batch_window_s"})
+SECRET_OPTIONS = frozenset({"api_key", "key", "token", "authorization", "password", "secret"})
+VENDOR_ENDPOINTS = frozenset({"https://api.openai.com/v1", "https://api.anthropic.com"})
+FIELDS = ("name", "description", "backend", "model", "rubric", "parameters", "options")
+PARAMETERS = ("temperature", "max_tokens", "logprobs", "top_logprobs")
+
+
+class SpecError(ValueError):
+    """A judge spec that is missing, unreadable or has a bad field."""
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One judge. Parameters that do not apply (a recorded judge's) are ``None``."""
+
+    backend: str
+    model: str
+    rubric: str = "pairwise"
+    rubric_hash: str = ""
+    temperature: float | None = 0.0
+    max_tokens: int | None = 8
+    logprobs: bool | None = True
+    top_logprobs: int | None = 10
+    identity: str = ""
+    endpoint: str = ""
+    options: tuple[tuple[str, Any], ...] = ()
+    name: str = ""
+    run_options: tuple[tuple[str, Any], ...] = ()
+    origin: str = ""  # the file it came from (messages only)
+
+    @property
+    def base_name(self) -> str:
+        """The name it is shown under while no other spec shares it."""
+        return self.name or f"{self.backend}/{self.model}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as JSON: every field that changes the output (not the name, not run options)."""
+        d: dict[str, Any] = {"backend": self.backend, "model": self.model, "identity": self.identity,
+                             "endpoint": self.endpoint, "rubric": self.rubric, "rubric_hash": self.rubric_hash,
+                             "temperature": self.temperature, "max_tokens": self.max_tokens,
+                             "logprobs": self.logprobs,
+                             "top_logprobs": self.top_logprobs if self.logprobs is not False else None,
+                             "options": dict(self.options)}
+        return {k: v for k, v in d.items() if v not in (None, "", {})}
+
+    @property
+    def spec_hash(self) -> str:
+        return stable_hash(self.to_dict())
+
+    def call_identity(self) -> str:
+        """The model as the cache key names it: the backend's identity, the endpoint of a server that
+        is not the vendor's own, and any output-changing option."""
+        ident = self.identity or self.model
+        if self.endpoint and self.endpoint not in VENDOR_ENDPOINTS:
+            ident += f"@{self.endpoint}"
+        if self.options:
+            ident += json.dumps(dict(self.options), sort_keys=True, default=str)
+        return ident
+
+    def backend_options(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`judgecal.judges.registry.make_backend`."""
+        return {**dict(self.options), **dict(self.run_options)}
+
+    def bind(self, backend: Any, rubric: Any) -> JudgeSpec:
+        """This spec as run by ``backend`` with ``rubric``: the model identity, endpoint and rubric
+        (name and content hash) filled in from what will actually run."""
+        client = getattr(backend, "client", None)
+        endpoint = str(getattr(client, "base_url", "") or "").rstrip("/") if client is not None else ""
+        options = tuple((k, v) for k, v in self.options if k != "base_url")  # the endpoint says it
+        return replace(self, backend=backend.name, model=backend.model,
+                       identity=str(getattr(backend, "identity", None) or backend.model), endpoint=endpoint,
+                       options=options, rubric=rubric.name, rubric_hash=rubric.version)
+
+    @classmethod
+    def replay(cls, judge: str) -> JudgeSpec:
+        """A recorded judge (``replay/<dataset>/<judge>``): backend ``replay``, no parameters."""
+        return cls(backend="replay", model=judge.removeprefix("replay/"), rubric="", temperature=None,
+                   max_tokens=None, logprobs=None, top_logprobs=None, name=judge)
+
+
+def _fail(origin: str, field: str, what: str) -> SpecError:
+    return SpecError(f"{origin}: field {field!r} {what}")
+
+
+def _number(v: Any, origin: str, field: str, lo: float, integer: bool) -> Any:
+    ok = isinstance(v, int) if integer else isinstance(v, (int, float))
+    if isinstance(v, bool) or not ok or v < lo:
+        kind = "an integer" if integer else "a number"
+        raise _fail(origin, field, f"must be {kind} >= {lo:g}, got {v!r}")
+    return int(v) if integer else float(v)
+
+
+def spec_from_dict(d: Any, origin: str, defaults: JudgeSpec | None = None) -> JudgeSpec:
+    """A spec from a parsed YAML mapping; a missing parameter takes its value from ``defaults``."""
+    if not isinstance(d, dict):
+        raise SpecError(f"{origin}: a judge spec is a mapping with {', '.join(FIELDS)}")
+    for key in d:
+        if key not in FIELDS:
+            raise _fail(origin, str(key), f"is unknown; a spec has {', '.join(FIELDS)}")
+    for key in ("backend", "model"):
+        if not isinstance(d.get(key), str) or not d[key].strip() or "/" in d[key] and key == "backend":
+            raise _fail(origin, key, "is required: a non-empty string" + (" without '/'" if key == "backend" else ""))
+    for key in ("name", "rubric", "description"):
+        if key in d and (not isinstance(d[key], str) or not d[key].strip()):
+            raise _fail(origin, key, "must be a non-empty string")
+    base = defaults or JudgeSpec(backend=d["backend"], model=d["model"])
+    params = d.get("parameters") or {}
+    if not isinstance(params, dict):
+        raise _fail(origin, "parameters", f"must be a mapping of {', '.join(PARAMETERS)}")
+    for key in params:
+        if key not in PARAMETERS:
+            raise _fail(origin, f"parameters.{key}", f"is unknown; parameters are {', '.join(PARAMETERS)}")
+    logprobs = params.get("logprobs", base.logprobs)
+    if not isinstance(logprobs, bool):
+        raise _fail(origin, "parameters.logprobs", f"must be true or false, got {logprobs!r}")
+    options = d.get("options") or {}
+    if not isinstance(options, dict):
+        raise _fail(origin, "options", "must be a mapping of backend options")
+    for key, value in options.items():
+        if str(key).lower() in SECRET_OPTIONS:
+            raise _fail(origin, f"options.{key}", "is a secret: keys come from the environment, never from a spec")
+        if not isinstance(value, (str, int, float, bool)):
+            raise _fail(origin, f"options.{key}", "must be a string, number or boolean")
+    run = tuple(sorted((str(k), v) for k, v in options.items() if k in RUN_OPTIONS))
+    return JudgeSpec(
+        backend=d["backend"].strip(), model=d["model"].strip(), rubric=d.get("rubric", base.rubric),
+        temperature=_number(params.get("temperature", base.temperature), origin, "parameters.temperature", 0, False),
+        max_tokens=_number(params.get("max_tokens", base.max_tokens), origin, "parameters.max_tokens", 1, True),
+        logprobs=logprobs,
+        top_logprobs=_number(params.get("top_logprobs", base.top_logprobs), origin, "parameters.top_logprobs", 0, True),
+        options=tuple(sorted((str(k), v) for k, v in options.items() if k not in RUN_OPTIONS)),
+        name=(d.get("name") or "").strip(), run_options=run, origin=origin,
+    )
+
+
+def shipped_specs() -> list[str]:
+    """Names of the spec files shipped with judgecal (``--judge <name>``)."""
+    folder = resources.files("judgecal.rubrics").joinpath(SPEC_DIR)
+    if not folder.is_dir():
+        return []
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def is_spec_reference(judge: str) -> bool:
+    """Whether ``--judge`` names a spec file or a shipped spec rather than ``<backend>/<model>``."""
+    return judge.endswith((".yaml", ".yml")) or ("/" not in judge and judge in shipped_specs())
+
+
+def load_spec(name_or_path: str, defaults: JudgeSpec | None = None) -> JudgeSpec:
+    """A spec from a YAML file path or a shipped spec name. A relative ``rubric`` path in a file is
+    resolved against the file's folder."""
+    p = Path(name_or_path)
+    if name_or_path.endswith((".yaml", ".yml")):
+        if not p.is_file():
+            raise SpecError(f"{p}: no such judge spec file")
+        try:
+            text, origin, folder = p.read_text("utf-8"), str(p), p.parent
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SpecError(f"{p}: cannot read the judge spec ({exc})") from None
+    else:
+        res = resources.files("judgecal.rubrics").joinpath(SPEC_DIR, f"{name_or_path}.yaml")
+        if not res.is_file():
+            raise SpecError(f"unknown judge spec {name_or_path!r}; shipped: {', '.join(shipped_specs())}")
+        text, origin, folder = res.read_text("utf-8"), f"rubrics/{SPEC_DIR}/{name_or_path}.yaml", None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{origin}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    spec = spec_from_dict(data, origin, defaults)
+    rubric = spec.rubric
+    if folder is not None and rubric.endswith((".yaml", ".yml")) and not Path(rubric).is_absolute():
+        spec = replace(spec, rubric=str(folder / rubric))
+    return spec
+
+
+def resolve_judge(judge: str, *, rubric: str = "pairwise", temperature: float = 0.0, max_tokens: int = 8,
+                  logprobs: bool = True, base_url: str | None = None) -> tuple[JudgeSpec, Any]:
+    """``--judge`` as a spec and its loaded rubric: a spec file or shipped spec name, or an inline
+    ``<backend>/<model>`` (the default spec with these parameters). A rubric that cannot be loaded
+    is reported against the spec file's ``rubric`` field."""
+    from judgecal.judges.rubric import RubricError, load_rubric
+
+    cli = JudgeSpec(backend="", model="", rubric=rubric, temperature=temperature, max_tokens=max_tokens,
+                    logprobs=logprobs)
+    if is_spec_reference(judge):
+        spec = load_spec(judge, cli)
+        if base_url:
+            spec = replace(spec, options=tuple(sorted({**dict(spec.options), "base_url": base_url}.items())))
+    else:
+        from judgecal.judges.registry import split_name
+
+        backend, model = split_name(judge)
+        spec = replace(cli, backend=backend, model=model, name=judge,
+                       options=(("base_url", base_url),) if base_url else ())
+    try:
+        loaded = load_rubric(spec.rubric)
+    except RubricError as exc:
+        if spec.origin:
+            raise SpecError(f"{spec.origin}: field 'rubric': {exc}") from None
+        raise
+    return spec, loaded
