@@ -1,14 +1,19 @@
 """judgecal explorer: alignment with CIs, position bias, and an item drill-down.
 
 Run with ``judgecal app --workspace DIR``. Reads ``<workspace>/reports/audit.json`` and the
-workspace database; never calls a judge. Model output is shown only through Streamlit's text
-elements, which escape it.
+workspace database; never calls a judge. Every string from the data (model, judge and annotator names,
+item text, raw judge output, metadata) is untrusted: long text goes through ``st.text``; names in
+tables, captions and charts are escaped first (``md_plain`` for Streamlit's markdown, which
+``st.table`` cells and captions are; ``chart_plain`` for plotly's HTML-like labels), so no link, image
+or markup in the data is ever rendered.
 """
 
 from __future__ import annotations
 
 import argparse
+import html
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +31,38 @@ def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser()
     ap.add_argument("--workspace", required=True)
     return ap.parse_known_args(sys.argv[1:])[0]
+
+
+_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+_AUTOLINK = re.compile(r"(?<=[:@])|(?=\.[^\W\d_])")  # where GFM autolinks and emoji shortcodes are found
+WORD_JOINER = "\u2060"
+
+
+def md_plain(value: Any) -> Any:
+    """``value`` as literal text in Streamlit markdown. Each ASCII punctuation character is
+    backslash-escaped (CommonMark allows that for all of them), so no link, image, HTML, directive
+    (``:red[...]``), math or table syntax is parsed. Autolinks (``http://``, ``www.x``, ``a@b.c``) and
+    emoji shortcodes (``:smile:``) are found later, in the text itself, so an invisible word joiner
+    follows each ``:`` and ``@`` and precedes each ``.`` before a letter (so ``www.x`` is no link).
+    Non-strings pass through."""
+    if not isinstance(value, str):
+        return value
+    return _MD_PUNCT.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, value))
+
+
+def plain_table(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every text cell, index label and column name passed through ``md_plain`` (``st.table``
+    renders markdown in all of them)."""
+    out = df.map(md_plain) if len(df) else df.copy()
+    out.index = out.index.map(md_plain)
+    out.columns = out.columns.map(md_plain)
+    return out
+
+
+def chart_plain(value: Any) -> str:
+    """``value`` as literal text in a plotly label, which understands ``<a>``, ``<b>``, ``<br>`` and
+    entities: ``<``, ``>`` and ``&`` become entities."""
+    return html.escape(str(value), quote=False)
 
 
 def fmt_metric(m: dict[str, Any] | None) -> str:
@@ -75,7 +112,7 @@ def position_plot(report: dict[str, Any]) -> go.Figure | None:
     for name, j in report["judges"].items():
         m = j["metrics"].get("first_position_rate")
         if m and m["estimate"] is not None:
-            names.append(name)
+            names.append(chart_plain(name))
             est.append(m["estimate"])
             lo.append(m["estimate"] - m["ci_low"])
             hi.append(m["ci_high"] - m["estimate"])
@@ -113,26 +150,27 @@ def annotators_section(ws_path: Path) -> None:
     if summ["n"] == 0:
         st.info("No human labels yet: `judgecal annotate pull` or import a dataset with labels.")
         return
-    st.table(pd.DataFrame([
+    st.table(plain_table(pd.DataFrame([
         {"statistic": "Fleiss' kappa", "value": fmt_metric(summ["fleiss_kappa"]), "items": summ["fleiss_kappa"]["n"]},
         {"statistic": "Krippendorff's alpha", "value": fmt_metric(summ["krippendorff_alpha"]),
          "items": summ["krippendorff_alpha"]["n"]},
         *[{"statistic": f"Cohen's kappa {pair.replace('|', ' vs ')}", "value": fmt_metric(m), "items": m["n"]}
           for pair, m in summ["pairwise"].items()],
-    ]).set_index("statistic"))
+    ]).set_index("statistic")))
     rows = []
     for name, r in summ["annotators"].items():
         rows.append({"annotator": name, "labels": r["n_labels"],
                      "agreement with the others": fmt_metric(r.get("loo_accuracy")),
                      "gold accuracy": fmt_metric(r.get("gold_accuracy")),
                      "flags": ", ".join(f for f in ("likely_spammer", "systematic_bias") if r.get(f)) or "–"})
-    st.table(pd.DataFrame(rows).set_index("annotator"))
+    st.table(plain_table(pd.DataFrame(rows).set_index("annotator")))
     with_conf = [(n, r["confusion"]) for n, r in summ["annotators"].items() if "confusion" in r][:6]
     cols = st.columns(min(3, len(with_conf)) or 1)
     for k, (name, conf) in enumerate(with_conf):
-        fig = go.Figure(go.Heatmap(z=conf["counts"], x=conf["cols_annotator"], y=conf["rows_consensus"],
+        fig = go.Figure(go.Heatmap(z=conf["counts"], x=[chart_plain(c) for c in conf["cols_annotator"]],
+                                   y=[chart_plain(r) for r in conf["rows_consensus"]],
                                    colorscale="Blues", showscale=False, texttemplate="%{z}"))
-        fig.update_layout(title={"text": name, "font": {"size": 12}}, xaxis_title="annotator said",
+        fig.update_layout(title={"text": chart_plain(name), "font": {"size": 12}}, xaxis_title="annotator said",
                           yaxis_title="the others said", height=300, margin={"l": 10, "r": 10, "t": 40, "b": 40})
         cols[k % len(cols)].plotly_chart(fig)
 
@@ -143,15 +181,15 @@ def main() -> None:
     report_path = ws_path / "reports" / "audit.json"
     st.title("judgecal explorer")
     if not report_path.exists():
-        st.warning(f"No audit yet in {ws_path}: run `judgecal audit --workspace {ws_path}`.")
+        st.warning(f"No audit yet in {md_plain(str(ws_path))}: run `judgecal audit` on this workspace.")
         return
     report = json.loads(report_path.read_text("utf-8"))
     s = report["settings"]
-    st.caption(f"Audit {report['generated_at']} · consensus {s['consensus']} over {report['consensus']['n_items']} "
-               f"items · {s['n_boot']} bootstrap replicates · {int(s['ci_level'] * 100)}% intervals")
+    st.caption(f"Audit {report['generated_at']} · consensus {md_plain(s['consensus'])} over "
+               f"{report['consensus']['n_items']} items · {s['n_boot']} bootstrap replicates · {int(s['ci_level'] * 100)}% intervals")
 
     st.header("Alignment with the humans")
-    st.table(alignment_table(report).set_index("judge"))
+    st.table(plain_table(alignment_table(report).set_index("judge")))
 
     st.header("Position bias")
     fig = position_plot(report)
@@ -167,7 +205,7 @@ def main() -> None:
     else:
         st.caption("p and BH q test each bias against its null; a null result whose MDE exceeds the effect of "
                    "interest is flagged underpowered, not 'no bias'.")
-        st.table(card.set_index("judge"))
+        st.table(plain_table(card.set_index("judge")))
 
     annotators_section(ws_path)
 
@@ -186,15 +224,15 @@ def main() -> None:
     for col, (label, cand) in zip(cols, zip("AB", item.candidates, strict=False), strict=False):
         with col:
             st.subheader(f"Response {label}")
-            st.caption(f"model: {cand.model or 'unknown'}")
+            st.text(f"model: {cand.model or 'unknown'}")
             st.text(cand.text)
     ann = ws.annotations_frame()
     st.subheader("Human labels")
-    st.table(ann[ann["item_id"] == choice][["annotator", "label", "source"]].reset_index(drop=True))
+    st.table(plain_table(ann[ann["item_id"] == choice][["annotator", "label", "source"]].reset_index(drop=True)))
     cons = ws.consensus_frame()
-    st.table(cons[cons["item_id"] == choice][["method", "label", "posterior"]].reset_index(drop=True))
+    st.table(plain_table(cons[cons["item_id"] == choice][["method", "label", "posterior"]].reset_index(drop=True)))
     st.subheader("Judge verdicts (item orientation) — compare with the human labels above")
-    st.table(judged[judged["item_id"] == choice].drop(columns=["item_id"]).reset_index(drop=True))
+    st.table(plain_table(judged[judged["item_id"] == choice].drop(columns=["item_id"]).reset_index(drop=True)))
 
 
 main()

@@ -88,3 +88,80 @@ def test_page_shows_the_audit_figures_and_escapes_model_output(app_url):
         browser.close()
     assert dialogs == []
     assert errors == [], errors
+
+
+HOSTILE = {
+    "model": "![pwn](http://evil.example/m.png) [click](http://evil.example/m) :red[red] :smile: [bold]x[/bold]",
+    "model_b": "<img src=http://evil.example/i.png onerror=alert(3)> www.evil.example/b",
+    "judge": "replay/[j](http://evil.example/j)![j](http://evil.example/j.png)<script>alert(2)</script>",
+    "annotators": ("![a](http://evil.example/a.png)", "<a href='http://evil.example/a2'>a2</a>",
+                   "[x](http://evil.example/x) $x^2$ www.evil.example/w mail@evil.example :smile:"),
+    "text": "Prompt ![p](http://evil.example/p.png) <img src=http://evil.example/q.png onerror=alert(4)> "
+            "[link](http://evil.example/p) <script>alert(5)</script>",
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_app(tmp_path_factory):
+    """A workspace whose names and texts are all hostile markup, audited, served by the explorer."""
+    from judgecal.audit.run import run_audit
+    from judgecal.data.records import Annotation
+    from judgecal.data.store import Workspace
+    from judgecal.report.write import write_report
+
+    ws_dir = tmp_path_factory.mktemp("hostile") / "ws"
+    ws = Workspace(ws_dir)
+    items = [Item(str(k), HOSTILE["text"] if k == 0 else f"prompt {k}",
+                  [Candidate(HOSTILE["text"], HOSTILE["model"]), Candidate(f"b{k}", HOSTILE["model_b"])],
+                  source="hostile") for k in range(40)]
+    ws.add_items(items)
+    ws.add_annotations([Annotation(str(k), a, "AB"[(k + n) % 5 == 0], "AB", None, "hostile", f"h/{k}/{n}")
+                        for k in range(40) for n, a in enumerate(HOSTILE["annotators"])])
+    ws.add_judgments([Judgment(key=f"h{k}{o}", item_id=str(k), judge=HOSTILE["judge"], spec_hash="s", order=o,
+                               verdict="A" if (o == "AB" or k % 3) else "B", raw=HOSTILE["text"])
+                      for k in range(40) for o in ("AB", "BA")])
+    write_report(run_audit(ws, n_boot=100), ws.reports_dir)
+    ws.close()
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "judgecal.cli", "app", "--workspace", str(ws_dir),
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    wait_http(f"{url}/_stcore/health", proc, 90, "streamlit")
+    yield url, ws_dir
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def test_untrusted_names_and_text_are_shown_as_plain_text(hostile_app):
+    from playwright.sync_api import sync_playwright
+
+    url, ws_dir = hostile_app
+    dialogs, requests = [], []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        page = browser.new_page()
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.on("request", lambda r: requests.append(r.url) if "evil.example" in r.url else None)
+        page.goto(url)
+        page.get_by_text("Judge verdicts (item orientation)").wait_for(timeout=60_000)
+        page.get_by_text("Krippendorff's alpha").wait_for(timeout=60_000)
+        page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
+        page.wait_for_timeout(2000)
+        # no element anywhere (img src, a href, svg xlink:href, iframe, css url) points at the hostile host
+        pointing = page.evaluate("""() => [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(
+            a => /^(src|srcset|href|xlink:href|action|formaction|data|poster|style)$/.test(a.name)
+                 && a.value.includes('evil.example'))).map(e => e.outerHTML.slice(0, 200))""")
+        assert pointing == []
+        links = page.locator("img[src*='evil'], a[href*='evil']")
+        assert links.count() == 0, [links.nth(i).evaluate("e => e.outerHTML") for i in range(links.count())]
+        assert page.evaluate("() => [...document.scripts].filter(s => /alert\\([2-5]\\)/.test(s.text)).length") == 0
+        body = page.inner_text("body").replace("\u2060", "")
+        page.screenshot(path=str(ws_dir / "explorer-hostile.png"), full_page=True)
+        browser.close()
+    assert dialogs == [] and requests == []
+    # the literal text is visible: names in tables and captions, text in the drill-down
+    for literal in (HOSTILE["model"], HOSTILE["model_b"], HOSTILE["judge"], HOSTILE["text"], *HOSTILE["annotators"]):
+        assert literal in body, literal
+    assert "\U0001f604" not in body  # ":smile:" stayed text, not an emoji
