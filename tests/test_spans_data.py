@@ -280,3 +280,33 @@ def test_judge_span_alignment_summhay(ws, summhay):  # type: ignore[no-untyped-d
         "span_iou"]["estimate"]
     fb = human_span_agreement(ws.spans_frame(source="faithbench"), both_marked=True, n_boot=200)
     assert fb["estimate"] == pytest.approx(0.5897, abs=1e-4) and fb["n"] == 826
+
+
+def test_faithbench_token_level_and_per_label_ceiling(ws):  # type: ignore[no-untyped-def]
+    """Annotators' pairwise F1 at token level (a token counts when any of its characters is marked),
+    checked with Python sets over the token indices; and per label."""
+    items, code = _codes(ws, "faithbench")
+    texts = [it.candidates[0].text for it in items]
+    sp = ws.spans_frame(source="faithbench")
+    rater, _ = pd.factorize(sp.rater)
+    iv = S.intervals(sp.item_id.map(code), sp.start, sp.end)
+    toks = S.token_bounds(texts)
+    tv = S.to_tokens(iv, toks, len(items))
+    got = S.human_ceiling(tv, rater, both_marked=True, n_boot=300)
+    spans_of = [[m.span() for m in re.finditer(r"\w+|[^\w\s]", t)] for t in texts]
+    by: dict[tuple[int, int], set[int]] = {}
+    for i, r, s, e in zip(iv.item, rater, iv.start, iv.end, strict=True):
+        by.setdefault((int(i), int(r)), set()).update(k for k, (ts, te) in enumerate(spans_of[i]) if ts < e and te > s)
+    f1 = []
+    for (i, r), a in by.items():
+        for (i2, r2), b in by.items():
+            if i2 == i and r < r2 and a and b:
+                f1.append(2 * len(a & b) / (len(a) + len(b)))
+    assert got["n"] == len(f1) and got["estimate"] == pytest.approx(np.mean(f1), abs=1e-9)
+    per = {}
+    for lab in ("Unwanted.Intrinsic", "Unwanted.Extrinsic", "Questionable", "Benign"):
+        keep = (sp.label == lab).to_numpy()
+        per[lab] = S.human_ceiling(iv.take(keep), rater[keep], both_marked=True, n_boot=300)
+    print("\nFaithBench annotators' pairwise F1, token level:", got, "\nper label (character level):",
+          json.dumps(per, indent=1))
+    assert all(v["n"] > 0 for v in per.values())
