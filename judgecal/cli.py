@@ -109,10 +109,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         if dataset:
             counts = import_dataset(ws, args.source)
             print(f"imported {args.source}: {counts['items']} items, {counts['annotations']} human labels, "
-                  f"{counts['judgments']} recorded judgments from {counts['judges']} judges")
+                  f"{counts['judgments']} recorded judgments from {counts['judges']} judges"
+                  + (f", {counts['spans']} spans" if counts.get("spans") else ""))
         else:
             res = import_file(ws, args.source, task=args.task, source=args.name)
-            print(f"imported {len(res.items)} items and {len(res.annotations)} human labels from {args.source}")
+            spans = f", {len(res.spans)} spans" if res.spans else ""
+            print(f"imported {len(res.items)} items and {len(res.annotations)} human labels{spans} from {args.source}")
     return 0
 
 
