@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import platform
 import random
 import sqlite3
 import sys
@@ -21,7 +19,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from judgecal import __version__
 from judgecal.data.records import Item, Judgment, stable_hash, to_item_orientation
 from judgecal.data.store import RunOwner, Workspace
 from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError, redact
@@ -68,12 +65,10 @@ class RunStats:
 
 
 def environment_fingerprint(backend: Backend) -> str:
-    mod = type(backend).__module__.split(".")[0]
-    return json.dumps({
-        "judgecal": __version__, "python": sys.version.split()[0], "platform": platform.platform(),
-        "machine": platform.machine(), "backend": backend.name, "backend_module": mod,
-        "backend_identity": getattr(backend, "identity", None),
-    }, sort_keys=True)
+    """The environment of every judgment (see :mod:`judgecal.stability.fingerprint`)."""
+    from judgecal.stability.fingerprint import fingerprint_json
+
+    return fingerprint_json(backend)
 
 
 class Engine:

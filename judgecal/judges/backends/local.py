@@ -99,19 +99,24 @@ class LocalBackend:
     name = "local"
 
     def __init__(self, model: str = "smollm2", n_ctx: int = 4096, workers: int | None = None,
-                 n_threads: int = 1, weights: str | None = None) -> None:
+                 n_threads: int = 1, weights: str | None = None, n_batch: int = 512,
+                 deterministic: bool = False) -> None:
         from llama_cpp import Llama
 
         self.model = model
-        self.n_ctx = n_ctx
+        self.n_ctx, self.n_batch, self.n_threads = n_ctx, n_batch, n_threads
+        # deterministic: every call evaluates its whole prompt (no reuse of the previous call's prefix,
+        # whose cached state depends on which call an instance served before)
+        self.deterministic = deterministic
         self.max_concurrency = workers or max(1, min(os.cpu_count() or 1, 4))
         self.weights = (weights or os.environ.get(WEIGHTS_ENV) or "q8_0") if model in MODELS else "original"
         self.identity = model if self.weights == "original" else f"{model}@{self.weights}"
         path = str(runtime_weights(model_path(model), self.weights))
+        self.model_file = path
         self._pool: queue.SimpleQueue[Any] = queue.SimpleQueue()
         for _ in range(self.max_concurrency):
             self._pool.put(Llama(model_path=path, n_ctx=n_ctx, verbose=False, flash_attn=True,
-                                 n_threads=n_threads))
+                                 n_threads=n_threads, n_batch=n_batch))
 
     def _generate(self, req: Request) -> Response:
         llm = self._pool.get()
@@ -127,6 +132,8 @@ class LocalBackend:
                             extra={"reason": f"{n_prompt} prompt tokens exceed the context of {self.n_ctx}"})
         from llama_cpp import LogitsProcessorList
 
+        if self.deterministic:
+            llm.reset()
         probe = FirstStepLogprobs(req.top_logprobs)
         out: Any = llm.create_chat_completion(
             req.message_dicts(),  # type: ignore[arg-type]

@@ -1,0 +1,1 @@
+"""Is the judge stable: fingerprints, stability runs over axes, the Stability Score, the guard, adaptive repeats, deterministic mode."""

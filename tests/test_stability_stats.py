@@ -1,0 +1,112 @@
+"""Stability statistics against hand-computed values, scikit-learn and a per-replicate loop."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from judgecal.stats import stability as st
+
+
+def test_sigma_and_score_hand_computed():
+    # mean 0.52, deviations -2, 0, +2 pp: sum of squares 8, / (3 - 1) = 4, sigma = 2 pp -> score 0
+    assert st.sigma_pp([0.50, 0.52, 0.54]) == pytest.approx(2.0)
+    assert st.stability_score(2.0) == 0.0
+    # deviations +-0.5 pp four times: 1 / 3 -> sigma 0.57735 pp -> score 100 - 28.8675 = 71.1325
+    sig = st.sigma_pp([0.70, 0.71, 0.70, 0.71])
+    assert sig == pytest.approx(np.sqrt(1 / 3))
+    assert st.stability_score(sig) == pytest.approx(100 - 50 * np.sqrt(1 / 3))
+    assert st.stability_score(0.0) == 100.0 and st.stability_score(5.0) == 0.0
+    x = np.array([[0.1, 0.2, np.nan, 0.4], [0.5, 0.5, 0.5, 0.5]])
+    np.testing.assert_allclose(st.sigma_pp(x, axis=1), [100 * np.std([0.1, 0.2, 0.4], ddof=1), 0.0])
+    assert np.isnan(st.sigma_pp([0.3])) and np.isnan(st.stability_score(np.nan))
+    assert np.isnan(st.sigma_pp(np.empty(0)))
+
+
+def test_accuracy_kappa_and_winrate_sums():
+    truth = np.array(["A", "B", "A", "tie", None], dtype=object)
+    v = np.array([["A", "A"], ["B", "A"], ["B", "A"], ["tie", "invalid"], ["A", "A"]], dtype=object)
+    acc = st.ratio_stat(st.accuracy_sums(v, truth).sum(0))
+    np.testing.assert_allclose(acc, [3 / 4, 2 / 4])  # the item without truth counts for nothing
+    kap = st.kappa_stat(st.confusion_sums(v, truth).sum(0))
+    assert kap[0] == pytest.approx(cohen_kappa_score(truth[:4].tolist(), v[:4, 0].tolist()))
+    ma = np.array(["x", "y", "x", "y", "x"], dtype=object)
+    mb = np.array(["y", "x", "y", "x", "y"], dtype=object)
+    # variant 0: x wins items 0 (A), 1 (B), loses 2 (B), tie on 3, wins 4 -> (3 + 0.5) / 5
+    wr = st.ratio_stat(st.winrate_sums(v, ma, mb, "x").sum(0))
+    assert wr[0] == pytest.approx(3.5 / 5)
+    # variant 1: A, A, A, invalid, A -> x wins 0, 2, 4, loses 1; invalid is no comparison -> 3 / 4
+    assert wr[1] == pytest.approx(3 / 4)
+
+
+def _naive_sigmas(sums, n_boot, seed):
+    """The same replicates as bootstrap_weights draws them, one index vector at a time."""
+    n = sums.shape[0]
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(200, 1_000_000 // n))
+    out, done = [], 0
+    while done < n_boot:
+        c = min(chunk, n_boot - done)
+        idx = rng.integers(0, n, size=(c, n))
+        for row in idx:
+            tot = sums[row].sum(0)
+            out.append(np.std(tot[:, 0] / tot[:, 1], ddof=1) * 100)
+        done += c
+    return np.array(out)
+
+
+def test_bootstrap_ci_matches_a_per_replicate_loop():
+    rng = np.random.default_rng(3)
+    truth = rng.choice(["A", "B"], size=120).astype(object)
+    noise = rng.random((120, 4)) < np.array([0.2, 0.25, 0.3, 0.2])
+    v = np.where(noise, np.where(truth[:, None] == "A", "B", "A"), truth[:, None]).astype(object)
+    sums = st.accuracy_sums(v, truth)
+    res = st.stability(sums, n_boot=500, seed=11)
+    naive = _naive_sigmas(sums, 500, 11)
+    lo, hi = np.quantile(naive, [0.025, 0.975])
+    assert res["sigma_ci"] == [pytest.approx(lo), pytest.approx(hi)]
+    fig = (v == truth[:, None]).mean(0)
+    np.testing.assert_allclose(res["figures"], fig)
+    assert res["sigma_pp"] == pytest.approx(100 * np.std(fig, ddof=1))
+    assert res["score"] == pytest.approx(max(0, 100 - 50 * res["sigma_pp"]))
+    assert res["score_ci"] == [pytest.approx(max(0, 100 - 50 * hi)), pytest.approx(max(0, 100 - 50 * lo))]
+    assert res["n_items"] == 120 and res["n_variants"] == 4 and res["n_boot"] == 500
+
+
+def test_stability_edge_cases():
+    one = st.stability(np.ones((10, 1, 2)), n_boot=50)
+    assert one["sigma_pp"] is None and one["score"] is None and one["sigma_ci"] == [None, None]
+    empty = st.stability(np.empty((0, 3, 2)), n_boot=50)
+    assert empty["n_items"] == 0 and empty["sigma_pp"] is None
+    same = st.stability(np.tile([[[1.0, 1.0]], [[0.0, 1.0]]], (5, 3, 1)), n_boot=50)
+    assert same["sigma_pp"] == 0.0 and same["score"] == 100.0 and same["score_ci"] == [100.0, 100.0]
+
+
+def test_decomposition_guard_and_threshold_hand_computed():
+    figures = [0.60, 0.61, 0.59, 0.65]
+    axes = ["base", "seed", "seed", "temperature"]
+    d = st.decompose_by_axis(figures, axes)
+    # shifts +1, -1, +5 pp: total 27 pp^2, seed 2 / 27, temperature 25 / 27
+    assert d["total_sum_sq_pp2"] == pytest.approx(27)
+    assert d["axes"]["seed"]["share"] == pytest.approx(2 / 27)
+    assert d["axes"]["temperature"]["share"] == pytest.approx(25 / 27)
+    assert d["top_axis"] == "temperature"
+    assert d["largest_shift"] == {"variant": 3, "axis": "temperature", "shift_pp": pytest.approx(5.0)}
+    assert st.guard(figures, 1.4) == [{"variant": 3, "shift_pp": pytest.approx(5.0)}]
+    assert st.guard(figures, 5.5) == []
+    assert st.threshold_from_business(0.7, 0.5) == pytest.approx(1.4)
+    with pytest.raises(ValueError):
+        st.threshold_from_business(1.0, 0.0)
+    flat = st.decompose_by_axis([0.5, 0.5], ["base", "seed"])
+    assert flat["top_axis"] is None and flat["axes"]["seed"]["share"] is None
+
+
+def test_cross_backend_and_required_repeats():
+    a = np.array(["A", "B", "A", "tie"], dtype=object)
+    b = np.array(["A", "B", "B", "tie"], dtype=object)
+    out = st.cross_backend(0.700, 0.705, a, b)
+    assert out["difference_pp"] == pytest.approx(0.5) and out["within_tolerance"] is True
+    assert out["item_agreement"] == pytest.approx(0.75) and out["n"] == 4
+    assert out["kappa"] == pytest.approx(cohen_kappa_score(a.tolist(), b.tolist()))
+    assert st.cross_backend(0.70, 0.71)["within_tolerance"] is False
+    # (1.96 * 0.5 / 0.1)^2 = 96.04 -> 97; s = 0 -> 1
+    np.testing.assert_array_equal(st.required_repeats([0.5, 0.0], 0.1, z=1.96), [97, 1])
