@@ -33,13 +33,14 @@ from judgecal.data.records import (
     Span,
 )
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # Additive migrations: version -> what it adds (the CREATE TABLE IF NOT EXISTS below does the work;
 # _MIGRATION_SQL holds the data a version copies forward, if any).
 MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids (ls_pulled)",
               3: "Label Studio per-annotator projects (ls_projects), task copies (ls_copies), pulled labels (ls_labels)",
               4: "judge specs (judge_specs) and the (judge, spec_hash) index of judgments",
-              5: "human and judge spans (spans)"}
+              5: "human and judge spans (spans)",
+              6: "stability runs, their variants and per-item verdicts (stability_*)"}
 DB_NAME = "judgecal.sqlite"
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another process's write lock
 
@@ -290,6 +291,27 @@ CREATE TABLE IF NOT EXISTS spans (
 CREATE INDEX IF NOT EXISTS spans_item ON spans (item_id);
 """
 
+# -- Stability: runs of one judge over variants (seed, temperature, mutation, ..., backend, GPU) -----------
+# A run has variants; each variant is one judgment set (or reuses another variant's, ``reused_from``) with
+# its headline figures (JSON) and environment fingerprint; per item its swap-debiased verdict and raw
+# outputs, so scores, bootstrap CIs and the guard's diff report are recomputed from the workspace alone.
+# Written and read only through the Stability methods of Workspace.
+_STABILITY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS stability_runs (
+    run_id TEXT PRIMARY KEY, judge TEXT NOT NULL, spec_hash TEXT, origin TEXT NOT NULL, created_at REAL NOT NULL,
+    config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS stability_variants (
+    run_id TEXT NOT NULL, variant INTEGER NOT NULL, name TEXT NOT NULL, axis TEXT NOT NULL, level TEXT NOT NULL,
+    spec_hash TEXT, reused_from INTEGER, calls INTEGER NOT NULL, paid INTEGER NOT NULL, env TEXT, prompt TEXT,
+    figures TEXT NOT NULL, PRIMARY KEY (run_id, variant)
+);
+CREATE TABLE IF NOT EXISTS stability_verdicts (
+    run_id TEXT NOT NULL, variant INTEGER NOT NULL, item_id TEXT NOT NULL, verdict TEXT, raw TEXT,
+    PRIMARY KEY (run_id, variant, item_id)
+);
+"""
+
 
 class WorkspaceError(RuntimeError):
     """A workspace that cannot be opened or is of an unknown schema."""
@@ -334,6 +356,7 @@ class Workspace:
         self.conn.executescript(_CLAIMS_SCHEMA)
         self.conn.executescript(_SPECS_SCHEMA)
         self.conn.executescript(_SPANS_SCHEMA)
+        self.conn.executescript(_STABILITY_SCHEMA)
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
@@ -749,3 +772,46 @@ class Workspace:
         cols = ", ".join(f'"{f}"' for f in SPAN_FIELDS)
         q = f"SELECT {cols} FROM spans" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY rowid"
         return pd.read_sql_query(q, self.conn, params=args)
+
+    # -- Stability -----------------------------------------------------------------------------------
+    # The only place that reads or writes the stability_* tables (see _STABILITY_SCHEMA).
+    _STAB_VARIANT_COLS = ("variant", "name", "axis", "level", "spec_hash", "reused_from", "calls", "paid", "env",
+                          "prompt", "figures")
+
+    def add_stability_run(self, run: Mapping[str, Any], variants: Iterable[Mapping[str, Any]],
+                          verdicts: Iterable[tuple[int, str, str | None, str | None]]) -> None:
+        """Store (or replace) one stability run: its row, its variants and per-item ``(variant, item_id,
+        verdict, raw)`` rows, all or nothing. ``figures`` and ``config`` are JSON-encoded here."""
+        rid = str(run["run_id"])
+        rows = [tuple(json.dumps(v[c], sort_keys=True) if c == "figures" else v.get(c)
+                      for c in self._STAB_VARIANT_COLS) for v in variants]
+        with self.transaction() as tx:
+            for table in ("stability_verdicts", "stability_variants", "stability_runs"):
+                tx.execute(f"DELETE FROM {table} WHERE run_id = ?", (rid,))
+            tx.execute("INSERT INTO stability_runs VALUES (?, ?, ?, ?, ?, ?)",
+                       (rid, run["judge"], run.get("spec_hash"), run.get("origin", "cpu"),
+                        float(run.get("created_at") or time.time()), json.dumps(run.get("config") or {}, sort_keys=True)))
+            tx.executemany(f"INSERT INTO stability_variants (run_id, {', '.join(self._STAB_VARIANT_COLS)}) "
+                           f"VALUES (?, {', '.join('?' for _ in self._STAB_VARIANT_COLS)})", [(rid, *r) for r in rows])
+            tx.executemany("INSERT INTO stability_verdicts VALUES (?, ?, ?, ?, ?)", [(rid, *v) for v in verdicts])
+
+    def stability_runs(self) -> list[dict[str, Any]]:
+        """Every stored stability run, oldest first, ``config`` decoded."""
+        cur = self.conn.execute("SELECT run_id, judge, spec_hash, origin, created_at, config FROM stability_runs "
+                                "ORDER BY created_at, run_id")
+        return [{"run_id": r[0], "judge": r[1], "spec_hash": r[2], "origin": r[3], "created_at": r[4],
+                 "config": json.loads(r[5])} for r in cur]
+
+    def stability_variants(self, run_id: str) -> list[dict[str, Any]]:
+        """The variants of one run in order, ``figures`` decoded."""
+        cols = ", ".join(self._STAB_VARIANT_COLS)
+        cur = self.conn.execute(f"SELECT {cols} FROM stability_variants WHERE run_id = ? ORDER BY variant", (run_id,))
+        out = [dict(zip(self._STAB_VARIANT_COLS, r, strict=True)) for r in cur]
+        for v in out:
+            v["figures"] = json.loads(v["figures"])
+        return out
+
+    def stability_verdicts(self, run_id: str) -> pd.DataFrame:
+        """Per-item verdicts of one run: ``variant, item_id, verdict, raw``."""
+        return pd.read_sql_query("SELECT variant, item_id, verdict, raw FROM stability_verdicts WHERE run_id = ? "
+                                 "ORDER BY variant, item_id", self.conn, params=[run_id])
