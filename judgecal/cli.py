@@ -229,39 +229,94 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             print(json.dumps(srv.status()))
         return 0
     with _open_ws(args, create=False) as ws:
-        ls = lstasks.client(connection_for(args.workspace, args.port))
+        from judgecal.annotation.annotators import reviewers
+
+        external = bool(os.environ.get("JUDGECAL_LS_URL"))
+        conn = connection_for(args.workspace, args.port)
+        ls = lstasks.client(conn)
+        people = None if external else reviewers(ws.path)
+        if args.action == "check":
+            return _annotate_check(ws, conn, people, args.project)
         if args.action == "push":
             from judgecal.annotation.select import select
 
+            if external and not args.allow_shared_visibility:
+                _refuse_shared(conn)
             items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed)
-            gold = _gold(ws, args.gold_from, args.gold) if args.gold else {}
-            res = lstasks.push(ws, ls, items, project=args.project, overlap=args.overlap, gold=gold)
-            print(f"project {res.project_id}: {res.created} new tasks ({res.gold} gold), {res.already} already there")
+            gold = _gold(ws, args.gold_from, args.gold, args.project, set(items), args.seed)
+            res = lstasks.push(ws, ls, items, project=args.project, overlap=args.overlap, gold=gold,
+                               gold_from=args.gold_from, seed=args.seed, reviewers=people)
+            for m in res.messages:
+                print(m)
+            where = ", ".join(f"{p} ({who})" if who else str(p) for who, p in res.project_ids.items())
+            print(f"project(s) {where}: {res.created} new tasks ({res.gold} gold), {res.already} items already there")
         elif args.action == "pull":
-            pulled = lstasks.pull(ws, ls, project=args.project)
-            print(f"{pulled.new} new and {pulled.updated} updated annotations")
+            pulled = lstasks.pull(ws, ls, project=args.project, reviewers=people)
+            print(f"{pulled.new} new and {pulled.updated} updated annotations, {pulled.cancelled} cancelled, "
+                  f"{len(pulled.flagged)} changed by someone else")
+            for p in pulled.flagged:
+                print(f"  flagged: {p}", file=sys.stderr)
             for p in pulled.problems:
                 print(f"  skipped: {p}", file=sys.stderr)
         elif args.action == "annotators":
-            from judgecal.annotation.annotators import create_annotator, list_annotators
+            from judgecal.annotation.annotators import create_annotators, list_annotators
 
-            for email in args.add or []:
-                create_annotator(ls, ManagedServer(args.workspace, args.port), email)
+            if args.add:
+                if external:
+                    raise UsageError("annotator accounts are made on the managed server only; on "
+                                     f"{conn.url} create them in Label Studio")
+                create_annotators(ManagedServer(args.workspace, args.port), args.add)
             for a in list_annotators(args.workspace):
                 print(f"{a['email']}\t{a['password']}\t{a['url']}")
     return 0
 
 
-def _gold(ws: Any, source: str | None, n: int) -> dict[str, str]:
-    """``n`` gold items: labels of one annotator/source already in the workspace (e.g. llmbar-gold)."""
-    ann = ws.annotations_frame()
-    if source:
-        ann = ann[(ann["annotator"] == source) | (ann["source"] == source)]
-    if ann.empty:
-        raise UsageError("no labels to use as gold; pass --gold-from ANNOTATOR_OR_SOURCE")
-    pushed = {r[0] for r in ws.conn.execute("SELECT item_id FROM ls_tasks")}
-    ann = ann[~ann["item_id"].isin(pushed)].drop_duplicates("item_id")
-    return dict(zip(ann["item_id"].head(n), ann["label"].head(n), strict=True))
+def _refuse_shared(conn: Any) -> None:
+    """Stop a push to an external server where annotators would see each other's labels."""
+    import httpx
+
+    from judgecal.annotation.check import organiser_view
+
+    with httpx.Client(base_url=conn.url, headers={"Authorization": f"Token {conn.token}"}, timeout=30) as c:
+        why = organiser_view(c)
+    if why:
+        raise UsageError(f"labels would not be independent on {conn.url}: {'; '.join(why)}. See `judgecal annotate "
+                         "check`; push anyway with --allow-shared-visibility")
+
+
+def _annotate_check(ws: Any, conn: Any, people: list[dict[str, Any]] | None, project: str) -> int:
+    """Report, as each annotator, what they can see and do; exit 1 when labels would not be independent."""
+    import json
+
+    import httpx
+
+    from judgecal.annotation.annotators import login
+    from judgecal.annotation.check import organiser_view, probe, verdict
+
+    report: dict[str, Any] = {}
+    own = {who: {int(p["project_id"])} for who, p in ws.ls_projects(project).items()}
+    for person in people or []:
+        with login(conn.url, person["email"], person["password"]) as c:
+            report[person["email"]] = probe(c, own.get(person["email"], set()))
+    for k, token in enumerate(t for t in os.environ.get("JUDGECAL_LS_ANNOTATOR_TOKENS", "").split(",") if t):
+        with httpx.Client(base_url=conn.url, headers={"Authorization": f"Token {token}"}, timeout=30) as c:
+            r = probe(c)
+            report[r.get("email") or f"token {k + 1}"] = r
+    why = verdict(report)
+    with httpx.Client(base_url=conn.url, headers={"Authorization": f"Token {conn.token}"}, timeout=30) as c:
+        why += organiser_view(c) if people is None else []
+    print(json.dumps({"url": conn.url, "annotators": report, "independent": not why, "reasons": why}, indent=1))
+    if not report:
+        print("no annotator logins to check with: set JUDGECAL_LS_ANNOTATOR_TOKENS (comma-separated) for an "
+              "external server", file=sys.stderr)
+    return 0 if not why else 1
+
+
+def _gold(ws: Any, source: str | None, n: int, project: str, exclude: set[str], seed: int) -> dict[str, str]:
+    """Gold items still to send: answers from a named annotator, source or stored consensus, seeded draw."""
+    from judgecal.annotation.gold import draw_gold
+
+    return draw_gold(ws, source, n, project=project, exclude=exclude, seed=seed)
 
 
 def cmd_annotators(args: argparse.Namespace) -> int:
@@ -574,10 +629,14 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--budget", type=int, default=100, help="how many items")
     sp.add_argument("--overlap", type=int, default=3, help="annotators per item")
     sp.add_argument("--gold", type=int, default=0, help="mix in this many gold items with known labels")
-    sp.add_argument("--gold-from", help="annotator or source whose labels are the gold answers")
+    sp.add_argument("--gold-from", help="where gold answers come from: an annotator, a label source (items "
+                    "its labels agree on) or consensus:METHOD (a stored consensus); drawn at random with --seed")
     sp.add_argument("--source", help="only items from this source")
-    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--seed", type=int, default=0, help="seeds the sample, the gold draw and each annotator's order")
+    sp.add_argument("--allow-shared-visibility", action="store_true", help="on an external server, push even "
+                    "when annotators would see each other's labels (see `annotate check`)")
     asub.add_parser("pull", help="fetch new annotations (incremental, validated)")
+    asub.add_parser("check", help="what each annotator can see and do; exit 1 when labels would not be independent")
     sp = asub.add_parser("annotators", help="create annotator accounts and list their login details")
     sp.add_argument("--add", nargs="*", metavar="EMAIL")
     for sp in asub.choices.values():

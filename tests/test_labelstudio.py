@@ -9,7 +9,8 @@ from conftest import copy_workspace, free_port
 from judgecal.aggregate.consensus import consensus_frame
 from judgecal.aggregate.quality import annotator_report
 from judgecal.annotation import tasks as lstasks
-from judgecal.annotation.annotators import create_annotator, list_annotators, login
+from judgecal.annotation.annotators import create_annotators, list_annotators, login, reviewers
+from judgecal.annotation.gold import draw_gold
 from judgecal.annotation.select import select
 from judgecal.annotation.server import LabelStudioError, ManagedServer
 
@@ -28,8 +29,9 @@ def loop(tmp_path_factory, pandalm_ws):
         request.read()
         bodies.append(f"{request.method} {request.url} {request.content.decode('utf-8', 'replace')}")
 
-    ls = lstasks.client(conn, httpx.Client(timeout=60, event_hooks={"request": [record]}))
-    yield ws, server, ls, bodies
+    http = httpx.Client(timeout=60, event_hooks={"request": [record]})
+    ls = lstasks.client(conn, http)
+    yield ws, server, ls, bodies, http
     server.stop()
     ws.close()
 
@@ -39,36 +41,43 @@ def _truth(ws):
 
 
 def test_push_annotate_pull_aggregate(loop):
-    ws, server, ls, bodies = loop
+    ws, server, ls, bodies, http = loop
     truth = _truth(ws)
-    items = select(ws, "random", 50, source="pandalm", seed=1)
-    gold_ids = select(ws, "random", 5, source="pandalm", seed=2, exclude=set(items))
-    res = lstasks.push(ws, ls, items, project=PROJECT, overlap=3, gold={i: truth[i] for i in gold_ids}, seed=7)
-    assert (res.created, res.gold, res.already) == (55, 5, 0)
-    # re-pushing creates nothing new
-    again = lstasks.push(ws, ls, items, project=PROJECT, overlap=3, gold={i: truth[i] for i in gold_ids})
-    assert (again.created, again.already) == (0, 55)
-    tasks = list(ls.tasks.list(project=res.project_id, fields="all", page_size=100))
-    assert len(tasks) == 55
-    mapping = dict(ws.conn.execute("SELECT task_key, item_id FROM ls_tasks").fetchall())
-    flipped = dict(ws.conn.execute("SELECT task_key, flipped FROM ls_tasks").fetchall())
-    assert 10 < sum(flipped.values()) < 45  # A/B order randomised per task
-
-    people = [create_annotator(ls, server, f"reviewer{k}@example.org") for k in range(3)]
+    people = create_annotators(server, [f"reviewer{k}@example.org" for k in range(3)])
     assert [p["email"] for p in list_annotators(ws.path)] == [p["email"] for p in people]
+    assert len({p["org_id"] for p in people}) == 3  # an organisation each
+    items = select(ws, "random", 50, source="pandalm", seed=1)
+    gold = draw_gold(ws, "pandalm", 5, project=PROJECT, exclude=set(items), seed=2)
+    assert all(gold[i] == truth[i] for i in gold)  # the source's agreed answer
+    res = lstasks.push(ws, ls, items, project=PROJECT, overlap=3, gold=gold, gold_from="pandalm", seed=7,
+                       reviewers=reviewers(ws.path), http=http)
+    assert (res.created, res.gold, res.already) == (165, 15, 0)  # 55 items x 3 annotators
+    # re-pushing creates nothing new, gold included
+    again_gold = draw_gold(ws, "pandalm", 5, project=PROJECT, exclude=set(items), seed=2)
+    again = lstasks.push(ws, ls, items, project=PROJECT, overlap=3, gold=again_gold, reviewers=reviewers(ws.path),
+                         http=http)
+    assert (again_gold, again.created, again.already) == ({}, 0, 50)
+    copies = ws.ls_copies_frame(PROJECT)
+    mapping = dict(zip(copies["task_key"], copies["item_id"], strict=True))
+    flipped = dict(zip(copies["task_key"], copies["flipped"], strict=True))
+    assert 40 < sum(flipped.values()) < 125  # A/B order randomised per copy
+
     for k, person in enumerate(people):
         session = login(server.url, person["email"], person["password"])
+        pid = res.project_ids[person["email"]]
+        tasks = session.get(f"/api/tasks/?project={pid}&page_size=100").json()["tasks"]
+        assert len(tasks) == 55
         for t in tasks:
-            item = mapping[t.data["key"]]
+            item = mapping[t["data"]["key"]]
             label = truth[item] if k < 2 else "tie"  # reviewer2 always says tie
-            shown = {"A": "B", "B": "A"}.get(label, label) if flipped[t.data["key"]] else label
-            r = session.post(f"/api/tasks/{t.id}/annotations/", json={
+            shown = {"A": "B", "B": "A"}.get(label, label) if flipped[t["data"]["key"]] else label
+            r = session.post(f"/api/tasks/{t['id']}/annotations/", json={
                 "result": lstasks.annotation_json(shown), "lead_time": 12.5})
             assert r.status_code == 201, r.text
         session.close()
 
-    pulled = lstasks.pull(ws, ls, project=PROJECT)
-    assert (pulled.new, pulled.problems) == (165, [])
+    pulled = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path), http=http)
+    assert (pulled.new, pulled.problems, pulled.flagged) == (165, [], [])
     ann = ws.annotations_frame()
     ls_ann = ann[ann["source"] == f"label-studio:{PROJECT}"]
     assert len(ls_ann) == 165 and ls_ann["annotation_id"].is_unique
@@ -77,7 +86,7 @@ def test_push_annotate_pull_aggregate(loop):
     assert (good["label"].to_numpy() == truth.reindex(good["item_id"]).to_numpy()).all()
     assert (ls_ann["time_spent_s"] == 12.5).all()
     # a second pull brings nothing twice
-    assert lstasks.pull(ws, ls, project=PROJECT).new == 0
+    assert lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path)).new == 0
 
     cons = consensus_frame(ls_ann, "mv").set_index("item_id")["label"]
     assert (cons.to_numpy() == truth.reindex(cons.index).to_numpy()).all()
@@ -93,10 +102,10 @@ def pd_series(d):
 
 
 def test_blindness_no_identity_leaves_judgecal(loop):
-    ws, _, _, bodies = loop
-    assert bodies, "the transport saw no requests"
+    ws, _, _, bodies, _ = loop
+    assert any("/import" in b for b in bodies), "the transport saw no task import"
     sent = "\n".join(bodies)
-    pushed = [r[0] for r in ws.conn.execute("SELECT item_id FROM ls_tasks")]
+    pushed = sorted(ws.ls_pushed_items())
     items = ws.items(ids=pushed)
     secrets_ = {"pandalm", "PandaLM"} | set(pushed)
     secrets_ |= {c.model for it in items for c in it.candidates if c.model}
@@ -107,42 +116,58 @@ def test_blindness_no_identity_leaves_judgecal(loop):
     assert leaked == []
 
 
+def _first_tasks(ws, server, n=2):
+    person = reviewers(ws.path)[0]
+    session = login(server.url, person["email"], person["password"])
+    pid = ws.ls_projects(PROJECT)[person["email"]]["project_id"]
+    return session, session.get(f"/api/tasks/?project={pid}&page_size={n}").json()["tasks"]
+
+
 def test_bad_annotations_are_reported_and_skipped(loop):
-    ws, _, ls, _ = loop
-    pid = ws.conn.execute("SELECT project_id FROM ls_tasks LIMIT 1").fetchone()[0]
-    task = next(iter(ls.tasks.list(project=pid, page_size=10)))
-    ls.annotations.create(id=task.id, result=[{"from_name": "preference", "to_name": "prompt", "type": "choices",
-                                               "value": {"choices": ["C better"]}}])
-    ls.annotations.create(id=task.id, result=[{"from_name": "sentiment", "to_name": "prompt", "type": "choices",
-                                               "value": {"choices": ["A better"]}}])
-    ls.annotations.create(id=task.id, result=lstasks.annotation_json("A"), was_cancelled=True)
+    ws, server, ls, _, _ = loop
+    session, tasks = _first_tasks(ws, server)
+    tid = tasks[0]["id"]
+    for result, cancelled in (([{"from_name": "preference", "to_name": "prompt", "type": "choices",
+                                 "value": {"choices": ["C better"]}}], False),
+                              ([{"from_name": "sentiment", "to_name": "prompt", "type": "choices",
+                                 "value": {"choices": ["A better"]}}], False),
+                              (lstasks.annotation_json("A"), True)):
+        r = session.post(f"/api/tasks/{tid}/annotations/", json={"result": result, "was_cancelled": cancelled})
+        assert r.status_code == 201, r.text
     before = len(ws.annotations_frame())
-    res = lstasks.pull(ws, ls, project=PROJECT)
-    assert res.new == 0
+    res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
+    assert (res.new, res.cancelled) == (0, 1)
     msgs = " | ".join(res.problems)
     assert "not in the labeling config" in msgs and "unknown field 'sentiment'" in msgs and "cancelled" in msgs
     assert len(ws.annotations_frame()) == before
+    status = ws.ls_labels_frame(PROJECT)["status"].value_counts()
+    assert (status["rejected"], status["cancelled"]) == (2, 1)
 
 
 def test_pull_while_the_server_is_down(loop):
-    ws, server, ls, _ = loop
-    pid = ws.conn.execute("SELECT project_id FROM ls_tasks LIMIT 1").fetchone()[0]
-    task = list(ls.tasks.list(project=pid, page_size=10))[1]
-    ls.annotations.create(id=task.id, result=lstasks.annotation_json("B"))
-    before = len(ws.annotations_frame())
+    ws, server, ls, _, _ = loop
+    session, tasks = _first_tasks(ws, server)
+    r = session.post(f"/api/tasks/{tasks[1]['id']}/annotations/", json={"result": lstasks.annotation_json("B")})
+    assert r.status_code == 201
+    new_id = f"ls:{tasks[1]['project']}:{r.json()['id']}"
+    before = ws.annotations_frame()
     server.stop()
     with pytest.raises(LabelStudioError, match="cannot reach Label Studio"):
-        lstasks.pull(ws, ls, project=PROJECT)
-    assert len(ws.annotations_frame()) == before
+        lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
+    assert ws.annotations_frame().equals(before)
     server.start()
-    res = lstasks.pull(ws, ls, project=PROJECT)
+    res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
     assert res.new == 1
-    assert len(ws.annotations_frame()) == before + 1
-    assert lstasks.pull(ws, ls, project=PROJECT).new == 0
+    # the annotator's newer label replaces their earlier one on that item
+    after = ws.annotations_frame()
+    assert new_id in set(after["annotation_id"]) and new_id not in set(before["annotation_id"])
+    assert len(after) == len(before)
+    assert lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path)).new == 0
 
 
 def test_label_config_and_guidelines_ship_in_the_package():
     assert "A better" in lstasks.label_config("pairwise") and "$response_b" in lstasks.label_config("pairwise")
     assert "<Rating" in lstasks.label_config("likert") and "<Labels" in lstasks.label_config("spans")
     assert "not told which system wrote" in lstasks.guidelines()
+    assert "Both bad" in lstasks.label_config("pairwise") and lstasks.CHOICES["Both bad"] == "both_bad"
     json.dumps(lstasks.annotation_json("tie"))

@@ -1,8 +1,12 @@
-"""Annotator accounts that can actually log in: created through the API, given a password with
-``label-studio reset_password`` (API-created users have none) and the admin's organization.
+"""Annotator accounts that can actually log in, each in a Label Studio organisation of their own.
 
-Login details are kept in ``<workspace>/label-studio/annotators.json`` (mode 0600) so the
-organiser can hand them out; they never enter the database or a report.
+``ManagedServer.provision`` (Label Studio's own Python, see ``annotation/ls_extension.py``) creates the
+user with a password, an organisation run by a judgecal service account, and that account's API token.
+An annotator is a member of their organisation only, so they see no other annotator's project, tasks,
+annotations or membership.
+
+Login details and service tokens are kept in ``<workspace>/label-studio/annotators.json`` (mode 0600)
+so the organiser can hand the logins out; they never enter the database or a report.
 """
 
 from __future__ import annotations
@@ -43,21 +47,35 @@ def login(url: str, email: str, password: str) -> httpx.Client:
     return c
 
 
-def create_annotator(ls: Any, server: ManagedServer, email: str, password: str | None = None) -> dict[str, Any]:
-    """Create (or reuse) ``email`` as an annotator with a password; checks that the login works."""
-    password = password or secrets.token_urlsafe(12)
-    org = ls.users.whoami().active_organization
-    existing = {u.email: u for u in ls.users.list()}
-    user = existing.get(email) or ls.users.create(username=email, email=email, active_organization=org)
-    done = server.manage("reset_password", "--username", email, "--password", password)
-    if done.returncode != 0:
-        raise LabelStudioError(f"could not set a password for {email}: {done.stderr[-300:]}")
-    login(server.url, email, password).close()
-    entry = {"email": email, "password": password, "user_id": int(user.id), "url": server.url}
-    rows = [r for r in list_annotators(server.root.parent) if r["email"] != email] + [entry]
-    path = _store(server.root.parent)
+def _save(ws_path: Path, rows: list[dict[str, Any]]) -> None:
+    path = _store(ws_path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         json.dump(rows, fh, indent=1)
-    return entry
+
+
+def create_annotators(server: ManagedServer, emails: list[str],
+                      passwords: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Create (or reuse) each annotator in an organisation of their own; checks that each login works."""
+    known = {r["email"]: r for r in list_annotators(server.root.parent)}
+    people = [{"email": e, "password": (passwords or {}).get(e) or known.get(e, {}).get("password")
+               or secrets.token_urlsafe(12)} for e in emails]
+    made = server.provision(people)
+    out = []
+    for p in people:
+        login(server.url, p["email"], p["password"]).close()
+        out.append({"email": p["email"], "password": p["password"], "url": server.url, **made[p["email"]]})
+    fresh = {r["email"] for r in out}
+    _save(server.root.parent, [r for r in known.values() if r["email"] not in fresh] + out)
+    return out
+
+
+def create_annotator(server: ManagedServer, email: str, password: str | None = None) -> dict[str, Any]:
+    """One annotator (see ``create_annotators``)."""
+    return create_annotators(server, [email], {email: password} if password else None)[0]
+
+
+def reviewers(ws_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The annotators that have an organisation of their own (those a push sends tasks to)."""
+    return [r for r in list_annotators(ws_path) if r.get("service_token")]

@@ -1,8 +1,19 @@
 """Push blind pairwise tasks to Label Studio and pull the labels back.
 
 Blindness: a task carries only the prompt, the two texts and an opaque random key. A/B order is
-randomised per task and the mapping (key -> item, flipped) stays in the workspace. Model names,
-item ids, dataset names and judge outputs never leave judgecal. The project title is the user's.
+randomised per copy and the mapping (key -> item, flipped) stays in the workspace. Model names, item
+ids, dataset names and judge outputs never leave judgecal. The project title is the user's.
+
+Independence: on the managed server each annotator has an organisation of their own (see
+``ls_extension.py``) holding one project with only their copy of the tasks, in an order drawn for them
+(seeded by ``seed`` and their email, recorded as ``position``). An item goes to ``overlap`` annotators
+(the least loaded first, ties drawn at random); gold items go to every annotator. Without annotators
+(an external server, after ``--allow-shared-visibility``) one shared project holds one task per item,
+and Label Studio's ``maximum_annotations`` is the overlap.
+
+"Both bad" is kept apart from "Tie" where the choice is recorded (``Workspace.ls_labels_frame``,
+column ``choice``); the label stored for aggregation and audit is ``tie``: neither response is
+preferred (``AGGREGATE_AS``).
 """
 
 from __future__ import annotations
@@ -15,22 +26,45 @@ from importlib import resources
 from typing import Any
 
 import httpx
-import pandas as pd
 
 from judgecal.annotation.server import Connection, LabelStudioError
 from judgecal.data.records import Annotation
 from judgecal.data.store import Workspace
 
-CHOICES = {"A better": "A", "B better": "B", "Tie": "tie"}
+CHOICES = {"A better": "A", "B better": "B", "Tie": "tie", "Both bad": "both_bad"}
+AGGREGATE_AS = {"both_bad": "tie"}
 CONTROLS = {"preference": "choices", "rationale": "textarea"}
+# the guidelines section that belongs to each labeling config; a config shows only its own section
+SECTIONS = {"pairwise": "Pairwise tasks", "likert": "Rating tasks", "spans": "Marking facts"}
 
 
 def label_config(name: str = "pairwise") -> str:
     return resources.files("judgecal.annotation_assets").joinpath(f"{name}.xml").read_text("utf-8")
 
 
-def guidelines() -> str:
-    return resources.files("judgecal.annotation_assets").joinpath("guidelines.md").read_text("utf-8")
+def guidelines(config: str | None = None) -> str:
+    """The guidelines (markdown); with ``config``, without the sections written for other configs."""
+    text = resources.files("judgecal.annotation_assets").joinpath("guidelines.md").read_text("utf-8")
+    if config is None:
+        return text
+    if config not in SECTIONS:
+        raise ValueError(f"unknown labeling config {config!r}; choose from {', '.join(SECTIONS)}")
+    others = {t for c, t in SECTIONS.items() if c != config}
+    parts = text.split("\n## ")
+    kept = [parts[0]] + [p for p in parts[1:] if p.split("\n", 1)[0].strip() not in others]
+    return "\n## ".join(kept)
+
+
+def markdown_html(text: str) -> str:
+    """CommonMark to HTML with raw HTML disabled: any ``<``, ``>`` or ``&`` in ``text`` is escaped."""
+    from markdown_it import MarkdownIt
+
+    return str(MarkdownIt("commonmark", {"html": False}).render(text))
+
+
+def guidelines_html(config: str = "pairwise") -> str:
+    """The guidelines of ``config`` as HTML (Label Studio shows ``expert_instruction`` as HTML)."""
+    return markdown_html(guidelines(config))
 
 
 def client(conn: Connection, http: httpx.Client | None = None) -> Any:
@@ -40,82 +74,168 @@ def client(conn: Connection, http: httpx.Client | None = None) -> Any:
     return LabelStudio(base_url=conn.url, api_key=conn.token, httpx_client=http or httpx.Client(timeout=60))
 
 
+def _base_url(ls: Any) -> str:
+    return str(ls._client_wrapper.get_base_url()).rstrip("/")
+
+
 def _unreachable(conn_url: str, exc: Exception) -> LabelStudioError:
     return LabelStudioError(f"cannot reach Label Studio at {conn_url} ({type(exc).__name__}); nothing was "
                             "changed in the workspace: try again when the server is up")
 
 
-def ensure_project(ls: Any, title: str, overlap: int) -> int:
-    """The id of the project titled ``title`` (created with the blind pairwise config if missing)."""
-    for p in ls.projects.list():
-        if p.title == title:
-            return int(p.id)
-    p = ls.projects.create(title=title, label_config=label_config("pairwise"), maximum_annotations=overlap,
-                           expert_instruction=guidelines(), show_instruction=True, show_skip_button=True)
+def create_project(ls: Any, title: str, maximum_annotations: int) -> int:
+    """A new blind pairwise project; its guidelines are the pairwise section, as HTML."""
+    p = ls.projects.create(title=title, label_config=label_config("pairwise"),
+                           maximum_annotations=maximum_annotations, expert_instruction=guidelines_html("pairwise"),
+                           show_instruction=True, show_skip_button=True, sampling="Sequential sampling")
     return int(p.id)
 
 
 @dataclass
 class PushResult:
-    project_id: int
+    project_ids: dict[str, int] = field(default_factory=dict)
     created: int = 0
     already: int = 0
     gold: int = 0
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def project_id(self) -> int:
+        return next(iter(self.project_ids.values()))
+
+
+def _reviewer_rng(seed: int, who: str) -> random.Random:
+    return random.Random(f"{seed}:{who}")
 
 
 def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind review", overlap: int = 3,
-         gold: dict[str, str] | None = None, seed: int | None = None) -> PushResult:
-    """Create one blind task per item not yet in ``project`` (idempotent), plus gold items.
+         gold: dict[str, str] | None = None, gold_from: str | None = None, seed: int = 0,
+         reviewers: list[dict[str, Any]] | None = None, http: httpx.Client | None = None) -> PushResult:
+    """Send each item not yet in ``project`` (idempotent), plus gold items, as blind tasks.
 
-    ``gold`` maps item_id -> known label (item orientation); those items are mixed in unmarked.
+    ``reviewers`` (entries of ``annotators.json``: ``email``, ``org_id``, ``service_token``) gives each
+    annotator a project of their own; ``None`` pushes one shared project through ``ls``. ``gold`` maps
+    item_id -> known label (item orientation), drawn from ``gold_from``; gold items are mixed in
+    unmarked. A higher ``overlap`` than the project was pushed with is applied to the items already
+    sent; a lower one is refused. ``http`` is the transport of the per-organisation clients.
     """
-    pid = ensure_project(ls, project, overlap)
-    res = PushResult(pid)
-    rng = secrets.SystemRandom() if seed is None else random.Random(seed)
-    done = {r[0] for r in ws.conn.execute("SELECT item_id FROM ls_tasks WHERE project = ?", (project,))}
-    wanted = list(dict.fromkeys([*item_ids, *(gold or {})]))
+    if overlap < 1:
+        raise LabelStudioError(f"--overlap must be at least 1, not {overlap}")
+    gold = gold or {}
+    wanted = list(dict.fromkeys([*item_ids, *gold]))
     items = {it.item_id: it for it in ws.items(ids=wanted)}
     missing = [i for i in wanted if i not in items]
     if missing:
         raise LabelStudioError(f"{len(missing)} item(s) are not in the workspace, e.g. {missing[0]!r}")
-    rows, tasks = [], []
+    res = PushResult()
+    known = ws.ls_projects(project)
+    old_overlap = next((int(p["overlap"]) for p in known.values() if p["overlap"]), None)
+    if old_overlap is not None and overlap < old_overlap:
+        raise LabelStudioError(f"project {project!r} was pushed with --overlap {old_overlap}; lowering it to "
+                               f"{overlap} would withdraw tasks annotators already have. Push with --overlap "
+                               f"{old_overlap} (or higher), or use another --project")
+    if old_overlap is not None and overlap > old_overlap:
+        res.messages.append(f"overlap of {project!r} raised from {old_overlap} to {overlap}: items already sent "
+                            "go to more annotators")
+    copies = ws.ls_copies_frame(project)
+    base = _base_url(ls)
+    if reviewers is None:
+        return _push_shared(ws, ls, project, overlap, seed, wanted, items, gold, gold_from, known, copies, res)
+    if not reviewers:
+        raise LabelStudioError("no annotators yet: add them first with `judgecal annotate annotators --add EMAIL`")
+    emails = [r["email"] for r in reviewers]
+    holders: dict[str, set[str]] = {}
+    for i, who in zip(copies["item_id"], copies["annotator"], strict=True):
+        holders.setdefault(str(i), set()).add(str(who))
+    load = {e: int((copies["annotator"] == e).sum()) for e in emails}
+    rng = random.Random(seed)
+    plan: dict[str, list[str]] = {e: [] for e in emails}
     for item_id in wanted:
-        if item_id in done:
+        have = holders.get(item_id, set())
+        need = len(emails) if item_id in gold else min(overlap, len(emails))
+        if have:
             res.already += 1
-            continue
+        free = [e for e in emails if e not in have]
+        rng.shuffle(free)
+        free.sort(key=lambda e: load[e])
+        for e in free[:max(0, need - len(have))]:
+            plan[e].append(item_id)
+            load[e] += 1
+    try:
+        for r in reviewers:
+            email = r["email"]
+            org_ls = client(Connection(base, r["service_token"]), http)
+            pid = known[email]["project_id"] if email in known else None
+            if pid is None:
+                pid = create_project(org_ls, project, 1)
+            ws.ls_save_project(project, email, pid, r.get("org_id"), overlap, seed)
+            res.project_ids[email] = pid
+            todo = plan[email]
+            _reviewer_rng(seed, email).shuffle(todo)
+            start = int((copies["annotator"] == email).sum())
+            rows = _import(ws, org_ls, project, email, pid, todo, items, gold, gold_from, start)
+            res.created += rows
+            res.gold += sum(1 for i in todo if i in gold)
+    except httpx.HTTPError as exc:
+        raise _unreachable(base, exc) from None
+    return res
+
+
+def _push_shared(ws: Workspace, ls: Any, project: str, overlap: int, seed: int, wanted: list[str],
+                 items: dict[str, Any], gold: dict[str, str], gold_from: str | None, known: dict[str, Any],
+                 copies: Any, res: PushResult) -> PushResult:
+    base = _base_url(ls)
+    try:
+        if "" in known:
+            pid = int(known[""]["project_id"])
+            if int(known[""]["overlap"] or overlap) != overlap:
+                ls.projects.update(id=pid, maximum_annotations=overlap)
+        else:
+            pid = next((int(p.id) for p in ls.projects.list() if p.title == project), None) or \
+                create_project(ls, project, overlap)
+        ws.ls_save_project(project, "", pid, None, overlap, seed)
+        res.project_ids[""] = pid
+        have = set(copies["item_id"])
+        todo = [i for i in wanted if i not in have]
+        res.already = len(wanted) - len(todo)
+        _reviewer_rng(seed, "").shuffle(todo)
+        res.created = _import(ws, ls, project, "", pid, todo, items, gold, gold_from, len(copies))
+        res.gold = sum(1 for i in todo if i in gold)
+    except httpx.HTTPError as exc:
+        raise _unreachable(base, exc) from None
+    return res
+
+
+def _import(ws: Workspace, ls: Any, project: str, annotator: str, pid: int, todo: list[str], items: dict[str, Any],
+            gold: dict[str, str], gold_from: str | None, start: int) -> int:
+    """Import ``todo`` in this order (Label Studio serves a project's tasks in import order), then record."""
+    rng = secrets.SystemRandom()
+    tasks, rows = [], []
+    for pos, item_id in enumerate(todo, start):
         it = items[item_id]
         flipped = rng.random() < 0.5
         first, second = (it.candidates[1], it.candidates[0]) if flipped else (it.candidates[0], it.candidates[1])
         key = secrets.token_hex(12)
-        tasks.append({"data": {"prompt": it.prompt, "response_a": first.text, "response_b": second.text,
-                               "key": key}})
-        g = (gold or {}).get(item_id)
-        rows.append((key, project, pid, item_id, int(flipped), g, None, time.time()))
-        res.gold += g is not None
-    # shuffle so that gold items do not sit at the end
-    order = list(range(len(tasks)))
-    rng.shuffle(order)
-    tasks, rows = [tasks[i] for i in order], [rows[i] for i in order]
-    try:
-        for start in range(0, len(tasks), 500):
-            ls.projects.import_tasks(id=pid, request=tasks[start:start + 500])
-    except httpx.HTTPError as exc:
-        raise _unreachable(str(ls._client_wrapper.get_base_url()), exc) from None
-    with ws.transaction() as tx:
-        tx.executemany("INSERT INTO ls_tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    res.created = len(rows)
-    return res
+        tasks.append({"data": {"prompt": it.prompt, "response_a": first.text, "response_b": second.text, "key": key}})
+        rows.append({"task_key": key, "project": project, "annotator": annotator, "project_id": pid,
+                     "item_id": item_id, "flipped": int(flipped), "gold_label": gold.get(item_id),
+                     "gold_from": gold_from if item_id in gold else None, "position": pos, "pushed_at": time.time()})
+    for s in range(0, len(tasks), 500):
+        ls.projects.import_tasks(id=pid, request=tasks[s:s + 500])
+    return ws.ls_add_copies(rows) if rows else 0
 
 
 @dataclass
 class PullResult:
     new: int = 0
     updated: int = 0
+    cancelled: int = 0
     problems: list[str] = field(default_factory=list)
+    flagged: list[str] = field(default_factory=list)
 
 
 def _parse(result: list[dict[str, Any]]) -> tuple[str | None, str | None]:
-    """(shown label A/B/tie, problem) from one annotation's result list, validated against the config."""
+    """(shown choice A/B/tie/both_bad, problem) from one annotation's result list, checked against the config."""
     choice, problem = None, None
     for r in result:
         name, kind = r.get("from_name"), r.get("type")
@@ -131,66 +251,92 @@ def _parse(result: list[dict[str, Any]]) -> tuple[str | None, str | None]:
     return choice, problem
 
 
-def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: int = 100) -> PullResult:
-    """Fetch new and updated annotations, validate them, map them back to items; one transaction."""
+def _user_id(v: Any) -> int | None:
+    if isinstance(v, dict):
+        v = v.get("id")
+    return int(v) if v not in (None, "", 0) else None
+
+
+def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: int = 100,
+         reviewers: list[dict[str, Any]] | None = None, http: httpx.Client | None = None) -> PullResult:
+    """Fetch new and updated annotations, check them, map them back to items; one transaction.
+
+    Each label is credited to whoever last changed it (Label Studio's ``updated_by``, else
+    ``completed_by``); a label changed by anyone but the annotator whose project it is (or, in a shared
+    project, by anyone but its author) is flagged. Cancelled (skipped) annotations are reported.
+    """
     res = PullResult()
-    mapping = pd.read_sql_query("SELECT task_key, item_id, flipped, project_id FROM ls_tasks WHERE project = ?",
-                                ws.conn, params=[project])
-    if mapping.empty:
+    known = ws.ls_projects(project)
+    copies = ws.ls_copies_frame(project)
+    if copies.empty:
         return res
-    pid = int(mapping["project_id"].iloc[0])
-    by_key = {str(k): (str(i), bool(f)) for k, i, f in zip(mapping["task_key"], mapping["item_id"],
-                                                           mapping["flipped"], strict=True)}
-    seen = {int(a): u for a, u in ws.conn.execute(
-        "SELECT annotation_id, updated_at FROM ls_pulled WHERE project_id = ?", (pid,))}
-    base = str(ls._client_wrapper.get_base_url())
-    try:
-        users = {int(u.id): (u.email or u.username) for u in ls.users.list()}
-        tasks = list(ls.tasks.list(project=pid, fields="all", page_size=page_size))
-    except httpx.HTTPError as exc:
-        raise _unreachable(base, exc) from None
+    by_key = {str(k): (str(i), bool(f), str(a)) for k, i, f, a in
+              zip(copies["task_key"], copies["item_id"], copies["flipped"], copies["annotator"], strict=True)}
+    tokens = {r["email"]: r["service_token"] for r in reviewers or [] if r.get("service_token")}
+    base = _base_url(ls)
+    seen = ws.ls_seen(int(p["project_id"]) for p in known.values())
     anns: list[Annotation] = []
-    pulled: list[tuple[int, int, str, str]] = []
-    for task in tasks:
-        if not task.total_annotations:
+    labels: list[dict[str, Any]] = []
+    for owner, info in known.items():
+        pid = int(info["project_id"])
+        if owner and owner not in tokens:
+            res.problems.append(f"project {pid} of {owner}: no login for it in annotators.json, not pulled")
             continue
-        key = (task.data or {}).get("key")
-        if key not in by_key:
-            res.problems.append(f"task {task.id}: unknown key, skipped")
-            continue
-        item_id, flipped = by_key[key]
-        for a in task.annotations or []:
-            a = a if isinstance(a, dict) else a.dict()
-            aid, updated = int(a["id"]), str(a.get("updated_at") or a.get("created_at"))
-            if seen.get(aid) == updated:
+        org_ls = client(Connection(base, tokens[owner]), http) if owner else ls
+        try:
+            users = {int(u.id): (u.email or u.username) for u in org_ls.users.list()}
+            tasks = list(org_ls.tasks.list(project=pid, fields="all", page_size=page_size))
+        except httpx.HTTPError as exc:
+            raise _unreachable(base, exc) from None
+        for task in tasks:
+            if not (task.total_annotations or task.cancelled_annotations or task.annotations):
                 continue
-            if a.get("was_cancelled"):
-                res.problems.append(f"annotation {aid} on task {task.id}: cancelled, skipped")
-                pulled.append((aid, pid, updated, "cancelled"))
+            key = (task.data or {}).get("key")
+            if key not in by_key:
+                res.problems.append(f"task {task.id}: unknown key, skipped")
                 continue
-            shown, problem = _parse(a.get("result") or [])
-            if problem or shown is None:
-                res.problems.append(f"annotation {aid} on task {task.id}: {problem}, skipped")
-                pulled.append((aid, pid, updated, "rejected"))
-                continue
-            label = {"A": "B", "B": "A"}.get(shown, shown) if flipped else shown
-            who = users.get(int(a.get("completed_by") or 0), f"user-{a.get('completed_by')}")
-            anns.append(Annotation(item_id, who, label, "BA" if flipped else "AB", a.get("lead_time"),
-                                   f"label-studio:{project}", f"ls:{pid}:{aid}"))
-            pulled.append((aid, pid, updated, "ok"))
-            res.updated += aid in seen
-            res.new += aid not in seen
-    with ws.transaction() as tx:
-        ws.add_annotations(anns, conn=tx)
-        tx.executemany("INSERT OR REPLACE INTO ls_pulled VALUES (?, ?, ?, ?)", pulled)
+            item_id, flipped, _ = by_key[key]
+            for a in task.annotations or []:
+                a = a if isinstance(a, dict) else a.dict()
+                aid, updated = int(a["id"]), str(a.get("updated_at") or a.get("created_at"))
+                if seen.get((pid, aid)) == updated:
+                    continue
+                author = users.get(_user_id(a.get("completed_by")) or 0, f"user-{a.get('completed_by')}")
+                changer_id = _user_id(a.get("updated_by"))
+                changer = users.get(changer_id, f"user-{changer_id}") if changer_id else author
+                row = {"project_id": pid, "annotation_id": aid, "task_key": key, "item_id": item_id,
+                       "annotator": changer, "completed_by": author, "updated_by": changer, "updated_at": updated}
+                if a.get("was_cancelled"):
+                    res.cancelled += 1
+                    res.problems.append(f"annotation {aid} on task {task.id} by {author}: cancelled (skipped by the "
+                                        "annotator), not counted")
+                    labels.append({**row, "status": "cancelled"})
+                    continue
+                shown, problem = _parse(a.get("result") or [])
+                if problem or shown is None:
+                    res.problems.append(f"annotation {aid} on task {task.id}: {problem}, skipped")
+                    labels.append({**row, "status": "rejected", "note": problem})
+                    continue
+                choice = {"A": "B", "B": "A"}.get(shown, shown) if flipped else shown
+                others = {p for p in (author, changer) if p != (owner or author)}
+                status, note = "ok", None
+                if others:
+                    status = "flagged"
+                    note = f"made by {author}, last changed by {changer}"
+                    res.flagged.append(f"annotation {aid} on task {task.id} in {owner or 'the shared'} project: "
+                                       f"{note}; credited to {changer}")
+                anns.append(Annotation(item_id, changer, AGGREGATE_AS.get(choice, choice), "BA" if flipped else "AB",
+                                       a.get("lead_time"), f"label-studio:{project}", f"ls:{pid}:{aid}"))
+                labels.append({**row, "choice": choice, "status": status, "note": note})
+                res.updated += (pid, aid) in seen
+                res.new += (pid, aid) not in seen
+    ws.ls_record_pull(anns, labels)
     return res
 
 
 def gold_labels(ws: Workspace, project: str | None = None) -> dict[str, str]:
     """item_id -> known label of the gold items pushed to ``project`` (all projects when ``None``)."""
-    q = "SELECT item_id, gold_label FROM ls_tasks WHERE gold_label IS NOT NULL"
-    rows = ws.conn.execute(q, ()) if project is None else ws.conn.execute(q + " AND project = ?", (project,))
-    return dict(rows.fetchall())
+    return ws.ls_gold(project)
 
 
 def annotation_json(label: str) -> list[dict[str, Any]]:
@@ -200,4 +346,5 @@ def annotation_json(label: str) -> list[dict[str, Any]]:
              "value": {"choices": [inverse.get(label, label)]}}]
 
 
-__all__ = ["PullResult", "PushResult", "annotation_json", "client", "gold_labels", "pull", "push"]
+__all__ = ["PullResult", "PushResult", "annotation_json", "client", "gold_labels", "guidelines_html", "pull",
+           "push"]

@@ -1,0 +1,55 @@
+"""Gold items for blind review: where their answers come from is named, and the draw is seeded.
+
+``--gold-from`` names the answers: an annotator, a label source (its labels must agree on an item for
+the item to count), or ``consensus:METHOD`` (a consensus stored by ``judgecal aggregate``). Items are
+drawn at random with ``seed`` among those not already sent to the project; a project that already holds
+``n`` gold items gets none more, so a repeated push adds nothing.
+"""
+
+from __future__ import annotations
+
+import random
+
+from judgecal.annotation.server import LabelStudioError
+from judgecal.data.store import Workspace
+
+LABELS = ("A", "B", "tie")
+
+
+def draw_gold(ws: Workspace, source: str | None, n: int, *, project: str, exclude: set[str] | None = None,
+              seed: int = 0) -> dict[str, str]:
+    """item_id -> answer for the gold items still to send so that ``project`` holds ``n``."""
+    if n < 0:
+        raise LabelStudioError(f"--gold must be 0 or more, not {n}")
+    if n == 0:
+        return {}
+    if not source:
+        raise LabelStudioError("--gold needs --gold-from: an annotator or label source whose answers are the "
+                               "gold (e.g. llmbar-gold), or consensus:METHOD for a seeded draw from a stored "
+                               "consensus (e.g. consensus:ds)")
+    have = ws.ls_gold(project)
+    if len(have) >= n:
+        return {}
+    if source.startswith("consensus:"):
+        method = source.split(":", 1)[1]
+        cons = ws.consensus_frame(method)
+        if cons.empty:
+            raise LabelStudioError(f"--gold-from {source}: no consensus {method!r} is stored; run "
+                                   f"`judgecal aggregate --method {method}` first")
+        answers = dict(zip(cons["item_id"].astype(str), cons["label"].astype(str), strict=True))
+    else:
+        ann = ws.annotations_frame()
+        ann = ann[(ann["annotator"] == source) | (ann["source"] == source)]
+        if ann.empty:
+            raise LabelStudioError(f"--gold-from {source}: no labels by that annotator or from that source")
+        agreed = ann.groupby("item_id")["label"].nunique() == 1
+        first = ann.drop_duplicates("item_id").set_index("item_id")["label"]
+        answers = {str(k): str(first[k]) for k in agreed[agreed].index}
+    taken = ws.ls_pushed_items(project) | (exclude or set())
+    pairwise = {it.item_id for it in ws.items(ids=list(answers)) if it.task == "pairwise" and len(it.candidates) == 2}
+    pool = sorted(i for i, lab in answers.items() if lab in LABELS and i not in taken and i in pairwise)
+    want = n - len(have)
+    if len(pool) < want:
+        raise LabelStudioError(f"--gold-from {source}: only {len(pool)} unsent pairwise item(s) have an agreed "
+                               f"answer, {want} asked for")
+    return {i: answers[i] for i in random.Random(seed).sample(pool, want)}
