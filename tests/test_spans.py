@@ -264,3 +264,19 @@ def test_older_workspace_gains_the_spans_table(tmp_path):
     db = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     db.close()
+
+
+def test_rater_quality_leave_one_out():
+    # four raters on 30 items: 0, 1 and 2 mark [10,20); 3 marks [40,50); on item 0 rater 0 is alone
+    n = 30
+    item = np.r_[np.repeat(np.arange(1, n), 4), 0]
+    rater = np.r_[np.tile([0, 1, 2, 3], n - 1), 0]
+    start = np.where(rater == 3, 40, 10)
+    sp = S.intervals(item, start, start + 10)
+    q, count = S.rater_quality(sp, rater)
+    assert q.tolist() == [1.0, 1.0, 1.0, 0.0] and count.tolist() == [n - 1] * 4
+    # as consensus weights: rater 3 (quality 0) no longer tips [5,8) into the majority
+    three = S.intervals([0, 0, 0], [0, 5, 5], [3, 8, 8])
+    plain = S.consensus(three, [0, 1, 3])
+    assert list(zip(plain.start.tolist(), plain.end.tolist(), strict=True)) == [(5, 8)]  # 2 of 3 raters
+    assert len(S.consensus(three, [0, 1, 3], weights=np.nan_to_num(q))) == 0  # weight 1 of 2 is not > half

@@ -79,6 +79,7 @@ def faithbench_hallucinated(labels: list[list[str]]) -> bool:
 def load_faithbench(offline: bool = False) -> SpanDataset:
     files = fetch("faithbench", offline=offline)
     out = SpanDataset("faithbench")
+    ids: dict[str, str] = {}  # rater name (a short prefix of the annotator id) -> the full id
     for b in FAITHBENCH_BATCHES:
         path = files[f"data_for_release/batch_{b}.json"]
         data = _read(path)
@@ -106,6 +107,8 @@ def load_faithbench(offline: bool = False) -> SpanDataset:
                     raise DatasetError(f"{where}.summary_span: does not match summary[{start}:{end}]")
                 labels = a.get("label") or []
                 rater = f"faithbench/{str(a['annotator_id'])[:8]}"
+                if ids.setdefault(rater, str(a["annotator_id"])) != str(a["annotator_id"]):
+                    raise DatasetError(f"{where}.annotator_id: two annotators share the prefix {rater}")
                 key = (rater, start, end, faithbench_label(labels))
                 notes.setdefault(key, []).append({"labels": labels, "note": a.get("note")})
             # an annotator who marked the same stretch twice with the same label (the release has two

@@ -412,6 +412,35 @@ def consensus(sp: Intervals, rater: ArrayLike, weights: ArrayLike | None = None)
     return merge(Intervals(it[on], s[on], e[on]))
 
 
+def rater_quality(sp: Intervals, rater: ArrayLike) -> tuple[FloatArray, IntArray]:
+    """Each rater's mean per-item character F1 against the majority consensus of the *other* raters
+    of the item (leave-one-out), over the items it shares with at least one other; returns the F1 and
+    the item count per rater code (NaN and 0 for a rater who never shares an item). A weight for
+    :func:`consensus` that needs no gold spans."""
+    r = np.asarray(rater, dtype=np.int64)
+    n_r = int(r.max(initial=-1)) + 1
+    quality, count = np.full(n_r, np.nan), np.zeros(n_r, dtype=np.int64)
+    g_item, g_rater, _ = _presence(sp.item, r)
+    per_item = np.bincount(g_item, minlength=int(sp.item.max(initial=-1)) + 1)
+    for k in range(n_r):  # one pass per rater (raters are few; everything inside is vectorised)
+        shared = np.zeros(per_item.size, dtype=bool)
+        shared[g_item[g_rater == k]] = True
+        shared &= per_item >= 2
+        if not shared.any():
+            continue
+        items = np.flatnonzero(shared)
+        remap = np.full(per_item.size, -1)
+        remap[items] = np.arange(items.size)
+        mine, others = (r == k) & shared[sp.item], (r != k) & shared[sp.item]
+        mine_iv = Intervals(remap[sp.item[mine]], sp.start[mine], sp.end[mine])
+        others_iv = Intervals(remap[sp.item[others]], sp.start[others], sp.end[others])
+        cons = consensus(others_iv, r[others])
+        lp, lr, li = overlap_counts(mine_iv, cons, items.size)
+        quality[k] = float(scores_from_counts(lp, lr, li)["f1"].mean())
+        count[k] = items.size
+    return quality, count
+
+
 __all__ = ["Intervals", "by_label", "char_counts", "consensus", "detection", "human_ceiling", "intervals", "join_pairs", "marked",
-           "mean_ci", "merge", "overlap_counts", "pairwise_f1", "scores_from_counts", "soft_spearman",
+           "mean_ci", "merge", "overlap_counts", "pairwise_f1", "rater_quality", "scores_from_counts", "soft_spearman",
            "span_matches", "span_scores", "to_tokens", "token_bounds"]
