@@ -97,8 +97,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     if args.kind == "judgments":
         return _import_judgments(args)
-    if args.replace:
-        raise UsageError("--replace applies to --as judgments only")
+    if args.replace or args.spec:
+        raise UsageError("--replace and --spec apply to --as judgments only")
     dataset = args.source in registry.registry()
     if not dataset:  # checked before the workspace is created
         if not Path(args.source).exists():
@@ -121,9 +121,16 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _import_judgments(args: argparse.Namespace) -> int:
     """Verdicts from the user's own pipeline, about items already in the workspace."""
     from judgecal.data.verdicts import import_verdicts
+    from judgecal.judges.spec import SpecError, load_spec
 
+    if args.name:
+        raise UsageError("--name applies to items; a judgment names its judge in the `judge` field")
+    try:
+        spec = load_spec(args.spec) if args.spec else None
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
     with _open_ws(args, create=False) as ws:
-        res = import_verdicts(ws, args.source, replace=args.replace)
+        res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
     print(f"imported {res.new} new judgments from {len(res.judges)} judge(s) ({', '.join(res.judges)}) in "
           f"{args.source}; {res.unchanged} already stored, {res.replaced} replaced")
     return 0
@@ -578,6 +585,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what the file holds: items (default) or judgments (verdicts about items already imported)")
     p.add_argument("--replace", action="store_true", help="with --as judgments: overwrite stored judgments "
                    "whose content changed (default: refuse them)")
+    p.add_argument("--spec", metavar="YAML", help="with --as judgments: the judge spec of the file's verdicts "
+                   "(name, backend, model, rubric, parameters); every record's judge must be its name")
     _ws_arg(p)
     p.set_defaults(func=cmd_import)
 

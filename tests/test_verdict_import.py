@@ -20,10 +20,11 @@ import pytest
 from judgecal.cli import main
 from judgecal.data.importers import import_file
 from judgecal.data.store import Workspace
-from judgecal.data.verdicts import import_spec_hash, import_verdicts, judgment_key
+from judgecal.data.verdicts import import_spec, import_verdicts, judgment_key
+from judgecal.judges.spec import load_spec
 
 REPO = Path(__file__).resolve().parents[1]
-ITEMS, VERDICTS = REPO / "data" / "items.jsonl", REPO / "data" / "verdicts.jsonl"
+ITEMS, VERDICTS, SPEC = (REPO / "data" / n for n in ("items.jsonl", "verdicts.jsonl", "judge.yaml"))
 JUDGE = "example/acme-judge"
 
 
@@ -92,8 +93,12 @@ def _by_hand() -> dict[str, float]:
 def test_example_files_end_to_end(tmp_path, capsys):
     ws = str(tmp_path / "ws")
     assert main(["import", str(ITEMS), "-w", ws]) == 0
-    assert main(["import", str(VERDICTS), "--as", "judgments", "-w", ws]) == 0
+    assert main(["import", str(VERDICTS), "--as", "judgments", "--spec", str(SPEC), "-w", ws]) == 0
     assert "imported 40 new judgments from 1 judge(s) (example/acme-judge)" in capsys.readouterr().out
+    with Workspace(tmp_path / "ws", create=False) as w:
+        spec = load_spec(str(SPEC))
+        assert w.judge_specs() == {spec.spec_hash: (JUDGE, spec.to_dict())}
+        assert set(w.judgments_frame()["spec_hash"]) == {spec.spec_hash}
     assert main(["aggregate", "-w", ws]) == 0
     assert main(["audit", "--consensus", "mv", "--n-boot", "200", "-w", ws]) == 0
     report = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text("utf-8"))
@@ -138,7 +143,8 @@ def test_reimport_is_idempotent_and_a_changed_verdict_needs_replace(tmp_path, ca
         assert len(jf) == 40
         key = judgment_key(JUDGE, "ex-01", "AB", 0, "none")
         assert jf.set_index("key").loc[key, "verdict"] == "B"
-        assert set(jf["spec_hash"]) == {import_spec_hash(JUDGE)}
+        assert set(jf["spec_hash"]) == {import_spec(JUDGE).spec_hash}
+        assert w.judge_specs()[import_spec(JUDGE).spec_hash] == (JUDGE, {"backend": "import", "model": JUDGE})
 
 
 def test_orientation_and_probabilities_are_undone_once(tmp_path):
@@ -275,6 +281,38 @@ def test_a_judge_name_of_another_spec_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{VERDICTS}:1: judge: 'example/acme-judge' is already in the workspace as another judge" in err
     assert _dump(ws_dir) == before
+
+
+def test_spec_file_names_the_judge_and_moving_to_it_needs_replace(tmp_path, capsys):
+    ws_dir = _ws_with_items(tmp_path)
+    ws = str(ws_dir)
+    other = _jsonl(tmp_path / "other.jsonl", [{**OK, "judge": "someone/else"}])
+    before = _dump(ws_dir)
+    assert main(["import", str(other), "--as", "judgments", "--spec", str(SPEC), "-w", ws]) == 2
+    assert f"{other}:1: judge: 'someone/else' is not the judge of the spec" in capsys.readouterr().err
+    assert _dump(ws_dir) == before
+    # imported first without a spec, the same name under the spec file is another judge ...
+    assert main(["import", str(VERDICTS), "--as", "judgments", "-w", ws]) == 0
+    before = _dump(ws_dir)
+    assert main(["import", str(VERDICTS), "--as", "judgments", "--spec", str(SPEC), "-w", ws]) == 2
+    err = capsys.readouterr().err
+    assert f"{VERDICTS}:1: judge: 'example/acme-judge' is already in the workspace as another judge" in err
+    assert err.count(str(VERDICTS)) == 1
+    assert _dump(ws_dir) == before
+    # ... unless the import is told to replace it: every judgment moves to the spec
+    assert main(["import", str(VERDICTS), "--as", "judgments", "--spec", str(SPEC), "--replace", "-w", ws]) == 0
+    assert "40 replaced" in capsys.readouterr().out
+    with Workspace(ws_dir, create=False) as w:
+        assert set(w.judgments_frame()["spec_hash"]) == {load_spec(str(SPEC)).spec_hash}
+        assert w.judges() == [JUDGE]
+
+
+def test_bad_spec_file_is_a_usage_error(tmp_path, capsys):
+    ws_dir = _ws_with_items(tmp_path)
+    bad = tmp_path / "judge.yaml"
+    bad.write_text("name: x\nbackend: import\nmodel: m\nparameters: {temprature: 0}\n", "utf-8")
+    assert main(["import", str(VERDICTS), "--as", "judgments", "--spec", str(bad), "-w", str(ws_dir)]) == 2
+    assert "field 'parameters.temprature' is unknown" in capsys.readouterr().err
 
 
 def test_missing_workspace_is_not_created(tmp_path, capsys):

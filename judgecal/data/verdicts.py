@@ -15,8 +15,13 @@ Verdicts and probabilities are turned into item orientation once, by
 :func:`judgecal.data.records.to_item_orientation`. Each judgment's key is the hash of
 (judge, item, order, sample, mutation): re-importing a file stores nothing twice; a record whose
 content differs from the stored judgment of the same key is refused unless ``replace=True``.
-A judge name already used in the workspace by another spec (a live or recorded judge) is refused:
-two specs are two judges.
+
+An imported judge is a spec like any other (:mod:`judgecal.judges.spec`): by default backend
+``import`` with the judge's name as its model; given a spec file (name, backend, model, rubric,
+parameters), every record must be that spec's judge and carries its hash. The spec is stored with
+the judgments. A judge name already used in the workspace by another spec (a live or recorded judge,
+or an import under another spec) is refused — two specs are two judges — except that ``replace=True``
+may move an imported judge to a new spec.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 from judgecal.data.importers import MAX_TEXT_CHARS, ImportValidationError, Problem, _records
 from judgecal.data.records import ORDERS, VERDICTS, Judgment, stable_hash, to_item_orientation
 from judgecal.data.store import Workspace
+from judgecal.judges.spec import JudgeSpec
 
 VERDICT_VALUES: tuple[str, ...] = (*VERDICTS, "invalid")
 MAX_NAME_CHARS = 200
@@ -122,9 +128,10 @@ REQUIRED = ("item_id", "judge")
 DEFAULTS: dict[str, Any] = {"order": "AB", "sample": 0, "mutation": "none", "raw": ""}
 
 
-def import_spec_hash(judge: str) -> str:
-    """The spec of an imported judge: its name and that it came from a file."""
-    return stable_hash({"backend": "import", "judge": judge})
+def import_spec(judge: str) -> JudgeSpec:
+    """The spec of a judge imported without a spec file: backend ``import``, its name as the model."""
+    return JudgeSpec(backend="import", model=judge, rubric="", temperature=None, max_tokens=None, logprobs=None,
+                     top_logprobs=None, name=judge)
 
 
 def judgment_key(judge: str, item_id: str, order: str, sample: int, mutation: str) -> str:
@@ -139,12 +146,13 @@ class VerdictImport:
 
     judgments: list[Judgment] = field(default_factory=list)
     judges: list[str] = field(default_factory=list)
+    specs: dict[str, JudgeSpec] = field(default_factory=dict)
     new: int = 0
     unchanged: int = 0
     replaced: int = 0
 
 
-def _judgment(v: dict[str, Any], task: str, f: str, n: int, problems: list[Problem]) -> Judgment | None:
+def _judgment(v: dict[str, Any], task: str, spec: JudgeSpec, f: str, n: int, problems: list[Problem]) -> Judgment | None:
     """One validated record (``v``: field -> checked value) as a Judgment in item orientation."""
     verdict, score, order = v.get("verdict"), v.get("score"), v["order"]
     before = len(problems)
@@ -175,7 +183,7 @@ def _judgment(v: dict[str, Any], task: str, f: str, n: int, problems: list[Probl
     judge, item_id = v["judge"], v["item_id"]
     return Judgment(
         key=judgment_key(judge, item_id, order, v["sample"], v["mutation"]), item_id=item_id, judge=judge,
-        spec_hash=import_spec_hash(judge), order=order, mutation=v["mutation"], sample=v["sample"], raw=v["raw"],
+        spec_hash=spec.spec_hash, order=order, mutation=v["mutation"], sample=v["sample"], raw=v["raw"],
         verdict=to_item_orientation(verdict, order), score=score, p_a=p_a, p_b=p_b, p_tie=v.get("p_tie"),
         status="invalid" if verdict == "invalid" else "ok", prompt_tokens=v.get("prompt_tokens"),
         completion_tokens=v.get("completion_tokens"), latency_s=v.get("latency_s"), cost_usd=v.get("cost_usd"),
@@ -193,15 +201,19 @@ def _stored(ws: Workspace, keys: list[str]) -> dict[str, tuple[Any, ...]]:
     return out
 
 
-def _other_specs(ws: Workspace, judges: list[str]) -> dict[str, str]:
-    """Judge name -> a spec hash already stored under that name that is not the import spec."""
+def _other_specs(ws: Workspace, wanted: dict[str, str], replace: bool) -> dict[str, str]:
+    """Judge name -> a spec hash already stored under that name other than the one this import gives
+    it (``wanted``: name -> hash); with ``replace``, another *imported* spec of the name is allowed."""
+    stored = ws.judge_specs()
+    names = sorted(wanted)
     out: dict[str, str] = {}
-    for i in range(0, len(judges), 900):
-        chunk = judges[i : i + 900]
+    for i in range(0, len(names), 900):
+        chunk = names[i : i + 900]
         q = f"SELECT DISTINCT judge, spec_hash FROM judgments WHERE judge IN ({', '.join('?' for _ in chunk)})"
-        for judge, spec in ws.conn.execute(q, chunk):
-            if spec != import_spec_hash(judge):
-                out[judge] = spec
+        for judge, h in ws.conn.execute(q, chunk):
+            imported = stored.get(h, ("", {}))[1].get("backend") == "import"
+            if h != wanted[judge] and not (replace and imported):
+                out[judge] = h
     return out
 
 
@@ -214,7 +226,8 @@ def _differs(j: Judgment, stored: tuple[Any, ...]) -> list[str]:
     return [c for c, old in zip(COMPARED, stored, strict=True) if not same(getattr(j, c), old)]
 
 
-def parse_verdicts(ws: Workspace, path: Path, replace: bool = False) -> tuple[VerdictImport, list[Problem]]:
+def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
+                   spec: JudgeSpec | None = None) -> tuple[VerdictImport, list[Problem]]:
     """Validate every record of ``path`` against the schema and the workspace; write nothing."""
     f = str(path)
     records, problems = _records(path)
@@ -223,6 +236,7 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False) -> tuple[Ve
     tasks = dict(ws.conn.execute("SELECT item_id, task FROM items").fetchall())
     seen: dict[str, int] = {}
     first_line: dict[str, int] = {}
+    specs: dict[str, JudgeSpec] = {}
     out = VerdictImport()
     for n, rec in records:
         if not isinstance(rec, dict):
@@ -247,7 +261,12 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False) -> tuple[Ve
         if task is None:
             problems.append(Problem(f, n, "item_id", f"unknown item {v['item_id']!r}; import the items first"))
             continue
-        j = _judgment(v, task, f, n, problems)
+        if spec is not None and v["judge"] != spec.base_name:
+            problems.append(Problem(f, n, "judge", (
+                f"{v['judge']!r} is not the judge of the spec {spec.origin or ''} ({spec.base_name!r})")))
+            continue
+        judge_spec = specs.setdefault(v["judge"], spec or import_spec(v["judge"]))
+        j = _judgment(v, task, judge_spec, f, n, problems)
         if j is None:
             continue
         if j.key in seen:
@@ -258,10 +277,12 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False) -> tuple[Ve
         seen[j.key] = n
         first_line.setdefault(j.judge, n)
         out.judgments.append(j)
-    for judge, spec in _other_specs(ws, sorted(first_line)).items():
+    clash = _other_specs(ws, {name: s.spec_hash for name, s in specs.items()}, replace)
+    for judge, h in clash.items():
         problems.append(Problem(f, first_line[judge], "judge", (
-            f"{judge!r} is already in the workspace as another judge (spec {spec}); "
+            f"{judge!r} is already in the workspace as another judge (spec {h}); "
             "two specs are two judges: import under another name")))
+    out.judgments = [j for j in out.judgments if j.judge not in clash]
     stored = _stored(ws, [j.key for j in out.judgments])
     line = {j.key: seen[j.key] for j in out.judgments}
     keep = []
@@ -280,16 +301,19 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False) -> tuple[Ve
             problems.append(Problem(f, line[j.key], changed[0], (
                 f"differs from the judgment already stored for this judge, item, order, sample and mutation "
                 f"({', '.join(changed)}); pass --replace to overwrite it")))
-    out.judgments, out.judges = keep, sorted(first_line)
+    out.judgments, out.judges, out.specs = keep, sorted(first_line), specs
     return out, problems
 
 
-def import_verdicts(ws: Workspace, path: str | Path, replace: bool = False) -> VerdictImport:
-    """Validate ``path`` completely, then write its new (or, with ``replace``, changed) judgments in one
-    transaction, or nothing. Raises :class:`ImportValidationError` with every problem."""
-    res, problems = parse_verdicts(ws, Path(path), replace)
+def import_verdicts(ws: Workspace, path: str | Path, replace: bool = False,
+                    spec: JudgeSpec | None = None) -> VerdictImport:
+    """Validate ``path`` completely, then write its new (or, with ``replace``, changed) judgments and
+    their judge specs in one transaction, or nothing. Raises :class:`ImportValidationError` with every
+    problem. ``spec``: the spec of the file's one judge (default: :func:`import_spec` per name)."""
+    res, problems = parse_verdicts(ws, Path(path), replace, spec)
     if problems:
         raise ImportValidationError(problems)
     with ws.transaction() as tx:
+        ws.add_judge_specs([(s.spec_hash, s.base_name, s.to_dict()) for s in res.specs.values()], conn=tx)
         ws.add_judgments(res.judgments, conn=tx, replace=True)
     return res
