@@ -443,7 +443,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"{out}: the folder {out.parent} does not exist")
     with _open_ws(args, create=False) as ws:
-
         print(f"wrote {ws.export(args.table, args.file)}")
     return 0
 
@@ -716,6 +715,8 @@ def _return_large_frees_to_the_os() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import sqlite3
+
     from judgecal.annotation.server import LabelStudioError
     from judgecal.data.families import FamiliesError
     from judgecal.data.importers import ImportValidationError
@@ -744,6 +745,12 @@ def main(argv: list[str] | None = None) -> int:
             raise
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"judgecal {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:  # a damaged database, or one another program holds
+        if os.environ.get("JUDGECAL_DEBUG") == "1":
+            raise
+        db = Path(args.workspace) / "judgecal.sqlite" if getattr(args, "workspace", None) else "workspace database"
+        print(f"judgecal {args.command}: {db}: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # the last safety net: one line, the traceback only when asked for
         if os.environ.get("JUDGECAL_DEBUG") == "1":

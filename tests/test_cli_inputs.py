@@ -28,7 +28,8 @@ def _one_line_error(capsys, *fragments):
 
 
 @pytest.fixture(scope="module")
-def ws_dir(tmp_path_factory):
+def ws_dir(tmp_path_factory, mirror):
+    os.environ["JUDGECAL_DATA_MIRROR"] = str(mirror)  # module scope: set before the per-test fixture does
     ws = tmp_path_factory.mktemp("inputs") / "ws"
     assert main(["import", "llmbar/Natural", "-w", str(ws)]) == 0
     return str(ws)
@@ -116,6 +117,17 @@ def test_corrupt_database(tmp_path, capsys):
                          capture_output=True, text=True)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_damaged_database_pages(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    assert main(["import", "llmbar/Natural", "-w", str(ws)]) == 0
+    with open(ws / "judgecal.sqlite", "r+b") as fh:  # a valid header, damaged pages behind it
+        fh.seek(8192)
+        fh.write(b"\xff" * 40960)
+    capsys.readouterr()
+    assert main(["audit", "-w", str(ws), "--n-boot", "10"]) == 2
+    _one_line_error(capsys, f"judgecal audit: {ws / 'judgecal.sqlite'}: ")
 
 
 @contextlib.contextmanager

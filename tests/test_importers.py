@@ -78,6 +78,17 @@ CASES = {
     "missing_file": (lambda p: p / "absent.jsonl", None, None, "does not exist"),
     "csv_missing_column": (lambda p: pd.DataFrame([{"id": "a", "prompt": "p", "response_a": "x"}]).to_csv(
         p / "x.csv", index=False) or p / "x.csv", 2, "response_b", "missing required field"),
+    "csv_multiline_field": (lambda p: (p / "x.csv").write_text(
+        'id,prompt,response_a,response_b\nc1,"three\nline\nprompt",a,b\nc2,p,,b\n') and p / "x.csv",
+        5, "response_a", "missing required field"),
+    "csv_too_many_fields": (lambda p: (p / "x.csv").write_text(
+        'id,prompt,response_a,response_b\nc1,p,a,b,extra\n') and p / "x.csv", 2, None, "header names 4"),
+    "deep_nesting": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "metadata": {"x": [[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]
+                                                                             }}, "[" * 5000 + "]" * 5000]),
+                     2, None, "nested more than"),
+    "lone_surrogate": (lambda p: _jsonl(p / "x.jsonl", ['{"id": "s", "prompt": "\\udc80", "response_a": "a", '
+                                                        '"response_b": "b"}']), 1, "prompt", "lone surrogate"),
+    "folder": (lambda p: (p / "d.jsonl").mkdir() or p / "d.jsonl", None, None, "is a folder"),
     "parquet_wrong_type": (lambda p: pd.DataFrame([{"id": "a", "prompt": 3.5, "response_a": "x", "response_b": "y"}])
                            .to_parquet(p / "x.parquet") or p / "x.parquet", 1, "prompt", "must be a string"),
 }
