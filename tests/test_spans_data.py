@@ -310,3 +310,18 @@ def test_faithbench_token_level_and_per_label_ceiling(ws):  # type: ignore[no-un
     print("\nFaithBench annotators' pairwise F1, token level:", got, "\nper label (character level):",
           json.dumps(per, indent=1))
     assert all(v["n"] > 0 for v in per.values())
+
+
+def test_span_datasets_are_registered(capsys, mirror):  # type: ignore[no-untyped-def]
+    from judgecal.cli import main
+    from judgecal.data.registry import COMMITS, LICENSES, expected_checksum, registry
+
+    assert main(["datasets", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "faithbench" in out and "summary-of-a-haystack" in out and "CC BY-NC-SA 4.0" in out
+    assert COMMITS["vectara/FaithBench"] == "cf89797d82812c23b5d5e5c121f1d9b8983bbbce"
+    assert COMMITS["salesforce/summary-of-a-haystack"] == "43531729bc39fdc301bcc9ff7b26c5e6ce3fbf57"
+    assert LICENSES["salesforce/summary-of-a-haystack"] == "Apache-2.0"
+    files = registry()["faithbench"].files + registry()["summary-of-a-haystack"].files
+    assert len(files) == 16 and all(expected_checksum(f) for f in files)  # every file's sha256 ships
+    assert all(f.url.startswith("https://raw.githubusercontent.com/") and COMMITS[f.repo] in f.url for f in files)
