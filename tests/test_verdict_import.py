@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from judgecal.audit.decision import DEFAULT_THRESHOLDS, judge_verdict, load_thresholds
 from judgecal.cli import main
 from judgecal.data.importers import import_file
 from judgecal.data.store import Workspace
@@ -93,6 +95,8 @@ def _by_hand() -> dict[str, float]:
 def test_example_files_end_to_end(tmp_path, capsys):
     ws = str(tmp_path / "ws")
     assert main(["import", str(ITEMS), "-w", ws]) == 0
+    for name in ("families.yaml", "thresholds.yaml"):  # as the README's example does
+        shutil.copy(REPO / "data" / name, tmp_path / "ws" / name)
     assert main(["import", str(VERDICTS), "--as", "judgments", "--spec", str(SPEC), "-w", ws]) == 0
     assert "imported 40 new judgments from 1 judge(s) (example/acme-judge)" in capsys.readouterr().out
     with Workspace(tmp_path / "ws", create=False) as w:
@@ -115,6 +119,14 @@ def test_example_files_end_to_end(tmp_path, capsys):
     assert judge["position"]["direction"] == "first"
     assert judge["usage"]["cost_usd_per_1k"] == pytest.approx(
         1000 * sum(v["cost_usd"] for v in _read(VERDICTS)) / 40)
+    # families.yaml makes acme-chat-7b the judge's own family: 8 items pit it against another family
+    assert judge["self_preference"]["self_pick_when_lost"]["n"] > 0
+    # the thresholds example reads as judgecal's defaults and calls this judge not aligned, for its bias
+    thresholds = load_thresholds(tmp_path / "ws")
+    assert thresholds == DEFAULT_THRESHOLDS
+    verdict = judge_verdict(judge, thresholds)
+    assert verdict["status"] == "not aligned"
+    assert verdict["reasons"][0] == "picks the response shown first 81% of the time"
 
 
 def test_reimport_is_idempotent_and_a_changed_verdict_needs_replace(tmp_path, capsys):
