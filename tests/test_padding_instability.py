@@ -88,16 +88,19 @@ def test_padding_probe_and_repeats_live_through_the_cli(tmp_path, capsys):
     assert main(["judge", "--judge", "local/smollm2", "--items", "4", "--samples", "3", "--temperature", "1.0",
                  "--quiet", "-w", ws]) == 0
     assert main(["audit", "--n-boot", "200", "-w", ws]) == 0
-    local = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())["judges"]["local/smollm2"]
+    judges = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())["judges"]
+    local, hot = judges["local/smollm2"], judges["local/smollm2[temperature=1.0]"]  # two specs, two judges
     assert local["n_items_with_consensus"] == 4  # padded pairs never count as aligned items
     from judgecal.data.store import Workspace
 
     with Workspace(ws) as w:
         f = w.judgments_frame("local/smollm2")
-    valid = f[~f["item_id"].str.contains("#") & f["verdict"].isin(["A", "B", "tie"])]
+        f_hot = w.judgments_frame("local/smollm2[temperature=1.0]")
+    assert len(f_hot) == 4 * 2 * 3 and hot["n_judgments"] == 24
+    valid = f_hot[f_hot["verdict"].isin(["A", "B", "tie"])]
     repeats = valid.groupby(["item_id", "order"])["sample"].nunique()
-    assert repeats.max() <= 3 and local["instability"]["n_groups"] == int((repeats >= 2).sum())
-    inst = local["metrics"]["instability_rate"]
+    assert repeats.max() <= 3 and hot["instability"]["n_groups"] == int((repeats >= 2).sum())
+    inst = hot["metrics"]["instability_rate"]
     assert 0 <= inst["estimate"] <= 1 and {"p", "q", "mde"} <= set(inst)
     if "pad_pick_rate" in local["metrics"]:  # present when the tiny model gave decisive verdicts
         m = local["metrics"]["pad_pick_rate"]
