@@ -75,6 +75,10 @@ def _raw(v: Any) -> str:
 
 
 def _number(v: Any) -> float:
+    if type(v) is float or type(v) is int:  # the common case, without the numbers.Real check
+        if not math.isfinite(v):
+            raise _Bad(f"must be a finite number, got {v}")
+        return float(v)
     if isinstance(v, str):  # CSV cells arrive as text
         try:
             v = float(v.strip())
@@ -152,7 +156,7 @@ class VerdictImport:
     replaced: int = 0
 
 
-def _judgment(v: dict[str, Any], task: str, spec: JudgeSpec, f: str, n: int, problems: list[Problem]) -> Judgment | None:
+def _judgment(v: dict[str, Any], task: str, spec_hash: str, f: str, n: int, problems: list[Problem]) -> Judgment | None:
     """One validated record (``v``: field -> checked value) as a Judgment in item orientation."""
     verdict, score, order = v.get("verdict"), v.get("score"), v["order"]
     before = len(problems)
@@ -183,7 +187,7 @@ def _judgment(v: dict[str, Any], task: str, spec: JudgeSpec, f: str, n: int, pro
     judge, item_id = v["judge"], v["item_id"]
     return Judgment(
         key=judgment_key(judge, item_id, order, v["sample"], v["mutation"]), item_id=item_id, judge=judge,
-        spec_hash=spec.spec_hash, order=order, mutation=v["mutation"], sample=v["sample"], raw=v["raw"],
+        spec_hash=spec_hash, order=order, mutation=v["mutation"], sample=v["sample"], raw=v["raw"],
         verdict=to_item_orientation(verdict, order), score=score, p_a=p_a, p_b=p_b, p_tie=v.get("p_tie"),
         status="invalid" if verdict == "invalid" else "ok", prompt_tokens=v.get("prompt_tokens"),
         completion_tokens=v.get("completion_tokens"), latency_s=v.get("latency_s"), cost_usd=v.get("cost_usd"),
@@ -237,6 +241,7 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
     seen: dict[str, int] = {}
     first_line: dict[str, int] = {}
     specs: dict[str, JudgeSpec] = {}
+    hashes: dict[str, str] = {}
     out = VerdictImport()
     for n, rec in records:
         if not isinstance(rec, dict):
@@ -265,8 +270,10 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
             problems.append(Problem(f, n, "judge", (
                 f"{v['judge']!r} is not the judge of the spec {spec.origin or ''} ({spec.base_name!r})")))
             continue
-        judge_spec = specs.setdefault(v["judge"], spec or import_spec(v["judge"]))
-        j = _judgment(v, task, judge_spec, f, n, problems)
+        if v["judge"] not in specs:
+            specs[v["judge"]] = spec or import_spec(v["judge"])
+            hashes[v["judge"]] = specs[v["judge"]].spec_hash
+        j = _judgment(v, task, hashes[v["judge"]], f, n, problems)
         if j is None:
             continue
         if j.key in seen:
@@ -277,7 +284,7 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
         seen[j.key] = n
         first_line.setdefault(j.judge, n)
         out.judgments.append(j)
-    clash = _other_specs(ws, {name: s.spec_hash for name, s in specs.items()}, replace)
+    clash = _other_specs(ws, hashes, replace)
     for judge, h in clash.items():
         problems.append(Problem(f, first_line[judge], "judge", (
             f"{judge!r} is already in the workspace as another judge (spec {h}); "
