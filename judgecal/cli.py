@@ -66,6 +66,17 @@ def _mutation(text: str) -> str:
     return text
 
 
+def _temperature(text: str) -> float:
+    """A finite sampling temperature, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a temperature of 0 or more")
+    return value
+
+
 def _methods(text: str) -> tuple[str, ...]:
     """A comma list of known consensus methods."""
     from judgecal.aggregate.models import AGGREGATORS
@@ -544,7 +555,7 @@ def _judge_opts(p: argparse.ArgumentParser) -> None:
                    "file's own rubric wins)")
     p.add_argument("--concurrency", type=_count, default=16)
     p.add_argument("--max-tokens", type=_count, default=8)
-    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--temperature", type=_temperature, default=0.0)
     p.add_argument("--seed", type=int, default=0, help="seed of sample 0 (sample s uses seed + s)")
     p.add_argument("--sample-seed", type=int, default=0, help="seed for choosing the item sample")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -44,6 +44,8 @@ def ws_dir(tmp_path_factory, mirror):
     (["judge", "--judge", "local/smollm2", "--orders", "AB,AB"], ["--orders", "'AB,AB'"]),
     (["judge", "--judge", "local/smollm2", "--mutation", "bogus"], ["--mutation", "unknown mutation 'bogus'"]),
     (["judge", "--judge", "local/smollm2", "--concurrency", "0"], ["--concurrency", "0 is not allowed"]),
+    (["judge", "--judge", "local/smollm2", "--temperature", "nan"], ["--temperature", "nan is not allowed"]),
+    (["judge", "--judge", "local/smollm2", "--temperature", "-3"], ["--temperature", "-3 is not allowed"]),
     (["aggregate", "--method", "bogus"], ["--method", "unknown method 'bogus'", "ds"]),
     (["aggregate", "--method", "ds,bogus"], ["--method", "unknown method 'bogus'"]),
     (["audit", "--n-boot", "0"], ["--n-boot", "0 is not allowed"]),
