@@ -165,6 +165,14 @@ def make_engine(ws: Any, args: argparse.Namespace) -> Any:
                                      max_tokens=args.max_tokens, base_url=getattr(args, "base_url", None))
     except SpecError as exc:
         raise UsageError(str(exc)) from None
+    if getattr(args, "deterministic", False):
+        from judgecal.stability.determinism import deterministic_spec, enable
+
+        try:
+            spec = deterministic_spec(spec)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        enable(args.seed)
     opts: dict[str, Any] = spec.backend_options()
     timeout = getattr(args, "timeout", 120.0)
     if spec.backend in ("openai", "anthropic"):
@@ -614,6 +622,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
     p.add_argument("--export-batch", metavar="FILE", help="write an OpenAI batch manifest instead of calling")
     p.add_argument("--import-batch", nargs=2, metavar=("MANIFEST", "RESULTS"), help="store batch results")
+    p.add_argument("--deterministic", action="store_true", help="greedy decoding, every seed set (Python, NumPy, "
+                   "torch, CUDA), torch deterministic algorithms, no prefix reuse (local), seeded vLLM without "
+                   "prefix caching; a judge of its own")
     _judge_opts(p)
     _ws_arg(p)
     p.set_defaults(func=cmd_judge)
@@ -708,6 +719,10 @@ def build_parser() -> argparse.ArgumentParser:
     _judge_opts(p)
     _ws_arg(p, default="demo-workspace")
     p.set_defaults(func=cmd_demo)
+
+    from judgecal.stability.cli import add_parser as add_stability_parser
+
+    add_stability_parser(sub, _ws_arg, _count)
     return ap
 
 

@@ -77,7 +77,7 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 @lru_cache(maxsize=1)
 def cpu_info() -> dict[str, Any]:
     """CPU model and the SIMD flags of :data:`CPU_FLAGS` it has (Linux ``/proc/cpuinfo``; else platform)."""
-    name, flags = platform.processor() or platform.machine(), set()
+    name, flags = platform.processor() or platform.machine(), set[str]()
     try:
         for line in Path("/proc/cpuinfo").read_text("utf-8", "replace").splitlines():
             key, _, value = line.partition(":")

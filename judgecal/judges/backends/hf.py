@@ -16,12 +16,18 @@ class HFBackend:
     name = "hf"
     max_concurrency = 1
 
-    def __init__(self, model: str, device: str | None = None, n_ctx: int = 4096) -> None:
+    def __init__(self, model: str, device: str | None = None, n_ctx: int = 4096, dtype: str = "float32",
+                 deterministic: bool = False) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self.model = model
         self.n_ctx = n_ctx
+        self.deterministic = deterministic
+        if deterministic:
+            from judgecal.stability.determinism import enable
+
+            enable(0, torch=True)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         if model == "smollm2" or model.endswith(".gguf"):
             from judgecal.judges.backends.local import model_path
@@ -32,7 +38,7 @@ class HFBackend:
         else:
             kw, src = {}, model
         self.tok: Any = AutoTokenizer.from_pretrained(src, **kw)
-        lm: Any = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32, **kw)
+        lm: Any = AutoModelForCausalLM.from_pretrained(src, dtype=getattr(torch, dtype), **kw)
         self.lm: Any = lm.to(self.device)
         self.lm.eval()
         self._lock = threading.Lock()

@@ -1,0 +1,150 @@
+"""Stability Scores of stored runs, recomputed from the workspace: per judge and headline figure σ (pp),
+the Stability Score with its bootstrap CI, the per-axis decomposition, the largest single-variant shift,
+cross-backend agreement against its tolerance, the guard's status and what changed in the fingerprint.
+
+Two kinds of run: ``verdicts`` (pairwise verdicts per variant against the human consensus: accuracy, κ,
+each model's win rate; see :mod:`judgecal.stability.runs`) and ``scores`` (repeated pointwise scores of a
+recorded judge, each repeat a variant: the mean score on the 0-1 scale overall and per model), e.g. the
+three GPT-4 scores Prometheus recorded for every MT-Bench response.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgecal.data.records import stable_hash
+from judgecal.stability import fingerprint as fp
+from judgecal.stability.runs import StabilityError, figures, stat_for, truth_labels
+from judgecal.stats import stability as st
+
+GUARD_THRESHOLD_PP = 1.4  # the default gate (business-loss backcalculation of the seed documents)
+CROSS_BACKEND_TOLERANCE_PP = 0.8
+
+
+def run_sums(ws: Any, run: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, np.ndarray], pd.DataFrame]:
+    """The run's variants, per-item sums per headline figure ``(n, V, K)``, and its items × variants verdicts."""
+    variants = ws.stability_variants(run["run_id"])
+    vf = ws.stability_verdicts(run["run_id"])
+    frame = vf.pivot(index="item_id", columns="variant", values="verdict").reindex(columns=range(len(variants)))
+    cfg = run["config"]
+    if cfg.get("kind") == "scores":
+        lo, hi = cfg["scale"]
+        scores = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
+        norm = (scores - lo) / (hi - lo)
+        has = np.isfinite(norm)
+        one = np.stack([np.where(has, norm, 0.0), has.astype(np.float64)], axis=-1)
+        sums: dict[str, np.ndarray] = {"mean_score": one}
+        models = pd.Series(cfg.get("models") or {}).reindex(frame.index)
+        for m in sorted(models.dropna().unique()):
+            sums[f"mean_score:{m}"] = one * (models.to_numpy() == m)[:, None, None]
+        return variants, sums, frame
+    items = ws.items(ids=list(frame.index))
+    by_id = {it.item_id: it for it in items}
+    missing = [i for i in frame.index if i not in by_id]
+    if missing:
+        raise StabilityError(f"stability run {run['run_id']}: item {missing[0]!r} is not in this workspace")
+    ordered = [by_id[i] for i in frame.index]
+    truth = truth_labels(ws, cfg.get("consensus", "ds"))
+    _, sums = figures(frame, ordered, truth)
+    return variants, sums, frame
+
+
+def summarise_run(ws: Any, run: dict[str, Any], *, n_boot: int = 2000, seed: int = 0,
+                  threshold_pp: float = GUARD_THRESHOLD_PP,
+                  tolerance_pp: float = CROSS_BACKEND_TOLERANCE_PP) -> dict[str, Any]:
+    """Everything a report shows about one stored run (see the module docstring)."""
+    variants, sums, frame = run_sums(ws, run)
+    axes = [v["axis"] for v in variants]
+    out_figs: dict[str, Any] = {}
+    for name, s in sums.items():
+        res = st.stability(s, stat_for(name), n_boot=n_boot, seed=seed)
+        fig = np.array([np.nan if x is None else x for x in res["figures"]], dtype=np.float64)
+        res["decomposition"] = st.decompose_by_axis(fig, axes)
+        res["guard"] = [{**g, "name": variants[g["variant"]]["name"]} for g in st.guard(fig, threshold_pp)]
+        out_figs[name] = res
+    cross = []
+    for j, v in enumerate(variants):
+        if v["axis"] == "backend":
+            base_v, var_v = frame[0].to_numpy(dtype=object), frame[j].to_numpy(dtype=object)
+            for name in ("accuracy",):
+                f = out_figs.get(name, {}).get("figures") or []
+                if len(f) > j and f[0] is not None and f[j] is not None:
+                    cross.append({"variant": v["name"], "figure": name,
+                                  **st.cross_backend(f[0], f[j], base_v, var_v, tolerance_pp)})
+    base_env = variants[0]["env"] if variants else None
+    envs = [{"variant": v["name"], "changes": fp.diff(base_env, v["env"])} for v in variants[1:]]
+    violations = [{"figure": k, **g} for k, r in out_figs.items() for g in r["guard"]]
+    return {
+        "run_id": run["run_id"], "judge": run["judge"], "origin": run["origin"], "created_at": run["created_at"],
+        "kind": run["config"].get("kind", "verdicts"), "n_items": int(frame.shape[0]),
+        "variants": [{k: v.get(k) for k in ("variant", "name", "axis", "level", "reused_from", "calls", "paid")}
+                     | {"figures": v["figures"]} for v in variants],
+        "calls": {"planned": int(sum(v["calls"] for v in variants)), "paid": int(sum(v["paid"] for v in variants)),
+                  "reused_variants": [v["name"] for v in variants if v["reused_from"] is not None]},
+        "figures": out_figs,
+        "cross_backend": cross,
+        "guard": {"threshold_pp": threshold_pp, "status": "fail" if violations else "pass", "violations": violations},
+        "fingerprint_diffs": [e for e in envs if e["changes"]],
+        "notes": run["config"].get("notes", {}),
+    }
+
+
+def stability_summary(ws: Any, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """``{judge: {"score": ..., "runs": [...]}}`` for audit.json's ``judges.<judge>.stability``: every stored
+    run of the judge (CPU, GPU imports, recorded repeats) summarised, and the headline Stability Score
+    (the lowest over its figures) of its latest run."""
+    out: dict[str, Any] = {}
+    for run in ws.stability_runs():
+        s = summarise_run(ws, run, n_boot=n_boot, seed=seed)
+        entry = out.setdefault(run["judge"], {"runs": []})
+        entry["runs"].append(s)
+    for entry in out.values():
+        latest = entry["runs"][-1]
+        scored = {k: r["score"] for k, r in latest["figures"].items() if r["score"] is not None}
+        worst = min(scored, key=lambda k: scored[k]) if scored else None
+        entry["score"] = None if worst is None else {"figure": worst, "score": scored[worst],
+                                                      "ci": latest["figures"][worst]["score_ci"],
+                                                      "run_id": latest["run_id"]}
+        entry["guard"] = latest["guard"]["status"]
+    return out
+
+
+def repeats_run(ws: Any, judge: str, *, scale: tuple[float, float] = (1.0, 5.0)) -> dict[str, Any]:
+    """Store a ``scores`` run from a judge's stored repeated pointwise scores: sample index s is variant s
+    (e.g. Prometheus' three GPT-4 scores per MT-Bench response: ``replay/prometheus/gpt-4``); scores are put
+    on 0-1 by the rubric's ``scale`` (default 1-5), so σ is in points of the scale's range."""
+    df = ws.judgments_frame(judge=judge, columns=["item_id", "sample", "score", "raw", "env", "spec_hash"])
+    df = df[df["score"].notna()]
+    if df.empty:
+        raise StabilityError(f"no stored scores of {judge!r}; import or run it first")
+    samples = sorted(int(s) for s in df["sample"].unique())
+    if len(samples) < 2:
+        raise StabilityError(f"{judge!r} has one score per item; a stability run needs repeats (--samples)")
+    items = {it.item_id: it for it in ws.items(ids=list(df["item_id"].unique()))}
+    models = {i: (it.candidates[0].model if it.candidates else None) for i, it in items.items()}
+    rows: list[dict[str, Any]] = []
+    verdicts: list[tuple[int, str, str, str]] = []
+    for j, s in enumerate(samples):
+        part = df[df["sample"] == s]
+        mean = float(((part["score"] - scale[0]) / (scale[1] - scale[0])).mean())
+        rows.append({"variant": j, "name": "base" if j == 0 else f"repeat={s}", "axis": "base" if j == 0 else "repeat",
+                     "level": str(s), "spec_hash": str(part["spec_hash"].iloc[0]), "reused_from": None,
+                     "calls": int(len(part)), "paid": 0, "env": part["env"].iloc[0], "prompt": None,
+                     "figures": {"mean_score": round(mean, 10)}})
+        verdicts.extend((j, str(i), repr(float(x)), str(r)[:2000]) for i, x, r in
+                        zip(part["item_id"], part["score"], part["raw"], strict=True))
+    run_id = stable_hash({"repeats": judge, "n": int(len(df))})
+    ws.add_stability_run({"run_id": run_id, "judge": judge, "spec_hash": rows[0]["spec_hash"], "origin": "replay",
+                          "created_at": time.time(),
+                          "config": {"kind": "scores", "scale": list(scale), "samples": samples,
+                                     "models": {i: m for i, m in models.items() if m}}}, rows, verdicts)
+    return {"run_id": run_id, "variants": rows}
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, default=str)
