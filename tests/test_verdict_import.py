@@ -293,6 +293,13 @@ def test_a_judge_name_of_another_spec_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{VERDICTS}:1: judge: 'example/acme-judge' is already in the workspace as another judge" in err
     assert _dump(ws_dir) == before
+    # the clash is named even when none of the judge's records is otherwise valid
+    bad = _jsonl(tmp_path / "bad.jsonl", [{"item_id": "ex-01", "judge": JUDGE, "score": 3}])
+    assert main(["import", str(bad), "--as", "judgments", "-w", str(ws_dir)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:1: score: a pairwise item takes a verdict" in err
+    assert f"{bad}:1: judge: 'example/acme-judge' is already in the workspace" in err
+    assert _dump(ws_dir) == before
 
 
 def test_spec_file_names_the_judge_and_moving_to_it_needs_replace(tmp_path, capsys):

@@ -273,6 +273,7 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
         if v["judge"] not in specs:
             specs[v["judge"]] = spec or import_spec(v["judge"])
             hashes[v["judge"]] = specs[v["judge"]].spec_hash
+            first_line[v["judge"]] = n
         j = _judgment(v, task, hashes[v["judge"]], f, n, problems)
         if j is None:
             continue
@@ -282,7 +283,6 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
                 f"mutation {j.mutation!r}; first on line {seen[j.key]})")))
             continue
         seen[j.key] = n
-        first_line.setdefault(j.judge, n)
         out.judgments.append(j)
     clash = _other_specs(ws, hashes, replace)
     for judge, h in clash.items():
@@ -315,12 +315,15 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
 def import_verdicts(ws: Workspace, path: str | Path, replace: bool = False,
                     spec: JudgeSpec | None = None) -> VerdictImport:
     """Validate ``path`` completely, then write its new (or, with ``replace``, changed) judgments and
-    their judge specs in one transaction, or nothing. Raises :class:`ImportValidationError` with every
-    problem. ``spec``: the spec of the file's one judge (default: :func:`import_spec` per name)."""
-    res, problems = parse_verdicts(ws, Path(path), replace, spec)
-    if problems:
-        raise ImportValidationError(problems)
+    their judge specs, or nothing. Raises :class:`ImportValidationError` with every problem.
+    ``spec``: the spec of the file's one judge (default: :func:`import_spec` per name).
+
+    The checks against the workspace (items, stored judgments and specs) and the writes share one write
+    transaction, so a concurrent import or judge run cannot slip in between them."""
     with ws.transaction() as tx:
+        res, problems = parse_verdicts(ws, Path(path), replace, spec)
+        if problems:
+            raise ImportValidationError(problems)
         ws.add_judge_specs([(s.spec_hash, s.base_name, s.to_dict()) for s in res.specs.values()], conn=tx)
         ws.add_judgments(res.judgments, conn=tx, replace=True)
     return res
