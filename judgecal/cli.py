@@ -226,6 +226,11 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
     with _open_ws(args, create=False) as ws:
         judges = tuple(args.with_judges.split(",")) if args.with_judges else ()
+        known = set(ws.judges()) | {stored for stored, _ in ws.judge_names()}
+        unknown = [j for j in judges if j not in known]
+        if unknown:
+            raise UsageError(f"--with-judges: no judgments from {unknown[0]!r} in this workspace "
+                             f"({len(known)} judges there; see `judgecal audit`)")
         present = sources(ws.annotations_frame())
         try:
             counts = compute_consensus(ws, tuple(args.method), judges=judges, source=args.source)

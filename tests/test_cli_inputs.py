@@ -73,6 +73,13 @@ def test_no_items_from_a_named_source_says_which_sources_exist(ws_dir, capsys):
     _one_line_error(capsys, "no items from source 'nope'", "llmbar/Natural")
 
 
+def test_aggregate_with_an_unknown_judge(ws_dir, capsys):
+    assert main(["aggregate", "--with-judges", "replay/llmbar/GPT-4/Nope", "-w", ws_dir]) == 2
+    _one_line_error(capsys, "--with-judges: no judgments from 'replay/llmbar/GPT-4/Nope'")
+    with Workspace(ws_dir) as w:
+        assert not any(m.endswith("+judges") for m in w.consensus_frame()["method"])
+
+
 def test_annotators_with_a_single_annotator_is_accepted(tmp_path, capsys):
     f = tmp_path / "one.jsonl"
     f.write_text("".join(json.dumps({**PAIR, "id": f"o{i}", "human_labels": {"solo": "AB"[i % 2]}}) + "\n"
