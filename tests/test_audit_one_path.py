@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm
 
@@ -121,3 +122,41 @@ def test_no_sql_outside_the_store():
         for f in (PKG / pkg).glob("*.py"):
             text = f.read_text()
             assert ".execute(" not in text and ".conn" not in text and "read_sql" not in text, f
+
+
+def test_a_workspace_holding_the_simulation_audits_to_validates_figures(tmp_path):
+    """The simulated judge written into a workspace (items, lengths, model families, probe pairs, labels,
+    consensus, every judgment) and audited by ``run_audit`` gives exactly the figures ``validate`` reads
+    from the simulation: the per-judge inputs built from a workspace are the simulation's."""
+    from judgecal.audit.injection import injected_items
+    from judgecal.audit.padding import SOURCE as PAD
+    from judgecal.audit.validate import Scenario
+    from judgecal.data.records import Annotation, Candidate, Consensus, Item, Judgment
+    from judgecal.data.store import Workspace
+
+    sc = Scenario("mixed", position=0.1, verbosity=0.1, self_pref=0.1, instability=0.2, template=0.2, injection=0.2)
+    sim = simulate(sc, 300, 11)
+    truth, lens, own = sim["truth"], sim["lens"], sim["own_is_a"]
+    ws = Workspace(tmp_path / "ws")
+    (tmp_path / "ws" / "families.yaml").write_text("acme-*: acme\n")
+    items = []
+    for i in truth.index:
+        models = (("acme-7b", "other-1") if own[i] else ("other-1", "acme-7b")) if i in own.index else ("x-1", "x-2")
+        items.append(Item(i, "q", [Candidate("w " * int(lens.loc[i, "len_a"]), models[0]),
+                                   Candidate("w " * int(lens.loc[i, "len_b"]), models[1])], source="sim"))
+    pads = [Item(f"{it.item_id}#pad", "q", it.candidates, source=PAD) for it in items]
+    ws.add_items(items + pads + injected_items(items, truth, kinds=("instruction",)))
+    ws.add_annotations([Annotation(i, "h", t, source="sim") for i, t in truth.items()])
+    ws.set_consensus([Consensus(i, "ds", t) for i, t in truth.items()], "ds")
+    rows = pd.concat([sim["repeats"], sim["mutated"][sim["mutated"]["mutation"] != "none"], sim["probes"]])
+    judge = "replay/sim/acme-judge"
+    ws.add_judgments([Judgment(key=str(k), item_id=r.item_id, judge=judge, spec_hash="s", order=r.order,
+                               mutation=r.mutation, sample=int(r.sample), verdict=r.verdict)
+                      for k, r in enumerate(rows.itertuples())])
+    entry = run_audit(ws, consensus="ds", n_boot=300, seed=3)["judges"][judge]
+    ws.close()
+    res = evaluate([judge_input(sim)], AuditConfig(n_boot=300, seed=3))["simulated"]
+    assert set(entry["metrics"]) >= {"first_position_rate", "verbosity_excess", "self_preference_excess",
+                                     "instability_rate", "pad_pick_rate", "injection_excess", "prompt_flip_rate"}
+    assert entry["metrics"] == {k: m.to_json() for k, m in res.metrics.items()}
+    assert entry["flags"] == res.flags

@@ -91,6 +91,14 @@ def cohen_kappa_from_confusion(conf: FloatArray) -> FloatArray:
 def item_codes(item_ids: object) -> tuple[NDArray[np.int64], NDArray[np.object_]]:
     """Sorted distinct item ids and each row's index into them (``np.unique(..., return_inverse=True)``
     without turning a million ids into fixed-width strings)."""
+    if isinstance(getattr(item_ids, "dtype", None), pd.CategoricalDtype):
+        # sorted by value, not by category order, so a compact frame resamples like a plain one
+        cat = pd.Series(item_ids).cat.remove_unused_categories()
+        names = np.asarray(cat.cat.categories, dtype=object)
+        order = np.argsort(names.astype(str), kind="stable")
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[order] = np.arange(len(names))
+        return rank[cat.cat.codes.to_numpy()], names[order]
     codes, uniques = pd.factorize(item_ids, sort=True)  # type: ignore[call-overload]
     return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
 
