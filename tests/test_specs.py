@@ -248,6 +248,8 @@ def test_spec_file_that_is_not_yaml_or_missing(tmp_path):
         load_spec(str(tmp_path / "absent.yaml"))
     with pytest.raises(SpecError, match="unknown judge spec 'nope'; shipped: "):
         load_spec("nope")
+    with pytest.raises(SpecError, match=r"judge 'nope' is neither <backend>/<model> .* shipped spec \(gpt-4o-mini, "):
+        resolve_judge("nope")
 
 
 def test_shipped_example_specs_load_and_are_distinct_judges():

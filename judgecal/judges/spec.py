@@ -225,6 +225,9 @@ def resolve_judge(judge: str, *, rubric: str = "pairwise", temperature: float = 
     else:
         from judgecal.judges.registry import split_name
 
+        if "/" not in judge:
+            raise SpecError(f"judge {judge!r} is neither <backend>/<model> (e.g. local/smollm2), a spec file "
+                            f"(.yaml) nor a shipped spec ({', '.join(shipped_specs())})")
         backend, model = split_name(judge)
         spec = replace(cli, backend=backend, model=model, name=judge,
                        options=(("base_url", base_url),) if base_url else ())
