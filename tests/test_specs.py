@@ -114,6 +114,13 @@ def test_a_rerun_at_another_temperature_is_a_second_judge_not_a_moved_n(tmp_path
     out = ws.export("judgments", tmp_path / "j.jsonl")
     names = [json.loads(line)["judge"] for line in out.read_text().splitlines()]
     assert names.count("local/smollm2[temperature=0.7]") == 12
+    # judges as extra annotators (aggregate --with-judges): each spec is its own annotator
+    from judgecal.aggregate.consensus import judges_as_annotators
+
+    extra = judges_as_annotators(ws, ("local/smollm2", "local/smollm2[temperature=0.7]"))
+    assert extra["annotator"].value_counts().to_dict() == {
+        "judge:local/smollm2:AB": 30, "judge:local/smollm2:BA": 30,
+        "judge:local/smollm2[temperature=0.7]:AB": 6, "judge:local/smollm2[temperature=0.7]:BA": 6}
     # the stored rows keep the base name: the suffix is the workspace's reading of two specs
     raw = dict(ws.conn.execute("SELECT judge, COUNT(*) FROM judgments GROUP BY judge").fetchall())
     assert raw == {"local/smollm2": 72}
