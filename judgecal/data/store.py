@@ -773,6 +773,16 @@ class Workspace:
         q = f"SELECT {cols} FROM spans" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY rowid"
         return pd.read_sql_query(q, self.conn, params=args)
 
+    def replace_judge_spans(self, sources: Iterable[str], spans: Iterable[Span],
+                            conn: sqlite3.Connection | None = None) -> int:
+        """The judge spans of the judgments ``sources`` (their keys) become ``spans``: a judgment called
+        again leaves no spans of its former answer behind."""
+        if conn is None:
+            with self.transaction() as tx:
+                return self.replace_judge_spans(sources, spans, conn=tx)
+        conn.executemany("DELETE FROM spans WHERE kind = 'judge' AND source = ?", [(s,) for s in sources])
+        return self.add_spans(spans, conn=conn)
+
     # -- Stability -----------------------------------------------------------------------------------
     # The only place that reads or writes the stability_* tables (see _STABILITY_SCHEMA).
     _STAB_VARIANT_COLS = ("variant", "name", "axis", "level", "spec_hash", "reused_from", "calls", "paid", "env",

@@ -149,5 +149,5 @@ def import_results(engine: Engine, manifest: str | Path, results: str | Path) ->
             continue
         judgments.append(engine.to_judgment(plan[key], reply, 0.0))
         counts["stored"] += 1
-    engine.ws.add_judgments(judgments, replace=True)
+    engine.store(judgments)  # with a spans rubric, their spans too
     return counts

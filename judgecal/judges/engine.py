@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from judgecal.data.records import Item, Judgment, stable_hash, to_item_orientation
+from judgecal.data.records import Item, Judgment, Span, stable_hash, to_item_orientation
 from judgecal.data.store import RunOwner, Workspace
 from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError, redact
 from judgecal.judges.mutations import mutate
@@ -107,6 +107,8 @@ class Engine:
         self.spec_hash = self.spec.spec_hash
         self._spec_stored = False
         self.env = environment_fingerprint(backend)
+        self._texts: dict[str, str] = {}  # spans rubric: item -> the text its quotes are aligned to
+        self._spans: dict[str, list[Span]] = {}  # spans rubric: judgment key -> its spans, until stored
 
     # -- planning ----------------------------------------------------------------------------
     def plan(self, items: Iterable[Item], *, orders: Sequence[str] = ("AB", "BA"), samples: int = 1,
@@ -116,7 +118,9 @@ class Engine:
         model = self.spec.call_identity()
         self._store_spec()
         for item in items:
-            item_orders = orders if item.task == "pairwise" else ("AB",)
+            item_orders = orders if item.task == "pairwise" and rubric.kind != "spans" else ("AB",)
+            if rubric.kind == "spans":
+                self._texts[item.item_id] = item.candidates[0].text
             for order in item_orders:
                 for s in range(samples):
                     msgs = rubric.messages(item, order)
@@ -148,7 +152,9 @@ class Engine:
             j.status = resp.status
             j.verdict = "invalid" if self.rubric.kind == "pairwise" else None
             return j
-        if self.rubric.kind == "pairwise":
+        if self.rubric.kind == "spans":
+            self._span_judgment(j)
+        elif self.rubric.kind == "pairwise":
             shown = parse_verdict(resp.text)
             j.verdict = to_item_orientation(shown, call.order) if shown else "invalid"
             j.status = "ok" if shown else "invalid"
@@ -162,6 +168,28 @@ class Engine:
             if resp.top_logprobs:
                 j.expected_score = expected_score(resp.top_logprobs, self.rubric.scale_min, self.rubric.scale_max)
         return j
+
+    def _span_judgment(self, j: Judgment) -> None:
+        """A spans rubric's answer: quotes aligned to the candidate's text become judge spans (stored with
+        the judgment by :meth:`store`), a coverage label becomes the score; nothing readable is ``invalid``."""
+        from judgecal.judges.quotes import judge_spans, read_span_answer
+
+        text = self._texts.get(j.item_id)
+        if text is None:
+            text = self._texts[j.item_id] = self.ws.items(ids=[j.item_id])[0].candidates[0].text
+        j.status, j.score, aligned = read_span_answer(j.raw, text, self.rubric.coverage)
+        if j.status == "ok":
+            self._spans[j.key] = judge_spans(j.item_id, self.judge, j.key, aligned, self.rubric.span_label)
+
+    def store(self, judgments: Sequence[Judgment]) -> None:
+        """Judgments (replacing stored ones of the same key) and, for a spans rubric, their spans, at once."""
+        if self.rubric.kind != "spans":
+            self.ws.add_judgments(judgments, replace=True)
+            return
+        spans = [sp for j in judgments for sp in self._spans.pop(j.key, [])]
+        with self.ws.transaction() as tx:
+            self.ws.add_judgments(judgments, conn=tx, replace=True)
+            self.ws.replace_judge_spans([j.key for j in judgments], spans, conn=tx)
 
     # -- running -------------------------------------------------------------------------------
     def notice(self, kind: str, message: str, stats: RunStats) -> None:
@@ -245,6 +273,10 @@ class Engine:
         finally:
             beat.cancel()
             self.ws.release(owner)
+            close = getattr(self.backend, "aclose", None)
+            if close is not None:
+                with contextlib.suppress(Exception):  # closing the connection pool is best effort
+                    await close()
         stats.cached = stats.planned - stats.done
         stats.seconds = time.perf_counter() - t0
         return stats
@@ -265,13 +297,13 @@ class Engine:
                     stats.error_messages.append(j.raw)
                 advance()
                 if len(buffer) >= self.flush_every or time.monotonic() - last_flush > self.flush_seconds:
-                    self.ws.add_judgments(buffer, replace=True)
+                    self.store(buffer)
                     buffer, last_flush = [], time.monotonic()
         finally:
             for t in tasks:
                 t.cancel()
             if buffer:
-                self.ws.add_judgments(buffer, replace=True)
+                self.store(buffer)
 
     def run(self, calls: Sequence[Call]) -> RunStats:
         return asyncio.run(self.arun(calls))

@@ -9,6 +9,11 @@ Besides ``system`` and ``template``, a rubric declares the pieces that prompt mu
 - ``fewshot``: worked examples in the rubric's own format (``prompt``, ``first``, ``second`` for a
   pairwise rubric, ``first`` alone for a pointwise one, ``reference`` when the template shows one,
   and the ``answer``).
+
+A rubric of kind ``spans`` asks the judge to quote stretches of the one candidate's text
+(:mod:`judgecal.judges.quotes` aligns them); it may declare ``span_label`` (the label its spans get)
+and ``coverage`` (``{full: 1.0, partial: 0.5, none: 0.0}``: the answer first names one of these and the
+judgment's score is its value, as a key-fact coverage judge does).
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from typing import Any
 import yaml
 
 from judgecal.data.records import Candidate, Item, stable_hash
+
+KINDS: tuple[str, ...] = ("pairwise", "pointwise", "spans")
 
 
 class RubricError(ValueError):
@@ -62,6 +69,8 @@ class Rubric:
     fewshot: tuple[Example, ...] = ()
     shots: tuple[Example, ...] = ()  # examples shown before the item (set by the few-shot mutations)
     origin: str = ""
+    span_label: str = ""  # kind spans: the label of the judge's spans
+    coverage: tuple[tuple[str, float], ...] = ()  # kind spans: coverage label -> score, when asked for
 
     def _user(self, prompt: str, first: str, second: str, reference: str) -> str:
         question = self.question.format(options=options_text(self.options)) if self.question else ""
@@ -95,6 +104,7 @@ def _str(d: dict[str, Any], key: str, origin: str, where: str = "") -> str:
 def _examples(raw: Any, kind: str, labels: tuple[str, ...], scale: tuple[int, int], needs_reference: bool,
               origin: str) -> tuple[Example, ...]:
     from judgecal.judges.parse import parse_score
+    from judgecal.judges.quotes import parse_quotes
 
     if not isinstance(raw, list):
         raise RubricError(f"{origin}: field 'fewshot' must be a list of examples")
@@ -108,6 +118,8 @@ def _examples(raw: Any, kind: str, labels: tuple[str, ...], scale: tuple[int, in
             raise RubricError(f"{origin}: field 'fewshot[{k}].answer' must be one of {', '.join(labels)}")
         if kind == "pointwise" and parse_score(answer, *scale) is None:
             raise RubricError(f"{origin}: field 'fewshot[{k}].answer' must be a score from {scale[0]} to {scale[1]}")
+        if kind == "spans" and parse_quotes(answer) is None:
+            raise RubricError(f"{origin}: field 'fewshot[{k}].answer' must be quotes, one per line, or NONE")
         out.append(Example(
             prompt=_str(ex, "prompt", origin, where), first=_str(ex, "first", origin, where), answer=answer,
             second=_str(ex, "second", origin, where) if kind == "pairwise" else "",
@@ -116,12 +128,31 @@ def _examples(raw: Any, kind: str, labels: tuple[str, ...], scale: tuple[int, in
     return tuple(out)
 
 
+def _span_fields(d: dict[str, Any], origin: str) -> tuple[str, tuple[tuple[str, float], ...]]:
+    """``span_label`` and ``coverage`` of a ``spans`` rubric (refused on other kinds)."""
+    if d["kind"] != "spans":
+        for key in ("span_label", "coverage"):
+            if key in d:
+                raise RubricError(f"{origin}: field {key!r} applies to rubrics of kind spans only")
+        return "", ()
+    label = d.get("span_label", "")
+    if not isinstance(label, str):
+        raise RubricError(f"{origin}: field 'span_label' must be a string")
+    cov = d.get("coverage") or {}
+    if not isinstance(cov, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1
+            for k, v in cov.items()):
+        raise RubricError(f"{origin}: field 'coverage' must map each coverage label to a score in [0, 1]")
+    return label.strip(), tuple((k, float(v)) for k, v in cov.items())
+
+
 def _from_dict(d: dict[str, Any], origin: str) -> Rubric:
     for key in ("name", "kind", "system", "template"):
         if key not in d:
             raise RubricError(f"{origin}: missing field {key!r}")
-    if d["kind"] not in ("pairwise", "pointwise"):
-        raise RubricError(f"{origin}: kind must be pairwise or pointwise, got {d['kind']!r}")
+    if d["kind"] not in KINDS:
+        raise RubricError(f"{origin}: kind must be pairwise, pointwise or spans, got {d['kind']!r}")
+    span_label, coverage = _span_fields(d, origin)
     for key in ("name", "system", "template"):
         _str(d, key, origin)
     scale = d.get("scale") or {}
@@ -152,7 +183,7 @@ def _from_dict(d: dict[str, Any], origin: str) -> Rubric:
         name=d["name"], kind=d["kind"], system=d["system"].strip(), template=d["template"], labels=labels,
         scale_min=smin, scale_max=smax, version=stable_hash(d, 12), question=question.strip(),
         options=tuple(raw_opts), paraphrase_system=p_system.strip(), paraphrase_question=p_question.strip(),
-        fewshot=fewshot, origin=origin,
+        fewshot=fewshot, origin=origin, span_label=span_label, coverage=coverage,
     )
     try:  # every placeholder is one the renderer fills
         rubric.messages(Item("check", "p", [Candidate("x"), Candidate("y")], reference="r"))
