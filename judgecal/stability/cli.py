@@ -72,6 +72,8 @@ def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], coun
                        help="with --error-per-point: threshold = tolerated increase / increase per point")
         g.add_argument("--error-per-point", type=_positive, help="error-rate increase caused by one point")
         g.add_argument("--tolerance", type=_positive, default=0.8, help="cross-backend tolerance (points)")
+        g.add_argument("--figure", action="append", help="gate only these headline figures (repeatable; e.g. "
+                       "accuracy, kappa, winrate:<model>; default: all)")
     i = ssub.add_parser("import", help="store a run file written elsewhere (benchmarks/gpu_stability.py)")
     i.add_argument("file")
     i.add_argument("--consensus", help="score against this stored consensus (default: the file's, else ds)")
@@ -171,7 +173,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
     if args.action == "guard":
         from judgecal.stability.guard import guard_report
 
-        code, md, report = guard_report(ws, run, threshold, out, n_boot=min(args.n_boot, 200))
+        code, md, report = guard_report(ws, run, threshold, out, n_boot=min(args.n_boot, 200), figures=args.figure)
         print(f"{run['judge']} (run {run['run_id']}): guard {report['status']} at {threshold:g} points; "
               f"{len(report['violations'])} variant(s) over it. Report: {md}")
         for c in report["violations"]:

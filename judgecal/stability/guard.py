@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from judgecal.stability import fingerprint as fp
+from judgecal.stability.runs import StabilityError
 from judgecal.stability.score import summarise_run
 
 
@@ -34,10 +36,18 @@ def _quoted(text: Any) -> str:
 
 
 def guard_report(ws: Any, run: dict[str, Any], threshold_pp: float, out_dir: Path, *, n_boot: int = 200,
-                 max_items: int = 20) -> tuple[int, Path, dict[str, Any]]:
-    """Check one run against ``threshold_pp``; write ``stability-guard.md`` and ``.json`` into ``out_dir``.
+                 max_items: int = 20, figures: Sequence[str] | None = None) -> tuple[int, Path, dict[str, Any]]:
+    """Check one run against ``threshold_pp`` (on ``figures`` only, when given; default every headline
+    figure); write ``stability-guard.md`` and ``.json`` into ``out_dir``.
     Returns (exit code: 0 pass, 1 fail, the Markdown path, the JSON report)."""
     summary = summarise_run(ws, run, n_boot=n_boot, threshold_pp=threshold_pp)
+    if figures:
+        unknown = [f for f in figures if f not in summary["figures"]]
+        if unknown:
+            raise StabilityError(f"no figure {unknown[0]!r} in run {run['run_id']}; figures: "
+                                 f"{', '.join(summary['figures'])}")
+        kept = [v for v in summary["guard"]["violations"] if v["figure"] in figures]
+        summary["guard"] = {**summary["guard"], "violations": kept, "status": "fail" if kept else "pass"}
     variants = {v["variant"]: v for v in ws.stability_variants(run["run_id"])}
     vf = ws.stability_verdicts(run["run_id"])
     verdict = vf.pivot(index="item_id", columns="variant", values="verdict")
@@ -57,7 +67,7 @@ def guard_report(ws: Any, run: dict[str, Any], threshold_pp: float, out_dir: Pat
             "changed_items": [{"item_id": i, "before": verdict.at[i, 0], "after": verdict.at[i, j],
                                "output_before": raw.at[i, 0], "output_after": raw.at[i, j]} for i in changed],
         })
-    report = {"run_id": run["run_id"], "judge": run["judge"], "threshold_pp": threshold_pp,
+    report = {"run_id": run["run_id"], "judge": run["judge"], "threshold_pp": threshold_pp, "figures": list(figures or []),
               "status": summary["guard"]["status"], "violations": checks,
               "largest_shifts": {k: r["decomposition"]["largest_shift"] for k, r in summary["figures"].items()}}
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,165 @@
+"""Stability runs on the real embedded judge and real PandaLM items: deterministic reruns are bit-identical,
+no-op variants are not paid twice, the guard's exit codes and diff report, GPU run files, Prometheus."""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import copy_workspace
+
+from judgecal.cli import main
+from judgecal.data.store import Workspace
+
+
+def _raws(ws):
+    df = ws.judgments_frame(columns=["item_id", "order", "raw", "status", "env"])
+    return df
+
+
+def test_deterministic_reruns_of_the_embedded_judge_are_bit_identical(pandalm_ws, tmp_path):
+    items = sorted(pandalm_ws.items(), key=lambda it: it.item_id)[:10]
+    texts = []
+    for k in range(2):  # two fresh workspaces, each a new process-level backend
+        ws = Workspace(tmp_path / f"ws{k}")
+        ws.add_items(items)
+        ws.close()
+        assert main(["judge", "--judge", "local/smollm2", "--deterministic", "--concurrency", "2", "--quiet",
+                     "-w", str(tmp_path / f"ws{k}")]) == 0
+        with Workspace(tmp_path / f"ws{k}") as ws:
+            df = _raws(ws)
+        assert len(df) == 20 and (df["status"] != "error").all()
+        env = json.loads(df["env"].iloc[0])
+        assert env["deterministic"] is True and env["backend"] == "local"
+        texts.append({(r.item_id, r.order): r.raw.encode("utf-8") for r in df.itertuples()})
+    assert texts[0] == texts[1]  # byte for byte
+
+
+@pytest.fixture(scope="module")
+def stab_ws(pandalm_ws, tmp_path_factory):
+    ws = copy_workspace(pandalm_ws, tmp_path_factory.mktemp("stab") / "ws")
+    yield ws
+    ws.close()
+
+
+def test_noop_variants_are_not_paid_twice_and_reruns_hit_the_cache(stab_ws):
+    from judgecal.stability.runs import run_stability
+
+    res = run_stability(stab_ws, "local/smollm2", ["seed", "concurrency"], items=6, deterministic=True,
+                        levels={"seed": (1, 2), "concurrency": (1,)})
+    v = {r["name"]: r for r in res["variants"]}
+    assert v["base"]["paid"] == 12 and v["base"]["reused_from"] is None
+    for name in ("seed=1", "seed=2", "concurrency=1"):  # greedy + deterministic: nothing the backend computes changes
+        assert v[name]["paid"] == 0 and v[name]["reused_from"] == 0 and v[name]["figures"] == v["base"]["figures"]
+    n = stab_ws.count_judgments()
+    again = run_stability(stab_ws, "local/smollm2", ["seed", "concurrency"], items=6, deterministic=True,
+                          levels={"seed": (1, 2), "concurrency": (1,)})
+    assert again["run_id"] == res["run_id"] and all(r["paid"] == 0 for r in again["variants"])
+    assert stab_ws.count_judgments() == n  # the cache answered every call
+    # without deterministic mode concurrency can matter (per-instance prefix reuse): measured, own cache key
+    free = run_stability(stab_ws, "local/smollm2", ["concurrency", "batch_size"], items=6,
+                         levels={"concurrency": (1,), "batch_size": (64,)})
+    f = {r["name"]: r for r in free["variants"]}
+    assert f["concurrency=1"]["reused_from"] is None and f["concurrency=1"]["paid"] == 12
+    assert f["batch_size=64"]["paid"] == 12
+    env = json.loads(f["batch_size=64"]["env"])
+    assert env["batch_size"] == 64 and json.loads(f["base"]["env"])["batch_size"] == 512
+    stored = stab_ws.stability_runs()
+    assert {r["run_id"] for r in stored} == {res["run_id"], free["run_id"]}
+
+
+def _run_file(path, flips: int, dtype_b: str = "bfloat16", items=None):
+    """A GPU-style run file: variant 1 answers like variant 0 except on the first ``flips`` items."""
+    outs = []
+    for j in range(2):
+        for k, it in enumerate(items):
+            first, second = ("B", "A") if (j == 1 and k < flips) else ("A", "B")
+            outs.append({"variant": j, "item_id": it, "AB": f"{first}", "BA": f"{second}"})
+    data = {"format": "judgecal-stability-run/1", "judge": "hf/smollm2", "origin": "gpu", "run_id": f"t{flips}",
+            "variants": [{"name": "base", "axis": "base", "level": "base", "env": {"dtype": "float32", "gpu": "X"},
+                          "prompt": [["user", "Which is better?\nA or B"]]},
+                         {"name": f"dtype={dtype_b}", "axis": "dtype", "level": dtype_b,
+                          "env": {"dtype": dtype_b, "gpu": "X"}, "prompt": [["user", "Which is better?\nA or B "]]}],
+            "outputs": outs}
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_guard_exit_codes_and_diff_report(stab_ws, tmp_path, capsys):
+    truth = dict(zip(*stab_ws.consensus_frame("ds")[["item_id", "label"]].to_numpy().T, strict=True))
+    with_a = sorted(i for i in stab_ws.item_ids() if truth.get(i) == "A")
+    ids = with_a[:2] + sorted(i for i in stab_ws.item_ids() if i not in with_a[:2])[:18]
+    # shown "A" in AB and "B" in BA: both orders pick candidate A -> verdict A; the flipped items say B
+    f = _run_file(tmp_path / "run.json", flips=2, items=ids)
+    ws_arg = ["-w", str(stab_ws.path)]
+    assert main(["stability", "import", str(f), *ws_arg]) == 0
+    run = stab_ws.stability_runs()[-1]
+    variants = stab_ws.stability_variants(run["run_id"])
+    acc0 = np.mean([truth[i] == "A" for i in ids])
+    acc1 = np.mean([truth[i] == ("B" if k < 2 else "A") for k, i in enumerate(ids)])
+    assert variants[0]["figures"]["accuracy"] == pytest.approx(acc0)
+    assert variants[1]["figures"]["accuracy"] == pytest.approx(acc1)
+    shift = 100 * abs(acc1 - acc0)
+    assert shift == pytest.approx(10.0)  # two of twenty items, both humans' A, now answered B
+    out = tmp_path / "rep"
+    capsys.readouterr()
+    assert main(["stability", "guard", "--run", run["run_id"], "--threshold", "1.4", "--out", str(out), *ws_arg]) == 1
+    md = (out / "stability-guard.md").read_text()
+    assert "FAIL" in md and "dtype=bfloat16" in md
+    assert "dtype: float32 -> bfloat16" in md  # the fingerprint change is named
+    assert "-A or B" in md and "+A or B " in md  # the prompt diff
+    rep = json.loads((out / "stability-guard.json").read_text())
+    changed = rep["violations"][0]["changed_items"]
+    assert [c["item_id"] for c in changed] == ids[:2]
+    assert changed[0]["before"] == "A" and changed[0]["after"] == "B"
+    assert json.loads(changed[0]["output_after"]) == {"AB": "B", "BA": "A"}
+    # a threshold above every shift passes, and so does one above the gated figure's own shift
+    assert main(["stability", "guard", "--run", run["run_id"], "--threshold", "50", "--out", str(out), *ws_arg]) == 0
+    assert "PASS" in (out / "stability-guard.md").read_text()
+    assert main(["stability", "guard", "--run", run["run_id"], "--threshold", str(shift + 1), "--figure", "accuracy",
+                 "--out", str(out), *ws_arg]) == 0
+    assert main(["stability", "guard", "--run", run["run_id"], "--threshold", str(shift - 1), "--figure", "accuracy",
+                 "--out", str(out), *ws_arg]) == 1
+    assert main(["stability", "guard", "--run", run["run_id"], "--figure", "nope", *ws_arg]) == 2
+    # the business-loss backcalculation (0.7 / 0.5 = 1.4 points) gates like --threshold 1.4
+    assert main(["stability", "guard", "--run", run["run_id"], "--tolerated-error-increase", "0.7",
+                 "--error-per-point", "0.5", "--out", str(out), *ws_arg]) == 1
+    assert main(["stability", "guard", "--run", run["run_id"], "--threshold", "1", "--error-per-point", "0.5",
+                 *ws_arg]) == 2
+    assert main(["stability", "guard", "--run", "nope", *ws_arg]) == 2
+    err = capsys.readouterr().err
+    assert "no run 'nope'" in err and "Traceback" not in err
+
+
+def test_run_file_errors_name_the_file_and_field(stab_ws, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "judgecal-stability-run/1", "judge": "x", "variants": [{"name": "b"}],
+                               "outputs": []}))
+    assert main(["stability", "import", str(bad), "-w", str(stab_ws.path)]) == 2
+    assert f"{bad}: variants[0]: field 'axis'" in capsys.readouterr().err
+    bad.write_text("{not json")
+    assert main(["stability", "import", str(bad), "-w", str(stab_ws.path)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_stability_score_on_prometheus_repeated_gpt4_scores(tmp_path, mirror):
+    import pandas as pd
+
+    from judgecal.data.datasets import load_prometheus_mtbench
+    from judgecal.stability.score import stability_summary
+
+    assert main(["import", "prometheus/mt-bench", "-w", str(tmp_path / "ws")]) == 0
+    assert main(["stability", "repeats", "--judge", "replay/prometheus/gpt-4", "-w", str(tmp_path / "ws")]) == 0
+    with Workspace(tmp_path / "ws") as ws:
+        summary = stability_summary(ws, n_boot=200)
+    s = summary["replay/prometheus/gpt-4"]["runs"][0]
+    # by hand from the dataset's own records: mean 1-5 score per repeat on 0-1, sample sd in points
+    recs = load_prometheus_mtbench(offline=True).judgments
+    df = pd.DataFrame({"sample": [j.sample for j in recs], "score": [j.score for j in recs]})
+    means = ((df.groupby("sample")["score"].mean() - 1) / 4).to_numpy()
+    assert len(means) == 3
+    sigma = 100 * np.std(means, ddof=1)
+    fig = s["figures"]["mean_score"]
+    assert fig["sigma_pp"] == pytest.approx(sigma) and fig["score"] == pytest.approx(max(0, 100 - 50 * sigma))
+    assert fig["sigma_ci"][0] is not None and fig["sigma_ci"][1] >= fig["sigma_ci"][0]
+    assert s["kind"] == "scores" and s["n_items"] == len(df) // 3
+    assert any(k.startswith("mean_score:") for k in s["figures"])
