@@ -7,6 +7,7 @@ backend). A reply that cannot be read is a recorded error. SDK retries are off: 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
 from typing import Any
@@ -35,10 +36,27 @@ class AnthropicBackend:
         if not key:
             raise BackendError("anthropic backend needs ANTHROPIC_API_KEY in the environment")
         self.secrets = (key,)
-        self.client = AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, timeout=timeout_s,
-                                     http_client=http_client)
+        self._make = lambda: AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0, timeout=timeout_s,
+                                            http_client=http_client)
+        self.client = self._make()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._owns_http = http_client is None
         # Recent SDK releases no longer take sampling settings; the provider's defaults then apply.
         self._takes_temperature = "temperature" in inspect.signature(self.client.messages.create).parameters
+
+    def _client(self) -> Any:
+        """The client of the running event loop (pooled connections belong to the loop that opened them)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and self._loop is not loop:
+            self.client = self._make()
+        self._loop = loop
+        return self.client
+
+    async def aclose(self) -> None:
+        """Close this loop's pooled connections (the engine calls it as a run ends)."""
+        if self._loop is not None and self._owns_http:
+            await self.client.close()
+            self.client, self._loop = self._make(), None
 
     async def generate(self, request: Request) -> Response:
         import anthropic
@@ -51,7 +69,7 @@ class AnthropicBackend:
         if system:
             kwargs["system"] = system
         try:
-            out = await self.client.messages.create(**kwargs)
+            out = await self._client().messages.create(**kwargs)
         except anthropic.BadRequestError as exc:
             if "too long" in str(exc).lower() or "context" in str(exc).lower():
                 return Response("", status="too_long", extra={"reason": redact(str(exc), self.secrets)[:300]})

@@ -8,6 +8,7 @@ cannot be read (not JSON, no choices, no message) is a recorded error, not an ab
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -41,8 +42,26 @@ class OpenAIBackend:
         if key is None:
             raise BackendError("openai backend needs OPENAI_API_KEY (or a base_url for a local server)")
         self.secrets = (key,)
-        self.client = AsyncOpenAI(api_key=key, base_url=base, max_retries=0, timeout=timeout_s,
-                                  http_client=http_client)
+        self._make = lambda: AsyncOpenAI(api_key=key, base_url=base, max_retries=0, timeout=timeout_s,
+                                         http_client=http_client)
+        self.client = self._make()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._owns_http = http_client is None
+
+    def _client(self) -> Any:
+        """The client of the running event loop: pooled connections belong to the loop that opened
+        them, so a second ``Engine.run`` (a new loop) gets a client of its own."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and self._loop is not loop:
+            self.client = self._make()
+        self._loop = loop
+        return self.client
+
+    async def aclose(self) -> None:
+        """Close this loop's pooled connections (the engine calls it as a run ends)."""
+        if self._loop is not None and self._owns_http:
+            await self.client.close()
+            self.client, self._loop = self._make(), None
 
     async def generate(self, request: Request) -> Response:
         import openai
@@ -54,7 +73,7 @@ class OpenAIBackend:
         if request.logprobs:
             kwargs.update(logprobs=True, top_logprobs=request.top_logprobs)
         try:
-            out = await self.client.chat.completions.create(**kwargs)
+            out = await self._client().chat.completions.create(**kwargs)
         except openai.BadRequestError as exc:
             if is_context_overflow(exc):
                 return Response("", status="too_long", extra={"reason": redact(str(exc), self.secrets)[:300]})
