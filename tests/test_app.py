@@ -96,6 +96,7 @@ HOSTILE = {
     "judge": "replay/[j](http://evil.example/j)![j](http://evil.example/j.png)<script>alert(2)</script>",
     "annotators": ("![a](http://evil.example/a.png)", "<a href='http://evil.example/a2'>a2</a>",
                    "[x](http://evil.example/x) $x^2$ www.evil.example/w mail@evil.example :smile:"),
+    "item": "![i](http://evil.example/i.png)",  # the shortest id: the one the drill-down opens on
     "text": "Prompt ![p](http://evil.example/p.png) <img src=http://evil.example/q.png onerror=alert(4)> "
             "[link](http://evil.example/p) <script>alert(5)</script>",
 }
@@ -104,6 +105,7 @@ HOSTILE = {
 @pytest.fixture(scope="module")
 def hostile_app(tmp_path_factory):
     """A workspace whose names and texts are all hostile markup, audited, served by the explorer."""
+    from judgecal.aggregate.consensus import compute_consensus
     from judgecal.audit.run import run_audit
     from judgecal.data.records import Annotation
     from judgecal.data.store import Workspace
@@ -111,15 +113,19 @@ def hostile_app(tmp_path_factory):
 
     ws_dir = tmp_path_factory.mktemp("hostile") / "ws"
     ws = Workspace(ws_dir)
-    items = [Item(str(k), HOSTILE["text"] if k == 0 else f"prompt {k}",
+    def iid(k):
+        return HOSTILE["item"] if k == 0 else f"item-{k:040d}"
+
+    items = [Item(iid(k), HOSTILE["text"] if k == 0 else f"prompt {k}",
                   [Candidate(HOSTILE["text"], HOSTILE["model"]), Candidate(f"b{k}", HOSTILE["model_b"])],
                   source="hostile") for k in range(40)]
     ws.add_items(items)
-    ws.add_annotations([Annotation(str(k), a, "AB"[(k + n) % 5 == 0], "AB", None, "hostile", f"h/{k}/{n}")
+    ws.add_annotations([Annotation(iid(k), a, "AB"[(k + n) % 5 == 0], "AB", None, "hostile", f"h/{k}/{n}")
                         for k in range(40) for n, a in enumerate(HOSTILE["annotators"])])
-    ws.add_judgments([Judgment(key=f"h{k}{o}", item_id=str(k), judge=HOSTILE["judge"], spec_hash="s", order=o,
+    ws.add_judgments([Judgment(key=f"h{k}{o}", item_id=iid(k), judge=HOSTILE["judge"], spec_hash="s", order=o,
                                verdict="A" if (o == "AB" or k % 3) else "B", raw=HOSTILE["text"])
                       for k in range(40) for o in ("AB", "BA")])
+    compute_consensus(ws, ("ds",))
     write_report(run_audit(ws, n_boot=100), ws.reports_dir)
     ws.close()
     port = free_port()
@@ -158,6 +164,7 @@ def test_untrusted_names_and_text_are_shown_as_plain_text(hostile_app):
         assert links.count() == 0, [links.nth(i).evaluate("e => e.outerHTML") for i in range(links.count())]
         assert page.evaluate("() => [...document.scripts].filter(s => /alert\\([2-5]\\)/.test(s.text)).length") == 0
         body = page.inner_text("body").replace("\u2060", "")
+        chosen = page.locator("[data-testid='stSelectbox'] input").input_value()
         page.screenshot(path=str(ws_dir / "explorer-hostile.png"), full_page=True)
         browser.close()
     assert dialogs == [] and requests == []
@@ -165,3 +172,4 @@ def test_untrusted_names_and_text_are_shown_as_plain_text(hostile_app):
     for literal in (HOSTILE["model"], HOSTILE["model_b"], HOSTILE["judge"], HOSTILE["text"], *HOSTILE["annotators"]):
         assert literal in body, literal
     assert "\U0001f604" not in body  # ":smile:" stayed text, not an emoji
+    assert chosen == HOSTILE["item"]  # the item picker shows the id as it is
