@@ -83,6 +83,11 @@ CASES = {
         5, "response_a", "missing required field"),
     "csv_too_many_fields": (lambda p: (p / "x.csv").write_text(
         'id,prompt,response_a,response_b\nc1,p,a,b,extra\n') and p / "x.csv", 2, None, "header names 4"),
+    "csv_unclosed_quote": (lambda p: (p / "x.csv").write_text(
+        'id,prompt,response_a,response_b\nc1,p,a,b\nc2,"never closed,a,b\nc3,p,a,b\n') and p / "x.csv",
+        3, None, "a quoted field is not closed"),
+    "csv_text_after_quote": (lambda p: (p / "x.csv").write_text(
+        'id,prompt,response_a,response_b\nc1,"ab"c,a,b\n') and p / "x.csv", 2, None, "bad CSV"),
     "deep_nesting": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "metadata": {"x": [[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]
                                                                              }}, "[" * 5000 + "]" * 5000]),
                      2, None, "nested more than"),

@@ -145,9 +145,10 @@ def _csv_rows(data: bytes, f: str) -> tuple[list[tuple[int, dict[str, Any]]], li
     except UnicodeDecodeError as exc:
         return [], [Problem(f, data[: exc.start].count(b"\n") + 1, None, f"invalid UTF-8 at byte {exc.start}")]
     csv.field_size_limit(max(csv.field_size_limit(), 4 * MAX_TEXT_CHARS))
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)  # strict: an unclosed quote is an error
     rows: list[tuple[int, dict[str, Any]]] = []
     problems: list[Problem] = []
+    end = 0  # the physical line the last record ended on
     try:
         header = next(reader, None)
         if header is None:
@@ -164,8 +165,9 @@ def _csv_rows(data: bytes, f: str) -> tuple[list[tuple[int, dict[str, Any]]], li
                 problems.append(Problem(f, start, None, f"{len(rec)} fields, but the header names {len(header)}"))
                 continue
             rows.append((start, dict(zip(header, rec, strict=False))))  # missing trailing fields: absent
-    except csv.Error as exc:
-        problems.append(Problem(f, reader.line_num, None, f"bad CSV: {exc}"))
+    except csv.Error as exc:  # reported on the line where the record it could not read starts
+        why = "a quoted field is not closed by the end of the file" if "end of data" in str(exc) else str(exc)
+        problems.append(Problem(f, end + 1, None, f"bad CSV: {why}"))
     return rows, problems
 
 
