@@ -162,7 +162,7 @@ def _read_only(path):
             pytest.skip(f"cannot remount read-only: {ro.stderr.decode().strip()}")
         yield
     finally:
-        subprocess.run(["umount", str(path)], check=True)
+        subprocess.run(["umount", "--lazy", str(path)], check=True)  # lazy: even while a file there is open
 
 
 def test_read_only_workspace(tmp_path, capsys):
