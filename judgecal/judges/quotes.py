@@ -37,7 +37,9 @@ _PLAIN = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "
                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u00ab": '"', "\u00bb": '"',
                         "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
                         "\u2212": "-"})
-_ASCII_SPACE = np.frombuffer(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f", dtype=np.uint8)
+_SPACES = re.compile(r"\s+")
+_IS_SPACE = np.zeros(256, dtype=bool)
+_IS_SPACE[[c for c in range(128) if chr(c).isspace()]] = True
 _ELLIPSIS = re.compile(r"\s*(?:\.{3,}|\u2026)\s*")
 
 
@@ -62,10 +64,9 @@ def normalise(text: str) -> tuple[str, np.ndarray]:
         return "", np.zeros(0, dtype=np.int64)
     if text.isascii():  # vectorised: lower-casing keeps offsets, only whitespace runs collapse
         b = np.frombuffer(text.lower().encode("ascii"), dtype=np.uint8)
-        space = np.isin(b, _ASCII_SPACE)
+        space = _IS_SPACE[b]
         keep = ~(space & np.concatenate(([False], space[:-1])))
-        out = np.where(space, np.uint8(32), b)[keep]
-        return out.tobytes().decode("ascii"), np.flatnonzero(keep)
+        return np.where(space, np.uint8(32), b)[keep].tobytes().decode("ascii"), np.flatnonzero(keep)
     chars: list[str] = []
     index: list[int] = []
     for i, c in enumerate(text):
@@ -164,13 +165,13 @@ class Aligner:
         """One quote's :class:`Alignment` (exact, then normalised, then fuzzy, else unaligned)."""
         q = _clean_quote(quote)
         out = Alignment(quote, 0, 0, "unaligned", 0.0)
-        if q:
-            hits = [(k, k + len(q)) for k in _occurrences(self.text, q)]
-            nq = normalise(q)[0].strip()
-            free = [h for h in hits if self._free(*h)]
-            if free:
-                out = Alignment(quote, *free[0], "exact", 100.0)
-            elif nq and (found := self._normalised(nq, free_only=bool(hits))) is not None:
+        hits = [(k, k + len(q)) for k in _occurrences(self.text, q)] if q else []
+        free = next((h for h in hits if self._free(*h)), None)
+        if free is not None:
+            out = Alignment(quote, *free, "exact", 100.0)
+        elif q:
+            nq = (_SPACES.sub(" ", q.lower()) if q.isascii() else normalise(q)[0]).strip()
+            if nq and (found := self._normalised(nq, free_only=bool(hits))) is not None:
                 out = Alignment(quote, *found, "normalised", 100.0)  # a free place only found normalised
             elif hits:
                 out = Alignment(quote, *hits[0], "exact", 100.0)
