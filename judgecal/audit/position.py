@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.audit.alignment import truth_codes
 from judgecal.stats import bootstrap as stats
 from judgecal.stats.inference import mcnemar, mde_proportion
 
@@ -62,32 +63,43 @@ def position_tests(judgments: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def debiased_accuracy(judgments: pd.DataFrame, truth: pd.Series, *, invalid_as: str = "tie", n_boot: int = 2000,
-                      seed: int = 0, level: float = 0.95) -> dict[str, Any]:
-    """Accuracy of the swap-debiased verdicts against the human consensus (item-bootstrap CI) beside the
-    accuracy of the same pairs' single-order verdicts, so the gain from debiasing reads off directly."""
+def debiased_sums(judgments: pd.DataFrame, truth: pd.Series, invalid_as: str = "tie") -> tuple[np.ndarray, int]:
+    """Per-item sums over ``truth``'s items (rows in its order): swap-debiased verdict right, the mean of
+    the two single-order verdicts right, pairs; and the number of pairs with a consensus."""
     pairs = paired_orders(judgments)
-    pairs = pairs[pairs["item_id"].isin(truth.index)]
-    if pairs.empty:
-        return {}
+    code = truth_codes(pairs["item_id"], truth)
+    pairs, code = pairs[code >= 0], code[code >= 0]
     deb = debiased_verdicts(pairs).to_numpy(dtype=object)
-    true = truth.reindex(pairs["item_id"]).to_numpy(dtype=object)
+    true = truth.to_numpy(dtype=object)[code]
 
-    def as_pred(v: Any) -> Any:
-        return np.where(v == "invalid", "tie" if invalid_as == "tie" else "invalid", v)
+    def right(v: Any) -> np.ndarray:
+        pred = np.where(v == "invalid", "tie" if invalid_as == "tie" else "invalid", v)
+        return np.asarray(pred == true, dtype=np.float64)
 
-    codes, items = stats.item_codes(pairs["item_id"])
-    cols = [as_pred(deb) == true,
-            (as_pred(pairs["verdict_ab"].to_numpy(dtype=object)) == true).astype(float) / 2
-            + (as_pred(pairs["verdict_ba"].to_numpy(dtype=object)) == true).astype(float) / 2,
-            np.ones(len(pairs))]
-    sums = np.column_stack([np.bincount(codes, weights=np.asarray(c, dtype=np.float64), minlength=len(items))
-                            for c in cols]).astype(np.float64)
-    boot = stats.bootstrap_sums(sums, n_boot, seed)
+    cols = [right(deb), right(pairs["verdict_ab"].to_numpy(dtype=object)) / 2
+            + right(pairs["verdict_ba"].to_numpy(dtype=object)) / 2, np.ones(len(pairs))]
+    sums = np.column_stack([np.bincount(code, weights=c, minlength=len(truth)) for c in cols]).astype(np.float64)
+    return sums, int(len(pairs))
+
+
+def debiased_from(sums: np.ndarray, boot: np.ndarray, n_pairs: int, level: float = 0.95) -> dict[str, Any]:
+    """``debiased_accuracy`` and ``paired_single_order_accuracy`` from :func:`debiased_sums` and their
+    bootstrap replicates."""
     out = {}
     for name, k in (("debiased_accuracy", 0), ("paired_single_order_accuracy", 1)):
         def acc(m: Any, k: int = k) -> Any:
             return stats.safe_ratio(m[:, k], m[:, 2])
         est, lo, hi = stats.estimate_with_ci(acc, sums, boot, level)
-        out[name] = stats.metric(est, lo, hi, len(pairs))
+        out[name] = stats.metric(est, lo, hi, n_pairs)
     return out
+
+
+def debiased_accuracy(judgments: pd.DataFrame, truth: pd.Series, *, invalid_as: str = "tie", n_boot: int = 2000,
+                      seed: int = 0, level: float = 0.95) -> dict[str, Any]:
+    """Accuracy of the swap-debiased verdicts against the human consensus (item-bootstrap CI over the
+    consensus items) beside the accuracy of the same pairs' single-order verdicts, so the gain from
+    debiasing reads off directly."""
+    sums, n_pairs = debiased_sums(judgments, truth, invalid_as)
+    if not n_pairs:
+        return {}
+    return debiased_from(sums, stats.bootstrap_sums(sums, n_boot, seed), n_pairs, level)

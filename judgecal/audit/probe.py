@@ -79,18 +79,20 @@ class ProbeResult:
 
 class Probe:
     """One question about a judge. ``needs_alignment``: run only on pairwise judges with a consensus
-    (the alignment probe produced metrics); ``batched``: :meth:`run_all` sees every judge at once."""
+    (the alignment probe produced metrics). Probes run in order, each over every judge (:meth:`run_all`),
+    so a probe reads the metrics of those before it."""
 
     name: ClassVar[str] = ""
     needs_alignment: ClassVar[bool] = True
-    batched: ClassVar[bool] = False
 
     def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
         """Metrics (tested) and sections of one judge; ``done`` holds the metrics of earlier probes."""
         raise NotImplementedError
 
-    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig) -> dict[str, ProbeResult]:
-        return {inp.judge: self.run(inp, cfg, {}) for inp in inputs}
+    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig,
+                done: Mapping[str, Mapping[str, Metric]]) -> dict[str, ProbeResult]:
+        """Every judge at once (a batched probe shares one bootstrap across judges: paired intervals)."""
+        return {inp.judge: self.run(inp, cfg, done[inp.judge]) for inp in inputs}
 
     def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
         """Plain-word flags from the metrics once they carry their BH ``q``."""
@@ -118,15 +120,9 @@ def evaluate(inputs: Sequence[JudgeInput], cfg: AuditConfig, probes: Sequence[Pr
     probes = PROBES if probes is None else probes
     out = {inp.judge: JudgeResult() for inp in inputs}
     for p in probes:
-        if p.batched:
-            for judge, res in p.run_all(inputs, cfg).items():
-                out[judge].add(res)
-    aligned = {inp.judge for inp in inputs if out[inp.judge].metrics}
-    for inp in inputs:
-        r = out[inp.judge]
-        for p in probes:
-            if not p.batched and (inp.judge in aligned or not p.needs_alignment):
-                r.add(p.run(inp, cfg, r.metrics))
+        eligible = [inp for inp in inputs if not p.needs_alignment or out[inp.judge].metrics]
+        for judge, res in p.run_all(eligible, cfg, {j: r.metrics for j, r in out.items()}).items():
+            out[judge].add(res)
     tested = [(judge, name) for judge, r in out.items() for name, m in r.metrics.items() if m.is_tested]
     qs = benjamini_hochberg([out[j].metrics[n].p for j, n in tested])  # type: ignore[misc]
     for (judge, name), q in zip(tested, qs, strict=True):

@@ -28,7 +28,7 @@ from judgecal.audit.injection import injection_follow
 from judgecal.audit.instability import instability
 from judgecal.audit.metric import Metric, clean
 from judgecal.audit.padding import padding_preference
-from judgecal.audit.position import debiased_accuracy, position_tests
+from judgecal.audit.position import debiased_from, debiased_sums, position_tests
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
@@ -91,9 +91,10 @@ class AlignmentProbe(Probe):
     one item bootstrap serves every judge (paired intervals)."""
 
     name = "alignment"
-    batched = True
+    needs_alignment = False
 
-    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig) -> dict[str, ProbeResult]:
+    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig,
+                done: Mapping[str, Mapping[str, Metric]]) -> dict[str, ProbeResult]:
         out = {inp.judge: ProbeResult() for inp in inputs}
         sums = {}
         for inp in inputs:
@@ -124,20 +125,32 @@ class PositionProbe(Probe):
     def test(self, m: Metric, pos: Mapping[str, Any]) -> Metric:
         return m.tested(clean(pos["mcnemar_p"]), 0.5, clean(pos["first_position_mde"]))
 
-    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
-        res = ProbeResult()
-        pos = position_tests(inp.judgments) if inp.orders == ["AB", "BA"] else {}
-        if not pos:
-            return res
-        res.sections["position"] = pos
-        if "first_position_rate" in done:
-            res.metrics["first_position_rate"] = self.test(done["first_position_rate"], pos)
-        deb = debiased_accuracy(inp.judgments, inp.truth, invalid_as=cfg.invalid_as, n_boot=cfg.n_boot,
-                                seed=cfg.seed, level=cfg.level)
+    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig,
+                done: Mapping[str, Mapping[str, Metric]]) -> dict[str, ProbeResult]:
+        """McNemar per judge; the debiased accuracies of all judges from one item bootstrap over the
+        consensus items (the alignment probe's resampling unit, paired across judges)."""
+        out, deb = {}, {}
+        for inp in inputs:
+            res = out[inp.judge] = ProbeResult()
+            pos = position_tests(inp.judgments) if inp.orders == ["AB", "BA"] else {}
+            if not pos:
+                continue
+            res.sections["position"] = pos
+            if "first_position_rate" in done[inp.judge]:
+                res.metrics["first_position_rate"] = self.test(done[inp.judge]["first_position_rate"], pos)
+            sums, n_pairs = debiased_sums(inp.judgments, inp.truth, cfg.invalid_as)
+            if n_pairs:
+                deb[inp.judge] = (sums, n_pairs)
         if deb:
-            res.metrics["debiased_accuracy"] = Metric.of(deb["debiased_accuracy"])
-            res.sections["position"]["paired_single_order_accuracy"] = deb["paired_single_order_accuracy"]
-        return res
+            boot = stats.bootstrap_sums(np.hstack([s for s, _ in deb.values()]), cfg.n_boot, cfg.seed)
+            for k, (judge, (sums, n_pairs)) in enumerate(deb.items()):
+                got = debiased_from(sums, boot[:, 3 * k:3 * k + 3], n_pairs, cfg.level)
+                out[judge].metrics["debiased_accuracy"] = Metric.of(got["debiased_accuracy"])
+                out[judge].sections["position"]["paired_single_order_accuracy"] = got["paired_single_order_accuracy"]
+        return out
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        return self.run_all([inp], cfg, {inp.judge: done})[inp.judge]
 
     def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
         m = metrics.get("first_position_rate")
