@@ -96,3 +96,13 @@ def test_undefined_statistics_are_written_as_null(tmp_path):
     js, _ = write_report(rep, tmp_path)
     back = json.loads(js.read_text())
     assert back["judges"]["j"]["position"] == {"flip_rate": None, "b": 3}
+
+
+def test_report_card_shows_each_tested_metric_beside_its_null(report_dir):
+    out, judge = report_dir
+    card = (out / "audit.html").read_text().split("<h2>Report card</h2>", 1)[1].split("<h2>Plots</h2>", 1)[0]
+    assert "<th>MDE</th><th>null</th>" in card
+    row = re.search(r"<tr><td class='name'>first_position_rate</td>(.*?)</tr>", card).group(1)
+    assert re.findall(r"<td>([^<]*)</td>", row)[-1] == "0.500"
+    row = re.search(r"<tr><td class='name'>accuracy</td>(.*?)</tr>", card).group(1)
+    assert re.findall(r"<td>([^<]*)</td>", row)[-1] == "–"  # descriptive: no null, not tested

@@ -129,11 +129,12 @@ def render_html(report: dict[str, Any]) -> str:
         lines = [
             f"<tr><td class='name'>{escape(metric)}</td><td>{_fmt(m.get('estimate'))}</td>"
             f"<td>[{_fmt(m.get('ci_low'))}, {_fmt(m.get('ci_high'))}]</td><td>{_fmt(m.get('n'))}</td>"
-            f"<td>{_fmt(m.get('p'))}</td><td>{_fmt(m.get('q'))}</td><td>{_fmt(m.get('mde'))}</td></tr>"
+            f"<td>{_fmt(m.get('p'))}</td><td>{_fmt(m.get('q'))}</td><td>{_fmt(m.get('mde'))}</td>"
+            f"<td>{_fmt(m.get('null_value'))}</td></tr>"
             for metric, m in j.get("metrics", {}).items()]
         cards.append(f"<h3>{escape(name)}</h3><p>flags: {escape(', '.join(j.get('flags', [])) or 'none')}</p>"
                      "<table class='card'><tr><th>metric</th><th>estimate</th><th>95% CI</th><th>n</th><th>p</th>"
-                     f"<th>q (BH)</th><th>MDE</th></tr>{''.join(lines)}</table>")
+                     f"<th>q (BH)</th><th>MDE</th><th>null</th></tr>{''.join(lines)}</table>")
     plots = (_plot(report, "accuracy", "Accuracy against the human consensus")
              + _plot(report, "cohen_kappa", "Cohen's κ against the human consensus")
              + _plot(report, "first_position_rate", "First-position pick rate (0.5 = unbiased)", ref=0.5)
@@ -157,8 +158,9 @@ Truth: {_truth(report)}; unparsable verdicts counted as
 <h2>Alignment with the humans</h2>
 <table id="alignment"><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr>{''.join(rows)}</table>
 <h2>Report card</h2>
-<p>Every metric with its estimate, CI and n; tested metrics add p, the Benjamini–Hochberg q across the whole
-report, and the minimum detectable effect at this sample size (a null result with an MDE above the effect of
+<p>Every metric with its estimate, CI and n; tested metrics add p (a test of the estimate against its null
+value, last column), the Benjamini–Hochberg q across the whole report, and the minimum detectable effect at
+this sample size (a null result with an MDE above the effect of
 interest is flagged underpowered).</p>
 {''.join(cards)}
 <h2>Plots</h2>{plots}
