@@ -180,3 +180,63 @@ def test_keyfacts_coverage_judge_scores_and_quotes(tmp_path, local_backend) -> N
     assert len(real) == 2  # the hand-written answer's spec and the model's are two judges
     row = real[real.raw != "Maybe."].iloc[0]
     assert row.status == "invalid" or row.score in (0.0, 0.5, 1.0)
+
+
+# -- the same rubric over the OpenAI-compatible API (a real llama_cpp.server), directly and as a batch ----
+@pytest.fixture(scope="module")
+def server():  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import free_port, wait_http
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("llama_server.py")), str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    wait_http(f"{base}/v1/models", proc, 120, "llama_cpp.server")
+    yield base
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def test_span_judge_over_the_openai_api_and_batch(tmp_path, server) -> None:  # type: ignore[no-untyped-def]
+    import httpx
+
+    from judgecal.data.store import Workspace
+    from judgecal.judges import batch
+    from judgecal.judges.engine import Engine
+    from judgecal.judges.registry import make_backend
+    from judgecal.judges.rubric import load_rubric
+
+    ws = Workspace(tmp_path / "ws")
+    ws.add_items([Item("lib", SOURCE, [Candidate(SUMMARY, "m")], task="pointwise", source="hand"),
+                  Item("lib2", SOURCE, [Candidate(SUMMARY.replace("Friday", "Monday"), "m")], task="pointwise",
+                       source="hand")])
+    rubric = load_rubric("spans-hallucination")
+
+    def engine() -> Engine:
+        backend = make_backend("openai/smollm2", base_url=f"{server}/v1")
+        return Engine(ws, backend, rubric, judge="openai/smollm2", max_tokens=64, logprobs=False, progress=False)
+
+    direct = engine()
+    st = direct.run(direct.plan(ws.items(ids=["lib"])))
+    assert st.errors == 0 and st.done == 1, st.error_messages
+    # the batch route: a manifest answered by POSTing each body, imported by an engine that planned nothing
+    calls = engine().plan(ws.items(ids=["lib2"]))
+    manifest = tmp_path / "batch.jsonl"
+    assert batch.export_manifest(engine(), calls, manifest) == 1
+    line = json.loads(manifest.read_text())
+    r = httpx.post(f"{server}{line['url']}", json=line["body"], timeout=120)
+    (tmp_path / "results.jsonl").write_text(json.dumps(
+        {"custom_id": line["custom_id"], "response": {"status_code": r.status_code, "body": r.json()}}) + "\n")
+    assert batch.import_results(engine(), manifest, tmp_path / "results.jsonl")["stored"] == 1
+    j = ws.judgments_frame()
+    assert sorted(j["item_id"]) == ["lib", "lib2"] and set(j["judge"]) == {"openai/smollm2"}
+    assert j["raw"].str.len().gt(0).all()
+    sp = ws.spans_frame(kind="judge")
+    ok = j[j.status == "ok"]
+    assert set(sp["source"]) == set(ok["key"])  # each readable answer stored its spans, batch included
+    parsed = sum(len(parse_quotes(raw) or []) for raw in ok["raw"])
+    assert quote_counts(sp).get("openai/smollm2", {"quotes": 0})["quotes"] == parsed
