@@ -60,7 +60,10 @@ def excess_test(m: Metric, base: Metric | None, k: int = 1) -> Metric:
 
 
 def _significant(m: Metric | None, cfg: AuditConfig) -> bool:
-    return m is not None and m.q is not None and m.q < cfg.alpha
+    """The flag rule: significant (BH q < alpha) *and* an effect at least the effect of interest away
+    from the metric's null value."""
+    return (m is not None and m.q is not None and m.q < cfg.alpha and m.estimate is not None
+            and abs(m.estimate - (m.null_value or 0.0)) >= cfg.effect_of_interest - 1e-12)
 
 
 def _direction_flags(m: Metric | None, flag: str, cfg: AuditConfig) -> list[str]:
@@ -68,6 +71,8 @@ def _direction_flags(m: Metric | None, flag: str, cfg: AuditConfig) -> list[str]
         return []
     if _significant(m, cfg):
         return [f"{flag}:{'more' if (m.estimate or 0) > 0 else 'less'}_than_humans"]
+    if m.q is not None and m.q < cfg.alpha:  # significant, but smaller than the effect of interest
+        return []
     if m.mde is not None and m.mde > cfg.effect_of_interest:
         return [f"{flag}:underpowered"]
     return []
@@ -156,8 +161,10 @@ class PositionProbe(Probe):
         m = metrics.get("first_position_rate")
         if m is None or m.q is None:
             return []
-        if m.q < cfg.alpha:
+        if _significant(m, cfg):
             return [f"position_bias:{'first' if (m.estimate or 0.5) > 0.5 else 'second'}"]
+        if m.q < cfg.alpha:  # significant, but smaller than the effect of interest
+            return []
         return ["position_bias:underpowered"] if m.mde is not None and m.mde > cfg.effect_of_interest else []
 
 
