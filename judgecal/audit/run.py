@@ -50,7 +50,9 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         report["judges"][inp.judge] = judge_entry(inp, results[inp.judge])
     report["settings"]["effect_of_interest"] = effect_of_interest
     report["settings"]["multiple_testing"] = "Benjamini-Hochberg over every tested metric of this report"
-    return report
+    from judgecal.audit.sections import add_sections
+
+    return add_sections(report, ws, consensus, truth, about, inputs, cfg)
 
 
 def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = None) -> list[JudgeInput]:

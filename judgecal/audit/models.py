@@ -1,0 +1,169 @@
+"""Model-level results of an audit: which model is better, by how much, by each rater.
+
+A *rater* is the human consensus (``humans``) or a pairwise judge. Per rater, over the two-candidate
+pairwise items whose candidates name their models:
+
+- each model's win rate ``(wins + ties/2) / comparisons`` with an item-bootstrap CI, the model x model
+  win-rate matrix and Bradley–Terry scores with the ranking (:mod:`judgecal.stats.winrate`), per
+  category too when items carry ``metadata.category``;
+- a judge's item verdict is its swap-debiased verdict when it judged both orders (the common verdict,
+  else a tie), its first sample of each order; an unparsable verdict is a tie under
+  ``--invalid-as tie`` and no comparison otherwise;
+- system-level alignment of each judge with the humans (Spearman, Kendall, reversed model pairs);
+- PPI++ win rates (:mod:`judgecal.stats.ppi`): the items with the truth are the human-labelled set,
+  the judge's verdicts cover every item it judged; beside them the human-only estimate and the ratio
+  of CI widths;
+- the planner: human labels needed for a CI half-width ``h`` on the outcome of a comparison (the score
+  of candidate A: 1, 1/2, 0), human-only and with PPI++ from the measured judge-human correlation, with
+  the Dorner et al. (ICLR 2025) ceiling of a factor 2 for a judge no better than the evaluated model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgecal.audit.probe import AuditConfig, JudgeInput
+from judgecal.data.store import Workspace
+from judgecal.stats import ppi, winrate
+
+HUMANS = "humans"
+PLAN_HALFWIDTH = 0.03
+BT_MAX_BOOT = 1000  # evalica's bootstrap refits per replicate
+
+
+def item_models(ws: Workspace) -> pd.DataFrame:
+    """item_id -> ``model_a, model_b, category`` for the two-candidate pairwise items (probe copies left
+    out) whose two candidates name two different models."""
+    facts = ws.item_facts()
+    keep = ((facts["task"] == "pairwise") & (facts["n_candidates"] == 2) & ~facts["source"].str.startswith("probe:")
+            & facts["model_a"].notna() & facts["model_b"].notna() & (facts["model_a"] != facts["model_b"]))
+    out = facts.loc[keep, ["model_a", "model_b"]].astype(str)
+    rows = ws.conn.execute("SELECT item_id, json_extract(data, '$.metadata.category') FROM items").fetchall()
+    cat = pd.Series({i: c for i, c in rows if c is not None}, dtype=object)
+    out["category"] = cat.reindex(out.index).astype(object).map(lambda c: None if pd.isna(c) else str(c))
+    return out
+
+
+def item_verdicts(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Series:
+    """item_id -> the judge's item-oriented verdict: swap-debiased over the two orders when both were
+    judged, the first sample of each order."""
+    if not len(judgments):
+        return pd.Series(dtype=object)
+    j = judgments.sort_values("sample", kind="stable").drop_duplicates(["item_id", "order"])
+    raw = j["verdict"].astype(object)
+    v = raw.where(raw.isin(winrate.LABELS), None)
+    if invalid_as == "tie":
+        v[(raw == "invalid").to_numpy()] = "tie"
+    wide = pd.DataFrame({"item_id": j["item_id"].astype(str).to_numpy(), "order": j["order"].to_numpy(),
+                         "v": v.to_numpy(dtype=object)}).pivot(index="item_id", columns="order", values="v")
+    ab = wide["AB"] if "AB" in wide else pd.Series(None, index=wide.index, dtype=object)
+    ba = wide["BA"] if "BA" in wide else pd.Series(None, index=wide.index, dtype=object)
+    return pd.Series(winrate.swap_debiased(ab.to_numpy(dtype=object), ba.to_numpy(dtype=object)),
+                     index=wide.index, dtype=object)
+
+
+def _records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    return {str(k): {str(c): (int(v) if c in ("n", "rank", "rank_low", "rank_high") else float(v))
+                     for c, v in row.items()} for k, row in frame.iterrows()}
+
+
+def _matrix(frames: dict[str, pd.DataFrame]) -> dict[str, Any]:
+    est = frames["estimate"]
+    out: dict[str, Any] = {"models": [str(m) for m in est.index]}
+    for k, f in frames.items():
+        out[k] = [[(int(x) if k == "n" else float(x)) for x in row] for row in f.to_numpy()]
+    return out
+
+
+def rater_results(items: pd.DataFrame, labels: pd.Series, cfg: AuditConfig) -> dict[str, Any]:
+    """Win rates, matrix, Bradley–Terry and per-category win rates of one rater (``labels``: item_id ->
+    A/B/tie) over ``items``."""
+    lab = labels.reindex(items.index)
+    ok = lab.isin(winrate.LABELS).to_numpy()
+    a, b, y = items["model_a"].to_numpy()[ok], items["model_b"].to_numpy()[ok], lab.to_numpy(dtype=object)[ok]
+    out: dict[str, Any] = {"n_items": int(ok.sum())}
+    if not ok.any():
+        return out
+    kw: dict[str, Any] = {"n_boot": cfg.n_boot, "seed": cfg.seed, "level": cfg.level}
+    out["win_rate"] = _records(winrate.win_rates(a, b, y, **kw))
+    out["matrix"] = _matrix(winrate.win_rate_matrix(a, b, y, **kw))
+    bt = winrate.bradley_terry(a, b, y, n_boot=min(cfg.n_boot, BT_MAX_BOOT), seed=cfg.seed, level=cfg.level)
+    out["bradley_terry"] = _records(bt)
+    out["ranking"] = [str(m) for m in bt.index]
+    cat = items["category"].to_numpy(dtype=object)[ok]
+    if pd.notna(cat).any():
+        by = winrate.win_rates_by_category(a, b, y, cat, **kw)
+        out["by_category"] = {str(c): _records(pd.DataFrame(by.xs(c, level="category"))) for c in by.index.unique("category")}
+    return out
+
+
+def _alignment(items: pd.DataFrame, truth: pd.Series, verdict: pd.Series, cfg: AuditConfig) -> dict[str, Any]:
+    h = truth.reindex(items.index).to_numpy(dtype=object)
+    j = verdict.reindex(items.index).to_numpy(dtype=object)
+    res = winrate.system_alignment(items["model_a"].to_numpy(), items["model_b"].to_numpy(), h, j,
+                                   n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
+    pairs = res.pop("pairs")
+    res.pop("win_rates")
+    res["reversed_pairs"] = pairs[pairs["reversed"]].to_dict("records")
+    return res
+
+
+def _ppi(items: pd.DataFrame, truth: pd.Series, verdict: pd.Series, cfg: AuditConfig) -> dict[str, Any]:
+    """PPI++ over the items the judge judged; those with the truth form the human-labelled set."""
+    judged = items.loc[items.index.intersection(verdict.index[verdict.isin(winrate.LABELS)])]
+    h = truth.reindex(judged.index).where(lambda s: s.isin(winrate.LABELS), None).to_numpy(dtype=object)
+    j = verdict.reindex(judged.index).to_numpy(dtype=object)
+    n_lab = int(pd.notna(h).sum())
+    out: dict[str, Any] = {"n_labelled": n_lab, "n_unlabelled": int(len(h) - n_lab)}
+    if n_lab < 2:
+        return out
+    a, b = judged["model_a"].to_numpy(), judged["model_b"].to_numpy()
+    wr = ppi.ppi_win_rates(a, b, h, j, level=cfg.level)
+    out["win_rate"] = {str(k): {str(c): (int(v) if str(c).startswith("n_") else float(v)) for c, v in row.items()}
+                       for k, row in wr.iterrows()}
+    pw = ppi.ppi_pairwise_win_rates(a, b, h, j, level=cfg.level).reset_index()
+    out["pairwise"] = [{str(k): (v if isinstance(v, str) else int(v) if str(k).startswith("n_") else float(v))
+                        for k, v in row.items()} for row in pw.to_dict("records")]
+    return out
+
+
+def plan(truth: pd.Series, verdict: pd.Series, target_halfwidth: float = PLAN_HALFWIDTH, *, level: float = 0.95,
+         n_unlabelled: int | None = None) -> dict[str, Any]:
+    """Human labels needed for a CI half-width on the outcome of a comparison, human-only and with
+    PPI++, from the judge-human correlation measured on the items both labelled
+    (:func:`judgecal.stats.ppi.plan_from_data`); ``n_unlabelled`` None: the judge can cover any number."""
+    both = truth.index.intersection(verdict.index)
+    y = winrate.outcome_scores(truth.reindex(both).to_numpy(dtype=object))
+    yhat = winrate.outcome_scores(verdict.reindex(both).to_numpy(dtype=object))
+    ok = np.isfinite(y) & np.isfinite(yhat)
+    if ok.sum() < 2:
+        raise ValueError(f"planning needs at least 2 items with both a human and a judge verdict, found {int(ok.sum())}")
+    return ppi.plan_from_data(y[ok], yhat[ok], target_halfwidth, level=level, n_unlabelled=n_unlabelled)
+
+
+def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInput], cfg: AuditConfig,
+                   target_halfwidth: float = PLAN_HALFWIDTH) -> dict[str, Any]:
+    """``audit.json``'s ``models`` section (documented in the README)."""
+    verdicts = {inp.judge: item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
+    raters = {HUMANS: truth, **verdicts}
+    per = {r: rater_results(items, lab, cfg) for r, lab in raters.items()}
+    out: dict[str, Any] = {"n_items": int(len(items)), "models": sorted(set(items["model_a"]) | set(items["model_b"])),
+                           "raters": list(raters)}
+    for key in ("win_rate", "matrix", "bradley_terry", "ranking", "by_category"):
+        out[key] = {r: res[key] for r, res in per.items() if key in res}
+    out["n_items_rated"] = {r: res["n_items"] for r, res in per.items()}
+    out["system_alignment"], out["ppi"], out["plan"] = {}, {}, {}
+    for judge, v in verdicts.items():
+        if per[HUMANS]["n_items"] and per[judge]["n_items"]:
+            out["system_alignment"][judge] = _alignment(items, truth, v, cfg)
+            out["ppi"][judge] = _ppi(items, truth, v, cfg)
+        try:
+            out["plan"][judge] = plan(truth, v.loc[v.index.intersection(items.index)], target_halfwidth,
+                                      level=cfg.level)
+        except ValueError:
+            continue
+    out["plan_target_halfwidth"] = target_halfwidth
+    return out
