@@ -13,7 +13,8 @@ copy of the tasks and run by a judgecal service account (group ``judgecal-servic
   account;
 - ``annotators_write_annotations_only``: a user who is not a service account may write (POST, PUT,
   PATCH, DELETE) only their own annotations and drafts, data-manager tabs, their own user record
-  (not its organisation) and log in or out; everything else answers 403.
+  (not its organisation), ask for their next task and log in or out; everything else answers 403
+  (and is logged to the server log).
 
 Loaded as ``DJANGO_SETTINGS_MODULE=judgecal_ls``. Run as a script with a JSON request on stdin, it
 provisions annotators (user, password, organisation, service account and token) and prints JSON.
@@ -95,6 +96,8 @@ def _write_allowed(request: Any, user: Any) -> bool:
     path = request.path
     if _ALLOWED.match(path) or _NEW_ANNOTATION.match(path):
         return True
+    if path.rstrip("/") == "/api/dm/actions":  # the label stream asks for its next task this way
+        return request.GET.get("id") == "next_task"
     if m := _ANNOTATION.match(path):
         from tasks.models import Annotation
 
@@ -119,6 +122,7 @@ def annotators_write_annotations_only(get_response: Any) -> Any:
         if request.method not in ("GET", "HEAD", "OPTIONS"):
             user = _user(request)
             if user is not None and not is_service(user) and not _write_allowed(request, user):
+                print(f"judgecal_ls: refused {request.method} {request.path} for user {user.id}", file=sys.stderr)
                 return JsonResponse({"detail": "judgecal: annotators may change only their own annotations"},
                                     status=403)
         return get_response(request)

@@ -267,7 +267,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
         ls = lstasks.client(conn)
         people = None if external else reviewers(ws.path)
         if args.action == "check":
-            return _annotate_check(ws, conn, people, args.project)
+            return _annotate_check(conn, people)
         if args.action == "push":
             from judgecal.annotation.select import select
 
@@ -315,7 +315,7 @@ def _refuse_shared(conn: Any) -> None:
                          "check`; push anyway with --allow-shared-visibility")
 
 
-def _annotate_check(ws: Any, conn: Any, people: list[dict[str, Any]] | None, project: str) -> int:
+def _annotate_check(conn: Any, people: list[dict[str, Any]] | None) -> int:
     """Report, as each annotator, what they can see and do; exit 1 when labels would not be independent."""
     import json
 
@@ -325,10 +325,12 @@ def _annotate_check(ws: Any, conn: Any, people: list[dict[str, Any]] | None, pro
     from judgecal.annotation.check import organiser_view, probe, verdict
 
     report: dict[str, Any] = {}
-    own = {who: {int(p["project_id"])} for who, p in ws.ls_projects(project).items()}
     for person in people or []:
-        with login(conn.url, person["email"], person["password"]) as c:
-            report[person["email"]] = probe(c, own.get(person["email"], set()))
+        c = login(conn.url, person["email"], person["password"])
+        try:
+            report[person["email"]] = probe(c)
+        finally:
+            c.close()
     for k, token in enumerate(t for t in os.environ.get("JUDGECAL_LS_ANNOTATOR_TOKENS", "").split(",") if t):
         with httpx.Client(base_url=conn.url, headers={"Authorization": f"Token {token}"}, timeout=30) as c:
             r = probe(c)

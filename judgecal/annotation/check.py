@@ -28,7 +28,7 @@ def _results(data: Any) -> list[dict[str, Any]]:
     return list(data or [])
 
 
-def probe(c: httpx.Client, own_projects: set[int] | None = None) -> dict[str, Any]:
+def probe(c: httpx.Client) -> dict[str, Any]:
     """What the annotator behind ``c`` (a logged-in session or a token client) can see and do."""
     me = _json(c, "/api/current-user/whoami") or {}
     my_id, my_email = me.get("id"), me.get("email")
@@ -44,7 +44,9 @@ def probe(c: httpx.Client, own_projects: set[int] | None = None) -> dict[str, An
                 who = a.get("completed_by")
                 who = who.get("id") if isinstance(who, dict) else who
                 foreign_annotations += who is not None and who != my_id
-    not_theirs = [p["title"] for p in projects if own_projects is not None and int(p["id"]) not in own_projects]
+    # a project is theirs when it lives in their own organisation; whether anyone else is in it is
+    # what other_people_visible says
+    not_theirs = [p["title"] for p in projects if p.get("organization") not in (None, me.get("active_organization"))]
     can_change = False
     if projects:
         can_change = c.patch(f"/api/projects/{projects[0]['id']}/", json={}).status_code < 300

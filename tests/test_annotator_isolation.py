@@ -1,0 +1,321 @@
+"""Independent blind review on the real managed Label Studio server, checked as the annotators.
+
+One server for the module: alice and bob, each in an organisation of their own, review a PandaLM sample.
+Each test names the finding it guards against (what Label Studio's open-source edition does when every
+annotator is a member of one organisation).
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import copy_workspace, free_port
+
+from judgecal.annotation import tasks as lstasks
+from judgecal.annotation.annotators import create_annotators, login, reviewers
+from judgecal.annotation.gold import draw_gold
+from judgecal.annotation.select import select
+from judgecal.annotation.server import Connection, LabelStudioError, ManagedServer
+from judgecal.cli import main
+
+PROJECT = "Blind review"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def review(tmp_path_factory, pandalm_ws):
+    ws_dir = tmp_path_factory.mktemp("iso") / "ws"
+    ws = copy_workspace(pandalm_ws, ws_dir)
+    server = ManagedServer(ws_dir, port=free_port())
+    conn = server.start()
+    people = {p["email"]: p for p in create_annotators(server, ["alice@example.org", "bob@example.org"])}
+    admin = lstasks.client(conn)
+    items = select(ws, "random", 8, source="pandalm", seed=3)
+    gold = draw_gold(ws, "pandalm", 2, project=PROJECT, exclude=set(items), seed=4)
+    res = lstasks.push(ws, admin, items, project=PROJECT, overlap=1, gold=gold, gold_from="pandalm", seed=5,
+                       reviewers=reviewers(ws.path))
+    sessions = {e: login(server.url, e, p["password"]) for e, p in people.items()}
+    # each annotates their first task, so there is someone else's work to look for
+    for email, s in sessions.items():
+        pid = res.project_ids[email]
+        first = s.get(f"/api/tasks/?project={pid}&page_size=1").json()["tasks"][0]
+        r = s.post(f"/api/tasks/{first['id']}/annotations/", json={
+            "result": [*lstasks.annotation_json("A"), {"from_name": "rationale", "to_name": "prompt",
+                                                        "type": "textarea", "value": {"text": [f"by {email}"]}}]})
+        assert r.status_code == 201, r.text
+    yield {"ws": ws, "server": server, "conn": conn, "admin": admin, "people": people, "push": res,
+           "sessions": sessions, "items": items, "gold": gold}
+    for s in sessions.values():
+        s.close()
+    server.stop()
+    ws.close()
+
+
+def _token_client(review, email):
+    """The annotator's own API token (as they would get it from their account page)."""
+    tok = review["sessions"][email].get("/api/current-user/token").json()["token"]
+    return httpx.Client(base_url=review["conn"].url, headers={"Authorization": f"Token {tok}"}, timeout=30)
+
+
+def _bob_work(review):
+    bob = review["sessions"]["bob@example.org"]
+    pid = review["push"].project_ids["bob@example.org"]
+    tasks = bob.get(f"/api/tasks/?project={pid}&fields=all&page_size=100").json()["tasks"]
+    done = next(t for t in tasks if t["total_annotations"])
+    return pid, done["id"], done["annotations"][0]["id"], review["people"]["bob@example.org"]
+
+
+def test_push_gives_each_annotator_their_own_project_and_order(review):
+    res, ws = review["push"], review["ws"]
+    assert len(set(res.project_ids.values())) == 2
+    copies = ws.ls_copies_frame(PROJECT)
+    per = {e: g.sort_values("position")["item_id"].tolist() for e, g in copies.groupby("annotator")}
+    # overlap 1: each ordinary item goes to one annotator; gold goes to both
+    assert sorted(per["alice@example.org"] + per["bob@example.org"]) == sorted(review["items"] + 2 * list(review["gold"]))
+    assert set(review["gold"]) <= set(per["alice@example.org"]) & set(per["bob@example.org"])
+    assert (copies.groupby("annotator")["position"].apply(lambda p: sorted(p) == list(range(len(p))))).all()
+    # Label Studio serves each annotator their recorded order
+    for email, s in review["sessions"].items():
+        pid = res.project_ids[email]
+        shown = [t["data"]["key"] for t in s.get(f"/api/tasks/?project={pid}&page_size=100").json()["tasks"]]
+        mine = copies[copies["annotator"] == email].sort_values("position")["task_key"].tolist()
+        assert shown == mine
+
+
+def test_finding_same_task_order_for_everyone(review, tmp_path):
+    """Every annotator used to receive tasks in one order: now each order is drawn per annotator."""
+    ws2 = copy_workspace(review["ws"], tmp_path / "ws2")
+    try:
+        ws2.conn.execute("DELETE FROM ls_copies")
+        ws2.conn.execute("DELETE FROM ls_projects")
+        res = lstasks.push(ws2, review["admin"], review["items"], project="Order check", overlap=2, seed=11,
+                           reviewers=reviewers(review["ws"].path))
+        copies = ws2.ls_copies_frame("Order check")
+        orders = [g.sort_values("position")["item_id"].tolist() for _, g in copies.groupby("annotator")]
+        assert sorted(orders[0]) == sorted(orders[1]) == sorted(review["items"])
+        assert orders[0] != orders[1]
+        assert set(ws2.ls_projects("Order check")[e]["seed"] for e in res.project_ids) == {11}
+    finally:
+        ws2.close()
+
+
+def test_annotator_api_sees_nothing_of_another_annotator(review):
+    """As alice (her token and her session): bob's project, tasks, annotations, user and membership stay hidden."""
+    bpid, btask, bann, bob = _bob_work(review)
+    alice_pid = review["push"].project_ids["alice@example.org"]
+    for c in (_token_client(review, "alice@example.org"), review["sessions"]["alice@example.org"]):
+        projects = c.get("/api/projects/").json()["results"]
+        ids = {p["id"] for p in projects}
+        assert alice_pid in ids and bpid not in ids
+        # every project she can list is in her own organisation (the order test added a second one there)
+        assert {p["organization"] for p in projects} == {review["people"]["alice@example.org"]["org_id"]}
+        for path in (f"/api/projects/{bpid}/", f"/api/tasks/?project={bpid}", f"/api/tasks/{btask}/",
+                     f"/api/annotations/{bann}/", f"/api/tasks/{btask}/annotations/",
+                     f"/api/projects/{bpid}/export?exportType=JSON", f"/api/projects/{bpid}/next",
+                     f"/api/organizations/{bob['org_id']}/memberships", f"/api/users/{bob['user_id']}/"):
+            r = c.get(path)
+            assert r.status_code in (403, 404), (path, r.status_code)
+            assert "bob@example.org" not in r.text
+        users = c.get("/api/users/").json()
+        me = c.get("/api/current-user/whoami").json()
+        members = c.get(f"/api/organizations/{me['active_organization']}/memberships").json()["results"]
+        seen = {u["email"] for u in users} | {m["user"]["email"] for m in members}
+        assert "bob@example.org" not in seen and "alice@example.org" in seen
+        assert all(e == "alice@example.org" or e.endswith("@judgecal.local") for e in seen)
+        # her own tasks carry only her own annotations
+        for t in c.get(f"/api/tasks/?project={alice_pid}&fields=all&page_size=100").json()["tasks"]:
+            assert {a["completed_by"] for a in t["annotations"]} <= {me["id"]}
+
+
+def test_annotator_cannot_change_anything_but_their_own_annotations(review):
+    """Findings: PATCH of another's annotation answered 200; Settings -> Delete project worked."""
+    bpid, _, bann, bob = _bob_work(review)
+    alice = review["sessions"]["alice@example.org"]
+    apid = review["push"].project_ids["alice@example.org"]
+    me = alice.get("/api/current-user/whoami").json()
+    for c in (_token_client(review, "alice@example.org"), alice):
+        refused = {
+            "PATCH bob's annotation": c.patch(f"/api/annotations/{bann}/", json={"result": []}),
+            "DELETE bob's annotation": c.delete(f"/api/annotations/{bann}/"),
+            "DELETE own project": c.delete(f"/api/projects/{apid}/"),
+            "DELETE bob's project": c.delete(f"/api/projects/{bpid}/"),
+            "PATCH own project settings": c.patch(f"/api/projects/{apid}/", json={"title": "mine now"}),
+            "POST a project": c.post("/api/projects/", json={"title": "new"}),
+            "DELETE a task": c.delete(f"/api/tasks/{c.get(f'/api/tasks/?project={apid}').json()['tasks'][0]['id']}/"),
+            "join bob's organisation": c.patch(f"/api/users/{me['id']}/", json={"active_organization": bob["org_id"]}),
+            "PATCH bob's user": c.patch(f"/api/users/{bob['user_id']}/", json={"first_name": "x"}),
+        }
+        assert {k: r.status_code for k, r in refused.items() if r.status_code not in (403, 404)} == {}
+    # bob's annotation is untouched and alice's own work stays editable
+    b = review["sessions"]["bob@example.org"].get(f"/api/annotations/{bann}/").json()
+    assert b["result"][0]["value"]["choices"] == ["A better"]
+    own = alice.get(f"/api/tasks/?project={apid}&fields=all&page_size=100").json()["tasks"]
+    aid = next(t for t in own if t["total_annotations"])["annotations"][0]["id"]
+    assert alice.patch(f"/api/annotations/{aid}/", json={"result": lstasks.annotation_json("B")}).status_code == 200
+    assert apid in {p["id"] for p in alice.get("/api/projects/").json()["results"]}
+
+
+def test_guidelines_are_html_for_the_pairwise_config_only(review):
+    """Findings: markdown shown literally; the pairwise project showed the rating and span sections."""
+    pid = review["push"].project_ids["alice@example.org"]
+    p = review["sessions"]["alice@example.org"].get(f"/api/projects/{pid}/").json()
+    html = p["expert_instruction"]
+    assert "<h2>Pairwise tasks</h2>" in html and "<strong>Both bad</strong>" in html
+    assert "**" not in html and "\n## " not in html
+    assert "Rating tasks" not in html and "Marking facts" not in html
+    assert "Both bad" in p["label_config"]
+    assert lstasks.markdown_html("<script>alert(1)</script> & **b**") == \
+        "<p>&lt;script&gt;alert(1)&lt;/script&gt; &amp; <strong>b</strong></p>\n"
+
+
+def test_pull_credits_the_last_editor_and_flags_it(review):
+    """Finding: a PATCH by someone else was credited to the original annotator."""
+    ws, admin = review["ws"], review["admin"]
+    first = lstasks.pull(ws, admin, project=PROJECT, reviewers=reviewers(ws.path))
+    assert first.flagged == [] and first.new >= 2
+    _, btask, bann, bob = _bob_work(review)
+    svc = lstasks.client(Connection(review["conn"].url, bob["service_token"]))
+    svc.annotations.update(id=bann, result=lstasks.annotation_json("tie"))
+    res = lstasks.pull(ws, admin, project=PROJECT, reviewers=reviewers(ws.path))
+    assert res.updated == 1 and len(res.flagged) == 1 and bob["service_email"] in res.flagged[0]
+    ann = ws.annotations_frame()
+    row = ann[ann["annotation_id"] == f"ls:{review['push'].project_ids['bob@example.org']}:{bann}"]
+    assert row["annotator"].tolist() == [bob["service_email"]]  # not bob: he did not make this label
+    lab = ws.ls_labels_frame(PROJECT).set_index("annotation_id").loc[bann]
+    assert (lab["status"], lab["completed_by"], lab["updated_by"]) == ("flagged", "bob@example.org", bob["service_email"])
+
+
+def test_cancelled_only_task_is_reported_and_both_bad_kept(review):
+    """Finding: a task whose only annotation was cancelled was not reported."""
+    ws, admin = review["ws"], review["admin"]
+    alice = review["sessions"]["alice@example.org"]
+    pid = review["push"].project_ids["alice@example.org"]
+    todo = [t for t in alice.get(f"/api/tasks/?project={pid}&page_size=100").json()["tasks"]
+            if not t["total_annotations"]]
+    r = alice.post(f"/api/tasks/{todo[0]['id']}/annotations/", json={"result": [], "was_cancelled": True})
+    assert r.status_code == 201
+    r = alice.post(f"/api/tasks/{todo[1]['id']}/annotations/", json={"result": lstasks.annotation_json("both_bad")})
+    assert r.status_code == 201
+    res = lstasks.pull(ws, admin, project=PROJECT, reviewers=reviewers(ws.path))
+    assert res.cancelled == 1 and any("cancelled" in p and "alice@example.org" in p for p in res.problems)
+    labels = ws.ls_labels_frame(PROJECT).set_index("annotation_id")
+    assert labels.loc[r.json()["id"], "choice"] == "both_bad"
+    ann = ws.annotations_frame()
+    assert ann[ann["annotation_id"] == f"ls:{pid}:{r.json()['id']}"]["label"].tolist() == ["tie"]
+
+
+def test_gold_needs_a_named_source_and_is_pushed_once(review, capsys):
+    """Findings: --gold without --gold-from took one annotator's labels; a repeated push added new gold."""
+    ws = review["ws"]
+    with pytest.raises(LabelStudioError, match="--gold needs --gold-from"):
+        draw_gold(ws, None, 2, project=PROJECT)
+    assert draw_gold(ws, "pandalm", 2, project=PROJECT, exclude=set(review["items"]), seed=4) == {}
+    before = len(ws.ls_copies_frame(PROJECT))
+    argv = ["annotate", "push", "--workspace", str(ws.path), "--port", str(review["server"].port),
+            "--budget", "8", "--source", "pandalm", "--seed", "3", "--overlap", "1", "--gold", "2"]
+    assert main(argv) == 2
+    assert "--gold needs --gold-from" in capsys.readouterr().err
+    assert main([*argv, "--gold-from", "pandalm"]) == 0
+    assert "0 new tasks (0 gold)" in capsys.readouterr().out
+    assert len(ws.ls_copies_frame(PROJECT)) == before
+    # a seeded draw from a stored consensus, never the first items
+    from judgecal.aggregate.consensus import compute_consensus
+
+    compute_consensus(ws, ("mv",))
+    drawn = draw_gold(ws, "consensus:mv", 3, project="Other", seed=1)
+    assert drawn == draw_gold(ws, "consensus:mv", 3, project="Other", seed=1) != draw_gold(
+        ws, "consensus:mv", 3, project="Other", seed=2)
+
+
+def test_overlap_change_is_applied_or_refused(review):
+    """Finding: a push with another --overlap was silently ignored."""
+    ws, admin, items = review["ws"], review["admin"], review["items"]
+    same = lstasks.push(ws, admin, items, project=PROJECT, overlap=1, seed=5, reviewers=reviewers(ws.path))
+    assert (same.created, same.messages) == (0, [])
+    res = lstasks.push(ws, admin, items, project=PROJECT, overlap=2, seed=5, reviewers=reviewers(ws.path))
+    assert res.created == len(items) and "raised from 1 to 2" in res.messages[0]
+    copies = ws.ls_copies_frame(PROJECT)
+    assert (copies[copies["item_id"].isin(items)].groupby("item_id").size() == 2).all()
+    with pytest.raises(LabelStudioError, match="was pushed with --overlap 2; lowering it to 1"):
+        lstasks.push(ws, admin, items, project=PROJECT, overlap=1, seed=5, reviewers=reviewers(ws.path))
+
+
+def test_annotate_check_and_external_server_refusal(review, capsys, monkeypatch):
+    """`annotate check` reports the managed server as independent; an external server whose organisation
+    holds several annotators is refused unless --allow-shared-visibility."""
+    ws, conn, server = review["ws"], review["conn"], review["server"]
+    base = ["--workspace", str(ws.path), "--port", str(server.port)]
+    assert main(["annotate", "check", *base]) == 0
+    out = capsys.readouterr().out
+    assert '"independent": true' in out and '"others_annotations_visible": 0' in out
+    assert '"can_change_project_settings": false' in out
+    # the organiser's own organisation, as an external server in the open-source edition would have it
+    for k in range(2):
+        review["admin"].users.create(username=f"shared{k}@example.org", email=f"shared{k}@example.org")
+    monkeypatch.setenv("JUDGECAL_LS_URL", conn.url)
+    monkeypatch.setenv("JUDGECAL_LS_TOKEN", conn.token)
+    push = ["annotate", "push", *base, "--project", "Shared", "--budget", "3", "--source", "pandalm"]
+    assert main(push) == 2
+    err = capsys.readouterr().err
+    assert "labels would not be independent" in err and "shared0@example.org" in err
+    assert main(["annotate", "check", *base]) == 1
+    assert main([*push, "--allow-shared-visibility"]) == 0
+    assert "3 new tasks" in capsys.readouterr().out
+    assert set(ws.ls_projects("Shared")) == {""}
+
+
+def test_browser_as_annotator(review):
+    """alice in Chromium: only her project, formatted guidelines, the pairwise controls with "Both bad",
+    no tab of bob's; she labels a task and submits it."""
+    from playwright.sync_api import sync_playwright
+
+    out = Path(os.environ.get("JUDGECAL_TEST_ARTIFACTS") or review["ws"].path / "artifacts")
+    out.mkdir(parents=True, exist_ok=True)
+    url, alice = review["conn"].url, review["people"]["alice@example.org"]
+    pid = review["push"].project_ids["alice@example.org"]
+    before = {t["id"]: t["total_annotations"] for t in review["sessions"]["alice@example.org"].get(
+        f"/api/tasks/?project={pid}&page_size=100").json()["tasks"]}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{url}/user/login/")
+        page.fill("input[name=email]", alice["email"])
+        page.fill("input[name=password]", alice["password"])
+        page.locator("button[type=submit], input[type=submit]").first.click()
+        page.wait_for_load_state("networkidle", timeout=60_000)
+        page.goto(f"{url}/projects/")
+        page.get_by_text(PROJECT).first.wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(out / "1-projects.png"))
+        hrefs = {a.get_attribute("href") for a in page.locator("a[href^='/projects/'][href$='/data']").all()}
+        assert f"/projects/{pid}/data" in hrefs
+        assert f"/projects/{review['push'].project_ids['bob@example.org']}/data" not in hrefs
+        # the label stream opens with the guidelines, as formatted text, the pairwise section only
+        page.goto(f"{url}/projects/{pid}/data?labeling=1")
+        page.locator("h2", has_text="Pairwise tasks").first.wait_for(timeout=90_000)
+        assert page.locator("strong", has_text="Both bad").count() >= 1
+        assert page.locator("h2", has_text="Rating tasks").count() == 0 and "**Both bad**" not in page.content()
+        page.screenshot(path=str(out / "2-guidelines.png"))
+        page.keyboard.press("Escape")
+        both_bad = page.locator("label", has_text="Both bad").first
+        both_bad.wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(out / "3-task.png"))
+        for choice in ("A better", "B better", "Tie", "Both bad"):
+            assert page.locator("label", has_text=choice).count() >= 1
+        body = page.content()
+        assert "bob@example.org" not in body and "Rating" not in body
+        both_bad.click()
+        page.get_by_role("button", name="Submit").first.click()
+        page.wait_for_timeout(3000)
+        page.screenshot(path=str(out / "4-submitted.png"))
+        browser.close()
+    after = {t["id"]: t for t in review["sessions"]["alice@example.org"].get(
+        f"/api/tasks/?project={pid}&fields=all&page_size=100").json()["tasks"]}
+    done = [t for i, t in after.items() if t["total_annotations"] > before.get(i, 0)]
+    assert len(done) == 1
+    assert done[0]["annotations"][-1]["result"][0]["value"]["choices"] == ["Both bad"]
