@@ -705,16 +705,16 @@ class Workspace:
 
     def ls_pushed_items(self, project: str | None = None) -> set[str]:
         """Items sent to ``project`` (to any project when ``None``)."""
-        q, args = "SELECT DISTINCT item_id FROM ls_copies", ()
+        q, args = "SELECT DISTINCT item_id FROM ls_copies", []
         if project is not None:
-            q, args = q + " WHERE project = ?", (project,)
+            q, args = q + " WHERE project = ?", [project]
         return {r[0] for r in self.conn.execute(q, args)}
 
     def ls_gold(self, project: str | None = None) -> dict[str, str]:
         """item_id -> known label of the gold items sent to ``project`` (all projects when ``None``)."""
-        q, args = "SELECT DISTINCT item_id, gold_label FROM ls_copies WHERE gold_label IS NOT NULL", ()
+        q, args = "SELECT DISTINCT item_id, gold_label FROM ls_copies WHERE gold_label IS NOT NULL", []
         if project is not None:
-            q, args = q + " AND project = ?", (project,)
+            q, args = q + " AND project = ?", [project]
         return dict(self.conn.execute(q, args).fetchall())
 
     def ls_seen(self, project_ids: Iterable[int]) -> dict[tuple[int, int], str]:
@@ -729,7 +729,10 @@ class Workspace:
     def ls_record_pull(self, anns: Iterable[Annotation], labels: Iterable[dict[str, Any]]) -> None:
         """Store pulled annotations and what was learnt about each (ok, cancelled, rejected, flagged) at once."""
         data = [tuple(r.get(c) for c in self._LS_LABEL_COLS) for r in labels]
+        anns = list(anns)
         with self.transaction() as tx:
+            # a label re-credited (changed by someone else) replaces the row of its former annotator
+            tx.executemany("DELETE FROM annotations WHERE annotation_id = ?", [(a.annotation_id,) for a in anns])
             self.add_annotations(anns, conn=tx)
             tx.executemany(f"INSERT OR REPLACE INTO ls_labels ({', '.join(self._LS_LABEL_COLS)}) "
                            f"VALUES ({', '.join('?' for _ in self._LS_LABEL_COLS)})", data)
