@@ -273,7 +273,10 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
             if external and not args.allow_shared_visibility:
                 _refuse_shared(conn)
-            items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed)
+            try:
+                items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed, judge=args.judge)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
             gold = _gold(ws, args.gold_from, args.gold, args.project, set(items), args.seed)
             res = lstasks.push(ws, ls, items, project=args.project, overlap=args.overlap, gold=gold,
                                gold_from=args.gold_from, seed=args.seed, reviewers=people)
@@ -440,7 +443,9 @@ def print_summary(report: dict[str, Any]) -> None:
         cells = []
         for c in cols:
             v = m.get(c)
-            if not v or v["estimate"] is None:
+            if not v and c in ("position_consistency", "first_position_rate"):
+                cells.append("not tested")  # one order judged: no reading of position bias at all
+            elif not v or v["estimate"] is None:
                 cells.append("–")
             elif v.get("ci_low") is None or v.get("ci_high") is None:
                 cells.append(f"{v['estimate']:.3f}")
@@ -451,6 +456,9 @@ def print_summary(report: dict[str, Any]) -> None:
     from judgecal.audit.truth import describe
 
     print(f"truth: {describe(report['consensus'])}")
+    from judgecal.audit.sections import verdict_lines
+
+    print("\n".join(verdict_lines(report)))
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -540,6 +548,23 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print(f"{args.judge}: {len(probes)} {what} pairs over {len(base)} items; {st.done} calls run, "
               f"{st.cached} cached; `judgecal audit` reports {metric}")
     return 1 if st.errors else 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Human labels needed for a target CI half-width, human-only and with PPI++ (judgecal.audit.models)."""
+    import json
+
+    from judgecal.audit.models import format_plan, plan_workspace
+    from judgecal.data.sources import SourceError
+
+    with _open_ws(args, create=False) as ws:
+        try:
+            res = plan_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge,
+                                 n_unlabelled=args.unlabelled)
+        except (ValueError, SourceError) as exc:
+            raise UsageError(str(exc)) from None
+    print(json.dumps(res, indent=1) if args.json else "\n".join(format_plan(res)))
+    return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -661,8 +686,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp = asub.add_parser("server", help="start, stop or check the managed Label Studio server")
     sp.add_argument("op", choices=("start", "stop", "status"))
     sp = asub.add_parser("push", help="send a chosen sample as blind tasks (idempotent)")
-    sp.add_argument("--strategy", choices=("random", "disagreement", "order_disagreement", "uncertainty"),
+    sp.add_argument("--strategy", choices=("random", "disagreement", "order_disagreement", "uncertainty", "escalate"),
                     default="random")
+    sp.add_argument("--judge", help="with --strategy escalate: the judge whose escalated items go to people "
+                    "(threshold from the last `judgecal audit`)")
     sp.add_argument("--budget", type=int, default=100, help="how many items")
     sp.add_argument("--overlap", type=int, default=3, help="annotators per item")
     sp.add_argument("--gold", type=int, default=0, help="mix in this many gold items with known labels")
@@ -699,6 +726,15 @@ def build_parser() -> argparse.ArgumentParser:
     _judge_opts(p)
     _ws_arg(p)
     p.set_defaults(func=cmd_probe)
+
+    p = sub.add_parser("plan", help="how many human labels a CI half-width needs, human-only and with PPI++")
+    p.add_argument("--target-halfwidth", type=float, default=0.03)
+    p.add_argument("--judge", action="append", help="only this judge (repeatable)")
+    p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
+    p.add_argument("--unlabelled", type=_count, help="items the judge covers (default: as many as needed)")
+    p.add_argument("--json", action="store_true")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("validate", help="check the bias probes on a simulated judge with planted biases")
     p.add_argument("--slow", action="store_true", help="also measure 95%% CI coverage over many seeds")

@@ -5,6 +5,8 @@
 - ``order_disagreement``: items whose two presentation orders disagree for some judge, first.
 - ``uncertainty``: items where the judges are least sure: ``1 - max(P(A), P(B), P(tie))`` averaged
   over judgments with token probabilities, else the verdict entropy.
+- ``escalate``: only the items one judge escalates under the Trust-or-Escalate threshold of the last
+  audit (:mod:`judgecal.audit.confidence`), least confident first.
 Ties in a score are broken by a seeded random order, so selections are reproducible.
 """
 
@@ -15,7 +17,7 @@ import pandas as pd
 
 from judgecal.data.store import Workspace
 
-STRATEGIES = ("random", "disagreement", "order_disagreement", "uncertainty")
+STRATEGIES = ("random", "disagreement", "order_disagreement", "uncertainty", "escalate")
 
 
 def _entropy(counts: pd.DataFrame) -> pd.Series:
@@ -53,11 +55,19 @@ def scores(ws: Workspace, strategy: str, item_ids: list[str]) -> pd.Series:
 
 
 def select(ws: Workspace, strategy: str, budget: int, *, source: str | None = None, seed: int = 0,
-           exclude: set[str] | None = None) -> list[str]:
-    """Up to ``budget`` pairwise item ids, best first for ``strategy``."""
+           exclude: set[str] | None = None, judge: str | None = None) -> list[str]:
+    """Up to ``budget`` pairwise item ids, best first for ``strategy`` (``escalate`` needs ``judge``)."""
     ids = [it.item_id for it in ws.items(source=source) if it.task == "pairwise" and len(it.candidates) == 2]
     ids = [i for i in ids if not exclude or i not in exclude]
-    sc = scores(ws, strategy, ids)
+    if strategy == "escalate":
+        from judgecal.audit.confidence import escalated_scores
+
+        if not judge:
+            raise ValueError("--strategy escalate needs --judge: whose escalated items to send")
+        sc = escalated_scores(ws, judge, ids)
+        ids = [i for i in ids if sc[i] > 0]
+    else:
+        sc = scores(ws, strategy, ids)
     rng = np.random.default_rng(seed)
     tiebreak = pd.Series(rng.random(len(ids)), index=ids)
     order = pd.DataFrame({"s": sc.reindex(ids).fillna(0.0), "t": tiebreak}).sort_values(["s", "t"], ascending=False)

@@ -41,8 +41,7 @@ def item_models(ws: Workspace) -> pd.DataFrame:
     keep = ((facts["task"] == "pairwise") & (facts["n_candidates"] == 2) & ~facts["source"].str.startswith("probe:")
             & facts["model_a"].notna() & facts["model_b"].notna() & (facts["model_a"] != facts["model_b"]))
     out = facts.loc[keep, ["model_a", "model_b"]].astype(str)
-    rows = ws.conn.execute("SELECT item_id, json_extract(data, '$.metadata.category') FROM items").fetchall()
-    cat = pd.Series({i: c for i, c in rows if c is not None}, dtype=object)
+    cat = ws.item_metadata("category")
     out["category"] = cat.reindex(out.index).astype(object).map(lambda c: None if pd.isna(c) else str(c))
     return out
 
@@ -167,3 +166,51 @@ def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInpu
             continue
     out["plan_target_halfwidth"] = target_halfwidth
     return out
+
+
+def plan_workspace(ws: Workspace, consensus: str, target_halfwidth: float = PLAN_HALFWIDTH, *,
+                   judges: list[str] | None = None, level: float = 0.95, n_unlabelled: int | None = None,
+                   invalid_as: str = "tie") -> dict[str, Any]:
+    """``judgecal plan``: :func:`plan` for every pairwise judge (or ``judges``) of the workspace against
+    the consensus ``consensus``. Unknown judges raise ``ValueError`` naming the known ones."""
+    from judgecal.audit.run import judge_inputs
+    from judgecal.audit.truth import resolve_truth
+
+    truth, about = resolve_truth(ws, consensus, n_boot=10)
+    known = ws.judges()
+    if missing := [j for j in judges or [] if j not in known]:
+        raise ValueError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})")
+    items = item_models(ws)
+    out: dict[str, Any] = {"consensus": consensus, "truth_source": about["source"], "judges": {}}
+    for inp in judge_inputs(ws, truth, judges):
+        if not inp.pairwise:
+            continue
+        v = item_verdicts(inp.judgments, invalid_as)
+        try:
+            out["judges"][inp.judge] = plan(truth, v.loc[v.index.intersection(items.index)], target_halfwidth,
+                                            level=level, n_unlabelled=n_unlabelled)
+        except ValueError as exc:
+            out["judges"][inp.judge] = {"error": str(exc)}
+    return out
+
+
+def format_plan(res: dict[str, Any]) -> list[str]:
+    """The planner's answer in words, one judge a paragraph."""
+    lines = []
+    for judge, p in res["judges"].items():
+        if "error" in p:
+            lines.append(f"{judge}: {p['error']}")
+            continue
+        pool = "any number of items" if p["n_unlabelled"] is None else f"{p['n_unlabelled']} items"
+        lines += [
+            f"{judge}: judge-human correlation {p['rho']:.3f} on {p['n_labelled_measured']} items "
+            f"(outcome variance {p['sigma2']:.3f}); a ±{p['target_halfwidth']:g} interval at "
+            f"{p['level']:.0%} needs",
+            f"  human labels alone:               {p['n_human_only']}",
+            f"  PPI++ with the judge on {pool}: {p['n_ppi']} ({p['gain']:.2f}x fewer)",
+            f"  if the judge is no better than the models it evaluates: at least "
+            f"{p['n_ppi_if_judge_not_better']} (at most {p['ceiling']:g}x fewer)",
+            f"  {p['ceiling_note']}"
+            + (" The measured correlation promises more than that ceiling." if p["exceeds_ceiling"] else ""),
+        ]
+    return lines
