@@ -79,7 +79,7 @@ class ProbeResult:
 
 class Probe:
     """One question about a judge. ``needs_alignment``: run only on pairwise judges with a consensus
-    (the alignment probe produced metrics). Probes run in order, each over every judge (:meth:`run_all`),
+    (the alignment probe produced their ``accuracy``). Probes run in order, each over every judge (:meth:`run_all`),
     so a probe reads the metrics of those before it."""
 
     name: ClassVar[str] = ""
@@ -91,7 +91,8 @@ class Probe:
 
     def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig,
                 done: Mapping[str, Mapping[str, Metric]]) -> dict[str, ProbeResult]:
-        """Every judge at once (a batched probe shares one bootstrap across judges: paired intervals)."""
+        """Every judge at once; a probe that bootstraps across judges (alignment, position) overrides it to
+        draw one set of item resamples for all of them (paired intervals, one weight matrix)."""
         return {inp.judge: self.run(inp, cfg, done[inp.judge]) for inp in inputs}
 
     def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
@@ -120,7 +121,7 @@ def evaluate(inputs: Sequence[JudgeInput], cfg: AuditConfig, probes: Sequence[Pr
     probes = PROBES if probes is None else probes
     out = {inp.judge: JudgeResult() for inp in inputs}
     for p in probes:
-        eligible = [inp for inp in inputs if not p.needs_alignment or out[inp.judge].metrics]
+        eligible = [inp for inp in inputs if not p.needs_alignment or "accuracy" in out[inp.judge].metrics]
         for judge, res in p.run_all(eligible, cfg, {j: r.metrics for j, r in out.items()}).items():
             out[judge].add(res)
     tested = [(judge, name) for judge, r in out.items() for name, m in r.metrics.items() if m.is_tested]
