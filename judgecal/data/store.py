@@ -465,6 +465,12 @@ class Workspace:
         return pd.DataFrame(rows, columns=["item_id", "source", "task", "len_a", "len_b", "family_a", "family_b",
                                            "n_candidates", "model_a", "model_b"]).set_index("item_id")
 
+    def item_metadata(self, key: str) -> pd.Series:
+        """item_id -> ``metadata[key]`` as text, for the items that carry it (streamed from SQLite)."""
+        rows = self.conn.execute("SELECT item_id, json_extract(data, '$.metadata.' || json_quote(?)) FROM items "
+                                 "ORDER BY rowid", (key,))
+        return pd.Series({i: str(v) for i, v in rows if v is not None}, dtype=object)
+
     def sources(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT source FROM items ORDER BY source")]
 
