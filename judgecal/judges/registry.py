@@ -16,6 +16,7 @@ from judgecal.judges.base import Backend
 BACKENDS: dict[str, tuple[str, str, str, str]] = {
     "local": ("judgecal.judges.backends.local", "LocalBackend", "llama_cpp", "local"),
     "openai": ("judgecal.judges.backends.openai_api", "OpenAIBackend", "openai", "openai"),
+    "openai-http": ("judgecal.judges.backends.openai_http", "OpenAIHTTPBackend", "httpx", "openai"),
     "anthropic": ("judgecal.judges.backends.anthropic_api", "AnthropicBackend", "anthropic", "anthropic"),
     "vllm": ("judgecal.judges.backends.vllm_offline", "VLLMBackend", "vllm", "vllm"),
     "hf": ("judgecal.judges.backends.hf", "HFBackend", "transformers", "hf"),
