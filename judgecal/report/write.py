@@ -8,6 +8,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from judgecal.report import decision_html
+
+_POSITION = ("position_consistency", "first_position_rate", "flip_rate", "accuracy_AB", "accuracy_BA", "accuracy_both")
 METRIC_ORDER = ("accuracy", "macro_f1", "cohen_kappa", "position_consistency", "first_position_rate",
                 "flip_rate", "invalid_rate", "accuracy_AB", "accuracy_BA", "accuracy_both")
 
@@ -113,7 +116,7 @@ def render_html(report: dict[str, Any]) -> str:
         cells = [f"<td class='name'>{escape(name)}</td>", f"<td>{j['n_judgments']}</td>"]
         for m in METRIC_ORDER:
             v = j.get("metrics", {}).get(m)
-            cells.append("<td>–</td>" if not v or v["estimate"] is None else
+            cells.append("<td>not tested</td>" if not v and m in _POSITION else "<td>–</td>" if not v or v["estimate"] is None else
                          f"<td title='95% CI {_fmt(v['ci_low'])}–{_fmt(v['ci_high'])}, n={v['n']}'>"
                          f"{_fmt(v['estimate'])}<br><small>[{_fmt(v['ci_low'])}, {_fmt(v['ci_high'])}]</small></td>")
         cells.append(f"<td class='name'>{escape(', '.join(j.get('flags', [])) or '–')}</td>")
@@ -155,8 +158,12 @@ small {{ color: #666; }}
 <p>Schema {escape(report['schema'])}, judgecal {escape(report['judgecal_version'])}, generated {escape(report['generated_at'])}.
 Truth: {_truth(report)}; unparsable verdicts counted as
 {escape(s['invalid_as'])}; {s['n_boot']} bootstrap replicates ({escape(s['bootstrap'])}), {int(s['ci_level'] * 100)}% intervals.</p>
+{decision_html.verdicts_html(report)}
 <h2>Alignment with the humans</h2>
 <table id="alignment"><tr>{''.join(f'<th>{escape(h)}</th>' for h in head)}</tr>{''.join(rows)}</table>
+{decision_html.humans_html(report)}
+{decision_html.models_html(report)}
+{decision_html.confidence_html(report)}
 <h2>Report card</h2>
 <p>Every metric with its estimate, CI and n; tested metrics add p (a test of the estimate against its null
 value, last column), the Benjamini–Hochberg q across the whole report, and the minimum detectable effect at
