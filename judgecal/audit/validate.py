@@ -194,5 +194,10 @@ def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: flo
             rate = float(np.mean(np.concatenate(pooled)))
             results["coverage"][metric] = {"coverage": rate, "by_scenario": per,
                                            "ok": bool(0.93 <= rate <= 0.97 and min(per.values()) >= 0.90)}
+    from judgecal.audit.validate_stats import check_all  # win rates, PPI++, selective, alt test, calibration
+
+    checks, coverage = check_all(seeds > 1, seeds, n_boot)
+    results["checks"] += checks
+    results["coverage"].update(coverage)
     results["ok"] = all(c["ok"] for c in results["checks"]) and all(c["ok"] for c in results["coverage"].values())
     return results
