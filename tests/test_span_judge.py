@@ -172,14 +172,36 @@ def test_keyfacts_coverage_judge_scores_and_quotes(tmp_path, local_backend) -> N
     assert ws.judgments_frame()["score"].tolist() == [0.0]
     eng.store([eng.to_judgment(call, Response("Maybe."), 0.1)])
     assert ws.judgments_frame()["status"].tolist() == ["invalid"]
-    # and the embedded model itself, through the engine: a coverage label (or invalid), spans when ok
-    model = Engine(ws, local_backend, load_rubric("keyfacts-coverage"), max_tokens=64, progress=False)
-    stats = model.run(model.plan(ws.items()))
-    assert stats.done == 1 and stats.errors == 0
-    real = ws.judgments_frame()
-    assert len(real) == 2  # the hand-written answer's spec and the model's are two judges
-    row = real[real.raw != "Maybe."].iloc[0]
-    assert row.status == "invalid" or row.score in (0.0, 0.5, 1.0)
+
+
+def test_embedded_keyfacts_judge_on_summary_of_a_haystack(tmp_path, mirror) -> None:  # type: ignore[no-untyped-def]
+    """The embedded judge decides coverage of real key facts through the CLI; its agreement with the
+    person is computable (two items: the point is the path, not the figure)."""
+    import numpy as np
+
+    from judgecal.cli import main
+    from judgecal.data.store import Workspace
+    from judgecal.stats import keyfacts as K
+
+    path = str(tmp_path / "ws")
+    assert main(["import", "summary-of-a-haystack", "-w", path]) == 0
+    assert main(["judge", "--judge", JUDGE, "--rubric", "keyfacts-coverage", "--items", "2", "--max-tokens", "64",
+                 "--concurrency", "1", "--quiet", "-w", path]) == 0
+    with Workspace(path, create=False) as ws:
+        j = ws.judgments_frame(judge=JUDGE).set_index("item_id")
+        sp = ws.spans_frame(kind="judge", raters=[JUDGE])
+        human = ws.annotations_frame().set_index("item_id").loc[j.index, "label"]
+    assert len(j) == 2 and j["raw"].str.len().gt(0).all()
+    ok = j.status == "ok"
+    assert set(j.loc[ok, "score"]) <= {0.0, 0.5, 1.0} and j.loc[~ok, "score"].isna().all()
+    assert set(sp["source"]) == set(j.loc[ok, "key"])
+    truth = human.map({c: k for k, c in enumerate(K.COVERAGE)}).to_numpy()
+    pred = np.where(ok, (j["score"].fillna(0) * 2).astype(int), -1)
+    agree = K.agreement(truth, pred, n_boot=200)
+    assert agree["accuracy"]["n"] == int(ok.sum()) and agree["n_invalid"]["estimate"] == int((~ok).sum())
+    if ok.any():
+        assert 0.0 <= agree["accuracy"]["estimate"] <= 1.0
+    print(f"\nembedded coverage judge: {dict(zip(j.index, j.raw.str[:60], strict=True))}, person {list(human)}")
 
 
 # -- the same rubric over the OpenAI-compatible API (a real llama_cpp.server), directly and as a batch ----
