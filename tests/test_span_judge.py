@@ -152,7 +152,7 @@ def test_engine_turns_quotes_into_spans_and_replaces_them(engine) -> None:  # ty
     assert list(ws.judgments_frame()["status"]) == ["too_long"] and ws.spans_frame(kind="judge").empty
 
 
-def test_keyfacts_coverage_judge_scores_and_quotes(tmp_path, local_backend) -> None:  # type: ignore[no-untyped-def]
+def test_keyfacts_coverage_judge_scores_and_quotes(tmp_path, local_backend, capsys) -> None:  # type: ignore[no-untyped-def]
     from judgecal.data.store import Workspace
     from judgecal.judges.engine import Engine
     from judgecal.judges.rubric import load_rubric
@@ -163,6 +163,7 @@ def test_keyfacts_coverage_judge_scores_and_quotes(tmp_path, local_backend) -> N
     # answers written by hand (a spec of its own: max_tokens 1, never called)
     eng = Engine(ws, local_backend, load_rubric("keyfacts-coverage"), max_tokens=1, progress=False)
     (call,) = eng.plan(ws.items())
+    assert "max_tokens 1 leaves a span judge little room to quote" in capsys.readouterr().err
     eng.store([eng.to_judgment(call, Response('Partial\n"costs 20 million euros"'), 0.1)])
     assert ws.judgments_frame()["score"].tolist() == [0.5]
     sp = ws.spans_frame(kind="judge")

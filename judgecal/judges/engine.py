@@ -117,6 +117,9 @@ class Engine:
         rubric = mutate(mutation, self.rubric)  # refuses a rubric the mutation does not apply to
         model = self.spec.call_identity()
         self._store_spec()
+        if rubric.kind == "spans" and self.max_tokens < 32:
+            print(f"{self.judge}: max_tokens {self.max_tokens} leaves a span judge little room to quote "
+                  "(quotes cut short end up unaligned); try --max-tokens 128", file=sys.stderr, flush=True)
         for item in items:
             item_orders = orders if item.task == "pairwise" and rubric.kind != "spans" else ("AB",)
             if rubric.kind == "spans":
