@@ -175,9 +175,18 @@ def make_engine(ws: Any, args: argparse.Namespace) -> Any:
         enable(args.seed)
     opts: dict[str, Any] = spec.backend_options()
     timeout = getattr(args, "timeout", 120.0)
-    if spec.backend in ("openai", "anthropic"):
+    if spec.backend in ("openai", "openai-http", "anthropic"):
         opts["timeout_s"] = timeout  # the SDK's own timeout, not shorter than the engine's
-    backend = make_backend(f"{spec.backend}/{spec.model}", **opts)
+    if getattr(args, "executor", "local") == "ray":  # the backend lives on the cluster's workers
+        from judgecal.distributed.cluster import RayUnavailableError
+        from judgecal.distributed.judge import remote_backend
+
+        try:
+            backend: Any = remote_backend(f"{spec.backend}/{spec.model}", opts, args.address)
+        except RayUnavailableError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        backend = make_backend(f"{spec.backend}/{spec.model}", **opts)
     return Engine(ws, backend, rubric, spec=spec, concurrency=args.concurrency, progress=not args.quiet,
                   timeout_s=timeout, max_retry_after=getattr(args, "max_retry_after", 60.0))
 
@@ -211,7 +220,15 @@ def cmd_judge(args: argparse.Namespace) -> int:
             counts = batch.import_results(engine, args.import_batch[0], args.import_batch[1])
             print(" ".join(f"{k}={v}" for k, v in counts.items()))
             return 0
-        st = engine.run(calls)
+        if args.executor == "ray":
+            from judgecal.distributed.judge import run_on_ray
+
+            if args.rate_limit is not None and not 0 < args.rate_limit < float("inf"):
+                raise UsageError(f"--rate-limit {args.rate_limit}: give a positive number of calls per second")
+
+            st = run_on_ray(engine, calls, rate_limit=args.rate_limit)
+        else:
+            st = engine.run(calls)
         name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
         print(f"{name} (spec {engine.spec_hash}): {st.planned} planned, {st.cached} cached, {st.done} run "
               f"({st.invalid} invalid, {st.errors} errors, {st.retries} retries) in {st.seconds:.1f}s")
@@ -652,6 +669,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mutation", action="append", type=_mutation, help="prompt mutation(s) to run besides or instead of 'none': "
                    "whitespace, instruction_after, paraphrase, option_order, fewshot_ab, fewshot_ba (repeatable)")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where the calls run: this process (local) or a Ray cluster (ray; extra 'ray')")
+    p.add_argument("--address", help="--executor ray: the cluster (auto, <head>:<port>, or ray://<head>:10001 "
+                   "with ray[client]); default RAY_ADDRESS or auto")
+    p.add_argument("--rate-limit", type=float, metavar="CALLS_PER_S",
+                   help="--executor ray: one call rate for the whole cluster (a token bucket)")
     p.add_argument("--export-batch", metavar="FILE", help="write an OpenAI batch manifest instead of calling")
     p.add_argument("--import-batch", nargs=2, metavar=("MANIFEST", "RESULTS"), help="store batch results")
     p.add_argument("--deterministic", action="store_true", help="greedy decoding, every seed set (Python, NumPy, "
