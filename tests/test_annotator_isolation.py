@@ -252,8 +252,10 @@ def test_annotate_check_and_external_server_refusal(review, capsys, monkeypatch)
     assert '"independent": true' in out and '"others_annotations_visible": 0' in out
     assert '"can_change_project_settings": false' in out
     # the organiser's own organisation, as an external server in the open-source edition would have it
+    org = review["admin"].users.whoami().active_organization
     for k in range(2):
-        review["admin"].users.create(username=f"shared{k}@example.org", email=f"shared{k}@example.org")
+        review["admin"].users.create(username=f"shared{k}@example.org", email=f"shared{k}@example.org",
+                                     active_organization=org)
     monkeypatch.setenv("JUDGECAL_LS_URL", conn.url)
     monkeypatch.setenv("JUDGECAL_LS_TOKEN", conn.token)
     push = ["annotate", "push", *base, "--project", "Shared", "--budget", "3", "--source", "pandalm"]
@@ -264,6 +266,24 @@ def test_annotate_check_and_external_server_refusal(review, capsys, monkeypatch)
     assert main([*push, "--allow-shared-visibility"]) == 0
     assert "3 new tasks" in capsys.readouterr().out
     assert set(ws.ls_projects("Shared")) == {""}
+    # asked as an annotator of that shared organisation, check sees the other's label and name
+    sessions = {}
+    for k in range(2):
+        email = f"shared{k}@example.org"
+        assert server.manage("reset_password", "--username", email, "--password", "pw-shared-123").returncode == 0
+        sessions[k] = login(conn.url, email, "pw-shared-123")
+    pid = ws.ls_projects("Shared")[""]["project_id"]
+    task = sessions[0].get(f"/api/tasks/?project={pid}&page_size=1").json()["tasks"][0]
+    assert sessions[0].post(f"/api/tasks/{task['id']}/annotations/",
+                            json={"result": lstasks.annotation_json("A")}).status_code == 201
+    monkeypatch.setenv("JUDGECAL_LS_ANNOTATOR_TOKENS", sessions[1].get("/api/current-user/token").json()["token"])
+    capsys.readouterr()
+    assert main(["annotate", "check", *base]) == 1
+    out = capsys.readouterr().out
+    assert "shared1@example.org sees 1 annotation(s) by others" in out
+    assert "shared1@example.org sees other people: shared0@example.org" in out
+    for c in sessions.values():
+        c.close()
 
 
 def test_browser_as_annotator(review):
