@@ -13,7 +13,7 @@ export JUDGECAL_DATA_MIRROR := $(abspath ../shared/datasets)
 endif
 endif
 
-.PHONY: demo test lint bench setup-demo setup-test chromium clean
+.PHONY: demo test lint bench setup-demo setup-test chromium pdf-libs clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
 $(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -q torch==2.13.0
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-		$(PIP) install -q -e '.[local,openai,anthropic,hf,app,server,annotation,dev]'
+		$(PIP) install -q -e '.[local,openai,anthropic,hf,app,server,annotation,pdf,dev]'
 	touch $(VENV)/.demo-installed $@
 
 # Label Studio pins Django and friends: it lives in a virtual environment of its own.
@@ -52,7 +52,20 @@ chromium:
 		exit 1; \
 	fi
 
-setup-test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium
+# The PDF trust report (WeasyPrint) needs Pango/HarfBuzz; its test reads the PDF with poppler-utils.
+pdf-libs:
+	@if ldconfig -p 2>/dev/null | grep -q libpangoft2-1.0 && command -v pdftotext >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing the PDF report's system packages (libpango-1.0-0, libpangoft2-1.0-0, poppler-utils)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpango-1.0-0 \
+			libpangoft2-1.0-0 libharfbuzz-subset0 poppler-utils >/dev/null; \
+	else \
+		echo "The PDF report and its test need Pango and poppler-utils. Install them, then run make again:" >&2; \
+		echo "  sudo apt-get install libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 poppler-utils" >&2; \
+		exit 1; \
+	fi
+
+setup-test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium pdf-libs
 
 demo: $(VENV)/.demo-installed
 	$(VENV)/bin/judgecal demo --workspace demo-workspace
@@ -61,7 +74,7 @@ lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
 	$(VENV)/bin/mypy judgecal apps
 
-test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium
+test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium pdf-libs
 	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
 	$(VENV)/bin/mypy judgecal apps
 	$(PY) -m pytest -q -ra

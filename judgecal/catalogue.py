@@ -109,3 +109,78 @@ def fmt_p(p: float | None) -> str:
     if p is None or (isinstance(p, float) and not math.isfinite(p)):
         return "not tested"
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+# the figures a one-screen summary shows per judge, in this order
+SUMMARY_METRICS = ("cohen_kappa", "accuracy", "macro_f1", "first_position_rate", "position_consistency",
+                   "invalid_rate")
+SEVERITIES = {
+    "serious": "can make a judge not aligned: significant and at least the effect of interest",
+    "caution": "significant and at least the effect of interest, or a quality problem worth checking",
+    "underpowered": "not significant, but too few items to rule out an effect of interest",
+}
+
+
+@dataclass(frozen=True)
+class FlagInfo:
+    code: str
+    title: str
+    words: str
+    severity: str  # a key of SEVERITIES
+    metric: str
+
+
+_F = FlagInfo
+FLAGS: dict[str, FlagInfo] = {f.code: f for f in (
+    _F("position_bias:first", "Position bias (first)", "prefers the response shown first", "serious",
+       "first_position_rate"),
+    _F("position_bias:second", "Position bias (second)", "prefers the response shown second", "serious",
+       "first_position_rate"),
+    _F("verbosity_bias:more_than_humans", "Prefers longer answers", "prefers the longer response more often "
+       "than the humans do", "caution", "verbosity_excess"),
+    _F("verbosity_bias:less_than_humans", "Prefers shorter answers", "prefers the shorter response more often "
+       "than the humans do", "caution", "verbosity_excess"),
+    _F("verbosity_bias:padding", "Rewards padding", "prefers a response padded with restated sentences over the "
+       "same response unpadded", "caution", "pad_pick_rate"),
+    _F("self_preference:more_than_humans", "Self-preference", "favours its own model family more than the "
+       "humans do", "caution", "self_preference_excess"),
+    _F("self_preference:less_than_humans", "Self-deprecation", "disfavours its own model family more than the "
+       "humans do", "caution", "self_preference_excess"),
+    _F("unstable", "Unstable", "changes its verdict between repeated runs of the same prompt", "caution",
+       "instability_rate"),
+    _F("prompt_sensitive", "Prompt-sensitive", "changes its verdict when the prompt is reworded", "caution",
+       "prompt_flip_rate"),
+    _F("follows_injection", "Follows injections", "follows instructions or fake verdicts injected into a "
+       "response", "serious", "injection_follow_rate"),
+    _F("invalid_rate_above_5pct", "Unparsable answers", "more than 5% of its answers could not be read as a "
+       "verdict", "caution", "invalid_rate"),
+)}
+_PROBE_OF_FLAG = {"position_bias": "first_position_rate", "verbosity_bias": "verbosity_excess",
+                  "self_preference": "self_preference_excess"}
+
+
+def flag_info(code: str) -> FlagInfo:
+    """The words and severity of a flag code; ``<probe>:underpowered`` and unknown codes get generic words."""
+    if code in FLAGS:
+        return FLAGS[code]
+    probe, _, detail = code.partition(":")
+    metric = _PROBE_OF_FLAG.get(probe, probe)
+    if detail == "underpowered":
+        what = info(metric).title.lower() if metric in METRICS else probe.replace("_", " ")
+        return FlagInfo(code, f"{probe.replace('_', ' ').capitalize()}: underpowered",
+                        f"{what}: no significant effect, but too few items to rule out an effect of interest",
+                        "underpowered", metric)
+    return FlagInfo(code, code.replace("_", " "), code.replace("_", " ").replace(":", ": "), "caution", metric)
+
+
+def fmt_metric(m: dict[str, object] | None) -> str:
+    """A metric of audit.json (``estimate``, ``ci_low``, ``ci_high``) as ``0.710 (0.680–0.740)``;
+    ``not tested`` when the metric is absent."""
+    if not m or m.get("estimate") is None:
+        return "not tested"
+
+    def num(key: str) -> float | None:
+        v = m.get(key)
+        return float(v) if isinstance(v, int | float) else None
+
+    return fmt_interval(num("estimate"), num("ci_low"), num("ci_high"))

@@ -92,9 +92,14 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     from judgecal.data import registry
 
     if args.action == "list":
-        for name, spec in registry.registry().items():
-            repo = spec.files[0].repo
-            print(f"{name:32s} {spec.description}  [{repo}@{registry.COMMITS[repo][:10]}, {registry.LICENSES[repo]}]")
+        rows = [{"name": name, "description": spec.description, "repo": spec.files[0].repo,
+                 "commit": registry.COMMITS[spec.files[0].repo], "license": registry.LICENSES[spec.files[0].repo]}
+                for name, spec in registry.registry().items()]
+        if args.json:
+            _print_json(rows)
+            return 0
+        for r in rows:
+            print(f"{r['name']:32s} {r['description']}  [{r['repo']}@{r['commit'][:10]}, {r['license']}]")
         return 0
     paths = registry.fetch(args.name, progress=True)
     print(f"{args.name}: {len(paths)} files ready")
@@ -407,15 +412,21 @@ def cmd_annotators(args: argparse.Namespace) -> int:
         out = Path(args.out) if args.out else ws.reports_dir / "annotators.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(rep, indent=2))
+    if args.json:
+        _print_json(rep)
+        print(f"wrote {out}", file=sys.stderr)
+        return 0
+    from judgecal.catalogue import fmt_metric
+
     for src, r in per.items():
         if len(per) > 1:
             print(f"source {src}:")
         for name, a in r["annotators"].items():
             flags = [f for f in ("likely_spammer", "systematic_bias") if a.get(f)]
-            acc = a.get("loo_accuracy", {}).get("estimate")
-            print(f"{name:40s} n={a['n_labels']:5d} loo_acc={acc if acc is None else round(acc, 3)} {' '.join(flags)}")
+            print(f"{name:40s} n={a['n_labels']:5d} leave-one-out accuracy {fmt_metric(a.get('loo_accuracy'))} "
+                  f"{' '.join(flags)}")
         fk = r["fleiss_kappa"]
-        print((f"Fleiss' kappa {fk['estimate']} [{fk['ci_low']}, {fk['ci_high']}]" if fk["n"] else
+        print((f"Fleiss' kappa {fmt_metric(fk)}" if fk["n"] else
                "Fleiss' kappa not computable: no item was labelled by two annotators")
               + (f" (source {src})" if src is not None else ""))
     print(f"wrote {out}")
@@ -439,52 +450,48 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int) -> 
         report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot)
     except SourceError as exc:
         raise UsageError(str(exc)) from None
+    from judgecal.report.provenance import provenance
+
+    report["provenance"] = provenance(ws, report)
     js, html = write_report(report, out)
     return report, js, html
 
 
 def print_summary(report: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    from judgecal.report.terminal import print_summary as show
 
-    # names are data, never rich markup: Text cells are shown as they are
-    t = Table(title=Text(f"Judge vs human consensus ({report['settings']['consensus']}, 95% CI)"))
-    cols = ("accuracy", "macro_f1", "cohen_kappa", "position_consistency", "first_position_rate", "invalid_rate")
-    t.add_column("judge")
-    t.add_column("n", justify="right")
-    for c in cols:
-        t.add_column(c, justify="right")
-    for name, j in report["judges"].items():
-        m = j["metrics"]
-        cells = []
-        for c in cols:
-            v = m.get(c)
-            if not v and c in ("position_consistency", "first_position_rate"):
-                cells.append("not tested")  # one order judged: no reading of position bias at all
-            elif not v or v["estimate"] is None:
-                cells.append("–")
-            elif v.get("ci_low") is None or v.get("ci_high") is None:
-                cells.append(f"{v['estimate']:.3f}")
-            else:
-                cells.append(f"{v['estimate']:.3f} [{v['ci_low']:.2f},{v['ci_high']:.2f}]")
-        t.add_row(Text(name), str(j["n_judgments"]), *cells)
-    Console().print(t)
-    from judgecal.audit.truth import describe
-
-    print(f"truth: {describe(report['consensus'])}")
-    from judgecal.audit.sections import verdict_lines
-
-    print("\n".join(verdict_lines(report)))
+    show(report)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     with _open_ws(args, create=False) as ws:
         out = Path(args.out) if args.out else ws.reports_dir
         report, js, html = _audit(ws, out, args.consensus, args.invalid_as, args.n_boot)
-    print_summary(report)
-    print(f"wrote {js}\nwrote {html}")
+    written = [js, html]
+    if args.pdf:
+        from judgecal.report.pdf import PdfError, write_pdf
+
+        try:
+            written.append(write_pdf(report, out / "audit.pdf"))
+        except PdfError as exc:
+            raise UsageError(str(exc)) from None
+    if args.json:
+        _print_json(js.read_text("utf-8"))
+    else:
+        print_summary(report)
+    print("\n".join(f"wrote {w}" for w in written), file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _print_json(obj: Any) -> None:
+    """Machine-readable output of a command run with --json: JSON on stdout, nothing else there."""
+    import json
+
+    from judgecal.report.write import json_safe
+
+    sys.stdout.write(obj if isinstance(obj, str) else json.dumps(json_safe(obj), indent=2, ensure_ascii=False,
+                                                                   allow_nan=False, default=str))
+    sys.stdout.write("\n")
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -639,7 +646,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("datasets", help="list or fetch registered datasets")
     dsub = p.add_subparsers(dest="action", required=True)
-    dsub.add_parser("list", help="list the registered datasets")
+    dsub.add_parser("list", help="list the registered datasets").add_argument(
+        "--json", action="store_true", help="print the list as JSON")
     f = dsub.add_parser("fetch", help="download (or find in the mirror) and verify one dataset")
     f.add_argument("name")
     p.set_defaults(func=cmd_datasets)
@@ -701,6 +709,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "gold; a plain METHOD only while the labels come from one source")
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
     p.add_argument("--n-boot", type=_count, default=2000)
+    p.add_argument("--pdf", action="store_true", help="also write the printable trust report audit.pdf")
+    p.add_argument("--json", action="store_true", help="print audit.json to stdout instead of the summary")
     _ws_arg(p)
     p.set_defaults(func=cmd_audit)
 
@@ -737,6 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "dataset, gold or all (default: each source on its own)")
     p.add_argument("--n-boot", type=_count, default=2000)
     p.add_argument("--out", help="file for the JSON report (default: <workspace>/reports/annotators.json)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     _ws_arg(p)
     p.set_defaults(func=cmd_annotators)
 

@@ -1,25 +1,33 @@
-"""audit.json's schema and a self-contained, escaped audit.html."""
+"""audit.json's schema and the templated, self-contained, escaped audit.html."""
 
+import html as html_lib
 import json
 import re
 
 import pytest
 
 from judgecal.audit.run import SCHEMA, run_audit
+from judgecal.catalogue import FLAGS, fmt_metric, fmt_p, info
 from judgecal.data.records import Annotation, Candidate, Item, Judgment
 from judgecal.data.store import Workspace
-from judgecal.report.write import write_report
+from judgecal.report.write import render_html, write_report
 
 EVIL = "<script>alert('x')</script>"
+IMG = '<img src=x onerror="alert(1)">'
+LINK = "[click me](javascript:alert(1))"
 
 
 @pytest.fixture(scope="module")
 def report_dir(tmp_path_factory):
     ws = Workspace(tmp_path_factory.mktemp("rep") / "ws")
-    items = [Item(f"i{k}", f"q{k} {EVIL}", [Candidate(EVIL), Candidate("b")]) for k in range(30)]
+    models = (f"model-{IMG}", f"model-{EVIL}", "plain-model")
+    items = [Item(f"i{k}", f"q{k} {EVIL} {LINK}",
+                  [Candidate(EVIL + IMG, model=models[k % 3]), Candidate("b " * (k % 4 + 1), model=models[(k + 1) % 3])])
+             for k in range(30)]
     ws.add_items(items)
-    ws.add_annotations([Annotation(f"i{k}", a, "A" if k % 3 else "B") for k in range(30) for a in ("h1", "h2")])
-    judge = f"replay/x/{EVIL}"
+    ws.add_annotations([Annotation(f"i{k}", a, "A" if k % 3 else "B") for k in range(30)
+                        for a in (f"h1{IMG}", f"h2{LINK}")])
+    judge = f"replay/x/{EVIL}{IMG}"
     rows = []
     for k in range(30):
         for order in ("AB", "BA"):
@@ -55,26 +63,117 @@ def test_schema_every_metric_has_estimate_ci_and_n(report_dir):
 
 
 def test_html_is_self_contained_and_escaped(report_dir):
-    out, _ = report_dir
+    out, judge = report_dir
     html = (out / "audit.html").read_text()
-    assert "<script" not in html
-    assert "&lt;script&gt;" in html
-    assert not re.search(r"""(src|href)=["']?https?://""", html)
-    assert "<svg" in html
+    assert "<script" not in html.lower() and "<img" not in html.lower()
+    assert "onerror=" not in html.replace("onerror=&#34;", "").replace("onerror=&quot;", "")
+    assert "&lt;script&gt;" in html and "&lt;img src=x onerror=" in html
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|javascript:|//)""", html, re.I)
+    assert "<a " not in html  # markdown in names stays literal text, never a link
+    assert "<svg" in html and "<style>" in html and "<link" not in html
+    # the hostile judge, model and annotator names are shown, as text
+    assert html.count("replay/x/&lt;script&gt;") >= 3
+    assert "model-&lt;img src=x" in html and "h2[click me](javascript:alert(1))" in html
 
 
-def test_html_report_card_lists_every_metric_with_p_and_q(report_dir):
+def test_summary_first_then_detail_with_every_metric(report_dir):
     out, judge = report_dir
     rep = json.loads((out / "audit.json").read_text())
     html = (out / "audit.html").read_text()
-    card = html.split("<h2>Report card</h2>", 1)[1].split("<h2>Plots</h2>", 1)[0]
-    rows = re.findall(r"<tr><td class='name'>([^<]+)</td>", card)
-    assert rows == list(rep["judges"][judge]["metrics"])
+    assert html.index('id="summary"') < html.index('id="detail"')
+    summary = html.split('id="summary"', 1)[1].split('id="detail"', 1)[0]
+    verdict = rep["judges"][judge]["verdict"]
+    assert f"<b>{verdict['status']}</b>" in summary
+    for reason in verdict["reasons"]:
+        assert str(reason).replace("'", "&#39;") in summary
+    # the humans' reference stands beside the judge's κ; accuracy beside a chance baseline
+    fk = rep["humans"]["fleiss_kappa"]
+    assert f"humans with each other: {fmt_metric(fk)}" in summary
+    assert "chance: " in summary
+    # the report card: each metric of audit.json once, with its catalogue title and definition as hover text
+    detail = html.split('id="detail"', 1)[1]
+    rows = re.findall(r'<tr data-metric="([^"]+)"><td data-label="Metric"><abbr title="([^"]*)">([^<]+)</abbr>', detail)
+    assert [r[0] for r in rows] == list(rep["judges"][judge]["metrics"])
+    for name, definition, title in rows:
+        assert title == info(name).title.replace("'", "&#39;")
+        assert definition == info(name).definition.replace("'", "&#39;")
     first = rep["judges"][judge]["metrics"]["first_position_rate"]
-    row = re.search(r"<tr><td class='name'>first_position_rate</td>(.*?)</tr>", card).group(1)
-    cells = re.findall(r"<td>([^<]*)</td>", row)
-    assert cells[0] == f"{first['estimate']:.3f}" and cells[2] == str(first["n"])
-    assert cells[4] != "–" and cells[5] != "–"  # tested: p and q are shown
+    row = re.search(r'<tr data-metric="first_position_rate">(.*?)</tr>', detail, re.S).group(1)
+    cells = [html_lib.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r'<td class="num"[^>]*>(.*?)</td>', row)]
+    assert cells[0] == fmt_metric(first) and cells[1] == str(first["n"])
+    assert cells[2] == fmt_p(first["p"]) and cells[3] == fmt_p(first["q"]) != "not tested"
+
+
+def test_flags_are_words_with_a_legend_and_severity(report_dir):
+    out, judge = report_dir
+    rep = json.loads((out / "audit.json").read_text())
+    html = (out / "audit.html").read_text()
+    flags = rep["judges"][judge]["flags"]
+    assert "position_bias:first" in flags  # 45/60 first picks, significant
+    legend = html.split('id="flag-legend"', 1)[1].split("</dl>", 1)[0]
+    for code in flags:
+        assert f"(code {code})" in legend  # every raw code appears only beside its explanation
+    assert FLAGS["position_bias:first"].words in legend and "sev-serious" in legend
+    # outside the legend a code is only a hover title, never the shown text
+    shown = re.sub(r'title="[^"]*"', "", html.replace(legend, ""))
+    assert "position_bias:first" not in shown
+
+
+def test_absent_sections_name_the_command_that_produces_them(report_dir):
+    out, _ = report_dir
+    html = (out / "audit.html").read_text()
+    assert "Not measured: judgecal stability run --judge JUDGE" in html
+    rep = json.loads((out / "audit.json").read_text())
+    rep.pop("models", None)
+    rep.pop("humans", None)
+    for j in rep["judges"].values():
+        j.pop("verdict", None)
+    bare = render_html(rep)
+    assert "Not computed: judgecal audit on items whose two candidates name their models" in bare
+    assert "no verdict" in bare and "not computed; produced by judgecal audit" in bare
+
+
+def test_stability_statement_when_measured(report_dir):
+    out, judge = report_dir
+    rep = json.loads((out / "audit.json").read_text())
+    rep["judges"][judge]["stability"] = {
+        "score": {"figure": "accuracy", "score": 60.0, "ci": [40.0, 80.0], "run_id": "r1"}, "guard": "pass",
+        "runs": [{"run_id": "r1", "variants": [{}, {}, {}],
+                  "figures": {"accuracy": {"sigma_pp": 0.8, "score": 60.0, "n_variants": 3}}}]}
+    html = render_html(rep)
+    # x = 1.96 σ: 1.96 × 0.8 = 1.57 -> "±1.6"
+    assert "stable within ±1.6 points at 95% confidence" in html
+    summary = html.split('id="detail"', 1)[0]
+    assert "stable within ±1.6 points" in summary
+
+
+def test_tables_fit_the_page_in_a_browser(report_dir, tmp_path):
+    """Rendered in Chromium at 1280 and 760 px: no table is wider than the page (names and flags wrap)."""
+    from playwright.sync_api import sync_playwright
+
+    out, _ = report_dir
+    rep = json.loads((out / "audit.json").read_text())
+    long = "openai/" + "a-very-long-judge-name-without-breaks" * 3
+    rep["judges"][long] = next(iter(rep["judges"].values()))
+    page_file = tmp_path / "audit.html"
+    page_file.write_text(render_html(rep), "utf-8")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update"])
+        try:
+            for width in (1280, 760):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto(page_file.as_uri())
+                over = page.evaluate("""() => [...document.querySelectorAll('table')]
+                    .filter(t => t.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+                    .map(t => t.id || t.className)""")
+                assert over == [], (width, over)
+                assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+                assert page.locator("#verdicts").inner_text().count(long) == 1
+                page.close()
+        finally:
+            browser.close()
 
 
 def test_empty_workspace_gives_an_empty_but_valid_report(tmp_path):
@@ -83,6 +182,7 @@ def test_empty_workspace_gives_an_empty_but_valid_report(tmp_path):
     assert rep["judges"] == {} and rep["consensus"]["n_items"] == 0
     js, html = write_report(rep, tmp_path / "out")
     assert json.loads(js.read_text())["schema"] == SCHEMA
+    assert "No judge in this workspace yet" in html.read_text()
 
 
 def test_undefined_statistics_are_written_as_null(tmp_path):
@@ -96,13 +196,3 @@ def test_undefined_statistics_are_written_as_null(tmp_path):
     js, _ = write_report(rep, tmp_path)
     back = json.loads(js.read_text())
     assert back["judges"]["j"]["position"] == {"flip_rate": None, "b": 3}
-
-
-def test_report_card_shows_each_tested_metric_beside_its_null(report_dir):
-    out, judge = report_dir
-    card = (out / "audit.html").read_text().split("<h2>Report card</h2>", 1)[1].split("<h2>Plots</h2>", 1)[0]
-    assert "<th>MDE</th><th>null</th>" in card
-    row = re.search(r"<tr><td class='name'>first_position_rate</td>(.*?)</tr>", card).group(1)
-    assert re.findall(r"<td>([^<]*)</td>", row)[-1] == "0.500"
-    row = re.search(r"<tr><td class='name'>accuracy</td>(.*?)</tr>", card).group(1)
-    assert re.findall(r"<td>([^<]*)</td>", row)[-1] == "–"  # descriptive: no null, not tested

@@ -1,0 +1,87 @@
+"""Inline SVG plots for the report: a forest plot (estimates with CIs beside a reference line) and a
+heatmap (model x model win rates). Every label is escaped; the SVG scales to the page width."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from markupsafe import Markup
+
+from judgecal.catalogue import fmt_number
+
+
+def _short(text: str, n: int = 34) -> str:
+    return text if len(text) <= n else "…" + text[-(n - 1):]
+
+
+def forest_svg(rows: list[tuple[str, float | None, float | None, float | None]], lo: float = 0.0,
+               hi: float = 1.0, ref: float | None = None, ref_label: str = "", width: int = 640) -> Markup:
+    """One point with its CI per row on a fixed axis ``[lo, hi]``; ``ref`` draws a dashed reference line.
+    Long labels keep their end (``…/gpt-3.5-turbo``); the full name is the row's hover title."""
+    left, right, row_h = 230, 30, 22
+    height = row_h * len(rows) + 34
+    span = width - left - right
+
+    def x(v: float) -> float:
+        return left + (min(max(v, lo), hi) - lo) / (hi - lo) * span
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" class="plot" role="img">']
+    for t in (lo, (lo + hi) / 2, hi):
+        parts.append(f'<line x1="{x(t):.1f}" y1="5" x2="{x(t):.1f}" y2="{height - 24}" stroke="#ddd"/>'
+                     f'<text x="{x(t):.1f}" y="{height - 10}" font-size="11" text-anchor="middle">{t:g}</text>')
+    if ref is not None:
+        parts.append(f'<line x1="{x(ref):.1f}" y1="5" x2="{x(ref):.1f}" y2="{height - 24}" stroke="#c33" '
+                     f'stroke-dasharray="4 3"><title>{escape(ref_label)} {fmt_number(ref)}</title></line>')
+    for i, (label, est, a, b) in enumerate(rows):
+        y = 15 + i * row_h
+        parts.append(f'<g><title>{escape(label)}</title><text x="{left - 8}" y="{y + 4}" font-size="12" '
+                     f'text-anchor="end">{escape(_short(label))}</text>')
+        if est is not None:
+            if a is not None and b is not None:
+                parts.append(f'<line x1="{x(a):.1f}" y1="{y}" x2="{x(b):.1f}" y2="{y}" stroke="#357" '
+                             'stroke-width="2"/>')
+            parts.append(f'<circle cx="{x(est):.1f}" cy="{y}" r="4" fill="#357"/>')
+        else:
+            parts.append(f'<text x="{left + 4}" y="{y + 4}" font-size="11" fill="#777">not measured</text>')
+        parts.append("</g>")
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - every piece of text above is escaped
+
+
+def metric_forest(report: dict[str, Any], metric: str, lo: float = 0.0, ref: float | None = None,
+                  ref_label: str = "") -> Markup | None:
+    rows = []
+    for name, j in (report.get("judges") or {}).items():
+        m = (j.get("metrics") or {}).get(metric)
+        if m and m.get("estimate") is not None:
+            rows.append((str(name), m["estimate"], m.get("ci_low"), m.get("ci_high")))
+    return forest_svg(rows, lo=lo, ref=ref, ref_label=ref_label) if rows else None
+
+
+def heatmap_svg(models: list[str], estimate: list[list[float | None]], cell: int = 54) -> Markup:
+    """Row model's win rate against the column model, 0 (red) to 1 (blue), the value in each cell."""
+    left, top = 150, 110
+    n = len(models)
+    w, h = left + n * cell + 10, top + n * cell + 10
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" class="plot heat" role="img">']
+    for k, m in enumerate(models):
+        cx = left + k * cell + cell / 2
+        parts.append(f'<text x="{cx:.0f}" y="{top - 6}" font-size="11" transform="rotate(-40 {cx:.0f} {top - 6})">'
+                     f'<title>{escape(m)}</title>{escape(_short(m, 18))}</text>')
+        parts.append(f'<text x="{left - 6}" y="{top + k * cell + cell / 2 + 4:.0f}" font-size="11" '
+                     f'text-anchor="end"><title>{escape(m)}</title>{escape(_short(m, 20))}</text>')
+    for r, row in enumerate(estimate):
+        for c, v in enumerate(row):
+            x0, y0 = left + c * cell, top + r * cell
+            if v is None:
+                parts.append(f'<rect x="{x0}" y="{y0}" width="{cell}" height="{cell}" fill="#f4f4f4"/>')
+                continue
+            red, blue = int(255 * (1 - v)), int(255 * v)
+            fill = f"rgb({200 + red // 5},{200 - abs(red - blue) // 4},{200 + blue // 5})"
+            parts.append(f'<rect x="{x0}" y="{y0}" width="{cell}" height="{cell}" fill="{fill}" stroke="#fff">'
+                         f'<title>{escape(models[r])} beats {escape(models[c])}: {fmt_number(v)}</title></rect>'
+                         f'<text x="{x0 + cell / 2:.0f}" y="{y0 + cell / 2 + 4:.0f}" font-size="11" '
+                         f'text-anchor="middle">{v:.2f}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - every piece of text above is escaped

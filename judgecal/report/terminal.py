@@ -1,0 +1,86 @@
+"""The audit in the terminal: a verdict and the key figures per judge, never truncated.
+
+At 150 columns or more one table (every cell folds instead of being cut); narrower, one block per judge
+(figures stacked one per line). Titles and definitions come from :mod:`judgecal.catalogue`, numbers in
+its format (three decimals, ``0.710 (0.680–0.740)``). Names are data: shown as :class:`rich.text.Text`,
+never read as markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from judgecal.catalogue import SUMMARY_METRICS, info
+from judgecal.report.view import report_view
+
+WIDE = 150
+STYLE = {"aligned": "bold green", "caution": "bold yellow", "not aligned": "bold red"}
+
+
+def _status(v: dict[str, Any]) -> Text:
+    return Text(v["status"].upper(), style=STYLE.get(v["status"], "bold"))
+
+
+def _wide(view: dict[str, Any], console: Console, title: str) -> None:
+    t = Table(title=Text(title), show_lines=True, expand=False)
+    longest = max((len(j["name"]) for j in view["judges"]), default=5)
+    t.add_column("judge", overflow="fold", min_width=min(longest, 40))
+    t.add_column("verdict", overflow="fold", min_width=11)
+    for m in SUMMARY_METRICS:
+        t.add_column(info(m).title, justify="right", overflow="fold")
+    for j in view["judges"]:
+        t.add_row(Text(j["name"]), _status(j["verdict"]), *(Text(f["value"]) for f in j["summary"]))
+    console.print(t)
+    for j in view["judges"]:
+        _reasons(j, console)
+
+
+def _reasons(j: dict[str, Any], console: Console) -> None:
+    console.print(Text.assemble(Text(j["name"], style="bold"), ": ", _status(j["verdict"])))
+    for r in j["verdict"]["reasons"]:
+        console.print(Text(f"  - {r}"))
+    for f in j["flags"]:
+        console.print(Text(f"  [{f['severity']}] {f['title']}: {f['words']}"))
+    if j["stability_line"]:
+        console.print(Text(f"  {j['stability_line']}"))
+    if j["verdict"]["not_tested"]:
+        console.print(Text(f"  not tested: {'; '.join(j['verdict']['not_tested'])}", style="dim"))
+
+
+def _stacked(view: dict[str, Any], console: Console, title: str) -> None:
+    console.print(Text(title, style="bold"))
+    for j in view["judges"]:
+        console.rule(style="dim")
+        console.print(Text.assemble(Text(j["name"], style="bold"), f"  ({j['n_judgments']} judgments, "
+                                    f"{j['n_labelled']} items with a human label)"))
+        t = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
+        t.add_column("figure", overflow="fold", no_wrap=False, min_width=14)
+        t.add_column("value", overflow="fold", min_width=19)
+        t.add_column("reference", overflow="fold", style="dim")
+        refs = {"cohen_kappa": f"humans: {j['kappa_ref'] or 'not measured'}",
+                "accuracy": (f"an annotator: {j['accuracy_ref']}; " if j["accuracy_ref"] else "")
+                + (f"chance: {j['chance_accuracy']:.3f}" if j["chance_accuracy"] is not None else "")}
+        for f in j["summary"]:
+            t.add_row(Text(f["title"]), Text(f["value"]), Text(refs.get(f["name"], "")))
+        console.print(t)
+        _reasons(j, console)
+
+
+def print_summary(report: dict[str, Any], console: Console | None = None) -> None:
+    """Verdicts and key figures of every judge, then the truth the audit used."""
+    from judgecal.audit.truth import describe
+
+    console = console or Console()
+    view = report_view(report)
+    title = f"Judges against the human consensus ({report['settings']['consensus']}, 95% CI)"
+    if not view["judges"]:
+        console.print(Text("no judge in this workspace yet: run `judgecal judge` or import verdicts"))
+    elif console.width >= WIDE:
+        _wide(view, console, title)
+    else:
+        _stacked(view, console, title)
+    console.print(Text(f"truth: {describe(report['consensus'])}"))

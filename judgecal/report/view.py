@@ -1,0 +1,160 @@
+"""What the HTML and PDF reports show, read from ``audit.json``: one summary row per judge, its details,
+and the sections other analyses add (each named with the command that produces it when absent).
+
+Everything here is plain data; the template (``templates/audit.html.j2``) renders it with autoescaping,
+so names and model text from the workspace are always shown as text.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from judgecal.catalogue import (
+    FLAGS,
+    METRICS,
+    SEVERITIES,
+    SUMMARY_METRICS,
+    flag_info,
+    fmt_interval,
+    fmt_metric,
+    fmt_number,
+    info,
+)
+
+# a judge entry's sections that the detail shows with their own layout (the rest are shown generically)
+OWN_LAYOUT = {"kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage", "flags",
+              "verdict", "reference", "stability"}
+# optional sections: where they live and the command that produces them
+SECTIONS = {
+    "verdict": "judgecal audit (a judgecal with verdicts per judge; thresholds in <workspace>/thresholds.yaml)",
+    "models": "judgecal audit on items whose two candidates name their models",
+    "humans": "judgecal audit over human labels from at least two annotators",
+    "stability": "judgecal stability run --judge JUDGE --axes seed,temperature,mutation (then judgecal audit)",
+    "calibration": "judgecal judge with a backend that returns token probabilities, or --samples 5",
+    "spans": "judgecal judge --rubric spans-hallucination on items with human spans",
+}
+Z95 = 1.959963984540054
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    return float(v) if math.isfinite(float(v)) else None
+
+
+def chance_accuracy(label_counts: dict[str, Any] | None) -> float | None:
+    """Accuracy of a rater that answers at random with the consensus' label shares: ``Σ p_k²``."""
+    counts = [c for c in (_num(v) for v in (label_counts or {}).values()) if c]
+    total = sum(counts)
+    return sum((c / total) ** 2 for c in counts) if total else None
+
+
+def human_reference(report: dict[str, Any]) -> dict[str, Any]:
+    """The humans' own agreement: Fleiss' κ among the annotators and an annotator's leave-one-out accuracy."""
+    humans = report.get("humans") or {}
+    cons = report.get("consensus") or {}
+    fk = humans.get("fleiss_kappa") or cons.get("fleiss_kappa") or {}
+    loo = humans.get("loo_accuracy") or {}
+    return {"kappa": fmt_metric(fk) if _num(fk.get("estimate")) is not None else None,
+            "accuracy": fmt_metric(loo) if _num(loo.get("estimate")) is not None else None,
+            "chance_accuracy": chance_accuracy(cons.get("label_counts")),
+            "n_annotators": humans.get("n_annotators", cons.get("n_annotators"))}
+
+
+def stability_line(stab: dict[str, Any] | None) -> str | None:
+    """``stable within ±x points at 95% confidence``: x = 1.96 σ, σ the spread (pp) of the headline figure
+    across the variants of the judge's latest stability run (the figure with the lowest Stability Score)."""
+    if not stab or not stab.get("score") or not stab.get("runs"):
+        return None
+    figure = stab["score"].get("figure")
+    run = stab["runs"][-1]
+    fig = (run.get("figures") or {}).get(figure) or {}
+    sigma = _num(fig.get("sigma_pp"))
+    if sigma is None:
+        return None
+    n_var = fig.get("n_variants") or len(run.get("variants") or [])
+    return (f"stable within ±{Z95 * sigma:.1f} points at 95% confidence ({info(figure).title.lower()}: "
+            f"σ = {sigma:.2f} points across {n_var} variants, Stability Score {fmt_number(_num(fig.get('score')), 1)})")
+
+
+def _verdict(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    v = entry.get("verdict")
+    if isinstance(v, dict) and v.get("status"):
+        return {"status": str(v["status"]), "reasons": [str(r) for r in v.get("reasons") or []],
+                "not_tested": [str(r) for r in v.get("not_tested") or []]}
+    return {"status": "no verdict", "reasons": [f"not computed; produced by {SECTIONS['verdict']}"],
+            "not_tested": []}
+
+
+def _flags(entry: dict[str, Any]) -> list[dict[str, str]]:
+    out = []
+    for code in entry.get("flags") or []:
+        f = flag_info(str(code))
+        out.append({"code": f.code, "title": f.title, "words": f.words, "severity": f.severity,
+                    "metric": info(f.metric).title})
+    order = list(SEVERITIES)
+    return sorted(out, key=lambda f: order.index(f["severity"]) if f["severity"] in order else 9)
+
+
+def _metric_rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for name, m in (entry.get("metrics") or {}).items():
+        mi = info(name)
+        rows.append({"name": name, "title": mi.title, "definition": mi.definition, "reference": mi.reference,
+                     "good": mi.good, "value": fmt_metric(m), "n": m.get("n"),
+                     "tested": m.get("p") is not None,
+                     "p": m.get("p"), "q": m.get("q"), "mde": _num(m.get("mde"))})
+    return rows
+
+
+def _figure(entry: dict[str, Any], name: str) -> dict[str, Any]:
+    m = (entry.get("metrics") or {}).get(name)
+    mi = info(name)
+    return {"name": name, "title": mi.title, "definition": mi.definition, "value": fmt_metric(m),
+            "present": bool(m and m.get("estimate") is not None)}
+
+
+def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
+    """A judge's summary row and detail."""
+    jr = entry.get("reference") or {}
+    kappa_ref = ref["kappa"]
+    if kappa_ref is None and _num(jr.get("human_kappa")) is not None:
+        ci = jr.get("human_kappa_ci") or [None, None]
+        kappa_ref = fmt_interval(_num(jr["human_kappa"]), _num(ci[0]), _num(ci[1]))
+    chance = _num(jr.get("chance_accuracy"))
+    chance = chance if chance is not None else ref["chance_accuracy"]
+    stab = entry.get("stability")
+    extra = {k: v for k, v in entry.items() if k not in OWN_LAYOUT and v not in (None, {}, [])}
+    usage = entry.get("usage") or {}
+    return {
+        "name": name, "kind": entry.get("kind", "pairwise"), "n_judgments": entry.get("n_judgments"),
+        "n_items": entry.get("n_items"), "n_labelled": entry.get("n_items_with_consensus"),
+        "orders": ", ".join(entry.get("orders") or []) or "n/a",
+        "verdict": _verdict(name, entry), "flags": _flags(entry),
+        "kappa": _figure(entry, "cohen_kappa"), "accuracy": _figure(entry, "accuracy"),
+        "kappa_ref": kappa_ref, "accuracy_ref": ref["accuracy"], "chance_accuracy": chance,
+        "summary": [_figure(entry, m) for m in SUMMARY_METRICS],
+        "metrics": _metric_rows(entry),
+        "usage": usage,
+        "stability": stab, "stability_line": stability_line(stab),
+        "extra": extra,
+    }
+
+
+def report_view(report: dict[str, Any]) -> dict[str, Any]:
+    """Everything the template shows, from an ``audit.json`` dict."""
+    ref = human_reference(report)
+    judges = [judge_view(n, e, ref) for n, e in (report.get("judges") or {}).items()]
+    present = {f["code"] for j in judges for f in j["flags"]}
+    legend = [flag_info(c) for c in sorted(present)]
+    used = {m["name"] for j in judges for m in j["metrics"]} | set(SUMMARY_METRICS)
+    glossary = [METRICS[m] for m in METRICS if m in used]
+    prov = report.get("provenance") or {}
+    return {
+        "report": report, "settings": report.get("settings") or {}, "consensus": report.get("consensus") or {},
+        "judges": judges, "ref": ref, "legend": legend, "severities": SEVERITIES, "glossary": glossary,
+        "known_flags": FLAGS, "models": report.get("models"), "humans": report.get("humans"),
+        "provenance": prov, "sections": SECTIONS,
+        "any_stability": any(j["stability"] for j in judges),
+    }
