@@ -110,3 +110,14 @@ def test_cross_backend_and_required_repeats():
     assert st.cross_backend(0.70, 0.71)["within_tolerance"] is False
     # (1.96 * 0.5 / 0.1)^2 = 96.04 -> 97; s = 0 -> 1
     np.testing.assert_array_equal(st.required_repeats([0.5, 0.0], 0.1, z=1.96), [97, 1])
+
+
+def test_binary_spread_and_worst_case_epsilon():
+    # k = 8 of n = 8: p = 8.5 / 9, s = sqrt(p (1 - p)) = 0.2291
+    assert st.binary_spread(8, 8) == pytest.approx(np.sqrt(8.5 / 9 * 0.5 / 9))
+    assert st.binary_spread(0, 0) == pytest.approx(0.5) and st.binary_spread(4, 8) == pytest.approx(0.5)
+    eps = st.worst_case_epsilon(32, z=1.96)
+    assert eps == pytest.approx(1.96 * 0.5 / np.sqrt(32))
+    # at that epsilon the largest spread needs exactly 32 repeats, a unanimous 8 of 8 needs 7
+    assert st.required_repeats(0.5, eps, z=1.96) == 32
+    assert st.required_repeats(st.binary_spread(8, 8), eps, z=1.96) == 7

@@ -76,14 +76,17 @@ def summarise_run(ws: Any, run: dict[str, Any], *, n_boot: int = 2000, seed: int
                 if len(f) > j and f[0] is not None and f[j] is not None:
                     cross.append({"variant": v["name"], "figure": name,
                                   **st.cross_backend(f[0], f[j], base_v, var_v, tolerance_pp)})
+    raws = ws.stability_verdicts(run["run_id"]).pivot(index="item_id", columns="variant", values="raw")
+    same = {j: float((raws[j] == raws[0]).mean()) if 0 in raws and j in raws else None for j in range(len(variants))}
     base_env = variants[0]["env"] if variants else None
     envs = [{"variant": v["name"], "changes": fp.diff(base_env, v["env"])} for v in variants[1:]]
     violations = [{"figure": k, **g} for k, r in out_figs.items() for g in r["guard"]]
     return {
         "run_id": run["run_id"], "judge": run["judge"], "origin": run["origin"], "created_at": run["created_at"],
         "kind": run["config"].get("kind", "verdicts"), "n_items": int(frame.shape[0]),
+        # identical_outputs: share of items whose raw outputs (both orders) equal the base's, byte for byte
         "variants": [{k: v.get(k) for k in ("variant", "name", "axis", "level", "reused_from", "calls", "paid")}
-                     | {"figures": v["figures"]} for v in variants],
+                     | {"figures": v["figures"], "identical_outputs": same[v["variant"]]} for v in variants],
         "calls": {"planned": int(sum(v["calls"] for v in variants)), "paid": int(sum(v["paid"] for v in variants)),
                   "reused_variants": [v["name"] for v in variants if v["reused_from"] is not None]},
         "figures": out_figs,

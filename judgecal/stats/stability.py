@@ -199,3 +199,17 @@ def required_repeats(s: ArrayLike, epsilon: float, z: float = 1.959963984540054)
 
 def _num(x: float) -> float | None:
     return None if x is None or not np.isfinite(x) else round(float(x), 10)
+
+
+def binary_spread(k: ArrayLike, n: ArrayLike) -> FloatArray:
+    """Spread of a 0/1 outcome seen ``k`` times in ``n`` draws, smoothed so a unanimous start is not taken
+    for certainty: ``s = sqrt(p̃ (1 − p̃))`` with ``p̃ = (k + ½) / (n + 1)`` (the Jeffreys prior's posterior
+    mean). ``n = 0``: 0.5, the largest spread."""
+    k, n = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    p = (k + 0.5) / (n + 1.0)
+    return np.asarray(np.sqrt(p * (1.0 - p)), dtype=np.float64)
+
+
+def worst_case_epsilon(n: int, z: float = 1.959963984540054) -> float:
+    """The half-width ``z · 0.5 / √n`` that ``n`` repeats guarantee for any 0/1 outcome (largest spread 0.5)."""
+    return float(z * 0.5 / np.sqrt(n))
