@@ -163,3 +163,28 @@ def test_stability_score_on_prometheus_repeated_gpt4_scores(tmp_path, mirror):
     assert fig["sigma_ci"][0] is not None and fig["sigma_ci"][1] >= fig["sigma_ci"][0]
     assert s["kind"] == "scores" and s["n_items"] == len(df) // 3
     assert any(k.startswith("mean_score:") for k in s["figures"])
+
+
+def test_cross_backend_and_summary_for_reports(stab_ws, tmp_path):
+    from judgecal.stability.score import stability_summary
+
+    truth = dict(zip(*stab_ws.consensus_frame("ds")[["item_id", "label"]].to_numpy().T, strict=True))
+    with_a = sorted(i for i in stab_ws.item_ids() if truth.get(i) == "A")
+    ids = with_a[:1] + sorted(i for i in stab_ws.item_ids() if i not in with_a[:1])[:39]
+    f = _run_file(tmp_path / "xb.json", flips=1, items=ids)
+    data = json.loads(f.read_text())
+    data["run_id"] = "xb"
+    data["variants"][1].update(name="backend=local", axis="backend", level="local")
+    f.write_text(json.dumps(data))
+    assert main(["stability", "import", str(f), "-w", str(stab_ws.path)]) == 0
+    summary = stability_summary(stab_ws, n_boot=100)["hf/smollm2"]
+    run = next(r for r in summary["runs"] if any(v["axis"] == "backend" for v in r["variants"]))
+    (xb,) = run["cross_backend"]
+    # one of forty items, a human "A", answered B: accuracy moves 2.5 points, outside the 0.8 tolerance
+    assert xb["difference_pp"] == pytest.approx(-2.5) and xb["within_tolerance"] is False
+    assert xb["item_agreement"] == pytest.approx(39 / 40) and xb["n"] == 40
+    assert run["variants"][1]["identical_outputs"] == pytest.approx(39 / 40)
+    assert run["guard"]["status"] == "fail" and summary["guard"] in ("pass", "fail")
+    assert summary["score"]["score"] == min(r["score"] for r in summary["runs"][-1]["figures"].values()
+                                            if r["score"] is not None)
+    assert run["fingerprint_diffs"][0]["changes"][0]["field"] == "dtype"
