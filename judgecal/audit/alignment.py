@@ -31,12 +31,19 @@ LABELS = ("A", "B", "tie")
 Stat = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
 
+# The per-item sum columns of :func:`judge_sums`, followed by the K x K confusion cells (true * K + predicted).
+SUM_COLUMNS = ("correct", "one", "invalid", "correct_ab", "n_ab", "correct_ba", "n_ba", "same", "pair",
+               "both_correct", "first", "decisive", "flip", "dec_pair")
+
+
 @dataclass
 class JudgeSums:
-    """Per-item sums of one judge over the audit's items, and how to turn them into metrics."""
+    """Per-item sums of one judge over the audit's items, and how to turn them into metrics;
+    ``classes`` labels the rows and columns of the confusion cells."""
 
     sums: NDArray[np.float64]
     spec: list[tuple[str, Stat, int]] = field(default_factory=list)
+    classes: tuple[str, ...] = ()
 
 
 def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray[Any], n_items: int,
@@ -89,14 +96,20 @@ def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray
             "first": lambda: picked_first & decisive, "decisive": lambda: decisive, "flip": lambda: flip,
             "dec_pair": lambda: dec_pair}
     names = list(cols)
-    at = {c: i for i, c in enumerate(names)}
+    assert tuple(names) == SUM_COLUMNS
     sums = np.zeros((n_items, len(names) + k * k))
     for c, values in enumerate(cols.values()):  # one weight vector alive at a time
         sums[:, c] = np.bincount(code, weights=values(), minlength=n_items)
     cell = t_code * k + p_code
     conf = np.bincount(code * (k * k) + cell, minlength=n_items * k * k).reshape(n_items, k * k)
     sums[:, len(names):] = conf
-    c0 = len(names)
+    return JudgeSums(sums, sums_spec(sums, k), tuple(classes))
+
+
+def sums_spec(sums: NDArray[np.float64], k: int) -> list[tuple[str, Stat, int]]:
+    """The metrics of :func:`judge_sums`'s columns (``k`` confusion classes) and their sample sizes."""
+    at = {c: i for i, c in enumerate(SUM_COLUMNS)}
+    c0 = len(SUM_COLUMNS)
 
     def ratio(a: str, b: str) -> Stat:
         return lambda m: stats.safe_ratio(m[:, at[a]], m[:, at[b]])
@@ -120,7 +133,7 @@ def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray
             ("accuracy_both", ratio("both_correct", "pair"), int(total[at["pair"]])),
             ("flip_rate", ratio("flip", "dec_pair"), int(total[at["dec_pair"]])),
         ]
-    return JudgeSums(sums, spec)
+    return spec
 
 
 def metrics_from(js: JudgeSums, boot: NDArray[np.float64], level: float = 0.95) -> dict[str, dict[str, Any]]:

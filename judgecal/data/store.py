@@ -619,6 +619,15 @@ class Workspace:
         parts = list(pd.read_sql_query(q, self.conn, params=args, chunksize=100_000))
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
+    def judgment_chunks(self, columns: Iterable[str], chunk: int = 200_000) -> Iterator[pd.DataFrame]:
+        """Every judgment in frames of at most ``chunk`` rows (the ``judge`` column named as in
+        :meth:`judgments_frame`): a reader's memory holds one chunk, not the table."""
+        cols = list(columns)
+        col, col_args, _, _ = self._judge_sql(None)
+        select = ", ".join(f'{col} AS "judge"' if c == "judge" else f'"{c}"' for c in cols)
+        yield from pd.read_sql_query(f"SELECT {select} FROM judgments", self.conn,
+                                     params=col_args if "judge" in cols else [], chunksize=chunk)
+
     def count_judgments(self, judge: str | None = None) -> int:
         if judge is None:
             return int(self.conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])

@@ -1,0 +1,212 @@
+"""The audit's alignment figures from judgments sharded over a Ray cluster.
+
+Every alignment metric is a ratio (or a confusion-matrix function) of per-item sums
+(:func:`judgecal.audit.alignment.judge_sums`), and the item bootstrap resamples items, so it needs
+only those sums: ``theta* = f(w* @ S)`` for a resample ``w*`` of the ``n`` items and the item-by-column
+sum matrix ``S``. Judgments are written as Parquet shards partitioned by item (a stable hash of the
+item id), so both presentation orders of an item meet in one shard; a Ray task per shard computes the
+sums of its items (:func:`shard_sums`); the driver adds them into ``S`` (items x columns per judge)
+and runs the same bootstrap and metrics as the single-machine audit. The driver's memory thus grows
+with items x judges, never with judgments.
+
+Covered: each judge's ``metrics`` from the alignment probe (accuracy, macro_f1, cohen_kappa,
+invalid_rate, position_consistency, first_position_rate, accuracy_AB, accuracy_BA, accuracy_both,
+flip_rate: estimate, CI and n, equal to ``judgecal audit``'s) and ``n_judgments``,
+``n_items_with_consensus``, ``orders``. Not covered: the other probes (McNemar p/q of the position
+test, debiased accuracy, verbosity, self-preference, prompt sensitivity, padding, injection), usage,
+BH ``q`` values and flags.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from numpy.typing import NDArray
+
+from judgecal.audit.alignment import SUM_COLUMNS, JudgeSums, judge_sums, metrics_from, sums_spec, truth_codes
+from judgecal.audit.metric import Metric
+from judgecal.stats import bootstrap as stats
+
+SHARD_COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "status")
+SCHEMA = pa.schema([("item_id", pa.string()), ("judge", pa.string()), ("order", pa.string()),
+                    ("sample", pa.int64()), ("mutation", pa.string()), ("verdict", pa.string()),
+                    ("status", pa.string())])
+COVERED = ("accuracy", "macro_f1", "cohen_kappa", "invalid_rate", "position_consistency", "first_position_rate",
+           "accuracy_AB", "accuracy_BA", "accuracy_both", "flip_rate")
+
+
+def shard_of(item_ids: NDArray[Any], n_shards: int) -> NDArray[np.int64]:
+    """A stable shard per item id (pandas' keyed SipHash of the text: the same on every machine)."""
+    return (pd.util.hash_array(np.asarray(item_ids, dtype=object)) % np.uint64(n_shards)).astype(np.int64)
+
+
+def write_shards(frames: Iterable[pd.DataFrame], out_dir: str | Path, n_shards: int = 16) -> list[Path]:
+    """Write judgment frames (``SHARD_COLUMNS``) as ``n_shards`` Parquet files partitioned by item,
+    one frame at a time (a writer's memory holds one frame)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"judgments-{k:05d}.parquet" for k in range(n_shards)]
+    writers: dict[int, pq.ParquetWriter] = {}
+    try:
+        for df in frames:
+            df = df.loc[:, list(SHARD_COLUMNS)]
+            shard = shard_of(df["item_id"].to_numpy(dtype=object), n_shards)
+            for k in np.unique(shard):
+                part = pa.Table.from_pandas(df[shard == k], schema=SCHEMA, preserve_index=False)
+                if k not in writers:
+                    writers[int(k)] = pq.ParquetWriter(paths[k], SCHEMA)
+                writers[int(k)].write_table(part)
+    finally:
+        for w in writers.values():
+            w.close()
+    return [p for k, p in enumerate(paths) if k in writers]
+
+
+def export_shards(ws: Any, out_dir: str | Path, n_shards: int = 16, chunk: int = 200_000) -> list[Path]:
+    """A workspace's judgments as item-partitioned Parquet shards, read in chunks."""
+    return write_shards(ws.judgment_chunks(SHARD_COLUMNS, chunk), out_dir, n_shards)
+
+
+def shard_sums(path: str | Path, truth: pd.Series, exclude: Sequence[str] = (),
+               invalid_as: str = "tie") -> dict[str, dict[str, Any]]:
+    """One shard's per-item sums for every pairwise judge: only the rows of the shard's items with a
+    consensus (``rows``: their index into ``truth``), the confusion ``classes``, and counts. Uses the
+    audit's judgments: unmutated, probe pairs (``exclude``) left out."""
+    cats = {c: pa.dictionary(pa.int32(), pa.string()) for c in ("judge", "order", "mutation", "verdict", "status")}
+    table = pq.read_table(path, columns=list(SHARD_COLUMNS))
+    df = table.cast(pa.schema([(f.name, cats.get(f.name, f.type)) for f in table.schema])).to_pandas()
+    keep = (df["mutation"] == "none").to_numpy()
+    if len(exclude):
+        keep &= ~df["item_id"].isin(exclude).to_numpy()
+    df = df[keep]
+    out: dict[str, dict[str, Any]] = {}
+    for judge, j in df.groupby("judge", sort=True, observed=True):
+        entry: dict[str, Any] = {"n_judgments": len(j), "n_items": int(j["item_id"].nunique()),
+                                 "orders": sorted(str(o) for o in j["order"].unique()),
+                                 "pairwise": bool(j["verdict"].notna().any())}
+        codes = truth_codes(j["item_id"], truth)
+        rows, inverse = np.unique(codes, return_inverse=True)
+        has_minus = bool(len(rows) and rows[0] < 0)
+        local = np.where(codes >= 0, inverse - has_minus, -1).astype(np.int64)
+        rows = rows[rows >= 0]
+        js = judge_sums(j, local, truth.to_numpy()[rows], len(rows), invalid_as) if entry["pairwise"] else None
+        if js is not None:
+            entry.update(rows=rows, sums=js.sums, classes=js.classes)
+        out[str(judge)] = entry
+    return out
+
+
+class SumsReducer:
+    """Adds shard sums into one items x columns matrix per judge (classes merged as the single path
+    orders them: sorted)."""
+
+    def __init__(self, n_items: int) -> None:
+        self.n_items = n_items
+        self.parts: dict[str, list[tuple[NDArray[np.int64], NDArray[np.float64], tuple[str, ...]]]] = {}
+        self.dense: dict[str, tuple[tuple[str, ...], NDArray[np.float64]]] = {}
+        self.counts: dict[str, dict[str, Any]] = {}
+
+    def add(self, shard: dict[str, dict[str, Any]]) -> None:
+        for judge, e in shard.items():
+            c = self.counts.setdefault(judge, {"n_judgments": 0, "n_items": 0, "n_items_with_consensus": 0,
+                                               "orders": set(), "pairwise": False})
+            c["n_judgments"] += e["n_judgments"]
+            c["n_items"] += e["n_items"]
+            c["orders"].update(e["orders"])
+            c["pairwise"] |= e["pairwise"]
+            if "sums" in e:
+                c["n_items_with_consensus"] += len(e["rows"])
+                self._add(judge, e["rows"], e["sums"], tuple(e["classes"]))
+
+    def _add(self, judge: str, rows: NDArray[np.int64], sums: NDArray[np.float64], classes: tuple[str, ...]) -> None:
+        have, dense = self.dense.get(judge, ((), np.zeros((self.n_items, 0))))
+        merged = tuple(sorted(set(have) | set(classes)))
+        if merged != have:  # re-lay the confusion cells for the larger class set
+            grown = np.zeros((self.n_items, len(SUM_COLUMNS) + len(merged) ** 2))
+            if have:
+                grown[:, :len(SUM_COLUMNS)] = dense[:, :len(SUM_COLUMNS)]
+                grown[:, len(SUM_COLUMNS) + _cells(have, merged)] = dense[:, len(SUM_COLUMNS):]
+            have, dense = merged, grown
+        dense[rows, :len(SUM_COLUMNS)] += sums[:, :len(SUM_COLUMNS)]
+        dense[np.ix_(rows, len(SUM_COLUMNS) + _cells(classes, merged))] += sums[:, len(SUM_COLUMNS):]
+        self.dense[judge] = (have, dense)
+
+    def judge_sums(self) -> dict[str, JudgeSums]:
+        """Each judge's :class:`JudgeSums`, judges sorted by name (the audit's order)."""
+        return {j: JudgeSums(d, sums_spec(d, len(cls)), cls) for j, (cls, d) in sorted(self.dense.items())}
+
+
+def _cells(classes: tuple[str, ...], merged: tuple[str, ...]) -> NDArray[np.int64]:
+    at = {c: i for i, c in enumerate(merged)}
+    k = len(merged)
+    return np.array([at[t] * k + at[p] for t in classes for p in classes], dtype=np.int64)
+
+
+def alignment_report(reducer: SumsReducer, *, n_boot: int = 2000, seed: int = 0,
+                     level: float = 0.95) -> dict[str, dict[str, Any]]:
+    """Per judge: counts and the alignment metrics (the alignment probe's maths, one shared bootstrap)."""
+    sums = reducer.judge_sums()
+    metrics: dict[str, dict[str, Any]] = {}
+    if sums:
+        boot = stats.bootstrap_sums(np.hstack([js.sums for js in sums.values()]), n_boot, seed)
+        start = 0
+        for judge, js in sums.items():
+            w = js.sums.shape[1]
+            got = metrics_from(js, boot[:, start:start + w], level)
+            metrics[judge] = {k: Metric.of(v).to_json() for k, v in got.items()}
+            start += w
+    out = {}
+    for judge, c in sorted(reducer.counts.items()):
+        out[judge] = {"kind": "pairwise" if c["pairwise"] else "pointwise", "n_judgments": c["n_judgments"],
+                      "n_items": c["n_items"], "n_items_with_consensus": c["n_items_with_consensus"],
+                      "orders": sorted(c["orders"]), "metrics": metrics.get(judge, {})}
+    return out
+
+
+def distributed_alignment(shards: Sequence[str | Path], truth: pd.Series, *, exclude: Sequence[str] = (),
+                          invalid_as: str = "tie", n_boot: int = 2000, seed: int = 0, level: float = 0.95,
+                          address: str | None = None) -> dict[str, Any]:
+    """The alignment section of ``audit.json`` from Parquet shards, the sums computed by Ray tasks
+    (one per shard, retried if a node is lost) and reduced as they arrive."""
+    from judgecal.distributed.cluster import connect
+
+    ray = connect(address)
+    t0 = time.perf_counter()
+    truth_ref, exclude_ref = ray.put(truth), ray.put(list(exclude))
+    task = ray.remote(shard_sums).options(num_cpus=1, max_retries=5)
+    pending = [task.remote(str(p), truth_ref, exclude_ref, invalid_as) for p in shards]
+    reducer = SumsReducer(len(truth))
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        reducer.add(ray.get(ready[0]))
+    judges = alignment_report(reducer, n_boot=n_boot, seed=seed, level=level)
+    return {"settings": {"invalid_as": invalid_as, "n_boot": n_boot, "seed": seed, "ci_level": level,
+                         "bootstrap": "item-level cluster bootstrap, percentile interval",
+                         "distributed": {"shards": len(shards), "covers": list(COVERED),
+                                         "seconds": round(time.perf_counter() - t0, 3)}},
+            "judges": judges}
+
+
+def distributed_audit(ws: Any, shard_dir: str | Path, *, consensus: str = "ds", invalid_as: str = "tie",
+                      n_boot: int = 2000, seed: int = 0, level: float = 0.95, n_shards: int = 16,
+                      address: str | None = None) -> dict[str, Any]:
+    """A workspace's alignment figures through shards: the truth as ``judgecal audit`` resolves it,
+    judgments exported to ``shard_dir``, probe pairs left out as the audit leaves them out."""
+    from judgecal.audit.truth import resolve_truth
+
+    truth, about = resolve_truth(ws, consensus, n_boot=n_boot, seed=seed)
+    facts = ws.item_facts()
+    probes = facts.index[facts["source"].str.startswith("probe:")].tolist()
+    shards = export_shards(ws, shard_dir, n_shards)
+    rep = distributed_alignment(shards, truth, exclude=probes, invalid_as=invalid_as, n_boot=n_boot, seed=seed,
+                                level=level, address=address)
+    rep["settings"].update(consensus=consensus, truth_source=about["source"])
+    rep["consensus"] = about
+    return rep
