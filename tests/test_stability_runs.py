@@ -188,3 +188,10 @@ def test_cross_backend_and_summary_for_reports(stab_ws, tmp_path):
     assert summary["score"]["score"] == min(r["score"] for r in summary["runs"][-1]["figures"].values()
                                             if r["score"] is not None)
     assert run["fingerprint_diffs"][0]["changes"][0]["field"] == "dtype"
+
+
+def test_deterministic_mode_is_refused_for_vendor_apis(stab_ws, capsys):
+    assert main(["judge", "--judge", "openai/gpt-4o-mini", "--deterministic", "--items", "1", "-w",
+                 str(stab_ws.path)]) == 2
+    err = capsys.readouterr().err
+    assert "--deterministic is not available for openai/" in err and "Traceback" not in err
