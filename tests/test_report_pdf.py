@@ -1,0 +1,88 @@
+"""The printable trust report: PandaLM's recorded judges and the real embedded judge, audited through the
+CLI with --pdf; page one (read back with pdftotext) carries every judge's verdict and the configuration."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from judgecal.cli import main
+
+pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="needs poppler-utils (make pdf-libs)")
+
+
+def page_text(pdf, first: int, last: int | None = None) -> str:
+    out = subprocess.run(["pdftotext", "-f", str(first), "-l", str(last or first), str(pdf), "-"],
+                         capture_output=True, text=True, check=True).stdout
+    return re.sub(r"\s+", " ", out)
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory, mirror):
+    os.environ["JUDGECAL_DATA_MIRROR"] = str(mirror)
+    ws = tmp_path_factory.mktemp("pdf") / "ws"
+    assert main(["import", "pandalm", "-w", str(ws)]) == 0
+    assert main(["judge", "--judge", "local/smollm2", "--items", "12", "--quiet", "-w", str(ws)]) == 0
+    out = ws / "reports"
+    assert main(["audit", "--pdf", "--n-boot", "200", "-w", str(ws)]) == 0
+    return out, json.loads((out / "audit.json").read_text())
+
+
+def test_page_one_opens_with_every_verdict(audited):
+    out, rep = audited
+    pdf = out / "audit.pdf"
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    one = page_text(pdf, 1)
+    assert set(rep["judges"]) == {"local/smollm2", "replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"}
+    for name, j in rep["judges"].items():
+        v = j["verdict"]
+        assert f"{name}: {v['status']}" in one, name
+        assert re.sub(r"\s+", " ", v["reasons"][0]) in one
+    # the embedded judge is barely better than chance on these items: not aligned
+    assert rep["judges"]["local/smollm2"]["verdict"]["status"] == "not aligned"
+    # scores on page one too, in the catalogue's format, beside the configuration hash
+    k = rep["judges"]["replay/pandalm/gpt-3.5-turbo"]["metrics"]["cohen_kappa"]
+    assert f"{k['estimate']:.3f}" in one and f"({k['ci_low']:.3f}–{k['ci_high']:.3f})" in one
+    cfg = rep["provenance"]["config_hash"]
+    assert re.fullmatch(r"[0-9a-f]{16}", cfg) and f"configuration {cfg}" in one
+    assert "page 1 of" in one
+
+
+def test_detail_follows_with_the_environment(audited):
+    out, rep = audited
+    pdf = out / "audit.pdf"
+    pages = int(re.search(r"Pages:\s+(\d+)", subprocess.run(["pdfinfo", str(pdf)], capture_output=True,
+                                                             text=True, check=True).stdout).group(1))
+    assert pages >= 3
+    two = page_text(pdf, 2, 3)
+    assert "Reasons, references and flags" in two or "What the figures mean" in two
+    everything = page_text(pdf, 1, pages)
+    env = rep["provenance"]["environment"]["judges"]["local/smollm2"]["common"]
+    assert env["backend"] == "local" and env["model_sha256"] in everything
+    assert "Each judge" in everything and "Models" in everything
+
+
+def test_configuration_hash_is_stable_and_moves_with_the_settings(audited, tmp_path):
+    out, rep = audited
+    ws = out.parent
+    assert main(["audit", "--n-boot", "200", "--out", str(tmp_path / "same"), "-w", str(ws)]) == 0
+    assert main(["audit", "--n-boot", "201", "--out", str(tmp_path / "other"), "-w", str(ws)]) == 0
+    same = json.loads((tmp_path / "same" / "audit.json").read_text())["provenance"]
+    other = json.loads((tmp_path / "other" / "audit.json").read_text())["provenance"]
+    assert same["config_hash"] == rep["provenance"]["config_hash"] != other["config_hash"]
+    assert same["truth_digest"] == other["truth_digest"]
+
+
+def test_stability_statement_on_page_one(audited, tmp_path):
+    from judgecal.report.pdf import write_pdf
+
+    _, rep = audited
+    rep["judges"]["local/smollm2"]["stability"] = {
+        "score": {"figure": "accuracy", "score": 75.0, "ci": [60.0, 90.0], "run_id": "r"}, "guard": "pass",
+        "runs": [{"run_id": "r", "variants": [{}] * 4,
+                  "figures": {"accuracy": {"sigma_pp": 0.5, "score": 75.0, "n_variants": 4}}}]}
+    pdf = write_pdf(rep, tmp_path / "s.pdf")
+    assert "stable within ±1.0 points at 95% confidence" in page_text(pdf, 1)
