@@ -111,7 +111,7 @@ def run_on_ray(engine: Engine, calls: Sequence[Call], *, batch_size: int = 8, ra
                       f"({', '.join(claims.holders) or 'ending'}); this run leaves them to it", stats)
     policy = RetryPolicy(engine.max_retries, engine.timeout_s, engine.backoff_base, engine.backoff_cap,
                          engine.max_retry_after)
-    bucket = None
+    bucket: Any = None
     if rate_limit:
         from judgecal.distributed.ratelimit import TokenBucket
 

@@ -134,7 +134,7 @@ class OpenAIHTTPBackend:
             raise TransientError(f"HTTP {code}", retry_after_seconds(hdrs))
         if code != 200:
             text = redact(content.decode("utf-8", errors="replace"), self.secrets)
-            if code == 400 and is_context_overflow(text):
+            if code == 400 and is_context_overflow(BackendError(text)):
                 return Response("", status="too_long", extra={"reason": text[:300]})
             raise BackendError(redact(f"HTTP {code}: {text}", self.secrets)[:300])
         try:
