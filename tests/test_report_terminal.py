@@ -1,0 +1,92 @@
+"""`judgecal audit` in a terminal: nothing truncated at 80 columns, the catalogue's titles and number
+format; `--json` on the commands that print tables parses and matches what they write."""
+
+import json
+import os
+
+import pytest
+
+from judgecal.catalogue import SUMMARY_METRICS, fmt_metric, info
+from judgecal.cli import main
+from judgecal.data.records import Annotation, Candidate, Item, Judgment
+from judgecal.data.store import Workspace
+
+LONG = "openai/gpt-4o-mini-2024-07-18[temperature=0.7,rubric=pairwise-with-ties]"
+
+
+@pytest.fixture(scope="module")
+def ws_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("term") / "ws"
+    ws = Workspace(path)
+    ws.add_items([Item(f"i{k}", f"q{k}", [Candidate("a" * (k % 5 + 1)), Candidate("b")]) for k in range(40)])
+    ws.add_annotations([Annotation(f"i{k}", a, "A" if (k + n) % 4 else "B") for k in range(40)
+                        for n, a in enumerate(("ann-1", "ann-2", "ann-3"))])
+    rows = [Judgment(key=f"{j}{k}{o}", item_id=f"i{k}", judge=j, spec_hash="s", order=o,
+                     verdict="A" if (o == "AB" or k % 3) else "B")
+            for j in (LONG, "local/smollm2") for k in range(40) for o in ("AB", "BA")]
+    ws.add_judgments(rows)
+    ws.close()
+    return path
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out, err
+
+
+def test_80_columns_never_truncate(ws_path, capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("COLUMNS", "80")
+    out, _ = run(capsys, "audit", "--n-boot", "200", "--out", str(tmp_path), "-w", str(ws_path))
+    rep = json.loads((tmp_path / "audit.json").read_text())
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in out
+    assert "..." not in " ".join(out.split()).replace("--mutation paraphrase ...", "")  # a command's own "..."
+    assert any(line.startswith(LONG) for line in lines)  # the whole name on one line
+    for judge, entry in rep["judges"].items():
+        for m in SUMMARY_METRICS:
+            title, value = info(m).title, fmt_metric(entry["metrics"].get(m))
+            assert any(line.startswith(title) and value in line for line in lines), (judge, m)
+        assert f"{judge}: {entry['verdict']['status'].upper()}" in " ".join(out.split())
+    k = rep["judges"][LONG]["metrics"]["cohen_kappa"]
+    assert f"{k['estimate']:.3f} ({k['ci_low']:.3f}–{k['ci_high']:.3f})" in out
+
+
+def test_wide_terminal_is_one_table(ws_path, capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("COLUMNS", "200")
+    out, _ = run(capsys, "audit", "--n-boot", "200", "--out", str(tmp_path), "-w", str(ws_path))
+    assert max(len(line) for line in out.splitlines()) <= 200 and "…" not in out
+    header = "".join(line for line in out.splitlines() if "┃" in line)
+    for m in SUMMARY_METRICS:
+        for word in info(m).title.split():
+            assert word in header
+    assert any(LONG in line for line in out.splitlines())
+
+
+def test_audit_json_is_audit_json(ws_path, capsys, tmp_path):
+    out, err = run(capsys, "audit", "--json", "--n-boot", "200", "--out", str(tmp_path), "-w", str(ws_path))
+    assert json.loads(out) == json.loads((tmp_path / "audit.json").read_text())
+    assert f"wrote {tmp_path / 'audit.json'}" in err
+
+
+def test_annotators_and_datasets_json(ws_path, capsys, tmp_path):
+    out, _ = run(capsys, "annotators", "--json", "--n-boot", "100", "--out", str(tmp_path / "a.json"),
+                 "-w", str(ws_path))
+    rep = json.loads(out)
+    assert rep == json.loads((tmp_path / "a.json").read_text())
+    assert set(rep["annotators"]) == {"ann-1", "ann-2", "ann-3"}
+    out, _ = run(capsys, "datasets", "list", "--json")
+    from judgecal.data import registry
+
+    rows = json.loads(out)
+    assert [r["name"] for r in rows] == list(registry.registry())
+    assert all(len(r["commit"]) == 40 and r["license"] for r in rows)
+
+
+def test_annotators_table_uses_the_catalogue_format(ws_path, capsys, tmp_path):
+    out, _ = run(capsys, "annotators", "--n-boot", "100", "--out", str(tmp_path / "a.json"), "-w", str(ws_path))
+    rep = json.loads((tmp_path / "a.json").read_text())
+    assert f"Fleiss' kappa {fmt_metric(rep['fleiss_kappa'])}" in out
+    assert os.path.exists(tmp_path / "a.json")
