@@ -306,6 +306,9 @@ def cmd_annotate(args: argparse.Namespace) -> int:
                 print(m)
             where = ", ".join(f"{p} ({who})" if who else str(p) for who, p in res.project_ids.items())
             print(f"project(s) {where}: {res.created} new tasks ({res.gold} gold), {res.already} items already there")
+            from judgecal.report.guidelines import write_review_page
+
+            print(f"how to review (the projects' instructions as one page): {write_review_page(ws.reports_dir)}")
         elif args.action == "pull":
             pulled = lstasks.pull(ws, ls, project=args.project, reviewers=people)
             print(f"{pulled.new} new and {pulled.updated} updated annotations, {pulled.cancelled} cancelled, "
