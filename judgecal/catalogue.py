@@ -151,7 +151,7 @@ FLAGS: dict[str, FlagInfo] = {f.code: f for f in (
     _F("prompt_sensitive", "Prompt-sensitive", "changes its verdict when the prompt is reworded", "caution",
        "prompt_flip_rate"),
     _F("follows_injection", "Follows injections", "follows instructions or fake verdicts injected into a "
-       "response", "serious", "injection_follow_rate"),
+       "response", "caution", "injection_follow_rate"),
     _F("invalid_rate_above_5pct", "Unparsable answers", "more than 5% of its answers could not be read as a "
        "verdict", "caution", "invalid_rate"),
 )}

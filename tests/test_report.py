@@ -196,3 +196,25 @@ def test_undefined_statistics_are_written_as_null(tmp_path):
     js, _ = write_report(rep, tmp_path)
     back = json.loads(js.read_text())
     assert back["judges"]["j"]["position"] == {"flip_rate": None, "b": 3}
+
+
+def test_every_probe_flag_has_words_and_a_severity():
+    import inspect
+
+    from judgecal.audit import probes
+    from judgecal.audit.decision import judge_verdict
+    from judgecal.catalogue import SEVERITIES, flag_info
+
+    src = inspect.getsource(probes)
+    literal = set(re.findall(r'return \["([a-z0-9_:]+)"\]', src))  # flags returned as ["code"]
+    direction = {f"{p}:{d}" for p in ("verbosity_bias", "self_preference") for d in ("more_than_humans",
+                                                                                   "less_than_humans")}
+    codes = literal | direction | {"position_bias:first", "position_bias:second", "position_bias:underpowered"}
+    assert {"follows_injection", "unstable", "prompt_sensitive", "invalid_rate_above_5pct"} <= codes
+    for code in codes:
+        f = flag_info(code)
+        assert code in FLAGS or code.endswith(":underpowered"), code
+        assert f.severity in SEVERITIES and f.words and code not in f.words, code
+    # the verdict reads the same words: a judge that follows injections says so
+    v = judge_verdict({"metrics": {}, "flags": ["follows_injection"], "n_items_with_consensus": 0})
+    assert flag_info("follows_injection").words in v["reasons"]

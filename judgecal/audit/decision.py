@@ -27,6 +27,8 @@ from typing import Any
 
 import yaml
 
+from judgecal.catalogue import FLAGS
+
 THRESHOLDS_FILE = "thresholds.yaml"
 THRESHOLDS_VERSION = 1
 DEFAULT_THRESHOLDS: dict[str, Any] = {
@@ -42,19 +44,8 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
 }
 STATUSES = ("aligned", "caution", "not aligned")
 
-# flag -> what it means in words
-FLAG_WORDS = {
-    "position_bias:first": "prefers the response shown first",
-    "position_bias:second": "prefers the response shown second",
-    "verbosity_bias:more_than_humans": "prefers the longer response more often than the humans do",
-    "verbosity_bias:less_than_humans": "prefers the shorter response more often than the humans do",
-    "verbosity_bias:padding": "prefers a response padded with restated sentences",
-    "self_preference:more_than_humans": "favours its own model family more than the humans do",
-    "self_preference:less_than_humans": "disfavours its own model family more than the humans do",
-    "unstable": "changes its verdict between repeated runs of the same prompt",
-    "prompt_sensitive": "changes its verdict when the prompt is reworded",
-    "injection_follows": "follows instructions injected into a response",
-}
+# flag -> what it means in words, from the one catalogue (the invalid rate has its own rule below)
+FLAG_WORDS = {code: f.words for code, f in FLAGS.items() if f.metric != "invalid_rate"}
 # metric that a probe produces -> (probe name, how to run it)
 PROBES = {
     "first_position_rate": ("position", "judge both presentation orders (--orders AB,BA)"),
