@@ -454,7 +454,9 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int) -> 
     except SourceError as exc:
         raise UsageError(str(exc)) from None
     from judgecal.report.provenance import provenance
+    from judgecal.report.stability import attach_stability
 
+    attach_stability(ws, report, n_boot=min(n_boot, 1000))
     report["provenance"] = provenance(ws, report)
     js, html = write_report(report, out)
     return report, js, html

@@ -86,3 +86,19 @@ def test_stability_statement_on_page_one(audited, tmp_path):
                   "figures": {"accuracy": {"sigma_pp": 0.5, "score": 75.0, "n_variants": 4}}}]}
     pdf = write_pdf(rep, tmp_path / "s.pdf")
     assert "stable within ±1.0 points at 95% confidence" in page_text(pdf, 1)
+
+
+def test_measured_stability_is_stated_on_page_one(tmp_path, mirror):
+    """Prometheus' three GPT-4 scores per MT-Bench response, stored as a stability run, then audited."""
+    os.environ["JUDGECAL_DATA_MIRROR"] = str(mirror)
+    ws = tmp_path / "ws"
+    assert main(["import", "prometheus/mt-bench", "-w", str(ws)]) == 0
+    assert main(["stability", "repeats", "--judge", "replay/prometheus/gpt-4", "-w", str(ws)]) == 0
+    assert main(["audit", "--pdf", "--n-boot", "200", "-w", str(ws)]) == 0
+    rep = json.loads((ws / "reports" / "audit.json").read_text())
+    stab = rep["judges"]["replay/prometheus/gpt-4"]["stability"]
+    figure = stab["score"]["figure"]
+    fig = stab["runs"][-1]["figures"][figure]
+    assert fig["score"] == min(f["score"] for f in stab["runs"][-1]["figures"].values() if f["score"] is not None)
+    x = 1.959963984540054 * fig["sigma_pp"]
+    assert f"stable within ±{x:.1f} points at 95% confidence" in page_text(ws / "reports" / "audit.pdf", 1)
