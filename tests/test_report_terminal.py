@@ -90,3 +90,16 @@ def test_annotators_table_uses_the_catalogue_format(ws_path, capsys, tmp_path):
     rep = json.loads((tmp_path / "a.json").read_text())
     assert f"Fleiss' kappa {fmt_metric(rep['fleiss_kappa'])}" in out
     assert os.path.exists(tmp_path / "a.json")
+
+
+def test_stability_json(tmp_path, capsys, mirror, monkeypatch):
+    monkeypatch.setenv("JUDGECAL_DATA_MIRROR", str(mirror))
+    ws = str(tmp_path / "ws")
+    run(capsys, "import", "prometheus/mt-bench", "-w", ws)
+    run(capsys, "stability", "repeats", "--judge", "replay/prometheus/gpt-4", "-w", ws)
+    out, _ = run(capsys, "stability", "score", "--json", "--n-boot", "100", "--out", str(tmp_path), "-w", ws)
+    assert json.loads(out) == json.loads((tmp_path / "stability.json").read_text())
+    assert main(["stability", "guard", "--json", "--n-boot", "100", "--threshold", "50", "--out", str(tmp_path),
+                 "-w", ws]) == 0
+    guard = json.loads(capsys.readouterr().out)
+    assert guard["status"] == "pass" and guard["threshold_pp"] == 50

@@ -74,6 +74,7 @@ def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], coun
         g.add_argument("--tolerance", type=_positive, default=0.8, help="cross-backend tolerance (points)")
         g.add_argument("--figure", action="append", help="gate only these headline figures (repeatable; e.g. "
                        "accuracy, kappa, winrate:<model>; default: all)")
+        g.add_argument("--json", action="store_true", help="print the result as JSON instead of the table")
     i = ssub.add_parser("import", help="store a run file written elsewhere (benchmarks/gpu_stability.py)")
     i.add_argument("file")
     i.add_argument("--consensus", help="score against this stored consensus (default: the file's, else ds)")
@@ -174,6 +175,9 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
         from judgecal.stability.guard import guard_report
 
         code, md, report = guard_report(ws, run, threshold, out, n_boot=min(args.n_boot, 200), figures=args.figure)
+        if args.json:
+            print(score.dumps({**report, "report": str(md)}))
+            return code
         print(f"{run['judge']} (run {run['run_id']}): guard {report['status']} at {threshold:g} points; "
               f"{len(report['violations'])} variant(s) over it. Report: {md}")
         for c in report["violations"]:
@@ -183,6 +187,9 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
     summary = score.summarise_run(ws, run, n_boot=args.n_boot, threshold_pp=threshold, tolerance_pp=args.tolerance)
     out.mkdir(parents=True, exist_ok=True)
     (out / "stability.json").write_text(score.dumps(summary), "utf-8")
+    if args.json:
+        print(score.dumps(summary))
+        return 0
     print(f"{run['judge']} (run {run['run_id']}, {summary['n_items']} items, {len(summary['variants'])} variants, "
           f"{summary['calls']['paid']} of {summary['calls']['planned']} calls paid)")
     for name, r in summary["figures"].items():
