@@ -35,6 +35,18 @@ SECTIONS = {
     "spans": "judgecal judge --rubric spans-hallucination on items with human spans",
 }
 Z95 = 1.959963984540054
+SECTION_TITLES = {
+    "position": "Position bias: the two presentation orders (McNemar test)",
+    "verbosity": "Verbosity: preference for the longer response, beside the humans'",
+    "self_preference": "Self-preference: its own model family, beside the humans'",
+    "instability": "Run-to-run instability (repeated samples)",
+    "sensitivity": "Prompt sensitivity (reworded prompts)",
+    "padding": "Padding probe", "injection": "Verdict injection probe",
+    "replace_annotator": "Can it replace an annotator? (alternative annotator test, κ z-score)",
+    "calibration": "Confidence calibration (reliability, ECE)",
+    "selective": "Selective evaluation (Trust or Escalate): items it may decide alone",
+    "spans": "Spans against the human span consensus",
+}
 
 
 def _num(v: Any) -> float | None:
@@ -155,6 +167,6 @@ def report_view(report: dict[str, Any]) -> dict[str, Any]:
         "report": report, "settings": report.get("settings") or {}, "consensus": report.get("consensus") or {},
         "judges": judges, "ref": ref, "legend": legend, "severities": SEVERITIES, "glossary": glossary,
         "known_flags": FLAGS, "models": report.get("models"), "humans": report.get("humans"),
-        "provenance": prov, "sections": SECTIONS,
+        "provenance": prov, "sections": SECTIONS, "section_titles": SECTION_TITLES,
         "any_stability": any(j["stability"] for j in judges),
     }
