@@ -90,6 +90,26 @@ def stability_line(stab: dict[str, Any] | None) -> str | None:
             f"σ = {sigma:.2f} points across {n_var} variants, Stability Score {fmt_number(_num(fig.get('score')), 1)})")
 
 
+AGGREGATORS = {
+    "ds": "Dawid–Skene: each item's label estimated with every annotator weighted by their estimated "
+          "confusion matrix (Dawid & Skene, 1979)",
+    "mv": "majority vote of the annotators, ties broken at random with a fixed seed",
+    "onecoin": "one-coin Dawid–Skene: one accuracy per annotator",
+    "glad": "GLAD: annotator expertise and item difficulty estimated jointly (Whitehill et al., 2009)",
+    "gold": "known answers (gold labels)",
+}
+
+
+def consensus_words(name: str) -> str:
+    """What a consensus name such as ``ds:experts`` means, in words."""
+    method, _, source = name.partition(":")
+    base = method.split("+")[0]
+    words = AGGREGATORS.get(base, f"the stored consensus {method}")
+    if "+judges" in method:
+        words += ", with the judges counted as extra annotators"
+    return words + (f"; labels of source {source}" if source else "")
+
+
 def _verdict(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     v = entry.get("verdict")
     if isinstance(v, dict) and v.get("status"):
@@ -168,5 +188,6 @@ def report_view(report: dict[str, Any]) -> dict[str, Any]:
         "judges": judges, "ref": ref, "legend": legend, "severities": SEVERITIES, "glossary": glossary,
         "known_flags": FLAGS, "models": report.get("models"), "humans": report.get("humans"),
         "provenance": prov, "sections": SECTIONS, "section_titles": SECTION_TITLES,
+        "consensus_words": consensus_words(str((report.get("settings") or {}).get("consensus", ""))),
         "any_stability": any(j["stability"] for j in judges),
     }
