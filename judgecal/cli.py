@@ -549,6 +549,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         report, js, html = _audit(ws, ws.reports_dir, "ds", "tie", args.n_boot)
     print_summary(report)
     print(f"audit.json: {js}\naudit.html: {html}\nexplore: judgecal app --workspace {args.workspace}")
+    from judgecal.report.pdf import PdfError, write_pdf
+
+    try:
+        print(f"trust report (PDF): {write_pdf(report, js.parent / 'audit.pdf')}")
+    except PdfError as exc:
+        print(f"no PDF trust report: {exc}")
     print(f"demo finished in {time.perf_counter() - t0:.0f}s")
     return 0
 
