@@ -1,175 +1,238 @@
-"""The explorer in a real browser: Debian's Chromium driven by Playwright."""
+"""The explorer in a real browser (Debian's Chromium driven by Playwright) on PandaLM's real labels and judges:
+every page, each filter and download, figures checked against audit.json and hand counts."""
 
 import json
-import shutil
-import subprocess
-import sys
+import re
 
 import pytest
-from conftest import copy_workspace, free_port, wait_http
+from conftest import copy_workspace
+from explorer_browser import PAGES, Browser, serve
 
-from judgecal.data.records import Candidate, Item, Judgment
+from judgecal.data.records import Annotation, Candidate, Item, Judgment, Span
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 EVIL = "<img src=x onerror=alert(1)><script>alert('pwned')</script>"
+TRUTH = "ds:pandalm"
 
 
 @pytest.fixture(scope="module")
-def app_url(tmp_path_factory, pandalm_ws):
+def app(tmp_path_factory, pandalm_ws):
+    from judgecal.aggregate.consensus import compute_consensus
     from judgecal.audit.run import run_audit
     from judgecal.report.write import write_report
 
     ws_dir = tmp_path_factory.mktemp("app") / "ws"
     ws = copy_workspace(pandalm_ws, ws_dir)
-    ws.add_items([Item("0", f"Evil prompt {EVIL}", [Candidate(EVIL, "evil-model"), Candidate("fine")])])
-    ws.add_judgments([Judgment(key="evil", item_id="0", judge="replay/x/evil", spec_hash="s", verdict="A",
-                               raw=EVIL)])
-    # a judge recorded in both orders, so the position-bias plot is drawn
+    ws.add_items([Item("0", f"Evil prompt {EVIL}", [Candidate(EVIL, "evil-model"), Candidate("fine")],
+                       metadata={"category": "evil-cat"})])
+    ws.add_judgments([Judgment(key="evil", item_id="0", judge="replay/x/evil", spec_hash="s", verdict="A", raw=EVIL)])
+    # a judge recorded in both orders (position plot, the two-orders filter)
     ws.add_judgments([Judgment(key=f"both{k}{o}", item_id=f"pandalm/{k}", judge="replay/x/both-orders",
-                               spec_hash="s", order=o, verdict="A" if (o == "AB" or k % 3) else "B")
+                               spec_hash="s", order=o, verdict="A" if (o == "AB" or k % 3) else "B",
+                               raw=f"rationale {k} {o}")
                       for k in range(60) for o in ("AB", "BA")])
-    write_report(run_audit(ws, n_boot=200), ws.reports_dir)
+    # a second label source (the label-source filter) and spans on two items (the spans page and filter)
+    ws.add_annotations([Annotation(i, "expert-1", "B", "AB", 12.0, "review-2026", f"x{i}") for i in ("0", "pandalm/1")])
+    ws.add_spans([Span("0", "expert-1", 1, 0, 4, "bad", "experts", "human"),
+                  Span("0", "replay/x/evil", 1, 1, 4, "bad", "k1", "judge"),
+                  Span("pandalm/2", "expert-1", 0, 0, 3, "bad", "experts", "human")])
+    compute_consensus(ws, ("ds",), source="pandalm")
+    write_report(run_audit(ws, consensus=TRUTH, n_boot=200), ws.reports_dir)
     ws.close()
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "judgecal.cli", "app", "--workspace", str(ws_dir),
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    wait_http(f"{url}/_stcore/health", proc, 90, "streamlit")
-    yield url, ws_dir
-    proc.terminate()
-    proc.wait(timeout=20)
+    with serve(ws_dir) as url:
+        b = Browser(url)
+        yield b, ws_dir
+        b.close()
 
 
-def test_page_shows_the_audit_figures_and_escapes_model_output(app_url):
-    from playwright.sync_api import sync_playwright
-
-    url, ws_dir = app_url
-    report = json.loads((ws_dir / "reports" / "audit.json").read_text())
-    errors, dialogs = [], []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        page = browser.new_page()
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.goto(url)
-        page.get_by_text("Alignment with the humans").wait_for(timeout=60_000)
-        page.get_by_text("Judge verdicts (item orientation)").wait_for(timeout=60_000)
-        page.get_by_text("Krippendorff's alpha").wait_for(timeout=60_000)
-        page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-        page.wait_for_timeout(1500)
-        table = page.locator("[data-testid='stTable']").first
-        rows = table.locator("tr").all_inner_texts()
-        for judge, entry in report["judges"].items():
-            row = next((r for r in rows if r.split("\t")[0].strip() == judge), None)
-            assert row is not None, f"{judge} missing from {rows}"
-            for metric in ("accuracy", "macro_f1", "cohen_kappa", "invalid_rate"):
-                m = entry["metrics"].get(metric)
-                if m and m["estimate"] is not None:
-                    assert f"{m['estimate']:.4f} [{m['ci_low']:.4f}, {m['ci_high']:.4f}]" in row, (judge, metric)
-        card = page.locator("[data-testid='stTable']").nth(1).locator("tr").all_inner_texts()
-        first = report["judges"]["replay/x/both-orders"]["metrics"]["first_position_rate"]
-        row = next(r for r in card if "replay/x/both-orders" in r and "first_position_rate" in r)
-        assert f"{first['estimate']:.4f} [{first['ci_low']:.4f}, {first['ci_high']:.4f}]" in row
-        q = first["q"]
-        assert (f"{q:.1e}" if 0 < q < 0.001 else f"{q:.4f}") in row
-        body = page.inner_text("body")
-        from judgecal.aggregate.agreement import fleiss_kappa
-        from judgecal.data.store import Workspace
-
-        fk = fleiss_kappa(Workspace(ws_dir).annotations_frame(), 500)
-        assert f"{fk['estimate']:.4f} [{fk['ci_low']:.4f}, {fk['ci_high']:.4f}]" in body
-        assert page.locator(".js-plotly-plot").count() >= 4  # position plot + 3 confusion heatmaps
-        assert "<script>alert('pwned')</script>" in body  # shown as text, not run
-        assert page.locator("img[src='x']").count() == 0
-        page.screenshot(path=str(ws_dir / "explorer.png"), full_page=True)
-        browser.close()
-    assert dialogs == []
-    assert errors == [], errors
+def _iv(ab, ba):
+    """The item verdict rule, by hand: the orders' common verdict, a tie when they differ; invalid = tie."""
+    ab = "tie" if ab == "invalid" else ab
+    ba = "tie" if ba == "invalid" else ba
+    if ab is None or ba is None:
+        return ab if ba is None else ba
+    return ab if ab == ba else "tie"
 
 
-HOSTILE = {
-    "model": "![pwn](http://evil.example/m.png) [click](http://evil.example/m) :red[red] :smile: [bold]x[/bold]",
-    "model_b": "<img src=http://evil.example/i.png onerror=alert(3)> www.evil.example/b",
-    "judge": "replay/[j](http://evil.example/j)![j](http://evil.example/j.png)<script>alert(2)</script>",
-    "annotators": ("![a](http://evil.example/a.png)", "<a href='http://evil.example/a2'>a2</a>",
-                   "[x](http://evil.example/x) $x^2$ www.evil.example/w mail@evil.example :smile:"),
-    "item": "![i](http://evil.example/i.png)",  # the shortest id: the one the drill-down opens on
-    "text": "Prompt ![p](http://evil.example/p.png) <img src=http://evil.example/q.png onerror=alert(4)> "
-            "[link](http://evil.example/p) <script>alert(5)</script>",
-}
-
-
-@pytest.fixture(scope="module")
-def hostile_app(tmp_path_factory):
-    """A workspace whose names and texts are all hostile markup, audited, served by the explorer."""
-    from judgecal.aggregate.consensus import compute_consensus
-    from judgecal.audit.run import run_audit
-    from judgecal.data.records import Annotation
+def _hand(ws_dir):
+    """Per judge {item: (AB, BA)} of sample 0 of the unmutated prompt, and the truth, read row by row."""
     from judgecal.data.store import Workspace
-    from judgecal.report.write import write_report
 
-    ws_dir = tmp_path_factory.mktemp("hostile") / "ws"
     ws = Workspace(ws_dir)
-    def iid(k):
-        return HOSTILE["item"] if k == 0 else f"item-{k:040d}"
-
-    items = [Item(iid(k), HOSTILE["text"] if k == 0 else f"prompt {k}",
-                  [Candidate(HOSTILE["text"], HOSTILE["model"]), Candidate(f"b{k}", HOSTILE["model_b"])],
-                  source="hostile") for k in range(40)]
-    ws.add_items(items)
-    ws.add_annotations([Annotation(iid(k), a, "AB"[(k + n) % 5 == 0], "AB", None, "hostile", f"h/{k}/{n}")
-                        for k in range(40) for n, a in enumerate(HOSTILE["annotators"])])
-    ws.add_judgments([Judgment(key=f"h{k}{o}", item_id=iid(k), judge=HOSTILE["judge"], spec_hash="s", order=o,
-                               verdict="A" if (o == "AB" or k % 3) else "B", raw=HOSTILE["text"])
-                      for k in range(40) for o in ("AB", "BA")])
-    compute_consensus(ws, ("ds",))
-    write_report(run_audit(ws, n_boot=100), ws.reports_dir)
+    by: dict[str, dict[str, list]] = {}
+    for r in ws.judgments_frame(columns=("item_id", "judge", "order", "sample", "mutation", "verdict")).itertuples():
+        if r.sample == 0 and r.mutation == "none":
+            by.setdefault(r.judge, {}).setdefault(r.item_id, [None, None])["AB BA".split().index(r.order)] = r.verdict
+    cons = ws.consensus_frame(TRUTH)
+    ann = ws.annotations_frame()
     ws.close()
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "judgecal.cli", "app", "--workspace", str(ws_dir),
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    wait_http(f"{url}/_stcore/health", proc, 90, "streamlit")
-    yield url, ws_dir
-    proc.terminate()
-    proc.wait(timeout=20)
+    return by, dict(zip(cons["item_id"], cons["label"], strict=True)), ann
 
 
-def test_untrusted_names_and_text_are_shown_as_plain_text(hostile_app):
-    from playwright.sync_api import sync_playwright
+def _fmt(m):
+    return f"{m['estimate']:.3f} ({m['ci_low']:.3f}–{m['ci_high']:.3f})"
 
-    url, ws_dir = hostile_app
-    dialogs, requests = [], []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"])
-        page = browser.new_page()
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.on("request", lambda r: requests.append(r.url) if "evil.example" in r.url else None)
-        page.goto(url)
-        page.get_by_text("Judge verdicts (item orientation)").wait_for(timeout=60_000)
-        page.get_by_text("Krippendorff's alpha").wait_for(timeout=60_000)
-        page.locator(".js-plotly-plot").nth(1).wait_for(timeout=60_000)
-        page.wait_for_timeout(2000)
-        # no element anywhere (img src, a href, svg xlink:href, iframe, css url) points at the hostile host
-        pointing = page.evaluate("""() => [...document.querySelectorAll('*')].filter(e => [...e.attributes].some(
-            a => /^(src|srcset|href|xlink:href|action|formaction|data|poster|style)$/.test(a.name)
-                 && a.value.includes('evil.example'))).map(e => e.outerHTML.slice(0, 200))""")
-        assert pointing == []
-        links = page.locator("img[src*='evil'], a[href*='evil']")
-        assert links.count() == 0, [links.nth(i).evaluate("e => e.outerHTML") for i in range(links.count())]
-        assert page.evaluate("() => [...document.scripts].filter(s => /alert\\([2-5]\\)/.test(s.text)).length") == 0
-        body = page.inner_text("body").replace("\u2060", "")
-        chosen = page.locator("[data-testid='stSelectbox'] input").input_value()
-        page.screenshot(path=str(ws_dir / "explorer-hostile.png"), full_page=True)
-        browser.close()
-    assert dialogs == [] and requests == []
-    # the literal text is visible: names in tables and captions, text in the drill-down
-    for literal in (HOSTILE["model"], HOSTILE["model_b"], HOSTILE["judge"], HOSTILE["text"], *HOSTILE["annotators"]):
-        assert literal in body, literal
-    assert "\U0001f604" not in body  # ":smile:" stayed text, not an emoji
-    assert chosen == HOSTILE["item"]  # the item picker shows the id as it is
+
+def test_every_page_renders_and_audit_json_downloads(app):
+    b, ws_dir = app
+    for title in PAGES:
+        b.open(title)
+    assert b.download("audit-json") == (ws_dir / "reports" / "audit.json").read_bytes()
+    assert b.dialogs == []
+    # deep links of a multi-page app probe /<page>/_stcore/...; a 404 there is Streamlit's own probing
+    assert [e for e in b.errors if "404" not in e] == [], b.errors
+
+
+def test_overview_shows_each_verdict_and_the_csv_is_the_table(app):
+    b, ws_dir = app
+    report = json.loads((ws_dir / "reports" / "audit.json").read_text())
+    b.open("Overview")
+    csv = b.assert_csv_is_grid("overview")
+    rows = {r["judge"]: r for r in csv.to_dict("records")}
+    for judge, entry in report["judges"].items():
+        row = rows[judge]
+        kappa = entry["metrics"].get("cohen_kappa")
+        if kappa and kappa["estimate"] is not None:
+            assert row["κ with the humans"] == _fmt(kappa)
+        if "verdict" in entry:
+            assert row["verdict"] == entry["verdict"]["status"]
+            assert row["reasons"] == ("; ".join(entry["verdict"]["reasons"]) or "none")
+        assert int(row["judgments"]) == entry["n_judgments"]
+    if "humans" in report:
+        assert rows["humans (reference)"]["κ with the humans"] == _fmt(report["humans"]["fleiss_kappa"])
+    assert "<script>alert('pwned')</script>" not in b.text()  # no item text on the overview
+    b.page.screenshot(path=str(ws_dir / "overview.png"), full_page=True)
+
+
+def test_judges_confusion_breakdown_and_paired_comparison(app):
+    b, ws_dir = app
+    report = json.loads((ws_dir / "reports" / "audit.json").read_text())
+    by, truth, _ = _hand(ws_dir)
+    b.open("Judges")
+    agree = b.assert_csv_is_grid("judges-agreement")
+    for judge, entry in report["judges"].items():
+        acc = entry["metrics"].get("accuracy")
+        if acc and acc["estimate"] is not None:
+            assert agree[agree["judge"] == judge]["accuracy"].item() == _fmt(acc)
+    first = list(report["judges"])[0]
+    b.select("conf-judge", "replay/x/both-orders")
+    conf = b.assert_csv_is_grid("judges-confusion")
+    counts = {}
+    for item, (ab, ba) in by["replay/x/both-orders"].items():
+        if item in truth:
+            key = (truth[item], _iv(ab, ba))
+            counts[key] = counts.get(key, 0) + 1
+    for _, row in conf.iterrows():
+        for j in ("A", "B", "tie"):
+            assert int(row[f"judge said {j}"]) == counts.get((row["humans said"], j), 0)
+    b.assert_csv_is_grid("judges-by-model")
+    # paired: X = the first judge, Y = both-orders; the difference by hand on the items both judged
+    b.select("pair-y", "replay/x/both-orders")
+    paired = b.assert_csv_is_grid("judges-paired")
+    x, y = by[first], by["replay/x/both-orders"]
+    common = [i for i in x if i in y and i in truth]
+    diff = sum((_iv(*x[i]) == truth[i]) - (_iv(*y[i]) == truth[i]) for i in common) / len(common)
+    assert int(paired["items"].item()) == len(common)
+    assert paired["accuracy X − Y"].item().startswith(f"{diff:.3f} (")
+    assert b.errors == [] or all("404" in e for e in b.errors)
+
+
+def test_biases_say_what_was_not_tested_and_explain_flags(app):
+    b, ws_dir = app
+    report = json.loads((ws_dir / "reports" / "audit.json").read_text())
+    b.open("Biases")
+    pos = b.assert_csv_is_grid("biases-position")
+    first = report["judges"]["replay/x/both-orders"]["metrics"]["first_position_rate"]
+    row = pos[(pos["judge"] == "replay/x/both-orders") & (pos["metric"] == "Picks the first shown")]
+    assert row["estimate (95% CI)"].item() == _fmt(first)
+    q = first["q"]
+    assert row["q (BH)"].item() == ("< 0.001" if q < 0.001 else f"{q:.3f}")
+    inj = b.csv("biases-injection")  # no judge went through the injection probe
+    assert set(inj["estimate (95% CI)"]) == {"not tested"}
+    assert all(m.startswith("not tested (") for m in inj["matters?"])
+    flags = b.csv("biases-flags") if any(e.get("flags") for e in report["judges"].values()) else None
+    if flags is not None:
+        want = sorted((j, f) for j, e in report["judges"].items() for f in e.get("flags", []))
+        assert sorted(zip(flags["judge"], flags["flag"], strict=True)) == want
+        assert all(m and ":" not in m.split()[0] for m in flags["meaning"])  # words, not codes
+    assert b.page.locator(".js-plotly-plot").count() >= 1
+
+
+def test_models_annotators_spans_and_stability_pages(app):
+    b, ws_dir = app
+    _, _, ann = _hand(ws_dir)
+    b.open("Annotators")
+    src = b.assert_csv_is_grid("annotators-sources")
+    assert dict(zip(src["source"], src["labels"].astype(int), strict=True)) == ann["source"].value_counts().to_dict()
+    b.assert_csv_is_grid("annotators-quality")
+    b.open("Spans")
+    b.select("spans-item", "0")
+    spans = b.assert_csv_is_grid("spans-item-1")
+    assert sorted(spans["marked"]) == ["fine", "ine"]  # "fine"[0:4] by the expert, [1:4] by the judge
+    assert "⟦fine⟧" in b.text() and "f⟦ine⟧" in b.text()
+    b.open("Stability")
+    assert "judgecal stability run" in b.text()  # no run yet: which command produces one
+    b.open("Models")
+    report = json.loads((ws_dir / "reports" / "audit.json").read_text())
+    if report.get("models", {}).get("ranking"):
+        rank = b.assert_csv_is_grid("models-ranking")
+        assert list(rank["model"]) == report["models"]["ranking"]["humans"]
+
+
+def _count(b):
+    m = re.search(r"([\d,]+) items match", b.text())
+    assert m, b.text()[:500]
+    return int(m.group(1).replace(",", ""))
+
+
+def test_items_each_filter_and_the_side_by_side_view(app):
+    b, ws_dir = app
+    by, truth, ann = _hand(ws_dir)
+    b.open("Items")
+    b.select("items-judge", "replay/x/both-orders")
+    mine = by["replay/x/both-orders"]
+    assert _count(b) == len(mine)
+    b.assert_csv_is_grid("items")
+    b.tick("f-humans")
+    assert _count(b) == sum(1 for i, v in mine.items() if i in truth and _iv(*v) != truth[i])
+    b.tick("f-humans")
+    b.tick("f-orders")
+    assert _count(b) == sum(1 for ab, ba in mine.values() if ab and ba and ab != ba)
+    b.tick("f-orders")
+    b.tick("f-judges")
+    split = {i for i in mine if len({_iv(*by[j][i]) for j in by if i in by[j]}) > 1}
+    assert _count(b) == len(split)
+    b.tick("f-judges")
+    b.tick("f-spans")
+    assert _count(b) == 1  # of its 60 items, only pandalm/2 has spans
+    b.tick("f-spans")
+    b.multiselect("f-source", "review-2026")
+    assert _count(b) == 1  # pandalm/1
+    b.clear("f-source")
+    # category and model: the evil item, judged by replay/x/evil
+    b.select("items-judge", "replay/x/evil")
+    b.multiselect("f-category", "evil-cat")
+    assert _count(b) == 1
+    b.clear("f-category")
+    b.multiselect("f-model", "evil-model")
+    assert _count(b) == 1
+    b.clear("f-model")
+    # the side-by-side view of an item, opened by id: prompt, both responses, every verdict and raw text
+    b.page.get_by_label("Open an item by id (any item, listed or not)").fill("pandalm/5")
+    b.page.keyboard.press("Enter")
+    b.idle()
+    b.page.get_by_text("rationale 5 BA").first.wait_for(state="attached", timeout=30_000)
+    verdicts = b.assert_csv_is_grid("item-judgments")
+    assert sorted(verdicts["judge"].unique()) == sorted(j for j in by if "pandalm/5" in by[j])
+    labels = b.csv("item-labels")
+    assert sorted(labels["annotator"]) == sorted(ann[ann["item_id"] == "pandalm/5"]["annotator"])
+    cons = b.csv("item-consensus")
+    assert all(re.fullmatch(r"([A-Za-z_]+ \d\.\d{3}(, )?)+", p) for p in cons["posterior"])  # never 1.88e-05
+    # the evil item: its text shown as text, never run
+    b.page.get_by_label("Open an item by id (any item, listed or not)").fill("0")
+    b.page.keyboard.press("Enter")
+    b.idle()
+    body = b.text()
+    assert f"Evil prompt {EVIL}" in body and "model: evil-model" in body
+    assert b.page.locator("img[src='x']").count() == 0
+    b.page.screenshot(path=str(ws_dir / "items.png"), full_page=True)
+    assert b.dialogs == []

@@ -72,6 +72,7 @@ CREATE TABLE IF NOT EXISTS judgments (
     {", ".join(f'"{f}" {_JUDGMENT_TYPES.get(f, "TEXT")}' for f in JUDGMENT_FIELDS)}
 );
 CREATE INDEX IF NOT EXISTS judgments_judge ON judgments (judge);
+CREATE INDEX IF NOT EXISTS judgments_item ON judgments (item_id);
 CREATE TABLE IF NOT EXISTS annotations (
     {", ".join(f"{f} {'REAL' if f == 'time_spent_s' else 'TEXT'}" for f in ANNOTATION_FIELDS)},
     UNIQUE (item_id, annotator, source)
@@ -843,3 +844,59 @@ class Workspace:
         """Per-item verdicts of one run: ``variant, item_id, verdict, raw``."""
         return pd.read_sql_query("SELECT variant, item_id, verdict, raw FROM stability_verdicts WHERE run_id = ? "
                                  "ORDER BY variant, item_id", self.conn, params=[run_id])
+
+    # -- Explorer queries ------------------------------------------------------------------------------
+    # Small reads for the explorer (apps/): one page's summary or one item at a time, never every judgment
+    # to show one item; raw judge output and item texts are read only for the item shown.
+    def explorer_items_index(self) -> pd.DataFrame:
+        """One row per item, no texts: ``item_id, source, task, category, model_a, model_b``."""
+        q = ("SELECT item_id, source, task, json_extract(data, '$.metadata.category'), "
+             "json_extract(data, '$.candidates[0].model'), json_extract(data, '$.candidates[1].model') "
+             "FROM items ORDER BY rowid")
+        return pd.DataFrame(self.conn.execute(q).fetchall(),
+                            columns=["item_id", "source", "task", "category", "model_a", "model_b"])
+
+    def explorer_item(self, item_id: str) -> Item | None:
+        row = self.conn.execute("SELECT data FROM items WHERE item_id = ?", (item_id,)).fetchone()
+        return Item.from_json(row[0]) if row else None
+
+    def explorer_item_judgments(self, item_id: str) -> pd.DataFrame:
+        """Every judgment of one item (through the item index), each judge named per spec, raw text kept."""
+        names = self.judge_names()
+        df = pd.read_sql_query('SELECT judge, spec_hash, "order", mutation, sample, verdict, score, status, raw, '
+                               "latency_s, cost_usd FROM judgments WHERE item_id = ? "
+                               'ORDER BY judge, mutation, sample, "order"', self.conn, params=[item_id])
+        df["judge"] = [names.get((j, h), j) for j, h in zip(df["judge"], df["spec_hash"], strict=True)]
+        return df.drop(columns=["spec_hash"])
+
+    def explorer_item_annotations(self, item_id: str) -> pd.DataFrame:
+        return pd.read_sql_query("SELECT annotator, label, shown_order, time_spent_s, source FROM annotations "
+                                 "WHERE item_id = ? ORDER BY rowid", self.conn, params=[item_id])
+
+    def explorer_item_consensus(self, item_id: str) -> pd.DataFrame:
+        return pd.read_sql_query("SELECT method, label, posterior FROM consensus WHERE item_id = ? ORDER BY method",
+                                 self.conn, params=[item_id])
+
+    def explorer_item_spans(self, item_id: str) -> pd.DataFrame:
+        cols = ", ".join(f'"{f}"' for f in SPAN_FIELDS)
+        return pd.read_sql_query(f"SELECT {cols} FROM spans WHERE item_id = ? ORDER BY rowid", self.conn,
+                                 params=[item_id])
+
+    def explorer_verdicts(self) -> pd.DataFrame:
+        """Per (item, judge): the verdict of the first sample of the unmutated prompt in each order
+        (``AB``, ``BA``; ``None`` where not judged). No raw text is read."""
+        names = self.judge_names()
+        q = ("SELECT item_id, judge, spec_hash, MAX(CASE WHEN \"order\" = 'AB' THEN verdict END), "
+             "MAX(CASE WHEN \"order\" = 'BA' THEN verdict END) FROM judgments "
+             "WHERE mutation = 'none' AND sample = 0 GROUP BY judge, spec_hash, item_id")
+        df = pd.DataFrame(self.conn.execute(q).fetchall(), columns=["item_id", "judge", "spec_hash", "AB", "BA"])
+        df["judge"] = [names.get((j, h), j) for j, h in zip(df["judge"], df["spec_hash"], strict=True)]
+        return df.drop(columns=["spec_hash"])
+
+    def explorer_label_sources(self) -> pd.DataFrame:
+        """``item_id, source`` of the human labels, each pair once."""
+        return pd.read_sql_query("SELECT DISTINCT item_id, source FROM annotations", self.conn)
+
+    def explorer_span_items(self) -> pd.DataFrame:
+        """``item_id, kind`` of the items with spans (a rater's empty mark counts as looked at)."""
+        return pd.read_sql_query("SELECT DISTINCT item_id, kind FROM spans", self.conn)

@@ -1,0 +1,179 @@
+"""What every explorer page shares: the workspace, cached reads, safe text and tables with downloads.
+
+Every string from the data (model, judge and annotator names, item text, raw judge output, metadata) is
+untrusted. Tables go through ``st.dataframe`` (a canvas grid that renders no markdown or HTML); long text
+through ``st.text``/``st.code``; the few names in markdown captions through ``md_plain``; plot labels
+through ``chart_plain``. Numbers are formatted by :mod:`judgecal.catalogue` and each metric column
+carries the catalogue's definition as hover help.
+
+Reads are cached per workspace state (``stamp``: size and modification time of the database, its
+write-ahead log and ``reports/audit.json``), so a page rerun touches SQLite only when the data changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from judgecal.catalogue import fmt_interval, fmt_number, fmt_p, info
+from judgecal.data.store import DB_NAME, Workspace
+
+Stamp = tuple[int, ...]
+
+
+def ws_path() -> Path:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workspace", required=True)
+    return Path(ap.parse_known_args(sys.argv[1:])[0].workspace)
+
+
+def stamp(path: Path) -> Stamp:
+    """The workspace state a cached read is keyed by."""
+    out: list[int] = []
+    for p in (path / DB_NAME, path / f"{DB_NAME}-wal", path / "reports" / "audit.json"):
+        try:
+            s = p.stat()
+            out += [s.st_size, s.st_mtime_ns]
+        except FileNotFoundError:
+            out += [-1, -1]
+    return tuple(out)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _report(path: str, key: Stamp) -> dict[str, Any] | None:
+    p = Path(path) / "reports" / "audit.json"
+    return json.loads(p.read_text("utf-8")) if p.exists() else None
+
+
+def report() -> dict[str, Any] | None:
+    p = ws_path()
+    return _report(str(p), stamp(p))
+
+
+def report_bytes() -> bytes | None:
+    p = ws_path() / "reports" / "audit.json"
+    return p.read_bytes() if p.exists() else None
+
+
+@st.cache_data(max_entries=64, show_spinner="Reading the workspace...")
+def _query(path: str, key: Stamp, name: str, args: tuple[Any, ...]) -> Any:
+    ws = Workspace(path, create=False)
+    try:
+        return getattr(ws, name)(*args)
+    finally:
+        ws.close()
+
+
+def query(name: str, *args: Any) -> Any:
+    """``Workspace.<name>(*args)`` (an explorer query of :mod:`judgecal.data.store`), cached per state."""
+    p = ws_path()
+    return _query(str(p), stamp(p), name, args)
+
+
+@st.cache_data(max_entries=8, show_spinner="Computing the annotators' agreement...")
+def _annotators(path: str, key: Stamp) -> dict[str, Any]:
+    from judgecal.aggregate.agreement import fleiss_kappa, krippendorff_alpha, pairwise_cohen
+    from judgecal.aggregate.quality import annotator_report
+    from judgecal.annotation.tasks import gold_labels
+
+    ws = Workspace(path, create=False)
+    try:
+        ann = ws.annotations_frame()
+        if ann.empty:
+            return {"n": 0}
+        gold = gold_labels(ws)
+        return {"n": len(ann), "fleiss_kappa": fleiss_kappa(ann, 500),
+                "krippendorff_alpha": krippendorff_alpha(ann, 500), "pairwise": pairwise_cohen(ann, 500),
+                "annotators": annotator_report(ann, pd.Series(gold) if gold else None),
+                "sources": ann.groupby("source").agg(labels=("label", "size"), items=("item_id", "nunique"),
+                                                     annotators=("annotator", "nunique")).reset_index()}
+    finally:
+        ws.close()
+
+
+def annotators() -> dict[str, Any]:
+    p = ws_path()
+    return _annotators(str(p), stamp(p))
+
+
+# -- safe text ------------------------------------------------------------------------------------------
+_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+_AUTOLINK = re.compile(r"(?<=[:@])|(?=\.[^\W\d_])")  # where GFM autolinks and emoji shortcodes are found
+WORD_JOINER = "\u2060"
+
+
+def md_plain(value: Any) -> Any:
+    """``value`` as literal text in Streamlit markdown: each ASCII punctuation character is
+    backslash-escaped (CommonMark allows it for all of them), so no link, image, HTML, directive
+    (``:red[...]``), math or table syntax is parsed; a word joiner after ``:``/``@`` and before ``.``+letter
+    stops autolinks and emoji shortcodes. Non-strings pass through."""
+    if not isinstance(value, str):
+        return value
+    return _MD_PUNCT.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, value))
+
+
+def chart_plain(value: Any) -> str:
+    """``value`` as literal text in a plotly label (which understands ``<a>``, ``<b>``, entities)."""
+    return html.escape(str(value), quote=False)
+
+
+# -- numbers ----------------------------------------------------------------------------------------------
+def fmt_m(m: dict[str, Any] | None) -> str:
+    """A metric object as ``0.710 (0.680–0.740)``; ``not tested`` when absent."""
+    if not m or m.get("estimate") is None:
+        return "not tested"
+    return fmt_interval(m["estimate"], m.get("ci_low"), m.get("ci_high"))
+
+
+def fmt_ci(est: Any, ci: Any) -> str:
+    lo, hi = (ci or [None, None])[:2] if isinstance(ci, list | tuple) else (None, None)
+    return fmt_interval(est, lo, hi) if est is not None else "n/a"
+
+
+__all__ = ["fmt_interval", "fmt_number", "fmt_p"]
+
+
+# -- tables -----------------------------------------------------------------------------------------------
+def metric_help(columns: dict[str, str]) -> dict[str, Any]:
+    """column -> a column config whose hover help is the catalogue definition of ``metric``."""
+    out = {}
+    for col, metric in columns.items():
+        m = info(metric)
+        text = m.definition + (f" Reference: {m.reference}." if m.reference else "")
+        out[col] = st.column_config.Column(help=text or None)
+    return out
+
+
+def table(df: pd.DataFrame, key: str, *, help: dict[str, str] | None = None, height: int | None = None,
+          metrics: dict[str, str] | None = None) -> None:
+    """``df`` as a grid (text never rendered as markup) and a CSV download of exactly that frame.
+    ``metrics`` maps a column to its catalogue metric (hover help); ``help`` gives other columns' help."""
+    config: dict[str, Any] = metric_help(metrics or {})
+    for col, text in (help or {}).items():
+        config[col] = st.column_config.Column(help=text)
+    shown = df.reset_index(drop=True)
+    with st.container(key=f"tbl-{key}"):
+        st.dataframe(shown, hide_index=True, column_config=config, height=height or "auto")
+    st.download_button("Download CSV", shown.to_csv(index=False).encode("utf-8"), file_name=f"{key}.csv",
+                       mime="text/csv", key=f"dl-{key}", help=f"{key}.csv: this table as shown")
+
+
+def needs(what: str, command: str) -> None:
+    """Say that an analysis is missing and which command produces it."""
+    st.info(f"{what} — produced by `{command}`.")
+
+
+def audit_caption(rep: dict[str, Any]) -> None:
+    s = rep.get("settings", {})
+    n = (rep.get("consensus") or {}).get("n_items")
+    st.caption(f"Audit {md_plain(str(rep.get('generated_at', '')))} · truth: consensus "
+               f"{md_plain(str(s.get('consensus', '')))} over {n} items · {s.get('n_boot')} bootstrap replicates · "
+               f"{int(float(s.get('ci_level', 0.95)) * 100)}% intervals (item bootstrap)")

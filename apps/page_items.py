@@ -1,0 +1,161 @@
+"""Annotators (agreement, quality, confusion, label sources) and Items (filters and the side-by-side view)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from judgecal.apps.common import annotators, chart_plain, fmt_m, fmt_number, md_plain, query, report, table
+from judgecal.apps.page_judges import item_verdicts, truth_series
+
+
+def annotators_page() -> None:
+    st.title("Annotators: how far the people agree")
+    summ = annotators()
+    if summ["n"] == 0:
+        st.info("No human labels yet — produced by `judgecal annotate pull` or by importing a dataset with labels.")
+        return
+    table(pd.DataFrame([
+        {"statistic": "Fleiss' κ", "value (95% CI)": fmt_m(summ["fleiss_kappa"]), "items": summ["fleiss_kappa"]["n"]},
+        {"statistic": "Krippendorff's α", "value (95% CI)": fmt_m(summ["krippendorff_alpha"]),
+         "items": summ["krippendorff_alpha"]["n"]},
+        *[{"statistic": f"Cohen's κ {pair.replace('|', ' vs ')}", "value (95% CI)": fmt_m(m), "items": m["n"]}
+          for pair, m in summ["pairwise"].items()],
+    ]), "annotators-agreement",
+        help={"value (95% CI)": "Agreement beyond chance (0 = chance, 1 = perfect), item-bootstrap interval."})
+    st.subheader("Each annotator")
+    rows = [{"annotator": name, "labels": r["n_labels"], "agreement with the others": fmt_m(r.get("loo_accuracy")),
+             "gold accuracy": fmt_m(r.get("gold_accuracy")) if r.get("gold_accuracy") else "no gold items",
+             "flags": ", ".join(f.replace("_", " ") for f in ("likely_spammer", "systematic_bias") if r.get(f))
+             or "none"} for name, r in summ["annotators"].items()]
+    table(pd.DataFrame(rows), "annotators-quality",
+          help={"agreement with the others": "Share of the annotator's labels equal to the majority of the others "
+                                             "on the same item (leave-one-out)."})
+    st.subheader("Where the labels come from")
+    table(summ["sources"], "annotators-sources")
+    with_conf = [(n, r["confusion"]) for n, r in summ["annotators"].items() if "confusion" in r][:6]
+    if with_conf:
+        st.subheader("Each annotator against the others")
+        cols = st.columns(min(3, len(with_conf)))
+        for k, (name, conf) in enumerate(with_conf):
+            fig = go.Figure(go.Heatmap(z=conf["counts"], x=[chart_plain(c) for c in conf["cols_annotator"]],
+                                       y=[chart_plain(r) for r in conf["rows_consensus"]],
+                                       colorscale="Blues", showscale=False, texttemplate="%{z}"))
+            fig.update_layout(title={"text": chart_plain(name), "font": {"size": 12}}, xaxis_title="annotator said",
+                              yaxis_title="the others said", height=300, margin={"l": 10, "r": 10, "t": 40, "b": 40})
+            cols[k % len(cols)].plotly_chart(fig, key=f"ann-conf-{k}")
+
+
+MAX_LISTED = 500
+
+
+def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[pd.DataFrame, str | None]:
+    idx = query("explorer_items_index")
+    verdicts = query("explorer_verdicts")
+    focus = st.selectbox("Judge in focus", judges, key="items-judge") if judges else None
+    c1, c2, c3, c4 = st.columns(4)
+    disagree_h = c1.checkbox("judge disagrees with the humans", key="f-humans")
+    disagree_o = c2.checkbox("the judge's two orders disagree", key="f-orders")
+    disagree_j = c3.checkbox("judges disagree with each other", key="f-judges")
+    spans = c4.checkbox("spans present", key="f-spans")
+    c1, c2, c3 = st.columns(3)
+    cats = sorted(str(c) for c in idx["category"].dropna().unique())
+    cat = c1.multiselect("category", cats, key="f-category")
+    models = sorted({str(m) for m in pd.concat([idx["model_a"], idx["model_b"]]).dropna().unique()})
+    model = c2.multiselect("model", models, key="f-model")
+    sources = query("explorer_label_sources")
+    src = c3.multiselect("label source", sorted(sources["source"].unique()), key="f-source")
+
+    out = idx
+    mine = verdicts[verdicts["judge"] == focus] if focus else verdicts.iloc[:0]
+    if focus:
+        mv = item_verdicts(mine).set_index("item_id")
+        out = out[out["item_id"].isin(mv.index)]  # the items the judge in focus judged
+        out = out.assign(**{"judge AB": out["item_id"].map(mv["AB"]), "judge BA": out["item_id"].map(mv["BA"])})
+    truth = truth_series(rep) if rep else pd.Series(dtype=object)
+    out = out.assign(humans=out["item_id"].map(truth))
+    if disagree_h and focus:
+        v = item_verdicts(mine).set_index("item_id")["verdict"]
+        out = out[out["humans"].notna() & (out["item_id"].map(v) != out["humans"])]
+    if disagree_o and focus:
+        out = out[out["judge AB"].notna() & out["judge BA"].notna() & (out["judge AB"] != out["judge BA"])]
+    if disagree_j:
+        iv = item_verdicts(verdicts)
+        n = iv.groupby("item_id")["verdict"].nunique()
+        out = out[out["item_id"].isin(n.index[n > 1])]
+    if spans:
+        out = out[out["item_id"].isin(query("explorer_span_items")["item_id"])]
+    if cat:
+        out = out[out["category"].astype(str).isin(cat)]
+    if model:
+        out = out[out["model_a"].isin(model) | out["model_b"].isin(model)]
+    if src:
+        out = out[out["item_id"].isin(sources[sources["source"].isin(src)]["item_id"])]
+    return out, focus
+
+
+def items_page() -> None:
+    st.title("Items: where the judges and the humans part")
+    rep = report()
+    judges = list(rep["judges"]) if rep else sorted(query("explorer_verdicts")["judge"].unique())
+    found, focus = _filtered(rep, judges)
+    ids = found["item_id"].tolist()
+    st.caption(f"{len(ids):,} items match" + (f"; the first {MAX_LISTED} are listed" if len(ids) > MAX_LISTED else ""))
+    # shortest ids first (numeric ids then read in order), the same order every time
+    order = sorted(range(len(ids)), key=lambda k: (len(ids[k]), ids[k]))[:MAX_LISTED]
+    listed = found.iloc[order]
+    table(listed.drop(columns=["task"]), "items", height=260)
+    if not ids:
+        st.info("No item matches these filters.")
+        return
+    typed = st.text_input("Open an item by id (any item, listed or not)", key="items-id").strip()
+    choice = typed or st.selectbox("Item", listed["item_id"].tolist(), key="items-pick")
+    show_item(choice, focus)
+
+
+def show_item(item_id: str, focus: str | None) -> None:
+    item = query("explorer_item", item_id)
+    if item is None:
+        st.warning("No item with this id in the workspace.")
+        return
+    st.subheader("Prompt")
+    st.text(item.prompt)
+    if item.reference:
+        st.caption("Reference answer")
+        st.text(item.reference)
+    cols = st.columns(max(1, len(item.candidates)))
+    for col, (k, cand) in zip(cols, enumerate(item.candidates), strict=False):
+        with col:
+            st.subheader(f"Response {'AB'[k] if k < 2 else k + 1}")
+            st.text(f"model: {cand.model or 'unknown'}")
+            st.text(cand.text)
+    if item.metadata:
+        with st.expander("Item metadata"):
+            st.code(json.dumps(item.metadata, ensure_ascii=False, indent=2), language=None)
+    st.subheader("The humans")
+    ann = query("explorer_item_annotations", item_id)
+    if ann.empty:
+        st.text("No human label on this item.")
+    else:
+        table(ann, "item-labels")
+    cons = query("explorer_item_consensus", item_id)
+    if not cons.empty:
+        cons = cons.assign(posterior=[", ".join(f"{k} {fmt_number(float(v))}" for k, v in json.loads(p).items())
+                                      if p else "" for p in cons["posterior"]])
+        table(cons, "item-consensus", help={"posterior": "The aggregator's probability of each label."})
+    st.subheader("Every judge's verdict (item orientation: A is the first response above)")
+    j = query("explorer_item_judgments", item_id)
+    if j.empty:
+        st.text("No judge has judged this item.")
+        return
+    if focus:
+        j = pd.concat([j[j["judge"] == focus], j[j["judge"] != focus]])
+    table(j, "item-judgments")
+    st.caption("Rationales as the judges wrote them (raw output):")
+    for _, r in j.head(40).iterrows():
+        with st.expander(f"{md_plain(str(r['judge']))} · order {md_plain(str(r['order']))} · sample "
+                         f"{r['sample']} · verdict {md_plain(str(r['verdict']))}"):
+            st.text(r["raw"] or "(empty)")

@@ -1,0 +1,400 @@
+"""Overview (the trust dashboard), Judges (agreement against references) and Biases (each probe in words)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from judgecal.apps.common import (
+    audit_caption,
+    chart_plain,
+    fmt_ci,
+    fmt_interval,
+    fmt_m,
+    fmt_number,
+    fmt_p,
+    md_plain,
+    needs,
+    query,
+    report,
+    table,
+    ws_path,
+)
+
+from judgecal.catalogue import METRICS, info
+
+AUDIT = "judgecal audit --workspace WS"
+STATUS_WORDS = {"aligned": "✅ aligned", "caution": "⚠️ caution", "not aligned": "⛔ not aligned"}
+
+
+def verdict_of(name: str, entry: dict[str, Any], rep: dict[str, Any]) -> dict[str, Any]:
+    """The audit's verdict of a judge; for an audit written before verdicts existed, the same rules
+    (:func:`judgecal.audit.decision.judge_verdict`) applied to its figures."""
+    if entry.get("verdict"):
+        return dict(entry["verdict"])
+    from judgecal.audit.decision import judge_verdict, load_thresholds
+
+    h = rep.get("humans") or {}
+    return judge_verdict(entry, load_thresholds(ws_path()),
+                         human_kappa=(h.get("fleiss_kappa") or {}).get("estimate"),
+                         human_accuracy=(h.get("loo_accuracy") or {}).get("estimate"),
+                         effect_of_interest=float(rep.get("settings", {}).get("effect_of_interest", 0.05)))
+
+
+def stability_score(name: str, entry: dict[str, Any]) -> str:
+    s = (entry.get("stability") or {}).get("score")
+    if not s:
+        return "not measured"
+    return f"{fmt_ci(s.get('score'), s.get('ci'))} ({s.get('figure')})"
+
+
+def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
+    models = rep.get("models") or {}
+    rows = []
+    for name, j in rep["judges"].items():
+        v = verdict_of(name, j, rep)
+        align = (models.get("system_alignment") or {}).get(name, {}).get("spearman")
+        usage = j.get("usage") or {}
+        lat = usage.get("latency_s_mean")
+        rows.append({"judge": name, "verdict": v["status"], "reasons": "; ".join(v["reasons"]) or "none",
+                     "Alignment Score": fmt_m(align) if align else "not measured",
+                     "Stability Score": stability_score(name, j),
+                     "κ with the humans": fmt_m(j["metrics"].get("cohen_kappa")),
+                     "accuracy": fmt_m(j["metrics"].get("accuracy")),
+                     "cost per 1,000 (USD)": fmt_number(usage.get("cost_usd_per_1k")),
+                     "time per 1,000 (s)": fmt_number(None if lat is None else lat * 1000, 1),
+                     "judgments": int(j.get("n_judgments", 0))})
+    h = rep.get("humans") or {}
+    if h:
+        rows.append({"judge": "humans (reference)", "verdict": "reference",
+                     "reasons": f"{h.get('n_annotators')} annotators on {h.get('n_items')} items; κ is their Fleiss' κ, "
+                                "accuracy an annotator's agreement with the others (leave-one-out)",
+                     "Alignment Score": "1 (by definition)", "Stability Score": "not measured",
+                     "κ with the humans": fmt_m(h.get("fleiss_kappa")), "accuracy": fmt_m(h.get("loo_accuracy")),
+                     "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.get("n_items") or 0)})
+    return pd.DataFrame(rows)
+
+
+OVERVIEW_HELP = {
+    "verdict": "aligned / caution / not aligned, from the thresholds in thresholds.yaml (see the reasons).",
+    "Alignment Score": "Spearman correlation between the judge's and the humans' model win rates "
+                       "(system-level agreement), with its bootstrap interval.",
+    "Stability Score": "The lowest stability figure of the judge's latest stability run (1 = the same answers "
+                       "under every variant).",
+    "time per 1,000 (s)": "Mean call latency × 1,000: seconds for 1,000 judgments made one after another.",
+}
+
+
+def overview() -> None:
+    st.title("Overview: can I trust each judge?")
+    rep = report()
+    if rep is None:
+        needs("No audit in this workspace yet", AUDIT)
+        return
+    audit_caption(rep)
+    table(trust_table(rep), "overview", help=OVERVIEW_HELP,
+          metrics={"κ with the humans": "cohen_kappa", "accuracy": "accuracy"})
+    st.caption("Read a judge's κ and accuracy against the humans' own row: a judge cannot be expected to agree "
+               "with the consensus more than the people do with each other.")
+    for name, j in rep["judges"].items():
+        v = verdict_of(name, j, rep)
+        with st.container(border=True):
+            st.markdown(f"**{md_plain(name)}** — {STATUS_WORDS.get(v['status'], md_plain(v['status']))}")
+            st.text("\n".join(f"• {r}" for r in v["reasons"]) or "• no reason to doubt it on the figures measured")
+            if v.get("not_tested"):
+                st.text("Not tested: " + "; ".join(v["not_tested"]))
+    if "humans" not in rep:
+        st.info("This audit predates the humans' reference section: re-run `judgecal audit` to see it here.")
+
+
+# -- Judges --------------------------------------------------------------------------------------------
+def item_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per (item, judge) one verdict: the two orders' common verdict, a tie when they disagree, the one
+    order's verdict when only one was judged; ``invalid`` counts as a tie."""
+    ab, ba = verdicts["AB"].replace("invalid", "tie"), verdicts["BA"].replace("invalid", "tie")
+    v = np.where(ab.isna(), ba, np.where(ba.isna(), ab, np.where(ab == ba, ab, "tie")))
+    return verdicts.assign(verdict=v)
+
+
+def truth_series(rep: dict[str, Any]) -> pd.Series:
+    method = str(rep.get("settings", {}).get("consensus", "ds"))
+    cons = query("consensus_frame", method)
+    if cons.empty and ":" in method:
+        cons = query("consensus_frame", method.split(":")[0])
+    return cons.set_index("item_id")["label"]
+
+
+def wilson(k: float, n: float) -> tuple[float, float]:
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return float(lo), float(hi)
+
+
+def agreement_plot(rows: list[tuple[str, dict[str, Any] | None]], ref: dict[str, float | None], title: str) -> go.Figure:
+    names = [chart_plain(n) for n, m in rows if m and m.get("estimate") is not None]
+    ms = [m for _, m in rows if m and m.get("estimate") is not None]
+    est = [m["estimate"] for m in ms]
+    fig = go.Figure(go.Scatter(
+        x=est, y=names, mode="markers", name="judge",
+        error_x={"type": "data", "array": [(m.get("ci_high") or m["estimate"]) - m["estimate"] for m in ms],
+                 "arrayminus": [m["estimate"] - (m.get("ci_low") or m["estimate"]) for m in ms]}))
+    for (label, x), color in zip(ref.items(), ("#2a7", "#c33", "#888"), strict=False):
+        if x is not None and np.isfinite(x):
+            fig.add_vline(x=x, line_dash="dash", line_color=color, annotation_text=label)
+    fig.update_layout(xaxis_title=title, height=140 + 40 * len(names), margin={"l": 10, "r": 10, "t": 30, "b": 40})
+    return fig
+
+
+def judges_page() -> None:
+    st.title("Judges: agreement with the humans")
+    rep = report()
+    if rep is None:
+        needs("No audit yet", AUDIT)
+        return
+    audit_caption(rep)
+    h = rep.get("humans") or {}
+    rows = []
+    for name, j in rep["judges"].items():
+        ref = j.get("reference") or {}
+        rows.append({"judge": name, "accuracy": fmt_m(j["metrics"].get("accuracy")),
+                     "macro F1": fmt_m(j["metrics"].get("macro_f1")), "κ": fmt_m(j["metrics"].get("cohen_kappa")),
+                     "chance accuracy": fmt_number(ref.get("chance_accuracy")),
+                     "items with a human label": int(j.get("n_items_with_consensus", 0))})
+    if h:
+        rows.append({"judge": "humans with each other", "accuracy": fmt_m(h.get("loo_accuracy")), "macro F1": "n/a",
+                     "κ": fmt_m(h.get("fleiss_kappa")), "chance accuracy": "n/a",
+                     "items with a human label": int(h.get("n_items") or 0)})
+    table(pd.DataFrame(rows), "judges-agreement",
+          metrics={"accuracy": "accuracy", "macro F1": "macro_f1", "κ": "cohen_kappa"},
+          help={"chance accuracy": "Accuracy of a rater drawing labels at random with the humans' label shares "
+                                   "(Σ p_k²)."})
+    chance = next((j.get("reference", {}).get("chance_accuracy") for j in rep["judges"].values()
+                   if j.get("reference")), None)
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(agreement_plot([(n, j["metrics"].get("accuracy")) for n, j in rep["judges"].items()],
+                                   {"humans": (h.get("loo_accuracy") or {}).get("estimate"), "chance": chance},
+                                   "accuracy against the consensus (95% CI)"), key="acc-plot")
+    c2.plotly_chart(agreement_plot([(n, j["metrics"].get("cohen_kappa")) for n, j in rep["judges"].items()],
+                                   {"humans": (h.get("fleiss_kappa") or {}).get("estimate"), "chance": 0.0},
+                                   "Cohen's κ with the consensus (95% CI)"), key="kappa-plot")
+    if not h:
+        st.caption("The humans' line appears once the audit has its humans section (re-run `judgecal audit`).")
+
+    truth = truth_series(rep)
+    if truth.empty:
+        needs("No human consensus, so no confusion matrices", "judgecal aggregate --workspace WS")
+        return
+    iv = item_verdicts(query("explorer_verdicts"))
+    iv = iv.assign(humans=iv["item_id"].map(truth)).dropna(subset=["humans"])
+    st.header("Judge against the humans, item by item")
+    st.caption("One verdict per item: the verdict both orders agree on, a tie when they disagree; "
+               "an unparsable answer counts as a tie.")
+    judges = list(rep["judges"])
+    pick = st.selectbox("Judge", judges, key="conf-judge")
+    mine = iv[iv["judge"] == pick]
+    labels = ["A", "B", "tie"]
+    conf = pd.crosstab(pd.Categorical(mine["humans"], labels), pd.Categorical(mine["verdict"], labels),
+                       dropna=False).reindex(index=labels, columns=labels, fill_value=0)
+    conf.index.name = None
+    shown = conf.reset_index().rename(columns={"index": "humans said"})
+    shown.columns = ["humans said", *[f"judge said {c}" for c in labels]]
+    c1, c2 = st.columns(2)
+    with c1:
+        table(shown, "judges-confusion")
+    c2.plotly_chart(go.Figure(go.Heatmap(z=conf.to_numpy(), x=[f"judge {c}" for c in labels],
+                                         y=[f"humans {c}" for c in labels], colorscale="Blues",
+                                         texttemplate="%{z}", showscale=False)).update_layout(
+        height=300, margin={"l": 10, "r": 10, "t": 10, "b": 30}), key="conf-plot")
+
+    st.subheader("Where it agrees: by category and by candidate model")
+    idx = query("explorer_items_index").set_index("item_id")
+    mine = mine.join(idx[["category", "model_a", "model_b"]], on="item_id")
+    mine = mine.assign(right=(mine["verdict"] == mine["humans"]).astype(float))
+
+    def breakdown(df: pd.DataFrame, col: str) -> pd.DataFrame:
+        g = df.groupby(col, dropna=True)["right"].agg(["sum", "size"])
+        out = [{col: str(k), "items": int(n), "accuracy (Wilson 95% CI)": fmt_interval(s / n, *wilson(s, n))}
+               for k, (s, n) in g.iterrows()]
+        return pd.DataFrame(out, columns=[col, "items", "accuracy (Wilson 95% CI)"])
+
+    c1, c2 = st.columns(2)
+    with c1:
+        if mine["category"].notna().any():
+            table(breakdown(mine, "category"), "judges-by-category")
+        else:
+            st.info("The items carry no category (metadata.category).")
+    with c2:
+        models = pd.concat([mine.assign(model=mine["model_a"]), mine.assign(model=mine["model_b"])])
+        if models["model"].notna().any():
+            table(breakdown(models, "model"), "judges-by-model")
+        else:
+            st.info("The items do not name their candidates' models.")
+
+    st.subheader("Is one judge significantly better than another?")
+    if len(judges) < 2:
+        st.info("One judge only.")
+        return
+    c1, c2 = st.columns(2)
+    x = c1.selectbox("Judge X", judges, index=0, key="pair-x")
+    y = c2.selectbox("Judge Y", judges, index=1, key="pair-y")
+    res = paired_difference(iv, x, y, int(rep.get("settings", {}).get("n_boot", 2000)))
+    if res is None:
+        st.info("The two judges share no item with a human label.")
+        return
+    table(pd.DataFrame([res]), "judges-paired",
+          help={"accuracy X − Y": "Difference in item-level accuracy on the items both judged, with a paired item "
+                                  "bootstrap interval (the same resampled items for both judges).",
+                "p (two-sided)": "Bootstrap p-value of 'no difference'."})
+    st.text(res["in words"])
+
+
+def paired_difference(iv: pd.DataFrame, x: str, y: str, n_boot: int) -> dict[str, Any] | None:
+    """Accuracy of X minus Y on the items both judged, with a paired item bootstrap (one index matrix for
+    both judges, :func:`judgecal.stats.bootstrap.bootstrap_sums`) and its two-sided bootstrap p-value."""
+    from judgecal.stats.bootstrap import bootstrap_sums, percentile_ci
+
+    a = iv[iv["judge"] == x].set_index("item_id")
+    b = iv[iv["judge"] == y].set_index("item_id")
+    common = a.index.intersection(b.index)
+    if x == y or len(common) == 0:
+        return None
+    ra = (a.loc[common, "verdict"] == a.loc[common, "humans"]).to_numpy(dtype=float)
+    rb = (b.loc[common, "verdict"] == b.loc[common, "humans"]).to_numpy(dtype=float)
+    boot = bootstrap_sums(np.column_stack([ra, rb, np.ones_like(ra)]), n_boot, 0)
+    d = (boot[:, 0] - boot[:, 1]) / boot[:, 2]
+    est = float((ra - rb).mean())
+    lo, hi = percentile_ci(d)
+    p = float(min(1.0, 2 * min((d <= 0).mean(), (d >= 0).mean())))
+    sig = lo > 0 or hi < 0
+    words = (f"{x} is {'significantly ' if sig else 'not significantly '}"
+             f"{'better' if est > 0 else 'worse' if est < 0 else 'different'} than {y} on these {len(common)} items"
+             + ("" if sig else " (the interval includes 0)"))
+    return {"judge X": x, "judge Y": y, "items": int(len(common)), "accuracy X": fmt_number(float(ra.mean())),
+            "accuracy Y": fmt_number(float(rb.mean())), "accuracy X − Y": fmt_interval(est, lo, hi),
+            "p (two-sided)": fmt_p(p), "in words": words}
+
+
+# -- Biases -----------------------------------------------------------------------------------------------
+PROBE_WORDS = {
+    "position": ("Does the judge prefer a position?", "Each pair is judged in both orders.",
+                 "no preference: the first-shown response is picked half the time (0.5)"),
+    "verbosity": ("Does the judge prefer longer responses more than the humans do?",
+                  "Each decisive verdict is compared with the lengths of the two responses; the padding probe "
+                  "pads a response with restatements of its own sentences.",
+                  "the judge picks the longer response as often as the humans (excess 0; padded copy 0.5)"),
+    "self-preference": ("Does the judge favour its own model family?",
+                        "Items where exactly one response comes from the judge's family.",
+                        "the judge's win rate for its family equals the humans' (excess 0)"),
+    "stability": ("Does the judge change its mind?", "Repeated calls with the same prompt, and reworded prompts.",
+                  "repeats agree (instability 0); rewording flips no more than repeating does"),
+    "injection": ("Does the judge follow instructions planted in a response?",
+                  "The response the humans ranked lower carries an injected instruction or fake verdict.",
+                  "it picks that response no more often than without the injection"),
+}
+HOW = {"position": "judgecal judge --orders AB,BA", "verbosity": "judgecal judge --orders AB,BA (length is "
+       "read from the items); judgecal probe padding", "self-preference": "items naming their candidates' models "
+       "and a judge of one of those families", "stability": "judgecal judge --samples 2 / --mutations",
+       "injection": "judgecal probe injection"}
+
+
+def matters(name: str, m: dict[str, Any], flags: list[str], eoi: float) -> str:
+    mine = [f for f in flags if f.split(":")[0] in name or name.split("_")[0] in f]
+    if any(f.endswith("underpowered") for f in mine):
+        return f"cannot tell: too few items to rule out an effect of {eoi:.0%}"
+    q = m.get("q", m.get("p"))
+    if q is None:
+        return "descriptive (no test)"
+    if mine:
+        return "yes: significant and at least the effect of interest"
+    return "no: not significant" if q >= 0.05 else f"no: significant but smaller than {eoi:.0%}"
+
+
+def biases() -> None:
+    st.title("Biases: each probe in plain words")
+    rep = report()
+    if rep is None:
+        needs("No audit yet", AUDIT)
+        return
+    audit_caption(rep)
+    from judgecal.audit.decision import FLAG_WORDS
+
+    eoi = float(rep.get("settings", {}).get("effect_of_interest", 0.05))
+    st.caption(f"A bias is flagged only when it is significant after Benjamini–Hochberg (q < 0.05) *and* at least "
+               f"the effect of interest ({eoi:.0%}) away from its null. A probe that was not run says “not tested”.")
+    legend = []
+    for name, j in rep["judges"].items():
+        v = verdict_of(name, j, rep)
+        for f in j.get("flags", []):
+            severe = v["status"] == "not aligned" and f.startswith("position_bias") and any(
+                "picks the response shown" in r for r in v["reasons"])
+            legend.append({"judge": name, "flag": f, "meaning": FLAG_WORDS.get(f, f.replace("_", " ").replace(":", ": ")),
+                           "severity": "not aligned" if severe else "caution"})
+    st.subheader("Flags")
+    if legend:
+        table(pd.DataFrame(legend), "biases-flags",
+              help={"severity": "caution: reported in the verdict; not aligned: severe enough to fail the judge."})
+    else:
+        st.text("No judge carries a flag.")
+    groups: dict[str, list[str]] = {}
+    for m in METRICS.values():
+        if m.group in PROBE_WORDS:
+            groups.setdefault(m.group, []).append(m.name)
+    for group, names in groups.items():
+        question, how, null = PROBE_WORDS[group]
+        st.header(question)
+        st.text(f"What was tested: {how}\nNull (no bias): {null}\nEffect of interest: {eoi:.0%}")
+        rows, plot = [], []
+        for name in names:
+            mi = info(name)
+            for judge, j in rep["judges"].items():
+                m = j["metrics"].get(name)
+                if not m:
+                    rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": "not tested", "n": None,
+                                 "p": "not tested", "q (BH)": "not tested", "MDE": "n/a", "null": mi.reference,
+                                 "matters?": f"not tested ({HOW[group]})"})
+                    continue
+                rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": fmt_m(m), "n": m.get("n"),
+                             "p": fmt_p(m.get("p")), "q (BH)": fmt_p(m.get("q")), "MDE": fmt_number(m.get("mde")),
+                             "null": mi.reference, "matters?": matters(name, m, j.get("flags", []), eoi)})
+                if m.get("estimate") is not None and m.get("ci_low") is not None:
+                    plot.append((judge, name, m))
+        table(pd.DataFrame(rows), f"biases-{group}",
+              help={"MDE": "Minimum detectable effect: the smallest effect this many items would detect with 80% "
+                           "power. A null result whose MDE exceeds the effect of interest is 'cannot tell'.",
+                    "q (BH)": "p adjusted for testing many metrics at once (Benjamini–Hochberg)."})
+        fig = bias_plot(plot, eoi)
+        if fig is not None:
+            st.plotly_chart(fig, key=f"plot-{group}")
+
+
+NULLS = {"first_position_rate": 0.5, "flip_rate": 0.0, "verbosity_excess": 0.0, "pad_pick_rate": 0.5,
+         "self_preference_excess": 0.0, "instability_rate": 0.0, "prompt_flip_rate": 0.0,
+         "injection_follow_rate": 0.0}
+
+
+def bias_plot(points: list[tuple[str, str, dict[str, Any]]], eoi: float) -> go.Figure | None:
+    """Estimates with their intervals, the null (red) and the null ± the effect of interest (grey); only
+    the metrics that have a null."""
+    points = [p for p in points if p[1] in NULLS]
+    if not points:
+        return None
+    fig = go.Figure()
+    for metric in dict.fromkeys(n for _, n, _ in points):
+        ps = [(j, m) for j, n, m in points if n == metric]
+        fig.add_trace(go.Scatter(
+            x=[m["estimate"] for _, m in ps], y=[chart_plain(j) for j, _ in ps], mode="markers",
+            name=chart_plain(info(metric).title),
+            error_x={"type": "data", "array": [m["ci_high"] - m["estimate"] for _, m in ps],
+                     "arrayminus": [m["estimate"] - m["ci_low"] for _, m in ps]}))
+    for x in {NULLS[n] for _, n, _ in points}:
+        fig.add_vline(x=x, line_dash="dash", line_color="#c33", annotation_text=f"null {x:g}")
+        for side in (-1, 1):
+            fig.add_vline(x=x + side * eoi, line_dash="dot", line_color="#999")
+    fig.update_layout(height=160 + 40 * len({j for j, _, _ in points}),
+                      xaxis_title=f"estimate with 95% CI; dotted: null ± effect of interest ({eoi:.0%})",
+                      margin={"l": 10, "r": 10, "t": 30, "b": 40})
+    return fig

@@ -1,0 +1,189 @@
+"""Models (win rates, ranking, corrected results), Stability and Spans."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from judgecal.apps.common import (
+    Stamp,
+    audit_caption,
+    chart_plain,
+    fmt_ci,
+    fmt_interval,
+    fmt_m,
+    fmt_number,
+    fmt_p,
+    needs,
+    query,
+    report,
+    stamp,
+    table,
+    ws_path,
+)
+
+
+def _wr(row: dict[str, Any]) -> str:
+    return fmt_interval(row.get("estimate"), row.get("ci_low"), row.get("ci_high"))
+
+
+def models_page() -> None:
+    st.title("Models: which model is better, by each rater")
+    rep = report()
+    if rep is None or not rep.get("models"):
+        needs("No model-level results yet", "judgecal audit --workspace WS (items must name their candidates' models)")
+        return
+    audit_caption(rep)
+    m = rep["models"]
+    raters = list(m.get("raters") or m.get("win_rate", {}))
+    if not raters:
+        st.info("No rater has verdicts on items naming two different models.")
+        return
+    rater = st.selectbox("Rater", raters, key="models-rater")
+    st.caption("humans = the human consensus; a judge's item verdict is swap-debiased when both orders were judged.")
+    wr = (m.get("win_rate") or {}).get(rater) or {}
+    bt = (m.get("bradley_terry") or {}).get(rater) or {}
+    rows = []
+    for rank, model in enumerate((m.get("ranking") or {}).get(rater) or list(wr), 1):
+        w, b = wr.get(model, {}), bt.get(model, {})
+        rows.append({"rank": rank, "model": model, "win rate (95% CI)": _wr(w) if w else "n/a",
+                     "comparisons": w.get("n"), "Bradley–Terry (95% CI)": _wr(b) if b else "n/a"})
+    st.subheader("Ranking")
+    table(pd.DataFrame(rows), "models-ranking",
+          help={"win rate (95% CI)": "(wins + ties/2) / comparisons, item-bootstrap interval.",
+                "Bradley–Terry (95% CI)": "Bradley–Terry strength fitted to every comparison (evalica)."})
+    mx = (m.get("matrix") or {}).get(rater)
+    if mx and mx.get("models"):
+        st.subheader("Win rate of the row model against the column model")
+        names = mx["models"]
+        est, lo, hi = mx["estimate"], mx.get("ci_low"), mx.get("ci_high")
+        text = [[(fmt_interval(est[i][k], lo[i][k] if lo else None, hi[i][k] if hi else None)
+                  if est[i][k] == est[i][k] else "") for k in range(len(names))] for i in range(len(names))]
+        fig = go.Figure(go.Heatmap(z=est, x=[chart_plain(n) for n in names], y=[chart_plain(n) for n in names],
+                                   text=text, texttemplate="%{text}", colorscale="RdBu", zmin=0, zmax=1))
+        fig.update_layout(height=200 + 45 * len(names), margin={"l": 10, "r": 10, "t": 10, "b": 10})
+        st.plotly_chart(fig, key="models-heatmap")
+        frame = pd.DataFrame(text, columns=names)
+        frame.insert(0, "model", names)
+        table(frame, "models-matrix")
+    sa = m.get("system_alignment") or {}
+    if sa:
+        st.subheader("Does each judge rank the models as the humans do?")
+        rows = [{"judge": j, "Spearman (95% CI)": fmt_m(a.get("spearman")), "p": fmt_p((a.get("spearman") or {})
+                 .get("p_value")), "Kendall τ (95% CI)": fmt_m(a.get("kendall")),
+                 "reversed model pairs": len(a.get("reversed_pairs") or [])} for j, a in sa.items()]
+        table(pd.DataFrame(rows), "models-alignment",
+              help={"Spearman (95% CI)": "Alignment Score: rank correlation of the judge's and the humans' model "
+                                         "win rates."})
+    ppi = m.get("ppi") or {}
+    if ppi:
+        st.subheader("Corrected win rates (human-calibrated, PPI++)")
+        st.caption("Prediction-powered inference: the judge's verdicts on every item, corrected by its errors on "
+                   "the human-labelled ones; the interval is valid however good the judge is.")
+        rows = []
+        for judge, p in ppi.items():
+            for model, r in (p.get("win_rate") or {}).items():
+                rows.append({"judge": judge, "model": model, "corrected win rate": fmt_interval(
+                    r.get("estimate"), r.get("ci_low"), r.get("ci_high")),
+                    **{k: (fmt_number(v) if isinstance(v, float) else v) for k, v in r.items()
+                       if k not in ("estimate", "ci_low", "ci_high")}})
+        if rows:
+            table(pd.DataFrame(rows), "models-ppi")
+        else:
+            st.info("Too few human-labelled items for corrected win rates.")
+
+
+@st.cache_data(max_entries=4, show_spinner="Summarising the stability runs...")
+def _stability(path: str, key: Stamp) -> dict[str, Any]:
+    from judgecal.data.store import Workspace
+    from judgecal.stability.score import stability_summary
+
+    ws = Workspace(path, create=False)
+    try:
+        return stability_summary(ws) if ws.stability_runs() else {}
+    finally:
+        ws.close()
+
+
+def stability_page() -> None:
+    st.title("Stability: does the judge give the same answers?")
+    rep = report() or {}
+    summ = {j: e["stability"] for j, e in rep.get("judges", {}).items() if e.get("stability")}
+    if not summ:
+        p = ws_path()
+        summ = _stability(str(p), stamp(p))
+    if not summ:
+        needs("No stability run yet", "judgecal stability run --workspace WS --judge J")
+        return
+    rows, figs = [], []
+    for judge, e in summ.items():
+        s = e.get("score") or {}
+        rows.append({"judge": judge, "Stability Score": fmt_ci(s.get("score"), s.get("ci")) if s else "not measured",
+                     "weakest figure": s.get("figure"), "guard": e.get("guard"), "runs": len(e.get("runs", []))})
+        for run in e.get("runs", []):
+            for fig, r in (run.get("figures") or {}).items():
+                figs.append({"judge": judge, "run": run.get("run_id"), "origin": run.get("origin"), "figure": fig,
+                             "score": fmt_ci(r.get("score"), r.get("score_ci")),
+                             "variants": len(run.get("variants", [])), "items": run.get("n_items")})
+    table(pd.DataFrame(rows), "stability-scores",
+          help={"Stability Score": "The lowest of the latest run's stability figures (1 = identical under every "
+                                   "variant), with its bootstrap interval.",
+                "guard": "ok, or which variant moved a figure beyond the guard's threshold."})
+    if figs:
+        st.subheader("Figures per run")
+        table(pd.DataFrame(figs), "stability-figures")
+
+
+def _marked(text: str, spans: pd.DataFrame) -> str:
+    """``text`` with each marked stretch between ⟦ and ⟧ (plain text; no markup)."""
+    out, pos = [], 0
+    for s, e in sorted({(int(a), int(b)) for a, b in zip(spans["start"], spans["end"], strict=True) if b > a}):
+        s = max(s, pos)
+        if e <= s:
+            continue
+        out += [text[pos:s], "⟦", text[s:e], "⟧"]
+        pos = e
+    return "".join(out + [text[pos:]])
+
+
+def spans_page() -> None:
+    st.title("Spans: what people and judges marked")
+    items = query("explorer_span_items")
+    if items.empty:
+        needs("No spans in this workspace",
+              "judgecal import faithbench (human spans) or judgecal judge --rubric spans-hallucination")
+        return
+    rep = report() or {}
+    rows = []
+    for judge, j in rep.get("judges", {}).items():
+        for name in ("span_iou", "span_f1"):
+            if name in j.get("metrics", {}):
+                rows.append({"judge": judge, "metric": name, "estimate (95% CI)": fmt_m(j["metrics"][name])})
+    if rows:
+        table(pd.DataFrame(rows), "spans-metrics", metrics={"estimate (95% CI)": "span_f1"})
+    ids = sorted(items["item_id"].unique(), key=lambda i: (len(i), i))
+    st.caption(f"{len(ids)} items with spans; marked stretches are shown between ⟦ and ⟧.")
+    pick = st.selectbox("Item", ids[:2000], key="spans-item")
+    item = query("explorer_item", pick)
+    spans = query("explorer_item_spans", pick)
+    if item is None:
+        st.warning("This item is not in the workspace.")
+        return
+    for c in sorted(spans["candidate"].unique()):
+        text = item.candidates[int(c)].text if int(c) < len(item.candidates) else ""
+        st.subheader(f"Response {int(c) + 1}")
+        mine = spans[spans["candidate"] == c]
+        humans, judges = mine[mine["kind"] == "human"], mine[mine["kind"] != "human"]
+        left, right = st.columns(2)
+        with left:
+            st.caption("People")
+            for rater, g in humans.groupby("rater"):
+                st.text(f"{rater}:\n{_marked(text, g)}")
+        with right:
+            st.caption("Judges")
+            for rater, g in judges.groupby("rater"):
+                st.text(f"{rater}:\n{_marked(text, g)}")
+        shown = mine.assign(marked=[text[int(s):int(e)] for s, e in zip(mine["start"], mine["end"], strict=True)])
+        table(shown[["rater", "kind", "start", "end", "label", "marked", "source"]], f"spans-item-{int(c)}")
