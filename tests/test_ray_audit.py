@@ -5,6 +5,7 @@ recorded judges, for both ways of counting invalid verdicts, and the driver keep
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,7 @@ from judgecal.distributed.audit import (  # noqa: E402
 def local_ray():
     import ray
 
+    os.environ["RAY_AUTH_MODE"] = "disabled"  # a throwaway local cluster: no token file in the home folder
     ray.init(num_cpus=2, include_dashboard=False, object_store_memory=200_000_000, log_to_driver=False,
              logging_level="ERROR")
     try:

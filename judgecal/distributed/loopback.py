@@ -23,7 +23,9 @@ from pathlib import Path
 OBJECT_STORE = 200_000_000
 # find a dead node in ~3 s instead of ~30 s
 FAST_FAILURE = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "4",
-                "RAY_health_check_initial_delay_ms": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+                "RAY_health_check_initial_delay_ms": "0", "RAY_USAGE_STATS_ENABLED": "0",
+                # loopback only: no token file to share between the nodes and the drivers
+                "RAY_AUTH_MODE": "disabled"}
 
 
 def _free_port() -> int:
@@ -56,6 +58,7 @@ class LoopbackCluster:
                                            start_new_session=True))
 
     def start(self, timeout: float = 120.0) -> LoopbackCluster:
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # this process's drivers join it without a token
         self._start(["--head", "--port", str(self.port), "--num-cpus", str(self.head_cpus),
                      "--include-dashboard=false", "--temp-dir", str(self.root)])
         self._wait(lambda: self._alive_nodes() >= 1, timeout, "the head")
