@@ -41,14 +41,18 @@ def _wide(view: dict[str, Any], console: Console, title: str) -> None:
 
 def _reasons(j: dict[str, Any], console: Console) -> None:
     console.print(Text.assemble(Text(j["name"], style="bold"), ": ", _status(j["verdict"])))
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
     for r in j["verdict"]["reasons"]:
-        console.print(Text(f"  - {r}"))
+        grid.add_row(Text("  -"), Text(r))
     for f in j["flags"]:
-        console.print(Text(f"  [{f['severity']}] {f['title']}: {f['words']}"))
+        grid.add_row(Text("  !"), Text(f"{f['title']} ({f['severity']}): {f['words']}"))
     if j["stability_line"]:
-        console.print(Text(f"  {j['stability_line']}"))
-    if j["verdict"]["not_tested"]:
-        console.print(Text(f"  not tested: {'; '.join(j['verdict']['not_tested'])}", style="dim"))
+        grid.add_row(Text("  ~"), Text(j["stability_line"]))
+    for r in j["verdict"]["not_tested"]:
+        grid.add_row(Text("  ?"), Text(r, style="dim"))
+    console.print(grid)
 
 
 def _stacked(view: dict[str, Any], console: Console, title: str) -> None:
