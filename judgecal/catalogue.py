@@ -167,7 +167,7 @@ def flag_info(code: str) -> FlagInfo:
     metric = _PROBE_OF_FLAG.get(probe, probe)
     if detail == "underpowered":
         what = info(metric).title.lower() if metric in METRICS else probe.replace("_", " ")
-        return FlagInfo(code, f"{probe.replace('_', ' ').capitalize()}: underpowered",
+        return FlagInfo(code, probe.replace("_", " ").capitalize(),
                         f"{what}: no significant effect, but too few items to rule out an effect of interest",
                         "underpowered", metric)
     return FlagInfo(code, code.replace("_", " "), code.replace("_", " ").replace(":", ": "), "caution", metric)
