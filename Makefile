@@ -88,6 +88,7 @@ bench: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
 	$(PY) benchmarks/bench_ds.py | tee benchmarks/results/dawid_skene.json
 	$(PY) benchmarks/bench_labelstudio.py | tee benchmarks/results/labelstudio.json
 	$(PY) benchmarks/bench_peer.py --out benchmarks/results/peer.json
+	$(PY) benchmarks/bench_explorer.py | tee benchmarks/results/explorer.json
 
 clean:
 	rm -rf demo-workspace .pytest_cache .mypy_cache .ruff_cache

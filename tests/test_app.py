@@ -61,7 +61,7 @@ def _hand(ws_dir):
     by: dict[str, dict[str, list]] = {}
     for r in ws.judgments_frame(columns=("item_id", "judge", "order", "sample", "mutation", "verdict")).itertuples():
         if r.sample == 0 and r.mutation == "none":
-            by.setdefault(r.judge, {}).setdefault(r.item_id, [None, None])["AB BA".split().index(r.order)] = r.verdict
+            by.setdefault(r.judge, {}).setdefault(r.item_id, [None, None])[["AB", "BA"].index(r.order)] = r.verdict
     cons = ws.consensus_frame(TRUTH)
     ann = ws.annotations_frame()
     ws.close()
