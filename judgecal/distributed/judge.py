@@ -27,6 +27,7 @@ from judgecal.judges.base import Request
 from judgecal.judges.engine import Call, Engine, RunStats, _progress
 
 GPU_BACKENDS = ("vllm", "hf")
+API_BACKENDS = ("openai", "anthropic")
 
 
 @dataclass
@@ -66,10 +67,16 @@ class _Client:
 
 def remote_backend(judge: str, options: dict[str, Any], address: str | None = None,
                    num_gpus: float | None = None) -> RemoteBackend:
-    """Connect to the cluster and describe ``judge`` as a worker builds it (GPU backends on a GPU)."""
+    """Connect to the cluster and describe ``judge`` as a worker builds it: ``vllm`` on a GPU (refused on
+    a cluster without one), ``hf`` on a GPU when the cluster has one, the rest on CPUs."""
     ray = connect(address)
     prefix = judge.split("/", 1)[0]
-    gpus = float(num_gpus if num_gpus is not None else (1 if prefix in GPU_BACKENDS else 0))
+    has_gpu = ray.cluster_resources().get("GPU", 0) > 0
+    gpus = float(num_gpus if num_gpus is not None else (1 if prefix in GPU_BACKENDS and has_gpu else 0))
+    if prefix == "vllm" and not gpus:
+        from judgecal.distributed.cluster import RayUnavailableError
+
+        raise RayUnavailableError(f"{judge} runs on GPU nodes and this Ray cluster has no GPU")
     info = ray.get(ray.remote(describe).options(num_cpus=1, num_gpus=gpus, max_retries=3).remote(judge, options))
     attrs = {k: v for k, v in info["attrs"].items() if v is not None and k != "identity"}
     return RemoteBackend(judge=judge, options=options, name=info["name"], model=info["model"],
@@ -82,11 +89,14 @@ def _task_options(backend: RemoteBackend) -> dict[str, Any]:
     return {"num_cpus": 1, "num_gpus": backend.num_gpus, "max_retries": 8, "retry_exceptions": False}
 
 
-def run_on_ray(engine: Engine, calls: Sequence[Call], *, batch_size: int = 8, rate_limit: float | None = None,
+def run_on_ray(engine: Engine, calls: Sequence[Call], *, batch_size: int | None = None,
+               rate_limit: float | None = None,
                burst: int = 1, in_flight: int | None = None, on_batch: Callable[[int], None] | None = None
                ) -> RunStats:
     """Answer every call of ``calls`` not yet in the workspace on the connected cluster.
 
+    ``batch_size`` (calls per task) defaults to 8 for a CPU model, the engine's concurrency for an API
+    judge (a task's calls run concurrently) and 64 for a GPU backend (one batched generation).
     ``rate_limit`` (calls/s) is one budget for the whole cluster, kept by a token-bucket actor.
     ``in_flight`` bounds the batches submitted at once (default twice the cluster's CPUs), so the
     driver's memory holds a window of requests, not the whole plan. ``on_batch(n_stored)`` is called
@@ -117,6 +127,8 @@ def run_on_ray(engine: Engine, calls: Sequence[Call], *, batch_size: int = 8, ra
 
         bucket = ray.remote(TokenBucket).options(num_cpus=0, max_restarts=-1).remote(rate_limit, burst)
     task = ray.remote(judge_batch).options(**_task_options(backend))
+    if batch_size is None:
+        batch_size = 64 if backend.num_gpus else (engine.concurrency if backend.name in API_BACKENDS else 8)
     batches = [mine[i:i + batch_size] for i in range(0, len(mine), batch_size)]
     window = in_flight or 2 * cluster_cpus(ray)
     by_ref: dict[Any, list[Call]] = {}
