@@ -295,13 +295,20 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
             if external and not args.allow_shared_visibility:
                 _refuse_shared(conn)
+            from judgecal.annotation.kinds import DEFAULT_PROJECT
+            from judgecal.judges.rubric import load_rubric
+
+            project = args.project or DEFAULT_PROJECT[args.kind]
             try:
-                items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed, judge=args.judge)
+                items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed, judge=args.judge,
+                               kind=args.kind)
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
-            gold = _gold(ws, args.gold_from, args.gold, args.project, set(items), args.seed)
-            res = lstasks.push(ws, ls, items, project=args.project, overlap=args.overlap, gold=gold,
-                               gold_from=args.gold_from, seed=args.seed, reviewers=people)
+            gold = _gold(ws, args.gold_from, args.gold, project, set(items), args.seed)
+            rubric = load_rubric(args.rubric) if args.kind == "likert" else None
+            res = lstasks.push(ws, ls, items, project=project, overlap=args.overlap, gold=gold,
+                               gold_from=args.gold_from, seed=args.seed, reviewers=people, kind=args.kind,
+                               rubric=rubric)
             for m in res.messages:
                 print(m)
             where = ", ".join(f"{p} ({who})" if who else str(p) for who, p in res.project_ids.items())
@@ -310,13 +317,15 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
             print(f"how to review (the projects' instructions as one page): {write_review_page(ws.reports_dir)}")
         elif args.action == "pull":
-            pulled = lstasks.pull(ws, ls, project=args.project, reviewers=people)
-            print(f"{pulled.new} new and {pulled.updated} updated annotations, {pulled.cancelled} cancelled, "
-                  f"{len(pulled.flagged)} changed by someone else")
-            for p in pulled.flagged:
-                print(f"  flagged: {p}", file=sys.stderr)
-            for p in pulled.problems:
-                print(f"  skipped: {p}", file=sys.stderr)
+            projects = [args.project] if args.project else sorted(set(ws.ls_copies_frame()["project"]))
+            for project in projects:
+                pulled = lstasks.pull(ws, ls, project=project, reviewers=people)
+                print(f"{project}: {pulled.new} new and {pulled.updated} updated annotations, {pulled.cancelled} "
+                      f"cancelled, {len(pulled.flagged)} changed by someone else")
+                for p in pulled.flagged:
+                    print(f"  flagged: {p}", file=sys.stderr)
+                for p in pulled.problems:
+                    print(f"  skipped: {p}", file=sys.stderr)
         elif args.action == "annotators":
             from judgecal.annotation.annotators import create_annotators, list_annotators
 
@@ -743,12 +752,17 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=int, default=0, help="seeds the sample, the gold draw and each annotator's order")
     sp.add_argument("--allow-shared-visibility", action="store_true", help="on an external server, push even "
                     "when annotators would see each other's labels (see `annotate check`)")
-    asub.add_parser("pull", help="fetch new annotations (incremental, validated)")
+    sp.add_argument("--kind", choices=("pairwise", "spans", "likert"), default="pairwise",
+                    help="pairwise choices; spans: mark a response's unsupported stretches (its source shown); "
+                    "likert: rate one response on --rubric's scale (default project named after the kind)")
+    sp.add_argument("--rubric", default="pointwise-5", help="with --kind likert: the rubric (and scale) shown")
+    asub.add_parser("pull", help="fetch new annotations (incremental, validated); every project unless --project")
     asub.add_parser("check", help="what each annotator can see and do; exit 1 when labels would not be independent")
     sp = asub.add_parser("annotators", help="create annotator accounts and list their login details")
     sp.add_argument("--add", nargs="*", metavar="EMAIL")
     for sp in asub.choices.values():
-        sp.add_argument("--project", default="Blind review")
+        sp.add_argument("--project", help="the judgecal project (push: 'Blind review', 'Blind span review' or "
+                        "'Blind rating review' by --kind)")
         sp.add_argument("--port", type=int, default=8480)
         _ws_arg(sp)
     p.set_defaults(func=cmd_annotate)

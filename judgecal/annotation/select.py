@@ -55,9 +55,14 @@ def scores(ws: Workspace, strategy: str, item_ids: list[str]) -> pd.Series:
 
 
 def select(ws: Workspace, strategy: str, budget: int, *, source: str | None = None, seed: int = 0,
-           exclude: set[str] | None = None, judge: str | None = None) -> list[str]:
-    """Up to ``budget`` pairwise item ids, best first for ``strategy`` (``escalate`` needs ``judge``)."""
-    ids = [it.item_id for it in ws.items(source=source) if it.task == "pairwise" and len(it.candidates) == 2]
+           exclude: set[str] | None = None, judge: str | None = None, kind: str = "pairwise") -> list[str]:
+    """Up to ``budget`` item ids, best first for ``strategy`` (``escalate`` needs ``judge``): pairwise items
+    for ``kind`` ``pairwise``, single-response items for ``spans`` and ``likert`` (drawn at random only)."""
+    if kind != "pairwise" and strategy != "random":
+        raise ValueError(f"{kind} review draws its items at random: --strategy {strategy} ranks pairwise verdicts")
+    need = 2 if kind == "pairwise" else 1
+    ids = [it.item_id for it in ws.items(source=source)
+           if (it.task == "pairwise") == (kind == "pairwise") and len(it.candidates) == need]
     ids = [i for i in ids if not exclude or i not in exclude]
     if strategy == "escalate":
         from judgecal.audit.confidence import escalated_scores

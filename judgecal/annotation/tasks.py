@@ -14,10 +14,16 @@ and Label Studio's ``maximum_annotations`` is the overlap.
 "Both bad" is kept apart from "Tie" where the choice is recorded (``Workspace.ls_labels_frame``,
 column ``choice``); the label stored for aggregation and audit is ``tie``: neither response is
 preferred (``AGGREGATE_AS``).
+
+Span and Likert review (``kind``, see ``kinds.py``) go through the same push and pull: the same opaque
+keys, organisations, orders and overlap. A pulled span annotation becomes human spans (source
+``label-studio:<project>``, the annotator as rater; one empty span when they marked nothing), a rating
+an annotation with an integer label.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 import time
@@ -27,19 +33,19 @@ from typing import Any
 
 import httpx
 
+from judgecal.annotation import kinds
+from judgecal.annotation.kinds import SECTIONS
 from judgecal.annotation.server import Connection, LabelStudioError
-from judgecal.data.records import Annotation
+from judgecal.data.records import Annotation, Item, Span
 from judgecal.data.store import Workspace
 
 CHOICES = {"A better": "A", "B better": "B", "Tie": "tie", "Both bad": "both_bad"}
 AGGREGATE_AS = {"both_bad": "tie"}
 CONTROLS = {"preference": "choices", "rationale": "textarea"}
-# the guidelines section that belongs to each labeling config; a config shows only its own section
-SECTIONS = {"pairwise": "Pairwise tasks", "likert": "Rating tasks", "spans": "Marking facts"}
 
 
 def label_config(name: str = "pairwise") -> str:
-    return resources.files("judgecal.annotation_assets").joinpath(f"{name}.xml").read_text("utf-8")
+    return kinds.label_config(name)
 
 
 def guidelines(config: str | None = None) -> str:
@@ -60,6 +66,12 @@ def markdown_html(text: str) -> str:
     from markdown_it import MarkdownIt
 
     return str(MarkdownIt("commonmark", {"html": False}).render(text))
+
+
+# every project's description points to the guidelines, shown under Instructions on each task and written
+# as one page by `judgecal annotate push` (judgecal.report.guidelines)
+REVIEW_NOTE = ("How to review: open Instructions on any task, or the page how-to-review.html "
+               "(in the reports folder of the workspace that sent these tasks).")
 
 
 def guidelines_html(config: str = "pairwise") -> str:
@@ -83,12 +95,22 @@ def _unreachable(conn_url: str, exc: Exception) -> LabelStudioError:
                             "changed in the workspace: try again when the server is up")
 
 
-def create_project(ls: Any, title: str, maximum_annotations: int) -> int:
-    """A new blind pairwise project; its guidelines are the pairwise section, as HTML."""
-    p = ls.projects.create(title=title, label_config=label_config("pairwise"),
-                           maximum_annotations=maximum_annotations, expert_instruction=guidelines_html("pairwise"),
-                           show_instruction=True, show_skip_button=True, sampling="Sequential sampling")
+def create_project(ls: Any, title: str, maximum_annotations: int, kind: str = "pairwise",
+                   scale_max: int | None = None) -> int:
+    """A new blind project of ``kind``; its guidelines are that kind's section, as HTML."""
+    p = ls.projects.create(title=title, label_config=kinds.label_config(kind, scale_max),
+                           maximum_annotations=maximum_annotations, expert_instruction=guidelines_html(kind),
+                           show_instruction=True, show_skip_button=True, sampling="Sequential sampling",
+                           description=REVIEW_NOTE)
     return int(p.id)
+
+
+def _check_kind(ls: Any, pid: int, kind: str, project: str) -> None:
+    """Refuse to add ``kind`` tasks to a Label Studio project made for another kind of review."""
+    have = kinds.read_config(ls.projects.get(id=pid).label_config).kind
+    if have != kind:
+        raise LabelStudioError(f"project {project!r} holds {have} tasks, not {kind}; push them with another "
+                               f"--project (e.g. {kinds.DEFAULT_PROJECT[kind]!r})")
 
 
 @dataclass
@@ -110,7 +132,8 @@ def _reviewer_rng(seed: int, who: str) -> random.Random:
 
 def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind review", overlap: int = 3,
          gold: dict[str, str] | None = None, gold_from: str | None = None, seed: int = 0,
-         reviewers: list[dict[str, Any]] | None = None, http: httpx.Client | None = None) -> PushResult:
+         reviewers: list[dict[str, Any]] | None = None, http: httpx.Client | None = None,
+         kind: str = "pairwise", rubric: Any = None) -> PushResult:
     """Send each item not yet in ``project`` (idempotent), plus gold items, as blind tasks.
 
     ``reviewers`` (entries of ``annotators.json``: ``email``, ``org_id``, ``service_token``) gives each
@@ -118,7 +141,15 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     item_id -> known label (item orientation), drawn from ``gold_from``; gold items are mixed in
     unmarked. A higher ``overlap`` than the project was pushed with is applied to the items already
     sent; a lower one is refused. ``http`` is the transport of the per-organisation clients.
+    ``kind`` is ``pairwise``, ``spans`` or ``likert`` (see ``kinds.py``); a Likert task shows ``rubric``
+    (a :class:`judgecal.judges.rubric.Rubric`: its instructions and its scale). A project holds one kind.
     """
+    if kind not in kinds.KINDS:
+        raise LabelStudioError(f"unknown kind of review {kind!r}; choose from {', '.join(kinds.KINDS)}")
+    if kind == "likert" and (rubric is None or rubric.scale_min != 1):
+        raise LabelStudioError("a Likert task needs a pointwise rubric whose scale starts at 1 (--rubric)")
+    if gold and kind != "pairwise":
+        raise LabelStudioError(f"gold items are pairwise choices; {kind} review takes no --gold")
     if overlap < 1:
         raise LabelStudioError(f"--overlap must be at least 1, not {overlap}")
     gold = gold or {}
@@ -127,6 +158,13 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     missing = [i for i in wanted if i not in items]
     if missing:
         raise LabelStudioError(f"{len(missing)} item(s) are not in the workspace, e.g. {missing[0]!r}")
+    try:
+        for it in items.values():
+            kinds.check_item(kind, it)
+    except kinds.KindError as exc:
+        raise LabelStudioError(str(exc)) from None
+    shown = _Shown(kind, rubric.system.strip() if kind == "likert" else "",
+                   rubric.scale_max if kind == "likert" else None)
     res = PushResult()
     known = ws.ls_projects(project)
     old_overlap = next((int(p["overlap"]) for p in known.values() if p["overlap"]), None)
@@ -140,7 +178,8 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     copies = ws.ls_copies_frame(project)
     base = _base_url(ls)
     if reviewers is None:
-        return _push_shared(ws, ls, project, overlap, seed, wanted, items, gold, gold_from, known, copies, res)
+        return _push_shared(ws, ls, project, overlap, seed, wanted, items, gold, gold_from, known, copies, res,
+                            shown)
     if not reviewers:
         raise LabelStudioError("no annotators yet: add them first with `judgecal annotate annotators --add EMAIL`")
     emails = [r["email"] for r in reviewers]
@@ -167,13 +206,15 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
             org_ls = client(Connection(base, r["service_token"]), http)
             pid = known[email]["project_id"] if email in known else None
             if pid is None:
-                pid = create_project(org_ls, project, 1)
+                pid = create_project(org_ls, project, 1, kind, shown.scale_max)
+            elif plan[email]:
+                _check_kind(org_ls, pid, kind, project)
             ws.ls_save_project(project, email, pid, r.get("org_id"), overlap, seed)
             res.project_ids[email] = pid
             todo = plan[email]
             _reviewer_rng(seed, email).shuffle(todo)
             start = int((copies["annotator"] == email).sum())
-            rows = _import(ws, org_ls, project, email, pid, todo, items, gold, gold_from, start)
+            rows = _import(ws, org_ls, project, email, pid, todo, items, gold, gold_from, start, shown)
             res.created += rows
             res.gold += sum(1 for i in todo if i in gold)
     except httpx.HTTPError as exc:
@@ -181,42 +222,52 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     return res
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """What a push shows beside each item: its kind, a Likert task's rubric text and scale."""
+
+    kind: str = "pairwise"
+    rubric: str = ""
+    scale_max: int | None = None
+
+
 def _push_shared(ws: Workspace, ls: Any, project: str, overlap: int, seed: int, wanted: list[str],
                  items: dict[str, Any], gold: dict[str, str], gold_from: str | None, known: dict[str, Any],
-                 copies: Any, res: PushResult) -> PushResult:
+                 copies: Any, res: PushResult, shown: _Shown) -> PushResult:
     base = _base_url(ls)
     try:
         if "" in known:
             pid = int(known[""]["project_id"])
+            _check_kind(ls, pid, shown.kind, project)
             if int(known[""]["overlap"] or overlap) != overlap:
                 ls.projects.update(id=pid, maximum_annotations=overlap)
         else:
             pid = next((int(p.id) for p in ls.projects.list() if p.title == project), None) or \
-                create_project(ls, project, overlap)
+                create_project(ls, project, overlap, shown.kind, shown.scale_max)
+            _check_kind(ls, pid, shown.kind, project)
         ws.ls_save_project(project, "", pid, None, overlap, seed)
         res.project_ids[""] = pid
         have = set(copies["item_id"])
         todo = [i for i in wanted if i not in have]
         res.already = len(wanted) - len(todo)
         _reviewer_rng(seed, "").shuffle(todo)
-        res.created = _import(ws, ls, project, "", pid, todo, items, gold, gold_from, len(copies))
+        res.created = _import(ws, ls, project, "", pid, todo, items, gold, gold_from, len(copies), shown)
         res.gold = sum(1 for i in todo if i in gold)
     except httpx.HTTPError as exc:
         raise _unreachable(base, exc) from None
     return res
 
 
-def _import(ws: Workspace, ls: Any, project: str, annotator: str, pid: int, todo: list[str], items: dict[str, Any],
-            gold: dict[str, str], gold_from: str | None, start: int) -> int:
+def _import(ws: Workspace, ls: Any, project: str, annotator: str, pid: int, todo: list[str], items: dict[str, Item],
+            gold: dict[str, str], gold_from: str | None, start: int, shown: _Shown) -> int:
     """Import ``todo`` in this order (Label Studio serves a project's tasks in import order), then record."""
     rng = secrets.SystemRandom()
     tasks, rows = [], []
     for pos, item_id in enumerate(todo, start):
         it = items[item_id]
-        flipped = rng.random() < 0.5
-        first, second = (it.candidates[1], it.candidates[0]) if flipped else (it.candidates[0], it.candidates[1])
+        flipped = shown.kind == "pairwise" and rng.random() < 0.5
         key = secrets.token_hex(12)
-        tasks.append({"data": {"prompt": it.prompt, "response_a": first.text, "response_b": second.text, "key": key}})
+        tasks.append({"data": kinds.task_data(shown.kind, it, key, flipped, shown.rubric)})
         rows.append({"task_key": key, "project": project, "annotator": annotator, "project_id": pid,
                      "item_id": item_id, "flipped": int(flipped), "gold_label": gold.get(item_id),
                      "gold_from": gold_from if item_id in gold else None, "position": pos, "pushed_at": time.time()})
@@ -264,6 +315,9 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
     Each label is credited to whoever last changed it (Label Studio's ``updated_by``, else
     ``completed_by``); a label changed by anyone but the annotator whose project it is (or, in a shared
     project, by anyone but its author) is flagged. Cancelled (skipped) annotations are reported.
+    Each project's answers are checked against its own labeling config (``kinds.read_config``); span
+    regions also against the item's text in the workspace. A rejected annotation is reported and no
+    part of it is stored.
     """
     res = PullResult()
     known = ws.ls_projects(project)
@@ -277,6 +331,10 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
     seen = ws.ls_seen(int(p["project_id"]) for p in known.values())
     anns: list[Annotation] = []
     labels: list[dict[str, Any]] = []
+    spans: dict[str, list[Span]] = {}
+    texts: dict[str, str] = {}
+    latest: dict[tuple[str, str], str] = {}
+    source = f"label-studio:{project}"
     for owner, info in known.items():
         pid = int(info["project_id"])
         if owner and owner not in tokens:
@@ -286,8 +344,11 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
         try:
             users = {int(u.id): (u.email or u.username) for u in org_ls.users.list()}
             tasks = list(org_ls.tasks.list(project=pid, fields="all", page_size=page_size))
+            cfg = kinds.read_config(org_ls.projects.get(id=pid).label_config)
         except httpx.HTTPError as exc:
             raise _unreachable(base, exc) from None
+        if cfg.kind == "spans" and not texts:
+            texts = {it.item_id: it.candidates[0].text for it in ws.items(ids=sorted(set(copies["item_id"])))}
         for task in tasks:
             if not (task.total_annotations or task.cancelled_annotations or task.annotations):
                 continue
@@ -312,12 +373,17 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                                         "annotator), not counted")
                     labels.append({**row, "status": "cancelled"})
                     continue
-                shown, problem = _parse(a.get("result") or [])
-                if problem or shown is None:
+                result = a.get("result") or []
+                if cfg.kind == "spans":
+                    regions, problem = kinds.parse_spans(result, cfg, texts[item_id])
+                elif cfg.kind == "likert":
+                    rating, problem = kinds.parse_rating(result, cfg)
+                else:
+                    shown, problem = _parse(result)
+                if problem:
                     res.problems.append(f"annotation {aid} on task {task.id}: {problem}, skipped")
                     labels.append({**row, "status": "rejected", "note": problem})
                     continue
-                choice = {"A": "B", "B": "A"}.get(shown, shown) if flipped else shown
                 others = {p for p in (author, changer) if p != (owner or author)}
                 status, note = "ok", None
                 if others:
@@ -325,12 +391,27 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                     note = f"made by {author}, last changed by {changer}"
                     res.flagged.append(f"annotation {aid} on task {task.id} in {owner or 'the shared'} project: "
                                        f"{note}; credited to {changer}")
-                anns.append(Annotation(item_id, changer, AGGREGATE_AS.get(choice, choice), "BA" if flipped else "AB",
-                                       a.get("lead_time"), f"label-studio:{project}", f"ls:{pid}:{aid}"))
+                ref = f"ls:{pid}:{aid}"
+                if cfg.kind == "spans":
+                    tag = json.dumps({"annotation_id": ref})
+                    spans[ref] = [Span(item_id, changer, 0, st, en, lab, source, "human", note=tag)
+                                  for st, en, lab in regions] or [Span(item_id, changer, 0, 0, 0, "", source, "human",
+                                                                       note=tag)]
+                    choice = f"{len(regions)} region(s)"
+                    superseded = latest.pop((item_id, changer), None)  # the rater's later annotation wins
+                    spans.pop(superseded or "", None)
+                    latest[(item_id, changer)] = ref
+                elif cfg.kind == "likert":
+                    choice = str(rating)
+                    anns.append(Annotation(item_id, changer, choice, None, a.get("lead_time"), source, ref))
+                else:
+                    choice = {"A": "B", "B": "A"}.get(str(shown), str(shown)) if flipped else str(shown)
+                    anns.append(Annotation(item_id, changer, AGGREGATE_AS.get(choice, choice),
+                                           "BA" if flipped else "AB", a.get("lead_time"), source, ref))
                 labels.append({**row, "choice": choice, "status": status, "note": note})
                 res.updated += (pid, aid) in seen
                 res.new += (pid, aid) not in seen
-    ws.ls_record_pull(anns, labels)
+    ws.ls_record_pull(anns, labels, spans)
     return res
 
 

@@ -742,14 +742,27 @@ class Workspace:
              f"WHERE project_id IN ({', '.join('?' for _ in ids)})")
         return {(int(p), int(a)): u for p, a, u in self.conn.execute(q, ids)}
 
-    def ls_record_pull(self, anns: Iterable[Annotation], labels: Iterable[dict[str, Any]]) -> None:
-        """Store pulled annotations and what was learnt about each (ok, cancelled, rejected, flagged) at once."""
+    def ls_record_pull(self, anns: Iterable[Annotation], labels: Iterable[dict[str, Any]],
+                       spans: Mapping[str, Iterable[Span]] | None = None) -> None:
+        """Store pulled annotations and what was learnt about each (ok, cancelled, rejected, flagged) at once.
+
+        ``spans`` maps a span annotation's id (``ls:<project_id>:<annotation_id>``, kept in each span's
+        ``note`` as ``{"annotation_id": ...}``) to its spans: they replace whatever that annotation, or the
+        same rater's earlier annotation of the item in that project, left before.
+        """
         data = [tuple(r.get(c) for c in self._LS_LABEL_COLS) for r in labels]
         anns = list(anns)
         with self.transaction() as tx:
             # a label re-credited (changed by someone else) replaces the row of its former annotator
             tx.executemany("DELETE FROM annotations WHERE annotation_id = ?", [(a.annotation_id,) for a in anns])
             self.add_annotations(anns, conn=tx)
+            groups = {k: list(v) for k, v in (spans or {}).items()}
+            # an annotation's spans replace its former ones and the rater's earlier spans of that item
+            tx.executemany("DELETE FROM spans WHERE kind = 'human' AND CASE WHEN json_valid(note) THEN "
+                           "json_extract(note, '$.annotation_id') END = ?", [(k,) for k in groups])
+            tx.executemany("DELETE FROM spans WHERE kind = 'human' AND item_id = ? AND rater = ? AND source = ?",
+                           [(g[0].item_id, g[0].rater, g[0].source) for g in groups.values() if g])
+            self.add_spans([sp for g in groups.values() for sp in g], conn=tx)
             tx.executemany(f"INSERT OR REPLACE INTO ls_labels ({', '.join(self._LS_LABEL_COLS)}) "
                            f"VALUES ({', '.join('?' for _ in self._LS_LABEL_COLS)})", data)
 
