@@ -47,7 +47,7 @@ def stamp(path: Path) -> Stamp:
     return tuple(out)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=8, show_spinner=False)
 def _report(path: str, key: Stamp) -> dict[str, Any] | None:
     p = Path(path) / "reports" / "audit.json"
     return json.loads(p.read_text("utf-8")) if p.exists() else None
@@ -63,7 +63,9 @@ def report_bytes() -> bytes | None:
     return p.read_bytes() if p.exists() else None
 
 
-@st.cache_data(max_entries=64, show_spinner="Reading the workspace...")
+# cache_resource, not cache_data: a frame of a million rows is handed out as it is, not unpickled on every
+# rerun; callers never change a frame in place (they derive new ones).
+@st.cache_resource(max_entries=64, show_spinner="Reading the workspace...")
 def _query(path: str, key: Stamp, name: str, args: tuple[Any, ...]) -> Any:
     ws = Workspace(path, create=False)
     try:

@@ -15,14 +15,14 @@ from judgecal.apps.page_judges import biases, judges_page, overview
 from judgecal.apps.page_models import models_page, spans_page, stability_page
 
 PAGES = (
-    (overview, "Overview", "overview", "🧭"),
-    (judges_page, "Judges", "judges", "⚖️"),
-    (biases, "Biases", "biases", "🎯"),
-    (models_page, "Models", "models", "🏁"),
-    (stability_page, "Stability", "stability", "🔁"),
-    (spans_page, "Spans", "spans", "🖍️"),
-    (annotators_page, "Annotators", "annotators", "🧑‍🤝‍🧑"),
-    (items_page, "Items", "items", "🔎"),
+    (overview, "Overview", "overview", ":material/dashboard:"),
+    (judges_page, "Judges", "judges", ":material/balance:"),
+    (biases, "Biases", "biases", ":material/target:"),
+    (models_page, "Models", "models", ":material/leaderboard:"),
+    (stability_page, "Stability", "stability", ":material/repeat:"),
+    (spans_page, "Spans", "spans", ":material/ink_highlighter:"),
+    (annotators_page, "Annotators", "annotators", ":material/groups:"),
+    (items_page, "Items", "items", ":material/search:"),
 )
 
 

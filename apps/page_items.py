@@ -8,7 +8,19 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from judgecal.apps.common import annotators, chart_plain, fmt_m, fmt_number, md_plain, query, report, table
+from judgecal.apps.common import (
+    Stamp,
+    annotators,
+    chart_plain,
+    fmt_m,
+    fmt_number,
+    md_plain,
+    query,
+    report,
+    stamp,
+    table,
+    ws_path,
+)
 from judgecal.apps.page_judges import item_verdicts, truth_series
 
 
@@ -52,9 +64,31 @@ def annotators_page() -> None:
 MAX_LISTED = 500
 
 
-def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[pd.DataFrame, str | None]:
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _focus(path: str, key: Stamp, focus: str) -> pd.DataFrame:
+    """The judge in focus: item_id -> AB, BA and item verdict (once per workspace state)."""
+    v = query("explorer_verdicts")
+    return item_verdicts(v[v["judge"] == focus]).set_index("item_id")
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _split(path: str, key: Stamp) -> pd.Index:
+    """Items on which the judges' item verdicts differ."""
+    n = item_verdicts(query("explorer_verdicts")).groupby("item_id")["verdict"].nunique()
+    return n.index[n > 1]
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _index(path: str, key: Stamp) -> pd.DataFrame:
+    """Every item, shortest ids first (numeric ids then read in order)."""
     idx = query("explorer_items_index")
-    verdicts = query("explorer_verdicts")
+    return idx.assign(_n=idx["item_id"].str.len()).sort_values(["_n", "item_id"], kind="stable").drop(columns="_n")
+
+
+def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[pd.DataFrame, str | None]:
+    p = ws_path()
+    key = stamp(p)
+    idx = _index(str(p), key)
     focus = st.selectbox("Judge in focus", judges, key="items-judge") if judges else None
     c1, c2, c3, c4 = st.columns(4)
     disagree_h = c1.checkbox("judge disagrees with the humans", key="f-humans")
@@ -70,22 +104,18 @@ def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[pd.DataFra
     src = c3.multiselect("label source", sorted(sources["source"].unique()), key="f-source")
 
     out = idx
-    mine = verdicts[verdicts["judge"] == focus] if focus else verdicts.iloc[:0]
     if focus:
-        mv = item_verdicts(mine).set_index("item_id")
+        mv = _focus(str(p), key, focus)
         out = out[out["item_id"].isin(mv.index)]  # the items the judge in focus judged
         out = out.assign(**{"judge AB": out["item_id"].map(mv["AB"]), "judge BA": out["item_id"].map(mv["BA"])})
     truth = truth_series(rep) if rep else pd.Series(dtype=object)
     out = out.assign(humans=out["item_id"].map(truth))
     if disagree_h and focus:
-        v = item_verdicts(mine).set_index("item_id")["verdict"]
-        out = out[out["humans"].notna() & (out["item_id"].map(v) != out["humans"])]
+        out = out[out["humans"].notna() & (out["item_id"].map(mv["verdict"]) != out["humans"])]
     if disagree_o and focus:
         out = out[out["judge AB"].notna() & out["judge BA"].notna() & (out["judge AB"] != out["judge BA"])]
     if disagree_j:
-        iv = item_verdicts(verdicts)
-        n = iv.groupby("item_id")["verdict"].nunique()
-        out = out[out["item_id"].isin(n.index[n > 1])]
+        out = out[out["item_id"].isin(_split(str(p), key))]
     if spans:
         out = out[out["item_id"].isin(query("explorer_span_items")["item_id"])]
     if cat:
@@ -102,13 +132,11 @@ def items_page() -> None:
     rep = report()
     judges = list(rep["judges"]) if rep else sorted(query("explorer_verdicts")["judge"].unique())
     found, focus = _filtered(rep, judges)
-    ids = found["item_id"].tolist()
-    st.caption(f"{len(ids):,} items match" + (f"; the first {MAX_LISTED} are listed" if len(ids) > MAX_LISTED else ""))
-    # shortest ids first (numeric ids then read in order), the same order every time
-    order = sorted(range(len(ids)), key=lambda k: (len(ids[k]), ids[k]))[:MAX_LISTED]
-    listed = found.iloc[order]
+    n = len(found)
+    st.caption(f"{n:,} items match" + (f"; the first {MAX_LISTED} are listed" if n > MAX_LISTED else ""))
+    listed = found.head(MAX_LISTED)  # shortest ids first (_index)
     table(listed.drop(columns=["task"]), "items", height=260)
-    if not ids:
+    if not n:
         st.info("No item matches these filters.")
         return
     typed = st.text_input("Open an item by id (any item, listed or not)", key="items-id").strip()
@@ -147,7 +175,7 @@ def show_item(item_id: str, focus: str | None) -> None:
                                       if p else "" for p in cons["posterior"]])
         table(cons, "item-consensus", help={"posterior": "The aggregator's probability of each label."})
     st.subheader("Every judge's verdict (item orientation: A is the first response above)")
-    j = query("explorer_item_judgments", item_id)
+    j = query("explorer_item_judgments", item_id, query("judge_names"))
     if j.empty:
         st.text("No judge has judged this item.")
         return

@@ -27,7 +27,8 @@ from judgecal.apps.common import (
 from judgecal.catalogue import METRICS, info
 
 AUDIT = "judgecal audit --workspace WS"
-STATUS_WORDS = {"aligned": "✅ aligned", "caution": "⚠️ caution", "not aligned": "⛔ not aligned"}
+STATUS_WORDS = {"aligned": ":green[**aligned**]", "caution": ":orange[**caution**]",
+                "not aligned": ":red[**not aligned**]"}
 
 
 def verdict_of(name: str, entry: dict[str, Any], rep: dict[str, Any]) -> dict[str, Any]:
@@ -59,22 +60,22 @@ def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
         align = (models.get("system_alignment") or {}).get(name, {}).get("spearman")
         usage = j.get("usage") or {}
         lat = usage.get("latency_s_mean")
-        rows.append({"judge": name, "verdict": v["status"], "reasons": "; ".join(v["reasons"]) or "none",
+        rows.append({"judge": name, "verdict": v["status"],
                      "Alignment Score": fmt_m(align) if align else "not measured",
                      "Stability Score": stability_score(name, j),
                      "κ with the humans": fmt_m(j["metrics"].get("cohen_kappa")),
                      "accuracy": fmt_m(j["metrics"].get("accuracy")),
                      "cost per 1,000 (USD)": fmt_number(usage.get("cost_usd_per_1k")),
                      "time per 1,000 (s)": fmt_number(None if lat is None else lat * 1000, 1),
-                     "judgments": int(j.get("n_judgments", 0))})
+                     "judgments": int(j.get("n_judgments", 0)), "reasons": "; ".join(v["reasons"]) or "none"})
     h = rep.get("humans") or {}
     if h:
         rows.append({"judge": "humans (reference)", "verdict": "reference",
-                     "reasons": f"{h.get('n_annotators')} annotators on {h.get('n_items')} items; κ is their Fleiss' κ, "
-                                "accuracy an annotator's agreement with the others (leave-one-out)",
                      "Alignment Score": "1 (by definition)", "Stability Score": "not measured",
                      "κ with the humans": fmt_m(h.get("fleiss_kappa")), "accuracy": fmt_m(h.get("loo_accuracy")),
-                     "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.get("n_items") or 0)})
+                     "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.get("n_items") or 0),
+                     "reasons": f"{h.get('n_annotators')} annotators on {h.get('n_items')} items; κ is their Fleiss' κ, "
+                                "accuracy an annotator's agreement with the others (leave-one-out)"})
     return pd.DataFrame(rows)
 
 

@@ -873,9 +873,11 @@ class Workspace:
         row = self.conn.execute("SELECT data FROM items WHERE item_id = ?", (item_id,)).fetchone()
         return Item.from_json(row[0]) if row else None
 
-    def explorer_item_judgments(self, item_id: str) -> pd.DataFrame:
-        """Every judgment of one item (through the item index), each judge named per spec, raw text kept."""
-        names = self.judge_names()
+    def explorer_item_judgments(self, item_id: str,
+                                names: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
+        """Every judgment of one item (through the item index), raw text kept; each judge named per spec by
+        ``names`` (:meth:`judge_names`, which reads every judgment: pass it once, cached)."""
+        names = self.judge_names() if names is None else names
         df = pd.read_sql_query('SELECT judge, spec_hash, "order", mutation, sample, verdict, score, status, raw, '
                                "latency_s, cost_usd FROM judgments WHERE item_id = ? "
                                'ORDER BY judge, mutation, sample, "order"', self.conn, params=[item_id])
