@@ -30,8 +30,31 @@ from judgecal.judges.engine import Engine  # noqa: E402
 from judgecal.judges.registry import make_backend  # noqa: E402
 from judgecal.judges.rubric import load_rubric  # noqa: E402
 from judgecal.judges.spec import JudgeSpec  # noqa: E402
-from judgecal.stability.adaptive import adaptive_repeats, fixed_repeats  # noqa: E402
+from judgecal.stability.adaptive import adaptive_repeats, fixed_repeats, replay_adaptive  # noqa: E402
 from judgecal.stats.stability import worst_case_epsilon  # noqa: E402
+
+
+def replay(ws_path: str, fixed: int, n0: int) -> dict:
+    """The adaptive rule replayed on the fixed run's recorded answers: the smoothed spread (must give the live
+    run's calls) and the paper's plain sample standard deviation (stops a unanimous unit at n0)."""
+    ws = Workspace(ws_path)
+    df = ws.judgments_frame(columns=["item_id", "order", "sample", "verdict", "judge"])
+    ws.close()
+    df = df[~df["judge"].astype(str).str.startswith("replay/")].sort_values("sample")
+    units = {u: (g["verdict"] == "A").astype(float).tolist()[:fixed] for u, g in df.groupby(["item_id", "order"])}
+    eps = worst_case_epsilon(fixed)
+    out = {}
+    for spread in ("smoothed", "plain"):
+        n = replay_adaptive(units, epsilon=eps, n0=n0, n_max=fixed, spread=spread)
+        calls = sum(n.values())
+        est = {u: float(np.mean(units[u][:n[u]])) for u in units}
+        full = {u: float(np.mean(units[u])) for u in units}
+        diff = np.array([abs(est[u] - full[u]) for u in units])
+        out[spread] = {"calls": calls, "fixed_calls": fixed * len(units),
+                       "fraction_saved": round(1 - calls / (fixed * len(units)), 4),
+                       "share_within_epsilon": round(float((diff <= eps).mean()), 4),
+                       "max_abs_diff": round(float(diff.max()), 4)}
+    return out
 
 
 def main() -> None:
@@ -42,7 +65,17 @@ def main() -> None:
     ap.add_argument("--n0", type=int, default=8)
     ap.add_argument("--workspace")
     ap.add_argument("--out")
+    ap.add_argument("--replay", action="store_true", help="only replay the rule on --workspace's recorded answers "
+                    "and add the figures to --out")
     args = ap.parse_args()
+    if args.replay:
+        prev = json.loads(Path(args.out).read_text()) if args.out and Path(args.out).exists() else {}
+        prev["replay_on_recorded_answers"] = replay(args.workspace, args.fixed, args.n0)
+        text = json.dumps(prev, indent=2)
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text + "\n")
+        return
     eps = worst_case_epsilon(args.fixed)
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(args.workspace or Path(tmp) / "ws")

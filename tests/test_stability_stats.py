@@ -121,3 +121,19 @@ def test_binary_spread_and_worst_case_epsilon():
     # at that epsilon the largest spread needs exactly 32 repeats, a unanimous 8 of 8 needs 7
     assert st.required_repeats(0.5, eps, z=1.96) == 32
     assert st.required_repeats(st.binary_spread(8, 8), eps, z=1.96) == 7
+
+
+def test_replayed_adaptive_rule_hand_computed():
+    from judgecal.stability.adaptive import replay_adaptive
+
+    eps = st.worst_case_epsilon(32, z=1.96)
+    units = {"unanimous": [1.0] * 32, "even": [1.0, 0.0] * 16, "late": [1.0] * 8 + [0.0] * 24}
+    n = replay_adaptive(units, epsilon=eps, z=1.96, n0=8, n_max=32)
+    # 8 of 8: s = 0.229 asks for 7 -> stop at 8; 4 of 8: s = 0.5 asks for 32
+    assert n == {"unanimous": 8, "even": 32, "late": 8}
+    plain = replay_adaptive(units, epsilon=eps, z=1.96, n0=8, n_max=32, spread="plain")
+    assert plain == {"unanimous": 8, "even": 32, "late": 8}
+    # 7 of 8: s = sqrt(7.5/9 * 1.5/9) = 0.3727 -> (1.96 s / eps)^2 = 17.8 -> 18; 7 of 18: s = 0.4888 -> 30.6
+    # -> 31; 7 of 31: s = 0.4236 -> 23.0 -> 23 <= 31: stop at 31
+    mixed = {"u": [1.0] * 7 + [0.0] * 25}
+    assert replay_adaptive(mixed, epsilon=eps, z=1.96)["u"] == 31

@@ -64,3 +64,25 @@ def fixed_repeats(engine: Any, items: Sequence[Item], n: int, *, orders: Sequenc
     est = {u: float(np.mean(_outcomes(engine.ws, keys))) for u, keys in by_unit.items()}
     return {"calls": len(calls), "paid_calls": paid,
             "units": [{"item_id": u[0], "order": u[1], "n": n, "estimate": e} for u, e in est.items()]}
+
+
+def replay_adaptive(outcomes: dict[Any, Sequence[float]], *, epsilon: float, z: float = 1.959963984540054,
+                    n0: int = 8, n_max: int = 32, spread: str = "smoothed") -> dict[Any, int]:
+    """The adaptive rule on recorded 0/1 outcomes (sample i of each unit at index i): the N each unit ends
+    with. ``spread="smoothed"`` is :func:`adaptive_repeats`' rule; ``"plain"`` uses the sample standard
+    deviation (ddof = 1) as the paper states it, which stops a unanimous unit at n0."""
+    out = {}
+    for unit, xs in outcomes.items():
+        x = np.asarray(xs, dtype=np.float64)
+        n = min(n0, x.size)
+        while True:
+            if spread == "plain":
+                s = float(np.std(x[:n], ddof=1)) if n > 1 else 0.5
+            else:
+                s = float(binary_spread(x[:n].sum(), n))
+            need = int(min(n_max, max(n0, int(required_repeats(s, epsilon, z)))))
+            if need <= n or n >= x.size:
+                break
+            n = min(need, x.size)
+        out[unit] = n
+    return out
