@@ -51,17 +51,19 @@ def item_verdicts(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Series
     judged, the first sample of each order."""
     if not len(judgments):
         return pd.Series(dtype=object)
-    j = judgments.sort_values("sample", kind="stable").drop_duplicates(["item_id", "order"])
-    raw = j["verdict"].astype(object)
-    v = raw.where(raw.isin(winrate.LABELS), None)
+    raw = judgments["verdict"]
+    v = np.where(raw.isin(winrate.LABELS).to_numpy(), raw.to_numpy(dtype=object), None)
     if invalid_as == "tie":
         v[(raw == "invalid").to_numpy()] = "tie"
-    wide = pd.DataFrame({"item_id": j["item_id"].astype(str).to_numpy(), "order": j["order"].to_numpy(),
-                         "v": v.to_numpy(dtype=object)}).pivot(index="item_id", columns="order", values="v")
-    ab = wide["AB"] if "AB" in wide else pd.Series(None, index=wide.index, dtype=object)
-    ba = wide["BA"] if "BA" in wide else pd.Series(None, index=wide.index, dtype=object)
-    return pd.Series(winrate.swap_debiased(ab.to_numpy(dtype=object), ba.to_numpy(dtype=object)),
-                     index=wide.index, dtype=object)
+    sample = judgments["sample"].to_numpy()
+    rows = np.argsort(-sample, kind="stable") if sample.any() else np.arange(len(sample))
+    codes, ids = pd.factorize(judgments["item_id"])
+    first = (judgments["order"] == "AB").to_numpy()[rows]
+    ab, ba = np.full(len(ids), None, dtype=object), np.full(len(ids), None, dtype=object)
+    # numpy assigns repeated indices in order, so the smallest sample (last in ``rows``) is kept
+    ab[codes[rows][first]] = v[rows][first]
+    ba[codes[rows][~first]] = v[rows][~first]
+    return pd.Series(winrate.swap_debiased(ab, ba), index=pd.Index([str(i) for i in ids]), dtype=object)
 
 
 def _records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
@@ -80,6 +82,8 @@ def _matrix(frames: dict[str, pd.DataFrame]) -> dict[str, Any]:
 def rater_results(items: pd.DataFrame, labels: pd.Series, cfg: AuditConfig) -> dict[str, Any]:
     """Win rates, matrix, Bradley–Terry and per-category win rates of one rater (``labels``: item_id ->
     A/B/tie) over ``items``."""
+    if items.empty:
+        return {"n_items": 0}
     lab = labels.reindex(items.index)
     ok = lab.isin(winrate.LABELS).to_numpy()
     a, b, y = items["model_a"].to_numpy()[ok], items["model_b"].to_numpy()[ok], lab.to_numpy(dtype=object)[ok]
@@ -144,9 +148,12 @@ def plan(truth: pd.Series, verdict: pd.Series, target_halfwidth: float = PLAN_HA
 
 
 def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInput], cfg: AuditConfig,
-                   target_halfwidth: float = PLAN_HALFWIDTH) -> dict[str, Any]:
-    """``audit.json``'s ``models`` section (documented in the README)."""
-    verdicts = {inp.judge: item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
+                   target_halfwidth: float = PLAN_HALFWIDTH, verdicts: dict[str, pd.Series] | None = None
+                   ) -> dict[str, Any]:
+    """``audit.json``'s ``models`` section (documented in the README); ``verdicts``: the judges' item
+    verdicts when already computed (:func:`item_verdicts`)."""
+    if verdicts is None:
+        verdicts = {inp.judge: item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
     raters = {HUMANS: truth, **verdicts}
     per = {r: rater_results(items, lab, cfg) for r, lab in raters.items()}
     out: dict[str, Any] = {"n_items": int(len(items)), "models": sorted(set(items["model_a"]) | set(items["model_b"])),

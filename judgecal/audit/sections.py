@@ -29,7 +29,8 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
                  delta: float = confidence.DELTA, epsilon: float = human.EPSILON) -> dict[str, Any]:
     thresholds = load_thresholds(ws.path)
     items = models.item_models(ws)
-    report["models"] = models.models_section(items, truth, inputs, cfg)
+    verdicts = {inp.judge: models.item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
+    report["models"] = models.models_section(items, truth, inputs, cfg, verdicts=verdicts)
     wide = human.annotator_matrix(ws, consensus, truth)
     humans = report["humans"] = human.humans_section(about, wide, cfg.n_boot, cfg.seed, cfg.level)
     report["settings"]["selective"] = {"target": target, "delta": delta, "split": "random halves of the "
@@ -40,7 +41,7 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
     for inp in inputs:
         entry = report["judges"][inp.judge]
         if inp.pairwise:
-            verdict = models.item_verdicts(inp.judgments, cfg.invalid_as)
+            verdict = verdicts[inp.judge]
             entry["reference"] = human.judge_reference(verdict, truth, humans)
             alt = human.replace_annotator(wide, verdict, epsilon=epsilon, q=human.ALT_Q)
             if alt is not None:
