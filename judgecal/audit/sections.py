@@ -63,6 +63,10 @@ def _finite(v: Any) -> float | None:
     return None if v is None or not math.isfinite(float(v)) else float(v)
 
 
+def _finite(v: Any) -> float | None:
+    return None if v is None or not math.isfinite(float(v)) else float(v)
+
+
 def verdict_lines(report: dict[str, Any]) -> list[str]:
     """Each judge's verdict and reasons in plain text (names printed as they are, never as markup)."""
     lines = []
