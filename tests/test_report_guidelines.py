@@ -40,3 +40,48 @@ def test_hostile_guidelines_stay_text(monkeypatch):
         .replace("[click](javascript:alert(1))", "")
     assert "&lt;script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<strong>bold</strong>" in html and 'href="javascript' not in html
+
+
+def test_every_label_studio_project_points_to_the_page(tmp_path):
+    """A real Label Studio: `annotate push` writes the page; each annotator's project (seen as that
+    annotator) carries the note in its description and the page's guidelines as its instructions."""
+    from conftest import free_port
+
+    from judgecal.annotation.annotators import login
+    from judgecal.annotation.server import ManagedServer
+    from judgecal.cli import main
+    from judgecal.data.records import Candidate, Item
+    from judgecal.data.store import Workspace
+
+    ws_dir = tmp_path / "ws"
+    with Workspace(ws_dir) as ws:
+        ws.add_items([Item(f"i{k}", f"question {k}", [Candidate(f"answer a{k}", model="m1"),
+                                                      Candidate(f"answer b{k}", model="m2")]) for k in range(4)])
+    port = free_port()
+    server = ManagedServer(ws_dir, port=port)
+    server.start()
+    try:
+        common = ["--port", str(port), "-w", str(ws_dir)]
+        assert main(["annotate", "annotators", "--add", "r1@example.org", "r2@example.org", *common]) == 0
+        assert main(["annotate", "push", "--budget", "4", "--overlap", "1", *common]) == 0
+        written = ws_dir / "reports" / "how-to-review.html"
+        assert written.read_text() == page.review_page()
+        with Workspace(ws_dir) as ws:
+            projects = ws.ls_projects("Blind review")
+        from judgecal.annotation.annotators import list_annotators
+
+        people = {p["email"]: p for p in list_annotators(ws_dir)}
+        assert set(projects) == set(people) == {"r1@example.org", "r2@example.org"}
+        for email, proj in projects.items():
+            session = login(server.url, email, people[email]["password"])
+            try:
+                shown = session.get(f"/api/projects/{proj['project_id']}").json()
+            finally:
+                session.close()
+            assert shown["description"] == tasks.REVIEW_NOTE and "how-to-review.html" in shown["description"]
+            assert shown["expert_instruction"] == tasks.guidelines_html("pairwise")
+            assert shown["expert_instruction"] in page.review_page("pairwise")
+            for block in re.findall(r"<h2>.*?</h2>", shown["expert_instruction"]):
+                assert block in written.read_text()
+    finally:
+        server.stop()
