@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 from judgecal.apps.common import (
     Stamp,
@@ -23,8 +22,13 @@ from judgecal.apps.common import (
 )
 from judgecal.apps.page_judges import item_verdicts, truth_series
 
+if TYPE_CHECKING:
+    pass
+
 
 def annotators_page() -> None:
+    import plotly.graph_objects as go
+
     st.title("Annotators: how far the people agree")
     summ = annotators()
     if summ["n"] == 0:

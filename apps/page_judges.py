@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 from judgecal.apps.common import (
     audit_caption,
@@ -25,6 +24,9 @@ from judgecal.apps.common import (
 )
 
 from judgecal.catalogue import METRICS, info
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 AUDIT = "judgecal audit --workspace WS"
 STATUS_WORDS = {"aligned": ":green[**aligned**]", "caution": ":orange[**caution**]",
@@ -136,6 +138,8 @@ def wilson(k: float, n: float) -> tuple[float, float]:
 
 
 def agreement_plot(rows: list[tuple[str, dict[str, Any] | None]], ref: dict[str, float | None], title: str) -> go.Figure:
+    import plotly.graph_objects as go
+
     names = [chart_plain(n) for n, m in rows if m and m.get("estimate") is not None]
     ms = [m for _, m in rows if m and m.get("estimate") is not None]
     est = [m["estimate"] for m in ms]
@@ -151,6 +155,8 @@ def agreement_plot(rows: list[tuple[str, dict[str, Any] | None]], ref: dict[str,
 
 
 def judges_page() -> None:
+    import plotly.graph_objects as go
+
     st.title("Judges: agreement with the humans")
     rep = report()
     if rep is None:
@@ -380,6 +386,8 @@ NULLS = {"first_position_rate": 0.5, "flip_rate": 0.0, "verbosity_excess": 0.0, 
 def bias_plot(points: list[tuple[str, str, dict[str, Any]]], eoi: float) -> go.Figure | None:
     """Estimates with their intervals, the null (red) and the null ± the effect of interest (grey); only
     the metrics that have a null."""
+    import plotly.graph_objects as go
+
     points = [p for p in points if p[1] in NULLS]
     if not points:
         return None

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 from judgecal.apps.common import (
     Stamp,
@@ -24,12 +23,17 @@ from judgecal.apps.common import (
     ws_path,
 )
 
+if TYPE_CHECKING:
+    pass
+
 
 def _wr(row: dict[str, Any]) -> str:
     return fmt_interval(row.get("estimate"), row.get("ci_low"), row.get("ci_high"))
 
 
 def models_page() -> None:
+    import plotly.graph_objects as go
+
     st.title("Models: which model is better, by each rater")
     rep = report()
     if rep is None or not rep.get("models"):

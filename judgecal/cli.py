@@ -530,6 +530,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
            "--server.port", str(args.port), "--server.address", args.address,
            "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer",
+           "--server.fileWatcherType", "none",  # a served workspace view, not a development server
            "--", "--workspace", str(ws.resolve())]
     # become the server (no child process left behind when this one is stopped)
     sys.stdout.flush()
