@@ -52,7 +52,8 @@ def item_verdicts(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Series
     if not len(judgments):
         return pd.Series(dtype=object)
     raw = judgments["verdict"]
-    v = np.where(raw.isin(winrate.LABELS).to_numpy(), raw.to_numpy(dtype=object), None)
+    v = raw.to_numpy(dtype=object).copy()
+    v[~raw.isin(winrate.LABELS).to_numpy()] = None
     if invalid_as == "tie":
         v[(raw == "invalid").to_numpy()] = "tie"
     sample = judgments["sample"].to_numpy()

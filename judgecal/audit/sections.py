@@ -61,21 +61,3 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
 
 def _finite(v: Any) -> float | None:
     return None if v is None or not math.isfinite(float(v)) else float(v)
-
-
-def _finite(v: Any) -> float | None:
-    return None if v is None or not math.isfinite(float(v)) else float(v)
-
-
-def verdict_lines(report: dict[str, Any]) -> list[str]:
-    """Each judge's verdict and reasons in plain text (names printed as they are, never as markup)."""
-    lines = []
-    for name, j in report.get("judges", {}).items():
-        v = j.get("verdict")
-        if not v:
-            continue
-        lines.append(f"{name}: {v['status'].upper()}")
-        lines += [f"  - {r}" for r in v["reasons"]]
-        if v.get("not_tested"):
-            lines.append("  not tested: " + "; ".join(s.split(":")[0] for s in v["not_tested"]))
-    return lines
