@@ -153,7 +153,7 @@ def test_tables_fit_the_page_in_a_browser(report_dir, tmp_path):
 
     out, _ = report_dir
     rep = json.loads((out / "audit.json").read_text())
-    long = "openai/" + "a-very-long-judge-name-without-breaks" * 3
+    long = "openai/" + "averylongjudgenamewithoutanybreaks" * 4  # no hyphen, no space: nowhere to break
     rep["judges"][long] = next(iter(rep["judges"].values()))
     page_file = tmp_path / "audit.html"
     page_file.write_text(render_html(rep), "utf-8")
