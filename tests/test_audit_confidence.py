@@ -88,3 +88,12 @@ def test_item_verdict_is_swap_debiased_first_sample():
 def test_escalation_needs_an_audit(tmp_path):
     with Workspace(tmp_path / "ws") as ws, pytest.raises(ValueError, match="run `judgecal audit` first"):
         confidence.escalated_scores(ws, "some/judge", ["i1"])
+
+
+def test_one_comparison_gives_win_rates_without_bradley_terry():
+    from judgecal.audit.probe import AuditConfig
+
+    items = pd.DataFrame({"model_a": ["x"], "model_b": ["y"], "category": [None]}, index=["i1"])
+    res = models.rater_results(items, pd.Series(["A"], index=["i1"]), AuditConfig(n_boot=50))
+    assert res["win_rate"]["x"]["estimate"] == 1.0 and res["win_rate"]["y"]["n"] == 1
+    assert "bradley_terry" not in res and "by_category" not in res

@@ -94,9 +94,10 @@ def rater_results(items: pd.DataFrame, labels: pd.Series, cfg: AuditConfig) -> d
     kw: dict[str, Any] = {"n_boot": cfg.n_boot, "seed": cfg.seed, "level": cfg.level}
     out["win_rate"] = _records(winrate.win_rates(a, b, y, **kw))
     out["matrix"] = _matrix(winrate.win_rate_matrix(a, b, y, **kw))
-    bt = winrate.bradley_terry(a, b, y, n_boot=min(cfg.n_boot, BT_MAX_BOOT), seed=cfg.seed, level=cfg.level)
-    out["bradley_terry"] = _records(bt)
-    out["ranking"] = [str(m) for m in bt.index]
+    if len(y) >= 2:  # the bootstrap resamples comparisons: one cannot be resampled
+        bt = winrate.bradley_terry(a, b, y, n_boot=min(cfg.n_boot, BT_MAX_BOOT), seed=cfg.seed, level=cfg.level)
+        out["bradley_terry"] = _records(bt)
+        out["ranking"] = [str(m) for m in bt.index]
     cat = items["category"].to_numpy(dtype=object)[ok]
     if pd.notna(cat).any():
         by = winrate.win_rates_by_category(a, b, y, cat, **kw)
