@@ -508,6 +508,38 @@ def _print_json(obj: Any) -> None:
     sys.stdout.write("\n")
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """Render a stored audit.json again: the HTML page or the printable PDF."""
+    import json
+
+    from judgecal.audit.run import SCHEMA
+
+    src = Path(args.audit)
+    try:
+        report = json.loads(src.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{src}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{src}: not UTF-8 text, so not an audit.json") from None
+    if not isinstance(report, dict) or report.get("schema") != SCHEMA or not isinstance(report.get("judges"), dict):
+        raise UsageError(f"{src}: schema: not an audit.json of schema {SCHEMA} (write one with `judgecal audit`)")
+    out = Path(args.out) if args.out else src.with_suffix(f".{args.format}")
+    if args.format == "pdf":
+        from judgecal.report.pdf import PdfError, write_pdf
+
+        try:
+            write_pdf(report, out)
+        except PdfError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        from judgecal.report.write import render_html
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render_html(report), "utf-8")
+    print(f"wrote {out}")
+    return 0
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.file)
     if out.suffix not in (".parquet", ".jsonl", ".json"):
@@ -803,6 +835,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-boot", type=_count, default=1000)
     p.add_argument("--out", help="write the results as JSON here")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("report", help="render a stored audit.json as the printable PDF or the HTML page")
+    p.add_argument("format", choices=("pdf", "html"))
+    p.add_argument("audit", help="an audit.json written by `judgecal audit`")
+    p.add_argument("--out", help="output file (default: beside audit.json, audit.pdf or audit.html)")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("export", help="export a table to Parquet or JSONL")
     p.add_argument("table", choices=("items", "judgments", "annotations", "consensus"))

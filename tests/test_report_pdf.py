@@ -102,3 +102,22 @@ def test_measured_stability_is_stated_on_page_one(tmp_path, mirror):
     assert fig["score"] == min(f["score"] for f in stab["runs"][-1]["figures"].values() if f["score"] is not None)
     x = 1.959963984540054 * fig["sigma_pp"]
     assert f"stable within ±{x:.1f} points at 95% confidence" in page_text(ws / "reports" / "audit.pdf", 1)
+
+
+def test_report_command_renders_a_stored_audit(audited, tmp_path, capsys):
+    out, rep = audited
+    pdf, html = tmp_path / "again.pdf", tmp_path / "again.html"
+    assert main(["report", "pdf", str(out / "audit.json"), "--out", str(pdf)]) == 0
+    assert main(["report", "html", str(out / "audit.json"), "--out", str(html)]) == 0
+    one = page_text(pdf, 1)
+    for name, j in rep["judges"].items():
+        assert f"{name}: {j['verdict']['status']}" in one
+    assert html.read_text() == (out / "audit.html").read_text()
+    capsys.readouterr()
+    bad = tmp_path / "bad.json"
+    for text, why in (('{"schema": ', "line 1: not valid JSON"), ('{"judges": {}}', "schema: not an audit.json"),
+                      ("\xff\xfe", "not UTF-8 text")):
+        bad.write_bytes(text.encode("latin-1"))
+        assert main(["report", "pdf", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"judgecal report: {bad}: ") and why in err and len(err.splitlines()) == 1
