@@ -1,1 +1,1 @@
-"""audit.json and a self-contained audit.html."""
+"""audit.json, the self-contained audit.html, the printable PDF, the terminal summary and the annotators' page."""
