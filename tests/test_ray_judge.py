@@ -6,6 +6,9 @@ run keys it; a re-run calls nothing; the CLI's ``--executor ray`` goes through t
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -86,7 +89,7 @@ def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path, cluster):
     assert len(_rows(ws.path)) == 2 * N_ITEMS
 
 
-def test_cli_executor_ray(tmp_path, cluster, capsys):
+def test_cli_executor_ray(tmp_path, cluster, capsys):  # after the kill: one worker node left
     ws = Workspace(tmp_path / "cli")
     ws.add_items(_items(3, offset=100))
     ws.close()
@@ -100,3 +103,36 @@ def test_cli_executor_ray(tmp_path, cluster, capsys):
     assert len(_rows(tmp_path / "cli")) == 6
     assert main([*args[:-1], "--rate-limit", "-1"]) != 0
     assert "--rate-limit -1" in capsys.readouterr().err
+
+
+def test_a_killed_driver_resumes_without_duplicates(tmp_path, cluster):
+    """The driver (a `judgecal judge --executor ray` process) is killed after its first write; the next
+    run makes only the calls not stored and every judgment is there once."""
+    path = tmp_path / "driver"
+    ws = Workspace(path)
+    ws.add_items(_items(10, offset=200))
+    ws.close()
+    args = ["judge", "--workspace", str(path), "--judge", "local/smollm2", "--executor", "ray",
+            "--address", cluster.address, "--quiet"]
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from judgecal.cli import main; sys.exit(main())",
+                             *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        stored = 0
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (path / DB_NAME).exists():
+                try:
+                    stored = len(_rows(path))
+                except sqlite3.OperationalError:
+                    stored = 0
+            if stored:
+                break
+            time.sleep(0.2)
+    finally:
+        proc.kill()
+        proc.wait()
+    first = len(_rows(path))
+    assert 0 < first < 20, f"the driver was not killed mid-run ({first} of 20 stored)"
+    assert main(args) == 0
+    rows = _rows(path)
+    assert len(rows) == 20 and all(n == 1 for _, n in rows)
