@@ -85,3 +85,38 @@ def heatmap_svg(models: list[str], estimate: list[list[float | None]], cell: int
                          f'text-anchor="middle">{v:.2f}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))  # noqa: S704 - every piece of text above is escaped
+
+
+def reliability_svg(bins: list[dict[str, Any]], size: int = 260) -> Markup | None:
+    """Reliability diagram: per confidence bin, the judge's agreement with the humans (dot, area ∝ n)
+    against its mean confidence; the diagonal is perfect calibration."""
+    pts = [(b["confidence"], b["accuracy"], b.get("n") or 0) for b in bins
+           if b.get("confidence") is not None and b.get("accuracy") is not None]
+    if not pts:
+        return None
+    pad, span = 34, size - 44
+    total = max(sum(n for _, _, n in pts), 1)
+
+    def x(v: float) -> float:
+        return pad + v * span
+
+    def y(v: float) -> float:
+        return 10 + (1 - v) * span
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" class="plot small" role="img">',
+             f'<text x="10" y="{10 + span / 2:.0f}" font-size="10" text-anchor="middle" '
+             f'transform="rotate(-90 10 {10 + span / 2:.0f})">agreement with the humans</text>',
+             f'<rect x="{pad}" y="10" width="{span}" height="{span}" fill="none" stroke="#ccc"/>',
+             f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="#c33" stroke-dasharray="4 3">'
+             "<title>perfect calibration</title></line>"]
+    for t in (0.0, 0.5, 1.0):
+        parts.append(f'<text x="{x(t):.0f}" y="{size - 18}" font-size="10" text-anchor="middle">{t:g}</text>'
+                     f'<text x="{pad - 4}" y="{y(t) + 4:.0f}" font-size="10" text-anchor="end">{t:g}</text>')
+    parts.append(f'<text x="{pad + span / 2:.0f}" y="{size - 4}" font-size="10" text-anchor="middle">'
+                 "confidence</text>")
+    for conf, acc, n in pts:
+        r = 3 + 9 * (n / total) ** 0.5
+        parts.append(f'<circle cx="{x(conf):.1f}" cy="{y(acc):.1f}" r="{r:.1f}" fill="#357" fill-opacity="0.7">'
+                     f"<title>confidence {fmt_number(conf)}: agreement {fmt_number(acc)}, n = {n}</title></circle>")
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - numbers only, no text from the data
