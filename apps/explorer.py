@@ -15,21 +15,21 @@ from judgecal.apps.page_judges import biases, judges_page, overview
 from judgecal.apps.page_models import models_page, spans_page, stability_page
 
 PAGES = (
-    (overview, "Overview", "overview", ":material/dashboard:"),
-    (judges_page, "Judges", "judges", ":material/balance:"),
-    (biases, "Biases", "biases", ":material/target:"),
-    (models_page, "Models", "models", ":material/leaderboard:"),
-    (stability_page, "Stability", "stability", ":material/repeat:"),
-    (spans_page, "Spans", "spans", ":material/ink_highlighter:"),
-    (annotators_page, "Annotators", "annotators", ":material/groups:"),
-    (items_page, "Items", "items", ":material/search:"),
+    (overview, "Overview", "overview"),
+    (judges_page, "Judges", "judges"),
+    (biases, "Biases", "biases"),
+    (models_page, "Models", "models"),
+    (stability_page, "Stability", "stability"),
+    (spans_page, "Spans", "spans"),
+    (annotators_page, "Annotators", "annotators"),
+    (items_page, "Items", "items"),
 )
 
 
 def main() -> None:
     st.set_page_config(page_title="judgecal explorer", layout="wide")
-    pages = [st.Page(fn, title=title, url_path=path, icon=icon, default=k == 0)
-             for k, (fn, title, path, icon) in enumerate(PAGES)]
+    # no page icons: Streamlit fetches Material icons from a third-party host
+    pages = [st.Page(fn, title=title, url_path=path, default=k == 0) for k, (fn, title, path) in enumerate(PAGES)]
     nav = st.navigation(pages)
     with st.sidebar:
         st.caption(f"Workspace: {md_plain(str(ws_path()))}")

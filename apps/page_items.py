@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 from judgecal.apps.common import (
@@ -68,11 +69,10 @@ def annotators_page() -> None:
 MAX_LISTED = 500
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _focus(path: str, key: Stamp, focus: str) -> pd.DataFrame:
-    """The judge in focus: item_id -> AB, BA and item verdict (once per workspace state)."""
-    v = query("explorer_verdicts")
-    return item_verdicts(v[v["judge"] == focus]).set_index("item_id")
+def _member(ids: pd.Series, among: Any) -> np.ndarray:
+    """Whether each id is in ``among``, through a hash index (``Series.isin`` on Arrow strings walks Python
+    objects one by one)."""
+    return pd.Index(np.asarray(among, dtype=object)).get_indexer(ids.to_numpy(dtype=object)) >= 0
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -87,6 +87,20 @@ def _index(path: str, key: Stamp) -> pd.DataFrame:
     """Every item, shortest ids first (numeric ids then read in order)."""
     idx = query("explorer_items_index")
     return idx.assign(_n=idx["item_id"].str.len()).sort_values(["_n", "item_id"], kind="stable").drop(columns="_n")
+
+
+@st.cache_resource(max_entries=16, show_spinner="Indexing the items...")
+def _base(path: str, key: Stamp, focus: str | None, truth_method: str | None) -> pd.DataFrame:
+    """The items the judge in focus judged (every item without one), with its verdict in each order, its
+    item verdict and the humans' consensus label; computed once per workspace state and judge."""
+    out = _index(path, key)
+    if focus:
+        v = query("explorer_verdicts")
+        mv = item_verdicts(v[v["judge"] == focus]).set_index("item_id")
+        out = out.join(mv[["AB", "BA", "verdict"]].rename(columns={"AB": "judge AB", "BA": "judge BA"}),
+                       on="item_id", how="inner")
+    truth = truth_series({"settings": {"consensus": truth_method}}) if truth_method else pd.Series(dtype=object)
+    return out.assign(humans=out["item_id"].map(truth))
 
 
 def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[pd.DataFrame, str | None]:
@@ -107,28 +121,23 @@ def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[pd.DataFra
     sources = query("explorer_label_sources")
     src = c3.multiselect("label source", sorted(sources["source"].unique()), key="f-source")
 
-    out = idx
-    if focus:
-        mv = _focus(str(p), key, focus)
-        out = out[out["item_id"].isin(mv.index)]  # the items the judge in focus judged
-        out = out.assign(**{"judge AB": out["item_id"].map(mv["AB"]), "judge BA": out["item_id"].map(mv["BA"])})
-    truth = truth_series(rep) if rep else pd.Series(dtype=object)
-    out = out.assign(humans=out["item_id"].map(truth))
+    method = str(rep.get("settings", {}).get("consensus", "ds")) if rep else None
+    out = _base(str(p), key, focus, method)
     if disagree_h and focus:
-        out = out[out["humans"].notna() & (out["item_id"].map(mv["verdict"]) != out["humans"])]
+        out = out[out["humans"].notna() & (out["verdict"] != out["humans"])]
     if disagree_o and focus:
         out = out[out["judge AB"].notna() & out["judge BA"].notna() & (out["judge AB"] != out["judge BA"])]
     if disagree_j:
-        out = out[out["item_id"].isin(_split(str(p), key))]
+        out = out[_member(out["item_id"], _split(str(p), key))]
     if spans:
-        out = out[out["item_id"].isin(query("explorer_span_items")["item_id"])]
+        out = out[_member(out["item_id"], query("explorer_span_items")["item_id"])]
     if cat:
         out = out[out["category"].astype(str).isin(cat)]
     if model:
         out = out[out["model_a"].isin(model) | out["model_b"].isin(model)]
     if src:
-        out = out[out["item_id"].isin(sources[sources["source"].isin(src)]["item_id"])]
-    return out, focus
+        out = out[_member(out["item_id"], sources[sources["source"].isin(src)]["item_id"])]
+    return out.drop(columns=["verdict"], errors="ignore"), focus
 
 
 def items_page() -> None:

@@ -559,7 +559,7 @@ def cmd_app(args: argparse.Namespace) -> int:
         raise UsageError(f"{ws}: not a judgecal workspace")
     spec = importlib.util.find_spec("judgecal.apps.explorer")
     script = spec.origin if spec and spec.origin else ""
-    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
+    cmd = [sys.executable, "-m", "judgecal.apps.serve", "run", script, "--server.headless", "true",
            "--server.port", str(args.port), "--server.address", args.address,
            "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer",
            "--server.fileWatcherType", "none",  # a served workspace view, not a development server

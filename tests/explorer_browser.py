@@ -51,6 +51,9 @@ class Browser:
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
         self.page.on("request", lambda r: self.requests.append(r.url) if watch in r.url else None)
+        self.external: list[str] = []  # anything not fetched from the explorer itself
+        self.page.on("request", lambda r: None if r.url.startswith((url, "data:", "blob:"))
+                     else self.external.append(r.url))
         self.page.goto(url)
         self.idle()
 
