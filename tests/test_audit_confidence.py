@@ -97,3 +97,24 @@ def test_one_comparison_gives_win_rates_without_bradley_terry():
     res = models.rater_results(items, pd.Series(["A"], index=["i1"]), AuditConfig(n_boot=50))
     assert res["win_rate"]["x"]["estimate"] == 1.0 and res["win_rate"]["y"]["n"] == 1
     assert "bradley_terry" not in res and "by_category" not in res
+
+
+def test_stratified_ppi_beside_the_plain_one_when_every_item_has_a_category():
+    from judgecal.audit.probe import AuditConfig
+    from judgecal.audit.validate_stats import simulate_models
+    from judgecal.stats import ppi
+
+    sim = simulate_models(3, n_items=1200, n_labelled=300)
+    ids = [f"i{k}" for k in range(1200)]
+    cat = np.where(np.arange(1200) % 3 == 0, "math", "writing").astype(object)
+    items = pd.DataFrame({"model_a": sim["a"], "model_b": sim["b"], "category": cat}, index=ids)
+    truth = pd.Series(sim["human"], index=ids)[sim["labelled"]]
+    verdict = pd.Series(sim["judge"], index=ids)
+    out = models._ppi(items, truth, verdict, AuditConfig())
+    human = np.where(sim["labelled"], sim["human"], None)
+    direct = ppi.ppi_win_rates(sim["a"], sim["b"], human, sim["judge"], category=cat)
+    for model, row in direct.iterrows():
+        assert out["win_rate_stratified"][model]["estimate"] == pytest.approx(row["estimate"])
+        assert out["win_rate_stratified"][model]["ci_high"] == pytest.approx(row["ci_high"])
+    items.loc[ids[0], "category"] = None  # one item without a category: no stratified estimate
+    assert "win_rate_stratified" not in models._ppi(items, truth, verdict, AuditConfig())

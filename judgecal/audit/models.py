@@ -12,7 +12,8 @@ pairwise items whose candidates name their models:
 - system-level alignment of each judge with the humans (Spearman, Kendall, reversed model pairs);
 - PPI++ win rates (:mod:`judgecal.stats.ppi`): the items with the truth are the human-labelled set,
   the judge's verdicts cover every item it judged; beside them the human-only estimate and the ratio
-  of CI widths;
+  of CI widths; stratified by category too (one power-tuning weight per category, Fisch et al. 2024)
+  when every judged item has one;
 - the planner: human labels needed for a CI half-width ``h`` on the outcome of a comparison (the score
   of candidate A: 1, 1/2, 0), human-only and with PPI++ from the measured judge-human correlation, with
   the Dorner et al. (ICLR 2025) ceiling of a factor 2 for a judge no better than the evaluated model.
@@ -127,12 +128,19 @@ def _ppi(items: pd.DataFrame, truth: pd.Series, verdict: pd.Series, cfg: AuditCo
         return out
     a, b = judged["model_a"].to_numpy(), judged["model_b"].to_numpy()
     wr = ppi.ppi_win_rates(a, b, h, j, level=cfg.level)
-    out["win_rate"] = {str(k): {str(c): (int(v) if str(c).startswith("n_") else float(v)) for c, v in row.items()}
-                       for k, row in wr.iterrows()}
+    out["win_rate"] = _ppi_records(wr)
+    cat = judged["category"].to_numpy(dtype=object)
+    if len(cat) and pd.notna(cat).all():  # every judged item has a category: stratified PPI++ beside it
+        out["win_rate_stratified"] = _ppi_records(ppi.ppi_win_rates(a, b, h, j, category=cat, level=cfg.level))
     pw = ppi.ppi_pairwise_win_rates(a, b, h, j, level=cfg.level).reset_index()
     out["pairwise"] = [{str(k): (v if isinstance(v, str) else int(v) if str(k).startswith("n_") else float(v))
                         for k, v in row.items()} for row in pw.to_dict("records")]
     return out
+
+
+def _ppi_records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    return {str(k): {str(c): (int(v) if str(c).startswith("n_") else float(v)) for c, v in row.items()}
+            for k, row in frame.iterrows()}
 
 
 def plan(truth: pd.Series, verdict: pd.Series, target_halfwidth: float = PLAN_HALFWIDTH, *, level: float = 0.95,
