@@ -885,6 +885,7 @@ def main(argv: list[str] | None = None) -> int:
     import sqlite3
 
     from judgecal.annotation.server import LabelStudioError
+    from judgecal.audit.decision import ThresholdsError
     from judgecal.data.families import FamiliesError
     from judgecal.data.importers import ImportValidationError
     from judgecal.data.registry import DatasetError
@@ -901,7 +902,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (ImportValidationError, DatasetError, WorkspaceError, UnknownJudgeError, RubricError, BackendError,
-            UsageError, LabelStudioError, FamiliesError) as exc:
+            UsageError, LabelStudioError, FamiliesError, ThresholdsError) as exc:
         print(f"judgecal {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

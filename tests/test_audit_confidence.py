@@ -118,3 +118,18 @@ def test_stratified_ppi_beside_the_plain_one_when_every_item_has_a_category():
         assert out["win_rate_stratified"][model]["ci_high"] == pytest.approx(row["ci_high"])
     items.loc[ids[0], "category"] = None  # one item without a category: no stratified estimate
     assert "win_rate_stratified" not in models._ppi(items, truth, verdict, AuditConfig())
+
+
+def test_a_bad_thresholds_file_is_one_line_naming_file_and_key(tmp_path, capsys):
+    from pathlib import Path
+
+    from judgecal.cli import main
+
+    ws = tmp_path / "ws"
+    assert main(["import", str(Path(__file__).resolve().parents[1] / "data" / "items.jsonl"), "-w", str(ws)]) == 0
+    (ws / "thresholds.yaml").write_text("kapa: {not_aligned_below: 0.1}\n")
+    capsys.readouterr()
+    assert main(["audit", "--consensus", "mv", "--n-boot", "50", "-w", str(ws)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"judgecal audit: {ws / 'thresholds.yaml'}: unknown key 'kapa'; known: accuracy_gap, alpha, " \
+                  "business_loss, invalid_rate, kappa, kappa_gap, min_items, position, version"
