@@ -334,7 +334,11 @@ def cmd_annotate(args: argparse.Namespace) -> int:
                     raise UsageError("annotator accounts are made on the managed server only; on "
                                      f"{conn.url} create them in Label Studio")
                 create_annotators(ManagedServer(args.workspace, args.port), args.add)
-            for a in list_annotators(args.workspace):
+            logins = list_annotators(args.workspace)
+            if args.json:
+                _print_json([{k: a[k] for k in ("email", "password", "url")} for a in logins])
+                return 0
+            for a in logins:
                 print(f"{a['email']}\t{a['password']}\t{a['url']}")
     return 0
 
@@ -648,21 +652,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
     import json
 
     from judgecal.audit.validate import validate
+    from judgecal.catalogue import fmt_interval, fmt_p
 
     res = validate(n_items=args.items, seeds=args.seeds if args.slow else 1, n_boot=args.n_boot)
-
-    def num(v: float | None, fmt: str = "+.3f") -> str:
-        return "–" if v is None else format(v, fmt)
-
+    if args.out:
+        Path(args.out).write_text(json.dumps(res, indent=1))
+    if args.json:
+        _print_json(res)
+        return 0 if res["ok"] else 1
     for c in res["checks"]:
-        print(f"{'ok  ' if c['ok'] else 'FAIL'} {c['scenario']:16s} {c['check']}: {num(c['estimate'])} "
-              f"[{num(c['ci'][0])}, {num(c['ci'][1])}] p={num(c['p'], '.3g')} q={num(c['q'], '.3g')}")
+        print(f"{'ok  ' if c['ok'] else 'FAIL'} {c['scenario']:16s} {c['check']}: "
+              f"{fmt_interval(c['estimate'], c['ci'][0], c['ci'][1])} p {fmt_p(c['p'])}, q {fmt_p(c['q'])}")
     for key, c in res["coverage"].items():
         worst = min(c["by_scenario"].items(), key=lambda kv: kv[1])
         print(f"{'ok  ' if c['ok'] else 'FAIL'} coverage {key}: {c['coverage']:.3f} pooled (want 0.93-0.97), "
               f"lowest {worst[1]:.3f} ({worst[0]}, want >= 0.90)")
-    if args.out:
-        Path(args.out).write_text(json.dumps(res, indent=1))
     print("all checks passed" if res["ok"] else "some checks FAILED")
     return 0 if res["ok"] else 1
 
@@ -793,6 +797,7 @@ def build_parser() -> argparse.ArgumentParser:
     asub.add_parser("check", help="what each annotator can see and do; exit 1 when labels would not be independent")
     sp = asub.add_parser("annotators", help="create annotator accounts and list their login details")
     sp.add_argument("--add", nargs="*", metavar="EMAIL")
+    sp.add_argument("--json", action="store_true", help="print the login details as JSON")
     for sp in asub.choices.values():
         sp.add_argument("--project", help="the judgecal project (push: 'Blind review', 'Blind span review' or "
                         "'Blind rating review' by --kind)")
@@ -834,6 +839,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--items", type=_count, default=1000)
     p.add_argument("--n-boot", type=_count, default=1000)
     p.add_argument("--out", help="write the results as JSON here")
+    p.add_argument("--json", action="store_true", help="print the results as JSON instead of the checks")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("report", help="render a stored audit.json as the printable PDF or the HTML page")

@@ -103,3 +103,16 @@ def test_stability_json(tmp_path, capsys, mirror, monkeypatch):
                  "-w", ws]) == 0
     guard = json.loads(capsys.readouterr().out)
     assert guard["status"] == "pass" and guard["threshold_pp"] == 50
+
+
+def test_validate_json_and_readable_numbers(capsys, tmp_path):
+    from judgecal.catalogue import fmt_interval, fmt_p
+
+    assert main(["validate", "--items", "600", "--n-boot", "400", "--json", "--out", str(tmp_path / "v.json")]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res == json.loads((tmp_path / "v.json").read_text()) and res["ok"] is True
+    assert main(["validate", "--items", "600", "--n-boot", "400"]) == 0
+    out = capsys.readouterr().out
+    c = res["checks"][0]
+    assert f"{c['check']}: {fmt_interval(c['estimate'], c['ci'][0], c['ci'][1])} p {fmt_p(c['p'])}" in out
+    assert "e-" not in out  # no 7.8e-13: tiny p-values read "< 0.001"
