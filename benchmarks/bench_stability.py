@@ -1,7 +1,8 @@
-"""Stability runs of the embedded judge on real PandaLM items (and LLMBar with --llmbar): seeds, temperature,
-prompt mutations, few-shot, llama.cpp batch size, concurrency and backend (llama.cpp vs transformers).
+"""Stability runs of the embedded judge on real PandaLM items (LLMBar Natural with --datasets pandalm,llmbar):
+seeds, temperature, prompt mutations, few-shot, llama.cpp batch size, concurrency and backend (llama.cpp vs
+transformers).
 
-    python benchmarks/bench_stability.py --items 40 --out benchmarks/results/stability.json
+    python benchmarks/bench_stability.py --items 20 --out benchmarks/results/stability.json
 
 Two runs per dataset: greedy decoding as the base (seed variants reuse it: greedy ignores the seed) over
 every axis, and sampling at temperature 0.7 over seeds (its base is the first run's temperature=0.7
@@ -68,19 +69,21 @@ def bench(ws: Workspace, source: str | None, items: int, consensus: str) -> list
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, default=40)
-    ap.add_argument("--llmbar", action="store_true", help="also LLMBar Natural")
+    ap.add_argument("--datasets", default="pandalm", help="comma list of pandalm, llmbar (LLMBar Natural)")
     ap.add_argument("--workspace", help="reuse this workspace (its cache) instead of a temporary one")
     ap.add_argument("--out", help="write the JSON here too")
     args = ap.parse_args()
     result: dict = {"benchmark": "stability", "machine": machine(), "items": args.items, "datasets": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        ws = Workspace(args.workspace or Path(tmp) / "ws")
-        if "pandalm" not in ws.sources():
-            import_dataset(ws, "pandalm")
-        compute_consensus(ws, ("ds",))
-        result["datasets"]["pandalm"] = bench(ws, "pandalm", args.items, "ds")
-        ws.close()
-        if args.llmbar:  # its own workspace: one gold label per item, the consensus is that label (mv)
+        wanted = args.datasets.split(",")
+        if "pandalm" in wanted:
+            ws = Workspace(args.workspace or Path(tmp) / "ws")
+            if "pandalm" not in ws.sources():
+                import_dataset(ws, "pandalm")
+            compute_consensus(ws, ("ds",))
+            result["datasets"]["pandalm"] = bench(ws, "pandalm", args.items, "ds")
+            ws.close()
+        if "llmbar" in wanted:  # its own workspace: one gold label per item, the consensus is that label (mv)
             ws = Workspace((Path(args.workspace) if args.workspace else Path(tmp) / "ws").with_name("ws-llmbar"))
             if "llmbar/Natural" not in ws.sources():
                 import_dataset(ws, "llmbar/Natural")
