@@ -117,10 +117,15 @@ def main() -> None:
             load = os.getloadavg()[0]
             runs.append({**one_run(base, args.backend, args.calls, args.concurrency),
                          "load_average_1min_before": round(load, 2)})
+        served_total = httpx.get(f"{base}/count").json()["count"]
+        with open(f"/proc/{server.pid}/stat") as fh:  # the stand-in server's own CPU (utime + stime)
+            ticks = sum(int(x) for x in fh.read().rsplit(")", 1)[1].split()[11:13])
+        server_ms = ticks / os.sysconf("SC_CLK_TCK") * 1000 / max(1, served_total)
         print(json.dumps({
             "benchmark": "engine", "machine": machine(), "backend": args.backend, "calls": args.calls,
             "concurrency": args.concurrency, "server_delay_s": DELAY, "runs": runs,
             "fraction_of_ideal_min": min(r["fraction_of_ideal"] for r in runs),
+            "loopback_server_cpu_ms_per_request": round(server_ms, 3),
             "peak_rss_mb": peak_rss_mb(),
             "targets": {"fraction_of_ideal": ">= 0.9 at concurrency 64, >= 0.8 at 256", "peak_rss_mb": "<= 300",
                         "cached_rerun_s": "<= 5"},

@@ -126,7 +126,7 @@ class OpenAIHTTPBackend:
 
     async def generate(self, request: Request) -> Response:
         try:
-            code, headers, content = await asyncio.wait_for(self._post(self.body(request)), self._timeout)
+            code, headers, content = await self._post(self.body(request))  # the caller bounds the time
         except (OSError, h11.ProtocolError) as exc:  # refused, reset or dropped connections, bad framing
             raise TransientError(type(exc).__name__) from None
         if code == 429 or code >= 500:
