@@ -72,7 +72,7 @@ MAX_LISTED = 500
 def _member(ids: pd.Series, among: Any) -> np.ndarray:
     """Whether each id is in ``among``, through a hash index (``Series.isin`` on Arrow strings walks Python
     objects one by one)."""
-    return pd.Index(np.asarray(among, dtype=object)).get_indexer(ids.to_numpy(dtype=object)) >= 0
+    return pd.Index(pd.unique(np.asarray(among, dtype=object))).get_indexer(ids.to_numpy(dtype=object)) >= 0
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
