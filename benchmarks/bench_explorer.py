@@ -139,7 +139,9 @@ def main() -> None:
         built = build(ws, rng) if not (ws / "judgecal.sqlite").exists() else {"reused_workspace": True}
         if not (ws / "reports" / "audit.json").exists():
             built |= audit(ws)
+        load = os.getloadavg()[0]
         res = measure(ws)
+        res["load_average_1m"] = [round(load, 1), round(os.getloadavg()[0], 1)]  # before and after: a shared machine
         print(json.dumps({"benchmark": "explorer", "machine": machine(), "items": N_ITEMS, **built, **res,
                           "db_mb": round((ws / "judgecal.sqlite").stat().st_size / 2**20, 1),
                           "peak_rss_mb_builder": peak_rss_mb(),
