@@ -197,9 +197,9 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
             continue
         top = r["decomposition"]["largest_shift"]
         lo, hi = r["score_ci"]
-        print(f"  {name:<32} sigma {r['sigma_pp']:6.2f} pp  score {r['score']:5.1f} [{lo:.1f}, {hi:.1f}]  "
-              f"largest shift {top['shift_pp']:+.2f} pp ({summary['variants'][top['variant']]['name']}); "
-              f"top axis {r['decomposition']['top_axis']}")
+        moved = (f"largest shift {top['shift_pp']:+.2f} pp ({summary['variants'][top['variant']]['name']}); top axis "
+                 f"{r['decomposition']['top_axis']}") if r["decomposition"]["top_axis"] else "no variant moved it"
+        print(f"  {name:<32} sigma {r['sigma_pp']:6.2f} pp  score {r['score']:5.1f} [{lo:.1f}, {hi:.1f}]  {moved}")
     for c in summary["cross_backend"]:
         print(f"  cross-backend {c['variant']}: {c['figure']} {c['difference_pp']:+.2f} pp "
               f"({'within' if c['within_tolerance'] else 'outside'} {c['tolerance_pp']:g}), "
