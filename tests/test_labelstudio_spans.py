@@ -226,6 +226,13 @@ def test_likert_round_trip_through_the_cli(review, capsys) -> None:  # type: ign
     assert main(["annotate", "push", "--kind", "likert", "--budget", "2", "--source", "faithbench", "--seed", "1",
                  "--overlap", "2", *base]) == 0
     assert "4 new tasks" in capsys.readouterr().out
+    # span review through the CLI too: a random draw only, into the span project
+    assert main(["annotate", "push", "--kind", "spans", "--strategy", "disagreement", *base]) == 2
+    assert "draws its items at random" in capsys.readouterr().err
+    before = len(ws.ls_copies_frame(PROJECT))
+    assert main(["annotate", "push", "--kind", "spans", "--budget", "1", "--source", "faithbench", "--seed", "9",
+                 "--overlap", "2", *base]) == 0
+    assert "2 new tasks" in capsys.readouterr().out and len(ws.ls_copies_frame(PROJECT)) == before + 2
     copies = ws.ls_copies_frame(kinds.DEFAULT_PROJECT["likert"])
     key_item = dict(zip(copies["task_key"], copies["item_id"], strict=True))
     assert copies["item_id"].nunique() == 2 and len(copies) == 4
