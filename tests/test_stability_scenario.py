@@ -21,3 +21,25 @@ def test_without_a_planted_effect_no_axis_dominates():
     assert res["score"] > planted_instability("seed", seed=1)["score"]
     with pytest.raises(ValueError):
         planted_instability("nope")
+
+
+def test_variant_planning_marks_noops_and_refuses_what_does_not_apply():
+    from judgecal.judges.spec import JudgeSpec
+    from judgecal.stability.runs import StabilityError, plan_variants
+
+    greedy = JudgeSpec(backend="local", model="smollm2", options=(("deterministic", True),))
+    vs = {v.name: v for v in plan_variants(greedy, ["seed", "concurrency", "batch_size", "backend"],
+                                           {"seed": (1,), "concurrency": (1,), "batch_size": (64,)},
+                                           deterministic=True)}
+    assert vs["seed=1"].reuse_reason and vs["concurrency=1"].reuse_reason
+    assert vs["batch_size=64"].reuse_reason is None and ("n_batch", 64) in vs["batch_size=64"].spec.options
+    assert vs["backend=hf"].spec.backend == "hf" and dict(vs["backend=hf"].spec.options) == {"deterministic": True}
+    sampled = JudgeSpec(backend="local", model="smollm2", temperature=0.7)
+    vs = {v.name: v for v in plan_variants(sampled, ["seed", "concurrency"], {"seed": (1,), "concurrency": (1,)})}
+    assert vs["seed=1"].reuse_reason is None and vs["seed=1"].seed == 1
+    # outside deterministic mode concurrency can matter: measured under its own cache identity
+    assert vs["concurrency=1"].reuse_reason is None and ("run_tag", "concurrency=1") in vs["concurrency=1"].spec.options
+    with pytest.raises(StabilityError, match="batch_size axis runs on local/"):
+        plan_variants(JudgeSpec(backend="hf", model="smollm2"), ["batch_size"])
+    with pytest.raises(StabilityError, match="unknown axis 'dtype'"):
+        plan_variants(greedy, ["dtype"])
