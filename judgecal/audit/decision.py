@@ -40,6 +40,7 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
     "accuracy_gap": {"caution_above": 0.05, "not_aligned_above": 0.15},
     "invalid_rate": {"caution_above": 0.05, "not_aligned_above": 0.20},
     "position": {"not_aligned_beyond": 0.80},
+    "span_f1_ratio": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
     "business_loss": None,
 }
 STATUSES = ("aligned", "caution", "not aligned")
@@ -148,9 +149,23 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
 
     n_items = int(entry.get("n_items_with_consensus") or 0)
     kappa, acc = est("cohen_kappa"), est("accuracy")
-    if kappa is None or n_items == 0:
+    span_f1 = est("span_f1")
+    if span_f1 is not None:
+        ceiling = (entry.get("spans", {}).get("human_f1") or {}).get("estimate")
+        ref = f" against the annotators' {_fmt(ceiling)} with each other" if ceiling is not None else ""
+        words = f"span F1 {_fmt(span_f1)}{ref}"
+        ratio = span_f1 / ceiling if ceiling else None
+        if ratio is None:
+            reasons.append((1, f"{words}: no two annotators on its items, so no ceiling to read it against"))
+        elif ratio < t["span_f1_ratio"]["not_aligned_below"]:
+            reasons.append((2, f"{words}: less than {t['span_f1_ratio']['not_aligned_below']:.0%} of the humans' agreement"))
+        elif ratio < t["span_f1_ratio"]["aligned_at_least"]:
+            reasons.append((1, f"{words}: below {t['span_f1_ratio']['aligned_at_least']:.0%} of the humans' agreement"))
+        else:
+            reasons.append((0, words))
+    if (kappa is None or n_items == 0) and span_f1 is None:
         reasons.append((1, "no human labels on the items it judged: agreement not measured"))
-    else:
+    elif kappa is not None and n_items > 0:
         ref = f" against the humans' {_fmt(human_kappa)} with each other" if human_kappa is not None else ""
         words = f"κ {_fmt(kappa)}{ref} (0 = chance, 1 = perfect)"
         if kappa < t["kappa"]["not_aligned_below"]:

@@ -8,7 +8,10 @@
   ``replace_annotator`` (alternative annotator test and κ z-score, when annotators' labels exist),
   ``calibration`` and ``selective`` (when the judge has a confidence, :mod:`judgecal.audit.confidence`),
   and ``verdict`` = ``{status, reasons, not_tested}`` from the workspace's ``thresholds.yaml``
-  (:func:`judgecal.audit.decision.judge_verdict`).
+  (:func:`judgecal.audit.decision.judge_verdict`);
+- per judge with spans: ``span_iou`` and ``span_f1`` under ``metrics`` and a ``spans`` section (every span
+  figure and the annotators' pairwise F1 beside it, :mod:`judgecal.audit.spans`), against the span
+  consensus of one named source of human spans.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ import pandas as pd
 from judgecal.audit import confidence, human, models
 from judgecal.audit.decision import judge_verdict, load_thresholds
 from judgecal.audit.probe import AuditConfig, JudgeInput
+from judgecal.audit.spans import span_alignment
+from judgecal.data.sources import SourceError
+from judgecal.data.sources import select as select_source
 from judgecal.data.store import Workspace
 
 
@@ -38,6 +44,7 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
     report["settings"]["replace_annotator"] = {"epsilon": epsilon, "q": human.ALT_Q,
                                                "procedure": "Benjamini-Yekutieli over annotators"}
     report["settings"]["thresholds"] = thresholds
+    add_spans(report, ws, about.get("source"), cfg)
     for inp in inputs:
         entry = report["judges"][inp.judge]
         if inp.pairwise:
@@ -61,3 +68,46 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
 
 def _finite(v: Any) -> float | None:
     return None if v is None or not math.isfinite(float(v)) else float(v)
+
+
+def add_spans(report: dict[str, Any], ws: Workspace, selector: str | None, cfg: AuditConfig) -> None:
+    """Span figures per judge against the span consensus of one source of human spans.
+
+    The source is the truth's own selector when human spans carry it, else the only source of human
+    spans; several sources and no selector that names one of them are never pooled: the report says so.
+    Judge spans are tied to the judge through the judgment that produced them (their ``source`` is
+    the judgment key), so two specs of one model stay two judges here too.
+    """
+    spans = ws.spans_frame()
+    if spans.empty or not (spans["kind"] == "judge").any():
+        return
+    human_spans = spans[spans["kind"] == "human"].rename(columns={"rater": "annotator"})
+    present = sorted({str(s) for s in human_spans["source"].unique()})
+    chosen: pd.DataFrame | None = None
+    if selector is not None:
+        try:
+            chosen = select_source(human_spans, selector)
+        except SourceError:
+            chosen = None
+    if chosen is None and len(present) == 1:
+        chosen = human_spans
+    if chosen is None:
+        report["spans"] = {"source": None, "note": (
+            "no human spans to compare with" if not present else
+            f"human spans come from {len(present)} sources ({', '.join(present)}); choose one with "
+            "--consensus <method>:<source>")}
+        return
+    keys = ws.judgments_frame(columns=("key", "judge"))
+    judge_of = dict(zip(keys["key"].astype(str), keys["judge"].astype(str), strict=True))
+    judged = spans[spans["kind"] == "judge"].copy()
+    judged["rater"] = judged["source"].astype(str).map(judge_of).fillna(judged["rater"].astype(str))
+    frame = pd.concat([chosen.rename(columns={"annotator": "rater"}), judged], ignore_index=True)
+    used = sorted({str(s) for s in chosen["source"].unique()})
+    report["spans"] = {"source": used[0] if len(used) == 1 else selector, "sources": used}
+    for judge, figures in span_alignment(frame, n_boot=cfg.n_boot, seed=cfg.seed).items():
+        entry = report["judges"].get(judge)
+        if entry is None:
+            continue
+        entry["spans"] = {"source": report["spans"]["source"], **figures}
+        for name in ("span_iou", "span_f1"):
+            entry["metrics"][name] = {**figures[name], "p": None, "q": None, "mde": None}
