@@ -20,7 +20,7 @@ $(VENV)/bin/python:
 	$(PIP) install -q -U pip wheel setuptools
 
 $(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) install -q -e '.[local,openai]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) install -q -e '.[local,openai,pdf]'
 	touch $@
 
 # torch is pinned and installed first so that nothing pulls an unpinned (CUDA) build.
