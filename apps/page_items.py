@@ -66,7 +66,7 @@ def annotators_page() -> None:
             cols[k % len(cols)].plotly_chart(fig, key=f"ann-conf-{k}")
 
 
-MAX_LISTED = 500
+MAX_LISTED = 200
 
 
 def _member(ids: pd.Series, among: Any) -> np.ndarray:
@@ -152,8 +152,14 @@ def items_page() -> None:
     if not n:
         st.info("No item matches these filters.")
         return
+    item_view(listed["item_id"].tolist(), focus)
+
+
+@st.fragment
+def item_view(ids: list[str], focus: str | None) -> None:
+    """The item picker and the item: a fragment, so opening an item reruns only this part of the page."""
     typed = st.text_input("Open an item by id (any item, listed or not)", key="items-id").strip()
-    choice = typed or st.selectbox("Item", listed["item_id"].tolist(), key="items-pick")
+    choice = typed or st.selectbox("Item", ids, key="items-pick")
     show_item(choice, focus)
 
 
