@@ -241,6 +241,8 @@ def judges_page() -> None:
         else:
             st.info("The items do not name their candidates' models.")
 
+    confidence_section(rep, pick)
+
     st.subheader("Is one judge significantly better than another?")
     if len(judges) < 2:
         st.info("One judge only.")
@@ -407,3 +409,50 @@ def bias_plot(points: list[tuple[str, str, dict[str, Any]]], eoi: float) -> go.F
                       xaxis_title=f"estimate with 95% CI; dotted: null ± effect of interest ({eoi:.0%})",
                       margin={"l": 10, "r": 10, "t": 30, "b": 40})
     return fig
+
+
+def _yes(v: Any) -> str:
+    return "n/a" if v is None else ("yes" if v else "no")
+
+
+def confidence_section(rep: dict[str, Any], pick: str) -> None:
+    """Could the judge replace an annotator (alternative annotator test), and is its confidence calibrated
+    and usable to keep only the verdicts it is sure of (selective evaluation)?"""
+    import plotly.graph_objects as go
+
+    st.subheader("Could it replace an annotator? Is its confidence calibrated?")
+    rows = []
+    for name, j in rep["judges"].items():
+        alt, cal, sel = j.get("replace_annotator") or {}, j.get("calibration") or {}, j.get("selective") or {}
+        rows.append({
+            "judge": name,
+            "replaces an annotator": _yes(alt.get("passed")) if alt else "not tested (needs annotators' labels)",
+            "winning rate": fmt_number(alt.get("winning_rate")) if alt else "n/a",
+            "confidence": cal.get("confidence") or "none recorded",
+            "ECE (95% CI)": fmt_m(cal.get("ece")) if cal else "not tested",
+            "mean confidence": fmt_number(cal.get("mean_confidence")) if cal else "n/a",
+            "agreement": fmt_number(cal.get("agreement")) if cal else "n/a",
+            "selective: feasible": _yes(sel.get("feasible")) if sel else "not tested",
+            "kept (coverage)": fmt_number(sel.get("coverage")) if sel else "n/a",
+            "escalated to people": sel.get("n_escalated") if sel else None})
+    table(pd.DataFrame(rows), "judges-confidence", help={
+        "replaces an annotator": "Alternative annotator test: the judge agrees with the others at least as often "
+                                 "as the annotator it would replace (within ε), for enough annotators (BY-corrected).",
+        "winning rate": "Share of annotators the judge beats in the alternative annotator test.",
+        "ECE (95% CI)": "Expected calibration error: mean gap between stated confidence and agreement with the "
+                        "humans (0 = calibrated).",
+        "selective: feasible": "Whether a confidence threshold keeps verdicts that agree with the humans at the "
+                               "target rate with the stated risk.",
+        "kept (coverage)": "Share of items the judge may decide alone at that threshold."})
+    cal = rep["judges"].get(pick, {}).get("calibration") or {}
+    bins = [b for b in cal.get("reliability", []) if b.get("n") and b.get("confidence") is not None]
+    if bins:
+        fig = go.Figure(go.Scatter(x=[b["confidence"] for b in bins], y=[b["accuracy"] for b in bins],
+                                   mode="markers+lines", name="judge",
+                                   text=[f"n = {b['n']}" for b in bins]))
+        fig.add_shape(type="line", x0=0, y0=0, x1=1, y1=1, line={"dash": "dash", "color": "#888"})
+        fig.update_layout(xaxis_title="stated confidence", yaxis_title="agreement with the humans",
+                          xaxis_range=[0, 1], yaxis_range=[0, 1], height=320,
+                          margin={"l": 10, "r": 10, "t": 10, "b": 40})
+        st.caption("Reliability of the judge chosen above (dashed: perfectly calibrated).")
+        st.plotly_chart(fig, key="reliability-plot")

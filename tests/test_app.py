@@ -125,6 +125,13 @@ def test_judges_confusion_breakdown_and_paired_comparison(app):
         for j in ("A", "B", "tie"):
             assert int(row[f"judge said {j}"]) == counts.get((row["humans said"], j), 0)
     b.assert_csv_is_grid("judges-by-model")
+    confid = b.assert_csv_is_grid("judges-confidence")
+    for judge, entry in report["judges"].items():
+        row = confid[confid["judge"] == judge].iloc[0]
+        alt, cal = entry.get("replace_annotator"), entry.get("calibration")
+        assert row["replaces an annotator"] == ({True: "yes", False: "no"}[alt["passed"]] if alt
+                                                else "not tested (needs annotators' labels)")
+        assert row["ECE (95% CI)"] == (_fmt(cal["ece"]) if cal else "not tested")
     # paired: X = the first judge, Y = both-orders; the difference by hand on the items both judged
     b.select("pair-y", "replay/x/both-orders")
     paired = b.assert_csv_is_grid("judges-paired")
