@@ -37,6 +37,13 @@ def app(tmp_path_factory, pandalm_ws):
                   Span("pandalm/2", "expert-1", 0, 0, 3, "bad", "experts", "human")])
     compute_consensus(ws, ("ds",), source="pandalm")
     write_report(run_audit(ws, consensus=TRUTH, n_boot=200), ws.reports_dir)
+    # after the audit: three repeated 1-5 scores per item of a pointwise judge, stored as a stability run
+    from judgecal.stability.score import repeats_run
+
+    ws.add_judgments([Judgment(key=f"sc{k}-{s}", item_id=f"pandalm/{k}", judge="replay/x/scorer", spec_hash="s",
+                               sample=s, score=float(1 + (k + s * (k % 2)) % 5), raw=f"score {k} {s}")
+                      for k in range(100, 130) for s in range(3)])
+    repeats_run(ws, "replay/x/scorer")
     ws.close()
     with serve(ws_dir) as url:
         b = Browser(url)
@@ -60,7 +67,7 @@ def _hand(ws_dir):
     ws = Workspace(ws_dir)
     by: dict[str, dict[str, list]] = {}
     for r in ws.judgments_frame(columns=("item_id", "judge", "order", "sample", "mutation", "verdict")).itertuples():
-        if r.sample == 0 and r.mutation == "none":
+        if r.sample == 0 and r.mutation == "none" and r.verdict is not None:  # scores carry no verdict
             by.setdefault(r.judge, {}).setdefault(r.item_id, [None, None])[["AB", "BA"].index(r.order)] = r.verdict
     cons = ws.consensus_frame(TRUTH)
     ann = ws.annotations_frame()
@@ -177,7 +184,18 @@ def test_models_annotators_spans_and_stability_pages(app):
     assert sorted(spans["marked"]) == ["fine", "ine"]  # "fine"[0:4] by the expert, [1:4] by the judge
     assert "⟦fine⟧" in b.text() and "f⟦ine⟧" in b.text()
     b.open("Stability")
-    assert "judgecal stability run" in b.text()  # no run yet: which command produces one
+    from judgecal.data.store import Workspace
+    from judgecal.stability.score import stability_summary
+
+    ws = Workspace(ws_dir)
+    want = stability_summary(ws)["replay/x/scorer"]["score"]
+    ws.close()
+    stab = b.assert_csv_is_grid("stability-scores")
+    row = stab[stab["judge"] == "replay/x/scorer"].iloc[0]
+    lo, hi = want["ci"]
+    assert row["Stability Score"] == f"{want['score']:.3f} ({lo:.3f}–{hi:.3f})"
+    assert row["weakest figure"] == want["figure"]
+    b.assert_csv_is_grid("stability-figures")
     b.open("Models")
     report = json.loads((ws_dir / "reports" / "audit.json").read_text())
     if report.get("models", {}).get("ranking"):
