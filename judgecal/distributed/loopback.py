@@ -4,13 +4,15 @@ For tests and benchmarks: every node runs in its own temporary directory root, b
 keeps a small object store; :meth:`LoopbackCluster.kill_worker` ends one worker node (its raylet and
 the worker processes under it) as a machine failure would, and :meth:`LoopbackCluster.stop` ends every
 process this cluster started — found by its session directory, never by name, so other Ray clusters on
-the machine are left alone.
+the machine are left alone. Nodes advertise 127.0.0.1, but Ray 2.60's GCS and raylet gRPC servers
+listen on every interface, so the cluster requires a random token (``RAY_AUTH_MODE=token``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -23,15 +25,23 @@ from pathlib import Path
 OBJECT_STORE = 200_000_000
 # find a dead node in ~3 s instead of ~30 s
 FAST_FAILURE = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "4",
-                "RAY_health_check_initial_delay_ms": "0", "RAY_USAGE_STATS_ENABLED": "0",
-                # loopback only: no token file to share between the nodes and the drivers
-                "RAY_AUTH_MODE": "disabled"}
+                "RAY_health_check_initial_delay_ms": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
 
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _reload_auth() -> None:
+    """Make a Ray already imported in this process read the authentication settings again."""
+    try:
+        from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
 
 
 def _ray_bin() -> str:
@@ -46,7 +56,11 @@ class LoopbackCluster:
         self.root = Path(tempfile.mkdtemp(prefix="jcray", dir="/tmp"))  # unix socket paths stay short
         self.port = _free_port()
         self.address = f"127.0.0.1:{self.port}"
-        self.env = {**os.environ, **FAST_FAILURE}
+        # Ray's gRPC servers listen on every interface whatever the node address, so the cluster takes a
+        # token of its own (in the environment of its nodes and of this process's drivers, no file)
+        self.auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+        self.env = {**os.environ, **FAST_FAILURE, **self.auth}
+        self._saved: dict[str, str | None] = {}
         self.worker_ports: list[int] = []
         self.procs: list[subprocess.Popen[bytes]] = []
 
@@ -58,7 +72,10 @@ class LoopbackCluster:
                                            start_new_session=True))
 
     def start(self, timeout: float = 120.0) -> LoopbackCluster:
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # this process's drivers join it without a token
+        for k, v in self.auth.items():  # this process's drivers (and their subprocesses) present the token
+            self._saved.setdefault(k, os.environ.get(k))
+            os.environ[k] = v
+        _reload_auth()
         self._start(["--head", "--port", str(self.port), "--num-cpus", str(self.head_cpus),
                      "--include-dashboard=false", "--temp-dir", str(self.root)])
         self._wait(lambda: self._alive_nodes() >= 1, timeout, "the head")
@@ -141,6 +158,12 @@ class LoopbackCluster:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
         shutil.rmtree(self.root, ignore_errors=True)
+        for k, old in self._saved.items():
+            if old is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = old
+        _reload_auth()
 
     def __enter__(self) -> LoopbackCluster:
         return self.start()
