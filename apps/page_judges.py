@@ -215,7 +215,7 @@ def judges_page() -> None:
     c2.plotly_chart(go.Figure(go.Heatmap(z=conf.to_numpy(), x=[f"judge {c}" for c in labels],
                                          y=[f"humans {c}" for c in labels], colorscale="Blues",
                                          texttemplate="%{z}", showscale=False)).update_layout(
-        height=300, margin={"l": 10, "r": 10, "t": 10, "b": 30}), key="conf-plot")
+        height=300, margin={"l": 10, "r": 10, "t": 10, "b": 30}, yaxis_autorange="reversed"), key="conf-plot")
 
     st.subheader("Where it agrees: by category and by candidate model")
     idx = query("explorer_items_index").set_index("item_id")
