@@ -223,3 +223,22 @@ def test_win_rate_intervals_cover_the_true_rate_over_seeds() -> None:
         f = wr.win_rates(["m1"] * 150, ["m2"] * 150, lab, n_boot=500, seed=seed)
         hits += f.loc["m1", "ci_low"] <= 0.6 <= f.loc["m1", "ci_high"]
     assert 0.92 <= hits / 200 <= 0.98
+
+
+def test_bradley_terry_cell_bootstrap_matches_evalica_resampling() -> None:
+    import evalica
+
+    rng = np.random.default_rng(3)
+    models = np.array(["m0", "m1", "m2"])
+    ia = rng.integers(0, 3, 600)
+    ib = (ia + rng.integers(1, 3, 600)) % 3
+    lab = np.where(rng.random(600) < 0.6, "A", np.where(rng.random(600) < 0.8, "B", "tie"))
+    bt = wr.bradley_terry(models[ia], models[ib], lab, n_boot=600, seed=0)
+    win = {"A": evalica.Winner.X, "B": evalica.Winner.Y, "tie": evalica.Winner.Draw}
+    ref = evalica.bootstrap(evalica.bradley_terry, list(models[ia]), list(models[ib]), [win[v] for v in lab],
+                            n_resamples=600, confidence_level=0.95, bootstrap_method="percentile",
+                            random_state=np.random.default_rng(0))
+    for m in models:
+        assert bt.loc[m, "score"] == pytest.approx(ref.result.scores[m], rel=1e-4)
+        assert bt.loc[m, "ci_low"] == pytest.approx(ref.low[m], rel=0.08)
+        assert bt.loc[m, "ci_high"] == pytest.approx(ref.high[m], rel=0.08)

@@ -178,7 +178,9 @@ def win_rates_by_category(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayL
 def bradley_terry(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *, n_boot: int = 1000,
                   seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Bradley–Terry strengths ``pi`` with ``P(i beats j) = pi_i / (pi_i + pi_j)`` (evalica), ties as half a
-    win each, bootstrap percentile CIs over comparisons (``evalica.bootstrap``), and the ranking.
+    win each, bootstrap percentile CIs over comparisons (multinomial draws of the cell counts, each refit
+    by evalica with weights: the same resampling as ``evalica.bootstrap``, at a cost independent of the
+    number of comparisons), and the ranking.
 
     Returns a frame indexed by model, best first: ``score, ci_low, ci_high, rank`` (1 = best) and the
     95% range of the rank over the bootstrap replicates (``rank_low``, ``rank_high``).
@@ -192,18 +194,24 @@ def bradley_terry(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *, 
     if not ok.any():
         return pd.DataFrame(columns=["score", "ci_low", "ci_high", "rank", "rank_low", "rank_high"])
     model_index(a, b)  # validates names
-    winners = [{"A": evalica.Winner.X, "B": evalica.Winner.Y, "tie": evalica.Winner.Draw}[v] for v in lab[ok]]
-    xs, ys = list(a[ok]), list(b[ok])
-    res = evalica.bootstrap(evalica.bradley_terry, xs, ys, winners, n_resamples=n_boot,
-                            confidence_level=level, bootstrap_method="percentile",
-                            random_state=np.random.default_rng(seed))
-    scores = res.result.scores
-    dist = res.distribution[scores.index].to_numpy(dtype=np.float64)
-    ranks = pd.DataFrame(-dist).rank(axis=1, method="min").to_numpy()
+    # Bradley-Terry depends on the comparisons only through the counts of each (A, B, outcome) cell, and
+    # resampling comparisons with replacement draws those counts from a multinomial: each replicate is
+    # one weighted fit over at most models^2 x 3 cells, whatever the number of comparisons.
+    cells = pd.DataFrame({"a": a[ok], "b": b[ok], "w": lab[ok]}).value_counts().reset_index(name="n")
+    win = {"A": evalica.Winner.X, "B": evalica.Winner.Y, "tie": evalica.Winner.Draw}
+    xs, ys = cells["a"].tolist(), cells["b"].tolist()
+    winners = [win[v] for v in cells["w"]]
+    counts = cells["n"].to_numpy(dtype=np.float64)
+    index = pd.Index(sorted(set(xs) | set(ys)))
+    scores = evalica.bradley_terry(xs, ys, winners, index=index, weights=counts.tolist()).scores
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(int(counts.sum()), counts / counts.sum(), size=n_boot).astype(np.float64)
+    dist = np.vstack([evalica.bradley_terry(xs, ys, winners, index=index, weights=w.tolist()).scores[scores.index]
+                      .to_numpy(dtype=np.float64) for w in draws]) if n_boot else np.empty((0, len(index)))
     a_lo, a_hi = (1 - level) / 2, (1 + level) / 2
-    out = pd.DataFrame({"score": scores.to_numpy(dtype=np.float64),
-                        "ci_low": res.low[scores.index].to_numpy(dtype=np.float64),
-                        "ci_high": res.high[scores.index].to_numpy(dtype=np.float64),
+    lo, hi = (np.quantile(dist, [a_lo, a_hi], axis=0) if len(dist) else np.full((2, len(index)), np.nan))
+    ranks = pd.DataFrame(-dist).rank(axis=1, method="min").to_numpy()
+    out = pd.DataFrame({"score": scores.to_numpy(dtype=np.float64), "ci_low": lo, "ci_high": hi,
                         "rank": (-scores).rank(method="min").to_numpy().astype(np.int64),
                         "rank_low": np.floor(np.quantile(ranks, a_lo, axis=0)).astype(np.int64),
                         "rank_high": np.ceil(np.quantile(ranks, a_hi, axis=0)).astype(np.int64)},
