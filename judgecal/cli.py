@@ -38,6 +38,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
+def _open_unit(text: str) -> float:
+    """A number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1 (exclusive)")
+    return value
+
+
 def _count(text: str) -> int:
     """A positive whole number (argparse ``type``)."""
     try:
@@ -449,7 +460,8 @@ def cmd_annotators(args: argparse.Namespace) -> int:
     return 0
 
 
-def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int) -> tuple[dict[str, Any], Path, Path]:
+def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
+           selective: tuple[float, float] | None = None) -> tuple[dict[str, Any], Path, Path]:
     from judgecal.audit.run import run_audit
     from judgecal.data.sources import SourceError, split_name
     from judgecal.report.write import write_report
@@ -463,7 +475,9 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int) -> 
             from judgecal.aggregate.consensus import compute_consensus
 
             compute_consensus(ws, (method,), source=source)
-        report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot)
+        target, delta = selective if selective is not None else (None, None)
+        report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot,
+                           selective_target=target, selective_delta=delta)
     except SourceError as exc:
         raise UsageError(str(exc)) from None
     from judgecal.report.provenance import provenance
@@ -484,7 +498,8 @@ def print_summary(report: dict[str, Any]) -> None:
 def cmd_audit(args: argparse.Namespace) -> int:
     with _open_ws(args, create=False) as ws:
         out = Path(args.out) if args.out else ws.reports_dir
-        report, js, html = _audit(ws, out, args.consensus, args.invalid_as, args.n_boot)
+        report, js, html = _audit(ws, out, args.consensus, args.invalid_as, args.n_boot,
+                                  (args.selective_target, args.selective_delta))
     written = [js, html]
     if args.pdf:
         from judgecal.report.pdf import PdfError, write_pdf
@@ -768,6 +783,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-boot", type=_count, default=2000)
     p.add_argument("--pdf", action="store_true", help="also write the printable trust report audit.pdf")
     p.add_argument("--json", action="store_true", help="print audit.json to stdout instead of the summary")
+    p.add_argument("--selective-target", type=_open_unit, default=0.9, help="selective evaluation: the "
+                   "agreement with the humans the kept items must reach (default 0.9)")
+    p.add_argument("--selective-delta", type=_open_unit, default=0.1, help="selective evaluation: the "
+                   "chance the guarantee may fail (default 0.1)")
     _ws_arg(p)
     p.set_defaults(func=cmd_audit)
 

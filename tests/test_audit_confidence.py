@@ -3,6 +3,8 @@ humans' leave-one-out accuracy and the item verdict, each against values worked 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -133,3 +135,22 @@ def test_a_bad_thresholds_file_is_one_line_naming_file_and_key(tmp_path, capsys)
     err = capsys.readouterr().err.strip()
     assert err == f"judgecal audit: {ws / 'thresholds.yaml'}: unknown key 'kapa'; known: accuracy_gap, alpha, " \
                   "business_loss, invalid_rate, kappa, kappa_gap, min_items, position, version"
+
+
+def test_selective_settings_come_from_the_command_line(tmp_path, capsys):
+    from judgecal.cli import main
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    ws = str(tmp_path / "ws")
+    assert main(["import", str(data / "items.jsonl"), "-w", ws]) == 0
+    assert main(["import", str(data / "verdicts.jsonl"), "--as", "judgments", "-w", ws]) == 0
+    assert main(["aggregate", "-w", ws]) == 0
+    capsys.readouterr()
+    assert main(["audit", "--n-boot", "50", "--selective-target", "0.8", "--selective-delta", "0.2",
+                 "--json", "-w", ws]) == 0
+    import json
+
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["settings"]["selective"]["target"] == 0.8 and rep["settings"]["selective"]["delta"] == 0.2
+    assert main(["audit", "--selective-delta", "1.5", "-w", ws]) == 2
+    assert "between 0 and 1" in capsys.readouterr().err

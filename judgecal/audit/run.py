@@ -24,7 +24,8 @@ COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "status
 
 def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", n_boot: int = 2000,
               seed: int = 0, level: float = 0.95, judges: list[str] | None = None,
-              effect_of_interest: float = 0.05) -> dict[str, Any]:
+              effect_of_interest: float = 0.05, selective_target: float | None = None,
+              selective_delta: float | None = None) -> dict[str, Any]:
     """The audit as a JSON-ready dict (schema ``judgecal.audit/1``, documented in the README).
 
     The truth is the stored consensus ``consensus`` (``<method>[:<source>]``, see
@@ -52,7 +53,12 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
     report["settings"]["multiple_testing"] = "Benjamini-Hochberg over every tested metric of this report"
     from judgecal.audit.sections import add_sections
 
-    return add_sections(report, ws, consensus, truth, about, inputs, cfg)
+    extra: dict[str, float] = {}
+    if selective_target is not None:
+        extra["target"] = selective_target
+    if selective_delta is not None:
+        extra["delta"] = selective_delta
+    return add_sections(report, ws, consensus, truth, about, inputs, cfg, **extra)
 
 
 def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = None) -> list[JudgeInput]:
