@@ -199,5 +199,14 @@ def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: flo
     checks, coverage = check_all(seeds > 1, seeds, n_boot)
     results["checks"] += checks
     results["coverage"].update(coverage)
+    from judgecal.stability.scenario import AXES as STABILITY_AXES
+    from judgecal.stability.scenario import planted_instability
+
+    for axis in STABILITY_AXES:  # instability planted on one axis of a stability run: the decomposition names it
+        r = planted_instability(axis, n_items=n_items, seed=0)
+        results["checks"].append({"scenario": f"instability:{axis}", "metric": "stability_top_axis",
+                                  "check": f"the variance decomposition recovers the planted {axis} axis",
+                                  "ok": bool(r["passed"]), "estimate": float(r["shares"][axis]),
+                                  "ci": [None, None], "p": None, "q": None})
     results["ok"] = all(c["ok"] for c in results["checks"]) and all(c["ok"] for c in results["coverage"].values())
     return results
