@@ -8,12 +8,13 @@ reply) carries an API key or an ``Authorization`` value, so none reaches the dat
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC
-from typing import Protocol
+from typing import Any, Protocol
 
 # Environment variables whose values are secrets wherever they appear.
 SECRET_ENV = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "VLLM_API_KEY")
@@ -136,3 +137,28 @@ def translate_sdk_error(exc: Exception, transient: tuple[type[Exception], ...], 
 def malformed(what: str, secrets: Iterable[str | None] = ()) -> BackendError:
     """A 200 reply that cannot be read (not JSON, no choices, no message): a recorded error."""
     return BackendError(redact(f"malformed reply: {what}", secrets)[:300])
+
+
+class PerLoopClient:
+    """An SDK client per event loop: pooled connections belong to the loop that opened them, so a second
+    ``Engine.run`` (a new loop) gets a client of its own. Subclasses set ``_make`` (a client factory),
+    ``client``, ``_loop = None`` and ``_owns_http`` (whether the pool is theirs to close)."""
+
+    _make: Any
+    client: Any
+    _loop: asyncio.AbstractEventLoop | None
+    _owns_http: bool
+
+    def _client(self) -> Any:
+        """The client of the running event loop."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and self._loop is not loop:
+            self.client = self._make()
+        self._loop = loop
+        return self.client
+
+    async def aclose(self) -> None:
+        """Close this loop's pooled connections (the engine calls it as a run ends)."""
+        if self._loop is not None and self._owns_http:
+            await self.client.close()
+            self.client, self._loop = self._make(), None

@@ -12,7 +12,15 @@ import inspect
 import os
 from typing import Any
 
-from judgecal.judges.base import BackendError, Request, Response, malformed, redact, translate_sdk_error
+from judgecal.judges.base import (
+    BackendError,
+    PerLoopClient,
+    Request,
+    Response,
+    malformed,
+    redact,
+    translate_sdk_error,
+)
 
 
 def translate_anthropic_error(exc: Exception, secrets: tuple[str | None, ...] = ()) -> Exception:
@@ -23,7 +31,7 @@ def translate_anthropic_error(exc: Exception, secrets: tuple[str | None, ...] = 
                                anthropic.APIStatusError, secrets)
 
 
-class AnthropicBackend:
+class AnthropicBackend(PerLoopClient):
     name = "anthropic"
 
     def __init__(self, model: str, api_key: str | None = None, base_url: str | None = None,
@@ -43,20 +51,6 @@ class AnthropicBackend:
         self._owns_http = http_client is None
         # Recent SDK releases no longer take sampling settings; the provider's defaults then apply.
         self._takes_temperature = "temperature" in inspect.signature(self.client.messages.create).parameters
-
-    def _client(self) -> Any:
-        """The client of the running event loop (pooled connections belong to the loop that opened them)."""
-        loop = asyncio.get_running_loop()
-        if self._loop is not None and self._loop is not loop:
-            self.client = self._make()
-        self._loop = loop
-        return self.client
-
-    async def aclose(self) -> None:
-        """Close this loop's pooled connections (the engine calls it as a run ends)."""
-        if self._loop is not None and self._owns_http:
-            await self.client.close()
-            self.client, self._loop = self._make(), None
 
     async def generate(self, request: Request) -> Response:
         import anthropic

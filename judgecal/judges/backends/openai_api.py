@@ -12,7 +12,15 @@ import asyncio
 import os
 from typing import Any
 
-from judgecal.judges.base import BackendError, Request, Response, malformed, redact, translate_sdk_error
+from judgecal.judges.base import (
+    BackendError,
+    PerLoopClient,
+    Request,
+    Response,
+    malformed,
+    redact,
+    translate_sdk_error,
+)
 
 
 def translate_openai_error(exc: Exception, secrets: tuple[str | None, ...] = ()) -> Exception:
@@ -28,7 +36,7 @@ def is_context_overflow(exc: Exception) -> bool:
     return any(s in text for s in ("context length", "context_length", "maximum context", "too long", "exceed"))
 
 
-class OpenAIBackend:
+class OpenAIBackend(PerLoopClient):
     name = "openai"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
@@ -47,21 +55,6 @@ class OpenAIBackend:
         self.client = self._make()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._owns_http = http_client is None
-
-    def _client(self) -> Any:
-        """The client of the running event loop: pooled connections belong to the loop that opened
-        them, so a second ``Engine.run`` (a new loop) gets a client of its own."""
-        loop = asyncio.get_running_loop()
-        if self._loop is not None and self._loop is not loop:
-            self.client = self._make()
-        self._loop = loop
-        return self.client
-
-    async def aclose(self) -> None:
-        """Close this loop's pooled connections (the engine calls it as a run ends)."""
-        if self._loop is not None and self._owns_http:
-            await self.client.close()
-            self.client, self._loop = self._make(), None
 
     async def generate(self, request: Request) -> Response:
         import openai
