@@ -195,11 +195,7 @@ def _judgments(engine: Engine, batch: list[Call], ref: Any, ray: Any, stats: Run
     for c in batch:
         resp, latency, error = got[c.key]
         j = replace(engine.to_judgment(c, resp, latency, error), env=env)
-        stats.done += 1
-        stats.errors += j.status == "error"
-        stats.invalid += j.status == "invalid"
-        if j.status == "error" and len(stats.error_messages) < 5:
-            stats.error_messages.append(j.raw)
+        stats.count(j)
         advance()
         out.append(j)
     return out

@@ -63,6 +63,14 @@ class RunStats:
     error_messages: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
+    def count(self, j: Judgment) -> None:
+        """Count one finished judgment (the first five errors are kept to show)."""
+        self.done += 1
+        self.errors += j.status == "error"
+        self.invalid += j.status == "invalid"
+        if j.status == "error" and len(self.error_messages) < 5:
+            self.error_messages.append(j.raw)
+
 
 def environment_fingerprint(backend: Backend) -> str:
     """The environment of every judgment (see :mod:`judgecal.stability.fingerprint`)."""
@@ -293,11 +301,7 @@ class Engine:
             for fut in asyncio.as_completed(tasks):
                 j = await fut
                 buffer.append(j)
-                stats.done += 1
-                stats.errors += j.status == "error"
-                stats.invalid += j.status == "invalid"
-                if j.status == "error" and len(stats.error_messages) < 5:
-                    stats.error_messages.append(j.raw)
+                stats.count(j)
                 advance()
                 if len(buffer) >= self.flush_every or time.monotonic() - last_flush > self.flush_seconds:
                     self.store(buffer)
