@@ -159,7 +159,8 @@ def _import_judgments(args: argparse.Namespace) -> int:
     with _open_ws(args, create=False) as ws:
         res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
     print(f"imported {res.new} new judgments from {len(res.judges)} judge(s) ({', '.join(res.judges)}) in "
-          f"{args.source}; {res.unchanged} already stored, {res.replaced} replaced")
+          f"{args.source}; {res.unchanged} already stored, {res.replaced} replaced"
+          + (f"; {sum(len(v) for v in res.spans.values())} judge spans" if res.spans else ""))
     return 0
 
 

@@ -10,6 +10,10 @@ One judgment per record, about an item already in the workspace:
 - pointwise items: ``score`` (a finite number) or ``verdict: invalid``; ``order`` is ``AB``.
 - optional everywhere: ``sample`` (integer >= 0, default 0), ``mutation`` (default ``none``),
   ``raw``, ``prompt_tokens``, ``completion_tokens``, ``latency_s``, ``cost_usd``.
+- pointwise items: ``spans`` — the judge's spans on the response, ``[[start, end] or [start, end,
+  label], ...]`` in character offsets (``[]``: it marked nothing), or the item import's form
+  ``{judge: [...]}``; checked against the text (:mod:`judgecal.data.span_import`). A record with spans
+  needs no score. They are stored as judge spans of that judgment (source: its key), replaced with it.
 
 Verdicts and probabilities are turned into item orientation once, by
 :func:`judgecal.data.records.to_item_orientation`. Each judgment's key is the hash of
@@ -35,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.importers import MAX_TEXT_CHARS, ImportValidationError, Problem, _records
-from judgecal.data.records import ORDERS, VERDICTS, Judgment, stable_hash, to_item_orientation
+from judgecal.data.records import ORDERS, VERDICTS, Judgment, Span, stable_hash, to_item_orientation
+from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
 from judgecal.judges.spec import JudgeSpec
 
@@ -126,7 +131,7 @@ FIELDS: dict[str, Callable[[Any], Any]] = {
     "item_id": _id, "judge": _name, "verdict": _choice(VERDICT_VALUES, "verdict"), "score": _number,
     "order": _choice(ORDERS, "order"), "sample": _count, "mutation": _name, "raw": _raw,
     "p_a": _probability, "p_b": _probability, "p_tie": _probability, "prompt_tokens": _count,
-    "completion_tokens": _count, "latency_s": _non_negative, "cost_usd": _non_negative,
+    "completion_tokens": _count, "latency_s": _non_negative, "cost_usd": _non_negative, "spans": lambda v: v,
 }
 REQUIRED = ("item_id", "judge")
 DEFAULTS: dict[str, Any] = {"order": "AB", "sample": 0, "mutation": "none", "raw": ""}
@@ -149,6 +154,7 @@ class VerdictImport:
     """What an import wrote (new and replaced judgments), what it found stored unchanged, its judges."""
 
     judgments: list[Judgment] = field(default_factory=list)
+    spans: dict[str, list[Span]] = field(default_factory=dict)  # judgment key -> its judge spans
     judges: list[str] = field(default_factory=list)
     specs: dict[str, JudgeSpec] = field(default_factory=dict)
     new: int = 0
@@ -168,8 +174,8 @@ def _judgment(v: dict[str, Any], task: str, spec_hash: str, f: str, n: int, prob
     else:
         if verdict is not None and verdict != "invalid":
             problems.append(Problem(f, n, "verdict", f"a pointwise item takes a score, not the verdict {verdict!r}"))
-        elif verdict is None and score is None:
-            problems.append(Problem(f, n, "score", "missing required field (a number, or verdict: invalid)"))
+        elif verdict is None and score is None and "spans" not in v:
+            problems.append(Problem(f, n, "score", "missing required field (a number, spans, or verdict: invalid)"))
         elif verdict is not None and score is not None:
             problems.append(Problem(f, n, "score", "an invalid judgment has no score"))
         if order != "AB":
@@ -238,6 +244,8 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
     if not records and not problems:
         problems.append(Problem(f, None, None, "no records"))
     tasks = dict(ws.conn.execute("SELECT item_id, task FROM items").fetchall())
+    with_spans = {str(r.get("item_id")) for _, r in records if isinstance(r, dict) and r.get("spans") is not None}
+    texts = {it.item_id: it.candidates[0].text for it in ws.items(ids=with_spans)} if with_spans else {}
     seen: dict[str, int] = {}
     first_line: dict[str, int] = {}
     specs: dict[str, JudgeSpec] = {}
@@ -274,9 +282,24 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
             specs[v["judge"]] = spec or import_spec(v["judge"])
             hashes[v["judge"]] = specs[v["judge"]].spec_hash
             first_line[v["judge"]] = n
+        if "spans" in v and task != "pointwise":
+            problems.append(Problem(f, n, "spans", "spans apply to pointwise items (offsets into the response)"))
+            continue
         j = _judgment(v, task, hashes[v["judge"]], f, n, problems)
         if j is None:
             continue
+        if "spans" in v:
+            marks = v["spans"]
+            if isinstance(marks, dict):
+                if set(marks) != {v["judge"]}:
+                    problems.append(Problem(f, n, "spans", f"as an object, spans name one rater: the judge {v['judge']!r}"))
+                    continue
+                marks = marks[v["judge"]]
+            sp, bad = parse_spans({v["judge"]: marks}, texts[v["item_id"]], v["item_id"], j.key, "spans", "judge")
+            if bad:
+                problems.extend(Problem(f, n, where.replace(f"spans.{v['judge']}", "spans"), msg) for where, msg in bad)
+                continue
+            out.spans[j.key] = sp
         if j.key in seen:
             problems.append(Problem(f, n, "item_id", (
                 f"duplicate judgment of {j.judge!r} on item {j.item_id!r} (order {j.order}, sample {j.sample}, "
@@ -291,6 +314,7 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
             "two specs are two judges: import under another name")))
     out.judgments = [j for j in out.judgments if j.judge not in clash]
     stored = _stored(ws, [j.key for j in out.judgments])
+    stored_spans = _stored_spans(ws, [k for k in out.spans if k in stored])
     line = {j.key: seen[j.key] for j in out.judgments}
     keep = []
     for j in out.judgments:
@@ -299,6 +323,8 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
             keep.append(j)
             continue
         changed = _differs(j, stored[j.key])
+        if j.key in out.spans and _span_rows(out.spans[j.key]) != stored_spans.get(j.key, []):
+            changed.append("spans")
         if not changed:
             out.unchanged += 1
         elif replace:
@@ -309,7 +335,23 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
                 f"differs from the judgment already stored for this judge, item, order, sample and mutation "
                 f"({', '.join(changed)}); pass --replace to overwrite it")))
     out.judgments, out.judges, out.specs = keep, sorted(first_line), specs
+    kept = {j.key for j in keep}
+    out.spans = {k: v for k, v in out.spans.items() if k in kept}
     return out, problems
+
+
+def _span_rows(spans: list[Span]) -> list[tuple[int, int, str]]:
+    return sorted((s.start, s.end, s.label) for s in spans)
+
+
+def _stored_spans(ws: Workspace, keys: list[str]) -> dict[str, list[tuple[int, int, str]]]:
+    """Judgment key -> its stored judge spans, as comparable rows."""
+    if not keys:
+        return {}
+    frame = ws.spans_frame(kind="judge")
+    frame = frame[frame["source"].isin(keys)]
+    return {str(k): sorted(zip(g["start"].astype(int), g["end"].astype(int), g["label"].astype(str), strict=True))
+            for k, g in frame.groupby("source")}
 
 
 def import_verdicts(ws: Workspace, path: str | Path, replace: bool = False,
@@ -326,4 +368,6 @@ def import_verdicts(ws: Workspace, path: str | Path, replace: bool = False,
             raise ImportValidationError(problems)
         ws.add_judge_specs([(s.spec_hash, s.base_name, s.to_dict()) for s in res.specs.values()], conn=tx)
         ws.add_judgments(res.judgments, conn=tx, replace=True)
+        if res.spans:
+            ws.replace_judge_spans(list(res.spans), [sp for spans in res.spans.values() for sp in spans], conn=tx)
     return res
