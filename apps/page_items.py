@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,9 +22,6 @@ from judgecal.apps.common import (
     ws_path,
 )
 from judgecal.apps.page_judges import item_verdicts, truth_series
-
-if TYPE_CHECKING:
-    pass
 
 
 def annotators_page() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -22,9 +22,6 @@ from judgecal.apps.common import (
     table,
     ws_path,
 )
-
-if TYPE_CHECKING:
-    pass
 
 
 def _wr(row: dict[str, Any]) -> str:

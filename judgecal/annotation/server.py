@@ -22,6 +22,8 @@ from typing import Any
 
 import platformdirs
 
+from judgecal.data.store import pid_alive
+
 LS_VERSION = "1.23.2"
 VENV_ENV = "JUDGECAL_LS_VENV"
 URL_ENV, TOKEN_ENV = "JUDGECAL_LS_URL", "JUDGECAL_LS_TOKEN"
@@ -153,7 +155,7 @@ class ManagedServer:
         info = self._info()
         if not info:
             return {"running": False}
-        alive = _pid_alive(int(info["pid"]))  # type: ignore[call-overload]
+        alive = pid_alive(int(info["pid"]))  # type: ignore[call-overload]
         return {"running": alive and _healthy(self.url), "url": self.url, "pid": info["pid"]}
 
     def start(self, timeout_s: float = 180.0) -> Connection:
@@ -188,7 +190,7 @@ class ManagedServer:
         try:
             os.killpg(pid, signal.SIGTERM)
             for _ in range(100):
-                if not _pid_alive(pid):
+                if not pid_alive(pid):
                     break
                 time.sleep(0.1)
             else:
@@ -203,15 +205,6 @@ class ManagedServer:
         exe = ensure_installed(progress=False)
         return subprocess.run([str(exe), *args], env=self.env(), capture_output=True, text=True, check=False)
 
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def connection_for(workspace: str | os.PathLike[str] | None, port: int = 8480) -> Connection:

@@ -234,7 +234,8 @@ class Claims:
     holders: list[str] = field(default_factory=list)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this host with id ``pid`` is running."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -510,7 +511,7 @@ class Workspace:
         keys = list(dict.fromkeys(keys))
         with self.transaction() as tx:
             for oid, pid, host, beat in tx.execute("SELECT owner, pid, host, heartbeat FROM runs").fetchall():
-                if oid != owner.id and (now - beat > stale_s or (host == owner.host and not _pid_alive(pid))):
+                if oid != owner.id and (now - beat > stale_s or (host == owner.host and not pid_alive(pid))):
                     tx.execute("DELETE FROM claims WHERE owner = ?", (oid,))
                     tx.execute("DELETE FROM runs WHERE owner = ?", (oid,))
             tx.execute("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?)", (owner.id, owner.pid, owner.host, now))
