@@ -119,8 +119,6 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from judgecal.data import registry
-    from judgecal.data.importers import import_file
-    from judgecal.data.ingest import import_dataset
 
     if args.kind == "judgments":
         return _import_judgments(args)
@@ -132,6 +130,22 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.source}: no such file, and not a dataset name (see `judgecal datasets list`)")
         if not Path(args.source).is_file():
             raise UsageError(f"{args.source}: is a folder, not a file to import")
+    fresh = bool(args.workspace) and not Path(args.workspace).exists()
+    try:
+        _import_into(args, dataset)
+    except BaseException:
+        if fresh:  # a first import that fails leaves no empty workspace behind
+            import shutil
+
+            shutil.rmtree(args.workspace, ignore_errors=True)
+        raise
+    return 0
+
+
+def _import_into(args: argparse.Namespace, dataset: bool) -> None:
+    from judgecal.data.importers import import_file
+    from judgecal.data.ingest import import_dataset
+
     with _open_ws(args) as ws:
         if dataset:
             counts = import_dataset(ws, args.source)
@@ -142,7 +156,6 @@ def cmd_import(args: argparse.Namespace) -> int:
             res = import_file(ws, args.source, task=args.task, source=args.name)
             spans = f", {len(res.spans)} spans" if res.spans else ""
             print(f"imported {len(res.items)} items and {len(res.annotations)} human labels{spans} from {args.source}")
-    return 0
 
 
 def _import_judgments(args: argparse.Namespace) -> int:

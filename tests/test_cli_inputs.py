@@ -310,3 +310,12 @@ def test_invalid_utf8_in_csv_names_the_line(tmp_path, capsys):
     f, rc = _import(tmp_path, "bad.csv", b"id,prompt,response_a,response_b\nq1,p,a,b\nq2,\xff,a,b\n")
     assert rc == 2
     _one_line_error(capsys, f"{f}:3: invalid UTF-8")
+
+
+def test_a_failed_first_import_leaves_no_workspace(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "prompt": "p", "response_a": "a"}\n')
+    ws = tmp_path / "new-ws"
+    assert main(["import", str(bad), "-w", str(ws)]) == 2
+    assert "bad.jsonl:1: response_b: missing required field" in capsys.readouterr().err
+    assert not ws.exists()
