@@ -130,32 +130,22 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.source}: no such file, and not a dataset name (see `judgecal datasets list`)")
         if not Path(args.source).is_file():
             raise UsageError(f"{args.source}: is a folder, not a file to import")
-    fresh = bool(args.workspace) and not Path(args.workspace).exists()
-    try:
-        _import_into(args, dataset)
-    except BaseException:
-        if fresh:  # a first import that fails leaves no empty workspace behind
-            import shutil
-
-            shutil.rmtree(args.workspace, ignore_errors=True)
-        raise
-    return 0
-
-
-def _import_into(args: argparse.Namespace, dataset: bool) -> None:
-    from judgecal.data.importers import import_file
+    from judgecal.data.importers import import_file, validate_file
     from judgecal.data.ingest import import_dataset
 
+    # a file is validated completely before the workspace is opened, so a bad file creates nothing
+    parsed = None if dataset else validate_file(args.source, task=args.task, source=args.name)
     with _open_ws(args) as ws:
-        if dataset:
+        if parsed is None:
             counts = import_dataset(ws, args.source)
             print(f"imported {args.source}: {counts['items']} items, {counts['annotations']} human labels, "
                   f"{counts['judgments']} recorded judgments from {counts['judges']} judges"
                   + (f", {counts['spans']} spans" if counts.get("spans") else ""))
         else:
-            res = import_file(ws, args.source, task=args.task, source=args.name)
+            res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed)
             spans = f", {len(res.spans)} spans" if res.spans else ""
             print(f"imported {len(res.items)} items and {len(res.annotations)} human labels{spans} from {args.source}")
+    return 0
 
 
 def _import_judgments(args: argparse.Namespace) -> int:

@@ -303,14 +303,24 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
     return result, problems
 
 
-def import_file(ws: Workspace, path: str | Path, task: str = "pairwise", source: str | None = None) -> ImportResult:
-    """Validate ``path`` completely, then write all of it in one transaction (or nothing)."""
+def validate_file(path: str | Path, task: str = "pairwise", source: str | None = None) -> ImportResult:
+    """Parse and validate ``path`` completely; raise :class:`ImportValidationError` naming every problem."""
     if task not in ("pairwise", "pointwise"):
         raise ValueError(f"task must be 'pairwise' or 'pointwise', got {task!r}")
     p = Path(path)
     result, problems = parse_records(p, task, source or p.stem)
     if problems:
         raise ImportValidationError(problems)
+    return result
+
+
+def import_file(
+    ws: Workspace, path: str | Path, task: str = "pairwise", source: str | None = None,
+    validated: ImportResult | None = None,
+) -> ImportResult:
+    """Validate ``path`` completely (unless ``validated`` is given), then write all of it in one transaction."""
+    p = Path(path)
+    result = validated if validated is not None else validate_file(p, task, source)
     # an id already stored is checked inside the write transaction: identical content is skipped,
     # other content refused (ItemConflictError), so concurrent imports cannot overwrite each other
     with ws.transaction() as tx:
