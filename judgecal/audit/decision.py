@@ -3,7 +3,9 @@
 The rules read the audit's own figures against thresholds kept in a versioned ``thresholds.yaml``
 (``<workspace>/thresholds.yaml`` overrides the defaults below, key by key):
 
-- agreement: Cohen's κ with the human consensus; below ``kappa.not_aligned_below`` the judge is not
+- agreement: Cohen's κ with the human consensus (a pointwise judge on an ordinal scale: the
+  quadratic-weighted κ named by its ``pointwise.kappa``, beside the annotators' own on its items);
+  below ``kappa.not_aligned_below`` the judge is not
   aligned, below ``kappa.aligned_at_least`` it needs caution. When the humans' own agreement with each
   other is known, the gap ``κ_humans − κ_judge`` is read against ``kappa_gap`` too.
 - accuracy gap: ``accuracy_humans − accuracy_judge`` (the humans' accuracy being the leave-one-out
@@ -148,7 +150,9 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
         return None if v is None else float(v)
 
     n_items = int(entry.get("n_items_with_consensus") or 0)
-    kappa, acc = est("cohen_kappa"), est("accuracy")
+    kappa_name = (entry.get("pointwise") or {}).get("kappa", "cohen_kappa")  # weighted on an ordinal scale
+    kappa, acc = est(kappa_name), est("accuracy")
+    kappa_word = "weighted κ" if kappa_name == "weighted_kappa" else "κ"
     span_f1 = est("span_f1")
     if span_f1 is not None:
         ceiling = (entry.get("spans", {}).get("human_f1") or {}).get("estimate")
@@ -167,7 +171,7 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
         reasons.append((1, "no human labels on the items it judged: agreement not measured"))
     elif kappa is not None and n_items > 0:
         ref = f" against the humans' {_fmt(human_kappa)} with each other" if human_kappa is not None else ""
-        words = f"κ {_fmt(kappa)}{ref} (0 = chance, 1 = perfect)"
+        words = f"{kappa_word} {_fmt(kappa)}{ref} (0 = chance, 1 = perfect)"
         if kappa < t["kappa"]["not_aligned_below"]:
             reasons.append((2, f"{words}: barely better than chance"))
         elif kappa < t["kappa"]["aligned_at_least"]:
@@ -177,9 +181,9 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
         if human_kappa is not None:
             gap = human_kappa - kappa
             if gap > t["kappa_gap"]["not_aligned_above"]:
-                reasons.append((2, f"its κ is {_fmt(gap)} below the humans' agreement with each other"))
+                reasons.append((2, f"its {kappa_word} is {_fmt(gap)} below the humans' agreement with each other"))
             elif gap > t["kappa_gap"]["caution_above"]:
-                reasons.append((1, f"its κ is {_fmt(gap)} below the humans' agreement with each other"))
+                reasons.append((1, f"its {kappa_word} is {_fmt(gap)} below the humans' agreement with each other"))
         if n_items < t["min_items"]:
             reasons.append((1, f"only {n_items} items with a human label (fewer than {t['min_items']})"))
     if acc is not None and human_accuracy is not None:

@@ -18,7 +18,8 @@ from judgecal.data.families import DEFAULT_FAMILIES, family_of, load_families
 from judgecal.data.store import Workspace
 
 SCHEMA = "judgecal.audit/1"
-COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "status", "p_a", "p_b", "p_tie", "prompt_tokens",
+COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "score", "status", "p_a", "p_b", "p_tie",
+           "prompt_tokens",
            "completion_tokens", "latency_s", "cost_usd")
 
 

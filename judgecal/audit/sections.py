@@ -11,7 +11,11 @@
   (:func:`judgecal.audit.decision.judge_verdict`);
 - per judge with spans: ``span_iou`` and ``span_f1`` under ``metrics`` and a ``spans`` section (every span
   figure and the annotators' pairwise F1 beside it, :mod:`judgecal.audit.spans`), against the span
-  consensus of one named source of human spans.
+  consensus of one named source of human spans;
+- per pointwise judge (scores or labels of its own per item): ``accuracy``, ``cohen_kappa`` and, on an
+  ordinal scale, ``weighted_kappa``, ``spearman_rho`` and ``mae`` under ``metrics``, and a ``pointwise``
+  section with the scale and the annotators' agreement on the same items (:mod:`judgecal.audit.pointwise`);
+  its verdict reads its κ against that ceiling, not against the pooled Fleiss' κ.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import pandas as pd
 
 from judgecal.audit import confidence, human, models
 from judgecal.audit.decision import judge_verdict, load_thresholds
+from judgecal.audit.pointwise import add_pointwise
 from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.audit.spans import span_alignment
 from judgecal.data.sources import SourceError
@@ -45,6 +50,9 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
                                                "procedure": "Benjamini-Yekutieli over annotators"}
     report["settings"]["thresholds"] = thresholds
     add_spans(report, ws, about.get("source"), cfg)
+    add_pointwise(report, inputs, wide, cfg)
+    human_kappa = _finite((humans.get("fleiss_kappa") or {}).get("estimate"))
+    human_accuracy = _finite(humans["loo_accuracy"].get("estimate"))
     for inp in inputs:
         entry = report["judges"][inp.judge]
         if inp.pairwise:
@@ -59,9 +67,12 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
                                                                       seed=cfg.seed, level=cfg.level)
                 entry["selective"] = confidence.selective_section(conf, truth, target=target, delta=delta,
                                                                   seed=cfg.seed)
-        entry["verdict"] = judge_verdict(entry, thresholds, human_kappa=_finite((humans.get("fleiss_kappa") or {})
-                                                                                .get("estimate")),
-                                         human_accuracy=_finite(humans["loo_accuracy"].get("estimate")),
+        kappa, accuracy = human_kappa, human_accuracy
+        if "pointwise" in entry:  # the humans' agreement on this judge's items and scale, never the pooled one
+            ceiling = entry["pointwise"].get("humans") or {}
+            kappa = _finite((ceiling.get(entry["pointwise"]["kappa"]) or {}).get("estimate"))
+            accuracy = _finite((ceiling.get("accuracy") or {}).get("estimate"))
+        entry["verdict"] = judge_verdict(entry, thresholds, human_kappa=kappa, human_accuracy=accuracy,
                                          effect_of_interest=cfg.effect_of_interest)
     return report
 

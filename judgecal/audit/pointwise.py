@@ -1,0 +1,170 @@
+"""Pointwise judges against the people: a per-item label or score beside the human label of the same item.
+
+A pointwise judge answers with a score (a Likert rating, a coverage level as 1 / 0.5 / 0) or a label of
+its own. The humans' labels of the truth's source fix the scale (:func:`scale_of`):
+
+- numbers (``"1"`` .. ``"5"`` from a Label Studio rating) or a known ordered vocabulary (coverage
+  ``none < partial < full`` = 0, 0.5, 1, as Summary of a Haystack labels it) make an **ordinal** scale:
+  the judge's score is read at the nearest level of the scale for agreement and κ, and as it is for ρ
+  and the mean absolute error;
+- any other labels make a **nominal** scale: the judge's own label (its ``verdict``) must be one of them.
+
+Every judgment on an item with the truth counts once (samples and orders alike), items are resampled
+whole, and a judgment with no usable answer is left out and counted in ``invalid_rate``. Under
+``metrics``: ``accuracy`` (exact agreement), ``cohen_kappa`` (unweighted), and for ordinal scales
+``weighted_kappa`` (quadratic), ``spearman_rho`` and ``mae`` (:mod:`judgecal.stats.ordinal`). The
+``pointwise`` section names the scale, the κ the verdict reads (quadratic-weighted on an ordinal scale,
+unweighted on a nominal one) and the humans' own agreement on the judge's items (every pair of
+annotators who labelled the same item, both ways): the ceiling beside the judge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgecal.audit.probe import AuditConfig, JudgeInput
+from judgecal.stats.bootstrap import bootstrap_sums, metric, percentile_ci, safe_ratio
+from judgecal.stats.ordinal import NOMINAL, ORDINAL, pointwise_agreement, rater_agreement
+
+# ordered vocabularies people label with, lowest first, and the score of each level
+KNOWN_SCALES: tuple[dict[str, float], ...] = (
+    {"none": 0.0, "partial": 0.5, "full": 1.0},
+)
+PAIRWISE_LABELS = frozenset({"A", "B", "tie"})
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The humans' levels in order, the value of each (ordinal scales), and whether it is ordinal."""
+
+    levels: tuple[str, ...]
+    values: tuple[float, ...]
+    ordinal: bool
+
+    def codes(self, labels: pd.Series) -> np.ndarray:
+        """Each human label's level code (-1: not on the scale)."""
+        return np.asarray(pd.Index(self.levels).get_indexer(pd.Index(labels.astype(str))), dtype=np.int64)
+
+    def judge_codes(self, judgments: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Each judgment's level code and value: its score at the nearest level (ordinal), or its label
+        (nominal); -1 and NaN when it gave none."""
+        ok = (judgments["status"].astype(str) == "ok").to_numpy()
+        if self.ordinal:
+            raw = judgments["score"] if "score" in judgments else pd.Series(np.nan, index=judgments.index)
+            score = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, copy=True)
+            score[~ok] = np.nan
+            vals = np.asarray(self.values)
+            near = np.abs(score[:, None] - vals[None, :]).argmin(1) if len(score) else np.zeros(0, dtype=np.int64)
+            return np.where(np.isfinite(score), near, -1).astype(np.int64), score
+        found = pd.Index(self.levels).get_indexer(pd.Index(judgments["verdict"].astype(str)))
+        code = np.where(ok, found, -1).astype(np.int64)
+        return code, np.where(code >= 0, code, np.nan).astype(np.float64)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"levels": list(self.levels), "values": list(self.values) if self.ordinal else None,
+                "kind": "ordinal" if self.ordinal else "nominal"}
+
+
+def scale_of(labels: pd.Series) -> Scale | None:
+    """The scale of the humans' labels (``None`` without labels, or for pairwise labels A / B / tie)."""
+    present = sorted({str(v) for v in labels.dropna()})
+    if not present or set(present) <= PAIRWISE_LABELS:
+        return None
+    for known in KNOWN_SCALES:
+        if set(present) <= set(known):
+            return Scale(tuple(known), tuple(known.values()), True)
+    nums = pd.to_numeric(pd.Series(present), errors="coerce")
+    if nums.notna().all():
+        order = np.argsort(nums.to_numpy(), kind="stable")
+        return Scale(tuple(present[i] for i in order), tuple(float(nums.iloc[i]) for i in order), True)
+    return Scale(tuple(present), tuple(range(len(present))), False)
+
+
+def is_pointwise(inp: JudgeInput) -> bool:
+    """A judge that gives no pairwise verdict (its answers are scores or labels of its own)."""
+    v = inp.judgments["verdict"] if len(inp.judgments) else pd.Series(dtype=object)
+    return bool(len(inp.judgments)) and not v.isin(PAIRWISE_LABELS).any()
+
+
+def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig) -> dict[str, Any] | None:
+    """The judge's pointwise metrics and its ``pointwise`` section, or ``None`` when the truth has no scale
+    for it. ``wide`` is the annotators' labels (items x annotators, :func:`judgecal.audit.human.annotator_matrix`)."""
+    jf = inp.judgments
+    truth = inp.truth
+    mine = truth.reindex(pd.Index(jf["item_id"].astype(str).unique()).intersection(truth.index))
+    scale = scale_of(mine)
+    if scale is None:
+        return None
+    t_code = scale.codes(truth.reindex(jf["item_id"].astype(str).to_numpy()).fillna(""))
+    p_code, p_value = scale.judge_codes(jf)
+    on_truth = t_code >= 0
+    values = np.asarray(scale.values, dtype=np.float64)
+    k = len(scale.levels)
+    figures = pointwise_agreement(t_code[on_truth], p_code[on_truth], k,
+                                  truth_value=values[t_code[on_truth]], pred_value=p_value[on_truth],
+                                  ordinal=scale.ordinal, groups=jf["item_id"].astype(str).to_numpy()[on_truth],
+                                  n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
+    invalid = (p_code[on_truth] < 0).astype(np.float64)
+    item = pd.factorize(jf["item_id"].astype(str).to_numpy()[on_truth])[0]
+    names = ORDINAL if scale.ordinal else NOMINAL
+    metrics = {name: figures[name] for name in names}
+    metrics["invalid_rate"] = _invalid_rate(invalid, item, cfg)
+    section: dict[str, Any] = {
+        "scale": scale.to_json(), "kappa": "weighted_kappa" if scale.ordinal else "cohen_kappa",
+        "n_invalid": figures["n_invalid"]["estimate"],
+        "basis": "every judgment on an item with a human label (samples and orders count once each); "
+                 + ("its score read at the nearest level of the scale for accuracy and κ"
+                    if scale.ordinal else "its label against the human label"),
+    }
+    humans = _ceiling(wide.reindex(mine.index), scale, cfg)
+    if humans is not None:
+        section["humans"] = humans
+    return {"metrics": metrics, "section": section}
+
+
+def _invalid_rate(invalid: np.ndarray, item: np.ndarray, cfg: AuditConfig) -> dict[str, object]:
+
+    n_items = int(item.max(initial=-1)) + 1
+    sums = np.column_stack([np.bincount(item, weights=invalid, minlength=n_items),
+                            np.bincount(item, minlength=n_items)]).astype(np.float64)
+    boot = bootstrap_sums(sums, cfg.n_boot, cfg.seed)
+    lo, hi = percentile_ci(safe_ratio(boot[:, 0], boot[:, 1]), cfg.level) if boot.size else (np.nan, np.nan)
+    return metric(float(invalid.mean()) if invalid.size else float("nan"), lo, hi, int(invalid.size))
+
+
+def _ceiling(wide: pd.DataFrame, scale: Scale, cfg: AuditConfig) -> dict[str, Any] | None:
+    """The annotators' agreement with each other on these items; ``None`` when no item has two of them."""
+    if wide.shape[1] < 2:
+        return None
+    codes = np.column_stack([scale.codes(wide[c].fillna("")) for c in wide.columns]) if len(wide) else \
+        np.zeros((0, wide.shape[1]), dtype=np.int64)
+    if not ((codes >= 0).sum(1) >= 2).any():
+        return None
+    figures = rater_agreement(codes, len(scale.levels), scale.values if scale.ordinal else None,
+                              ordinal=scale.ordinal, n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
+    out: dict[str, Any] = {name: figures[name] for name in (ORDINAL if scale.ordinal else NOMINAL)}
+    out["n_annotators"] = int(wide.shape[1])
+    out["n_items"] = int(((codes >= 0).sum(1) >= 2).sum())
+    out["basis"] = "every pair of annotators who labelled the same item, both ways"
+    return out
+
+
+def add_pointwise(report: dict[str, Any], inputs: list[JudgeInput], wide: pd.DataFrame, cfg: AuditConfig) -> None:
+    """Pointwise metrics under each pointwise judge's ``metrics``, its ``pointwise`` section beside them."""
+    for inp in inputs:
+        if not is_pointwise(inp):
+            continue
+        got = pointwise_alignment(inp, wide, cfg)
+        if got is None:
+            continue
+        entry = report["judges"][inp.judge]
+        for name, m in got["metrics"].items():
+            entry["metrics"][name] = {**m, "p": None, "q": None, "mde": None}
+        entry["pointwise"] = got["section"]
+
+
+__all__ = ["KNOWN_SCALES", "Scale", "add_pointwise", "is_pointwise", "pointwise_alignment", "scale_of"]
