@@ -221,6 +221,16 @@ def cmd_judge(args: argparse.Namespace) -> int:
             for name, n in replay(ws, args.judge).items():
                 print(f"{args.judge}: {n} recorded judgments stored from {name}")
         return 0
+    if args.judge.startswith("metric/"):  # a deterministic metric scores the items itself, no model call
+        from judgecal.judges.backends.metric import MetricError, run_metric_judge
+
+        with _open_ws(args, create=False) as ws:
+            try:
+                got = run_metric_judge(ws, args.judge, _select_items(ws, args.source, args.items, args.sample_seed))
+            except MetricError as exc:
+                raise UsageError(str(exc)) from None
+        print(f"{args.judge}: {got['scored']} items scored, {got['skipped']} skipped (no reference key fact)")
+        return 0
     with _open_ws(args, create=False) as ws:
         items = _select_items(ws, args.source, args.items, args.sample_seed)
         if not items:
@@ -465,7 +475,8 @@ def cmd_annotators(args: argparse.Namespace) -> int:
 
 
 def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
-           selective: tuple[float, float] | None = None) -> tuple[dict[str, Any], Path, Path]:
+           selective: tuple[float, float] | None = None,
+           cluster: dict[str, Any] | None = None) -> tuple[dict[str, Any], Path, Path]:
     from judgecal.audit.run import run_audit
     from judgecal.data.sources import SourceError, split_name
     from judgecal.report.write import write_report
@@ -482,6 +493,15 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
         target, delta = selective if selective is not None else (None, None)
         report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot,
                            selective_target=target, selective_delta=delta)
+        if cluster is not None:  # --executor ray: the alignment figures from per-item sums on the cluster
+            from judgecal.distributed.audit import WorkspaceChangedError, cluster_audit
+            from judgecal.distributed.cluster import RayUnavailableError
+
+            try:
+                report = cluster_audit(ws, report, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot,
+                                       **cluster)
+            except (RayUnavailableError, WorkspaceChangedError) as exc:
+                raise UsageError(str(exc)) from None
     except SourceError as exc:
         raise UsageError(str(exc)) from None
     from judgecal.report.provenance import provenance
@@ -502,8 +522,10 @@ def print_summary(report: dict[str, Any]) -> None:
 def cmd_audit(args: argparse.Namespace) -> int:
     with _open_ws(args, create=False) as ws:
         out = Path(args.out) if args.out else ws.reports_dir
+        cluster = None if args.executor == "local" else {"address": args.address, "shard_dir": args.shard_dir,
+                                                         "n_shards": args.shards}
         report, js, html = _audit(ws, out, args.consensus, args.invalid_as, args.n_boot,
-                                  (args.selective_target, args.selective_delta))
+                                  (args.selective_target, args.selective_delta), cluster)
     written = [js, html]
     if args.pdf:
         from judgecal.report.pdf import PdfError, write_pdf
@@ -791,6 +813,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "agreement with the humans the kept items must reach (default 0.9)")
     p.add_argument("--selective-delta", type=_open_unit, default=0.1, help="selective evaluation: the "
                    "chance the guarantee may fail (default 0.1)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local", help="ray: the alignment metrics "
+                   "from per-item sums computed by Ray tasks over Parquet shards of the judgments (extra 'ray'); "
+                   "the rest on this machine, as audit.json's settings.executor says")
+    p.add_argument("--address", help="--executor ray: the cluster (auto, <head>:<port>, or ray://<head>:10001 "
+                   "with ray[client]); default RAY_ADDRESS or auto")
+    p.add_argument("--shard-dir", help="--executor ray: where the judgment shards go, a folder every node reads "
+                   "at the same path (default: a temporary folder in the workspace, removed afterwards)")
+    p.add_argument("--shards", type=_count, default=16, help="--executor ray: number of Parquet shards")
     _ws_arg(p)
     p.set_defaults(func=cmd_audit)
 

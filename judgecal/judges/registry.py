@@ -39,8 +39,11 @@ def make_backend(judge: str, **options: Any) -> Backend:
     prefix, model = split_name(judge)
     if prefix == "replay":
         raise UnknownJudgeError("replay judges are imported with their dataset: `judgecal import <dataset>`")
+    if prefix == "metric":
+        raise UnknownJudgeError("metric judges score items without a model: `judgecal judge --judge metric/<name>` "
+                                "(judgecal.judges.backends.metric)")
     if prefix not in BACKENDS:
-        raise UnknownJudgeError(f"unknown backend {prefix!r}; known: {', '.join(sorted(BACKENDS))}, replay")
+        raise UnknownJudgeError(f"unknown backend {prefix!r}; known: {', '.join(sorted(BACKENDS))}, metric, replay")
     module, factory, dep, extra = BACKENDS[prefix]
     try:
         importlib.import_module(dep)

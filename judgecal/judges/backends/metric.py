@@ -1,0 +1,106 @@
+"""Deterministic metrics run as judges: ``metric/<name>`` scores items without a model call.
+
+A metric judge is a spec like any other (backend ``metric``, the metric as its model, its settings as
+options), so ``judgecal audit`` audits it beside the LLM judges. Its judgments carry the metric's score,
+its raw answer (the figures behind the score, as JSON) and, where the metric points at a stretch of the
+text, that stretch as a judge span of the judgment.
+
+- ``metric/keyfacts-token-f1``: for a pointwise item whose ``reference`` is a key fact, the token F1
+  of the fact against each unit of the response (its bullets: ``metadata['bullets']`` when the item
+  records them, else the response's non-empty lines), the best unit's F1 read as coverage ``full``
+  (>= ``full``, default 0.5), ``partial`` (>= ``partial``, default 0.25) or ``none``
+  (:mod:`judgecal.stats.keyfacts`); the score is 1 / 0.5 / 0 and the best unit is its span (an
+  empty span for ``none``). Items without a reference are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from judgecal.data.records import Item, Judgment, Span, stable_hash
+from judgecal.data.store import Workspace
+from judgecal.judges.spec import JudgeSpec
+from judgecal.stats import keyfacts as K
+
+METRICS: dict[str, dict[str, Any]] = {
+    "keyfacts-token-f1": {"full": K.DEFAULT_FULL, "partial": K.DEFAULT_PARTIAL, "split": "lines"},
+}
+COVERAGE_SCORE = {"none": 0.0, "partial": 0.5, "full": 1.0}
+
+
+class MetricError(ValueError):
+    """An unknown metric or a bad option."""
+
+
+def metric_spec(model: str, options: dict[str, Any] | None = None) -> JudgeSpec:
+    """The spec of ``metric/<model>`` with ``options`` over the metric's defaults."""
+    if model not in METRICS:
+        raise MetricError(f"unknown metric {model!r}; known: {', '.join(sorted(METRICS))}")
+    opts = {**METRICS[model], **(options or {})}
+    for key in opts:
+        if key not in METRICS[model]:
+            raise MetricError(f"metric {model!r}: unknown option {key!r}; options: {', '.join(METRICS[model])}")
+    full, partial = opts["full"], opts["partial"]
+    if not (isinstance(full, (int, float)) and isinstance(partial, (int, float)) and 0 <= partial <= full <= 1):
+        raise MetricError(f"metric {model!r}: options need 0 <= partial <= full <= 1, got {partial!r}, {full!r}")
+    if opts["split"] not in ("lines", "sentences"):
+        raise MetricError(f"metric {model!r}: option split must be lines or sentences, got {opts['split']!r}")
+    return JudgeSpec(backend="metric", model=model, rubric="", temperature=None, max_tokens=None, logprobs=None,
+                     top_logprobs=None, options=tuple(sorted(opts.items())), name=f"metric/{model}")
+
+
+def _units(item: Item, split: str) -> list[tuple[int, int]]:
+    bullets = item.metadata.get("bullets")
+    if isinstance(bullets, list) and all(isinstance(b, list) and len(b) == 2 for b in bullets):
+        return [(int(s), int(e)) for s, e in bullets]
+    return K.units(item.candidates[0].text, split)
+
+
+def keyfacts_judgments(items: Sequence[Item], spec: JudgeSpec) -> tuple[list[Judgment], list[Span], int]:
+    """The judgments and spans of ``metric/keyfacts-token-f1`` on ``items``, and how many were skipped
+    (not pointwise, or no reference)."""
+    opts = dict(spec.options)
+    scored = [it for it in items if len(it.candidates) == 1 and it.reference]
+    units, group, bounds = [], [], []
+    for k, it in enumerate(scored):
+        for s, e in _units(it, str(opts["split"])):
+            units.append(it.candidates[0].text[s:e])
+            group.append(k)
+            bounds.append((s, e))
+    best, f1 = K.best_units([it.reference or "" for it in scored], np.arange(len(scored)), units, group)
+    codes = K.coverage_codes(f1, float(opts["full"]), float(opts["partial"]))
+    name, h = spec.base_name, spec.spec_hash
+    judgments, spans = [], []
+    now = time.time()
+    for k, it in enumerate(scored):
+        cov = K.COVERAGE[int(codes[k])]
+        key = stable_hash({"metric": h, "item": it.item_id}, 32)
+        unit = int(best[k])
+        raw = json.dumps({"coverage": cov, "token_f1": round(float(f1[k]), 6), "unit": unit if unit >= 0 else None})
+        judgments.append(Judgment(key=key, item_id=it.item_id, judge=name, spec_hash=h, raw=raw,
+                                  score=COVERAGE_SCORE[cov], status="ok", created_at=now))
+        s, e = bounds[unit] if unit >= 0 and cov != "none" else (0, 0)
+        spans.append(Span(it.item_id, name, 0, s, e, cov if e > s else "", key, "judge"))
+    return judgments, spans, len(items) - len(scored)
+
+
+def run_metric_judge(ws: Workspace, judge: str, items: Sequence[Item],
+                     options: dict[str, Any] | None = None) -> dict[str, int]:
+    """Score ``items`` with ``metric/<name>`` and store its spec, judgments and spans in one transaction
+    (a re-run replaces its own judgments: the metric is deterministic)."""
+    model = judge.removeprefix("metric/")
+    spec = metric_spec(model, options)
+    judgments, spans, skipped = keyfacts_judgments(items, spec)
+    with ws.transaction() as tx:
+        ws.add_judge_specs([(spec.spec_hash, spec.base_name, spec.to_dict())], conn=tx)
+        ws.add_judgments(judgments, conn=tx, replace=True)
+        ws.replace_judge_spans([j.key for j in judgments], spans, conn=tx)
+    return {"scored": len(judgments), "skipped": skipped}
+
+
+__all__ = ["METRICS", "MetricError", "keyfacts_judgments", "metric_spec", "run_metric_judge"]
