@@ -1,6 +1,9 @@
 """A minimal OpenAI-compatible chat-completions server on loopback that waits DELAY seconds per
 request: it stands in for a remote API so that the benchmark measures judgecal's orchestration.
-``python loopback_server.py PORT DELAY``; ``GET /count`` returns the number of completions served."""
+``python loopback_server.py PORT DELAY``; ``GET /count`` returns the number of completions served.
+
+It shares the CPU with the engine it serves, so it does as little as it can per request: the reply
+is serialised once, a request head is scanned as bytes, and a connection stays open (keep-alive)."""
 
 from __future__ import annotations
 
@@ -16,28 +19,33 @@ BODY = {"id": "c", "object": "chat.completion", "created": 0, "model": "bench",
         "usage": {"prompt_tokens": 50, "completion_tokens": 1, "total_tokens": 51}}
 
 
+def reply(payload: bytes) -> bytes:
+    return (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+            + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+
+
+COMPLETION = reply(json.dumps(BODY).encode())
+
+
+def content_length(head: bytes) -> int:
+    i = head.lower().find(b"\r\ncontent-length:")
+    return int(head[i + 17:head.index(b"\r\n", i + 2)]) if i >= 0 else 0
+
+
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float) -> None:
     global COUNT
     try:
         while True:
             head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            method, path = lines[0].split(" ")[:2]
-            length = 0
-            for ln in lines[1:]:
-                if ln.lower().startswith("content-length:"):
-                    length = int(ln.split(":", 1)[1])
+            length = content_length(head)
             if length:
                 await reader.readexactly(length)
-            if path.endswith("/chat/completions") and method == "POST":
+            if head.startswith(b"POST ") and head.split(b" ", 2)[1].endswith(b"/chat/completions"):
                 COUNT += 1
                 await asyncio.sleep(delay)
-                payload = json.dumps(BODY).encode()
+                writer.write(COMPLETION)
             else:
-                payload = json.dumps({"count": COUNT}).encode()
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-                         + str(len(payload)).encode() + b"\r\n\r\n" + payload)
-            await writer.drain()
+                writer.write(reply(json.dumps({"count": COUNT}).encode()))
     except (asyncio.IncompleteReadError, ConnectionResetError):
         pass
     finally:

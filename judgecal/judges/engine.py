@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from fnmatch import fnmatch
 
 from judgecal.data.records import Item, Judgment, Span, stable_hash, to_item_orientation
 from judgecal.data.store import RunOwner, Workspace
@@ -114,6 +115,8 @@ class Engine:
         self.progress, self.flush_every, self.flush_seconds = progress, flush_every, flush_seconds
         self.spec_hash = self.spec.spec_hash
         self._spec_stored = False
+        name = f"{backend.name}/{backend.model}"
+        self._rates = next(((i, o) for pat, (i, o) in self.prices.table.items() if fnmatch(name, pat)), None)
         self.env = environment_fingerprint(backend)
         self._texts: dict[str, str] = {}  # spans rubric: item -> the text its quotes are aligned to
         self._spans: dict[str, list[Span]] = {}  # spans rubric: judgment key -> its spans, until stored
@@ -148,6 +151,14 @@ class Engine:
             self._spec_stored = True
 
     # -- turning a response into a judgment -----------------------------------------------------
+    def _cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+        """:meth:`Prices.cost` of this engine's model, its price looked up once (a glob scan per call
+        showed in the engine's profile)."""
+        if self._rates is None or (prompt_tokens is None and completion_tokens is None):
+            return None
+        inp, out = self._rates
+        return ((prompt_tokens or 0) * inp + (completion_tokens or 0) * out) / 1e6
+
     def to_judgment(self, call: Call, resp: Response | None, latency: float, error: str | None = None) -> Judgment:
         self._store_spec()
         j = Judgment(key=call.key, item_id=call.item_id, judge=self.judge, spec_hash=self.spec_hash,
@@ -158,7 +169,7 @@ class Engine:
             j.status, j.raw = "error", error or "error"
             return j
         j.raw, j.prompt_tokens, j.completion_tokens = resp.text, resp.prompt_tokens, resp.completion_tokens
-        j.cost_usd = self.prices.cost(self.backend.name, self.backend.model, resp.prompt_tokens, resp.completion_tokens)
+        j.cost_usd = self._cost(resp.prompt_tokens, resp.completion_tokens)
         if resp.status != "ok":
             j.status = resp.status
             j.verdict = "invalid" if self.rubric.kind == "pairwise" else None
@@ -209,35 +220,35 @@ class Engine:
             print(f"{self.judge}: {message}", file=sys.stderr, flush=True)
         stats.notices.append(f"[{kind}] {message}")
 
-    async def _call(self, call: Call, sem: asyncio.Semaphore, stats: RunStats) -> Judgment:
-        async with sem:
-            start = time.perf_counter()
-            last = "error"
-            for attempt in range(self.max_retries + 1):
-                try:
-                    resp = await asyncio.wait_for(self.backend.generate(call.request), self.timeout_s)
-                    return self.to_judgment(call, resp, time.perf_counter() - start)
-                except (TimeoutError, TransientError) as exc:
-                    last = f"{type(exc).__name__}: {exc}"
-                    if attempt == self.max_retries:
-                        break
-                    stats.retries += 1
-                    hinted = getattr(exc, "retry_after", None)
-                    if hinted is not None and hinted > self.max_retry_after:
-                        self.notice("retry-after", f"the server asked to wait {hinted:.0f} s (Retry-After); waiting "
-                                    f"{self.max_retry_after:g} s instead (--max-retry-after)", stats)
-                        hinted = self.max_retry_after
-                    delay = hinted if hinted is not None else random.uniform(
-                        0, min(self.backoff_cap, self.backoff_base * 2**attempt))
-                    await asyncio.sleep(delay)
-                except BackendError as exc:
-                    last = f"BackendError: {exc}"
+    async def _call(self, call: Call, stats: RunStats) -> Judgment:
+        start = time.perf_counter()
+        last = "error"
+        for attempt in range(self.max_retries + 1):
+            try:
+                async with asyncio.timeout(self.timeout_s):  # a timer, not a second task per call
+                    resp = await self.backend.generate(call.request)
+                return self.to_judgment(call, resp, time.perf_counter() - start)
+            except (TimeoutError, TransientError) as exc:
+                last = f"{type(exc).__name__}: {exc}"
+                if attempt == self.max_retries:
                     break
-                except Exception as exc:  # noqa: BLE001 - any other failure of one call is recorded, the run goes on
-                    last = f"{type(exc).__name__}: {exc}"
-                    break
-            error = redact(last, getattr(self.backend, "secrets", ()))
-            return self.to_judgment(call, None, time.perf_counter() - start, error)
+                stats.retries += 1
+                hinted = getattr(exc, "retry_after", None)
+                if hinted is not None and hinted > self.max_retry_after:
+                    self.notice("retry-after", f"the server asked to wait {hinted:.0f} s (Retry-After); waiting "
+                                f"{self.max_retry_after:g} s instead (--max-retry-after)", stats)
+                    hinted = self.max_retry_after
+                delay = hinted if hinted is not None else random.uniform(
+                    0, min(self.backoff_cap, self.backoff_base * 2**attempt))
+                await asyncio.sleep(delay)
+            except BackendError as exc:
+                last = f"BackendError: {exc}"
+                break
+            except Exception as exc:  # noqa: BLE001 - any other failure of one call is recorded, the run goes on
+                last = f"{type(exc).__name__}: {exc}"
+                break
+        error = redact(last, getattr(self.backend, "secrets", ()))
+        return self.to_judgment(call, None, time.perf_counter() - start, error)
 
     async def _heartbeat(self, owner: RunOwner) -> None:
         while True:
@@ -293,19 +304,27 @@ class Engine:
         return stats
 
     async def _run_calls(self, todo: Sequence[Call], stats: RunStats, advance: Callable[[], None]) -> None:
-        sem = asyncio.Semaphore(self.concurrency)
+        """``concurrency`` workers take the next call from one iterator until none is left (one task per
+        worker, not per call); finished judgments are written in batches of ``flush_every`` or every
+        ``flush_seconds``, and whatever is buffered when the run ends or is cancelled."""
         buffer: list[Judgment] = []
         last_flush = time.monotonic()
-        tasks = [asyncio.ensure_future(self._call(c, sem, stats)) for c in todo]
-        try:
-            for fut in asyncio.as_completed(tasks):
-                j = await fut
+        queue = iter(todo)
+
+        async def worker() -> None:
+            nonlocal buffer, last_flush
+            for c in queue:
+                j = await self._call(c, stats)
                 buffer.append(j)
                 stats.count(j)
                 advance()
                 if len(buffer) >= self.flush_every or time.monotonic() - last_flush > self.flush_seconds:
-                    self.store(buffer)
-                    buffer, last_flush = [], time.monotonic()
+                    batch, buffer, last_flush = buffer, [], time.monotonic()
+                    self.store(batch)
+
+        tasks = [asyncio.ensure_future(worker()) for _ in range(min(self.concurrency, len(todo)))]
+        try:
+            await asyncio.gather(*tasks)
         finally:
             for t in tasks:
                 t.cancel()
