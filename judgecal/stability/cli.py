@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from judgecal.stability.runs import AXES, StabilityError
+from judgecal.stability.runs import AXES, STABILITY_AXES, StabilityError
 
 
 def _csv(cast: Callable[[str], Any]) -> Callable[[str], tuple[Any, ...]]:
@@ -42,7 +42,8 @@ def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], coun
     ssub = p.add_subparsers(dest="action", required=True)
     r = ssub.add_parser("run", help="one judgment set per variant (cached, resumable) and its headline figures")
     r.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec file or a shipped spec name")
-    r.add_argument("--axes", type=_axes, default=AXES, help=f"comma list of {', '.join(AXES)} (default: all)")
+    r.add_argument("--axes", type=_axes, default=STABILITY_AXES,
+                   help=f"comma list of {', '.join(AXES)} (default: all but judge)")
     r.add_argument("--items", type=count, default=40, help="a seeded sample of this many items (default 40)")
     r.add_argument("--source", help="only items from this source")
     r.add_argument("--sample-seed", type=int, default=0)
@@ -58,6 +59,8 @@ def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], coun
                    "paraphrase,option_order)")
     r.add_argument("--batch-sizes", type=_csv(int), help="llama.cpp n_batch levels (default 8,64)")
     r.add_argument("--concurrencies", type=_csv(int), help="concurrency levels (default 1)")
+    r.add_argument("--judges", type=_csv(str), help="judge axis: other models on the same backend, e.g. "
+                   "local/gemma3 (default: the other embedded judge); agreement is reported, not scored")
     r.add_argument("--quiet", action="store_true")
     for name, helptext in (("guard", "exit 1 when a variant moves a headline figure by more than the threshold; "
                                      "writes a diff report"),
@@ -136,7 +139,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
 
         levels = {k: v for k, v in (("seed", args.seeds), ("temperature", args.temperatures),
                                     ("mutation", args.mutations), ("batch_size", args.batch_sizes),
-                                    ("concurrency", args.concurrencies)) if v}
+                                    ("concurrency", args.concurrencies), ("judge", args.judges)) if v}
         bad = [m for m in levels.get("mutation", ()) if m not in MUTATIONS]
         if bad:
             raise StabilityError(f"unknown mutation {bad[0]!r}; known: {', '.join(MUTATIONS)}")

@@ -16,6 +16,9 @@ A variant changes one axis from the base run (the judge as given, seed 0, unmuta
   otherwise llama.cpp's per-instance prefix cache makes scheduling matter, and the variant is measured
   (a run tag in its cache key).
 - ``backend``: the same model on the other in-process backend (llama.cpp ↔ transformers).
+- ``judge``: another model, same backend, rubric and parameters (by default the other embedded judge:
+  ``local/smollm2`` ↔ ``local/gemma3``): not a stability axis of one judge but the cross-judge reference,
+  how far two judges of different model families agree item by item (:func:`summarise_run`).
 
 Headline figures per variant: the judge's accuracy and Cohen's κ against the stored human consensus
 (swap-debiased verdicts; an invalid answer is wrong) and each model's win rate.
@@ -36,13 +39,16 @@ from judgecal.data.records import Item, stable_hash
 from judgecal.stats import stability as st
 from judgecal.stats.winrate import swap_debiased
 
-AXES = ("seed", "temperature", "mutation", "fewshot", "batch_size", "concurrency", "backend")
+AXES = ("seed", "temperature", "mutation", "fewshot", "batch_size", "concurrency", "backend", "judge")
 DEFAULT_LEVELS: dict[str, tuple[Any, ...]] = {
     "seed": (1, 2), "temperature": (0.7, 1.0),
     "mutation": ("whitespace", "instruction_after", "paraphrase", "option_order"),
     "fewshot": ("fewshot_ab", "fewshot_ba"), "batch_size": (8, 64), "concurrency": (1,), "backend": (None,),
+    "judge": (None,),
 }
+STABILITY_AXES = AXES[:-1]  # the default: every axis of one judge (``judge`` is asked for by name)
 OTHER_BACKEND = {"local": "hf", "hf": "local"}
+OTHER_EMBEDDED = {"smollm2": "gemma3", "gemma3": "smollm2"}  # the two embedded judges, two model families
 
 
 class StabilityError(ValueError):
@@ -97,6 +103,16 @@ def plan_variants(base: Any, axes: Sequence[str], levels: dict[str, Sequence[Any
                                       "concurrency cannot change an answer; the base judgments stand for it")
                 else:
                     v.spec = _with_option(base, "run_tag", f"concurrency={level}")
+            elif ax == "judge":
+                model = str(level).split("/", 1)[-1] if level else OTHER_EMBEDDED.get(base.model)
+                if level and "/" in str(level) and str(level).split("/", 1)[0] != base.backend:
+                    raise StabilityError(f"the judge axis keeps the backend ({base.backend}/): {level!r}")
+                if not model or model == base.model:
+                    raise StabilityError(f"judge axis: name another model for {base.backend}/{base.model} "
+                                         "(e.g. --levels judge=local/gemma3)")
+                keep = tuple((k, x) for k, x in base.options if k == "deterministic")
+                v = Variant(f"judge={base.backend}/{model}", ax, f"{base.backend}/{model}",
+                            replace(base, model=model, identity="", name="", options=keep))
             else:  # backend
                 other = level or OTHER_BACKEND.get(base.backend)
                 if other is None:

