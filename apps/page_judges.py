@@ -154,6 +154,29 @@ def agreement_plot(rows: list[tuple[str, dict[str, Any] | None]], ref: dict[str,
     return fig
 
 
+POINTWISE_COLUMNS = {"accuracy": "accuracy", "cohen_kappa": "κ", "weighted_kappa": "weighted κ",
+                     "spearman_rho": "Spearman's ρ", "mae": "mean abs. error"}
+
+
+def pointwise_table(rep: dict[str, Any]) -> pd.DataFrame:
+    """One row per pointwise judge (audit.json's ``pointwise`` section) and, under it, the annotators' own
+    agreement on its items when several labelled them ("not measured" otherwise)."""
+    rows = []
+    for name, j in rep["judges"].items():
+        pw = j.get("pointwise")
+        if not pw:
+            continue
+        scale = pw.get("scale") or {}
+        kind = f"{scale.get('kind', '')}: {' < '.join(scale.get('levels') or [])}"
+        rows.append({"judge": name, "scale": kind, **{col: fmt_m(j["metrics"].get(m)) if m in j["metrics"] else
+                                                     "n/a" for m, col in POINTWISE_COLUMNS.items()}})
+        hum = pw.get("humans") or {}
+        rows.append({"judge": f"  annotators on its items ({hum.get('n_items', 0)} items)" if hum else
+                     "  annotators on its items: not measured (one label per item)", "scale": kind,
+                     **{col: fmt_m(hum.get(m)) if hum.get(m) else "n/a" for m, col in POINTWISE_COLUMNS.items()}})
+    return pd.DataFrame(rows)
+
+
 def judges_page() -> None:
     import plotly.graph_objects as go
 
@@ -190,6 +213,10 @@ def judges_page() -> None:
                                    "Cohen's κ with the consensus (95% CI)"), key="kappa-plot")
     if not h:
         st.caption("The humans' line appears once the audit has its humans section (re-run `judgecal audit`).")
+    pointwise = pointwise_table(rep)
+    if not pointwise.empty:
+        st.header("Pointwise judges: labels and scores on the humans' scale")
+        table(pointwise, "judges-pointwise", metrics={c: n for n, c in POINTWISE_COLUMNS.items()})
 
     truth = truth_series(rep)
     if truth.empty:

@@ -25,7 +25,8 @@ class MetricInfo:
 
 _M = MetricInfo
 METRICS: dict[str, MetricInfo] = {m.name: m for m in (
-    _M("accuracy", "Accuracy", "Share of judgments whose verdict equals the human consensus.",
+    _M("accuracy", "Accuracy", "Share of judgments whose verdict (a pointwise judge: its label, or its score "
+       "at the nearest level of the humans' scale) equals the human consensus.",
        reference="an annotator's leave-one-out accuracy; chance = Σ p_k² of the label shares"),
     _M("macro_f1", "Macro F1", "F1 per label (A, B, tie) averaged with equal weight, against the human consensus.",
        reference="the humans' macro F1 with each other"),
@@ -80,6 +81,17 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
        "same response without the injection (the worst injection kind, Bonferroni-adjusted).", unit="difference",
        good="lower", reference="0", group="injection",
        flag="significantly above 0 and at least the effect of interest"),
+    _M("weighted_kappa", "Weighted κ", "Cohen's κ with quadratic weights on an ordinal scale: a near miss "
+       "costs less than a far one (0 = chance, 1 = perfect).", unit="κ",
+       reference="the annotators' weighted κ with each other on the same items; 0 = chance",
+       flag="κ below 0.20 makes a pointwise judge not aligned, below 0.60 caution (thresholds.yaml)",
+       group="pointwise"),
+    _M("spearman_rho", "Spearman's ρ", "Rank correlation of the judge's scores with the human labels on an "
+       "ordinal scale (ties at their mean rank).", unit="ρ",
+       reference="the annotators' ρ with each other on the same items", group="pointwise"),
+    _M("mae", "Mean absolute error", "Mean distance between the judge's score and the human label on the "
+       "scale's values (e.g. coverage 0 / 0.5 / 1, a rating 1–5).", unit="scale points", good="lower",
+       reference="the annotators' mean distance from each other", group="pointwise"),
     _M("span_iou", "Span IoU", "Mean per-item character intersection-over-union with the human span consensus "
        "(an item where neither marks anything counts as 1).", reference="the humans' span agreement",
        group="spans"),

@@ -86,8 +86,7 @@ def scale_of(labels: pd.Series) -> Scale | None:
 
 def is_pointwise(inp: JudgeInput) -> bool:
     """A judge that gives no pairwise verdict (its answers are scores or labels of its own)."""
-    v = inp.judgments["verdict"] if len(inp.judgments) else pd.Series(dtype=object)
-    return bool(len(inp.judgments)) and not v.isin(PAIRWISE_LABELS).any()
+    return bool(len(inp.judgments)) and not inp.pairwise
 
 
 def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig) -> dict[str, Any] | None:
@@ -96,7 +95,8 @@ def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig) -
     jf = inp.judgments
     truth = inp.truth
     mine = truth.reindex(pd.Index(jf["item_id"].astype(str).unique()).intersection(truth.index))
-    scale = scale_of(mine)
+    theirs = wide.reindex(mine.index).to_numpy(dtype=object).ravel()
+    scale = scale_of(pd.Series([*mine.to_numpy(dtype=object), *theirs], dtype=object))
     if scale is None:
         return None
     t_code = scale.codes(truth.reindex(jf["item_id"].astype(str).to_numpy()).fillna(""))
@@ -107,7 +107,7 @@ def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig) -
     figures = pointwise_agreement(t_code[on_truth], p_code[on_truth], k,
                                   truth_value=values[t_code[on_truth]], pred_value=p_value[on_truth],
                                   ordinal=scale.ordinal, groups=jf["item_id"].astype(str).to_numpy()[on_truth],
-                                  n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
+                                  level_values=values, n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
     invalid = (p_code[on_truth] < 0).astype(np.float64)
     item = pd.factorize(jf["item_id"].astype(str).to_numpy()[on_truth])[0]
     names = ORDINAL if scale.ordinal else NOMINAL

@@ -64,7 +64,15 @@ class JudgeInput:
 
     @property
     def pairwise(self) -> bool:
-        return bool(self.judgments["verdict"].notna().any()) if len(self.judgments) else False
+        """A judge of pairs: some verdict A / B / tie, or only verdicts (``invalid``) and no score; a
+        pointwise judge's unreadable answers are ``invalid`` verdicts beside its scores."""
+        if not len(self.judgments):
+            return False
+        v = self.judgments["verdict"]
+        if v.isin(("A", "B", "tie")).any():
+            return True
+        scored = "score" in self.judgments and bool(self.judgments["score"].notna().any())
+        return bool(v.notna().any()) and not scored
 
     @property
     def orders(self) -> list[str]:

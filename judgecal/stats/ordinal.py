@@ -6,9 +6,10 @@ the codes themselves when no value is given). Over the rows:
 
 - ``accuracy``: share with ``p == t`` (exact agreement);
 - ``cohen_kappa``: ``(p_o - p_e) / (1 - p_e)`` from the ``k x k`` confusion (Cohen, 1960);
-- ``weighted_kappa``: ``1 - sum w O / sum w E`` with quadratic weights ``w_ij = (i - j)^2 / (k - 1)^2`` on
-  the level codes, ``E`` the product of the margins (Cohen, 1968; scikit-learn's ``weights="quadratic"``
-  over all ``k`` levels);
+- ``weighted_kappa``: ``1 - sum w O / sum w E`` with quadratic weights ``w_ij = (v_i - v_j)^2 /
+  (v_max - v_min)^2`` on the levels' values (the codes unless ``level_values`` says otherwise), ``E`` the
+  product of the margins (Cohen, 1968; on an equally spaced scale, scikit-learn's ``weights="quadratic"``
+  over all its levels, a level nobody used included);
 - ``spearman_rho``: Pearson's r of the midranks of ``x`` and ``y`` (Spearman, 1904; ties get their mean
   rank, as :func:`scipy.stats.spearmanr`);
 - ``mae``: mean ``|y - x|``.
@@ -46,10 +47,12 @@ ORDINAL: tuple[str, ...] = ("accuracy", "cohen_kappa", "weighted_kappa", "spearm
 CELLS = 4096  # joint level tables up to this size; beyond, ranks are gathered row by row
 
 
-def quadratic_weights(k: int) -> FloatArray:
-    """``w_ij = (i - j)^2 / (k - 1)^2`` (all zero when ``k == 1``)."""
-    d = (np.arange(k)[:, None] - np.arange(k)[None, :]).astype(np.float64)
-    return d**2 / max(k - 1, 1) ** 2
+def quadratic_weights(k: int, values: ArrayLike | None = None) -> FloatArray:
+    """``w_ij = (v_i - v_j)^2 / (v_max - v_min)^2`` for level values ``v`` (default ``0..k-1``: Cohen's
+    ``(i - j)^2 / (k - 1)^2``); all zero for a single value."""
+    v = np.arange(k, dtype=np.float64) if values is None else np.asarray(values, dtype=np.float64)
+    span = float(v.max() - v.min()) if v.size else 0.0
+    return (v[:, None] - v[None, :]) ** 2 / (span**2 if span > 0 else 1.0)
 
 
 def weighted_kappa_from_confusion(conf: FloatArray, weights: FloatArray) -> FloatArray:
@@ -78,14 +81,14 @@ class _Rows:
     """The rows' sums per group, and each replicate's figures from its group weights."""
 
     def __init__(self, t: IntArray, p: IntArray, x: FloatArray, y: FloatArray, g: IntArray, n_groups: int,
-                 k: int, ordinal: bool) -> None:
+                 k: int, ordinal: bool, level_values: ArrayLike | None = None) -> None:
         self.k, self.g, self.ordinal = k, g, ordinal
         kk = k * k
         self.sums = np.zeros((n_groups, kk + 2))
         self.sums[:, :kk] = np.bincount(g * kk + t * k + p, minlength=n_groups * kk).reshape(n_groups, kk)
         self.sums[:, kk] = np.bincount(g, weights=np.abs(y - x), minlength=n_groups)
         self.sums[:, kk + 1] = np.bincount(g, minlength=n_groups)
-        self.w = quadratic_weights(k)
+        self.w = quadratic_weights(k, level_values)
         _, self.xl = np.unique(x, return_inverse=True)
         _, self.yl = np.unique(y, return_inverse=True)
         self.nx, self.ny = int(self.xl.max(initial=-1)) + 1, int(self.yl.max(initial=-1)) + 1
@@ -129,11 +132,13 @@ class _Rows:
 
 def pointwise_agreement(truth: ArrayLike, pred: ArrayLike, k: int, *, truth_value: ArrayLike | None = None,
                         pred_value: ArrayLike | None = None, ordinal: bool = True, groups: ArrayLike | None = None,
-                        n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, dict[str, object]]:
+                        level_values: ArrayLike | None = None, n_boot: int = 2000, seed: int = 0,
+                        level: float = 0.95) -> dict[str, dict[str, object]]:
     """Agreement of codes ``pred`` with ``truth`` (``0..k-1``; a negative code or a non-finite value is a
     missing rating, left out and counted in ``n_invalid``), each ``{estimate, ci_low, ci_high, n}`` with
     an item-bootstrap percentile CI; ``groups`` (default: one per row) are resampled whole.
-    Nominal scales (``ordinal=False``) get :data:`NOMINAL`, ordinal ones :data:`ORDINAL`."""
+    Nominal scales (``ordinal=False``) get :data:`NOMINAL`, ordinal ones :data:`ORDINAL`; ``level_values``
+    (the value of each code) sets the weighted κ's distances."""
     t, p = np.asarray(truth, dtype=np.int64), np.asarray(pred, dtype=np.int64)
     if t.shape != p.shape:
         raise ValueError("truth and pred must have the same length")
@@ -144,7 +149,7 @@ def pointwise_agreement(truth: ArrayLike, pred: ArrayLike, k: int, *, truth_valu
     g, _ = pd.factorize(g_all[ok])
     g = np.asarray(g, dtype=np.int64)
     n_groups = int(g.max(initial=-1)) + 1
-    rows = _Rows(t[ok], p[ok], x[ok], y[ok], g, n_groups, k, ordinal)
+    rows = _Rows(t[ok], p[ok], x[ok], y[ok], g, n_groups, k, ordinal, level_values)
     est = rows.figures(np.ones((1, n_groups)))[0]
     rng = np.random.default_rng(seed)
     chunk = max(1, 1_000_000 // max(int(ok.sum()) if rows.nx * rows.ny > CELLS else rows.nx * rows.ny, 1))
@@ -184,7 +189,7 @@ def rater_agreement(codes: ArrayLike, k: int, values: ArrayLike | None = None, o
     v = None if values is None else np.asarray(values, dtype=np.float64)
     return pointwise_agreement(a, b, k, truth_value=None if v is None else v[a],
                                pred_value=None if v is None else v[b], ordinal=ordinal, groups=item,
-                               n_boot=n_boot, seed=seed, level=level)
+                               level_values=v, n_boot=n_boot, seed=seed, level=level)
 
 
 __all__ = ["NOMINAL", "ORDINAL", "pointwise_agreement", "quadratic_weights", "rater_agreement", "rater_pairs",

@@ -1,0 +1,307 @@
+"""Pointwise judges in the audit: agreement on the humans' scale, checked against scikit-learn and scipy,
+the annotators' ceiling beside it, and Summary of a Haystack end to end (the LLM judges and the
+deterministic key-fact scorer run as a judge)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+from sklearn.metrics import cohen_kappa_score
+
+from judgecal.stats.ordinal import CELLS, _Rows, pointwise_agreement, rater_agreement, rater_pairs
+
+SH = "salesforce/summary-of-a-haystack/data/eval_benchmark_data.json"
+
+
+# -- the statistics ---------------------------------------------------------------------------------
+def _noisy(n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    t = rng.integers(0, k, n)
+    return t, np.clip(t + rng.integers(-1, 2, n), 0, k - 1)
+
+
+def test_agreement_matches_sklearn_and_scipy():
+    t, p = _noisy(400, 5, 1)
+    p[:7] = -1  # missing answers are left out and counted
+    got = pointwise_agreement(t, p, 5, n_boot=300)
+    ok = p >= 0
+    assert got["n_invalid"]["estimate"] == 7 and got["accuracy"]["n"] == 393
+    want = {"accuracy": float((t[ok] == p[ok]).mean()), "cohen_kappa": cohen_kappa_score(t[ok], p[ok]),
+            "weighted_kappa": cohen_kappa_score(t[ok], p[ok], weights="quadratic", labels=range(5)),
+            "spearman_rho": spearmanr(t[ok], p[ok])[0], "mae": float(np.abs(t[ok] - p[ok]).mean())}
+    for name, value in want.items():
+        m = got[name]
+        assert m["estimate"] == pytest.approx(value, abs=1e-9), name
+        assert m["ci_low"] < m["estimate"] < m["ci_high"], name
+    nominal = pointwise_agreement(t, p, 5, ordinal=False, n_boot=50)
+    assert set(nominal) == {"accuracy", "cohen_kappa", "n_invalid"}
+
+
+def test_weighted_kappa_on_values_counts_an_unused_level():
+    """Levels 1, 2, 4, 5 used, 3 never: distances are the values', as scikit-learn with every level."""
+    rng = np.random.default_rng(3)
+    vals = np.array([1.0, 2.0, 4.0, 5.0])
+    t, p = rng.integers(0, 4, 300), rng.integers(0, 4, 300)
+    got = pointwise_agreement(t, p, 4, truth_value=vals[t], pred_value=vals[p], level_values=vals, n_boot=10)
+    want = cohen_kappa_score(vals[t], vals[p], weights="quadratic", labels=[1, 2, 3, 4, 5])
+    assert got["weighted_kappa"]["estimate"] == pytest.approx(want, abs=1e-9)
+    assert got["mae"]["estimate"] == pytest.approx(np.abs(vals[t] - vals[p]).mean())
+
+
+@pytest.mark.parametrize("continuous", [False, True])
+def test_a_replicate_is_the_statistic_of_the_resampled_rows(continuous):
+    """Both rank paths (the joint level table, and row by row beyond CELLS cells) give, for integer group
+    weights, exactly the figures of the rows repeated that often."""
+    rng = np.random.default_rng(5)
+    n = 1200 if continuous else 300
+    t, p = _noisy(n, 5, 7)
+    y = p + rng.normal(0, 0.3, n) if continuous else p.astype(float)
+    rows = _Rows(t, p, t.astype(float), y, np.arange(n), n, 5, True)
+    assert (rows.nx * rows.ny > CELLS) == continuous
+    w = rng.multinomial(n, np.full(n, 1 / n)).astype(float)
+    acc, kappa, wk, rho, mae = rows.figures(w[None, :])[0]
+    rep = np.repeat(np.arange(n), w.astype(int))
+    assert rho == pytest.approx(spearmanr(t[rep], y[rep])[0], abs=1e-9)
+    assert wk == pytest.approx(cohen_kappa_score(t[rep], p[rep], weights="quadratic", labels=range(5)), abs=1e-9)
+    assert kappa == pytest.approx(cohen_kappa_score(t[rep], p[rep]), abs=1e-9)
+    assert mae == pytest.approx(np.abs(y[rep] - t[rep]).mean(), abs=1e-9)
+
+
+def test_rater_ceiling_pools_every_pair_both_ways():
+    codes = np.array([[0, 1, -1], [2, 2, 2], [1, -1, 1], [0, 0, 1], [2, 1, -1]])
+    a, b, item = rater_pairs(codes)
+    assert len(a) == 2 * (1 + 3 + 1 + 3 + 1)  # pairs of raters present on each item, both orders
+    got = rater_agreement(codes, 3, n_boot=50)
+    assert got["cohen_kappa"]["estimate"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-9)
+    assert got["cohen_kappa"]["estimate"] == pytest.approx(cohen_kappa_score(b, a), abs=1e-9)  # symmetric
+    assert got["accuracy"]["n"] == len(a)
+    two = rater_agreement(np.array([[0, 1], [1, 1], [2, 2]]), 3, n_boot=10)
+    assert two["accuracy"]["estimate"] == pytest.approx(2 / 3)
+
+
+def test_scale_of_the_humans_labels():
+    from judgecal.audit.pointwise import scale_of
+
+    cov = scale_of(pd.Series(["full", "none", "full"]))
+    assert cov is not None and cov.levels == ("none", "partial", "full") and cov.values == (0.0, 0.5, 1.0)
+    likert = scale_of(pd.Series(["10", "2", "4"]))
+    assert likert is not None and likert.levels == ("2", "4", "10") and likert.ordinal
+    nominal = scale_of(pd.Series(["yes", "no"]))
+    assert nominal is not None and not nominal.ordinal
+    assert scale_of(pd.Series(["A", "tie"])) is None and scale_of(pd.Series([], dtype=object)) is None
+
+
+# -- a workspace of ratings from three annotators --------------------------------------------------
+N_ITEMS = 40
+
+
+def _write_inputs(folder: Path) -> tuple[Path, Path]:
+    """Forty 1-5 rating items, three annotators who mostly agree, and a judge's scores (one of them
+    between levels, one unreadable)."""
+    rng = np.random.default_rng(11)
+    items, verdicts = [], []
+    for k in range(N_ITEMS):
+        q = int(rng.integers(1, 6))
+        labels = {f"rater-{r}": int(np.clip(q + rng.choice([-1, 0, 0, 0, 1]), 1, 5)) for r in range(3)}
+        if k % 7 == 0:
+            labels.pop("rater-2")  # not every annotator rated every item
+        items.append({"id": f"r{k}", "prompt": f"Explain topic {k}.", "response": f"An answer about {k}.",
+                      "human_labels": labels})
+        score = float(np.clip(q + rng.choice([-2, -1, 0, 0, 1]), 1, 5))
+        rec: dict[str, object] = {"item_id": f"r{k}", "judge": "rater-llm", "score": score}
+        if k == 3:
+            rec["score"] = 3.4
+        if k == 5:
+            rec = {"item_id": f"r{k}", "judge": "rater-llm", "verdict": "invalid"}
+        verdicts.append(rec)
+    (folder / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
+    (folder / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in verdicts))
+    return folder / "items.jsonl", folder / "scores.jsonl"
+
+
+@pytest.fixture(scope="module")
+def ratings(tmp_path_factory):  # type: ignore[no-untyped-def]
+    from judgecal.cli import main
+
+    folder = tmp_path_factory.mktemp("ratings")
+    items, scores = _write_inputs(folder)
+    ws = str(folder / "ws")
+    assert main(["import", str(items), "--task", "pointwise", "-w", ws]) == 0
+    assert main(["import", str(scores), "--as", "judgments", "-w", ws]) == 0
+    assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
+    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "300"]) == 0
+    return folder, json.loads((folder / "ws" / "reports" / "audit.json").read_text())
+
+
+def test_pointwise_judge_metrics_against_sklearn(ratings):  # type: ignore[no-untyped-def]
+    from judgecal.data.store import Workspace
+
+    folder, report = ratings
+    entry = report["judges"]["rater-llm"]
+    assert entry["kind"] == "pointwise" and entry["pointwise"]["kappa"] == "weighted_kappa"
+    with Workspace(folder / "ws") as ws:
+        cons = ws.consensus_frame("mv")
+    truth = dict(zip(cons["item_id"], cons["label"].astype(int), strict=True))
+    scores = {r["item_id"]: r.get("score") for r in map(json.loads, (folder / "scores.jsonl").read_text().split("\n")[:-1])}
+    ids = [i for i in scores if scores[i] is not None and i in truth]
+    levels = np.array(entry["pointwise"]["scale"]["values"])
+    t = np.array([truth[i] for i in ids], dtype=float)
+    y = np.array([scores[i] for i in ids], dtype=float)
+    near = levels[np.abs(y[:, None] - levels[None, :]).argmin(1)]  # 3.4 is read as 3 for agreement and κ
+    m = entry["metrics"]
+    assert m["accuracy"]["estimate"] == pytest.approx(float((near == t).mean()), abs=1e-9)
+    assert m["cohen_kappa"]["estimate"] == pytest.approx(cohen_kappa_score(t, near), abs=1e-9)
+    assert m["weighted_kappa"]["estimate"] == pytest.approx(
+        cohen_kappa_score(t, near, weights="quadratic", labels=[1, 2, 3, 4, 5]), abs=1e-9)
+    assert m["spearman_rho"]["estimate"] == pytest.approx(spearmanr(t, y)[0], abs=1e-9)
+    assert m["mae"]["estimate"] == pytest.approx(float(np.abs(y - t).mean()), abs=1e-9)
+    assert m["invalid_rate"]["estimate"] == pytest.approx(1 / N_ITEMS) and m["accuracy"]["n"] == N_ITEMS - 1
+    for name in ("accuracy", "cohen_kappa", "weighted_kappa", "spearman_rho", "mae"):
+        assert m[name]["ci_low"] <= m[name]["estimate"] <= m[name]["ci_high"], name
+
+
+def test_annotators_ceiling_and_the_verdict(ratings):  # type: ignore[no-untyped-def]
+    folder, report = ratings
+    entry = report["judges"]["rater-llm"]
+    hum = entry["pointwise"]["humans"]
+    items = [json.loads(x) for x in (folder / "items.jsonl").read_text().split("\n")[:-1]]
+    a, b = [], []
+    for it in items:  # every pair of annotators on an item, both ways, by hand
+        lab = it["human_labels"]
+        for x in lab:
+            for y in lab:
+                if x != y:
+                    a.append(lab[x])
+                    b.append(lab[y])
+    assert hum["n_annotators"] == 3 and hum["n_items"] == N_ITEMS and hum["accuracy"]["n"] == len(a)
+    assert hum["weighted_kappa"]["estimate"] == pytest.approx(
+        cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]), abs=1e-9)
+    assert hum["cohen_kappa"]["estimate"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-9)
+    # the verdict reads the weighted κ against the annotators' weighted κ on the same items
+    wk, hk = entry["metrics"]["weighted_kappa"]["estimate"], hum["weighted_kappa"]["estimate"]
+    reasons = " | ".join(entry["verdict"]["reasons"])
+    assert f"weighted κ {wk:.2f} against the humans' {hk:.2f} with each other" in reasons
+    if hk - wk > 0.10:
+        assert f"its weighted κ is {hk - wk:.2f} below the humans'" in reasons
+
+
+def test_new_metrics_reach_the_report_surfaces(ratings):  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    from judgecal.catalogue import METRICS, fmt_metric
+    from judgecal.report.terminal import print_summary
+
+    folder, report = ratings
+    m = report["judges"]["rater-llm"]["metrics"]
+    html = (folder / "ws" / "reports" / "audit.html").read_text()
+    for name in ("weighted_kappa", "spearman_rho", "mae"):
+        assert name in METRICS
+        assert METRICS[name].title.replace("'", "&#39;") in html
+        row = html[html.index(f'<tr data-metric="{name}">'):]
+        row = re.sub(r"<[^>]+>", "", row[: row.index("</tr>")])
+        assert fmt_metric(m[name]) in row
+    console = Console(width=100, record=True)
+    print_summary(report, console)
+    out = console.export_text()
+    assert fmt_metric(m["cohen_kappa"]) in out and "weighted κ" in out
+
+
+def test_explorer_judges_page_shows_the_pointwise_table(ratings):  # type: ignore[no-untyped-def]
+    from explorer_browser import Browser, serve
+
+    folder, report = ratings
+    m = report["judges"]["rater-llm"]["metrics"]
+    hum = report["judges"]["rater-llm"]["pointwise"]["humans"]
+    with serve(folder / "ws") as url:
+        b = Browser(url)
+        try:
+            b.open("Judges")
+            grid = b.assert_csv_is_grid("judges-pointwise")
+        finally:
+            b.close()
+
+    def fmt(x):  # type: ignore[no-untyped-def]
+        return f"{x['estimate']:.3f} ({x['ci_low']:.3f}–{x['ci_high']:.3f})"
+
+    judge, ceiling = grid.iloc[0], grid.iloc[1]
+    assert judge["judge"] == "rater-llm" and judge["weighted κ"] == fmt(m["weighted_kappa"])
+    assert judge["Spearman's ρ"] == fmt(m["spearman_rho"]) and judge["mean abs. error"] == fmt(m["mae"])
+    assert ceiling["weighted κ"] == fmt(hum["weighted_kappa"])
+
+
+# -- Summary of a Haystack end to end --------------------------------------------------------------
+def _tokens(s: str) -> list[str]:
+    return re.findall(r"\w+", s.lower())
+
+
+def _f1(a: str, b: str) -> float:
+    """SQuAD's token F1, written out with Counters."""
+    x, y = Counter(_tokens(a)), Counter(_tokens(b))
+    common = sum((x & y).values())
+    if not x and not y:
+        return 1.0
+    return 2 * common / (sum(x.values()) + sum(y.values())) if common else 0.0
+
+
+COVER = {"fully_covered": 2, "partially_covered": 1, "not_covered": 0, "full_coverage": 2, "partial_coverage": 1,
+         "no_coverage": 0}
+
+
+def test_summhay_audit_of_the_llm_judges_and_the_key_fact_scorer(tmp_path, mirror):  # type: ignore[no-untyped-def]
+    """Import, the scorer as a judge, the audit: each judge's coverage κ in audit.json equals scikit-learn's
+    on the raw file, and the figures the key-fact tests report (κ 0.19 for Claude 3 Haiku up to 0.55 for
+    Gemini 1.5 Pro, 0.32 for the scorer)."""
+    from judgecal.cli import main
+    from judgecal.stats import keyfacts as K
+
+    os.environ["JUDGECAL_DATA_MIRROR"] = str(mirror)
+    ws = str(tmp_path / "ws")
+    assert main(["import", "summary-of-a-haystack", "-w", ws]) == 0
+    assert main(["judge", "--judge", "metric/keyfacts-token-f1", "-w", ws]) == 0
+    assert main(["judge", "--judge", "metric/keyfacts-token-f1", "-w", ws]) == 0  # deterministic: replaced, not added
+    assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
+    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "200"]) == 0
+    report = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())
+    scorer = report["judges"]["metric/keyfacts-token-f1"]
+    assert scorer["n_judgments"] == 1419 and scorer["pointwise"]["scale"]["levels"] == ["none", "partial", "full"]
+
+    raw = json.loads((mirror / SH).read_text("utf-8"))
+    human, preds, fact = [], {}, []
+    for r in raw:
+        ann = {a["insight_id"]: COVER[a["coverage"]] for a in r["annotation"]}
+        for ins in r["reference_insights"]:
+            human.append(ann[ins["insight_id"]])
+            best = max((_f1(b, ins["insight"]) for b in r["summary"]), default=0.0)
+            fact.append(2 if best >= 0.5 else 1 if best >= 0.25 else 0)
+            for key in (k for k in r if k.startswith("predictions_")):
+                p = next(x for x in r[key] if x["insight_id"] == ins["insight_id"])
+                preds.setdefault(key, []).append(COVER[str(p["coverage"]).lower()])
+    got = {}
+    for key, p in preds.items():
+        prompt, model = key.removeprefix("predictions_").split("_", 1)
+        name = f"replay/summhay/{model}" + ("" if prompt == "prompted" else f"-{prompt}")
+        m = report["judges"][name]["metrics"]
+        assert m["cohen_kappa"]["estimate"] == pytest.approx(cohen_kappa_score(human, p), abs=1e-9), name
+        assert m["weighted_kappa"]["estimate"] == pytest.approx(
+            cohen_kappa_score(human, p, weights="quadratic"), abs=1e-9), name
+        # ... and what the key-fact module's own agreement gives on the same codes
+        assert m["cohen_kappa"]["estimate"] == pytest.approx(K.agreement(human, p, n_boot=1)["kappa"]["estimate"])
+        got[model] = m["cohen_kappa"]["estimate"]
+    m = scorer["metrics"]
+    assert m["cohen_kappa"]["estimate"] == pytest.approx(cohen_kappa_score(human, fact), abs=1e-9)
+    assert m["accuracy"]["estimate"] == pytest.approx(float(np.mean(np.array(human) == np.array(fact))), abs=1e-9)
+    print("\ncoverage κ with the person:", json.dumps({**got, "keyfacts-token-f1": m["cohen_kappa"]["estimate"]}))
+    assert round(got["claude3-haiku"], 2) == 0.19 and round(got["gemini-1.5-pro"], 2) == 0.55
+    assert round(m["cohen_kappa"]["estimate"], 2) == 0.32
+    assert min(got.values()) == got["claude3-haiku"] and max(got.values()) == got["gemini-1.5-pro"]
+    # one person per insight: no ceiling, said so, never a made-up one
+    assert "humans" not in scorer["pointwise"]
+    assert any("weighted κ" in r for r in scorer["verdict"]["reasons"])
