@@ -34,6 +34,20 @@ def test_good_judge_is_aligned_and_a_bias_flag_means_caution():
     assert "prefers the longer response more often than the humans do" in v["reasons"]
 
 
+def test_pointwise_judge_reads_its_weighted_kappa_against_the_annotators():
+    """An ordinal pointwise judge: the weighted κ (not the unweighted one) against the annotators' own."""
+    entry = {"n_items_with_consensus": 300, "flags": [], "pointwise": {"kappa": "weighted_kappa"},
+             "metrics": {"cohen_kappa": _m(0.10), "weighted_kappa": _m(0.70), "accuracy": _m(0.55),
+                         "invalid_rate": _m(0.0)}}
+    v = judge_verdict(entry, human_kappa=0.75, human_accuracy=0.58)
+    assert v["status"] == "aligned", v  # an unweighted 0.10 would have made it not aligned
+    assert v["reasons"][0].startswith("weighted κ 0.70 against the humans' 0.75 with each other")
+    entry["metrics"]["weighted_kappa"] = _m(0.62)
+    v = judge_verdict(entry, human_kappa=0.95, human_accuracy=0.58)
+    assert v["status"] == "not aligned" and "its weighted κ is 0.33 below the humans' agreement with each other" \
+        in v["reasons"]
+
+
 def test_kappa_gap_and_too_few_items_and_invalid_rate():
     entry = {"n_items_with_consensus": 12, "flags": [],
              "metrics": {"cohen_kappa": _m(0.65), "invalid_rate": _m(0.25)}}

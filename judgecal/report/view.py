@@ -46,6 +46,7 @@ SECTION_TITLES = {
     "calibration": "Confidence calibration (reliability, ECE)",
     "selective": "Selective evaluation (Trust or Escalate): items it may decide alone",
     "spans": "Spans against the human span consensus",
+    "pointwise": "Pointwise: agreement on the humans' scale, beside the annotators' own on the same items",
 }
 
 
