@@ -221,15 +221,17 @@ def cmd_judge(args: argparse.Namespace) -> int:
             for name, n in replay(ws, args.judge).items():
                 print(f"{args.judge}: {n} recorded judgments stored from {name}")
         return 0
-    if args.judge.startswith("metric/"):  # a deterministic metric scores the items itself, no model call
-        from judgecal.judges.backends.metric import MetricError, run_metric_judge
+    from judgecal.judges.backends.metric import MetricError, metric_request, run_metric_judge
 
+    if (metric := metric_request(args.judge)) is not None:  # a deterministic metric scores items, no model call
         with _open_ws(args, create=False) as ws:
             try:
-                got = run_metric_judge(ws, args.judge, _select_items(ws, args.source, args.items, args.sample_seed))
+                got = run_metric_judge(ws, metric[0], _select_items(ws, args.source, args.items, args.sample_seed),
+                                       metric[1], metric[2])
             except MetricError as exc:
-                raise UsageError(str(exc)) from None
-        print(f"{args.judge}: {got['scored']} items scored, {got['skipped']} skipped (no reference key fact)")
+                raise UsageError(f"{args.judge}: {exc}") from None
+        print(f"{got['judge']} (spec {got['spec_hash']}): {got['scored']} items scored, {got['skipped']} skipped "
+              "(no reference key fact)")
         return 0
     with _open_ws(args, create=False) as ws:
         items = _select_items(ws, args.source, args.items, args.sample_seed)
@@ -716,7 +718,8 @@ def _judge_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rubric", default="pairwise", help="built-in rubric name or a YAML file (a judge spec "
                    "file's own rubric wins)")
     p.add_argument("--concurrency", type=_count, default=16)
-    p.add_argument("--max-tokens", type=_count, default=8)
+    p.add_argument("--max-tokens", type=_count, help="reply length (default: the rubric's, e.g. 256 for span "
+                   "rubrics, else 8; a judge spec file's own value wins)")
     p.add_argument("--temperature", type=_temperature, default=0.0)
     p.add_argument("--seed", type=int, default=0, help="seed of sample 0 (sample s uses seed + s)")
     p.add_argument("--sample-seed", type=int, default=0, help="seed for choosing the item sample")
@@ -815,7 +818,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "chance the guarantee may fail (default 0.1)")
     p.add_argument("--executor", choices=("local", "ray"), default="local", help="ray: the alignment metrics "
                    "from per-item sums computed by Ray tasks over Parquet shards of the judgments (extra 'ray'); "
-                   "the rest on this machine, as audit.json's settings.executor says")
+                   "the rest on this machine, as audit.json's executor section says")
     p.add_argument("--address", help="--executor ray: the cluster (auto, <head>:<port>, or ray://<head>:10001 "
                    "with ray[client]); default RAY_ADDRESS or auto")
     p.add_argument("--shard-dir", help="--executor ray: where the judgment shards go, a folder every node reads "

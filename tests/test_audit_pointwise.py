@@ -305,3 +305,44 @@ def test_summhay_audit_of_the_llm_judges_and_the_key_fact_scorer(tmp_path, mirro
     # one person per insight: no ceiling, said so, never a made-up one
     assert "humans" not in scorer["pointwise"]
     assert any("weighted κ" in r for r in scorer["verdict"]["reasons"])
+
+
+def test_key_fact_scorer_as_a_spec_file_and_its_errors(tmp_path, capsys):  # type: ignore[no-untyped-def]
+    """``backend: metric`` in a spec file sets the scorer's thresholds; two settings are two judges; a bad
+    option is one clear line."""
+    from judgecal.cli import main
+    from judgecal.data.store import Workspace
+
+    rows = [{"id": "k1", "prompt": "p", "reference": "The trial enrolled 400 patients in Spain",
+             "response": "- The trial enrolled 400 patients\n- It ran in Spain and Portugal"},
+            {"id": "k2", "prompt": "p", "reference": "Prices fell by ten percent",
+             "response": "- Sales rose\n- Nothing else changed"},
+            {"id": "k3", "prompt": "p", "response": "- no key fact to check"}]
+    (tmp_path / "facts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ws = str(tmp_path / "ws")
+    assert main(["import", str(tmp_path / "facts.jsonl"), "--task", "pointwise", "-w", ws]) == 0
+    assert main(["judge", "--judge", "metric/keyfacts-token-f1", "-w", ws]) == 0
+    assert "2 items scored, 1 skipped" in capsys.readouterr().out
+    spec = tmp_path / "strict.yaml"
+    spec.write_text("name: strict-keyfacts\nbackend: metric\nmodel: keyfacts-token-f1\noptions: {full: 0.9}\n")
+    assert main(["judge", "--judge", str(spec), "-w", ws]) == 0
+    with Workspace(tmp_path / "ws") as w:
+        j = w.judgments_frame()
+        spans = w.spans_frame(kind="judge")
+        specs = {name: s for name, s in w.judge_specs().values()}
+    by = {(r.judge, r.item_id): r for r in j.itertuples()}
+    # "The trial enrolled 400 patients" against the fact: 5 of 5 and 5 of 7 tokens -> F1 0.833
+    assert json.loads(by[("metric/keyfacts-token-f1", "k1")].raw)["token_f1"] == pytest.approx(10 / 12, abs=1e-6)
+    assert by[("metric/keyfacts-token-f1", "k1")].score == 1.0 and by[("strict-keyfacts", "k1")].score == 0.5
+    assert by[("metric/keyfacts-token-f1", "k2")].score == 0.0
+    assert specs["strict-keyfacts"]["backend"] == "metric" and specs["strict-keyfacts"]["options"]["full"] == 0.9
+    k1 = spans[(spans.rater == "metric/keyfacts-token-f1") & (spans.item_id == "k1")].iloc[0]
+    assert rows[0]["response"][k1.start:k1.end] == "- The trial enrolled 400 patients"
+    k2 = spans[(spans.rater == "metric/keyfacts-token-f1") & (spans.item_id == "k2")].iloc[0]
+    assert k2.start == k2.end == 0  # coverage none: it marked nothing
+    spec.write_text("backend: metric\nmodel: keyfacts-token-f1\noptions: {full: 0.2, partial: 0.4}\n")
+    assert main(["judge", "--judge", str(spec), "-w", ws]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(spec) in err[0] and "partial <= full" in err[0]
+    assert main(["judge", "--judge", "metric/rouge", "-w", ws]) == 2
+    assert "unknown metric 'rouge'" in capsys.readouterr().err

@@ -97,7 +97,7 @@ def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig) -
     mine = truth.reindex(pd.Index(jf["item_id"].astype(str).unique()).intersection(truth.index))
     theirs = wide.reindex(mine.index).to_numpy(dtype=object).ravel()
     scale = scale_of(pd.Series([*mine.to_numpy(dtype=object), *theirs], dtype=object))
-    if scale is None:
+    if scale is None or (scale.ordinal and "score" not in jf):
         return None
     t_code = scale.codes(truth.reindex(jf["item_id"].astype(str).to_numpy()).fillna(""))
     p_code, p_value = scale.judge_codes(jf)

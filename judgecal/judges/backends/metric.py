@@ -1,7 +1,8 @@
 """Deterministic metrics run as judges: ``metric/<name>`` scores items without a model call.
 
 A metric judge is a spec like any other (backend ``metric``, the metric as its model, its settings as
-options), so ``judgecal audit`` audits it beside the LLM judges. Its judgments carry the metric's score,
+options; ``--judge metric/<name>`` or a spec file with ``backend: metric``), so ``judgecal audit``
+audits it beside the LLM judges. Its judgments carry the metric's score,
 its raw answer (the figures behind the score, as JSON) and, where the metric points at a stretch of the
 text, that stretch as a judge span of the judgment.
 
@@ -18,13 +19,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from judgecal.data.records import Item, Judgment, Span, stable_hash
 from judgecal.data.store import Workspace
-from judgecal.judges.spec import JudgeSpec
+from judgecal.judges.spec import JudgeSpec, SpecError, load_spec
 from judgecal.stats import keyfacts as K
 
 METRICS: dict[str, dict[str, Any]] = {
@@ -37,7 +39,22 @@ class MetricError(ValueError):
     """An unknown metric or a bad option."""
 
 
-def metric_spec(model: str, options: dict[str, Any] | None = None) -> JudgeSpec:
+def metric_request(judge: str) -> tuple[str, dict[str, Any], str] | None:
+    """What ``--judge`` asks of a metric: ``metric/<name>``, or a spec file (YAML) whose backend is
+    ``metric`` (its ``model`` the metric, its ``options`` the settings, its ``name`` the judge's name);
+    ``(metric, options, name)``, or ``None`` for any other judge."""
+    if judge.startswith("metric/"):
+        return judge.removeprefix("metric/"), {}, ""
+    if not judge.endswith((".yaml", ".yml")) or not Path(judge).is_file():
+        return None
+    try:
+        spec = load_spec(judge)
+    except SpecError:
+        return None  # reported by the ordinary path, with the file and field
+    return (spec.model, dict(spec.options), spec.name) if spec.backend == "metric" else None
+
+
+def metric_spec(model: str, options: dict[str, Any] | None = None, name: str = "") -> JudgeSpec:
     """The spec of ``metric/<model>`` with ``options`` over the metric's defaults."""
     if model not in METRICS:
         raise MetricError(f"unknown metric {model!r}; known: {', '.join(sorted(METRICS))}")
@@ -51,7 +68,7 @@ def metric_spec(model: str, options: dict[str, Any] | None = None) -> JudgeSpec:
     if opts["split"] not in ("lines", "sentences"):
         raise MetricError(f"metric {model!r}: option split must be lines or sentences, got {opts['split']!r}")
     return JudgeSpec(backend="metric", model=model, rubric="", temperature=None, max_tokens=None, logprobs=None,
-                     top_logprobs=None, options=tuple(sorted(opts.items())), name=f"metric/{model}")
+                     top_logprobs=None, options=tuple(sorted(opts.items())), name=name or f"metric/{model}")
 
 
 def _units(item: Item, split: str) -> list[tuple[int, int]]:
@@ -89,18 +106,18 @@ def keyfacts_judgments(items: Sequence[Item], spec: JudgeSpec) -> tuple[list[Jud
     return judgments, spans, len(items) - len(scored)
 
 
-def run_metric_judge(ws: Workspace, judge: str, items: Sequence[Item],
-                     options: dict[str, Any] | None = None) -> dict[str, int]:
-    """Score ``items`` with ``metric/<name>`` and store its spec, judgments and spans in one transaction
+def run_metric_judge(ws: Workspace, model: str, items: Sequence[Item], options: dict[str, Any] | None = None,
+                     name: str = "") -> dict[str, Any]:
+    """Score ``items`` with the metric ``model`` and store its spec, judgments and spans in one transaction
     (a re-run replaces its own judgments: the metric is deterministic)."""
-    model = judge.removeprefix("metric/")
-    spec = metric_spec(model, options)
+    spec = metric_spec(model, options, name)
     judgments, spans, skipped = keyfacts_judgments(items, spec)
     with ws.transaction() as tx:
         ws.add_judge_specs([(spec.spec_hash, spec.base_name, spec.to_dict())], conn=tx)
         ws.add_judgments(judgments, conn=tx, replace=True)
         ws.replace_judge_spans([j.key for j in judgments], spans, conn=tx)
-    return {"scored": len(judgments), "skipped": skipped}
+    return {"judge": ws.judge_names().get((spec.base_name, spec.spec_hash), spec.base_name),
+            "spec_hash": spec.spec_hash, "scored": len(judgments), "skipped": skipped}
 
 
-__all__ = ["METRICS", "MetricError", "keyfacts_judgments", "metric_spec", "run_metric_judge"]
+__all__ = ["METRICS", "MetricError", "keyfacts_judgments", "metric_request", "metric_spec", "run_metric_judge"]
