@@ -255,7 +255,7 @@ def test_spec_file_that_is_not_yaml_or_missing(tmp_path):
         load_spec(str(tmp_path / "absent.yaml"))
     with pytest.raises(SpecError, match="unknown judge spec 'nope'; shipped: "):
         load_spec("nope")
-    with pytest.raises(SpecError, match=r"judge 'nope' is neither <backend>/<model> .* shipped spec \(gpt-4o-mini, "):
+    with pytest.raises(SpecError, match=r"judge 'nope' is neither <backend>/<model> .* shipped spec \(gemma3-greedy, gpt-4o-mini, "):
         resolve_judge("nope")
 
 

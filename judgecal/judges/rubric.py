@@ -71,6 +71,7 @@ class Rubric:
     origin: str = ""
     span_label: str = ""  # kind spans: the label of the judge's spans
     coverage: tuple[tuple[str, float], ...] = ()  # kind spans: coverage label -> score, when asked for
+    max_tokens: int | None = None  # the reply length the rubric needs (a span judge quotes text); None: 8
 
     def _user(self, prompt: str, first: str, second: str, reference: str) -> str:
         question = self.question.format(options=options_text(self.options)) if self.question else ""
@@ -177,13 +178,16 @@ def _from_dict(d: dict[str, Any], origin: str) -> Rubric:
     p_question = _str(para, "question", origin, "paraphrase.") if "question" in para else ""
     if raw_opts and p_question and "{options}" not in p_question:
         raise RubricError(f"{origin}: field 'paraphrase.question' must show the declared options as {{options}}")
+    max_tokens = d.get("max_tokens")
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        raise RubricError(f"{origin}: field 'max_tokens' must be an integer >= 1, got {max_tokens!r}")
     fewshot = _examples(d["fewshot"], d["kind"], labels, (smin, smax), "{reference}" in d["template"], origin) \
         if d.get("fewshot") else ()
     rubric = Rubric(
         name=d["name"], kind=d["kind"], system=d["system"].strip(), template=d["template"], labels=labels,
         scale_min=smin, scale_max=smax, version=stable_hash(d, 12), question=question.strip(),
         options=tuple(raw_opts), paraphrase_system=p_system.strip(), paraphrase_question=p_question.strip(),
-        fewshot=fewshot, origin=origin, span_label=span_label, coverage=coverage,
+        fewshot=fewshot, origin=origin, span_label=span_label, coverage=coverage, max_tokens=max_tokens,
     )
     try:  # every placeholder is one the renderer fills
         rubric.messages(Item("check", "p", [Candidate("x"), Candidate("y")], reference="r"))

@@ -39,6 +39,7 @@ SECRET_OPTIONS = frozenset({"api_key", "key", "token", "authorization", "passwor
 VENDOR_ENDPOINTS = frozenset({"https://api.openai.com/v1", "https://api.anthropic.com"})
 FIELDS = ("name", "description", "backend", "model", "rubric", "parameters", "options")
 PARAMETERS = ("temperature", "max_tokens", "logprobs", "top_logprobs")
+DEFAULT_MAX_TOKENS = 8  # a one-word verdict or score; a rubric may ask for more (its ``max_tokens``)
 
 
 class SpecError(ValueError):
@@ -158,10 +159,11 @@ def spec_from_dict(d: Any, origin: str, defaults: JudgeSpec | None = None) -> Ju
         if not isinstance(value, (str, int, float, bool)):
             raise _fail(origin, f"options.{key}", "must be a string, number or boolean")
     run = tuple(sorted((str(k), v) for k, v in options.items() if k in RUN_OPTIONS))
+    mt = params.get("max_tokens", base.max_tokens)  # None: the rubric's (resolve_judge)
     return JudgeSpec(
         backend=d["backend"].strip(), model=d["model"].strip(), rubric=d.get("rubric", base.rubric),
         temperature=_number(params.get("temperature", base.temperature), origin, "parameters.temperature", 0, False),
-        max_tokens=_number(params.get("max_tokens", base.max_tokens), origin, "parameters.max_tokens", 1, True),
+        max_tokens=None if mt is None else _number(mt, origin, "parameters.max_tokens", 1, True),
         logprobs=logprobs,
         top_logprobs=_number(params.get("top_logprobs", base.top_logprobs), origin, "parameters.top_logprobs", 0, True),
         options=tuple(sorted((str(k), v) for k, v in options.items() if k not in RUN_OPTIONS)),
@@ -209,11 +211,13 @@ def load_spec(name_or_path: str, defaults: JudgeSpec | None = None) -> JudgeSpec
     return spec
 
 
-def resolve_judge(judge: str, *, rubric: str = "pairwise", temperature: float = 0.0, max_tokens: int = 8,
+def resolve_judge(judge: str, *, rubric: str = "pairwise", temperature: float = 0.0, max_tokens: int | None = None,
                   logprobs: bool = True, base_url: str | None = None) -> tuple[JudgeSpec, Any]:
     """``--judge`` as a spec and its loaded rubric: a spec file or shipped spec name, or an inline
     ``<backend>/<model>`` (the default spec with these parameters). A rubric that cannot be loaded
-    is reported against the spec file's ``rubric`` field."""
+    is reported against the spec file's ``rubric`` field. ``max_tokens``: a spec file's value, else the
+    one given, else the rubric's (a span rubric asks for room to quote), else :data:`DEFAULT_MAX_TOKENS`;
+    the returned spec holds the value that will run."""
     from judgecal.judges.rubric import RubricError, load_rubric
 
     cli = JudgeSpec(backend="", model="", rubric=rubric, temperature=temperature, max_tokens=max_tokens,
@@ -237,4 +241,6 @@ def resolve_judge(judge: str, *, rubric: str = "pairwise", temperature: float = 
         if spec.origin:
             raise SpecError(f"{spec.origin}: field 'rubric': {exc}") from None
         raise
+    if spec.max_tokens is None:
+        spec = replace(spec, max_tokens=loaded.max_tokens or DEFAULT_MAX_TOKENS)
     return spec, loaded

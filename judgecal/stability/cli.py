@@ -51,7 +51,7 @@ def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], coun
     r.add_argument("--deterministic", action="store_true", help="greedy decoding, every seed set, no prefix reuse")
     r.add_argument("--concurrency", type=count, default=2)
     r.add_argument("--rubric", default="pairwise")
-    r.add_argument("--max-tokens", type=count, default=8)
+    r.add_argument("--max-tokens", type=count, help="reply length (default: the rubric's, else 8)")
     r.add_argument("--temperature", type=float, default=0.0, help="the base variant's temperature")
     r.add_argument("--seeds", type=_csv(int), help="seed levels (default 1,2)")
     r.add_argument("--temperatures", type=_csv(float), help="temperature levels (default 0.7,1.0)")

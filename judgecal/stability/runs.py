@@ -187,7 +187,7 @@ def point_figures(sums: dict[str, np.ndarray]) -> list[dict[str, float | None]]:
 def run_stability(ws: Any, judge: str, axes: Sequence[str], *, items: int | None = None, source: str | None = None,
                   sample_seed: int = 0, consensus: str = "ds", deterministic: bool = False,
                   levels: dict[str, Sequence[Any]] | None = None, concurrency: int = 2, rubric: str = "pairwise",
-                  max_tokens: int = 8, temperature: float = 0.0, progress: bool = False) -> dict[str, Any]:
+                  max_tokens: int | None = None, temperature: float = 0.0, progress: bool = False) -> dict[str, Any]:
     """Plan, run (through the engine: cached, resumable) and store one stability run; returns its summary."""
     import random
 
