@@ -275,10 +275,14 @@ def test_summhay_audit_of_the_llm_judges_and_the_key_fact_scorer(tmp_path, mirro
 
     raw = json.loads((mirror / SH).read_text("utf-8"))
     human, preds, fact = [], {}, []
+    facts, units, group = [], [], []
     for r in raw:
         ann = {a["insight_id"]: COVER[a["coverage"]] for a in r["annotation"]}
         for ins in r["reference_insights"]:
             human.append(ann[ins["insight_id"]])
+            units += r["summary"]
+            group += [len(facts)] * len(r["summary"])
+            facts.append(ins["insight"])
             best = max((_f1(b, ins["insight"]) for b in r["summary"]), default=0.0)
             fact.append(2 if best >= 0.5 else 1 if best >= 0.25 else 0)
             for key in (k for k in r if k.startswith("predictions_")):
@@ -294,9 +298,13 @@ def test_summhay_audit_of_the_llm_judges_and_the_key_fact_scorer(tmp_path, mirro
             cohen_kappa_score(human, p, weights="quadratic"), abs=1e-9), name
         # ... and what the key-fact module's own agreement gives on the same codes
         assert m["cohen_kappa"]["estimate"] == pytest.approx(K.agreement(human, p, n_boot=1)["kappa"]["estimate"])
-        got[model] = m["cohen_kappa"]["estimate"]
+        got[name.rsplit("/", 1)[1]] = m["cohen_kappa"]["estimate"]
     m = scorer["metrics"]
     assert m["cohen_kappa"]["estimate"] == pytest.approx(cohen_kappa_score(human, fact), abs=1e-9)
+    # the key-fact module's own path (tests/test_spans_data.py) on the raw file gives the same codes
+    codes = K.coverage_codes(K.best_units(facts, np.arange(len(facts)), units, group)[1])
+    assert codes.tolist() == fact
+    assert m["cohen_kappa"]["estimate"] == pytest.approx(K.agreement(human, codes, n_boot=1)["kappa"]["estimate"])
     assert m["accuracy"]["estimate"] == pytest.approx(float(np.mean(np.array(human) == np.array(fact))), abs=1e-9)
     print("\ncoverage κ with the person:", json.dumps({**got, "keyfacts-token-f1": m["cohen_kappa"]["estimate"]}))
     assert round(got["claude3-haiku"], 2) == 0.19 and round(got["gemini-1.5-pro"], 2) == 0.55
