@@ -1,7 +1,9 @@
-"""SmolLM2 verdicts per second on this machine (target on 2 cores: >= 5 per second).
+"""Embedded-judge verdicts per second on this machine (SmolLM2 target on 2 cores: >= 5 per second).
 
 Three sets: a bare one-line prompt without a rubric (the model alone), short pairs through the
 shipped pairwise rubric (both orders) and PandaLM items (long real responses).
+``python benchmarks/bench_smollm2.py gemma3`` measures the second embedded judge (Gemma 3 270M, kept as
+shipped in Q4_K_M) on the same sets, with how often it answers at all and how often it picks the response shown first.
 Prints JSON.
 """
 
@@ -29,7 +31,7 @@ def run(items: list[Item], backend: LocalBackend, verdicts: dict[str, list[str]]
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(Path(tmp) / "ws")
         ws.add_items(items)
-        eng = Engine(ws, backend, load_rubric("pairwise"), judge="local/smollm2", progress=False)
+        eng = Engine(ws, backend, load_rubric("pairwise"), judge=f"local/{backend.model}", progress=False)
         calls = eng.plan(items)
         t0 = time.perf_counter()
         st = eng.run(calls)
@@ -38,8 +40,13 @@ def run(items: list[Item], backend: LocalBackend, verdicts: dict[str, list[str]]
         if verdicts is not None:
             verdicts[backend.weights] = df.sort_values(["item_id", "order"])["verdict"].astype(str).tolist()
         return {"verdicts": st.done, "seconds": round(dt, 2), "verdicts_per_s": round(st.done / dt, 2),
+                "s_per_verdict": round(dt / st.done, 3),
                 "mean_prompt_tokens": round(float(df["prompt_tokens"].mean()), 1),
-                "invalid_rate": round(float((df["status"] != "ok").mean()), 3)}
+                "invalid_rate": round(float((df["status"] != "ok").mean()), 3),
+                "unparsed_rate": round(float((df["verdict"] == "invalid").mean()), 3),
+                # position bias: verdicts for whichever response was shown first (verdicts are stored per item)
+                "first_shown_rate": round(float(((df["order"] == "AB") & (df["verdict"] == "A")
+                                                 | (df["order"] == "BA") & (df["verdict"] == "B")).mean()), 3)}
 
 
 def bare(backend: LocalBackend, n: int = 50) -> dict[str, float]:
@@ -59,10 +66,22 @@ def bare(backend: LocalBackend, n: int = 50) -> dict[str, float]:
     return {"verdicts": n, "seconds": round(dt, 2), "verdicts_per_s": round(n / dt, 2)}
 
 
+def other_model(model: str, short: list[Item], pandalm: list[Item]) -> None:
+    t0 = time.perf_counter()
+    backend = LocalBackend(model)
+    load_s = time.perf_counter() - t0
+    res = {"short_pairs": run(short, backend), "pandalm_pairs": run(pandalm, backend)}
+    print(json.dumps({"benchmark": model, "machine": machine(), "workers": backend.max_concurrency,
+                      "weights": backend.weights, "load_s": round(load_s, 2), "bare_prompt": bare(backend), **res,
+                      "peak_rss_mb": peak_rss_mb()}, indent=1))
+
+
 def main() -> None:
     os.environ.setdefault("JUDGECAL_DATA_MIRROR", str(Path(__file__).resolve().parents[2] / "shared" / "datasets"))
     short = [Item(f"s{a}_{b}", f"What is {a} + {b}?", [Candidate(str(a + b)), Candidate(str(a + b + 1))])
              for a in range(1, 11) for b in range(1, 6)]
+    if len(sys.argv) > 1 and sys.argv[1] != "smollm2":
+        return other_model(sys.argv[1], short, load_pandalm().items[:50])
     t0 = time.perf_counter()
     backend = LocalBackend("smollm2")
     load_s = time.perf_counter() - t0
