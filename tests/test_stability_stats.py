@@ -128,12 +128,52 @@ def test_replayed_adaptive_rule_hand_computed():
 
     eps = st.worst_case_epsilon(32, z=1.96)
     units = {"unanimous": [1.0] * 32, "even": [1.0, 0.0] * 16, "late": [1.0] * 8 + [0.0] * 24}
-    n = replay_adaptive(units, epsilon=eps, z=1.96, n0=8, n_max=32)
+    old = {"spread": "smoothed", "growth": "jump"}  # the per-unit rule, N at once
+    n = replay_adaptive(units, epsilon=eps, z=1.96, n0=8, n_max=32, **old)
     # 8 of 8: s = 0.229 asks for 7 -> stop at 8; 4 of 8: s = 0.5 asks for 32
     assert n == {"unanimous": 8, "even": 32, "late": 8}
-    plain = replay_adaptive(units, epsilon=eps, z=1.96, n0=8, n_max=32, spread="plain")
+    plain = replay_adaptive(units, epsilon=eps, z=1.96, n0=8, n_max=32, spread="plain", growth="jump")
     assert plain == {"unanimous": 8, "even": 32, "late": 8}
     # 7 of 8: s = sqrt(7.5/9 * 1.5/9) = 0.3727 -> (1.96 s / eps)^2 = 17.8 -> 18; 7 of 18: s = 0.4888 -> 30.6
     # -> 31; 7 of 31: s = 0.4236 -> 23.0 -> 23 <= 31: stop at 31
     mixed = {"u": [1.0] * 7 + [0.0] * 25}
-    assert replay_adaptive(mixed, epsilon=eps, z=1.96)["u"] == 31
+    assert replay_adaptive(mixed, epsilon=eps, z=1.96, n0=8, **old)["u"] == 31
+
+
+def test_pooled_variance_hand_computed():
+    from judgecal.stability.adaptive import pooled_variance
+
+    k, n = np.array([0, 4, 0, 0, 1]), np.array([4, 4, 4, 4, 4])
+    v = pooled_variance(k, n, ["AB", "AB", "BA", "BA", "BA"])
+    # AB: mu = 4.5/9 = 0.5, tau2 = var(0, 1) - 0.25/4 = 0.4375 -> strength 0.25/0.4375 - 1 < 1 -> 1:
+    # Beta(0.5, 4.5) -> ab/((a+b)(a+b+1)) = 2.25/30; the unit with k = 4 mirrors it
+    assert v[:2] == pytest.approx([2.25 / 30, 2.25 / 30])
+    # BA: mu = 1.5/13; the observed spread is below binomial noise -> tau2 floor -> strength capped at n = 4
+    mu = 1.5 / 13
+    for kk, got in ((0, v[2]), (0, v[3]), (1, v[4])):
+        a, b = kk + 4 * mu, 4 - kk + 4 * (1 - mu)
+        assert got == pytest.approx(a * b / ((a + b) * (a + b + 1)))
+    assert v[2] == pytest.approx(0.4615385 * 7.5384615 / 72)  # the numbers, written out
+    # a lone unit: its own rate, the weight of one observation
+    [lone] = pooled_variance([0], [4], ["x"])
+    a = 0.5 / 5
+    assert lone == pytest.approx(a * (5 - a) / (5 * 6))
+
+
+def test_pooled_rule_doubles_and_stops_a_unanimous_group_at_the_pilot():
+    from judgecal.stability.adaptive import next_n, replay_adaptive
+
+    eps = st.worst_case_epsilon(32, z=1.96)
+    units = {("i1", "AB"): [1.0, 0.0] * 16, ("i2", "AB"): [0.0, 1.0] * 16,
+             ("i1", "BA"): [0.0] * 32, ("i2", "BA"): [0.0] * 32}
+    # BA: Beta(0.222, 7.778) -> s = 0.125 -> N = 2.01 -> the pilot of 4 stands.
+    # AB: 2 of 4 each -> Beta(4, 4) -> s = 0.471 -> N = 29, capped at double: 8; then Beta(8, 8) -> N = 31 -> 16;
+    # then Beta(16, 16) -> N = 32 -> 32; at 32 the cap: stop
+    assert replay_adaptive(units, epsilon=eps, z=1.96, n0=4, n_max=32) == {
+        ("i1", "AB"): 32, ("i2", "AB"): 32, ("i1", "BA"): 4, ("i2", "BA"): 4}
+    step = next_n([2, 2, 0, 0], [4, 4, 4, 4], ["AB", "AB", "BA", "BA"], epsilon=eps, z=1.96)
+    assert step.tolist() == [8, 8, 4, 4]
+    jump = next_n([2, 2, 0, 0], [4, 4, 4, 4], ["AB", "AB", "BA", "BA"], epsilon=eps, z=1.96, growth="jump")
+    assert jump.tolist() == [29, 29, 4, 4]
+    with pytest.raises(ValueError, match="spread must be"):
+        next_n([1], [4], ["x"], epsilon=eps, spread="wide")
