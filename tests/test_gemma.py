@@ -72,17 +72,25 @@ def test_engine_judges_pandalm_items_in_both_orders(pandalm_ws, gemma_backend, t
     ws.close()
 
 
-def test_cross_judge_agreement_of_the_two_embedded_judges(pandalm_ws, tmp_path):
+def test_cross_judge_agreement_of_the_two_embedded_judges(pandalm_ws, tmp_path, capsys):
     from sklearn.metrics import cohen_kappa_score
 
-    from judgecal.stability.runs import run_stability
+    from judgecal.cli import main
+    from judgecal.data.store import Workspace
     from judgecal.stability.score import summarise_run
 
     ws = copy_workspace(pandalm_ws, tmp_path / "ws")
-    res = run_stability(ws, "local/smollm2", ["judge"], items=8, deterministic=True)
-    names = [v["name"] for v in res["variants"]]
-    assert names == ["base", "judge=local/gemma3"] and all(v["paid"] == 16 for v in res["variants"])
-    run = next(r for r in ws.stability_runs() if r["run_id"] == res["run_id"])
+    ws.close()
+    w = ["-w", str(tmp_path / "ws")]
+    assert main(["stability", "run", "--judge", "local/smollm2", "--axes", "judge", "--items", "8",
+                 "--deterministic", "--quiet", *w]) == 0
+    assert main(["stability", "score", "--n-boot", "50", *w]) == 0
+    assert "beside local/gemma3: accuracy" in capsys.readouterr().out
+    ws = Workspace(tmp_path / "ws")
+    [run] = ws.stability_runs()
+    variants = ws.stability_variants(run["run_id"])
+    assert [v["name"] for v in variants] == ["base", "judge=local/gemma3"] and all(v["paid"] == 16 for v in variants)
+    res = {"run_id": run["run_id"]}
     s = summarise_run(ws, run, n_boot=50)
     # the other judge is a reference, not a variant of this judge: no σ from one variant, no guard verdict on it
     assert s["figures"]["accuracy"]["n_variants"] == 1 and s["figures"]["accuracy"]["sigma_pp"] is None
@@ -111,3 +119,18 @@ def test_hf_backend_loads_the_q4_k_m_gguf_and_judges_like_llama_cpp(gemma_backen
     assert a.text and a.text == a.text.strip() and "\n\n" not in a.text
     # the same Q4_K_M weights, dequantised to float32 by transformers: the same greedy first token
     assert a.top_logprobs[0][0].strip() == b.top_logprobs[0][0].strip()
+
+
+def test_the_judge_axis_refuses_what_is_not_another_model_on_the_same_backend():
+    from judgecal.judges.spec import resolve_judge
+    from judgecal.stability.runs import StabilityError, plan_variants
+
+    base = resolve_judge("local/smollm2")[0]
+    [_, v] = plan_variants(base, ["judge"])
+    assert (v.name, v.spec.backend, v.spec.model, v.spec.temperature) == ("judge=local/gemma3", "local", "gemma3", 0.0)
+    with pytest.raises(StabilityError, match=r"keeps the backend \(local/\): 'hf/gemma3'"):
+        plan_variants(base, ["judge"], {"judge": ("hf/gemma3",)})
+    with pytest.raises(StabilityError, match="name another model"):
+        plan_variants(base, ["judge"], {"judge": ("local/smollm2",)})
+    with pytest.raises(StabilityError, match="name another model"):
+        plan_variants(resolve_judge("openai/gpt-4o-mini")[0], ["judge"])

@@ -207,5 +207,8 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
         print(f"  cross-backend {c['variant']}: {c['figure']} {c['difference_pp']:+.2f} pp "
               f"({'within' if c['within_tolerance'] else 'outside'} {c['tolerance_pp']:g}), "
               f"item agreement {c.get('item_agreement')}")
+    for c in summary["cross_judge"]:
+        print(f"  beside {c['judge']}: {c['figure']} {c['difference_pp']:+.2f} pp, item agreement "
+              f"{c.get('item_agreement')}, kappa {c.get('kappa')} on {c.get('n')} items both answered")
     print(f"wrote {out / 'stability.json'}")
     return 0
