@@ -210,3 +210,61 @@ def distributed_audit(ws: Any, shard_dir: str | Path, *, consensus: str = "ds", 
     rep["settings"].update(consensus=consensus, truth_source=about["source"])
     rep["consensus"] = about
     return rep
+
+
+COUNTS = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders")
+TESTS = ("null_value", "p", "q", "mde")
+LOCAL_PART = ("the covered metrics' tests (p, q, null value, MDE), every other metric, usage, the probes' sections (position test, verbosity, self-preference, "
+              "prompt sensitivity, padding, injection, calibration, selective evaluation), Benjamini-Hochberg "
+              "q values and flags, and the report-level sections (models, decision, stability, provenance)")
+
+
+class WorkspaceChangedError(RuntimeError):
+    """The judgments changed between the driver's and the cluster's reads of the workspace."""
+
+
+def merge_into(report: dict[str, Any], dist: dict[str, Any], address: str | None) -> dict[str, Any]:
+    """``report`` (``judgecal audit``'s, computed on this machine) with each judge's covered alignment
+    metrics taken from the cluster's per-item sums ``dist``, and ``executor`` (top level) naming what was
+    computed where. The counts both paths report must agree; if they do not, the workspace changed
+    between the two reads (a judge run writing to it) and :class:`WorkspaceChangedError` is raised
+    rather than writing a report of two different data sets."""
+    for judge, d in dist["judges"].items():
+        s = report["judges"].get(judge)
+        differ = [k for k in COUNTS if s is None or s.get(k) != d[k]]
+        if differ:
+            raise WorkspaceChangedError(f"judge {judge}: {', '.join(differ)} differ between this machine's read "
+                                        "and the cluster's; the workspace changed during the audit: run it again")
+        for name, m in d["metrics"].items():  # the tests' p, q, null value and MDE stay this machine's
+            s["metrics"][name] = {**s["metrics"].get(name, {}), **{k: v for k, v in m.items() if k not in TESTS}}
+    if set(report["judges"]) - set(dist["judges"]):
+        missing = ", ".join(sorted(set(report["judges"]) - set(dist["judges"])))
+        raise WorkspaceChangedError(f"judges {missing} are missing from the cluster's read of the workspace")
+    info = dist["settings"]["distributed"]
+    report["executor"] = {  # beside the settings: where a figure is computed changes no figure (nor config_hash)
+        "name": "ray", "address": address or "auto", "shards": info["shards"], "cluster_seconds": info["seconds"],
+        "computed_on_cluster": {"metrics": list(COVERED), "counts": list(COUNTS)},
+        "computed_locally": LOCAL_PART,
+    }
+    return report
+
+
+def cluster_audit(ws: Any, report: dict[str, Any], *, consensus: str = "ds", invalid_as: str = "tie",
+                  n_boot: int = 2000, seed: int = 0, level: float = 0.95, n_shards: int = 16,
+                  shard_dir: str | Path | None = None, address: str | None = None) -> dict[str, Any]:
+    """``judgecal audit --executor ray``: the alignment figures of ``report`` recomputed from Parquet shards
+    on the cluster (:func:`distributed_audit`, same consensus, seed and bootstrap) and merged in
+    (:func:`merge_into`). The shards go to ``shard_dir`` (a folder every node reads at the same path;
+    default a temporary folder inside the workspace, removed afterwards)."""
+    import shutil
+    import tempfile
+
+    own = shard_dir is None
+    folder = Path(tempfile.mkdtemp(prefix="audit-shards-", dir=ws.path)) if own else Path(str(shard_dir))
+    try:
+        dist = distributed_audit(ws, folder, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot, seed=seed,
+                                 level=level, n_shards=n_shards, address=address)
+    finally:
+        if own:
+            shutil.rmtree(folder, ignore_errors=True)
+    return merge_into(report, dist, address)

@@ -11,6 +11,7 @@ listen on every interface, so the cluster requires a random token (``RAY_AUTH_MO
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import secrets
 import shutil
@@ -51,11 +52,19 @@ def _ray_bin() -> str:
 class LoopbackCluster:
     """``LoopbackCluster(workers=2).start()`` ... ``.stop()`` (also a context manager)."""
 
-    def __init__(self, workers: int = 2, cpus_per_worker: int = 1, head_cpus: int = 0) -> None:
+    def __init__(self, workers: int = 2, cpus_per_worker: int = 1, head_cpus: int = 0,
+                 client_server: bool = False) -> None:
         self.n_workers, self.cpus, self.head_cpus = workers, cpus_per_worker, head_cpus
         self.root = Path(tempfile.mkdtemp(prefix="jcray", dir="/tmp"))  # unix socket paths stay short
         self.port = _free_port()
         self.address = f"127.0.0.1:{self.port}"
+        # With ``ray[client]`` installed, ``ray start --head`` serves Ray Client on port 10001 unless told
+        # otherwise, and two clusters on one machine would clash there: every head gets a free port.
+        has_client = importlib.util.find_spec("grpc") is not None
+        if client_server and not has_client:
+            raise RuntimeError("a Ray Client server needs grpcio: pip install 'judgecal-toolkit[ray]'")
+        self.client_port = _free_port() if has_client else None
+        self.client_address = f"ray://127.0.0.1:{self.client_port}" if self.client_port else None
         # Ray's gRPC servers listen on every interface whatever the node address, so the cluster takes a
         # token of its own (in the environment of its nodes and of this process's drivers, no file)
         self.auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
@@ -76,8 +85,9 @@ class LoopbackCluster:
             self._saved.setdefault(k, os.environ.get(k))
             os.environ[k] = v
         _reload_auth()
+        client = ["--ray-client-server-port", str(self.client_port)] if self.client_port else []
         self._start(["--head", "--port", str(self.port), "--num-cpus", str(self.head_cpus),
-                     "--include-dashboard=false", "--temp-dir", str(self.root)])
+                     "--include-dashboard=false", "--temp-dir", str(self.root), *client])
         self._wait(lambda: self._alive_nodes() >= 1, timeout, "the head")
         for _ in range(self.n_workers):
             self.add_worker(timeout)
