@@ -493,12 +493,17 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
 
             compute_consensus(ws, (method,), source=source)
         target, delta = selective if selective is not None else (None, None)
-        report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot,
-                           selective_target=target, selective_delta=delta)
         if cluster is not None:  # --executor ray: the alignment figures from per-item sums on the cluster
             from judgecal.distributed.audit import WorkspaceChangedError, cluster_audit
-            from judgecal.distributed.cluster import RayUnavailableError
+            from judgecal.distributed.cluster import RayUnavailableError, connect
 
+            try:
+                connect(cluster["address"])  # an unreachable cluster is said before the local part runs
+            except RayUnavailableError as exc:
+                raise UsageError(str(exc)) from None
+        report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot,
+                           selective_target=target, selective_delta=delta)
+        if cluster is not None:
             try:
                 report = cluster_audit(ws, report, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot,
                                        **cluster)
