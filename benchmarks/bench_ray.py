@@ -167,7 +167,8 @@ def main() -> None:
             gen = time.perf_counter() - t0
             dist = _sub("_audit_dist", str(Path(tmp) / "shards"), str(truth), cluster.address, str(args.n_boot))
             single = _sub("_audit_single", str(Path(tmp) / "shards"), str(truth), str(args.n_boot))
-            same = all(dist["judges"][j]["metrics"] == single["judges"][j]["metrics"] for j in single["judges"])
+            same = all(dist["judges"][j]["metrics"][k][f] == m[f] for j in single["judges"]
+                       for k, m in single["judges"][j]["metrics"].items() for f in ("estimate", "ci_low", "ci_high", "n"))
             result["audit"] = {
                 "judgments": args.judgments, "items": n_items, "judges": len(JUDGES), "orders": len(ORDERS),
                 "samples": SAMPLES, "shards": SHARDS, "n_boot": args.n_boot, "generate_and_shard_s": round(gen, 1),

@@ -4,6 +4,7 @@ recorded judges, for both ways of counting invalid verdicts, and the driver keep
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -82,6 +83,15 @@ def test_same_alignment_figures_as_the_single_machine_audit(both_orders_ws, loca
                 assert _same(d["metrics"][m][f], s["metrics"][m][f]), (judge, m, f, d["metrics"][m], s["metrics"][m])
                 compared += 1
     assert compared >= 4 * (10 + 4 + 4)  # every covered metric of the two-order judge, 4 of each other one
+    # the position probe from the reduced pair counts and debiased sums: McNemar, the MDE, the section
+    s, d = single["judges"]["sim/both-orders"], dist["judges"]["sim/both-orders"]
+    assert json.dumps(d["position"], sort_keys=True, default=str) == json.dumps(s["position"], sort_keys=True,
+                                                                                default=str)
+    assert d["position"]["pairs"] > 0 and d["position"]["mcnemar_b"] + d["position"]["mcnemar_c"] > 0
+    for f in ("p", "null_value", "mde"):
+        assert _same(d["metrics"]["first_position_rate"][f], s["metrics"]["first_position_rate"][f]), f
+    assert d["metrics"]["debiased_accuracy"]["n"] == s["metrics"]["debiased_accuracy"]["n"] > 0
+    assert all("position" not in e for j, e in dist["judges"].items() if j != "sim/both-orders")  # one order
     assert dist["judges"]["sim/both-orders"]["metrics"]["flip_rate"]["n"] > 0
 
 

@@ -12,9 +12,12 @@ with items x judges, never with judgments.
 Covered: each judge's ``metrics`` from the alignment probe (accuracy, macro_f1, cohen_kappa,
 invalid_rate, position_consistency, first_position_rate, accuracy_AB, accuracy_BA, accuracy_both,
 flip_rate: estimate, CI and n, equal to ``judgecal audit``'s) and ``n_judgments``,
-``n_items_with_consensus``, ``orders``. Not covered: the other probes (McNemar p/q of the position
-test, debiased accuracy, verbosity, self-preference, prompt sensitivity, padding, injection), usage,
-BH ``q`` values and flags.
+``n_items_with_consensus``, ``orders``; and the position probe, whose figures are sums too: the pair
+counts of the McNemar test (``b``, ``c``, flips, decisive pairs add over shards, since both orders of
+an item share one), so ``first_position_rate``'s p and MDE and the ``position`` section, and the
+swap-debiased accuracy (per-item sums, its own bootstrap as in the single path). Not covered: the other
+probes (verbosity, self-preference, prompt sensitivity, padding, injection, calibration, selective
+evaluation), usage, BH ``q`` values and flags.
 """
 
 from __future__ import annotations
@@ -31,15 +34,18 @@ import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
 from judgecal.audit.alignment import SUM_COLUMNS, JudgeSums, judge_sums, metrics_from, sums_spec, truth_codes
-from judgecal.audit.metric import Metric
+from judgecal.audit.metric import Metric, clean
+from judgecal.audit.position import debiased_from, debiased_sums, position_tests
 from judgecal.stats import bootstrap as stats
+from judgecal.stats.inference import mcnemar, mde_proportion
 
-SHARD_COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "status")
+SHARD_COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "status", "p_a", "p_b", "p_tie")
 SCHEMA = pa.schema([("item_id", pa.string()), ("judge", pa.string()), ("order", pa.string()),
                     ("sample", pa.int64()), ("mutation", pa.string()), ("verdict", pa.string()),
-                    ("status", pa.string())])
+                    ("status", pa.string()), ("p_a", pa.float64()), ("p_b", pa.float64()), ("p_tie", pa.float64())])
 COVERED = ("accuracy", "macro_f1", "cohen_kappa", "invalid_rate", "position_consistency", "first_position_rate",
-           "accuracy_AB", "accuracy_BA", "accuracy_both", "flip_rate")
+           "accuracy_AB", "accuracy_BA", "accuracy_both", "flip_rate", "debiased_accuracy")
+PAIR_COUNTS = ("pairs", "decisive_pairs", "flips", "mcnemar_b", "mcnemar_c")
 
 
 def shard_of(item_ids: NDArray[Any], n_shards: int) -> NDArray[np.int64]:
@@ -48,14 +54,15 @@ def shard_of(item_ids: NDArray[Any], n_shards: int) -> NDArray[np.int64]:
 
 
 def write_shards(frames: Iterable[pd.DataFrame], out_dir: str | Path, n_shards: int = 16) -> list[Path]:
-    """Write judgment frames (``SHARD_COLUMNS``) as ``n_shards`` Parquet files partitioned by item,
-    one frame at a time (a writer's memory holds one frame)."""
+    """Write judgment frames (``SHARD_COLUMNS``; the token probabilities may be left out) as ``n_shards``
+    Parquet files partitioned by item, one frame at a time (a writer's memory holds one frame)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"judgments-{k:05d}.parquet" for k in range(n_shards)]
     writers: dict[int, pq.ParquetWriter] = {}
     try:
         for df in frames:
+            df = df.assign(**{c: np.nan for c in ("p_a", "p_b", "p_tie") if c not in df})  # no probabilities
             df = df.loc[:, list(SHARD_COLUMNS)]
             shard = shard_of(df["item_id"].to_numpy(dtype=object), n_shards)
             for k in np.unique(shard):
@@ -99,6 +106,11 @@ def shard_sums(path: str | Path, truth: pd.Series, exclude: Sequence[str] = (),
         js = judge_sums(j, local, truth.to_numpy()[rows], len(rows), invalid_as) if entry["pairwise"] else None
         if js is not None:
             entry.update(rows=rows, sums=js.sums, classes=js.classes)
+        pos = position_tests(j) if entry["pairwise"] else {}
+        if pos:  # the judge decides on the merged orders whether these count (both orders, as the probe)
+            entry["pair_counts"] = {k: pos[k] for k in PAIR_COUNTS}
+            deb, n_pairs = debiased_sums(j, truth.iloc[rows], invalid_as)
+            entry.update(deb_sums=deb, deb_pairs=n_pairs)
         out[str(judge)] = entry
     return out
 
@@ -112,6 +124,8 @@ class SumsReducer:
         self.parts: dict[str, list[tuple[NDArray[np.int64], NDArray[np.float64], tuple[str, ...]]]] = {}
         self.dense: dict[str, tuple[tuple[str, ...], NDArray[np.float64]]] = {}
         self.counts: dict[str, dict[str, Any]] = {}
+        self.pairs: dict[str, dict[str, int]] = {}  # the position test's pair counts
+        self.debiased: dict[str, tuple[NDArray[np.float64], int]] = {}  # swap-debiased sums, pairs
 
     def add(self, shard: dict[str, dict[str, Any]]) -> None:
         for judge, e in shard.items():
@@ -124,6 +138,13 @@ class SumsReducer:
             if "sums" in e:
                 c["n_items_with_consensus"] += len(e["rows"])
                 self._add(judge, e["rows"], e["sums"], tuple(e["classes"]))
+            if "pair_counts" in e:
+                pc = self.pairs.setdefault(judge, dict.fromkeys(PAIR_COUNTS, 0))
+                for k in PAIR_COUNTS:
+                    pc[k] += e["pair_counts"][k]
+                deb, n = self.debiased.get(judge, (np.zeros((self.n_items, 3)), 0))
+                deb[e["rows"]] += e["deb_sums"]
+                self.debiased[judge] = (deb, n + e["deb_pairs"])
 
     def _add(self, judge: str, rows: NDArray[np.int64], sums: NDArray[np.float64], classes: tuple[str, ...]) -> None:
         have, dense = self.dense.get(judge, ((), np.zeros((self.n_items, 0))))
@@ -141,6 +162,16 @@ class SumsReducer:
     def judge_sums(self) -> dict[str, JudgeSums]:
         """Each judge's :class:`JudgeSums`, judges sorted by name (the audit's order)."""
         return {j: JudgeSums(d, sums_spec(d, len(cls)), cls) for j, (cls, d) in sorted(self.dense.items())}
+
+
+def position_section(counts: dict[str, int]) -> dict[str, Any]:
+    """:func:`judgecal.audit.position.position_tests`'s figures from its pair counts summed over shards."""
+    b, c, n_dec = counts["mcnemar_b"], counts["mcnemar_c"], counts["decisive_pairs"]
+    return {"pairs": counts["pairs"], "decisive_pairs": n_dec, "flips": counts["flips"],
+            "flip_rate": counts["flips"] / n_dec if n_dec else float("nan"),
+            "mcnemar_b": b, "mcnemar_c": c, "mcnemar_p": mcnemar(b, c), "mcnemar_midp": mcnemar(b, c, midp=True),
+            "direction": "first" if b > c else "second" if c > b else "none",
+            "first_position_mde": mde_proportion(n_dec)}
 
 
 def _cells(classes: tuple[str, ...], merged: tuple[str, ...]) -> NDArray[np.int64]:
@@ -167,7 +198,31 @@ def alignment_report(reducer: SumsReducer, *, n_boot: int = 2000, seed: int = 0,
         out[judge] = {"kind": "pairwise" if c["pairwise"] else "pointwise", "n_judgments": c["n_judgments"],
                       "n_items": c["n_items"], "n_items_with_consensus": c["n_items_with_consensus"],
                       "orders": sorted(c["orders"]), "metrics": metrics.get(judge, {})}
+    _add_position(out, reducer, n_boot, seed, level)
     return out
+
+
+def _add_position(out: dict[str, dict[str, Any]], reducer: SumsReducer, n_boot: int, seed: int,
+                  level: float) -> None:
+    """The position probe on the reduced counts: McNemar's p and the MDE on ``first_position_rate``, the
+    ``position`` section, and the swap-debiased accuracy from one bootstrap of every judge's debiased
+    sums (judges in name order, as the single path draws it)."""
+    deb = {}
+    for judge, counts in sorted(reducer.pairs.items()):
+        if out[judge]["orders"] != ["AB", "BA"]:
+            continue
+        pos = out[judge]["position"] = position_section(counts)
+        m = out[judge]["metrics"].get("first_position_rate")
+        if m is not None:
+            m.update(p=clean(pos["mcnemar_p"]), null_value=0.5, mde=clean(pos["first_position_mde"]))
+        if reducer.debiased[judge][1]:
+            deb[judge] = reducer.debiased[judge]
+    if deb:
+        boot = stats.bootstrap_sums(np.hstack([s for s, _ in deb.values()]), n_boot, seed)
+        for k, (judge, (sums, n_pairs)) in enumerate(deb.items()):
+            got = debiased_from(sums, boot[:, 3 * k:3 * k + 3], n_pairs, level)
+            out[judge]["metrics"]["debiased_accuracy"] = Metric.of(got["debiased_accuracy"]).to_json()
+            out[judge]["position"]["paired_single_order_accuracy"] = got["paired_single_order_accuracy"]
 
 
 def distributed_alignment(shards: Sequence[str | Path], truth: pd.Series, *, exclude: Sequence[str] = (),
@@ -213,10 +268,9 @@ def distributed_audit(ws: Any, shard_dir: str | Path, *, consensus: str = "ds", 
 
 
 COUNTS = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders")
-TESTS = ("null_value", "p", "q", "mde")
-LOCAL_PART = ("the covered metrics' tests (p, q, null value, MDE), every other metric, usage, the probes' sections (position test, verbosity, self-preference, "
-              "prompt sensitivity, padding, injection, calibration, selective evaluation), Benjamini-Hochberg "
-              "q values and flags, and the report-level sections (models, decision, stability, provenance)")
+LOCAL_PART = ("every other metric, usage, the other probes' sections (verbosity, self-preference, prompt "
+              "sensitivity, padding, injection, calibration, selective evaluation), Benjamini-Hochberg q values and "
+              "flags, and the report-level sections (models, decision, stability, provenance)")
 
 
 class WorkspaceChangedError(RuntimeError):
@@ -235,15 +289,18 @@ def merge_into(report: dict[str, Any], dist: dict[str, Any], address: str | None
         if differ:
             raise WorkspaceChangedError(f"judge {judge}: {', '.join(differ)} differ between this machine's read "
                                         "and the cluster's; the workspace changed during the audit: run it again")
-        for name, m in d["metrics"].items():  # the tests' p, q, null value and MDE stay this machine's
-            s["metrics"][name] = {**s["metrics"].get(name, {}), **{k: v for k, v in m.items() if k not in TESTS}}
+        for name, m in d["metrics"].items():  # q (over the whole report) stays this machine's
+            s["metrics"][name] = {**s["metrics"].get(name, {}), **{k: v for k, v in m.items() if k != "q"}}
+        if "position" in d:
+            s["position"] = d["position"]
     if set(report["judges"]) - set(dist["judges"]):
         missing = ", ".join(sorted(set(report["judges"]) - set(dist["judges"])))
         raise WorkspaceChangedError(f"judges {missing} are missing from the cluster's read of the workspace")
     info = dist["settings"]["distributed"]
     report["executor"] = {  # beside the settings: where a figure is computed changes no figure (nor config_hash)
         "name": "ray", "address": address or "auto", "shards": info["shards"], "cluster_seconds": info["seconds"],
-        "computed_on_cluster": {"metrics": list(COVERED), "counts": list(COUNTS)},
+        "computed_on_cluster": {"metrics": list(COVERED), "counts": list(COUNTS),
+                                "sections": ["position"], "tests": ["first_position_rate: p, null_value, mde"]},
         "computed_locally": LOCAL_PART,
     }
     return report
