@@ -135,6 +135,15 @@ def stability_page() -> None:
     if figs:
         st.subheader("Figures per run")
         table(pd.DataFrame(figs), "stability-figures")
+    from judgecal.report.stability import stability_tables
+
+    judge = st.selectbox("Judge", list(summ), key="stability-judge")
+    parts = stability_tables(summ[judge])
+    for key, title in (("axes", "Which axis moves the figures"), ("environment", "What changed in the environment"),
+                       ("agreement", "Other backends and other judges on the same items")):
+        if parts[key]:
+            st.subheader(title)
+            table(pd.DataFrame(parts[key]), f"stability-{key}")
 
 
 def _marked(text: str, spans: pd.DataFrame) -> str:

@@ -4,6 +4,7 @@ every page, each filter and download, figures checked against audit.json and han
 import json
 import re
 
+import pandas as pd
 import pytest
 from conftest import copy_workspace
 from explorer_browser import PAGES, Browser, serve
@@ -196,6 +197,10 @@ def test_models_annotators_spans_and_stability_pages(app):
     assert row["Stability Score"] == f"{want['score']:.3f} ({lo:.3f}–{hi:.3f})"
     assert row["weakest figure"] == want["figure"]
     b.assert_csv_is_grid("stability-figures")
+    axes = b.assert_csv_is_grid("stability-axes")  # the per-axis breakdown of the selected judge's runs
+    assert set(axes["axis"]) == {"repeat"}  # one axis: it carries every moved figure's whole variance
+    shares = pd.to_numeric(axes["share"], errors="coerce").dropna()
+    assert len(shares) >= 1 and (shares == 1.0).all()
     b.open("Models")
     report = json.loads((ws_dir / "reports" / "audit.json").read_text())
     if report.get("models", {}).get("ranking"):

@@ -188,6 +188,23 @@ def test_cross_backend_and_summary_for_reports(stab_ws, tmp_path):
     assert summary["score"]["score"] == min(r["score"] for r in summary["runs"][-1]["figures"].values()
                                             if r["score"] is not None)
     assert run["fingerprint_diffs"][0]["changes"][0]["field"] == "dtype"
+    # the same summary as every surface shows it: the per-axis breakdown, the environment change, the agreement
+    from judgecal.report.stability import stability_tables
+    from judgecal.report.write import render_html
+
+    parts = stability_tables(summary)
+    rid = run["run_id"][:12]
+    [ax] = [r for r in parts["axes"] if r["run"] == rid and r["figure"] == "accuracy"]
+    assert ax["axis"] == "backend" and ax["share"] == 1.0 and ax["max_shift_pp"] == pytest.approx(-2.5)
+    assert ax["at"] == "backend=local"
+    [env] = [r for r in parts["environment"] if r["run"] == rid]
+    assert env["changes"].startswith("dtype: float32 -> ")
+    [ag] = [r for r in parts["agreement"] if r["run"] == rid]
+    assert ag["kind"] == "backend" and ag["difference_pp"] == pytest.approx(-2.5) and ag["within_tolerance"] is False
+    assert {r["origin"] for r in parts["runs"]} >= {"gpu"}
+    html = render_html({"judges": {"hf/smollm2": {"kind": "pairwise", "metrics": {}, "stability": summary}}})
+    assert "Which axis moves the figures" in html and "What changed in the environment" in html
+    assert "dtype: float32 -&gt; " in html  # escaped like every text
 
 
 def test_deterministic_mode_is_refused_for_vendor_apis(stab_ws, capsys):

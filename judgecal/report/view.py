@@ -21,6 +21,7 @@ from judgecal.catalogue import (
     fmt_number,
     info,
 )
+from judgecal.report.stability import stability_tables
 
 # a judge entry's sections that the detail shows with their own layout (the rest are shown generically)
 OWN_LAYOUT = {"kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage", "flags",
@@ -170,7 +171,7 @@ def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any]) -> dict[st
         "summary": [_figure(entry, m) for m in SUMMARY_METRICS],
         "metrics": _metric_rows(entry),
         "usage": usage,
-        "stability": stab, "stability_line": stability_line(stab),
+        "stability": stab, "stability_line": stability_line(stab), "stability_tables": stability_tables(stab),
         "extra": extra,
     }
 
