@@ -81,7 +81,7 @@ test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium pdf-libs
 
 bench: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
 	mkdir -p benchmarks/results
-	$(PY) benchmarks/bench_engine.py --repeats 3 | tee benchmarks/results/engine.json
+	$(PY) benchmarks/bench_engine.py --repeats 5 --also 256:10000 | tee benchmarks/results/engine.json
 	$(PY) benchmarks/bench_store.py | tee benchmarks/results/store.json
 	$(PY) benchmarks/bench_smollm2.py | tee benchmarks/results/smollm2.json
 	$(PY) benchmarks/bench_demo.py | tee benchmarks/results/demo.json

@@ -7,7 +7,8 @@ loop), turning replies into judgments, and SQLite writes, and the stand-in serve
 apart (it shares the machine's cores with the engine), with the 1-minute load average before and after
 each run. Prints JSON.
 
-``python bench_engine.py [--backend openai-http|openai] [--concurrency 64] [--calls 5000] [--repeats 1]``
+``python bench_engine.py [--backend openai-http|openai] [--concurrency 64] [--calls 5000] [--repeats 1]
+[--also 256:10000]``
 (``openai`` is the official SDK, ``openai-http`` the plain-httpx path; both are the same judge).
 """
 
@@ -111,6 +112,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--calls", type=int, default=5000)
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--also", action="append", default=[], metavar="CONCURRENCY:CALLS",
+                    help="more runs at another concurrency (e.g. 256:10000), each in a section concurrency_<C>")
     args = ap.parse_args()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -124,19 +127,27 @@ def main() -> None:
             break
         except httpx.HTTPError:
             time.sleep(0.1)
-    try:
+    def series(calls: int, concurrency: int) -> dict[str, object]:
         runs = []
         for _ in range(args.repeats):
             load = os.getloadavg()[0]
             runs.append({"load_average_1min_before": round(load, 2),
-                         **one_run(base, args.backend, args.calls, args.concurrency, server.pid)})
+                         **one_run(base, args.backend, calls, concurrency, server.pid)})
+        fractions = sorted(float(r["fraction_of_ideal"]) for r in runs)  # type: ignore[arg-type]
+        return {"calls": calls, "concurrency": concurrency, "runs": runs, "fraction_of_ideal_min": fractions[0],
+                "fraction_of_ideal_median": fractions[len(runs) // 2]}
+
+    try:
+        main_series = series(args.calls, args.concurrency)
+        more = {}
+        for spec in args.also:
+            conc, _, calls = spec.partition(":")
+            more[f"concurrency_{int(conc)}"] = series(int(calls or args.calls), int(conc))
         served_total = httpx.get(f"{base}/count").json()["count"]
         server_ms = process_cpu_s(server.pid) * 1000 / max(1, served_total)  # the stand-in server's own CPU
         print(json.dumps({
-            "benchmark": "engine", "machine": machine(), "backend": args.backend, "calls": args.calls,
-            "concurrency": args.concurrency, "server_delay_s": DELAY, "runs": runs,
-            "fraction_of_ideal_min": min(r["fraction_of_ideal"] for r in runs),
-            "fraction_of_ideal_median": sorted(r["fraction_of_ideal"] for r in runs)[len(runs) // 2],
+            "benchmark": "engine", "machine": machine(), "backend": args.backend, **main_series,
+            "server_delay_s": DELAY, **more,
             "loopback_server_cpu_ms_per_request": round(server_ms, 3),
             "peak_rss_mb": peak_rss_mb(),
             "targets": {"fraction_of_ideal": ">= 0.9 at concurrency 64, >= 0.8 at 256", "peak_rss_mb": "<= 300",
