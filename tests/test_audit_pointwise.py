@@ -87,6 +87,20 @@ def test_rater_ceiling_pools_every_pair_both_ways():
     assert two["accuracy"]["estimate"] == pytest.approx(2 / 3)
 
 
+def test_no_rows_an_empty_scale_and_missing_group_labels():
+    """No rows: every figure undefined, never an exception; a scale needs a level; a missing group label
+    is a group of its own, not a crash."""
+    empty = pointwise_agreement([], [], 3, n_boot=20)
+    assert all(empty[m]["estimate"] is None and empty[m]["n"] == 0 for m in ("accuracy", "weighted_kappa",
+                                                                           "spearman_rho", "mae"))
+    with pytest.raises(ValueError, match="at least 1"):
+        pointwise_agreement([0], [0], 0)
+    t, p = [0, 1, 2, 1], [0, 1, 2, 2]
+    got = pointwise_agreement(t, p, 3, groups=["a", "a", None, "b"], n_boot=20)
+    assert got["accuracy"]["estimate"] == pytest.approx(0.75)
+    assert got["spearman_rho"]["estimate"] == pytest.approx(spearmanr(t, p)[0])
+
+
 def test_scale_of_the_humans_labels():
     from judgecal.audit.pointwise import scale_of
 
@@ -235,6 +249,47 @@ def test_explorer_judges_page_shows_the_pointwise_table(ratings):  # type: ignor
     assert judge["judge"] == "rater-llm" and judge["weighted κ"] == fmt(m["weighted_kappa"])
     assert judge["Spearman's ρ"] == fmt(m["spearman_rho"]) and judge["mean abs. error"] == fmt(m["mae"])
     assert ceiling["weighted κ"] == fmt(hum["weighted_kappa"])
+
+
+def _audit_copies(folder: Path, copies: int) -> dict:  # type: ignore[type-arg]
+    """Audit 30 rating items, each written ``copies`` times as items that rate the same response (as the key
+    facts of one summary do), with the same labels and scores."""
+    from judgecal.cli import main
+
+    rng = np.random.default_rng(4)
+    items, scores = [], []
+    for k in range(30):
+        q = int(rng.integers(1, 6))
+        labels = {f"rater-{r}": int(np.clip(q + rng.choice([-1, 0, 0, 1]), 1, 5)) for r in range(2)}
+        score = float(np.clip(q + rng.choice([-2, -1, 0, 0, 1]), 1, 5))
+        for c in range(copies):
+            items.append({"id": f"r{k:03d}{c}", "prompt": f"Explain topic {k}.", "response": f"An answer about {k}.",
+                          "human_labels": labels})
+            scores.append({"item_id": f"r{k:03d}{c}", "judge": "rater-llm", "score": score})
+    folder.mkdir()
+    (folder / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
+    (folder / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in scores))
+    ws = str(folder / "ws")
+    assert main(["import", str(folder / "items.jsonl"), "--task", "pointwise", "-w", ws]) == 0
+    assert main(["import", str(folder / "scores.jsonl"), "--as", "judgments", "-w", ws]) == 0
+    assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
+    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "300"]) == 0
+    return json.loads((folder / "ws" / "reports" / "audit.json").read_text())["judges"]["rater-llm"]
+
+
+def test_items_that_rate_one_response_are_resampled_together(tmp_path):  # type: ignore[no-untyped-def]
+    """Writing every item twice as two items about the same response adds rows, not evidence: with the
+    response as the bootstrap's cluster, every figure and interval is that of the items written once."""
+    once, twice = _audit_copies(tmp_path / "once", 1), _audit_copies(tmp_path / "twice", 2)
+    assert twice["pointwise"]["n_clusters"] == once["pointwise"]["n_clusters"] == 30
+    for name in ("accuracy", "cohen_kappa", "weighted_kappa", "mae"):
+        a, b = once["metrics"][name], twice["metrics"][name]
+        assert b["n"] == 2 * a["n"], name
+        for key in ("estimate", "ci_low", "ci_high"):
+            assert b[key] == pytest.approx(a[key], abs=1e-12), (name, key)
+        assert a["ci_low"] < a["ci_high"], name
+    ha, hb = once["pointwise"]["humans"]["weighted_kappa"], twice["pointwise"]["humans"]["weighted_kappa"]
+    assert (hb["ci_low"], hb["ci_high"]) == pytest.approx((ha["ci_low"], ha["ci_high"]), abs=1e-12)
 
 
 # -- Summary of a Haystack end to end --------------------------------------------------------------

@@ -9,8 +9,10 @@ its own. The humans' labels of the truth's source fix the scale (:func:`scale_of
   and the mean absolute error;
 - any other labels make a **nominal** scale: the judge's own label (its ``verdict``) must be one of them.
 
-Every judgment on an item with the truth counts once (samples and orders alike), items are resampled
-whole, and a judgment with no usable answer is left out and counted in ``invalid_rate``. Under
+Every judgment on an item with the truth counts once (samples and orders alike), and a judgment with no
+usable answer is left out and counted in ``invalid_rate``. The bootstrap resamples clusters whole: the
+items that rate one response to one prompt (:func:`response_clusters`; the key facts of one Summary of a
+Haystack summary share their summary, and its judge's reading of it), each item on its own otherwise. Under
 ``metrics``: ``accuracy`` (exact agreement), ``cohen_kappa`` (unweighted), and for ordinal scales
 ``weighted_kappa`` (quadratic), ``spearman_rho`` and ``mae`` (:mod:`judgecal.stats.ordinal`). The
 ``pointwise`` section names the scale, the κ the verdict reads (quadratic-weighted on an ordinal scale,
@@ -84,14 +86,33 @@ def scale_of(labels: pd.Series) -> Scale | None:
     return Scale(tuple(present), tuple(range(len(present))), False)
 
 
+def response_clusters(ws: Any) -> pd.Series:
+    """item_id -> cluster number of the pointwise items: items with the same prompt and response (several
+    key facts checked against one summary) are one cluster (ranked in SQLite: no text leaves the database)."""
+    q = ("SELECT item_id, dense_rank() OVER (ORDER BY json_extract(data, '$.prompt'), "
+         "json_extract(data, '$.candidates[0].text')) FROM items WHERE task = 'pointwise'")
+    rows = ws.conn.execute(q).fetchall()
+    return pd.Series({i: int(c) for i, c in rows}, dtype=np.int64)
+
+
+def _cluster_of(item_ids: np.ndarray, clusters: pd.Series | None) -> np.ndarray:
+    """Each item's cluster label (the item itself when ``clusters`` does not name it)."""
+    if clusters is None or clusters.empty:
+        return item_ids.astype(object)
+    c = clusters.reindex(pd.Index(item_ids)).to_numpy(dtype=object)
+    return np.where(pd.isna(c), np.char.add("item:", item_ids.astype(str)).astype(object), c)
+
+
 def is_pointwise(inp: JudgeInput) -> bool:
     """A judge that gives no pairwise verdict (its answers are scores or labels of its own)."""
     return bool(len(inp.judgments)) and not inp.pairwise
 
 
-def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig) -> dict[str, Any] | None:
+def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig,
+                        clusters: pd.Series | None = None) -> dict[str, Any] | None:
     """The judge's pointwise metrics and its ``pointwise`` section, or ``None`` when the truth has no scale
-    for it. ``wide`` is the annotators' labels (items x annotators, :func:`judgecal.audit.human.annotator_matrix`)."""
+    for it. ``wide`` is the annotators' labels (items x annotators, :func:`judgecal.audit.human.annotator_matrix`);
+    ``clusters`` (item_id -> cluster, :func:`response_clusters`) are resampled whole (default: items)."""
     jf = inp.judgments
     truth = inp.truth
     mine = truth.reindex(pd.Index(jf["item_id"].astype(str).unique()).intersection(truth.index))
@@ -104,23 +125,25 @@ def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig) -
     on_truth = t_code >= 0
     values = np.asarray(scale.values, dtype=np.float64)
     k = len(scale.levels)
+    group = _cluster_of(jf["item_id"].astype(str).to_numpy()[on_truth], clusters)
     figures = pointwise_agreement(t_code[on_truth], p_code[on_truth], k,
                                   truth_value=values[t_code[on_truth]], pred_value=p_value[on_truth],
-                                  ordinal=scale.ordinal, groups=jf["item_id"].astype(str).to_numpy()[on_truth],
+                                  ordinal=scale.ordinal, groups=group,
                                   level_values=values, n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
     invalid = (p_code[on_truth] < 0).astype(np.float64)
-    item = pd.factorize(jf["item_id"].astype(str).to_numpy()[on_truth])[0]
+    item = pd.factorize(group)[0]
     names = ORDINAL if scale.ordinal else NOMINAL
     metrics = {name: figures[name] for name in names}
     metrics["invalid_rate"] = _invalid_rate(invalid, item, cfg)
     section: dict[str, Any] = {
         "scale": scale.to_json(), "kappa": "weighted_kappa" if scale.ordinal else "cohen_kappa",
-        "n_invalid": figures["n_invalid"]["estimate"],
+        "n_invalid": figures["n_invalid"]["estimate"], "n_clusters": int(item.max(initial=-1)) + 1,
         "basis": "every judgment on an item with a human label (samples and orders count once each); "
                  + ("its score read at the nearest level of the scale for accuracy and κ"
-                    if scale.ordinal else "its label against the human label"),
+                    if scale.ordinal else "its label against the human label")
+                 + "; the items that rate one response are resampled together",
     }
-    humans = _ceiling(wide.reindex(mine.index), scale, cfg)
+    humans = _ceiling(wide.reindex(mine.index), scale, cfg, _cluster_of(mine.index.to_numpy(dtype=str), clusters))
     if humans is not None:
         section["humans"] = humans
     return {"metrics": metrics, "section": section}
@@ -136,8 +159,9 @@ def _invalid_rate(invalid: np.ndarray, item: np.ndarray, cfg: AuditConfig) -> di
     return metric(float(invalid.mean()) if invalid.size else float("nan"), lo, hi, int(invalid.size))
 
 
-def _ceiling(wide: pd.DataFrame, scale: Scale, cfg: AuditConfig) -> dict[str, Any] | None:
-    """The annotators' agreement with each other on these items; ``None`` when no item has two of them."""
+def _ceiling(wide: pd.DataFrame, scale: Scale, cfg: AuditConfig, groups: np.ndarray) -> dict[str, Any] | None:
+    """The annotators' agreement with each other on these items (``groups``: each item's cluster); ``None``
+    when no item has two of them."""
     if wide.shape[1] < 2:
         return None
     codes = np.column_stack([scale.codes(wide[c].fillna("")) for c in wide.columns]) if len(wide) else \
@@ -145,7 +169,7 @@ def _ceiling(wide: pd.DataFrame, scale: Scale, cfg: AuditConfig) -> dict[str, An
     if not ((codes >= 0).sum(1) >= 2).any():
         return None
     figures = rater_agreement(codes, len(scale.levels), scale.values if scale.ordinal else None,
-                              ordinal=scale.ordinal, n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
+                              ordinal=scale.ordinal, groups=groups, n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
     out: dict[str, Any] = {name: figures[name] for name in (ORDINAL if scale.ordinal else NOMINAL)}
     out["n_annotators"] = int(wide.shape[1])
     out["n_items"] = int(((codes >= 0).sum(1) >= 2).sum())
@@ -153,12 +177,13 @@ def _ceiling(wide: pd.DataFrame, scale: Scale, cfg: AuditConfig) -> dict[str, An
     return out
 
 
-def add_pointwise(report: dict[str, Any], inputs: list[JudgeInput], wide: pd.DataFrame, cfg: AuditConfig) -> None:
+def add_pointwise(report: dict[str, Any], inputs: list[JudgeInput], wide: pd.DataFrame, cfg: AuditConfig,
+                  clusters: pd.Series | None = None) -> None:
     """Pointwise metrics under each pointwise judge's ``metrics``, its ``pointwise`` section beside them."""
     for inp in inputs:
         if not is_pointwise(inp):
             continue
-        got = pointwise_alignment(inp, wide, cfg)
+        got = pointwise_alignment(inp, wide, cfg, clusters)
         if got is None:
             continue
         entry = report["judges"][inp.judge]
@@ -167,4 +192,5 @@ def add_pointwise(report: dict[str, Any], inputs: list[JudgeInput], wide: pd.Dat
         entry["pointwise"] = got["section"]
 
 
-__all__ = ["KNOWN_SCALES", "Scale", "add_pointwise", "is_pointwise", "pointwise_alignment", "scale_of"]
+__all__ = ["KNOWN_SCALES", "Scale", "add_pointwise", "is_pointwise", "pointwise_alignment", "response_clusters",
+           "scale_of"]

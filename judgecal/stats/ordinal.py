@@ -100,6 +100,8 @@ class _Rows:
             self.cy = sparse.csr_matrix((ones, (g, self.yl)), shape=(n_groups, self.ny))
 
     def spearman(self, weights: FloatArray) -> FloatArray:
+        if self.nx * self.ny == 0:  # no rows
+            return np.full(weights.shape[0], np.nan)
         if self.nx * self.ny > CELLS:
             rx = _midranks(np.asarray((self.cx.T @ weights.T).T))
             ry = _midranks(np.asarray((self.cy.T @ weights.T).T))
@@ -142,11 +144,13 @@ def pointwise_agreement(truth: ArrayLike, pred: ArrayLike, k: int, *, truth_valu
     t, p = np.asarray(truth, dtype=np.int64), np.asarray(pred, dtype=np.int64)
     if t.shape != p.shape:
         raise ValueError("truth and pred must have the same length")
+    if k < 1:
+        raise ValueError(f"k, the number of levels, must be at least 1, got {k}")
     x = t.astype(np.float64) if truth_value is None else np.asarray(truth_value, dtype=np.float64)
     y = p.astype(np.float64) if pred_value is None else np.asarray(pred_value, dtype=np.float64)
     ok = (t >= 0) & (p >= 0) & (t < k) & (p < k) & np.isfinite(x) & np.isfinite(y)
     g_all = np.arange(t.size) if groups is None else np.asarray(groups)
-    g, _ = pd.factorize(g_all[ok])
+    g, _ = pd.factorize(g_all[ok], use_na_sentinel=False)  # a missing group label is a group too
     g = np.asarray(g, dtype=np.int64)
     n_groups = int(g.max(initial=-1)) + 1
     rows = _Rows(t[ok], p[ok], x[ok], y[ok], g, n_groups, k, ordinal, level_values)
@@ -182,13 +186,16 @@ def rater_pairs(codes: ArrayLike) -> tuple[IntArray, IntArray, IntArray]:
 
 
 def rater_agreement(codes: ArrayLike, k: int, values: ArrayLike | None = None, ordinal: bool = True,
-                    n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, dict[str, object]]:
+                    groups: ArrayLike | None = None, n_boot: int = 2000, seed: int = 0,
+                    level: float = 0.95) -> dict[str, dict[str, object]]:
     """The raters' agreement with each other, the ceiling beside a judge: :func:`pointwise_agreement` over
-    :func:`rater_pairs` (items resampled whole; ``values[c]`` is the value of level ``c``)."""
+    :func:`rater_pairs` (items resampled whole, or each item's ``groups`` label whole; ``values[c]`` is the
+    value of level ``c``)."""
     a, b, item = rater_pairs(codes)
     v = None if values is None else np.asarray(values, dtype=np.float64)
     return pointwise_agreement(a, b, k, truth_value=None if v is None else v[a],
-                               pred_value=None if v is None else v[b], ordinal=ordinal, groups=item,
+                               pred_value=None if v is None else v[b], ordinal=ordinal,
+                               groups=item if groups is None else np.asarray(groups, dtype=object)[item],
                                level_values=v, n_boot=n_boot, seed=seed, level=level)
 
 
