@@ -223,7 +223,11 @@ def cmd_judge(args: argparse.Namespace) -> int:
         return 0
     from judgecal.judges.backends.metric import MetricError, metric_request, run_metric_judge
 
-    if (metric := metric_request(args.judge)) is not None:  # a deterministic metric scores items, no model call
+    try:
+        metric = metric_request(args.judge)
+    except MetricError as exc:
+        raise UsageError(f"{args.judge}: {exc}") from None
+    if metric is not None:  # a deterministic metric scores items, no model call
         with _open_ws(args, create=False) as ws:
             try:
                 got = run_metric_judge(ws, metric[0], _select_items(ws, args.source, args.items, args.sample_seed),

@@ -409,3 +409,32 @@ def test_key_fact_scorer_as_a_spec_file_and_its_errors(tmp_path, capsys):  # typ
     assert len(err) == 1 and str(spec) in err[0] and "partial <= full" in err[0]
     assert main(["judge", "--judge", "metric/rouge", "-w", ws]) == 2
     assert "unknown metric 'rouge'" in capsys.readouterr().err
+    for text, field in (("options: {full: true}", "options.full"), ("options: {partial: .nan}", "options.partial"),
+                        ("options: {split: 3}", "options.split"), ("parameters: {temperature: 0.7}", "parameters"),
+                        ("rubric: pairwise", "rubric")):
+        spec.write_text(f"backend: metric\nmodel: keyfacts-token-f1\n{text}\n")
+        assert main(["judge", "--judge", str(spec), "-w", ws]) == 2, text
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(spec) in err[0] and f"field '{field}'" in err[0], err
+
+
+def test_key_fact_scorer_refuses_bullets_that_are_not_offsets(tmp_path, capsys):  # type: ignore[no-untyped-def]
+    """Recorded bullets must be character offsets into the response: a bad one is named by item and field,
+    and nothing is stored."""
+    from judgecal.cli import main
+    from judgecal.data.store import Workspace
+
+    good = {"id": "k1", "prompt": "p", "reference": "Prices fell", "response": "- Prices fell\n- Sales rose",
+            "metadata": {"bullets": [[0, 13], [14, 26]]}}
+    for n, (bullets, shown) in enumerate((([["a", "b"]], "['a', 'b']"), ([[0, 99]], "[0, 99]"), ([[5, 2]], "[5, 2]"),
+                                          ("0-13", "'0-13'"))):
+        ws = str(tmp_path / f"ws{n}")
+        bad = {**good, "id": "k2", "metadata": {"bullets": bullets}}
+        (tmp_path / "facts.jsonl").write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+        assert main(["import", str(tmp_path / "facts.jsonl"), "--task", "pointwise", "-w", ws]) == 0
+        capsys.readouterr()
+        assert main(["judge", "--judge", "metric/keyfacts-token-f1", "-w", ws]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "item 'k2'" in err[0] and "metadata.bullets" in err[0] and shown in err[0], err
+        with Workspace(Path(ws)) as w:
+            assert len(w.judgments_frame()) == 0 and not w.judge_specs()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from judgecal.data.records import Item, Judgment, Span, stable_hash
 from judgecal.data.store import Workspace
@@ -51,7 +52,14 @@ def metric_request(judge: str) -> tuple[str, dict[str, Any], str] | None:
         spec = load_spec(judge)
     except SpecError:
         return None  # reported by the ordinary path, with the file and field
-    return (spec.model, dict(spec.options), spec.name) if spec.backend == "metric" else None
+    if spec.backend != "metric":
+        return None
+    raw = yaml.safe_load(Path(judge).read_text("utf-8"))  # read once already by load_spec
+    for field in ("rubric", "parameters"):  # a metric calls no model: a model's settings would be ignored
+        if field in raw:
+            raise MetricError(f"field {field!r}: a metric judge calls no model and takes none; its settings "
+                              f"are options ({', '.join(METRICS.get(spec.model, {}))})")
+    return spec.model, dict(spec.options), spec.name
 
 
 def metric_spec(model: str, options: dict[str, Any] | None = None, name: str = "") -> JudgeSpec:
@@ -62,20 +70,34 @@ def metric_spec(model: str, options: dict[str, Any] | None = None, name: str = "
     for key in opts:
         if key not in METRICS[model]:
             raise MetricError(f"metric {model!r}: unknown option {key!r}; options: {', '.join(METRICS[model])}")
-    full, partial = opts["full"], opts["partial"]
-    if not (isinstance(full, (int, float)) and isinstance(partial, (int, float)) and 0 <= partial <= full <= 1):
-        raise MetricError(f"metric {model!r}: options need 0 <= partial <= full <= 1, got {partial!r}, {full!r}")
+    for key in ("full", "partial"):
+        v = opts[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            raise MetricError(f"metric {model!r}: field 'options.{key}' must be a number in [0, 1], got {v!r}")
+    if opts["partial"] > opts["full"]:
+        raise MetricError(f"metric {model!r}: field 'options.partial' must be at most options.full "
+                          f"(0 <= partial <= full <= 1), got {opts['partial']!r} > {opts['full']!r}")
     if opts["split"] not in ("lines", "sentences"):
-        raise MetricError(f"metric {model!r}: option split must be lines or sentences, got {opts['split']!r}")
+        raise MetricError(f"metric {model!r}: field 'options.split' must be lines or sentences, got {opts['split']!r}")
     return JudgeSpec(backend="metric", model=model, rubric="", temperature=None, max_tokens=None, logprobs=None,
                      top_logprobs=None, options=tuple(sorted(opts.items())), name=name or f"metric/{model}")
 
 
 def _units(item: Item, split: str) -> list[tuple[int, int]]:
-    bullets = item.metadata.get("bullets")
-    if isinstance(bullets, list) and all(isinstance(b, list) and len(b) == 2 for b in bullets):
-        return [(int(s), int(e)) for s, e in bullets]
-    return K.units(item.candidates[0].text, split)
+    """The response's units: the item's recorded bullets (checked against the text), else its lines or
+    sentences."""
+    if "bullets" not in item.metadata:
+        return K.units(item.candidates[0].text, split)
+    bullets, size = item.metadata["bullets"], len(item.candidates[0].text)
+    if not isinstance(bullets, list):
+        raise MetricError(f"item {item.item_id!r}: field 'metadata.bullets' must be a list of [start, end] "
+                          f"character offsets into the response, got {bullets!r}")
+    for i, b in enumerate(bullets):
+        if not (isinstance(b, list) and len(b) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in b)
+                and 0 <= b[0] <= b[1] <= size):
+            raise MetricError(f"item {item.item_id!r}: field 'metadata.bullets[{i}]' must be [start, end] with "
+                              f"0 <= start <= end <= {size} (the response's length), got {b!r}")
+    return [(int(s), int(e)) for s, e in bullets]
 
 
 def keyfacts_judgments(items: Sequence[Item], spec: JudgeSpec) -> tuple[list[Judgment], list[Span], int]:
