@@ -48,6 +48,19 @@ def test_pointwise_judge_reads_its_weighted_kappa_against_the_annotators():
         in v["reasons"]
 
 
+def test_labelled_items_with_an_undefined_kappa_are_not_called_unlabelled():
+    """One level only (every label the same): κ is 0/0 on labelled items, which the verdict says as such."""
+    entry = {"n_items_with_consensus": 1, "flags": [], "pointwise": {"kappa": "weighted_kappa"},
+             "metrics": {"cohen_kappa": _m(None), "weighted_kappa": _m(None), "accuracy": _m(1.0),
+                         "invalid_rate": _m(0.0)}}
+    v = judge_verdict(entry)
+    assert v["status"] == "caution"
+    assert v["reasons"][0].startswith("weighted κ undefined on its 1 items with a human label")
+    assert not any("no human labels" in r for r in v["reasons"])
+    entry["n_items_with_consensus"] = 0
+    assert "no human labels on the items it judged: agreement not measured" in judge_verdict(entry)["reasons"]
+
+
 def test_kappa_gap_and_too_few_items_and_invalid_rate():
     entry = {"n_items_with_consensus": 12, "flags": [],
              "metrics": {"cohen_kappa": _m(0.65), "invalid_rate": _m(0.25)}}

@@ -167,8 +167,11 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
             reasons.append((1, f"{words}: below {t['span_f1_ratio']['aligned_at_least']:.0%} of the humans' agreement"))
         else:
             reasons.append((0, words))
-    if (kappa is None or n_items == 0) and span_f1 is None:
+    if n_items == 0 and span_f1 is None:
         reasons.append((1, "no human labels on the items it judged: agreement not measured"))
+    elif kappa is None and span_f1 is None:  # labelled items, but κ is 0/0
+        reasons.append((1, f"{kappa_word} undefined on its {n_items} items with a human label (the labels or "
+                           "its answers all on one level, or no answer readable): agreement not measured"))
     elif kappa is not None and n_items > 0:
         ref = f" against the humans' {_fmt(human_kappa)} with each other" if human_kappa is not None else ""
         words = f"{kappa_word} {_fmt(kappa)}{ref} (0 = chance, 1 = perfect)"
