@@ -129,6 +129,18 @@ def fmt_p(p: float | None) -> str:
 # the figures a one-screen summary shows per judge, in this order
 SUMMARY_METRICS = ("cohen_kappa", "accuracy", "macro_f1", "first_position_rate", "position_consistency",
                    "invalid_rate")
+# a pointwise judge's (one response per item, a label or score): agreement on the humans' scale
+POINTWISE_SUMMARY_METRICS = ("cohen_kappa", "accuracy", "weighted_kappa", "spearman_rho", "mae", "invalid_rate")
+
+
+def summary_metrics(kinds: set[str] | frozenset[str]) -> tuple[str, ...]:
+    """The summary's columns for a report whose judges are of ``kinds``: each kind's own figures, or, for a
+    mix, the pairwise ones followed by the pointwise ones they lack."""
+    if kinds == {"pointwise"}:
+        return POINTWISE_SUMMARY_METRICS
+    if "pointwise" not in kinds:
+        return SUMMARY_METRICS
+    return SUMMARY_METRICS[:-1] + tuple(m for m in POINTWISE_SUMMARY_METRICS if m not in SUMMARY_METRICS) + ("invalid_rate",)
 SEVERITIES = {
     "serious": "can make a judge not aligned: significant and at least the effect of interest",
     "caution": "significant and at least the effect of interest, or a quality problem worth checking",

@@ -60,6 +60,9 @@ PROBES = {
     "injection_follow_rate": ("verdict injection", "judgecal probe injection"),
 }
 
+# probes that compare two responses shown together: they do not apply to a pointwise judge
+PAIRWISE_PROBES = ("first_position_rate", "verbosity_excess", "pad_pick_rate", "injection_follow_rate")
+
 
 class ThresholdsError(ValueError):
     """A thresholds file that cannot be read or names unknown keys."""
@@ -222,7 +225,11 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
                                f"{effect_of_interest:.0%}"))
         elif flag in FLAG_WORDS:
             reasons.append((1, FLAG_WORDS[flag]))
-    not_tested = [f"{probe}: not tested ({how})" for metric, (probe, how) in PROBES.items() if metric not in m]
+    pointwise = entry.get("kind") == "pointwise"
+    not_tested = [f"{probe}: not tested ({how})" for metric, (probe, how) in PROBES.items()
+                  if metric not in m and not (pointwise and metric in PAIRWISE_PROBES)]
+    if pointwise:  # one response per item: nothing to swap, pad or compare lengths against
+        not_tested.append(", ".join(PROBES[k][0] for k in PAIRWISE_PROBES) + ": apply to pairwise judges only")
     worst = max((s for s, _ in reasons), default=0)
     status = STATUSES[worst]
     ordered = [r for s, r in sorted(reasons, key=lambda sr: -sr[0])]

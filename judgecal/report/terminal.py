@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from judgecal.catalogue import SUMMARY_METRICS, info
+from judgecal.catalogue import info
 from judgecal.report.view import report_view
 
 WIDE = 150
@@ -30,7 +30,7 @@ def _wide(view: dict[str, Any], console: Console, title: str) -> None:
     longest = max((len(j["name"]) for j in view["judges"]), default=5)
     t.add_column("judge", overflow="fold", min_width=min(longest, 40))
     t.add_column("verdict", overflow="fold", min_width=11)
-    for m in SUMMARY_METRICS:
+    for m in view["summary_metrics"]:
         t.add_column(info(m).title, justify="right", overflow="fold")
     for j in view["judges"]:
         t.add_row(Text(j["name"]), _status(j["verdict"]), *(Text(f["value"]) for f in j["summary"]))
@@ -65,11 +65,9 @@ def _stacked(view: dict[str, Any], console: Console, title: str) -> None:
         t.add_column("figure", overflow="fold", no_wrap=False, min_width=14)
         t.add_column("value", overflow="fold", min_width=19)
         t.add_column("reference", overflow="fold", style="dim")
-        refs = {"cohen_kappa": f"humans: {j['kappa_ref'] or 'not measured'}",
-                "accuracy": (f"an annotator: {j['accuracy_ref']}; " if j["accuracy_ref"] else "")
-                + (f"chance: {j['chance_accuracy']:.3f}" if j["chance_accuracy"] is not None else "")}
         for f in j["summary"]:
-            t.add_row(Text(f["title"]), Text(f["value"]), Text(refs.get(f["name"], "")))
+            if f["applies"]:
+                t.add_row(Text(f["title"]), Text(f["value"]), Text(j["references"].get(f["name"], "")))
         console.print(t)
         _reasons(j, console)
 

@@ -14,12 +14,12 @@ from judgecal.catalogue import (
     FLAGS,
     METRICS,
     SEVERITIES,
-    SUMMARY_METRICS,
     flag_info,
     fmt_interval,
     fmt_metric,
     fmt_number,
     info,
+    summary_metrics,
 )
 from judgecal.report.stability import stability_tables
 
@@ -149,8 +149,33 @@ def _figure(entry: dict[str, Any], name: str) -> dict[str, Any]:
             "present": bool(m and m.get("estimate") is not None)}
 
 
-def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
-    """A judge's summary row and detail."""
+def _summary_figure(entry: dict[str, Any], name: str) -> dict[str, Any]:
+    """A summary cell: the figure, or ``n/a`` where the metric does not apply to the judge's kind."""
+    f = _figure(entry, name)
+    kind = entry.get("kind", "pairwise")
+    f["applies"] = f["present"] or name in summary_metrics({kind})
+    if not f["applies"]:
+        f["value"] = f"n/a ({kind})"
+    return f
+
+
+def _references(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str | None,
+                chance: float | None) -> dict[str, str]:
+    """What each summary figure of a judge is read against: the humans with each other, and chance."""
+    refs = {"cohen_kappa": f"humans: {kappa_ref or 'not measured'}",
+            "accuracy": (f"an annotator: {accuracy_ref}; " if accuracy_ref else "")
+            + (f"chance: {chance:.3f}" if chance is not None else "")}
+    humans = (entry.get("pointwise") or {}).get("humans") or {}
+    for k, m in humans.items():  # a pointwise judge: the annotators' own agreement on the same items
+        if isinstance(m, dict) and _num(m.get("estimate")) is not None:
+            refs[k] = f"annotators with each other: {fmt_metric(m)}" + (
+                f"; chance: {chance:.3f}" if k == "accuracy" and chance is not None else "")
+    return refs
+
+
+def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any],
+               columns: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """A judge's summary row (``columns``: the summary's metrics; by default its own kind's) and detail."""
     jr = entry.get("reference") or {}
     kappa_ref = ref["kappa"]
     if kappa_ref is None and _num(jr.get("human_kappa")) is not None:
@@ -168,7 +193,9 @@ def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any]) -> dict[st
         "verdict": _verdict(name, entry), "flags": _flags(entry),
         "kappa": _figure(entry, "cohen_kappa"), "accuracy": _figure(entry, "accuracy"),
         "kappa_ref": kappa_ref, "accuracy_ref": ref["accuracy"], "chance_accuracy": chance,
-        "summary": [_figure(entry, m) for m in SUMMARY_METRICS],
+        "references": _references(entry, kappa_ref, ref["accuracy"], chance),
+        "summary": [_summary_figure(entry, m)
+                    for m in (columns or summary_metrics({entry.get("kind", "pairwise")}))],
         "metrics": _metric_rows(entry),
         "usage": usage,
         "stability": stab, "stability_line": stability_line(stab), "stability_tables": stability_tables(stab),
@@ -179,10 +206,12 @@ def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any]) -> dict[st
 def report_view(report: dict[str, Any]) -> dict[str, Any]:
     """Everything the template shows, from an ``audit.json`` dict."""
     ref = human_reference(report)
-    judges = [judge_view(n, e, ref) for n, e in (report.get("judges") or {}).items()]
+    entries = report.get("judges") or {}
+    columns = summary_metrics({e.get("kind", "pairwise") for e in entries.values()})
+    judges = [judge_view(n, e, ref, columns) for n, e in entries.items()]
     present = {f["code"] for j in judges for f in j["flags"]}
     legend = [flag_info(c) for c in sorted(present)]
-    used = {m["name"] for j in judges for m in j["metrics"]} | set(SUMMARY_METRICS)
+    used = {m["name"] for j in judges for m in j["metrics"]} | set(columns)
     glossary = [METRICS[m] for m in METRICS if m in used]
     prov = report.get("provenance") or {}
     return {
@@ -191,5 +220,5 @@ def report_view(report: dict[str, Any]) -> dict[str, Any]:
         "known_flags": FLAGS, "models": report.get("models"), "humans": report.get("humans"),
         "provenance": prov, "sections": SECTIONS, "section_titles": SECTION_TITLES,
         "consensus_words": consensus_words(str((report.get("settings") or {}).get("consensus", ""))),
-        "any_stability": any(j["stability"] for j in judges),
+        "any_stability": any(j["stability"] for j in judges), "summary_metrics": columns,
     }

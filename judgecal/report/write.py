@@ -12,7 +12,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from judgecal.catalogue import METRICS, SUMMARY_METRICS, fmt_metric, fmt_number, fmt_p
+from judgecal.catalogue import METRICS, fmt_metric, fmt_number, fmt_p
 from judgecal.report.plots import heatmap_svg, metric_forest, reliability_svg
 from judgecal.report.view import report_view
 
@@ -99,4 +99,4 @@ def render_html(report: dict[str, Any]) -> str:
     matrix = ((report.get("models") or {}).get("matrix") or {}).get("humans")
     heat = heatmap_svg(matrix["models"], matrix["estimate"]) if matrix and matrix.get("models") else None
     return environment().get_template("audit.html.j2").render(
-        **view, catalogue=METRICS, summary_metrics=SUMMARY_METRICS, plots=_plots(report, view), heatmap=heat)
+        **view, catalogue=METRICS, plots=_plots(report, view), heatmap=heat)
