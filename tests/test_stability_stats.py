@@ -166,7 +166,7 @@ def test_pooled_rule_doubles_and_stops_a_unanimous_group_at_the_pilot():
     eps = st.worst_case_epsilon(32, z=1.96)
     units = {("i1", "AB"): [1.0, 0.0] * 16, ("i2", "AB"): [0.0, 1.0] * 16,
              ("i1", "BA"): [0.0] * 32, ("i2", "BA"): [0.0] * 32}
-    # BA: Beta(0.222, 7.778) -> s = 0.125 -> N = 2.01 -> the pilot of 4 stands.
+    # BA: Beta(0.222, 7.778) -> s = sqrt(1.728 / 72) = 0.155 -> N = 3.07 -> 4: the pilot stands.
     # AB: 2 of 4 each -> Beta(4, 4) -> s = 0.471 -> N = 29, capped at double: 8; then Beta(8, 8) -> N = 31 -> 16;
     # then Beta(16, 16) -> N = 32 -> 32; at 32 the cap: stop
     assert replay_adaptive(units, epsilon=eps, z=1.96, n0=4, n_max=32) == {
@@ -177,3 +177,22 @@ def test_pooled_rule_doubles_and_stops_a_unanimous_group_at_the_pilot():
     assert jump.tolist() == [29, 29, 4, 4]
     with pytest.raises(ValueError, match="spread must be"):
         next_n([1], [4], ["x"], epsilon=eps, spread="wide")
+
+
+def test_adaptive_rule_hand_computed_spread_and_a_bad_rule_refused_before_any_call():
+    from judgecal.stability.adaptive import adaptive_repeats, pooled_variance, replay_adaptive
+
+    # the unanimous BA group above: Beta(4 mu, 4 (2 - mu)) with mu = 0.5 / 9
+    mu = 0.5 / 9
+    a, b = 4 * mu, 4 + 4 * (1 - mu)
+    assert np.sqrt(pooled_variance([0, 0], [4, 4], ["BA", "BA"])) == pytest.approx(
+        np.sqrt(a * b / (8 * 9)), abs=1e-12)
+    assert np.sqrt(a * b / (8 * 9)) == pytest.approx(0.1549, abs=1e-4)
+    eps = st.worst_case_epsilon(32, z=1.96)
+    for bad, match in (({"growth": "triple"}, "growth must be"), ({"spread": "wide"}, "spread must be"),
+                       ({"n0": 0}, "n0"), ({"n0": 40}, "n0"), ({"epsilon": 0.0}, "epsilon")):
+        kw = {"epsilon": eps, **bad}
+        with pytest.raises(ValueError, match=match):
+            adaptive_repeats(None, [], **kw)  # refused before the engine is touched
+        with pytest.raises(ValueError, match=match):
+            replay_adaptive({"u": [1.0] * 8}, **kw)

@@ -53,21 +53,36 @@ def pooled_variance(k: ArrayLike, n: ArrayLike, groups: Sequence[Any]) -> NDArra
     return out
 
 
+SPREADS = ("pooled", "smoothed", "plain")
+GROWTHS = ("double", "jump")
+
+
+def check_rule(*, epsilon: float, n0: int, n_max: int, spread: str, growth: str) -> None:
+    """Refuse a rule that cannot run (before any call is paid for)."""
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+    if not 1 <= n0 <= n_max:
+        raise ValueError(f"need 1 <= n0 <= n_max, got n0 = {n0!r}, n_max = {n_max!r}")
+    if spread not in SPREADS:
+        raise ValueError(f"spread must be pooled, smoothed or plain, not {spread!r}")
+    if growth not in GROWTHS:
+        raise ValueError(f"growth must be double or jump, not {growth!r}")
+
+
 def next_n(k: ArrayLike, n: ArrayLike, groups: Sequence[Any], *, epsilon: float, z: float = Z95, n0: int = 4,
            n_max: int = 32, spread: str = "pooled", growth: str = "double") -> NDArray[np.int64]:
     """The samples each unit should have after this round (``== n``: stop). ``spread``: ``"pooled"`` (the
     default, module docstring), ``"smoothed"`` (per unit, ``p̃ = (k + ½)/(n + 1)``) or ``"plain"`` (the sample
     standard deviation, ddof = 1, as the paper states it); ``growth``: ``"double"`` or ``"jump"`` (to N at once)."""
+    check_rule(epsilon=epsilon, n0=n0, n_max=n_max, spread=spread, growth=growth)
     k, n = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.int64)
     if spread == "pooled":
         s = np.sqrt(pooled_variance(k, n, groups))
     elif spread == "smoothed":
         s = binary_spread(k, n)
-    elif spread == "plain":
+    else:  # plain
         p = k / np.maximum(n, 1)
         s = np.where(n > 1, np.sqrt(p * (1 - p) * n / np.maximum(n - 1, 1)), 0.5)
-    else:
-        raise ValueError(f"spread must be pooled, smoothed or plain, not {spread!r}")
     need = np.clip(required_repeats(s, epsilon, z), n0, n_max)
     target = np.minimum(need, 2 * n) if growth == "double" else need
     return np.asarray(np.maximum(n, target), dtype=np.int64)
@@ -84,6 +99,7 @@ def adaptive_repeats(engine: Any, items: Sequence[Item], *, epsilon: float, z: f
                      n_max: int = 32, max_rounds: int = 10, orders: Sequence[str] = ("AB", "BA"), seed: int = 0,
                      spread: str = "pooled", growth: str = "double") -> dict[str, Any]:
     """Run ``engine`` (a sampled judge) adaptively; per unit the samples used, its estimate and spread."""
+    check_rule(epsilon=epsilon, n0=n0, n_max=n_max, spread=spread, growth=growth)
     units = [(it, o) for it in items for o in orders]
     keys = [(it.item_id, o) for it, o in units]
     n: NDArray[np.int64] = np.full(len(units), n0, dtype=np.int64)
@@ -128,6 +144,7 @@ def replay_adaptive(outcomes: dict[Hashable, Sequence[float]], *, epsilon: float
     """The adaptive rule on recorded 0/1 outcomes (sample i of each unit at index i): the N each unit ends
     with, round for round as :func:`adaptive_repeats` would. ``groups``: unit -> pooling group (default: the
     unit's last element when it is a tuple, its presentation order)."""
+    check_rule(epsilon=epsilon, n0=n0, n_max=n_max, spread=spread, growth=growth)
     units = list(outcomes)
     xs = [np.asarray(outcomes[u], dtype=np.float64) for u in units]
     g = [groups[u] if groups is not None else (u[-1] if isinstance(u, tuple) else 0) for u in units]
