@@ -26,16 +26,8 @@ N_BOOT = "200"
 
 @pytest.fixture(scope="module")
 def cluster():
-    import ray
-
-    c = LoopbackCluster(workers=2, cpus_per_worker=1, head_cpus=0, client_server=True)
-    try:
-        c.start()
+    with LoopbackCluster(workers=2, cpus_per_worker=1, head_cpus=0, client_server=True) as c:
         yield c
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        c.stop()
 
 
 @pytest.fixture(scope="module")

@@ -34,16 +34,8 @@ def _items(n: int, offset: int = 0) -> list[Item]:
 
 @pytest.fixture(scope="module")
 def cluster():
-    import ray
-
-    c = LoopbackCluster(workers=2, cpus_per_worker=1, head_cpus=0)
-    try:
-        c.start()
+    with LoopbackCluster(workers=2, cpus_per_worker=1, head_cpus=0) as c:
         yield c
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        c.stop()
 
 
 def _rows(path) -> list[tuple[str, int]]:

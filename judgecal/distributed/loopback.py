@@ -176,7 +176,16 @@ class LoopbackCluster:
         _reload_auth()
 
     def __enter__(self) -> LoopbackCluster:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:  # a cluster that did not come up leaves no process behind
+            self.stop()
+            raise
 
     def __exit__(self, *exc: object) -> None:
+        """Disconnect this process's driver, if any, then stop the cluster."""
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
         self.stop()
