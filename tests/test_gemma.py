@@ -32,6 +32,30 @@ def test_the_shipped_file_is_the_pretrained_gemma3_270m_under_the_gemma_terms():
     assert MODELS["smollm2"].prompt == "chat"
 
 
+@pytest.mark.parametrize("judge", ["local/gemma3", "hf/gemma3"])
+def test_without_the_gemma_extra_one_line_names_it_and_nothing_is_written(judge, tmp_path, monkeypatch, capsys):
+    """The chunk wheel missing (and no assembled copy in the cache): one line naming the extra to install,
+    no judgment, no stored spec, nothing in the cache."""
+    import sys
+
+    from judgecal.cli import main
+    from judgecal.data.store import Workspace
+
+    (tmp_path / "pairs.jsonl").write_text(json.dumps({"id": "p1", "prompt": "2 + 2?", "response_a": "4",
+                                                      "response_b": "5"}) + "\n")
+    ws = str(tmp_path / "ws")
+    assert main(["import", str(tmp_path / "pairs.jsonl"), "-w", ws]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("JUDGECAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setitem(sys.modules, MODELS["gemma3"].package, None)  # import fails as if not installed
+    assert main(["judge", "--judge", judge, "-w", ws]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'gemma3'" in err[0] and "judgecal-toolkit[gemma]" in err[0], err
+    with Workspace(tmp_path / "ws") as w:
+        assert len(w.judgments_frame()) == 0 and not w.judge_specs()
+    assert not (tmp_path / "cache").exists()
+
+
 def test_completion_prompt_renders_system_shots_and_the_answer_cue():
     msgs = (("system", "Judge."), ("user", "Q1"), ("assistant", "A"), ("user", "Q2"))
     assert completion_prompt(msgs) == "Judge.\n\nQ1\nAnswer: A\n\nQ2\nAnswer:"
@@ -106,6 +130,22 @@ def test_cross_judge_agreement_of_the_two_embedded_judges(pandalm_ws, tmp_path, 
     accs = s["figures"]["accuracy"]["figures"]
     assert cj["difference_pp"] == pytest.approx(100 * (accs[1] - accs[0]))
     ws.close()
+
+
+def test_a_judge_level_that_cannot_load_is_refused_before_any_call(pandalm_ws, tmp_path, capsys):
+    from judgecal.cli import main
+    from judgecal.data.store import Workspace
+
+    ws = copy_workspace(pandalm_ws, tmp_path / "ws")
+    before = ws.count_judgments()
+    ws.close()
+    capsys.readouterr()
+    assert main(["stability", "run", "--judge", "local/smollm2", "--axes", "judge", "--judges", "local/bogus",
+                 "--items", "2", "--quiet", "-w", str(tmp_path / "ws")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown local model 'bogus'" in err[0], err
+    with Workspace(tmp_path / "ws") as w:  # the base variant did not run first: nothing paid, nothing stored
+        assert w.count_judgments() == before and not w.stability_runs()
 
 
 def test_hf_backend_loads_the_q4_k_m_gguf_and_judges_like_llama_cpp(gemma_backend):

@@ -211,6 +211,9 @@ def run_stability(ws: Any, judge: str, axes: Sequence[str], *, items: int | None
                     key=lambda it: it.item_id)
     variants = plan_variants(base, axes, levels, deterministic)
     backends = _Backends()
+    for var in variants:  # every backend first: a level that cannot load is said before any call is paid for
+        if var.reuse_reason is None:
+            backends.get(var.spec, var.concurrency)
     rows: list[dict[str, Any]] = []
     verdict_rows: list[tuple[int, str, Any, Any]] = []
     per_variant: list[pd.Series] = []

