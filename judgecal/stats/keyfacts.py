@@ -31,6 +31,7 @@ from judgecal.stats.bootstrap import (
     percentile_ci,
     safe_ratio,
 )
+from judgecal.stats.ordinal import quadratic_weights, weighted_kappa_from_confusion
 from judgecal.stats.spans import join_pairs
 
 FloatArray = NDArray[np.float64]
@@ -141,13 +142,11 @@ def agreement(truth: ArrayLike, pred: ArrayLike, k: int = 3, n_boot: int = 2000,
         grouped = np.zeros((int(g.max(initial=-1)) + 1, sums.shape[1]))
         np.add.at(grouped, g, sums)
         sums = grouped
-    w = ((np.arange(k)[:, None] - np.arange(k)[None, :]) / (k - 1)) ** 2
+    w = quadratic_weights(k)
 
     def stats(s: FloatArray) -> FloatArray:
         conf = s[:, : k * k].reshape(-1, k, k)
-        n = conf.sum(axis=(1, 2))
-        expect = conf.sum(2)[:, :, None] * conf.sum(1)[:, None, :] / np.where(n > 0, n, 1)[:, None, None]
-        wk = 1 - safe_ratio((conf * w).sum(axis=(1, 2)), (expect * w).sum(axis=(1, 2)))
+        wk = weighted_kappa_from_confusion(conf, w)
         sx, sy, sxx, syy, sxy, m = (s[:, k * k + c] for c in range(6))
         cov = sxy - sx * sy / np.where(m > 0, m, 1)
         r = safe_ratio(cov, np.sqrt((sxx - sx * sx / np.where(m > 0, m, 1)) * (syy - sy * sy / np.where(m > 0, m, 1))))
