@@ -235,7 +235,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
             except MetricError as exc:
                 raise UsageError(f"{args.judge}: {exc}") from None
         print(f"{got['judge']} (spec {got['spec_hash']}): {got['scored']} items scored, {got['skipped']} skipped "
-              "(no reference key fact)")
+              "(not one response with a reference key fact)")
         return 0
     with _open_ws(args, create=False) as ws:
         items = _select_items(ws, args.source, args.items, args.sample_seed)

@@ -386,6 +386,12 @@ def test_key_fact_scorer_as_a_spec_file_and_its_errors(tmp_path, capsys):  # typ
     assert main(["import", str(tmp_path / "facts.jsonl"), "--task", "pointwise", "-w", ws]) == 0
     assert main(["judge", "--judge", "metric/keyfacts-token-f1", "-w", ws]) == 0
     assert "2 items scored, 1 skipped" in capsys.readouterr().out
+    (tmp_path / "pair.jsonl").write_text(json.dumps({"id": "p1", "prompt": "p", "response_a": "x", "response_b": "y"})
+                                         + "\n")
+    assert main(["import", str(tmp_path / "pair.jsonl"), "-w", ws]) == 0
+    capsys.readouterr()
+    assert main(["judge", "--judge", "metric/keyfacts-token-f1", "-w", ws]) == 0  # a pair is not scored, and said so
+    assert "2 items scored, 2 skipped (not one response with a reference key fact)" in capsys.readouterr().out
     spec = tmp_path / "strict.yaml"
     spec.write_text("name: strict-keyfacts\nbackend: metric\nmodel: keyfacts-token-f1\noptions: {full: 0.9}\n")
     assert main(["judge", "--judge", str(spec), "-w", ws]) == 0
