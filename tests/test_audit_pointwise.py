@@ -424,6 +424,27 @@ def test_key_fact_scorer_as_a_spec_file_and_its_errors(tmp_path, capsys):  # typ
         assert len(err) == 1 and str(spec) in err[0] and f"field '{field}'" in err[0], err
 
 
+def test_a_judge_name_with_markup_is_text_in_the_report(tmp_path):  # type: ignore[no-untyped-def]
+    """A spec file's name reaches the pointwise rows of audit.html as text, never as markup."""
+    from judgecal.cli import main
+
+    rows = [{"id": f"k{i}", "prompt": "p", "reference": "Prices fell sharply", "response": r,
+             "human_labels": {"a": lab, "b": lab}} for i, (r, lab) in
+            enumerate((("- Prices fell sharply", 3), ("- Sales rose", 1), ("- Prices fell", 2)))]
+    (tmp_path / "facts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ws = str(tmp_path / "ws")
+    assert main(["import", str(tmp_path / "facts.jsonl"), "--task", "pointwise", "-w", ws]) == 0
+    name = "<img src=x onerror=alert(1)>"
+    (tmp_path / "x.yaml").write_text(f"name: {json.dumps(name)}\nbackend: metric\nmodel: keyfacts-token-f1\n")
+    assert main(["judge", "--judge", str(tmp_path / "x.yaml"), "-w", ws]) == 0
+    assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
+    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "20"]) == 0
+    report = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())
+    assert "pointwise" in report["judges"][name]
+    html = (tmp_path / "ws" / "reports" / "audit.html").read_text()
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
 def test_key_fact_scorer_refuses_bullets_that_are_not_offsets(tmp_path, capsys):  # type: ignore[no-untyped-def]
     """Recorded bullets must be character offsets into the response: a bad one is named by item and field,
     and nothing is stored."""
