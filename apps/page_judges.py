@@ -167,14 +167,23 @@ def pointwise_table(rep: dict[str, Any]) -> pd.DataFrame:
         if not pw:
             continue
         scale = pw.get("scale") or {}
-        kind = f"{scale.get('kind', '')}: {' < '.join(scale.get('levels') or [])}"
-        rows.append({"judge": name, "scale": kind, **{col: fmt_m(j["metrics"].get(m)) if m in j["metrics"] else
-                                                     "n/a" for m, col in POINTWISE_COLUMNS.items()}})
+        sep = " < " if scale.get("kind") == "ordinal" else ", "  # a nominal scale's labels have no order
+        kind = f"{scale.get('kind', '')}: {sep.join(scale.get('levels') or [])}"
+        rows.append({"judge": name, "scale": kind, **{col: _cell(j["metrics"], m) for m, col in POINTWISE_COLUMNS.items()}})
         hum = pw.get("humans") or {}
         rows.append({"judge": f"  annotators on its items ({hum.get('n_items', 0)} items)" if hum else
                      "  annotators on its items: not measured (one label per item)", "scale": kind,
-                     **{col: fmt_m(hum.get(m)) if hum.get(m) else "n/a" for m, col in POINTWISE_COLUMNS.items()}})
+                     **{col: _cell(hum, m) for m, col in POINTWISE_COLUMNS.items()}})
     return pd.DataFrame(rows)
+
+
+def _cell(metrics: dict[str, Any], name: str) -> str:
+    """A pointwise figure: ``n/a`` where the scale has none (a nominal scale's ρ), ``undefined`` where it
+    is 0/0 on these items (every label on one level), else its estimate and CI."""
+    m = metrics.get(name)
+    if not m:
+        return "n/a"
+    return "undefined" if m.get("estimate") is None else fmt_m(m)
 
 
 def judges_page() -> None:

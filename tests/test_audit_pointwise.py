@@ -292,6 +292,24 @@ def test_items_that_rate_one_response_are_resampled_together(tmp_path):  # type:
     assert (hb["ci_low"], hb["ci_high"]) == pytest.approx((ha["ci_low"], ha["ci_high"]), abs=1e-12)
 
 
+def test_explorer_pointwise_rows_say_undefined_and_keep_a_nominal_scale_unordered():
+    from judgecal.apps.page_judges import pointwise_table
+
+    def m(est):  # type: ignore[no-untyped-def]
+        return {"estimate": est, "ci_low": est, "ci_high": est, "n": 3}
+
+    rep = {"judges": {
+        "flat": {"metrics": {"accuracy": m(1.0), "cohen_kappa": m(None), "weighted_kappa": m(None),
+                             "spearman_rho": m(None), "mae": m(0.0)},
+                 "pointwise": {"scale": {"kind": "ordinal", "levels": ["1", "2"]}, "kappa": "weighted_kappa"}},
+        "labels": {"metrics": {"accuracy": m(0.5), "cohen_kappa": m(0.2)},
+                   "pointwise": {"scale": {"kind": "nominal", "levels": ["no", "yes"]}, "kappa": "cohen_kappa"}}}}
+    t = pointwise_table(rep).set_index("judge")
+    assert t.loc["flat", "weighted κ"] == "undefined" and t.loc["flat", "accuracy"].startswith("1.000")
+    assert t.loc["flat", "scale"] == "ordinal: 1 < 2" and t.loc["labels", "scale"] == "nominal: no, yes"
+    assert t.loc["labels", "Spearman's ρ"] == "n/a" and t.loc["labels", "κ"].startswith("0.200")
+
+
 # -- Summary of a Haystack end to end --------------------------------------------------------------
 def _tokens(s: str) -> list[str]:
     return re.findall(r"\w+", s.lower())
