@@ -292,6 +292,32 @@ def test_items_that_rate_one_response_are_resampled_together(tmp_path):  # type:
     assert (hb["ci_low"], hb["ci_high"]) == pytest.approx((ha["ci_low"], ha["ci_high"]), abs=1e-12)
 
 
+def test_a_score_nobody_gave_is_a_level_of_its_own(tmp_path):  # type: ignore[no-untyped-def]
+    """People rated 2-4 only; the judge's 1 and 5 are misses, not read as the nearest level people used."""
+    from judgecal.cli import main
+
+    rng = np.random.default_rng(8)
+    truth = rng.integers(2, 5, 40)
+    pred = truth + rng.integers(-1, 2, 40)
+    items = [{"id": f"q{i:02d}", "prompt": f"Rate {i}.", "response": f"Answer {i}.", "human_labels": {"r": int(t)}}
+             for i, t in enumerate(truth)]
+    scores = [{"item_id": f"q{i:02d}", "judge": "rater-llm", "score": int(x)} for i, x in enumerate(pred)]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
+    (tmp_path / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in scores))
+    ws = str(tmp_path / "ws")
+    assert main(["import", str(tmp_path / "items.jsonl"), "--task", "pointwise", "-w", ws]) == 0
+    assert main(["import", str(tmp_path / "scores.jsonl"), "--as", "judgments", "-w", ws]) == 0
+    assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
+    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "50"]) == 0
+    entry = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())["judges"]["rater-llm"]
+    assert {1, 5} <= set(pred.tolist()) and entry["pointwise"]["scale"]["levels"] == ["1", "2", "3", "4", "5"]
+    m = entry["metrics"]
+    assert m["accuracy"]["estimate"] == pytest.approx(float(np.mean(truth == pred)), abs=1e-12)
+    assert m["cohen_kappa"]["estimate"] == pytest.approx(cohen_kappa_score(truth, pred), abs=1e-9)
+    assert m["weighted_kappa"]["estimate"] == pytest.approx(
+        cohen_kappa_score(truth, pred, weights="quadratic"), abs=1e-9)
+
+
 def test_explorer_pointwise_rows_say_undefined_and_keep_a_nominal_scale_unordered():
     from judgecal.apps.page_judges import pointwise_table
 

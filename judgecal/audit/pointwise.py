@@ -6,7 +6,8 @@ its own. The humans' labels of the truth's source fix the scale (:func:`scale_of
 - numbers (``"1"`` .. ``"5"`` from a Label Studio rating) or a known ordered vocabulary (coverage
   ``none < partial < full`` = 0, 0.5, 1, as Summary of a Haystack labels it) make an **ordinal** scale:
   the judge's score is read at the nearest level of the scale for agreement and κ, and as it is for ρ
-  and the mean absolute error;
+  and the mean absolute error (on a whole-number scale, a whole-number score nobody used is a level of
+  its own);
 - any other labels make a **nominal** scale: the judge's own label (its ``verdict``) must be one of them.
 
 Every judgment on an item with the truth counts once (samples and orders alike), and a judgment with no
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.stats.bootstrap import bootstrap_sums, metric, percentile_ci, safe_ratio
@@ -71,8 +73,10 @@ class Scale:
                 "kind": "ordinal" if self.ordinal else "nominal"}
 
 
-def scale_of(labels: pd.Series) -> Scale | None:
-    """The scale of the humans' labels (``None`` without labels, or for pairwise labels A / B / tie)."""
+def scale_of(labels: pd.Series, scores: ArrayLike | None = None) -> Scale | None:
+    """The scale of the humans' labels (``None`` without labels, or for pairwise labels A / B / tie). On a
+    scale of whole numbers the judge's whole-number ``scores`` are levels too: a 5 where the people used
+    only 2-4 is a level of its own, never read as 4."""
     present = sorted({str(v) for v in labels.dropna()})
     if not present or set(present) <= PAIRWISE_LABELS:
         return None
@@ -81,8 +85,14 @@ def scale_of(labels: pd.Series) -> Scale | None:
             return Scale(tuple(known), tuple(known.values()), True)
     nums = pd.to_numeric(pd.Series(present), errors="coerce")
     if nums.notna().all():
-        order = np.argsort(nums.to_numpy(), kind="stable")
-        return Scale(tuple(present[i] for i in order), tuple(float(nums.iloc[i]) for i in order), True)
+        value = dict(zip(present, nums.astype(float), strict=True))
+        s = np.asarray([] if scores is None else scores, dtype=np.float64)
+        if all(v.is_integer() for v in value.values()):
+            seen = set(value.values())
+            value.update({str(int(x)): float(x) for x in np.unique(s[np.isfinite(s)])
+                          if float(x).is_integer() and float(x) not in seen})
+        levels = sorted(value, key=lambda lab: value[lab])
+        return Scale(tuple(levels), tuple(value[lab] for lab in levels), True)
     return Scale(tuple(present), tuple(range(len(present))), False)
 
 
@@ -117,7 +127,8 @@ def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig,
     truth = inp.truth
     mine = truth.reindex(pd.Index(jf["item_id"].astype(str).unique()).intersection(truth.index))
     theirs = wide.reindex(mine.index).to_numpy(dtype=object).ravel()
-    scale = scale_of(pd.Series([*mine.to_numpy(dtype=object), *theirs], dtype=object))
+    scores = pd.to_numeric(jf["score"], errors="coerce").to_numpy(dtype=np.float64) if "score" in jf else None
+    scale = scale_of(pd.Series([*mine.to_numpy(dtype=object), *theirs], dtype=object), scores)
     if scale is None or (scale.ordinal and "score" not in jf):
         return None
     t_code = scale.codes(truth.reindex(jf["item_id"].astype(str).to_numpy()).fillna(""))
