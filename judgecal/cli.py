@@ -228,6 +228,16 @@ def cmd_judge(args: argparse.Namespace) -> int:
     except MetricError as exc:
         raise UsageError(f"{args.judge}: {exc}") from None
     if metric is not None:  # a deterministic metric scores items, no model call
+        model_only = [flag for flag, given in (
+            ("--rubric", args.rubric != "pairwise"), ("--max-tokens", args.max_tokens is not None),
+            ("--temperature", args.temperature != 0.0), ("--samples", args.samples != 1),
+            ("--orders", list(args.orders) != ["AB", "BA"]), ("--mutation", bool(args.mutation)),
+            ("--base-url", bool(args.base_url)), ("--executor", args.executor != "local"),
+            ("--export-batch", bool(args.export_batch)), ("--import-batch", bool(args.import_batch)),
+            ("--deterministic", args.deterministic)) if given]
+        if model_only:
+            raise UsageError(f"{args.judge}: a metric judge calls no model; {', '.join(model_only)} would be ignored "
+                             "(its settings are options in a spec file)")
         with _open_ws(args, create=False) as ws:
             try:
                 got = run_metric_judge(ws, metric[0], _select_items(ws, args.source, args.items, args.sample_seed),

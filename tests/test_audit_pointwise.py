@@ -459,6 +459,11 @@ def test_key_fact_scorer_as_a_spec_file_and_its_errors(tmp_path, capsys):  # typ
     assert len(err) == 1 and str(spec) in err[0] and "partial <= full" in err[0]
     assert main(["judge", "--judge", "metric/rouge", "-w", ws]) == 2
     assert "unknown metric 'rouge'" in capsys.readouterr().err
+    for flags in (["--samples", "3"], ["--temperature", "0.7", "--mutation", "paraphrase"], ["--orders", "AB"]):
+        assert main(["judge", "--judge", "metric/keyfacts-token-f1", *flags, "-w", ws]) == 2, flags
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "a metric judge calls no model" in err[0] and flags[0] in err[0], err
+        assert flags[-2] in err[0]
     for text, field in (("options: {full: true}", "options.full"), ("options: {partial: .nan}", "options.partial"),
                         ("options: {split: 3}", "options.split"), ("parameters: {temperature: 0.7}", "parameters"),
                         ("rubric: pairwise", "rubric")):
