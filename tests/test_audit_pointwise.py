@@ -318,6 +318,37 @@ def test_a_score_nobody_gave_is_a_level_of_its_own(tmp_path):  # type: ignore[no
         cohen_kappa_score(truth, pred, weights="quadratic"), abs=1e-9)
 
 
+@pytest.mark.parametrize("task", ["pointwise", "pairwise"])
+def test_a_judge_with_no_readable_answer_keeps_the_kind_of_its_items(task, tmp_path):  # type: ignore[no-untyped-def]
+    """Every answer unreadable: a judge of ratings is still pointwise (no A / B / tie κ of 0 against
+    ratings), a judge of pairs still pairwise."""
+    from judgecal.cli import main
+
+    items, verdicts = [], []
+    for i in range(4):
+        base = {"id": f"i{i}", "prompt": f"Question {i}?"}
+        if task == "pointwise":
+            items.append({**base, "response": f"Answer {i}.", "human_labels": {"x": 2 + i % 2, "y": 3}})
+        else:
+            items.append({**base, "response_a": f"A {i}.", "response_b": f"B {i}.",
+                          "human_labels": {"x": "A", "y": "AB"[i % 2]}})
+        verdicts.append({"item_id": f"i{i}", "judge": "mute", "verdict": "invalid"})
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
+    (tmp_path / "v.jsonl").write_text("".join(json.dumps(r) + "\n" for r in verdicts))
+    ws = str(tmp_path / "ws")
+    assert main(["import", str(tmp_path / "items.jsonl"), "--task", task, "-w", ws]) == 0
+    assert main(["import", str(tmp_path / "v.jsonl"), "--as", "judgments", "-w", ws]) == 0
+    assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
+    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "20"]) == 0
+    entry = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())["judges"]["mute"]
+    assert entry["kind"] == task and entry["metrics"]["invalid_rate"]["estimate"] == 1.0
+    if task == "pointwise":
+        assert "macro_f1" not in entry["metrics"] and entry["metrics"]["weighted_kappa"]["estimate"] is None
+        assert not any("barely better than chance" in r for r in entry["verdict"]["reasons"])
+    else:
+        assert "macro_f1" in entry["metrics"] and "pointwise" not in entry
+
+
 def test_explorer_pointwise_rows_say_undefined_and_keep_a_nominal_scale_unordered():
     from judgecal.apps.page_judges import pointwise_table
 

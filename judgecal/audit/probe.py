@@ -64,15 +64,19 @@ class JudgeInput:
 
     @property
     def pairwise(self) -> bool:
-        """A judge of pairs: some verdict A / B / tie, or only verdicts (``invalid``) and no score; a
-        pointwise judge's unreadable answers are ``invalid`` verdicts beside its scores."""
+        """A judge of pairs: some verdict A / B / tie, or only verdicts (``invalid``) and no score on items
+        whose human label, where there is one, is A / B / tie; a pointwise judge's unreadable answers are
+        ``invalid`` verdicts beside its scores, or instead of them when none was readable."""
         if not len(self.judgments):
             return False
         v = self.judgments["verdict"]
         if v.isin(("A", "B", "tie")).any():
             return True
         scored = "score" in self.judgments and bool(self.judgments["score"].notna().any())
-        return bool(v.notna().any()) and not scored
+        if scored or not v.notna().any():
+            return False
+        labels = self.truth.reindex(pd.Index(self.judgments["item_id"].astype(str).unique())).dropna()
+        return bool(labels.astype(str).isin(("A", "B", "tie")).all())
 
     @property
     def orders(self) -> list[str]:
