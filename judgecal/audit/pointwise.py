@@ -12,8 +12,8 @@ its own. The humans' labels of the truth's source fix the scale (:func:`scale_of
 
 Every judgment on an item with the truth counts once (samples and orders alike), and a judgment with no
 usable answer is left out and counted in ``invalid_rate``. The bootstrap resamples clusters whole: the
-items that rate one response to one prompt (:func:`response_clusters`; the key facts of one Summary of a
-Haystack summary share their summary, and its judge's reading of it), each item on its own otherwise. Under
+items that rate one response to one prompt (``Workspace.response_clusters``; the key facts of one Summary
+of a Haystack summary share their summary, and its judge's reading of it), each item on its own otherwise. Under
 ``metrics``: ``accuracy`` (exact agreement), ``cohen_kappa`` (unweighted), and for ordinal scales
 ``weighted_kappa`` (quadratic), ``spearman_rho`` and ``mae`` (:mod:`judgecal.stats.ordinal`). The
 ``pointwise`` section names the scale, the κ the verdict reads (quadratic-weighted on an ordinal scale,
@@ -96,15 +96,6 @@ def scale_of(labels: pd.Series, scores: ArrayLike | None = None) -> Scale | None
     return Scale(tuple(present), tuple(range(len(present))), False)
 
 
-def response_clusters(ws: Any) -> pd.Series:
-    """item_id -> cluster number of the pointwise items: items with the same prompt and response (several
-    key facts checked against one summary) are one cluster (ranked in SQLite: no text leaves the database)."""
-    q = ("SELECT item_id, dense_rank() OVER (ORDER BY json_extract(data, '$.prompt'), "
-         "json_extract(data, '$.candidates[0].text')) FROM items WHERE task = 'pointwise'")
-    rows = ws.conn.execute(q).fetchall()
-    return pd.Series({i: int(c) for i, c in rows}, dtype=np.int64)
-
-
 def _cluster_of(item_ids: np.ndarray, clusters: pd.Series | None) -> np.ndarray:
     """Each item's cluster label (the item itself when ``clusters`` does not name it)."""
     if clusters is None or clusters.empty:
@@ -122,7 +113,7 @@ def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig,
                         clusters: pd.Series | None = None) -> dict[str, Any] | None:
     """The judge's pointwise metrics and its ``pointwise`` section, or ``None`` when the truth has no scale
     for it. ``wide`` is the annotators' labels (items x annotators, :func:`judgecal.audit.human.annotator_matrix`);
-    ``clusters`` (item_id -> cluster, :func:`response_clusters`) are resampled whole (default: items)."""
+    ``clusters`` (item_id -> cluster, ``Workspace.response_clusters``) are resampled whole (default: items)."""
     jf = inp.judgments
     truth = inp.truth
     mine = truth.reindex(pd.Index(jf["item_id"].astype(str).unique()).intersection(truth.index))
@@ -203,5 +194,4 @@ def add_pointwise(report: dict[str, Any], inputs: list[JudgeInput], wide: pd.Dat
         entry["pointwise"] = got["section"]
 
 
-__all__ = ["KNOWN_SCALES", "Scale", "add_pointwise", "is_pointwise", "pointwise_alignment", "response_clusters",
-           "scale_of"]
+__all__ = ["KNOWN_SCALES", "Scale", "add_pointwise", "is_pointwise", "pointwise_alignment", "scale_of"]

@@ -27,7 +27,7 @@ import pandas as pd
 
 from judgecal.audit import confidence, human, models
 from judgecal.audit.decision import judge_verdict, load_thresholds
-from judgecal.audit.pointwise import add_pointwise, response_clusters
+from judgecal.audit.pointwise import add_pointwise
 from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.audit.spans import span_alignment
 from judgecal.data.sources import SourceError
@@ -50,7 +50,7 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
                                                "procedure": "Benjamini-Yekutieli over annotators"}
     report["settings"]["thresholds"] = thresholds
     add_spans(report, ws, about.get("source"), cfg)
-    add_pointwise(report, inputs, wide, cfg, response_clusters(ws))
+    add_pointwise(report, inputs, wide, cfg, ws.response_clusters())
     human_kappa = _finite((humans.get("fleiss_kappa") or {}).get("estimate"))
     human_accuracy = _finite(humans["loo_accuracy"].get("estimate"))
     for inp in inputs:

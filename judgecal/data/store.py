@@ -467,6 +467,13 @@ class Workspace:
         return pd.DataFrame(rows, columns=["item_id", "source", "task", "len_a", "len_b", "family_a", "family_b",
                                            "n_candidates", "model_a", "model_b"]).set_index("item_id")
 
+    def response_clusters(self) -> pd.Series:
+        """item_id -> cluster number of the pointwise items: items with the same prompt and response (several
+        key facts checked against one summary) are one cluster (ranked in SQLite: no text leaves it)."""
+        q = ("SELECT item_id, dense_rank() OVER (ORDER BY json_extract(data, '$.prompt'), "
+             "json_extract(data, '$.candidates[0].text')) FROM items WHERE task = 'pointwise'")
+        return pd.Series({i: int(c) for i, c in self.conn.execute(q)}, dtype=np.int64)
+
     def item_metadata(self, key: str) -> pd.Series:
         """item_id -> ``metadata[key]`` as text, for the items that carry it (streamed from SQLite)."""
         rows = self.conn.execute("SELECT item_id, json_extract(data, '$.metadata.' || json_quote(?)) FROM items "
