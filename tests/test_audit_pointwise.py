@@ -254,8 +254,6 @@ def test_explorer_judges_page_shows_the_pointwise_table(ratings):  # type: ignor
 def _audit_copies(folder: Path, copies: int) -> dict:  # type: ignore[type-arg]
     """Audit 30 rating items, each written ``copies`` times as items that rate the same response (as the key
     facts of one summary do), with the same labels and scores."""
-    from judgecal.cli import main
-
     rng = np.random.default_rng(4)
     items, scores = [], []
     for k in range(30):
@@ -267,14 +265,23 @@ def _audit_copies(folder: Path, copies: int) -> dict:  # type: ignore[type-arg]
                           "human_labels": labels})
             scores.append({"item_id": f"r{k:03d}{c}", "judge": "rater-llm", "score": score})
     folder.mkdir()
+    return _audit_rows(folder, items, scores, n_boot=300)["judges"]["rater-llm"]
+
+
+def _audit_rows(folder: Path, items: list, judgments: list, task: str = "pointwise",  # type: ignore[type-arg]
+                n_boot: int = 50) -> dict:  # type: ignore[type-arg]
+    """Import ``items`` and ``judgments`` into a workspace in ``folder``, aggregate by majority vote and
+    audit; audit.json."""
+    from judgecal.cli import main
+
     (folder / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
-    (folder / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in scores))
+    (folder / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in judgments))
     ws = str(folder / "ws")
-    assert main(["import", str(folder / "items.jsonl"), "--task", "pointwise", "-w", ws]) == 0
-    assert main(["import", str(folder / "scores.jsonl"), "--as", "judgments", "-w", ws]) == 0
+    assert main(["import", str(folder / "items.jsonl"), "--task", task, "-w", ws]) == 0
+    assert main(["import", str(folder / "judgments.jsonl"), "--as", "judgments", "-w", ws]) == 0
     assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
-    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "300"]) == 0
-    return json.loads((folder / "ws" / "reports" / "audit.json").read_text())["judges"]["rater-llm"]
+    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", str(n_boot)]) == 0
+    return json.loads((folder / "ws" / "reports" / "audit.json").read_text())  # type: ignore[no-any-return]
 
 
 def test_items_that_rate_one_response_are_resampled_together(tmp_path):  # type: ignore[no-untyped-def]
@@ -294,22 +301,13 @@ def test_items_that_rate_one_response_are_resampled_together(tmp_path):  # type:
 
 def test_a_score_nobody_gave_is_a_level_of_its_own(tmp_path):  # type: ignore[no-untyped-def]
     """People rated 2-4 only; the judge's 1 and 5 are misses, not read as the nearest level people used."""
-    from judgecal.cli import main
-
     rng = np.random.default_rng(8)
     truth = rng.integers(2, 5, 40)
     pred = truth + rng.integers(-1, 2, 40)
     items = [{"id": f"q{i:02d}", "prompt": f"Rate {i}.", "response": f"Answer {i}.", "human_labels": {"r": int(t)}}
              for i, t in enumerate(truth)]
     scores = [{"item_id": f"q{i:02d}", "judge": "rater-llm", "score": int(x)} for i, x in enumerate(pred)]
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
-    (tmp_path / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in scores))
-    ws = str(tmp_path / "ws")
-    assert main(["import", str(tmp_path / "items.jsonl"), "--task", "pointwise", "-w", ws]) == 0
-    assert main(["import", str(tmp_path / "scores.jsonl"), "--as", "judgments", "-w", ws]) == 0
-    assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
-    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "50"]) == 0
-    entry = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())["judges"]["rater-llm"]
+    entry = _audit_rows(tmp_path, items, scores)["judges"]["rater-llm"]
     assert {1, 5} <= set(pred.tolist()) and entry["pointwise"]["scale"]["levels"] == ["1", "2", "3", "4", "5"]
     m = entry["metrics"]
     assert m["accuracy"]["estimate"] == pytest.approx(float(np.mean(truth == pred)), abs=1e-12)
@@ -322,8 +320,6 @@ def test_a_score_nobody_gave_is_a_level_of_its_own(tmp_path):  # type: ignore[no
 def test_a_judge_with_no_readable_answer_keeps_the_kind_of_its_items(task, tmp_path):  # type: ignore[no-untyped-def]
     """Every answer unreadable: a judge of ratings is still pointwise (no A / B / tie κ of 0 against
     ratings), a judge of pairs still pairwise."""
-    from judgecal.cli import main
-
     items, verdicts = [], []
     for i in range(4):
         base = {"id": f"i{i}", "prompt": f"Question {i}?"}
@@ -333,14 +329,7 @@ def test_a_judge_with_no_readable_answer_keeps_the_kind_of_its_items(task, tmp_p
             items.append({**base, "response_a": f"A {i}.", "response_b": f"B {i}.",
                           "human_labels": {"x": "A", "y": "AB"[i % 2]}})
         verdicts.append({"item_id": f"i{i}", "judge": "mute", "verdict": "invalid"})
-    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
-    (tmp_path / "v.jsonl").write_text("".join(json.dumps(r) + "\n" for r in verdicts))
-    ws = str(tmp_path / "ws")
-    assert main(["import", str(tmp_path / "items.jsonl"), "--task", task, "-w", ws]) == 0
-    assert main(["import", str(tmp_path / "v.jsonl"), "--as", "judgments", "-w", ws]) == 0
-    assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
-    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "20"]) == 0
-    entry = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())["judges"]["mute"]
+    entry = _audit_rows(tmp_path, items, verdicts, task, n_boot=20)["judges"]["mute"]
     assert entry["kind"] == task and entry["metrics"]["invalid_rate"]["estimate"] == 1.0
     if task == "pointwise":
         assert "macro_f1" not in entry["metrics"] and entry["metrics"]["weighted_kappa"]["estimate"] is None
