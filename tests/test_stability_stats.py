@@ -196,3 +196,11 @@ def test_adaptive_rule_hand_computed_spread_and_a_bad_rule_refused_before_any_ca
             adaptive_repeats(None, [], **kw)  # refused before the engine is touched
         with pytest.raises(ValueError, match=match):
             replay_adaptive({"u": [1.0] * 8}, **kw)
+    # a unit with no recorded answer: no division by zero, it ends with what it has and leaves the others'
+    # rule as it was
+    b = {("b", "AB"): [1.0, 0.0] * 16}
+    with np.errstate(all="raise"):
+        got = replay_adaptive({("a", "AB"): [], **b}, epsilon=eps, z=1.96)
+        alone = replay_adaptive(b, epsilon=eps, z=1.96)
+        [empty] = pooled_variance([0], [0], ["AB"])
+    assert got == {("a", "AB"): 0, **alone} and empty == pytest.approx(0.25 / 2)  # Beta(½, ½): ¼ / 2

@@ -42,12 +42,14 @@ def pooled_variance(k: ArrayLike, n: ArrayLike, groups: Sequence[Any]) -> NDArra
         sel = g == key
         ks, ns = k[sel], n[sel]
         mu = (ks.sum() + 0.5) / (ns.sum() + 1.0)
-        if sel.sum() > 1:
-            tau2 = max(float(np.var(ks / ns, ddof=1) - np.mean(mu * (1 - mu) / ns)), 1e-6)
+        seen = ns > 0  # a unit with no sample yet has no rate of its own: it takes the prior (m = 1)
+        if seen.sum() > 1:
+            rate, per = ks[seen] / ns[seen], mu * (1 - mu) / ns[seen]
+            tau2 = max(float(np.var(rate, ddof=1) - np.mean(per)), 1e-6)
             strength = mu * (1 - mu) / tau2 - 1.0
         else:
             strength = 1.0
-        m = min(max(strength, 1.0), float(ns.min()))
+        m = min(max(strength, 1.0), max(float(ns.min()), 1.0))
         a, b = ks + mu * m, ns - ks + (1 - mu) * m
         out[sel] = a * b / ((a + b) * (a + b + 1))
     return out
