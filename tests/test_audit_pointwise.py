@@ -16,6 +16,7 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score
 
+from judgecal.catalogue import POINTWISE_SUMMARY_METRICS, SUMMARY_METRICS, fmt_metric, info
 from judgecal.stats.ordinal import CELLS, _Rows, pointwise_agreement, rater_agreement, rater_pairs
 
 SH = "salesforce/summary-of-a-haystack/data/eval_benchmark_data.json"
@@ -534,3 +535,52 @@ def test_key_fact_scorer_refuses_bullets_that_are_not_offsets(tmp_path, capsys):
         assert len(err) == 1 and "item 'k2'" in err[0] and "metadata.bullets" in err[0] and shown in err[0], err
         with Workspace(Path(ws)) as w:
             assert len(w.judgments_frame()) == 0 and not w.judge_specs()
+
+
+# -- the one-screen summary of a pointwise judge ----------------------------------------------------
+def test_terminal_shows_the_judges_own_figures_beside_the_annotators(ratings):  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    from judgecal.report.terminal import print_summary
+
+    _, report = ratings
+    entry = report["judges"]["rater-llm"]
+    console = Console(width=100, record=True)  # the stacked view, with references
+    print_summary(report, console)
+    out = console.export_text()
+    for name in ("macro_f1", "first_position_rate", "position_consistency"):
+        assert info(name).title not in out  # pairwise figures have nothing to say about a pointwise judge
+    for name in ("weighted_kappa", "spearman_rho", "mae"):
+        line = next(x for x in out.splitlines() if x.startswith(info(name).title))
+        assert fmt_metric(entry["metrics"][name]) in line
+        assert f"annotators with each other: {fmt_metric(entry['pointwise']['humans'][name])}" in line
+    assert "position: not tested" not in out
+    assert "position, verbosity, padding, verdict injection: apply to pairwise judges only" in out
+    assert entry["verdict"]["not_tested"][-1].endswith("apply to pairwise judges only")
+
+
+def _heads(html: str) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", html)][1:]
+
+
+def test_html_summary_columns_follow_the_judges_kinds(ratings):  # type: ignore[no-untyped-def]
+    from judgecal.report.write import render_html
+
+    _, report = ratings
+    html = render_html(report)
+    scores = html[html.index('id="scores"'):]
+    heads = _heads(scores[: scores.index("</thead>")])
+    assert heads == [info(m).title.replace("'", "&#39;") for m in POINTWISE_SUMMARY_METRICS]
+    # a pairwise judge beside it: one table, each cell its figure or "n/a" where the metric does not apply
+    mixed = json.loads(json.dumps(report))
+    mixed["judges"]["pair-judge"] = {"kind": "pairwise", "metrics": {
+        "macro_f1": {"estimate": 0.5, "ci_low": 0.4, "ci_high": 0.6, "n": 10}}}
+    html = render_html(mixed)
+    scores = html[html.index('id="scores"'):]
+    scores = scores[: scores.index("</table>")]
+    heads = _heads(scores)
+    assert heads[: len(SUMMARY_METRICS) - 1] == [info(m).title.replace("'", "&#39;") for m in SUMMARY_METRICS[:-1]]
+    assert info("weighted_kappa").title in heads
+    rows = {re.sub(r"<[^>]+>", "", r.split("</td>")[0]).strip(): re.sub(r"<[^>]+>", "", r)
+            for r in scores.split("<tr>")[1:]}
+    assert "n/a (pointwise)" in rows["rater-llm"] and "n/a (pairwise)" in rows["pair-judge"]

@@ -121,3 +121,27 @@ def test_shards_split_by_item_and_classes_merge(tmp_path):
     merged = red.judge_sums()["j"]
     assert merged.classes == whole.classes == ("A", "B", "invalid", "tie")
     np.testing.assert_array_equal(merged.sums, whole.sums)
+
+
+def test_a_pointwise_judge_stays_pointwise_on_every_shard(local_ray, tmp_path):
+    """Forty 1-5 ratings and a scoring judge with one unreadable answer: a shard that holds only that
+    answer must not make the judge a judge of pairs (the single path's rule, from every shard's evidence)."""
+    from test_audit_pointwise import _write_inputs
+
+    from judgecal.cli import main
+    from judgecal.data.store import Workspace
+
+    items, scores = _write_inputs(tmp_path)
+    ws_dir = str(tmp_path / "ws")
+    assert main(["import", str(items), "--task", "pointwise", "-w", ws_dir]) == 0
+    assert main(["import", str(scores), "--as", "judgments", "-w", ws_dir]) == 0
+    assert main(["aggregate", "-w", ws_dir, "--method", "mv"]) == 0
+    with Workspace(ws_dir) as ws:
+        single = run_audit(ws, consensus="mv", n_boot=100, seed=3)
+        dist = distributed_audit(ws, tmp_path / "shards", consensus="mv", n_boot=100, seed=3, n_shards=40)
+    alone = [p for p in (tmp_path / "shards").iterdir()
+             if set(pd.read_parquet(p)["verdict"].dropna()) == {"invalid"} and pd.read_parquet(p)["score"].isna().all()]
+    assert alone  # the shard that would have said "pairwise" on its own
+    s, d = single["judges"]["rater-llm"], dist["judges"]["rater-llm"]
+    assert s["kind"] == d["kind"] == "pointwise"
+    assert d["metrics"] == {} and d["n_judgments"] == s["n_judgments"] == 40

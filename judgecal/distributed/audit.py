@@ -39,9 +39,10 @@ from judgecal.audit.position import debiased_from, debiased_sums, position_tests
 from judgecal.stats import bootstrap as stats
 from judgecal.stats.inference import mcnemar, mde_proportion
 
-SHARD_COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "status", "p_a", "p_b", "p_tie")
+SHARD_COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "score", "status", "p_a", "p_b",
+                 "p_tie")
 SCHEMA = pa.schema([("item_id", pa.string()), ("judge", pa.string()), ("order", pa.string()),
-                    ("sample", pa.int64()), ("mutation", pa.string()), ("verdict", pa.string()),
+                    ("sample", pa.int64()), ("mutation", pa.string()), ("verdict", pa.string()), ("score", pa.float64()),
                     ("status", pa.string()), ("p_a", pa.float64()), ("p_b", pa.float64()), ("p_tie", pa.float64())])
 COVERED = ("accuracy", "macro_f1", "cohen_kappa", "invalid_rate", "position_consistency", "first_position_rate",
            "accuracy_AB", "accuracy_BA", "accuracy_both", "flip_rate", "debiased_accuracy")
@@ -62,7 +63,7 @@ def write_shards(frames: Iterable[pd.DataFrame], out_dir: str | Path, n_shards: 
     writers: dict[int, pq.ParquetWriter] = {}
     try:
         for df in frames:
-            df = df.assign(**{c: np.nan for c in ("p_a", "p_b", "p_tie") if c not in df})  # no probabilities
+            df = df.assign(**{c: np.nan for c in ("score", "p_a", "p_b", "p_tie") if c not in df})  # optional
             df = df.loc[:, list(SHARD_COLUMNS)]
             shard = shard_of(df["item_id"].to_numpy(dtype=object), n_shards)
             for k in np.unique(shard):
@@ -96,8 +97,8 @@ def shard_sums(path: str | Path, truth: pd.Series, exclude: Sequence[str] = (),
     out: dict[str, dict[str, Any]] = {}
     for judge, j in df.groupby("judge", sort=True, observed=True):
         entry: dict[str, Any] = {"n_judgments": len(j), "n_items": int(j["item_id"].nunique()),
-                                 "orders": sorted(str(o) for o in j["order"].unique()),
-                                 "pairwise": bool(j["verdict"].notna().any())}
+                                 "orders": sorted(str(o) for o in j["order"].unique()), **_kind_evidence(j, truth)}
+        entry["pairwise"] = entry["decisive"] or (entry["verdicts"] and not entry["scored"])
         codes = truth_codes(j["item_id"], truth)
         rows, inverse = np.unique(codes, return_inverse=True)
         has_minus = bool(len(rows) and rows[0] < 0)
@@ -115,6 +116,16 @@ def shard_sums(path: str | Path, truth: pd.Series, exclude: Sequence[str] = (),
     return out
 
 
+def _kind_evidence(j: pd.DataFrame, truth: pd.Series) -> dict[str, bool]:
+    """What one shard says of a judge's kind, merged over shards by :meth:`SumsReducer.is_pairwise` into the
+    rule of :attr:`judgecal.audit.probe.JudgeInput.pairwise`: a verdict A / B / tie anywhere; otherwise
+    verdicts (``invalid``) without any score, on items whose human labels (where any) are A / B / tie."""
+    v = j["verdict"].astype(object)
+    labels = truth.reindex(pd.Index(j["item_id"].astype(str).unique())).dropna().astype(str)
+    return {"decisive": bool(v.isin(("A", "B", "tie")).any()), "verdicts": bool(v.notna().any()),
+            "scored": bool(j["score"].notna().any()), "pair_labels": bool(labels.isin(("A", "B", "tie")).all())}
+
+
 class SumsReducer:
     """Adds shard sums into one items x columns matrix per judge (classes merged as the single path
     orders them: sorted)."""
@@ -130,11 +141,14 @@ class SumsReducer:
     def add(self, shard: dict[str, dict[str, Any]]) -> None:
         for judge, e in shard.items():
             c = self.counts.setdefault(judge, {"n_judgments": 0, "n_items": 0, "n_items_with_consensus": 0,
-                                               "orders": set(), "pairwise": False})
+                                               "orders": set(), "decisive": False, "verdicts": False,
+                                               "scored": False, "pair_labels": True})
             c["n_judgments"] += e["n_judgments"]
             c["n_items"] += e["n_items"]
             c["orders"].update(e["orders"])
-            c["pairwise"] |= e["pairwise"]
+            for k in ("decisive", "verdicts", "scored"):
+                c[k] |= e[k]
+            c["pair_labels"] &= e["pair_labels"]
             if "sums" in e:
                 c["n_items_with_consensus"] += len(e["rows"])
                 self._add(judge, e["rows"], e["sums"], tuple(e["classes"]))
@@ -159,9 +173,15 @@ class SumsReducer:
         dense[np.ix_(rows, len(SUM_COLUMNS) + _cells(classes, merged))] += sums[:, len(SUM_COLUMNS):]
         self.dense[judge] = (have, dense)
 
+    def is_pairwise(self, judge: str) -> bool:
+        """The judge's kind from every shard's evidence (a shard alone may see only unreadable answers)."""
+        c = self.counts[judge]
+        return bool(c["decisive"] or (c["verdicts"] and not c["scored"] and c["pair_labels"]))
+
     def judge_sums(self) -> dict[str, JudgeSums]:
-        """Each judge's :class:`JudgeSums`, judges sorted by name (the audit's order)."""
-        return {j: JudgeSums(d, sums_spec(d, len(cls)), cls) for j, (cls, d) in sorted(self.dense.items())}
+        """Each pairwise judge's :class:`JudgeSums`, judges sorted by name (the audit's order)."""
+        return {j: JudgeSums(d, sums_spec(d, len(cls)), cls) for j, (cls, d) in sorted(self.dense.items())
+                if self.is_pairwise(j)}
 
 
 def position_section(counts: dict[str, int]) -> dict[str, Any]:
@@ -195,8 +215,10 @@ def alignment_report(reducer: SumsReducer, *, n_boot: int = 2000, seed: int = 0,
             start += w
     out = {}
     for judge, c in sorted(reducer.counts.items()):
-        out[judge] = {"kind": "pairwise" if c["pairwise"] else "pointwise", "n_judgments": c["n_judgments"],
-                      "n_items": c["n_items"], "n_items_with_consensus": c["n_items_with_consensus"],
+        pairwise = reducer.is_pairwise(judge)
+        out[judge] = {"kind": "pairwise" if pairwise else "pointwise", "n_judgments": c["n_judgments"],
+                      "n_items": c["n_items"],
+                      "n_items_with_consensus": c["n_items_with_consensus"] if pairwise else None,
                       "orders": sorted(c["orders"]), "metrics": metrics.get(judge, {})}
     _add_position(out, reducer, n_boot, seed, level)
     return out
@@ -209,7 +231,7 @@ def _add_position(out: dict[str, dict[str, Any]], reducer: SumsReducer, n_boot: 
     sums (judges in name order, as the single path draws it)."""
     deb = {}
     for judge, counts in sorted(reducer.pairs.items()):
-        if out[judge]["orders"] != ["AB", "BA"]:
+        if out[judge]["orders"] != ["AB", "BA"] or out[judge]["kind"] != "pairwise":
             continue
         pos = out[judge]["position"] = position_section(counts)
         m = out[judge]["metrics"].get("first_position_rate")
@@ -268,7 +290,7 @@ def distributed_audit(ws: Any, shard_dir: str | Path, *, consensus: str = "ds", 
 
 
 COUNTS = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders")
-LOCAL_PART = ("every other metric, usage, the other probes' sections (verbosity, self-preference, prompt "
+LOCAL_PART = ("pointwise judges' agreement (their own section), every other metric, usage, the other probes' sections (verbosity, self-preference, prompt "
               "sensitivity, padding, injection, calibration, selective evaluation), Benjamini-Hochberg q values and "
               "flags, and the report-level sections (models, decision, stability, provenance)")
 
@@ -285,7 +307,8 @@ def merge_into(report: dict[str, Any], dist: dict[str, Any], address: str | None
     rather than writing a report of two different data sets."""
     for judge, d in dist["judges"].items():
         s = report["judges"].get(judge)
-        differ = [k for k in COUNTS if s is None or s.get(k) != d[k]]
+        counts = COUNTS if d["kind"] == "pairwise" else tuple(k for k in COUNTS if k != "n_items_with_consensus")
+        differ = [k for k in counts if s is None or s.get(k) != d[k]]
         if differ:
             raise WorkspaceChangedError(f"judge {judge}: {', '.join(differ)} differ between this machine's read "
                                         "and the cluster's; the workspace changed during the audit: run it again")
