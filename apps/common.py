@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from judgecal.catalogue import fmt_interval, fmt_number, fmt_p, info
+from judgecal.catalogue import fmt_interval, fmt_metric, fmt_number, fmt_p, info
 from judgecal.data.store import DB_NAME, Workspace
 
 Stamp = tuple[int, ...]
@@ -129,10 +129,8 @@ def chart_plain(value: Any) -> str:
 
 # -- numbers ----------------------------------------------------------------------------------------------
 def fmt_m(m: dict[str, Any] | None) -> str:
-    """A metric object as ``0.710 (0.680–0.740)``; ``not tested`` when absent."""
-    if not m or m.get("estimate") is None:
-        return "not tested"
-    return fmt_interval(m["estimate"], m.get("ci_low"), m.get("ci_high"))
+    """A metric object as ``0.710 (0.680–0.740)``; ``not tested`` when absent, ``undefined`` without a value."""
+    return fmt_metric(m)
 
 
 def fmt_ci(est: Any, ci: Any) -> str:

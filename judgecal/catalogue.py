@@ -202,9 +202,12 @@ def flag_info(code: str) -> FlagInfo:
 
 def fmt_metric(m: dict[str, object] | None) -> str:
     """A metric of audit.json (``estimate``, ``ci_low``, ``ci_high``) as ``0.710 (0.680–0.740)``;
-    ``not tested`` when the metric is absent."""
-    if not m or m.get("estimate") is None:
+    ``not tested`` when the metric is absent, ``undefined`` when it was computed but has no value (0/0,
+    e.g. κ on items that all carry one label)."""
+    if not m:
         return "not tested"
+    if m.get("estimate") is None:
+        return "undefined"
 
     def num(key: str) -> float | None:
         v = m.get(key)

@@ -2,7 +2,7 @@
 
 import math
 
-from judgecal.catalogue import METRICS, fmt_interval, fmt_number, fmt_p, info
+from judgecal.catalogue import METRICS, fmt_interval, fmt_metric, fmt_number, fmt_p, info
 
 
 def test_formats():
@@ -18,3 +18,8 @@ def test_every_entry_is_complete():
         assert m.title and m.definition.endswith("."), name
         assert m.good in ("higher", "lower", "closer to the reference"), name
     assert info("something_new").title == "something new"
+
+
+def test_absent_and_undefined_metrics_read_differently():
+    assert fmt_metric(None) == fmt_metric({}) == "not tested"  # the probe did not run
+    assert fmt_metric({"estimate": None, "ci_low": None, "ci_high": None, "n": 3}) == "undefined"  # 0/0
