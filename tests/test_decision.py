@@ -108,3 +108,14 @@ def test_overrides_merge_key_by_key(tmp_path):
     entry = {"n_items_with_consensus": 300, "flags": [], "metrics": {"cohen_kappa": _m(0.65)}}
     assert judge_verdict(entry)["status"] == "aligned"
     assert judge_verdict(entry, t)["status"] == "caution"
+
+
+@pytest.mark.parametrize("kappa, words", [(-0.101, "no better"), (0.0, "no better"), (0.05, "barely better")])
+def test_a_kappa_at_or_below_zero_is_no_better_than_chance(kappa, words):  # type: ignore[no-untyped-def]
+    """κ -0.10 is below chance: calling it "barely better than chance" said the opposite of the figure."""
+    entry = {"n_items_with_consensus": 100, "flags": [],
+             "metrics": {"cohen_kappa": _m(kappa), "accuracy": _m(0.3), "invalid_rate": _m(0.0)}}
+    v = judge_verdict(entry, human_kappa=0.69)
+    assert v["status"] == "not aligned"
+    assert f"κ {kappa:.2f} against the humans' 0.69 with each other (0 = chance, 1 = perfect): {words} than chance" \
+        in v["reasons"]

@@ -178,8 +178,8 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
     elif kappa is not None and n_items > 0:
         ref = f" against the humans' {_fmt(human_kappa)} with each other" if human_kappa is not None else ""
         words = f"{kappa_word} {_fmt(kappa)}{ref} (0 = chance, 1 = perfect)"
-        if kappa < t["kappa"]["not_aligned_below"]:
-            reasons.append((2, f"{words}: barely better than chance"))
+        if kappa < t["kappa"]["not_aligned_below"]:  # κ <= 0: chance or below, never "better"
+            reasons.append((2, f"{words}: {'no' if kappa <= 0 else 'barely'} better than chance"))
         elif kappa < t["kappa"]["aligned_at_least"]:
             reasons.append((1, f"{words}: moderate agreement"))
         else:
