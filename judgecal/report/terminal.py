@@ -1,15 +1,17 @@
 """The audit in the terminal: a verdict and the key figures per judge, never truncated.
 
-At 150 columns or more one table (every cell folds instead of being cut); narrower, one block per judge
-(figures stacked one per line). Titles and definitions come from :mod:`judgecal.catalogue`, numbers in
+At 150 columns or more one table (every cell folds instead of being cut) when it fits; otherwise one block
+per judge (figures stacked one per line). Titles and definitions come from :mod:`judgecal.catalogue`, numbers in
 its format (three decimals, ``0.710 (0.680–0.740)``). Names are data: shown as :class:`rich.text.Text`,
 never read as markup.
 """
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -25,7 +27,7 @@ def _status(v: dict[str, Any]) -> Text:
     return Text(v["status"].upper(), style=STYLE.get(v["status"], "bold"))
 
 
-def _wide(view: dict[str, Any], console: Console, title: str) -> None:
+def _wide_table(view: dict[str, Any], title: str) -> Table:
     t = Table(title=Text(title), show_lines=True, expand=False)
     longest = max((len(j["name"]) for j in view["judges"]), default=5)
     t.add_column("judge", overflow="fold", min_width=min(longest, 40))
@@ -34,9 +36,15 @@ def _wide(view: dict[str, Any], console: Console, title: str) -> None:
         t.add_column(info(m).title, justify="right", overflow="fold")
     for j in view["judges"]:
         t.add_row(Text(j["name"]), _status(j["verdict"]), *(Text(f["value"]) for f in j["summary"]))
-    console.print(t)
-    for j in view["judges"]:
-        _reasons(j, console)
+    return t
+
+
+def _fits(table: Table, width: int) -> bool:
+    """Whether ``table`` renders within ``width`` columns: rich crops a table that cannot fold narrower
+    (a mixed report's eleven columns at 200), cutting the last titles and figures."""
+    probe = Console(width=width, file=io.StringIO(), record=True, color_system=None)
+    probe.print(table, crop=False)
+    return max((cell_len(line) for line in probe.export_text().splitlines()), default=0) <= width
 
 
 def _reasons(j: dict[str, Any], console: Console) -> None:
@@ -81,8 +89,10 @@ def print_summary(report: dict[str, Any], console: Console | None = None) -> Non
     title = f"Judges against the human consensus ({report['settings']['consensus']}, 95% CI)"
     if not view["judges"]:
         console.print(Text("no judge in this workspace yet: run `judgecal judge` or import verdicts"))
-    elif console.width >= WIDE:
-        _wide(view, console, title)
+    elif console.width >= WIDE and _fits(table := _wide_table(view, title), console.width):
+        console.print(table)
+        for j in view["judges"]:
+            _reasons(j, console)
     else:
         _stacked(view, console, title)
     console.print(Text(f"truth: {describe(report['consensus'])}"))
