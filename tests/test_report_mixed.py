@@ -55,3 +55,19 @@ def test_terminal_never_cuts_a_wide_mixed_table(mixed, width):  # type: ignore[n
     lines = [line.strip() for line in out.splitlines()]
     for name in ("invalid_rate", "mae", "weighted_kappa"):
         assert any(line.startswith(info(name).title) for line in lines), name
+
+
+def test_the_truth_line_counts_one_annotator_in_the_singular():
+    """Summary of a Haystack has one person per insight: "1 annotators" read as a typo."""
+    from judgecal.audit.truth import describe
+
+    about = {"aggregator": "ds", "source": "summary-of-a-haystack", "n_annotators": 1, "n_labels": 1419,
+             "n_items": 1419}
+    assert describe(about) == "ds of source summary-of-a-haystack: 1 annotator, 1419 labels on 1419 items"
+    assert describe({**about, "n_annotators": 3, "n_labels": 1, "n_items": 1}).endswith(
+        ": 3 annotators, 1 label on 1 item")
+    from judgecal.report.write import render_html
+
+    html = render_html({"schema": "judgecal.audit/1", "settings": {"consensus": "ds"}, "judges": {},
+                        "consensus": about})
+    assert "by 1 annotator (1419 labels)" in html

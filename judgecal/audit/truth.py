@@ -61,5 +61,8 @@ def describe(about: dict[str, Any]) -> str:
     where = "" if src is None else f" of source {src}"
     if about.get("sources") and about["sources"] != [src]:
         where += f" ({', '.join(about['sources'])})"
-    return (f"{about['aggregator']}{where}: {about.get('n_annotators', 0)} annotators, "
-            f"{about.get('n_labels', 0)} labels on {about['n_items']} items")
+    def n(count: Any, word: str) -> str:
+        return f"{count} {word}" + ("" if count == 1 else "s")
+
+    return (f"{about['aggregator']}{where}: {n(about.get('n_annotators', 0), 'annotator')}, "
+            f"{n(about.get('n_labels', 0), 'label')} on {n(about['n_items'], 'item')}")
