@@ -14,7 +14,8 @@ copy of the tasks and run by a judgecal service account (group ``judgecal-servic
 - ``annotators_write_annotations_only``: a user who is not a service account may write (POST, PUT,
   PATCH, DELETE) only their own annotations and drafts, data-manager tabs, their own user record
   (not its organisation), ask for their next task and log in or out; everything else answers 403
-  (and is logged to the server log).
+  (and is logged to the server log); on an annotator's pages the controls they cannot use (create
+  project, project menu and settings, organisation, import, export) are hidden.
 
 Loaded as ``DJANGO_SETTINGS_MODULE=judgecal_ls``. Run as a script with a JSON request on stdin, it
 provisions annotators (user, password, organisation, service account and token) and prints JSON.
@@ -35,6 +36,7 @@ _ANNOTATION = re.compile(r"^/api/annotations/(\d+)(/|$)")
 _NEW_ANNOTATION = re.compile(r"^/api/tasks/(\d+)/(annotations|drafts)/?$")
 _DRAFT = re.compile(r"^/api/drafts/(\d+)/?$")
 _USER = re.compile(r"^/api/users/(\d+)/?$")
+_NOT_PAGES = ("/api/", "/static/", "/react-app/", "/data/", "/storage-data/")
 
 if __name__ != "__main__":
     # Label Studio's settings read django.conf.settings while they load; let that see its own module
@@ -115,6 +117,27 @@ def _write_allowed(request: Any, user: Any) -> bool:
     return False
 
 
+# controls an annotator cannot use (the server refuses them): hidden from their pages rather than left to fail
+ANNOTATOR_CSS = (
+    '<style id="judgecal-annotator">button[aria-label="Create new project"], .lsf-project-card__menu, '
+    'a[href^="/projects/"][href$="/settings"], a[href^="/organization"], [data-testid="dm-import-button"], '
+    '[data-testid="dm-export-button"] { display: none !important; }</style>'
+)
+
+
+def _hide_controls(response: Any) -> Any:
+    """An HTML page for an annotator, with :data:`ANNOTATOR_CSS` in its head."""
+    if getattr(response, "streaming", False) or "text/html" not in response.get("Content-Type", ""):
+        return response
+    body = response.content
+    if b"</head>" not in body:
+        return response
+    response.content = body.replace(b"</head>", ANNOTATOR_CSS.encode() + b"</head>", 1)
+    if response.has_header("Content-Length"):
+        response["Content-Length"] = str(len(response.content))
+    return response
+
+
 def annotators_write_annotations_only(get_response: Any) -> Any:
     from django.http import JsonResponse
 
@@ -125,7 +148,12 @@ def annotators_write_annotations_only(get_response: Any) -> Any:
                 print(f"judgecal_ls: refused {request.method} {request.path} for user {user.id}", file=sys.stderr)
                 return JsonResponse({"detail": "judgecal: annotators may change only their own annotations"},
                                     status=403)
-        return get_response(request)
+        response = get_response(request)
+        if request.method == "GET" and not request.path.startswith(_NOT_PAGES):  # pages are session-based
+            user = getattr(request, "user", None)
+            if user is not None and user.is_authenticated and not is_service(user):
+                return _hide_controls(response)
+        return response
 
     return middleware
 

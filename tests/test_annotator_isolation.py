@@ -311,6 +311,10 @@ def test_browser_as_annotator(review):
         page.get_by_text(PROJECT).first.wait_for(timeout=60_000)
         page.wait_for_timeout(1000)
         page.screenshot(path=str(out / "1-projects.png"))
+        # controls the server would refuse her are not shown: no "Create", no project menu
+        assert page.locator("#judgecal-annotator").count() == 1
+        assert page.locator('button[aria-label="Create new project"]').first.is_hidden()
+        assert page.locator('button[aria-label="Project options"]').first.is_hidden()
         hrefs = {a.get_attribute("href") for a in page.locator("a[href^='/projects/'][href$='/data']").all()}
         assert f"/projects/{pid}/data" in hrefs
         assert f"/projects/{review['push'].project_ids['bob@example.org']}/data" not in hrefs
@@ -325,6 +329,9 @@ def test_browser_as_annotator(review):
         both_bad.wait_for(timeout=60_000)
         page.wait_for_timeout(1000)
         page.screenshot(path=str(out / "3-task.png"))
+        settings = page.locator(f'a[href="/projects/{pid}/settings"]')
+        assert settings.count() >= 1 and all(not a.is_visible() for a in settings.all())
+        assert page.get_by_role("button", name="Instructions").first.is_visible()  # what she needs stays
         for choice in ("A better", "B better", "Tie", "Both bad"):
             assert page.locator("label", has_text=choice).count() >= 1
         body = page.content()
