@@ -2,6 +2,8 @@
 pairs with a second judge's verdicts in both orders; the report read on every surface."""
 
 import json
+import re
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,26 @@ def test_the_truth_line_counts_one_annotator_in_the_singular():
     html = render_html({"schema": "judgecal.audit/1", "settings": {"consensus": "ds"}, "judges": {},
                         "consensus": about})
     assert "by 1 annotator (1419 labels)" in html
+
+
+def test_html_agreement_cell_reads_a_pointwise_judge_against_the_annotators_on_its_items(mixed):  # type: ignore[no-untyped-def]
+    """The verdict reads the weighted κ against the annotators' own on the same items; the report's
+    "Agreement with the humans" cell showed the unweighted κ against the consensus' Fleiss' κ instead."""
+    from judgecal.catalogue import fmt_metric
+    from judgecal.report.write import render_html
+
+    html = render_html(mixed)
+    rows = html[html.index('id="verdicts"'):]
+    rows = rows[: rows.index("</table>")].split('<tr class="judge-row">')[1:]
+    cell = {r.split("</span>")[0].split(">")[-1]:
+            unescape(re.sub(r"<[^>]+>", "", r.split('data-label="Agreement">')[1].split("</td>")[0])) for r in rows}
+    entry = mixed["judges"]["acme/likert-judge"]
+    humans = entry["pointwise"]["humans"]
+    likert = cell["acme/likert-judge"]
+    assert entry["pointwise"]["kappa"] == "weighted_kappa" and info("weighted_kappa").title in likert
+    assert fmt_metric(entry["metrics"]["weighted_kappa"]) in likert
+    assert f"annotators with each other: {fmt_metric(humans['weighted_kappa'])}; chance: 0" in likert
+    assert f"annotators with each other: {fmt_metric(humans['accuracy'])}" in likert
+    assert mixed["humans"]["fleiss_kappa"]["estimate"] is not None and "humans with each other" not in likert
+    # a pairwise judge keeps its κ against the humans with each other
+    assert "humans with each other: " in cell["acme/pair-judge"] and info("cohen_kappa").title in cell["acme/pair-judge"]

@@ -173,6 +173,28 @@ def _references(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str 
     return refs
 
 
+def _agreement(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str | None,
+               chance: float | None) -> list[dict[str, str]]:
+    """The figures a judge's verdict reads, each with what it is read against. A pointwise judge's κ is its
+    own (weighted on an ordinal scale) beside the annotators' agreement on the same items, not the
+    consensus' Fleiss' κ."""
+    humans = (entry.get("pointwise") or {}).get("humans") or {}
+    kappa = (entry.get("pointwise") or {}).get("kappa", "cohen_kappa")
+    out = []
+    for name in (kappa, "accuracy"):
+        h = humans.get(name)
+        if isinstance(h, dict) and _num(h.get("estimate")) is not None:
+            against = f"annotators with each other: {fmt_metric(h)}"
+        elif name == "accuracy":
+            against = f"an annotator: {accuracy_ref}" if accuracy_ref else ""
+        else:
+            against = f"humans with each other: {kappa_ref or 'not measured'}"
+        c = fmt_number(chance) if name == "accuracy" else "0"
+        out.append({"name": name, "value": _figure(entry, name)["value"],
+                    "ref": "; ".join(x for x in (against, f"chance: {c}") if x)})
+    return out
+
+
 def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any],
                columns: tuple[str, ...] | None = None) -> dict[str, Any]:
     """A judge's summary row (``columns``: the summary's metrics; by default its own kind's) and detail."""
@@ -194,6 +216,7 @@ def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any],
         "kappa": _figure(entry, "cohen_kappa"), "accuracy": _figure(entry, "accuracy"),
         "kappa_ref": kappa_ref, "accuracy_ref": ref["accuracy"], "chance_accuracy": chance,
         "references": _references(entry, kappa_ref, ref["accuracy"], chance),
+        "agreement": _agreement(entry, kappa_ref, ref["accuracy"], chance),
         "summary": [_summary_figure(entry, m)
                     for m in (columns or summary_metrics({entry.get("kind", "pairwise")}))],
         "metrics": _metric_rows(entry),
