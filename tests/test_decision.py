@@ -119,3 +119,13 @@ def test_a_kappa_at_or_below_zero_is_no_better_than_chance(kappa, words):  # typ
     assert v["status"] == "not aligned"
     assert f"κ {kappa:.2f} against the humans' 0.69 with each other (0 = chance, 1 = perfect): {words} than chance" \
         in v["reasons"]
+
+
+def test_an_untested_position_probe_of_a_judge_run_in_both_orders_does_not_ask_for_both_orders():
+    """A judge run in both orders on items without a human label was told to judge both orders."""
+    entry = {"n_items_with_consensus": 0, "flags": [], "orders": ["AB", "BA"], "metrics": {}}
+    v = judge_verdict(entry)
+    assert "position: not tested (needs both orders of items with a human label)" in v["not_tested"]
+    assert not any("--orders AB,BA" in s for s in v["not_tested"])
+    v = judge_verdict({**entry, "orders": ["AB"]})
+    assert "position: not tested (judge both presentation orders (--orders AB,BA))" in v["not_tested"]

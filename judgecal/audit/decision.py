@@ -226,7 +226,10 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
         elif flag in FLAG_WORDS:
             reasons.append((1, FLAG_WORDS[flag]))
     pointwise = entry.get("kind") == "pointwise"
-    not_tested = [f"{probe}: not tested ({how})" for metric, (probe, how) in PROBES.items()
+    hints = {k: how for k, (_, how) in PROBES.items()}
+    if {"AB", "BA"} <= set(entry.get("orders") or []):  # both orders judged: what is missing is the truth
+        hints["first_position_rate"] = "needs both orders of items with a human label"
+    not_tested = [f"{probe}: not tested ({hints[metric]})" for metric, (probe, _) in PROBES.items()
                   if metric not in m and not (pointwise and metric in PAIRWISE_PROBES)]
     if pointwise:  # one response per item: nothing to swap, pad or compare lengths against
         not_tested.append(", ".join(PROBES[k][0] for k in PAIRWISE_PROBES) + ": apply to pairwise judges only")
