@@ -24,6 +24,7 @@ from judgecal.apps.common import (
 )
 
 from judgecal.catalogue import METRICS, info
+from judgecal.report.view import chance_accuracy
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -196,12 +197,15 @@ def judges_page() -> None:
         return
     audit_caption(rep)
     h = rep.get("humans") or {}
+    chance = chance_accuracy((rep.get("consensus") or {}).get("label_counts"))  # Σ p_k² of the truth's labels
     rows = []
     for name, j in rep["judges"].items():
         ref = j.get("reference") or {}
+        pointwise = j.get("kind") == "pointwise"  # no A/B/tie labels to average an F1 over
         rows.append({"judge": name, "accuracy": fmt_m(j["metrics"].get("accuracy")),
-                     "macro F1": fmt_m(j["metrics"].get("macro_f1")), "κ": fmt_m(j["metrics"].get("cohen_kappa")),
-                     "chance accuracy": fmt_number(ref.get("chance_accuracy")),
+                     "macro F1": "n/a (pointwise)" if pointwise else fmt_m(j["metrics"].get("macro_f1")),
+                     "κ": fmt_m(j["metrics"].get("cohen_kappa")),
+                     "chance accuracy": fmt_number(ref.get("chance_accuracy") or chance),
                      "items with a human label": int(j.get("n_items_with_consensus", 0))})
     if h:
         rows.append({"judge": "humans with each other", "accuracy": fmt_m(h.get("loo_accuracy")), "macro F1": "n/a",
@@ -212,7 +216,7 @@ def judges_page() -> None:
           help={"chance accuracy": "Accuracy of a rater drawing labels at random with the humans' label shares "
                                    "(Σ p_k²)."})
     chance = next((j.get("reference", {}).get("chance_accuracy") for j in rep["judges"].values()
-                   if j.get("reference")), None)
+                   if j.get("reference")), chance)
     c1, c2 = st.columns(2)
     c1.plotly_chart(agreement_plot([(n, j["metrics"].get("accuracy")) for n, j in rep["judges"].items()],
                                    {"humans": (h.get("loo_accuracy") or {}).get("estimate"), "chance": chance},
@@ -234,9 +238,15 @@ def judges_page() -> None:
     iv = item_verdicts(query("explorer_verdicts"))
     iv = iv.assign(humans=iv["item_id"].map(truth)).dropna(subset=["humans"])
     st.header("Judge against the humans, item by item")
+    # the confusion, the breakdowns and the paired difference read A/B/tie verdicts: a pointwise judge's
+    # score would be compared with the humans' labels as text, every item "wrong"
+    judges = [n for n, j in rep["judges"].items() if j.get("kind", "pairwise") != "pointwise"]
+    if not judges:
+        st.info("Every judge here is pointwise: its agreement on the humans' scale is in the table above; "
+                "the item-by-item confusion, the breakdowns and the paired comparison are for judges of pairs.")
+        return
     st.caption("One verdict per item: the verdict both orders agree on, a tie when they disagree; "
                "an unparsable answer counts as a tie.")
-    judges = list(rep["judges"])
     pick = st.selectbox("Judge", judges, key="conf-judge")
     mine = iv[iv["judge"] == pick]
     labels = ["A", "B", "tie"]

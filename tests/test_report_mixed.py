@@ -96,3 +96,32 @@ def test_html_agreement_cell_reads_a_pointwise_judge_against_the_annotators_on_i
     assert mixed["humans"]["fleiss_kappa"]["estimate"] is not None and "humans with each other" not in likert
     # a pairwise judge keeps its κ against the humans with each other
     assert "humans with each other: " in cell["acme/pair-judge"] and info("cohen_kappa").title in cell["acme/pair-judge"]
+
+
+def test_explorer_judges_page_does_not_read_a_pointwise_judge_as_a_judge_of_pairs(tmp_path):  # type: ignore[no-untyped-def]
+    """On a pointwise-only workspace the Judges page showed a macro F1 "not tested", no chance accuracy,
+    and an A/B/tie confusion of zeros whose breakdowns called every item wrong."""
+    from explorer_browser import Browser, serve
+
+    from judgecal.cli import main
+
+    _write(tmp_path)
+    ws = str(tmp_path / "ws")
+    assert main(["import", str(tmp_path / "likert.jsonl"), "--task", "pointwise", "-w", ws]) == 0
+    assert main(["import", str(tmp_path / "scores.jsonl"), "--as", "judgments", "-w", ws]) == 0
+    assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
+    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "50"]) == 0
+    report = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())
+    counts = report["consensus"]["label_counts"]
+    chance = sum((c / sum(counts.values())) ** 2 for c in counts.values())
+    with serve(tmp_path / "ws") as url:
+        b = Browser(url)
+        try:
+            b.open("Judges")
+            grid = b.assert_csv_is_grid("judges-agreement")
+            text = b.text()
+        finally:
+            b.close()
+    row = grid[grid["judge"] == "acme/likert-judge"].iloc[0]
+    assert row["macro F1"] == "n/a (pointwise)" and row["chance accuracy"] == f"{chance:.3f}"
+    assert "Every judge here is pointwise" in text and "judge said A" not in text
