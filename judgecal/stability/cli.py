@@ -10,6 +10,18 @@ from typing import Any
 from judgecal.stability.runs import AXES, STABILITY_AXES, StabilityError
 
 
+def _share(x: object) -> str:
+    return f"{x:.3f}" if isinstance(x, int | float) and not isinstance(x, bool) else "n/a"
+
+
+def cross_judge_line(c: dict[str, Any]) -> str:
+    """The other judge beside this one; κ is undefined (0/0) when both answer one label throughout."""
+    kappa = c.get("kappa")
+    words = (f"{kappa:.3f}" if isinstance(kappa, int | float) and not isinstance(kappa, bool)
+             else "undefined" + (" (every verdict on one label)" if c.get("n") else ""))
+    return (f"  beside {c['judge']}: {c['figure']} {c['difference_pp']:+.2f} pp, item agreement "
+            f"{_share(c.get('item_agreement'))}, kappa {words} on {c.get('n')} items both answered")
+
 def _csv(cast: Callable[[str], Any]) -> Callable[[str], tuple[Any, ...]]:
     def parse(text: str) -> tuple[Any, ...]:
         try:
@@ -203,12 +215,14 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
         moved = (f"largest shift {top['shift_pp']:+.2f} pp ({summary['variants'][top['variant']]['name']}); top axis "
                  f"{r['decomposition']['top_axis']}") if r["decomposition"]["top_axis"] else "no variant moved it"
         print(f"  {name:<32} sigma {r['sigma_pp']:6.2f} pp  score {r['score']:5.1f} [{lo:.1f}, {hi:.1f}]  {moved}")
+    if all(r["sigma_pp"] is None for r in summary["figures"].values()):
+        print("  no Stability Score: the run holds no variant of the judge itself (another judge is a "
+              "reference, kept out of sigma); add --axes seed,temperature,mutation,...")
     for c in summary["cross_backend"]:
         print(f"  cross-backend {c['variant']}: {c['figure']} {c['difference_pp']:+.2f} pp "
               f"({'within' if c['within_tolerance'] else 'outside'} {c['tolerance_pp']:g}), "
-              f"item agreement {c.get('item_agreement')}")
+              f"item agreement {_share(c.get('item_agreement'))}")
     for c in summary["cross_judge"]:
-        print(f"  beside {c['judge']}: {c['figure']} {c['difference_pp']:+.2f} pp, item agreement "
-              f"{c.get('item_agreement')}, kappa {c.get('kappa')} on {c.get('n')} items both answered")
+        print(cross_judge_line(c))
     print(f"wrote {out / 'stability.json'}")
     return 0
