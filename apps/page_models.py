@@ -122,7 +122,8 @@ def stability_page() -> None:
     for judge, e in summ.items():
         s = e.get("score") or {}
         rows.append({"judge": judge, "Stability Score": fmt_ci(s.get("score"), s.get("ci")) if s else "not measured",
-                     "weakest figure": s.get("figure"), "guard": e.get("guard"), "runs": len(e.get("runs", []))})
+                     "weakest figure": s.get("figure") or "n/a", "guard": e.get("guard"),
+                     "runs": len(e.get("runs", []))})
         for run in e.get("runs", []):
             for fig, r in (run.get("figures") or {}).items():
                 figs.append({"judge": judge, "run": run.get("run_id"), "origin": run.get("origin"), "figure": fig,
@@ -143,7 +144,23 @@ def stability_page() -> None:
                        ("agreement", "Other backends and other judges on the same items")):
         if parts[key]:
             st.subheader(title)
-            table(pd.DataFrame(parts[key]), f"stability-{key}")
+            table(shown_rows(parts[key]), f"stability-{key}")
+
+
+def shown_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Stability rows as the page shows them: a κ that is 0/0 reads ``undefined``, a tolerance that applies
+    only to another backend ``n/a`` for another judge, any other missing value ``n/a`` (never ``None``)."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        if "kappa" in r and r["kappa"] is None:
+            r["kappa"] = "undefined"
+        if r.get("kind") == "judge" and r.get("within_tolerance") is None:
+            r["within_tolerance"] = "n/a (another judge)"
+        out.append({k: "n/a" if v is None else v for k, v in r.items()})
+    df = pd.DataFrame(out)
+    mixed = [c for c in df.columns if df[c].map(lambda v: isinstance(v, str)).any()]  # one type per column
+    return df.astype({c: str for c in mixed})
 
 
 def _marked(text: str, spans: pd.DataFrame) -> str:

@@ -14,3 +14,20 @@ def test_cross_judge_line_says_undefined_instead_of_none():
     assert "item agreement 0.667, kappa 0.412 on 3 items" in line
     assert "kappa undefined on 0 items" in cross_judge_line({**c, "item_agreement": None, "n": 0})
     assert "item agreement n/a" in cross_judge_line({**c, "item_agreement": None, "n": 0})
+
+
+def test_explorer_stability_rows_read_undefined_and_n_a_never_none():
+    """The explorer's "Other backends and other judges" grid showed None for a 0/0 κ and for the
+    cross-backend tolerance on another judge's row."""
+    from judgecal.apps.page_models import shown_rows
+
+    rows = [{"run": "r1", "kind": "judge", "variant": "judge=local/gemma3", "figure": "accuracy",
+             "difference_pp": 0.0, "item_agreement": 1.0, "kappa": None, "within_tolerance": None},
+            {"run": "r1", "kind": "backend", "variant": "backend=hf", "figure": "accuracy",
+             "difference_pp": -2.5, "item_agreement": 0.975, "kappa": 0.9, "within_tolerance": False}]
+    df = shown_rows(rows)
+    assert df.loc[0, "kappa"] == "undefined" and df.loc[0, "within_tolerance"] == "n/a (another judge)"
+    assert df.loc[1, "kappa"] == "0.9" and df.loc[1, "within_tolerance"] == "False"
+    assert df.loc[1, "difference_pp"] == -2.5  # a column of numbers stays numeric
+    assert not df.isna().any().any() and "None" not in df.to_csv()
+    assert rows[0]["kappa"] is None  # the input rows are not changed
