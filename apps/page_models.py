@@ -23,6 +23,8 @@ from judgecal.apps.common import (
     ws_path,
 )
 
+from judgecal.catalogue import info
+
 
 def _wr(row: dict[str, Any]) -> str:
     return fmt_interval(row.get("estimate"), row.get("ci_low"), row.get("ci_high"))
@@ -185,11 +187,17 @@ def spans_page() -> None:
     rep = report() or {}
     rows = []
     for judge, j in rep.get("judges", {}).items():
+        ceiling = (j.get("spans") or {}).get("human_f1") or {}
         for name in ("span_iou", "span_f1"):
             if name in j.get("metrics", {}):
-                rows.append({"judge": judge, "metric": name, "estimate (95% CI)": fmt_m(j["metrics"][name])})
+                rows.append({"judge": judge, "metric": info(name).title,
+                             "estimate (95% CI)": fmt_m(j["metrics"][name]),
+                             "annotators with each other (F1)": fmt_m(ceiling) if ceiling.get("estimate") is not None
+                             else "not measured (one annotator per item)"})
     if rows:
-        table(pd.DataFrame(rows), "spans-metrics", metrics={"estimate (95% CI)": "span_f1"})
+        table(pd.DataFrame(rows), "spans-metrics", metrics={"estimate (95% CI)": "span_f1"},
+              help={"annotators with each other (F1)": "Mean character F1 of two annotators' spans on the same "
+                                                       "item: the ceiling a judge's span F1 is read against."})
     ids = sorted(items["item_id"].unique(), key=lambda i: (len(i), i))
     st.caption(f"{len(ids)} items with spans; marked stretches are shown between ⟦ and ⟧.")
     pick = st.selectbox("Item", ids[:2000], key="spans-item")
@@ -198,6 +206,9 @@ def spans_page() -> None:
     if item is None:
         st.warning("This item is not in the workspace.")
         return
+    if item.reference:  # what the spans answer to, e.g. the key fact a summary should cover
+        st.caption("Reference")
+        st.text(item.reference)
     for c in sorted(spans["candidate"].unique()):
         text = item.candidates[int(c)].text if int(c) < len(item.candidates) else ""
         st.subheader(f"Response {int(c) + 1}")

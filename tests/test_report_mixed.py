@@ -125,3 +125,40 @@ def test_explorer_judges_page_does_not_read_a_pointwise_judge_as_a_judge_of_pair
     row = grid[grid["judge"] == "acme/likert-judge"].iloc[0]
     assert row["macro F1"] == "n/a (pointwise)" and row["chance accuracy"] == f"{chance:.3f}"
     assert "Every judge here is pointwise" in text and "judge said A" not in text
+
+
+def test_explorer_spans_page_names_its_figures_and_shows_the_reference(tmp_path):  # type: ignore[no-untyped-def]
+    """The Spans page listed raw metric names (span_iou) without the annotators' F1 beside them, and a
+    key-fact item showed the summary's marks without the key fact they answer to."""
+    from explorer_browser import Browser, serve
+
+    from judgecal.catalogue import fmt_metric
+    from judgecal.cli import main
+
+    text = "- Prices fell sharply in May.\n- Sales rose in June."
+    items = [{"id": f"k{i}", "prompt": "Summarise the notes.", "reference": f"Key fact {i}: prices fell",
+              "response": text, "human_labels": {"kim": 2, "lee": 2},
+              "human_spans": {"kim": [[0, 28]], "lee": [[2, 28]] if i % 2 else [[0, 28]]}} for i in range(4)]
+    judged = [{"item_id": f"k{i}", "judge": "acme/span-judge", "score": 1, "spans": [[0, 14 + i]]} for i in range(4)]
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
+    (tmp_path / "judged.jsonl").write_text("".join(json.dumps(r) + "\n" for r in judged))
+    ws = str(tmp_path / "ws")
+    assert main(["import", str(tmp_path / "items.jsonl"), "--task", "pointwise", "-w", ws]) == 0
+    assert main(["import", str(tmp_path / "judged.jsonl"), "--as", "judgments", "-w", ws]) == 0
+    assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
+    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "50"]) == 0
+    report = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())
+    ceiling = report["judges"]["acme/span-judge"]["spans"]["human_f1"]
+    assert ceiling["estimate"] is not None
+    with serve(tmp_path / "ws") as url:
+        b = Browser(url)
+        try:
+            b.open("Spans")
+            grid = b.assert_csv_is_grid("spans-metrics")
+            b.select("spans-item", "k1")
+            page = b.text()
+        finally:
+            b.close()
+    assert set(grid["metric"]) == {info("span_iou").title, info("span_f1").title}
+    assert set(grid["annotators with each other (F1)"]) == {fmt_metric(ceiling)}
+    assert "Key fact 1: prices fell" in page
