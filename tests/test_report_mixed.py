@@ -162,3 +162,19 @@ def test_explorer_spans_page_names_its_figures_and_shows_the_reference(tmp_path)
     assert set(grid["metric"]) == {info("span_iou").title, info("span_f1").title}
     assert set(grid["annotators with each other (F1)"]) == {fmt_metric(ceiling)}
     assert "Key fact 1: prices fell" in page
+
+
+def test_agreement_of_a_judge_with_no_labelled_item_is_not_measured_not_untested(mixed):  # type: ignore[no-untyped-def]
+    """Under the Likert truth the pair judge has no labelled item: its κ and accuracy read "not tested",
+    the words kept for a probe that was not run, where nothing can be run to get them."""
+    from judgecal.report.view import report_view
+
+    view = report_view(mixed)
+    pair = next(j for j in view["judges"] if j["name"] == "acme/pair-judge")
+    assert pair["n_labelled"] == 0
+    cells = {f["name"]: f["value"] for f in pair["summary"]}
+    assert cells["cohen_kappa"] == cells["accuracy"] == "not measured (no human label)"
+    assert cells["first_position_rate"] == "not tested"  # a probe
+    assert cells["weighted_kappa"] == "n/a (pairwise)"
+    likert = next(j for j in view["judges"] if j["name"] == "acme/likert-judge")
+    assert all("not measured" not in f["value"] for f in likert["summary"])

@@ -145,7 +145,10 @@ def _metric_rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
 def _figure(entry: dict[str, Any], name: str) -> dict[str, Any]:
     m = (entry.get("metrics") or {}).get(name)
     mi = info(name)
-    return {"name": name, "title": mi.title, "definition": mi.definition, "value": fmt_metric(m),
+    value = fmt_metric(m)
+    if not m and mi.group in ("alignment", "pointwise") and not entry.get("n_items_with_consensus"):
+        value = "not measured (no human label)"  # agreement is not a probe: nothing to run, no truth to read
+    return {"name": name, "title": mi.title, "definition": mi.definition, "value": value,
             "present": bool(m and m.get("estimate") is not None)}
 
 
