@@ -55,6 +55,13 @@ def stability_score(name: str, entry: dict[str, Any]) -> str:
     return f"{fmt_ci(s.get('score'), s.get('ci'))} ({s.get('figure')})"
 
 
+def _verdict_kappa(j: dict[str, Any]) -> str:
+    """The κ the judge's verdict reads: a pointwise judge's on an ordinal scale is quadratic-weighted."""
+    name = (j.get("pointwise") or {}).get("kappa", "cohen_kappa")
+    value = fmt_m(j["metrics"].get(name))
+    return f"{value}, weighted" if name == "weighted_kappa" and j["metrics"].get(name) else value
+
+
 def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
     models = rep.get("models") or {}
     rows = []
@@ -66,7 +73,7 @@ def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
         rows.append({"judge": name, "verdict": v["status"],
                      "Alignment Score": fmt_m(align) if align else "not measured",
                      "Stability Score": stability_score(name, j),
-                     "κ with the humans": fmt_m(j["metrics"].get("cohen_kappa")),
+                     "κ with the humans": _verdict_kappa(j),
                      "accuracy": fmt_m(j["metrics"].get("accuracy")),
                      "cost per 1,000 (USD)": fmt_number(usage.get("cost_usd_per_1k")),
                      "time per 1,000 (s)": fmt_number(None if lat is None else lat * 1000, 1),
@@ -75,7 +82,10 @@ def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
     if h:
         rows.append({"judge": "humans (reference)", "verdict": "reference",
                      "Alignment Score": "1 (by definition)", "Stability Score": "not measured",
-                     "κ with the humans": fmt_m(h.get("fleiss_kappa")), "accuracy": fmt_m(h.get("loo_accuracy")),
+                     "κ with the humans": fmt_m(h.get("fleiss_kappa")) if (h.get("n_annotators") or 0) > 1
+                     else "not measured (one annotator)",
+                     "accuracy": fmt_m(h.get("loo_accuracy")) if (h.get("n_annotators") or 0) > 1
+                     else "not measured (one annotator)",
                      "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.get("n_items") or 0),
                      "reasons": f"{h.get('n_annotators')} annotators on {h.get('n_items')} items; κ is their Fleiss' κ, "
                                 "accuracy an annotator's agreement with the others (leave-one-out)"})

@@ -178,3 +178,21 @@ def test_agreement_of_a_judge_with_no_labelled_item_is_not_measured_not_untested
     assert cells["weighted_kappa"] == "n/a (pairwise)"
     likert = next(j for j in view["judges"] if j["name"] == "acme/likert-judge")
     assert all("not measured" not in f["value"] for f in likert["summary"])
+
+
+def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  # type: ignore[no-untyped-def]
+    """The Overview's "κ with the humans" showed a Likert judge's unweighted κ while its verdict, on the same
+    row, reads the weighted one; with one annotator per item the humans' row said "undefined"."""
+    from judgecal.apps.page_judges import trust_table
+
+    from judgecal.catalogue import fmt_metric
+
+    rows = trust_table(mixed).set_index("judge")
+    likert = mixed["judges"]["acme/likert-judge"]
+    assert rows.loc["acme/likert-judge", "κ with the humans"] == f"{fmt_metric(likert['metrics']['weighted_kappa'])}, weighted"
+    pair = mixed["judges"]["acme/pair-judge"]
+    assert rows.loc["acme/pair-judge", "κ with the humans"] == fmt_metric(pair["metrics"].get("cohen_kappa"))
+    assert rows.loc["humans (reference)", "κ with the humans"] == fmt_metric(mixed["humans"]["fleiss_kappa"])
+    one = {**mixed, "humans": {**mixed["humans"], "n_annotators": 1}}
+    assert trust_table(one).set_index("judge").loc["humans (reference)", "κ with the humans"] == \
+        "not measured (one annotator)"
