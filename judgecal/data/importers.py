@@ -228,6 +228,19 @@ def _text(rec: dict[str, Any], key: str, f: str, n: int, problems: list[Problem]
     return v
 
 
+def _other_task(records: list[tuple[int, Any]], task: str) -> tuple[int, str, str] | None:
+    """``(line, field, other task)`` when every record has the other task's response field(s) and none of
+    this task's: a pointwise file imported without ``--task pointwise`` (or the reverse)."""
+    mine, theirs, other = ((("response_a", "response_b"), ("response",), "pointwise") if task == "pairwise"
+                           else (("response",), ("response_a", "response_b"), "pairwise"))
+    dicts = [(n, r) for n, r in records if isinstance(r, dict)]
+    if not dicts or len(dicts) != len(records):
+        return None
+    if all(any(k in r for k in theirs) and not any(k in r for k in mine) for _, r in dicts):
+        return dicts[0][0], theirs[0], other
+    return None
+
+
 def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, list[Problem]]:
     f = str(path)
     records, problems = _records(path)
@@ -235,6 +248,12 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
         problems.append(Problem(f, None, None, "no records"))
     allowed = PAIRWISE_FIELDS if task == "pairwise" else POINTWISE_FIELDS
     result = ImportResult()
+    shape = None if problems else _other_task(records, task)
+    if shape is not None:  # one line instead of every record's every field
+        n, field, other = shape
+        return result, [Problem(f, n, field, f"a {other} item's field, and no record is a {task} item: "
+                                f"this file looks {other}; import it with --task {other}"
+                                + (" (the default)" if other == "pairwise" else ""))]
     seen = result.lines
     for n, rec in records:
         if not isinstance(rec, dict):
