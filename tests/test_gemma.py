@@ -112,6 +112,7 @@ def test_cross_judge_agreement_of_the_two_embedded_judges(pandalm_ws, tmp_path, 
     out = capsys.readouterr().out
     assert "beside local/gemma3: accuracy" in out and "None" not in out
     assert "no Stability Score: the run holds no variant of the judge itself" in out  # why no sigma is printed
+    assert "headline figures per variant: swap-debiased verdicts" in out  # not the audit's per-order accuracy
     ws = Workspace(tmp_path / "ws")
     [run] = ws.stability_runs()
     variants = ws.stability_variants(run["run_id"])

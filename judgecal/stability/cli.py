@@ -159,6 +159,8 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
                             sample_seed=args.sample_seed, consensus=args.consensus, deterministic=args.deterministic,
                             levels=levels, concurrency=args.concurrency, rubric=args.rubric,
                             max_tokens=args.max_tokens, temperature=args.temperature, progress=not args.quiet)
+        print("headline figures per variant: swap-debiased verdicts (the two orders' common verdict, else a tie; "
+              "an invalid answer wrong) against the consensus, so not judgecal audit's per-order accuracy")
         for v in res["variants"]:
             how = f"reused ({v['note']})" if v["reused_from"] is not None else f"{v['paid']} of {v['calls']} calls paid"
             figs = ", ".join(f"{k} {x:.3f}" for k, x in v["figures"].items() if x is not None and ":" not in k)
