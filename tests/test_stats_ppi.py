@@ -184,3 +184,19 @@ def test_ppi_win_rate_intervals_cover_over_seeds() -> None:
         out = ppi.ppi_win_rates(["m1"] * 600, ["m2"] * 600, human, judge)
         hits += out.loc["m1", "ci_low"] <= 0.6 <= out.loc["m1", "ci_high"]
     assert 0.91 <= hits / 400 <= 0.98
+
+
+def test_a_constant_judge_has_an_undefined_correlation_planned_as_zero():
+    """A judge whose outcome never varies (every verdict a tie) was printed as "judge-human correlation
+    0.000", a measured figure; the correlation is 0/0 and only planned as 0."""
+    from judgecal.audit.models import format_plan
+
+    y = np.array([1.0, 0.0, 1.0, 0.5, 0.0, 1.0])
+    flat = ppi.plan_from_data(y, np.full(6, 0.5), 0.03)
+    assert flat["rho"] == 0.0 and flat["rho_defined"] is False
+    assert flat["n_ppi"] == flat["n_human_only"]  # it buys nothing
+    line = format_plan({"judges": {"j": {**flat, "n_unlabelled": None}}})[0]
+    assert "judge-human correlation undefined (one side constant), planned as 0 on 6 items" in line
+    real = ppi.plan_from_data(y, y[::-1], 0.03)
+    assert real["rho_defined"] is True and f"correlation {real['rho']:.3f} on 6" in format_plan(
+        {"judges": {"j": {**real, "n_unlabelled": None}}})[0]

@@ -221,7 +221,9 @@ def format_plan(res: dict[str, Any]) -> list[str]:
             continue
         pool = "any number of items" if p["n_unlabelled"] is None else f"{p['n_unlabelled']} items"
         lines += [
-            f"{judge}: judge-human correlation {p['rho']:.3f} on {p['n_labelled_measured']} items "
+            f"{judge}: judge-human correlation "
+            + (f"{p['rho']:.3f}" if p.get("rho_defined", True) else "undefined (one side constant), planned as 0")
+            + f" on {p['n_labelled_measured']} items "
             f"(outcome variance {p['sigma2']:.3f}); a ±{p['target_halfwidth']:g} interval at "
             f"{p['level']:.0%} needs",
             f"  human labels alone:               {p['n_human_only']}",

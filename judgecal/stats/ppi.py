@@ -244,7 +244,8 @@ def plan_labels(target_halfwidth: float, sigma2: float, rho: float, *, level: fl
 def plan_from_data(y: ArrayLike, yhat: ArrayLike, target_halfwidth: float, *, level: float = 0.95,
                    n_unlabelled: int | None = None) -> dict[str, Any]:
     """:func:`plan_labels` with ``sigma^2 = var(Y)`` and ``rho = corr(Y, Yhat)`` measured on the labelled
-    items."""
+    items. When either side is constant the correlation is 0/0: it is planned as 0 (the judge buys
+    nothing) and ``rho_defined`` is false."""
     yy, yh = np.asarray(y, dtype=np.float64), np.asarray(yhat, dtype=np.float64)
     if len(yy) < 2:
         raise ValueError("planning needs at least 2 labelled items")
@@ -252,6 +253,7 @@ def plan_from_data(y: ArrayLike, yhat: ArrayLike, target_halfwidth: float, *, le
     out = plan_labels(target_halfwidth, float(np.var(yy, ddof=1)), rho, level=level,
                       n_unlabelled=n_unlabelled)
     out["n_labelled_measured"] = int(len(yy))
+    out["rho_defined"] = bool(np.std(yy) > 0 and np.std(yh) > 0)
     return out
 
 
