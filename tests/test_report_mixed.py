@@ -173,7 +173,7 @@ def test_agreement_of_a_judge_with_no_labelled_item_is_not_measured_not_untested
     pair = next(j for j in view["judges"] if j["name"] == "acme/pair-judge")
     assert pair["n_labelled"] == 0
     cells = {f["name"]: f["value"] for f in pair["summary"]}
-    assert cells["cohen_kappa"] == cells["accuracy"] == "not measured (no human label)"
+    assert cells["cohen_kappa"] == cells["accuracy"] == "not measured"
     assert cells["first_position_rate"] == "not tested"  # a probe
     assert cells["weighted_kappa"] == "n/a (pairwise)"
     likert = next(j for j in view["judges"] if j["name"] == "acme/likert-judge")

@@ -147,7 +147,7 @@ def _figure(entry: dict[str, Any], name: str) -> dict[str, Any]:
     mi = info(name)
     value = fmt_metric(m)
     if not m and mi.group in ("alignment", "pointwise") and not entry.get("n_items_with_consensus"):
-        value = "not measured (no human label)"  # agreement is not a probe: nothing to run, no truth to read
+        value = "not measured"  # no human label: agreement is not a probe, nothing to run, no truth to read
     return {"name": name, "title": mi.title, "definition": mi.definition, "value": value,
             "present": bool(m and m.get("estimate") is not None)}
 
