@@ -23,6 +23,7 @@ from judgecal.apps.common import (
     ws_path,
 )
 
+from judgecal.audit.decision import PAIRWISE_PROBES
 from judgecal.catalogue import METRICS, info
 from judgecal.report.view import chance_accuracy
 
@@ -417,6 +418,11 @@ def biases() -> None:
             mi = info(name)
             for judge, j in rep["judges"].items():
                 m = j["metrics"].get(name)
+                if not m and j.get("kind") == "pointwise" and group in PAIRWISE_GROUPS:
+                    rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": "n/a (pointwise)",
+                                 "n": None, "p": "n/a", "q (BH)": "n/a", "MDE": "n/a", "null": mi.reference,
+                                 "matters?": "applies to judges of pairs only (one response per item)"})
+                    continue
                 if not m:
                     rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": "not tested", "n": None,
                                  "p": "not tested", "q (BH)": "not tested", "MDE": "n/a", "null": mi.reference,
@@ -435,6 +441,9 @@ def biases() -> None:
         if fig is not None:
             st.plotly_chart(fig, key=f"plot-{group}")
 
+
+# probe groups that compare two responses shown together: they do not apply to a pointwise judge
+PAIRWISE_GROUPS = frozenset(info(m).group for m in PAIRWISE_PROBES)
 
 NULLS = {"first_position_rate": 0.5, "flip_rate": 0.0, "verbosity_excess": 0.0, "pad_pick_rate": 0.5,
          "self_preference_excess": 0.0, "instability_rate": 0.0, "prompt_flip_rate": 0.0,

@@ -100,7 +100,8 @@ def test_html_agreement_cell_reads_a_pointwise_judge_against_the_annotators_on_i
 
 def test_explorer_judges_page_does_not_read_a_pointwise_judge_as_a_judge_of_pairs(tmp_path):  # type: ignore[no-untyped-def]
     """On a pointwise-only workspace the Judges page showed a macro F1 "not tested", no chance accuracy,
-    and an A/B/tie confusion of zeros whose breakdowns called every item wrong."""
+    and an A/B/tie confusion of zeros whose breakdowns called every item wrong; the Biases page listed the
+    position, verbosity and injection probes as "not tested" with the command to run them."""
     from explorer_browser import Browser, serve
 
     from judgecal.cli import main
@@ -120,8 +121,14 @@ def test_explorer_judges_page_does_not_read_a_pointwise_judge_as_a_judge_of_pair
             b.open("Judges")
             grid = b.assert_csv_is_grid("judges-agreement")
             text = b.text()
+            b.open("Biases")  # position, verbosity and injection compare two responses: not for this judge
+            biases = {g: b.csv(f"biases-{g}") for g in ("position", "verbosity", "injection", "stability")}
         finally:
             b.close()
+    for g in ("position", "verbosity", "injection"):
+        assert set(biases[g]["estimate (95% CI)"]) == {"n/a (pointwise)"}, g
+        assert set(biases[g]["matters?"]) == {"applies to judges of pairs only (one response per item)"}
+    assert set(biases["stability"]["estimate (95% CI)"]) == {"not tested"}  # repeats would apply: not run
     row = grid[grid["judge"] == "acme/likert-judge"].iloc[0]
     assert row["macro F1"] == "n/a (pointwise)" and row["chance accuracy"] == f"{chance:.3f}"
     assert "Every judge here is pointwise" in text and "judge said A" not in text
