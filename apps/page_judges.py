@@ -63,6 +63,16 @@ def _verdict_kappa(j: dict[str, Any]) -> str:
     return f"{value}, weighted" if name == "weighted_kappa" and j["metrics"].get(name) else value
 
 
+def humans_row(h: dict[str, Any]) -> dict[str, Any]:
+    """The Judges page's reference row: the annotators' Fleiss' κ and leave-one-out accuracy, or "not
+    measured" when one annotator labelled each item (nobody to agree with, where it read "undefined")."""
+    several = (h.get("n_annotators") or 0) > 1
+    return {"judge": "humans with each other",
+            "accuracy": fmt_m(h.get("loo_accuracy")) if several else "not measured (one annotator)",
+            "macro F1": "n/a", "κ": fmt_m(h.get("fleiss_kappa")) if several else "not measured (one annotator)",
+            "chance accuracy": "n/a", "items with a human label": int(h.get("n_items") or 0)}
+
+
 def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
     models = rep.get("models") or {}
     rows = []
@@ -219,9 +229,7 @@ def judges_page() -> None:
                      "chance accuracy": fmt_number(ref.get("chance_accuracy") or chance),
                      "items with a human label": int(j.get("n_items_with_consensus", 0))})
     if h:
-        rows.append({"judge": "humans with each other", "accuracy": fmt_m(h.get("loo_accuracy")), "macro F1": "n/a",
-                     "κ": fmt_m(h.get("fleiss_kappa")), "chance accuracy": "n/a",
-                     "items with a human label": int(h.get("n_items") or 0)})
+        rows.append(humans_row(h))
     table(pd.DataFrame(rows), "judges-agreement",
           metrics={"accuracy": "accuracy", "macro F1": "macro_f1", "κ": "cohen_kappa"},
           help={"chance accuracy": "Accuracy of a rater drawing labels at random with the humans' label shares "

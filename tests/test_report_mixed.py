@@ -203,3 +203,16 @@ def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  #
     one = {**mixed, "humans": {**mixed["humans"], "n_annotators": 1}}
     assert trust_table(one).set_index("judge").loc["humans (reference)", "κ with the humans"] == \
         "not measured (one annotator)"
+
+
+def test_judges_page_humans_row_with_one_annotator_is_not_measured(mixed):  # type: ignore[no-untyped-def]
+    from judgecal.apps.page_judges import humans_row
+
+    from judgecal.catalogue import fmt_metric
+
+    row = humans_row(mixed["humans"])
+    assert row["κ"] == fmt_metric(mixed["humans"]["fleiss_kappa"])
+    assert row["accuracy"] == fmt_metric(mixed["humans"]["loo_accuracy"])
+    one = humans_row({**mixed["humans"], "n_annotators": 1,
+                      "fleiss_kappa": {"estimate": None}, "loo_accuracy": {"estimate": None}})
+    assert one["κ"] == one["accuracy"] == "not measured (one annotator)"
