@@ -216,3 +216,15 @@ def test_judges_page_humans_row_with_one_annotator_is_not_measured(mixed):  # ty
     one = humans_row({**mixed["humans"], "n_annotators": 1,
                       "fleiss_kappa": {"estimate": None}, "loo_accuracy": {"estimate": None}})
     assert one["κ"] == one["accuracy"] == "not measured (one annotator)"
+
+
+def test_html_plots_a_pointwise_judges_weighted_kappa_without_a_common_line(mixed):  # type: ignore[no-untyped-def]
+    from judgecal.report.view import report_view
+    from judgecal.report.write import _plots, render_html
+
+    plots = {p["title"]: p for p in _plots(mixed, report_view(mixed))}
+    wk = plots[info("weighted_kappa").title]
+    assert "acme/likert-judge" in wk["svg"] and "acme/pair-judge" not in wk["svg"]  # judges with that figure only
+    assert "Dashed line" not in wk["note"] and "its own items" in wk["note"]
+    assert "Dashed line: the humans' κ with each other" in plots[info("cohen_kappa").title]["note"]
+    assert unescape(wk["note"]) in unescape(render_html(mixed))

@@ -81,13 +81,17 @@ def _plots(report: dict[str, Any], view: dict[str, Any]) -> list[dict[str, Any]]
              ("position_consistency", 0.0, None, ""),
              ("pad_pick_rate", 0.0, 0.5, "no preference for padding"),
              ("instability_rate", 0.0, 0.0, "perfectly stable"),
-             ("prompt_flip_rate", 0.0, 0.0, "no flips")]
+             ("prompt_flip_rate", 0.0, 0.0, "no flips"),
+             ("weighted_kappa", -0.2, None, ""), ("spearman_rho", -0.2, None, "")]
     out = []
     for metric, lo, ref, ref_label in specs:
         svg = metric_forest(report, metric, lo=lo, ref=ref, ref_label=ref_label)
         if svg is not None:
             m = METRICS[metric]
             note = m.definition + (f" Dashed line: {ref_label} ({fmt_number(ref)})." if ref is not None else "")
+            if metric in ("weighted_kappa", "spearman_rho"):  # each pointwise judge has its own ceiling
+                note += (" No common line: each judge is read against the annotators' agreement on its own "
+                         "items, in its row of the scores table.")
             out.append({"title": m.title, "svg": svg, "note": note})
     return out
 
