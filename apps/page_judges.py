@@ -203,9 +203,7 @@ def _cell(metrics: dict[str, Any], name: str) -> str:
     """A pointwise figure: ``n/a`` where the scale has none (a nominal scale's ρ), ``undefined`` where it
     is 0/0 on these items (every label on one level), else its estimate and CI."""
     m = metrics.get(name)
-    if not m:
-        return "n/a"
-    return "undefined" if m.get("estimate") is None else fmt_m(m)
+    return fmt_m(m) if m else "n/a"
 
 
 def judges_page() -> None:

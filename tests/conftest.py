@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +50,40 @@ def local_backend():  # type: ignore[no-untyped-def]
     from judgecal.judges.backends.local import LocalBackend
 
     return LocalBackend("smollm2", n_ctx=4096)
+
+
+def recording_client() -> tuple[Any, list[str]]:
+    """An httpx client that records every request it sends (``METHOD URL BODY``), to search for leaks."""
+    import httpx
+
+    bodies: list[str] = []
+
+    def record(request: httpx.Request) -> None:
+        request.read()
+        bodies.append(f"{request.method} {request.url} {request.content.decode('utf-8', 'replace')}")
+
+    return httpx.Client(timeout=60, event_hooks={"request": [record]}), bodies
+
+
+@contextmanager
+def annotator_page(url: str, person: dict[str, str]) -> Iterator[Any]:
+    """A headless Chromium page logged in to Label Studio at ``url`` as ``person`` (email, password)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{url}/user/login/")
+            page.fill("input[name=email]", person["email"])
+            page.fill("input[name=password]", person["password"])
+            page.locator("button[type=submit], input[type=submit]").first.click()
+            page.wait_for_load_state("networkidle", timeout=60_000)
+            yield page
+        finally:
+            browser.close()
 
 
 def free_port() -> int:

@@ -6,12 +6,11 @@ annotator is a member of one organisation).
 """
 
 import os
-import shutil
 from pathlib import Path
 
 import httpx
 import pytest
-from conftest import copy_workspace, free_port
+from conftest import annotator_page, copy_workspace, free_port
 
 from judgecal.annotation import tasks as lstasks
 from judgecal.annotation.annotators import create_annotators, login, reviewers
@@ -21,7 +20,6 @@ from judgecal.annotation.server import Connection, LabelStudioError, ManagedServ
 from judgecal.cli import main
 
 PROJECT = "Blind review"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 @pytest.fixture(scope="module")
@@ -289,24 +287,13 @@ def test_annotate_check_and_external_server_refusal(review, capsys, monkeypatch)
 def test_browser_as_annotator(review):
     """alice in Chromium: only her project, formatted guidelines, the pairwise controls with "Both bad",
     no tab of bob's; she labels a task and submits it."""
-    from playwright.sync_api import sync_playwright
-
     out = Path(os.environ.get("JUDGECAL_TEST_ARTIFACTS") or review["ws"].path / "artifacts")
     out.mkdir(parents=True, exist_ok=True)
     url, alice = review["conn"].url, review["people"]["alice@example.org"]
     pid = review["push"].project_ids["alice@example.org"]
     before = {t["id"]: t["total_annotations"] for t in review["sessions"]["alice@example.org"].get(
         f"/api/tasks/?project={pid}&page_size=100").json()["tasks"]}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(f"{url}/user/login/")
-        page.fill("input[name=email]", alice["email"])
-        page.fill("input[name=password]", alice["password"])
-        page.locator("button[type=submit], input[type=submit]").first.click()
-        page.wait_for_load_state("networkidle", timeout=60_000)
+    with annotator_page(url, alice) as page:
         page.goto(f"{url}/projects/")
         page.get_by_text(PROJECT).first.wait_for(timeout=60_000)
         page.wait_for_timeout(1000)
@@ -340,7 +327,6 @@ def test_browser_as_annotator(review):
         page.get_by_role("button", name="Submit").first.click()
         page.wait_for_timeout(3000)
         page.screenshot(path=str(out / "4-submitted.png"))
-        browser.close()
     after = {t["id"]: t for t in review["sessions"]["alice@example.org"].get(
         f"/api/tasks/?project={pid}&fields=all&page_size=100").json()["tasks"]}
     done = [t for i, t in after.items() if t["total_annotations"] > before.get(i, 0)]

@@ -2,9 +2,8 @@
 
 import json
 
-import httpx
 import pytest
-from conftest import copy_workspace, free_port
+from conftest import copy_workspace, free_port, recording_client
 
 from judgecal.aggregate.consensus import consensus_frame
 from judgecal.aggregate.quality import annotator_report
@@ -23,13 +22,7 @@ def loop(tmp_path_factory, pandalm_ws):
     ws = copy_workspace(pandalm_ws, ws_dir)
     server = ManagedServer(ws_dir, port=free_port())
     conn = server.start()
-    bodies: list[str] = []
-
-    def record(request: httpx.Request) -> None:
-        request.read()
-        bodies.append(f"{request.method} {request.url} {request.content.decode('utf-8', 'replace')}")
-
-    http = httpx.Client(timeout=60, event_hooks={"request": [record]})
+    http, bodies = recording_client()
     ls = lstasks.client(conn, http)
     yield ws, server, ls, bodies, http
     server.stop()

@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import free_port
+from conftest import annotator_page, free_port, recording_client
 
 from judgecal.annotation import kinds
 from judgecal.annotation import tasks as lstasks
@@ -29,7 +28,6 @@ from judgecal.cli import main
 PROJECT = "Blind span review"
 SOURCE = f"label-studio:{PROJECT}"
 JUDGE = "local/smollm2"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 WORD = re.compile(r"\w+")
 
 
@@ -47,13 +45,7 @@ def review(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
     assert len(items) == 3
     server = ManagedServer(path, port=free_port())
     conn = server.start()
-    bodies: list[str] = []
-
-    def record(request: httpx.Request) -> None:
-        request.read()
-        bodies.append(f"{request.method} {request.url} {request.content.decode('utf-8', 'replace')}")
-
-    http = httpx.Client(timeout=60, event_hooks={"request": [record]})
+    http, bodies = recording_client()
     admin = lstasks.client(conn, http)
     people = {p["email"]: p for p in create_annotators(server, ["alice@example.org", "bob@example.org"])}
     res = lstasks.push(ws, admin, items, project=PROJECT, overlap=2, seed=3, reviewers=reviewers(ws.path),
@@ -279,8 +271,6 @@ def test_embedded_judge_spans_scored_against_the_pulled_spans(review) -> None:  
 
 def test_browser_annotator_marks_a_span(review) -> None:  # type: ignore[no-untyped-def]
     """carol, in Chromium, selects a word of the text in the span labeling UI and submits it."""
-    from playwright.sync_api import sync_playwright
-
     ws, server = review["ws"], review["server"]
     carol = create_annotators(server, ["carol@example.org"])[0]
     item = review["items"][0]
@@ -291,16 +281,7 @@ def test_browser_annotator_marks_a_span(review) -> None:  # type: ignore[no-unty
     word = max(WORD.finditer(text), key=lambda m: len(m.group()))  # a long, likely unique word
     out = Path(os.environ.get("JUDGECAL_TEST_ARTIFACTS") or ws.path / "artifacts")
     out.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(f"{server.url}/user/login/")
-        page.fill("input[name=email]", carol["email"])
-        page.fill("input[name=password]", carol["password"])
-        page.locator("button[type=submit], input[type=submit]").first.click()
-        page.wait_for_load_state("networkidle", timeout=60_000)
+    with annotator_page(server.url, carol) as page:
         page.goto(f"{server.url}/projects/{pid}/data?labeling=1")
         page.locator("h2", has_text="Marking spans").first.wait_for(timeout=90_000)
         page.keyboard.press("Escape")
@@ -345,7 +326,6 @@ def test_browser_annotator_marks_a_span(review) -> None:  # type: ignore[no-unty
         page.get_by_role("button", name="Submit").first.click()
         page.wait_for_timeout(3000)
         page.screenshot(path=str(out / "span-2-submitted.png"))
-        browser.close()
     pulled = lstasks.pull(ws, review["admin"], project="Browser span check", reviewers=reviewers(ws.path))
     assert (pulled.new, pulled.problems) == (1, [])
     sp = ws.spans_frame(source="label-studio:Browser span check")
