@@ -13,7 +13,7 @@ export JUDGECAL_DATA_MIRROR := $(abspath ../shared/datasets)
 endif
 endif
 
-.PHONY: demo test lint bench setup-demo setup-test chromium pdf-libs clean
+.PHONY: demo test lint bench setup-demo setup-test chromium pdf-libs demo-pdf-libs clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -65,9 +65,19 @@ pdf-libs:
 		exit 1; \
 	fi
 
+# The demo's PDF needs only Pango: installed from Debian's packages when missing and allowed (root), otherwise
+# the demo runs anyway and skips the PDF with one line saying what to install.
+demo-pdf-libs:
+	@if ldconfig -p 2>/dev/null | grep -q libpangoft2-1.0; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing the PDF report's system packages (libpango-1.0-0, libpangoft2-1.0-0, libharfbuzz-subset0)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libpango-1.0-0 \
+			libpangoft2-1.0-0 libharfbuzz-subset0 >/dev/null) || echo "could not install them; the demo skips the PDF"; \
+	fi
+
 setup-test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium pdf-libs
 
-demo: $(VENV)/.demo-installed
+demo: $(VENV)/.demo-installed demo-pdf-libs
 	$(VENV)/bin/judgecal demo --workspace demo-workspace
 
 lint: $(VENV)/.test-installed

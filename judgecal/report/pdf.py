@@ -4,7 +4,8 @@ WeasyPrint renders in-process from the same template (CSS paged media: A4, page 
 configuration hash in the footer, verdicts and scores on page one, detail from page two). It runs no
 JavaScript and, with :func:`_no_fetch`, loads nothing from outside the document, so untrusted model
 text cannot make the renderer act; there is no browser process to start, sandbox or clean up.
-WeasyPrint needs the Pango and HarfBuzz system libraries (``make setup`` installs them on Debian).
+WeasyPrint needs the Pango and HarfBuzz system libraries (``make demo`` and ``make test`` install them on
+Debian when run as root); where they cannot be loaded, every command says so in one line (:class:`PdfError`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,35 @@ from typing import Any
 
 from judgecal.report.write import json_safe, render_html
 
+#: What a Debian/Ubuntu machine installs for the renderer (the Makefile's ``pdf-libs`` installs the same).
+SYSTEM_PACKAGES = "libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0"
+
 
 class PdfError(RuntimeError):
     """The PDF cannot be rendered here (WeasyPrint or its system libraries missing)."""
+
+
+def _renderer() -> Any:
+    """The ``weasyprint`` module, or :class:`PdfError` with one line saying what to install.
+
+    WeasyPrint opens Pango, GObject and HarfBuzz with ``cffi`` when it is imported: a missing library
+    is an ``OSError`` ("cannot load library ..."), a missing package an ``ImportError``. Both, and any
+    other failure to load the renderer, become the same one-line message.
+    """
+    try:
+        import weasyprint
+    except ImportError as exc:
+        raise PdfError(f"no PDF: WeasyPrint is not installed ({_first_line(exc)}); "
+                       "install it with: pip install 'judgecal-toolkit[pdf]'") from None
+    except Exception as exc:  # OSError from cffi's dlopen, or anything else the renderer's import raises
+        raise PdfError(f"no PDF: WeasyPrint cannot load its system libraries ({_first_line(exc)}); "
+                       f"install them with: apt-get install {SYSTEM_PACKAGES}") from None
+    return weasyprint
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
 
 
 def _no_fetch(url: str, *args: Any, **kwargs: Any) -> Any:
@@ -25,11 +52,7 @@ def _no_fetch(url: str, *args: Any, **kwargs: Any) -> Any:
 
 def render_pdf(report: dict[str, Any]) -> bytes:
     """The trust report of ``report`` (an audit.json dict) as PDF bytes."""
-    try:
-        import weasyprint
-    except ImportError as exc:  # the package is missing, or Pango cannot be loaded
-        raise PdfError(f"the PDF report needs WeasyPrint and the Pango libraries: pip install "
-                       f"'judgecal-toolkit[pdf]' and apt-get install libpango-1.0-0 libpangoft2-1.0-0 ({exc})") from None
+    weasyprint = _renderer()
     html = render_html(json_safe(report))
     return bytes(weasyprint.HTML(string=html, url_fetcher=_no_fetch, base_url=None).write_pdf())
 
