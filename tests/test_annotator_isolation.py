@@ -446,6 +446,7 @@ def _attacks(mine, theirs):
         "reset their tabs": ("DELETE", f"/api/dm/views/reset/?project={theirs['pid']}", None),
         "their next task": ("POST", f"/api/dm/actions/?id=next_task&project={theirs['pid']}", None),
         "their uploaded file": ("GET", f"/data/upload/{theirs['pid']}/x.txt", None),
+        "their uploaded file (HEAD)": ("HEAD", f"/data/upload/{theirs['pid']}/x.txt", None),
         "an uploaded file that does not exist": ("GET", f"/data/upload/{mine['pid']}/nothing.txt", None),
     }
 
