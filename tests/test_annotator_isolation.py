@@ -310,6 +310,9 @@ def test_annotate_check_and_external_server_refusal(review, capsys, monkeypatch)
     out = capsys.readouterr().out
     assert "shared1@example.org sees 1 annotation(s) by others" in out
     assert "shared1@example.org sees other people: shared0@example.org" in out
+    rep = json.loads(out)
+    assert rep["independent"] is False
+    assert rep["annotators"]["shared1@example.org"]["writes"].startswith("not checked")
     for c in sessions.values():
         c.close()
 
@@ -613,3 +616,43 @@ def test_empty_response_is_shown_as_a_placeholder(review):
     assert (pulled.new, pulled.problems, pulled.flagged) == (1, [], [])
     ann = ws.annotations_frame()
     assert ann[ann["item_id"] == item.item_id]["label"].tolist() == ["B"]
+
+
+def test_annotate_check_reports_each_write_that_gets_through_and_undoes_it(review, capsys):
+    """If the server let alice write anything (here: she is put in judgecal's service group, which the guard
+    lets through), `annotate check` names each write into bob's work that got through, exits 1, and leaves
+    bob's project (and hers) as it found them."""
+    import json
+    import subprocess
+
+    from judgecal.annotation.server import venv_dir
+
+    server = review["server"]
+
+    def service_group(op):  # Django, in Label Studio's own Python with judgecal's settings
+        code = ("import os, sys, label_studio; sys.path.insert(0, os.path.dirname(label_studio.__file__)); "
+                "import django; django.setup(); from django.contrib.auth.models import Group; "
+                "from users.models import User; "
+                f"User.objects.get(email='alice@example.org').groups.{op}(Group.objects.get(name='judgecal-service'))")
+        done = subprocess.run([str(venv_dir() / "bin" / "python"), "-c", code], env=server.env(),
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    before = {e: _state(review, e) for e in review["people"]}
+    service_group("add")
+    try:
+        code = main(["annotate", "check", "--workspace", str(review["ws"].path), "--port", str(server.port)])
+    finally:
+        service_group("remove")
+    rep = json.loads(capsys.readouterr().out)
+    assert code == 1 and rep["independent"] is False
+    alice = rep["annotators"]["alice@example.org"]["writes"]
+    bob = "bob@example.org"
+    for what in (f"add a draft to {bob}'s task", f"add a tab to {bob}'s project",
+                 f"post an annotation credited to {bob}", f"re-credit their annotation to {bob}",
+                 f"move their annotation into {bob}'s project"):
+        assert alice[what].startswith("FAILED"), (what, alice[what])
+        assert any(r.startswith(f"alice@example.org could {what}: ") for r in rep["reasons"])
+    # bob, still guarded, got nowhere
+    assert all(v in ("refused", "ok") for v in rep["annotators"][bob]["writes"].values())
+    assert {e: _state(review, e) for e in review["people"]} == before
