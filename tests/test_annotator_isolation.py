@@ -264,6 +264,8 @@ def test_annotate_check_and_external_server_refusal(review, capsys, monkeypatch)
         assert (r["others_annotations_visible"], r["can_change_project_settings"]) == (0, False)
         assert r["writes"] == {
             f"read {them}'s drafts": "refused", f"add a draft to {them}'s task": "refused",
+            f"read {them}'s annotation": "refused", f"change {them}'s annotation": "refused",
+            f"delete {them}'s annotation": "refused",
             f"add a tab to {them}'s project": "refused", f"post an annotation credited to {them}": "refused",
             "annotate their own task": "ok", f"re-credit their annotation to {them}": "refused",
             f"mark their annotation as changed by {them}": "refused",
@@ -648,7 +650,7 @@ def test_annotate_check_reports_each_write_that_gets_through_and_undoes_it(revie
     assert code == 1 and rep["independent"] is False
     alice = rep["annotators"]["alice@example.org"]["writes"]
     bob = "bob@example.org"
-    for what in (f"add a draft to {bob}'s task", f"add a tab to {bob}'s project",
+    for what in (f"add a draft to {bob}'s task", f"add a tab to {bob}'s project", f"change {bob}'s annotation",
                  f"post an annotation credited to {bob}", f"re-credit their annotation to {bob}",
                  f"move their annotation into {bob}'s project"):
         assert alice[what].startswith("FAILED"), (what, alice[what])

@@ -55,8 +55,7 @@ def probe(c: httpx.Client) -> dict[str, Any]:
         can_change = c.patch(f"/api/projects/{projects[0]['id']}/", json={}).status_code < 300
     return {"email": my_email, "projects_visible": len(projects), "projects_not_theirs": not_theirs,
             "other_people_visible": others, "others_annotations_visible": foreign_annotations,
-            "can_change_project_settings": can_change,
-            "can_change_others_annotations": "not tested (the test would change one)"}
+            "can_change_project_settings": can_change}
 
 
 def verdict(report: dict[str, dict[str, Any]]) -> list[str]:
@@ -120,8 +119,9 @@ def probe_writes(c: httpx.Client, me: dict[str, Any], other: dict[str, Any], svc
     """Try, as the annotator behind ``c``, each write into ``other``'s work; undo whatever got through.
 
     ``me`` and ``other``: ``email``, ``user_id`` and :func:`annotator_area` (``project``, ``task``).
-    Moving or re-crediting needs an annotation of one's own: one is made on a task that the service
-    account adds to the annotator's project for the check (data key :data:`CHECK_KEY`) and deletes after.
+    Moving or re-crediting needs an annotation of one's own, changing or deleting one of theirs: each is
+    made on a task that the project's service account adds for the check (data key :data:`CHECK_KEY`)
+    and deletes after.
     Returns check -> ``refused`` or ``FAILED: what happened``.
     """
     out: dict[str, str] = {}
@@ -138,14 +138,12 @@ def probe_writes(c: httpx.Client, me: dict[str, Any], other: dict[str, Any], svc
     out[f"add a tab to {who}'s project"] = _outcome(r, "a tab was added to their project")
     if (view := _id_of(r)) is not None and r.is_success:
         svc_theirs.delete(f"/api/dm/views/{view}/")
-    mine = svc_mine.post("/api/tasks/", json={"project": me["project"], "data": {
-        "prompt": "access check", "response_a": "-", "response_b": "-", "response": "-", "text": "-",
-        "document": "-", "rubric": "-", "key": CHECK_KEY}})
-    tmp = _id_of(mine)
-    if tmp is None:
-        out["own annotation for the checks below"] = f"not checked: no task could be added ({mine.status_code})"
-        return out
     result: list[dict[str, Any]] = []  # an answer every labeling config accepts
+    out.update(_their_annotation(c, other, svc_theirs))
+    tmp = _check_task(svc_mine, me["project"])
+    if tmp is None:
+        out["annotate their own task"] = "not checked: the service account could not add a task to their project"
+        return out
     try:
         r = c.post(f"/api/tasks/{tmp}/annotations/", json={"result": result, "completed_by": other["user_id"]})
         credited = _id_of(r) if r.is_success else None
@@ -174,6 +172,36 @@ def probe_writes(c: httpx.Client, me: dict[str, Any], other: dict[str, Any], svc
     finally:
         svc_mine.delete(f"/api/tasks/{tmp}/")
     return out
+
+
+def _check_task(svc: httpx.Client, project: int) -> int | None:
+    """A task the service account adds to ``project`` for the check (deleted after it)."""
+    return _id_of(svc.post("/api/tasks/", json={"project": project, "data": {
+        "prompt": "access check", "response_a": "-", "response_b": "-", "response": "-", "text": "-",
+        "document": "-", "rubric": "-", "key": CHECK_KEY}}))
+
+
+def _their_annotation(c: httpx.Client, other: dict[str, Any], svc_theirs: httpx.Client) -> dict[str, str]:
+    """Read, change and delete an annotation of ``other``'s (one their service account makes for the check,
+    credited to them, on a task of the check's own in their project; deleted after)."""
+    who = other["email"]
+    tmp = _check_task(svc_theirs, other["project"])
+    if tmp is None:
+        return {f"change {who}'s annotation": "not checked: no task could be added to their project"}
+    try:
+        made = svc_theirs.post(f"/api/tasks/{tmp}/annotations/", json={"result": [], "completed_by": other["user_id"]})
+        theirs = _id_of(made)
+        if theirs is None:
+            return {f"change {who}'s annotation": f"not checked: no annotation could be made ({made.status_code})"}
+        r = c.get(f"/api/annotations/{theirs}/")
+        out = {f"read {who}'s annotation": REFUSED if r.status_code in (403, 404) else f"FAILED: answered {r.status_code}"}
+        out[f"change {who}'s annotation"] = _outcome(c.patch(f"/api/annotations/{theirs}/", json={"result": []}),
+                                                     "their annotation was changed")
+        out[f"delete {who}'s annotation"] = _outcome(c.delete(f"/api/annotations/{theirs}/"),
+                                                     "their annotation was deleted")
+        return out
+    finally:
+        svc_theirs.delete(f"/api/tasks/{tmp}/")
 
 
 def _as_id(v: Any) -> int | None:
