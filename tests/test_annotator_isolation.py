@@ -658,3 +658,22 @@ def test_annotate_check_reports_each_write_that_gets_through_and_undoes_it(revie
     # bob, still guarded, got nowhere
     assert all(v in ("refused", "ok") for v in rep["annotators"][bob]["writes"].values())
     assert {e: _state(review, e) for e in review["people"]} == before
+
+
+def test_empty_response_placeholder_for_every_kind():
+    """Each kind shows "(empty response)" for an empty or blank response; a span task still checks regions
+    against the real (empty) text, so marking the placeholder is rejected and marking nothing is the answer."""
+    from judgecal.annotation.kinds import EMPTY, Config, parse_spans, spans_json, task_data
+    from judgecal.data.records import Candidate, Item
+
+    pair = Item("p", "prompt", [Candidate("ok"), Candidate("")])
+    assert (task_data("pairwise", pair, "k")["response_b"], task_data("pairwise", pair, "k", True)["response_a"]) \
+        == (EMPTY, EMPTY)
+    assert task_data("pairwise", pair, "k")["response_a"] == "ok"
+    single = Item("s", "the article", [Candidate("\t ")], task="pointwise")
+    assert task_data("likert", single, "k")["response"] == EMPTY
+    assert task_data("spans", single, "k")["text"] == EMPTY
+    cfg = Config("spans", "label", "text", ("Questionable",))
+    _, problem = parse_spans(spans_json([(0, 6, "Questionable")], EMPTY), cfg, "")
+    assert problem is not None and "is not a stretch of the text (length 0)" in problem
+    assert parse_spans([], cfg, "") == ([], None)
