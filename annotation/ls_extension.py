@@ -5,17 +5,27 @@ active organisation, but object access is not (``ProjectMixin.has_permission`` o
 members: "LSO always runs a single organization"), so ``/api/tasks/?project=<another org's>`` answers;
 a user may set their own ``active_organization`` to any organisation; every member may create, change
 or delete any project, task or member of the organisation (views' ``permission_required`` is not
-checked). judgecal therefore gives each annotator an organisation of their own, holding only their
-copy of the tasks and run by a judgecal service account (group ``judgecal-service``), and this module:
+checked); a task's drafts (``/api/tasks/<id>/drafts``) are listed and created for any task without an
+object check; and an annotation's or draft's body may set its ``task``, ``project``, ``completed_by`` or
+``updated_by`` (or a draft's ``user``), moving or re-crediting it. judgecal therefore gives each annotator
+an organisation of their own, holding only their copy of the tasks and run by a judgecal service account
+(group ``judgecal-service``), and this module:
 
 - ``GuardedProjectMixin``: an object of a project (the project, its tasks, annotations, drafts, views,
   exports) is open only to members of the project's organisation who have it active, or to a service
   account;
-- ``annotators_write_annotations_only``: a user who is not a service account may write (POST, PUT,
-  PATCH, DELETE) only their own annotations and drafts, data-manager tabs, their own user record
-  (not its organisation), ask for their next task and log in or out; everything else answers 403
-  (and is logged to the server log); on an annotator's pages the controls they cannot use (create
-  project, project menu and settings, organisation, import, export) are hidden.
+- ``annotators_write_annotations_only``, for every user who is not a service account: each project,
+  task, annotation, draft, data-manager view or uploaded file named in a request's path or query must
+  belong to a project open to them, and a draft must be their own (else 404, so nothing tells whether it
+  exists); a write (POST, PUT, PATCH, DELETE) must match one rule of :data:`WRITES`, an allow-list of what
+  annotating needs: their own annotations and drafts on tasks of their project, tabs of their project,
+  their next task, their own user record. A write's JSON body may hold only the fields its rule lists
+  (the labeling page's own fields, from Label Studio's frontend); a field outside the list (``task``,
+  ``project``, ``completed_by``, ``updated_by``, ``ground_truth``, a draft's ``user``...), a reference to
+  another task's draft, annotation or prediction, or a body that is not JSON answers 403 naming it, and is
+  logged to the server log. On an annotator's pages the controls they cannot use (create project, project
+  menu and settings, organisation, import, export) are hidden;
+- ``/data/upload/<file>`` answers 404 for a file no upload record names (Label Studio answers 500).
 
 Loaded as ``DJANGO_SETTINGS_MODULE=judgecal_ls``. Run as a script with a JSON request on stdin, it
 provisions annotators (user, password, organisation, service account and token) and prints JSON.
@@ -28,15 +38,12 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 SERVICE_GROUP = "judgecal-service"
-_ALLOWED = re.compile(r"^/(user/login|user/logout|api/dm/views|api/current-user)(/|$)")
-_ANNOTATION = re.compile(r"^/api/annotations/(\d+)(/|$)")
-_NEW_ANNOTATION = re.compile(r"^/api/tasks/(\d+)/(annotations|drafts)/?$")
-_DRAFT = re.compile(r"^/api/drafts/(\d+)/?$")
-_USER = re.compile(r"^/api/users/(\d+)/?$")
 _NOT_PAGES = ("/api/", "/static/", "/react-app/", "/data/", "/storage-data/")
+_STATIC = ("/static/", "/react-app/", "/label-studio-frontend/", "/dm/", "/favicon.ico", "/health", "/version")
 
 if __name__ != "__main__":
     # Label Studio's settings read django.conf.settings while they load; let that see its own module
@@ -94,27 +101,265 @@ def _user(request: Any) -> Any:
     return None
 
 
-def _write_allowed(request: Any, user: Any) -> bool:
+class Refused(Exception):
+    """A request an annotator may not make: HTTP ``status`` and why (logged, and sent as ``detail``)."""
+
+    def __init__(self, status: int, why: str) -> None:
+        super().__init__(why)
+        self.status = status
+
+
+def _models() -> Any:
+    from data_import.models import FileUpload
+    from data_manager.models import View
+    from projects.models import Project
+    from tasks.models import Annotation, AnnotationDraft, Prediction, Task
+
+    return {"project": Project, "task": Task, "annotation": Annotation, "draft": AnnotationDraft, "view": View,
+            "prediction": Prediction, "upload": FileUpload}
+
+
+def _project_of(kind: str, pk: Any) -> Any:
+    """The project that the ``kind`` object ``pk`` belongs to (``None`` when there is no such object)."""
+    m = _models()
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        return None
+    if kind == "project":
+        return m["project"].objects.filter(pk=pk).first()
+    if kind == "draft":
+        obj = m["draft"].objects.filter(pk=pk).select_related("task__project").first()
+        return obj.task.project if obj is not None else None
+    obj = m[kind].objects.filter(pk=pk).select_related("project").first()
+    return obj.project if obj is not None else None
+
+
+def _open(user: Any, kind: str, pk: Any) -> bool:
+    project = _project_of(kind, pk)
+    return project is not None and bool(project.has_permission(user))
+
+
+# what a path or query names, and the kind of object it is: each must be open to the user
+_SCOPES = (
+    (re.compile(r"^/api/projects/(\d+)(/|$)"), "project"),
+    (re.compile(r"^/projects/(\d+)(/|$)"), "project"),
+    (re.compile(r"^/api/tasks/(\d+)(/|$)"), "task"),
+    (re.compile(r"^/api/tasks/\d+/annotations/(\d+)(/|$)"), "annotation"),
+    (re.compile(r"^/api/annotations/(\d+)(/|$)"), "annotation"),
+    (re.compile(r"^/api/drafts/(\d+)(/|$)"), "draft"),
+    (re.compile(r"^/api/dm/views/(\d+)(/|$)"), "view"),
+)
+_QUERY_SCOPES = {"project": "project", "view": "view", "tab": "view", "task": "task"}
+
+
+def _check_scope(request: Any, user: Any) -> None:
+    """Every object the request names belongs to a project open to ``user``; a draft is their own."""
     path = request.path
-    if _ALLOWED.match(path) or _NEW_ANNOTATION.match(path):
-        return True
-    if path.rstrip("/") == "/api/dm/actions":  # the label stream asks for its next task this way
-        return request.GET.get("id") == "next_task"
-    if m := _ANNOTATION.match(path):
-        from tasks.models import Annotation
+    for pattern, kind in _SCOPES:
+        if (m := pattern.match(path)) and not _open(user, kind, m.group(1)):
+            raise Refused(404, f"{kind} {m.group(1)} is not in a project of theirs")
+    for key, kind in _QUERY_SCOPES.items():
+        for value in request.GET.getlist(key):
+            if value.isdigit() and not _open(user, kind, value):  # what is not an id is Label Studio's to refuse
+                raise Refused(404, f"{kind} {value} (query {key}) is not in a project of theirs")
+    m = re.match(r"^/api/drafts/(\d+)(/|$)", path)
+    if m and not _models()["draft"].objects.filter(pk=int(m.group(1)), user=user).exists():
+        raise Refused(404, f"draft {m.group(1)} is not theirs")
 
-        return Annotation.objects.filter(pk=int(m.group(1)), completed_by=user).exists()
-    if m := _DRAFT.match(path):
-        from tasks.models import AnnotationDraft
 
-        return AnnotationDraft.objects.filter(pk=int(m.group(1)), user=user).exists()
-    if m := _USER.match(path):
-        try:
-            body = json.loads(request.body or b"{}")
-        except ValueError:
-            return False
-        return int(m.group(1)) == user.id and isinstance(body, dict) and "active_organization" not in body
-    return False
+def _body(request: Any) -> dict[str, Any]:
+    """The JSON object a write sends (``{}`` when it sends nothing); anything else is refused."""
+    raw = request.body
+    if not raw.strip():
+        return {}
+    if "json" not in request.content_type:
+        raise Refused(403, f"the body of {request.method} {request.path} must be JSON, not {request.content_type}")
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise Refused(403, "the body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise Refused(403, "the body is not a JSON object")
+    return body
+
+
+def _only(body: dict[str, Any], allowed: frozenset[str], what: str) -> None:
+    extra = sorted(set(body) - allowed)
+    if extra:
+        raise Refused(403, f"an annotator may not set {', '.join(repr(k) for k in extra)} of {what} "
+                           f"(allowed: {', '.join(sorted(allowed))})")
+
+
+def _same_task(body: dict[str, Any], task_id: int, user: Any) -> None:
+    """References in a labeling body point into ``task_id`` only: its ``project`` is the task's, a draft it
+    names is the user's own."""
+    m = _models()
+    if "project" in body and str(body["project"]) != str(m["task"].objects.get(pk=task_id).project_id):
+        raise Refused(403, f"project {body['project']!r} is not the project of task {task_id}")
+    refs = {"draft_id": ("draft", {"user": user}), "parent_annotation": ("annotation", {}),
+            "parent_prediction": ("prediction", {}), "annotation": ("annotation", {"completed_by": user})}
+    for key, (kind, extra) in refs.items():
+        value = body.get(key)
+        if value in (None, "", 0):
+            continue
+        if not isinstance(value, int) or not m[kind].objects.filter(pk=value, task_id=task_id, **extra).exists():
+            raise Refused(403, f"{key} {value!r} is not a {kind} of this task" + (" of theirs" if extra else ""))
+
+
+# the fields the labeling page sends (Label Studio 1.23.2 frontend: prepareData, saveDraft, skip); ``project``
+# only as the task's own (see _same_task); ``unique_id`` is not editable (the serializer drops it)
+ANNOTATION_FIELDS = frozenset({"result", "lead_time", "was_cancelled", "draft_id", "parent_prediction",
+                               "parent_annotation", "started_at", "id", "project", "unique_id"})
+DRAFT_FIELDS = frozenset({"result", "lead_time", "was_postponed", "draft_id", "parent_prediction",
+                          "parent_annotation", "started_at", "annotation", "id", "project", "unique_id"})
+VIEW_FIELDS = frozenset({"data", "ordering", "order", "selected_items", "filter_group", "filters", "project",
+                         "id", "user"})
+USER_FIELDS = frozenset({"first_name", "last_name", "phone", "allow_newsletters"})
+
+
+def _own_annotation(user: Any, pk: Any) -> Any:
+    a = _models()["annotation"].objects.filter(pk=int(pk), completed_by=user).first()
+    if a is None:
+        raise Refused(403, f"annotation {pk} is not theirs")
+    return a
+
+
+def _annotation_new(request: Any, user: Any, m: re.Match[str]) -> None:
+    body = _body(request)
+    _only(body, ANNOTATION_FIELDS - {"id"}, "an annotation")
+    _same_task(body, int(m.group(1)), user)
+
+
+def _annotation_change(request: Any, user: Any, m: re.Match[str]) -> None:
+    a = _own_annotation(user, m.group(1))
+    if request.method in ("PATCH", "PUT"):
+        body = _body(request)
+        _only(body, ANNOTATION_FIELDS, "an annotation")
+        _same_task(body, a.task_id, user)
+
+
+def _annotation_to_draft(request: Any, user: Any, m: re.Match[str]) -> None:
+    _own_annotation(user, m.group(1))
+    _only(_body(request), frozenset(), "a conversion to a draft")
+
+
+def _draft_new(request: Any, user: Any, m: re.Match[str]) -> None:
+    task_id = int(m.group(1))
+    if m.group(2) is not None and _own_annotation(user, m.group(2)).task_id != task_id:
+        raise Refused(403, f"annotation {m.group(2)} is not of task {task_id}")
+    body = _body(request)
+    _only(body, DRAFT_FIELDS, "a draft")
+    _same_task(body, task_id, user)
+
+
+def _draft_change(request: Any, user: Any, m: re.Match[str]) -> None:
+    draft = _models()["draft"].objects.filter(pk=int(m.group(1)), user=user).first()
+    if draft is None:
+        raise Refused(403, f"draft {m.group(1)} is not theirs")
+    if request.method in ("PATCH", "PUT"):
+        body = _body(request)
+        _only(body, DRAFT_FIELDS, "a draft")
+        _same_task(body, draft.task_id, user)
+
+
+def _view_fields(body: dict[str, Any], user: Any, project: Any) -> None:
+    _only(body, VIEW_FIELDS, "a data-manager tab")
+    if body.get("user") not in (None, user.id, str(user.id)):
+        raise Refused(403, "a tab's user is the annotator who makes it")
+    if "project" in body and str(body["project"]) != str(project):
+        raise Refused(403, f"a tab of project {project} cannot be moved to project {body['project']!r}")
+
+
+def _view_new(request: Any, user: Any, m: re.Match[str]) -> None:
+    body = _body(request)
+    if not _open(user, "project", body.get("project")):
+        raise Refused(403, f"project {body.get('project')!r} is not a project of theirs")
+    _view_fields(body, user, body["project"])
+
+
+def _view_change(request: Any, user: Any, m: re.Match[str]) -> None:
+    if request.method in ("PATCH", "PUT"):
+        view = _models()["view"].objects.get(pk=int(m.group(1)))
+        _view_fields(_body(request), user, view.project_id)
+
+
+def _views_reset(request: Any, user: Any, m: re.Match[str]) -> None:
+    body = _body(request)
+    project = body.get("project", request.GET.get("project"))
+    if not _open(user, "project", project):
+        raise Refused(403, f"project {project!r} is not a project of theirs")
+    _only(body, frozenset({"project"}), "a reset of tabs")
+
+
+def _views_order(request: Any, user: Any, m: re.Match[str]) -> None:
+    body = _body(request)
+    _only(body, frozenset({"project", "ids"}), "an order of tabs")
+    if not _open(user, "project", body.get("project")):
+        raise Refused(403, f"project {body.get('project')!r} is not a project of theirs")
+    ids = body.get("ids") or []
+    if not isinstance(ids, list) or _models()["view"].objects.filter(pk__in=[i for i in ids if isinstance(i, int)]
+                                                                    ).exclude(project_id=body["project"]).exists():
+        raise Refused(403, "a tab named in ids is not of that project")
+
+
+def _next_task(request: Any, user: Any, m: re.Match[str]) -> None:
+    if request.GET.get("id") != "next_task":
+        raise Refused(403, f"an annotator may ask only for their next task, not run {request.GET.get('id')!r}")
+    if not _open(user, "project", request.GET.get("project")):
+        raise Refused(403, f"project {request.GET.get('project')!r} is not a project of theirs")
+
+
+def _own_user(request: Any, user: Any, m: re.Match[str]) -> None:
+    if int(m.group(1)) != user.id:
+        raise Refused(403, f"user {m.group(1)} is someone else")
+    _only(_body(request), USER_FIELDS, "their user record")
+
+
+def _anyone(request: Any, user: Any, m: re.Match[str]) -> None:
+    return None
+
+
+# The writes an annotator may make: (methods, path, check). Anything else answers 403.
+WRITES: tuple[tuple[frozenset[str], re.Pattern[str], Callable[[Any, Any, re.Match[str]], None]], ...] = (
+    (frozenset({"POST"}), re.compile(r"^/user/login/?$"), _anyone),
+    (frozenset({"POST"}), re.compile(r"^/logout/?$"), _anyone),
+    (frozenset({"POST"}), re.compile(r"^/api/tasks/(\d+)/annotations/?$"), _annotation_new),
+    (frozenset({"PATCH", "PUT", "DELETE"}), re.compile(r"^/api/annotations/(\d+)/?$"), _annotation_change),
+    (frozenset({"POST"}), re.compile(r"^/api/annotations/(\d+)/convert-to-draft/?$"), _annotation_to_draft),
+    (frozenset({"POST"}), re.compile(r"^/api/tasks/(\d+)/(?:annotations/(\d+)/)?drafts/?$"), _draft_new),
+    (frozenset({"PATCH", "PUT", "DELETE"}), re.compile(r"^/api/drafts/(\d+)/?$"), _draft_change),
+    (frozenset({"POST"}), re.compile(r"^/api/dm/views/?$"), _view_new),
+    (frozenset({"PATCH", "PUT", "DELETE"}), re.compile(r"^/api/dm/views/(\d+)/?$"), _view_change),
+    (frozenset({"DELETE"}), re.compile(r"^/api/dm/views/reset/?$"), _views_reset),
+    (frozenset({"POST"}), re.compile(r"^/api/dm/views/order/?$"), _views_order),
+    (frozenset({"POST"}), re.compile(r"^/api/dm/actions/?$"), _next_task),
+    (frozenset({"PATCH", "PUT"}), re.compile(r"^/api/users/(\d+)/?$"), _own_user),
+    (frozenset({"POST", "PATCH", "PUT"}),
+     re.compile(r"^/api/current-user/(reset-token/|hotkeys/|product-tour/?)$"), _anyone),
+)
+
+
+def check_annotator(request: Any, user: Any) -> None:
+    """Raise :class:`Refused` unless a user who is not a service account may make ``request``."""
+    _check_scope(request, user)
+    if request.method in ("GET", "HEAD", "OPTIONS"):
+        return
+    for methods, pattern, check in WRITES:
+        if (m := pattern.match(request.path)) and request.method in methods:
+            check(request, user, m)
+            return
+    raise Refused(403, "judgecal: annotators may change only their own annotations")
+
+
+def _upload_missing(request: Any) -> bool:
+    """``/data/upload/<file>`` with no upload record for it (Label Studio would answer 500)."""
+    if not request.path.startswith("/data/upload/"):
+        return False
+    from django.conf import settings as dj
+
+    name = dj.UPLOAD_DIR.rstrip("/") + "/" + request.path[len("/data/upload/"):]
+    return not _models()["upload"].objects.filter(file=name).exists()
 
 
 # controls an annotator cannot use (the server refuses them): hidden from their pages rather than left to fail
@@ -142,17 +387,25 @@ def annotators_write_annotations_only(get_response: Any) -> Any:
     from django.http import JsonResponse
 
     def middleware(request: Any) -> Any:
-        if request.method not in ("GET", "HEAD", "OPTIONS"):
-            user = _user(request)
-            if user is not None and not is_service(user) and not _write_allowed(request, user):
-                print(f"judgecal_ls: refused {request.method} {request.path} for user {user.id}", file=sys.stderr)
-                return JsonResponse({"detail": "judgecal: annotators may change only their own annotations"},
-                                    status=403)
+        if request.path.startswith(_STATIC):
+            return get_response(request)
+        if _upload_missing(request):
+            return JsonResponse({"detail": "Not found."}, status=404)
+        user = _user(request)
+        if user is not None and not is_service(user):
+            try:
+                check_annotator(request, user)
+            except Refused as exc:
+                print(f"judgecal_ls: refused {request.method} {request.path} for user {user.id}: {exc}",
+                      file=sys.stderr)
+                detail = "Not found." if exc.status == 404 else f"judgecal: {exc}".replace("judgecal: judgecal: ",
+                                                                                         "judgecal: ")
+                return JsonResponse({"detail": detail}, status=exc.status)
         response = get_response(request)
-        if request.method == "GET" and not request.path.startswith(_NOT_PAGES):  # pages are session-based
-            user = getattr(request, "user", None)
-            if user is not None and user.is_authenticated and not is_service(user):
-                return _hide_controls(response)
+        # pages are session-based
+        if request.method == "GET" and not request.path.startswith(_NOT_PAGES) and user is not None \
+                and not is_service(user):
+            return _hide_controls(response)
         return response
 
     return middleware
@@ -200,7 +453,7 @@ def provision(req: dict) -> dict:  # type: ignore[type-arg]
             svc.save()
             token, _ = Token.objects.get_or_create(user=svc)
             out[email] = {"user_id": user.id, "org_id": org.id, "service_email": svc_email,
-                          "service_token": token.key}
+                          "service_user_id": svc.id, "service_token": token.key}
     return out
 
 

@@ -362,9 +362,10 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             for project in projects:
                 pulled = lstasks.pull(ws, ls, project=project, reviewers=people)
                 print(f"{project}: {pulled.new} new and {pulled.updated} updated annotations, {pulled.cancelled} "
-                      f"cancelled, {len(pulled.flagged)} changed by someone else")
+                      f"cancelled, {len(pulled.flagged)} not counted (made or changed by someone other than "
+                      "the project's annotator)")
                 for p in pulled.flagged:
-                    print(f"  flagged: {p}", file=sys.stderr)
+                    print(f"  not counted: {p}", file=sys.stderr)
                 for p in pulled.problems:
                     print(f"  skipped: {p}", file=sys.stderr)
         elif args.action == "annotators":
@@ -398,33 +399,74 @@ def _refuse_shared(conn: Any) -> None:
 
 
 def _annotate_check(conn: Any, people: list[dict[str, Any]] | None) -> int:
-    """Report, as each annotator, what they can see and do; exit 1 when labels would not be independent."""
+    """Report, as each annotator, what they can see and which writes into another's work the server refuses.
+
+    Exit 0 only when every check ran and nothing got through; 1 when labels would not be independent or
+    when nothing could be tried (an external server without annotator logins: "not checked").
+    """
     import json
 
     import httpx
 
     from judgecal.annotation.annotators import login
-    from judgecal.annotation.check import organiser_view, probe, verdict
+    from judgecal.annotation.check import (
+        annotator_area,
+        organiser_view,
+        probe,
+        probe_writes,
+        verdict,
+        write_verdict,
+    )
 
     report: dict[str, Any] = {}
-    for person in people or []:
-        c = login(conn.url, person["email"], person["password"])
-        try:
-            report[person["email"]] = probe(c)
-        finally:
+    writes: dict[str, dict[str, str]] = {}
+    sessions: dict[str, httpx.Client] = {}
+    services: dict[str, httpx.Client] = {}
+    try:
+        for person in people or []:
+            email = person["email"]
+            sessions[email] = login(conn.url, email, person["password"])
+            services[email] = httpx.Client(base_url=conn.url, timeout=30,
+                                           headers={"Authorization": f"Token {person['service_token']}"})
+            report[email] = probe(sessions[email])
+        areas = {p["email"]: annotator_area(services[p["email"]]) for p in people or []}
+        for me in people or []:
+            mine = areas[me["email"]]
+            if mine is None:
+                writes[me["email"]] = {"writes": "not checked: no project of theirs yet (push first)"}
+                continue
+            writes[me["email"]] = {}
+            for other in people or []:
+                theirs = areas[other["email"]]
+                if other is me or theirs is None:
+                    continue
+                writes[me["email"]].update(probe_writes(
+                    sessions[me["email"]], {**me, **mine}, {**other, **theirs}, services[me["email"]],
+                    services[other["email"]]))
+    finally:
+        for c in [*sessions.values(), *services.values()]:
             c.close()
+    for email, checks in writes.items():
+        report[email]["writes"] = checks or "not applicable: no other annotator"
     for k, token in enumerate(t for t in os.environ.get("JUDGECAL_LS_ANNOTATOR_TOKENS", "").split(",") if t):
         with httpx.Client(base_url=conn.url, headers={"Authorization": f"Token {token}"}, timeout=30) as c:
             r = probe(c)
+            r["writes"] = "not checked: judgecal tries the writes on its managed server only"
             report[r.get("email") or f"token {k + 1}"] = r
-    why = verdict(report)
+    why = verdict(report) + write_verdict({e: w for e, w in writes.items() if "writes" not in w})
     with httpx.Client(base_url=conn.url, headers={"Authorization": f"Token {conn.token}"}, timeout=30) as c:
         why += organiser_view(c) if people is None else []
-    print(json.dumps({"url": conn.url, "annotators": report, "independent": not why, "reasons": why}, indent=1))
+    unchecked = [e for e, r in report.items() if isinstance(r.get("writes"), str) and
+                 r["writes"].startswith("not checked")]
+    independent: bool | str = False if why else "not checked" if unchecked or not report else True
+    print(json.dumps({"url": conn.url, "annotators": report, "independent": independent, "reasons": why,
+                      "not_checked": unchecked if report else ["every check: no annotator logins"]}, indent=1))
     if not report:
-        print("no annotator logins to check with: set JUDGECAL_LS_ANNOTATOR_TOKENS (comma-separated) for an "
-              "external server", file=sys.stderr)
-    return 0 if not why else 1
+        print("not checked: no annotator logins to check with; set JUDGECAL_LS_ANNOTATOR_TOKENS (comma-separated) "
+              "for an external server", file=sys.stderr)
+    elif independent == "not checked":
+        print(f"not checked: the writes of {', '.join(unchecked)}", file=sys.stderr)
+    return 0 if independent is True else 1
 
 
 def _gold(ws: Any, source: str | None, n: int, project: str, exclude: set[str], seed: int) -> dict[str, str]:

@@ -6,6 +6,7 @@ annotator is a member of one organisation).
 """
 
 import os
+import shutil
 from pathlib import Path
 
 import httpx
@@ -168,8 +169,10 @@ def test_guidelines_are_html_for_the_pairwise_config_only(review):
         "<p>&lt;script&gt;alert(1)&lt;/script&gt; &amp; <strong>b</strong></p>\n"
 
 
-def test_pull_credits_the_last_editor_and_flags_it(review):
-    """Finding: a PATCH by someone else was credited to the original annotator."""
+def test_pull_flags_a_change_by_anyone_else_and_does_not_count_it(review):
+    """Findings: a PATCH by someone else was credited to the original annotator; then, to whoever changed it,
+    who was counted as another expert. A label changed by anyone but the project's annotator is not theirs:
+    it is reported and left out of aggregation."""
     ws, admin = review["ws"], review["admin"]
     first = lstasks.pull(ws, admin, project=PROJECT, reviewers=reviewers(ws.path))
     assert first.flagged == [] and first.new >= 2
@@ -177,10 +180,12 @@ def test_pull_credits_the_last_editor_and_flags_it(review):
     svc = lstasks.client(Connection(review["conn"].url, bob["service_token"]))
     svc.annotations.update(id=bann, result=lstasks.annotation_json("tie"))
     res = lstasks.pull(ws, admin, project=PROJECT, reviewers=reviewers(ws.path))
-    assert res.updated == 1 and len(res.flagged) == 1 and bob["service_email"] in res.flagged[0]
+    assert (res.new, res.updated) == (0, 0) and len(res.flagged) == 1 and bob["service_email"] in res.flagged[0]
+    assert "made by bob@example.org" in res.flagged[0] and "not counted" in res.flagged[0]
     ann = ws.annotations_frame()
-    row = ann[ann["annotation_id"] == f"ls:{review['push'].project_ids['bob@example.org']}:{bann}"]
-    assert row["annotator"].tolist() == [bob["service_email"]]  # not bob: he did not make this label
+    # counted neither as bob's (he did not make this label) nor as the service account's
+    assert f"ls:{review['push'].project_ids['bob@example.org']}:{bann}" not in set(ann["annotation_id"])
+    assert bob["service_email"] not in set(ann["annotator"])
     lab = ws.ls_labels_frame(PROJECT).set_index("annotation_id").loc[bann]
     assert (lab["status"], lab["completed_by"], lab["updated_by"]) == ("flagged", "bob@example.org", bob["service_email"])
 
@@ -241,14 +246,41 @@ def test_overlap_change_is_applied_or_refused(review):
 
 
 def test_annotate_check_and_external_server_refusal(review, capsys, monkeypatch):
-    """`annotate check` reports the managed server as independent; an external server whose organisation
-    holds several annotators is refused unless --allow-shared-visibility."""
+    """`annotate check` tries, as each annotator, the writes into the other's work and reports the managed
+    server as independent only when all were refused; an external server without annotator logins is "not
+    checked" (exit 1); one whose organisation holds several annotators is refused unless
+    --allow-shared-visibility."""
+    import json
+
     ws, conn, server = review["ws"], review["conn"], review["server"]
     base = ["--workspace", str(ws.path), "--port", str(server.port)]
+    before = {e: _state(review, e) for e in review["people"]}
     assert main(["annotate", "check", *base]) == 0
     out = capsys.readouterr().out
-    assert '"independent": true' in out and '"others_annotations_visible": 0' in out
-    assert '"can_change_project_settings": false' in out
+    rep = json.loads(out)
+    assert rep["independent"] is True and rep["reasons"] == [] and rep["not_checked"] == []
+    for me, them in PAIRS:
+        r = rep["annotators"][me]
+        assert (r["others_annotations_visible"], r["can_change_project_settings"]) == (0, False)
+        assert r["writes"] == {
+            f"read {them}'s drafts": "refused", f"add a draft to {them}'s task": "refused",
+            f"read {them}'s annotation": "refused", f"change {them}'s annotation": "refused",
+            f"delete {them}'s annotation": "refused",
+            f"add a tab to {them}'s project": "refused", f"post an annotation credited to {them}": "refused",
+            "annotate their own task": "ok", f"re-credit their annotation to {them}": "refused",
+            f"mark their annotation as changed by {them}": "refused",
+            f"move their annotation into {them}'s project": "refused"}
+    # the check's own task and annotations are gone again
+    assert {e: _state(review, e) for e in review["people"]} == before
+    # an external server, asked without annotator logins: nothing was tried, so nothing is claimed
+    monkeypatch.setenv("JUDGECAL_LS_URL", conn.url)
+    monkeypatch.setenv("JUDGECAL_LS_TOKEN", conn.token)
+    assert main(["annotate", "check", *base]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["independent"] == "not checked" and '"independent": true' not in captured.out
+    assert "not checked: no annotator logins" in captured.err
+    monkeypatch.delenv("JUDGECAL_LS_URL")
+    monkeypatch.delenv("JUDGECAL_LS_TOKEN")
     # the organiser's own organisation, as an external server in the open-source edition would have it
     org = review["admin"].users.whoami().active_organization
     for k in range(2):
@@ -280,6 +312,9 @@ def test_annotate_check_and_external_server_refusal(review, capsys, monkeypatch)
     out = capsys.readouterr().out
     assert "shared1@example.org sees 1 annotation(s) by others" in out
     assert "shared1@example.org sees other people: shared0@example.org" in out
+    rep = json.loads(out)
+    assert rep["independent"] is False
+    assert rep["annotators"]["shared1@example.org"]["writes"].startswith("not checked")
     for c in sessions.values():
         c.close()
 
@@ -332,3 +367,313 @@ def test_browser_as_annotator(review):
     done = [t for i, t in after.items() if t["total_annotations"] > before.get(i, 0)]
     assert len(done) == 1
     assert done[0]["annotations"][-1]["result"][0]["value"]["choices"] == ["Both bad"]
+
+
+# -- writes into another annotator's work (issue: drafts, tabs, moved and re-credited annotations) --------
+
+PAIRS = [("alice@example.org", "bob@example.org"), ("bob@example.org", "alice@example.org")]
+RATIONALE = [{"from_name": "rationale", "to_name": "prompt", "type": "textarea", "value": {"text": ["mine"]}}]
+
+
+@pytest.fixture(scope="module")
+def planted(review):
+    """Each annotator's own work to attack: an annotation, a draft and a tab, on tasks of their own (the last
+    two in their order, which no other test labels)."""
+    out = {}
+    for email, s in review["sessions"].items():
+        pid = review["push"].project_ids[email]
+        tasks = s.get(f"/api/tasks/?project={pid}&page_size=100").json()["tasks"]
+        drafted, annotated = tasks[-1]["id"], tasks[-2]["id"]
+        draft = s.post(f"/api/tasks/{drafted}/drafts", json={"result": lstasks.annotation_json("B"), "lead_time": 2})
+        ann = s.post(f"/api/tasks/{annotated}/annotations/", json={"result": lstasks.annotation_json("A")})
+        view = s.post("/api/dm/views/", json={"project": pid, "data": {"title": f"tab of {email}"}})
+        assert (draft.status_code, ann.status_code, view.status_code) == (201, 201, 201), (draft.text, view.text)
+        out[email] = {"pid": pid, "task": drafted, "annotated": annotated, "draft": draft.json()["id"],
+                      "annotation": ann.json()["id"], "view": view.json()["id"],
+                      "user_id": review["people"][email]["user_id"]}
+    return out
+
+
+def _state(review, email):
+    """Everything of ``email``'s project that an attack could change, read by their service account."""
+    person = review["people"][email]
+    with httpx.Client(base_url=review["conn"].url, timeout=30,
+                      headers={"Authorization": f"Token {person['service_token']}"}) as svc:
+        pid = review["push"].project_ids[email]
+        tasks = svc.get(f"/api/tasks/?project={pid}&fields=all&page_size=100").json()["tasks"]
+        anns = sorted((a["id"], t["id"], a["completed_by"], a.get("updated_by"), a["project"])
+                      for t in tasks for a in t["annotations"])
+        drafts = sorted((d["id"], d["task"], d["user"]) for t in tasks
+                        for d in svc.get(f"/api/tasks/{t['id']}/drafts").json())
+        views = sorted((v["id"], v["project"]) for v in svc.get(f"/api/dm/views/?project={pid}").json())
+    return {"annotations": anns, "drafts": drafts, "views": views}
+
+
+def _attacks(mine, theirs):
+    """The requests of the issue's table and their variants: name -> (method, path, JSON body or form)."""
+    them = theirs["user_id"]
+    choice = lstasks.annotation_json("A")
+    return {
+        # the issue's table
+        "read their task's drafts": ("GET", f"/api/tasks/{theirs['task']}/drafts", None),
+        "draft on their task": ("POST", f"/api/tasks/{theirs['task']}/drafts", {"result": choice, "lead_time": 1}),
+        "tab in their project": ("POST", "/api/dm/views/", {"project": theirs["pid"], "data": {"title": "x"}}),
+        "move my annotation to their task": ("PATCH", f"/api/annotations/{mine['annotation']}/",
+                                             {"task": theirs["task"]}),
+        "re-credit my annotation to them": ("PATCH", f"/api/annotations/{mine['annotation']}/",
+                                            {"completed_by": them}),
+        "new annotation credited to them": ("POST", f"/api/tasks/{mine['task']}/annotations/",
+                                            {"result": choice, "completed_by": them}),
+        # the same ends by other fields and routes
+        "read their draft": ("GET", f"/api/drafts/{theirs['draft']}/", None),
+        "move my annotation to their project": ("PATCH", f"/api/annotations/{mine['annotation']}/",
+                                                {"project": theirs["pid"]}),
+        "mark my annotation changed by them": ("PATCH", f"/api/annotations/{mine['annotation']}/",
+                                               {"updated_by": them}),
+        "PUT my annotation to their task": ("PUT", f"/api/annotations/{mine['annotation']}/",
+                                            {"result": choice, "task": theirs["task"]}),
+        "move my annotation by a form": ("PATCH-FORM", f"/api/annotations/{mine['annotation']}/",
+                                         {"task": str(theirs["task"])}),
+        "mark my annotation as ground truth": ("PATCH", f"/api/annotations/{mine['annotation']}/",
+                                               {"ground_truth": True}),
+        "annotation on their task": ("POST", f"/api/tasks/{theirs['task']}/annotations/", {"result": choice}),
+        "annotation consuming their draft": ("POST", f"/api/tasks/{mine['task']}/annotations/",
+                                             {"result": choice, "draft_id": theirs["draft"]}),
+        "my draft pointed at their task": ("POST", f"/api/tasks/{mine['task']}/drafts",
+                                           {"result": choice, "task": theirs["task"]}),
+        "move my draft to their task": ("PATCH", f"/api/drafts/{mine['draft']}/", {"task": theirs["task"]}),
+        "give my draft to them": ("PATCH", f"/api/drafts/{mine['draft']}/", {"user": them}),
+        "change their draft": ("PATCH", f"/api/drafts/{theirs['draft']}/", {"result": []}),
+        "delete their draft": ("DELETE", f"/api/drafts/{theirs['draft']}/", None),
+        "move my tab to their project": ("PATCH", f"/api/dm/views/{mine['view']}/", {"project": theirs["pid"]}),
+        "change their tab": ("PATCH", f"/api/dm/views/{theirs['view']}/", {"data": {"title": "y"}}),
+        "delete their tab": ("DELETE", f"/api/dm/views/{theirs['view']}/", None),
+        "reset their tabs": ("DELETE", f"/api/dm/views/reset/?project={theirs['pid']}", None),
+        "their next task": ("POST", f"/api/dm/actions/?id=next_task&project={theirs['pid']}", None),
+        "their uploaded file": ("GET", f"/data/upload/{theirs['pid']}/x.txt", None),
+        "their uploaded file (HEAD)": ("HEAD", f"/data/upload/{theirs['pid']}/x.txt", None),
+        "an uploaded file that does not exist": ("GET", f"/data/upload/{mine['pid']}/nothing.txt", None),
+    }
+
+
+def _send(c, method, path, body):
+    if method == "PATCH-FORM":
+        return c.patch(path, data=body)
+    return c.request(method, path, json=body) if body is not None else c.request(method, path)
+
+
+@pytest.mark.parametrize("kind", ["session", "token"])
+@pytest.mark.parametrize(("me", "them"), PAIRS)
+def test_annotator_cannot_write_into_anothers_work(review, planted, me, them, kind):
+    """Findings: as alice (and as bob), her drafts read and planted in bob's task, a tab in his project, her
+    annotation moved into his project or credited to him all answered 200/201; a view PATCH to another project
+    and /data/upload/<other project>/... answered 500. Each is now refused (403, or 404 for what is not hers)
+    and changes nothing."""
+    c = review["sessions"][me] if kind == "session" else _token_client(review, me)
+    mine, theirs = planted[me], planted[them]
+    before = {e: _state(review, e) for e in (me, them)}
+    got = {name: _send(c, *req) for name, req in _attacks(mine, theirs).items()}
+    assert {k: r.status_code for k, r in got.items() if r.status_code not in (403, 404)} == {}
+    assert all(them not in r.text for r in got.values())
+    # what the server said names the refused field, for the annotator who tried
+    assert "'task'" in got["move my annotation to their task"].json()["detail"]
+    assert "'completed_by'" in got["new annotation credited to them"].json()["detail"]
+    assert {e: _state(review, e) for e in (me, them)} == before
+    # her own work stays hers to change
+    own = {
+        "draft": c.patch(f"/api/drafts/{mine['draft']}/", json={"result": lstasks.annotation_json("tie"),
+                                                                 "lead_time": 3}),
+        "tab": c.patch(f"/api/dm/views/{mine['view']}/", json={"project": mine["pid"], "data": {
+            "title": f"tab of {me}", "hiddenColumns": {"explore": ["tasks:inner_id"]}}}),
+        "annotation": c.patch(f"/api/annotations/{mine['annotation']}/",
+                              json={"result": lstasks.annotation_json("A"), "lead_time": 4.0}),
+        "next task": c.post(f"/api/dm/actions/?id=next_task&project={mine['pid']}"),
+    }
+    assert {k: r.status_code for k, r in own.items()} == {"draft": 200, "tab": 200, "annotation": 200,
+                                                           "next task": 200}
+    assert own["annotation"].json()["completed_by"] == mine["user_id"]
+
+
+def test_pull_counts_only_the_projects_annotator(review, planted):
+    """Finding: an annotation credited to someone else in bob's project was counted as a third expert,
+    named "user-2". Now it is reported with who made it, by email, and never enters aggregation."""
+    ws, admin = review["ws"], review["admin"]
+    lstasks.pull(ws, admin, project=PROJECT, reviewers=reviewers(ws.path))
+    bob, alice = review["people"]["bob@example.org"], review["people"]["alice@example.org"]
+    bpid, aid = planted["bob@example.org"]["pid"], planted["bob@example.org"]["annotation"]
+    ref = f"ls:{bpid}:{aid}"
+    assert ws.annotations_frame().set_index("annotation_id").loc[ref, "annotator"] == "bob@example.org"
+    # only an account that may write anything can still do this: bob's service account re-credits it to alice
+    with httpx.Client(base_url=review["conn"].url, headers={"Authorization": f"Token {bob['service_token']}"},
+                      timeout=30) as svc:
+        assert svc.patch(f"/api/annotations/{aid}/", json={"completed_by": alice["user_id"]}).status_code == 200
+    res = lstasks.pull(ws, admin, project=PROJECT, reviewers=reviewers(ws.path))
+    mine = [f for f in res.flagged if f.startswith(f"annotation {aid} ")]
+    assert len(mine) == 1 and "made by alice@example.org" in mine[0] and bob["service_email"] in mine[0]
+    assert "the project of bob@example.org" in mine[0] and "not counted" in mine[0]
+    assert all("user-" not in f and "unknown user" not in f for f in res.flagged)
+    ann = ws.annotations_frame()
+    assert ref not in set(ann["annotation_id"])  # withdrawn: it is no longer bob's label
+    assert set(ann[ann["source"] == f"label-studio:{PROJECT}"]["annotator"]) <= {"alice@example.org",
+                                                                                  "bob@example.org"}
+    lab = ws.ls_labels_frame(PROJECT).set_index("annotation_id").loc[aid]
+    assert (lab["status"], lab["completed_by"]) == ("flagged", "alice@example.org")
+
+
+_FETCH_ALL = """async (reqs) => {
+  const csrf = (document.cookie.split('; ').find(c => c.startsWith('csrftoken=')) || '=').split('=')[1];
+  const out = {};
+  for (const [name, [method, path, body]] of Object.entries(reqs)) {
+    const form = method === 'PATCH-FORM';
+    const init = {method: form ? 'PATCH' : method, headers: {'X-CSRFToken': csrf}};
+    if (body !== null) {
+      init.headers['Content-Type'] = form ? 'application/x-www-form-urlencoded' : 'application/json';
+      init.body = form ? new URLSearchParams(body).toString() : JSON.stringify(body);
+    }
+    const r = await fetch(path, init);
+    out[name] = [r.status, await r.text()];
+  }
+  return out;
+}"""
+
+
+def _login(browser, url, person):
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{url}/user/login/")
+    page.fill("input[name=email]", person["email"])
+    page.fill("input[name=password]", person["password"])
+    page.locator("button[type=submit], input[type=submit]").first.click()
+    page.wait_for_load_state("networkidle", timeout=60_000)
+    return page, errors
+
+
+@pytest.mark.parametrize(("me", "them"), PAIRS)
+def test_browser_attacks_are_refused_and_the_victims_page_works(review, planted, me, them):
+    """In Chromium, logged in as one annotator, the page's own fetch (session cookie, CSRF token) tries every
+    attack; then the other annotator's data manager and labeling page open without "Failed to resolve
+    reference ... to type 'User'" (what an annotation credited to a stranger did) and show no tab or draft of
+    the attacker's."""
+    from playwright.sync_api import sync_playwright
+
+    url = review["conn"].url
+    mine, theirs = planted[me], planted[them]
+    before = _state(review, them)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update"])
+        try:
+            page, _ = _login(browser, url, review["people"][me])
+            page.goto(f"{url}/projects/{mine['pid']}/data")
+            got = page.evaluate(_FETCH_ALL, {k: list(v) for k, v in _attacks(mine, theirs).items()})
+            assert {k: s for k, (s, _) in got.items() if s not in (403, 404)} == {}
+            assert all(them not in text for _, text in got.values())
+            assert _state(review, them) == before
+            # the victim's pages
+            victim, errors = _login(browser, url, review["people"][them])
+            victim.goto(f"{url}/projects/{theirs['pid']}/data")
+            victim.get_by_text(f"tab of {them}").first.wait_for(timeout=60_000)
+            assert victim.get_by_text("x", exact=True).count() == 0  # the attacker's tab title
+            victim.goto(f"{url}/projects/{theirs['pid']}/data?task={theirs['annotated']}")
+            victim.locator("label", has_text="Both bad").first.wait_for(timeout=90_000)
+            victim.wait_for_timeout(1500)
+            body = victim.content()
+            assert "Failed to resolve reference" not in body and me not in body
+            assert not [e for e in errors if "Failed to resolve reference" in e], errors
+        finally:
+            browser.close()
+
+
+def test_empty_response_is_shown_as_a_placeholder(review):
+    """Finding: an empty response (a refusal) showed as a blank panel. The annotator sees "(empty response)",
+    her label on it is pulled and counted like any other."""
+    from judgecal.annotation.kinds import EMPTY, task_data
+    from judgecal.data.records import Candidate, Item
+
+    ws, alice = review["ws"], review["people"]["alice@example.org"]
+    item = Item("empty-response-1", "Write a haiku about rain.", [Candidate("", "m1"), Candidate("Rain on tin roofs.",
+                                                                                                   "m2")])
+    assert task_data("pairwise", item, "k")["response_a"] == EMPTY == "(empty response)"
+    assert task_data("likert", Item("e2", "p", [Candidate(" \n")], task="pointwise"), "k")["response"] == EMPTY
+    ws.add_items([item])
+    res = lstasks.push(ws, review["admin"], [item.item_id], project="Empty check", overlap=1, seed=2,
+                       reviewers=[r for r in reviewers(ws.path) if r["email"] == alice["email"]])
+    pid = res.project_ids[alice["email"]]
+    s = review["sessions"][alice["email"]]
+    task = s.get(f"/api/tasks/?project={pid}&fields=all").json()["tasks"][0]
+    flipped = bool(ws.ls_copies_frame("Empty check")["flipped"].iloc[0])
+    assert task["data"]["response_b" if flipped else "response_a"] == EMPTY
+    with annotator_page(review["conn"].url, alice) as page:
+        page.goto(f"{review['conn'].url}/projects/{pid}/data?task={task['id']}")
+        page.get_by_text(EMPTY, exact=True).first.wait_for(timeout=90_000)
+        assert page.get_by_text("Rain on tin roofs.").first.is_visible()
+    # choosing the other response over the empty one is a label like any other
+    shown = "A" if flipped else "B"
+    assert s.post(f"/api/tasks/{task['id']}/annotations/",
+                  json={"result": lstasks.annotation_json(shown)}).status_code == 201
+    pulled = lstasks.pull(ws, review["admin"], project="Empty check", reviewers=reviewers(ws.path))
+    assert (pulled.new, pulled.problems, pulled.flagged) == (1, [], [])
+    ann = ws.annotations_frame()
+    assert ann[ann["item_id"] == item.item_id]["label"].tolist() == ["B"]
+
+
+def test_annotate_check_reports_each_write_that_gets_through_and_undoes_it(review, capsys):
+    """If the server let alice write anything (here: she is put in judgecal's service group, which the guard
+    lets through), `annotate check` names each write into bob's work that got through, exits 1, and leaves
+    bob's project (and hers) as it found them."""
+    import json
+    import subprocess
+
+    from judgecal.annotation.server import venv_dir
+
+    server = review["server"]
+
+    def service_group(op):  # Django, in Label Studio's own Python with judgecal's settings
+        code = ("import os, sys, label_studio; sys.path.insert(0, os.path.dirname(label_studio.__file__)); "
+                "import django; django.setup(); from django.contrib.auth.models import Group; "
+                "from users.models import User; "
+                f"User.objects.get(email='alice@example.org').groups.{op}(Group.objects.get(name='judgecal-service'))")
+        done = subprocess.run([str(venv_dir() / "bin" / "python"), "-c", code], env=server.env(),
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    before = {e: _state(review, e) for e in review["people"]}
+    service_group("add")
+    try:
+        code = main(["annotate", "check", "--workspace", str(review["ws"].path), "--port", str(server.port)])
+    finally:
+        service_group("remove")
+    rep = json.loads(capsys.readouterr().out)
+    assert code == 1 and rep["independent"] is False
+    alice = rep["annotators"]["alice@example.org"]["writes"]
+    bob = "bob@example.org"
+    for what in (f"add a draft to {bob}'s task", f"add a tab to {bob}'s project", f"change {bob}'s annotation",
+                 f"post an annotation credited to {bob}", f"re-credit their annotation to {bob}",
+                 f"move their annotation into {bob}'s project"):
+        assert alice[what].startswith("FAILED"), (what, alice[what])
+        assert any(r.startswith(f"alice@example.org could {what}: ") for r in rep["reasons"])
+    # bob, still guarded, got nowhere
+    assert all(v in ("refused", "ok") for v in rep["annotators"][bob]["writes"].values())
+    assert {e: _state(review, e) for e in review["people"]} == before
+
+
+def test_empty_response_placeholder_for_every_kind():
+    """Each kind shows "(empty response)" for an empty or blank response; a span task still checks regions
+    against the real (empty) text, so marking the placeholder is rejected and marking nothing is the answer."""
+    from judgecal.annotation.kinds import EMPTY, Config, parse_spans, spans_json, task_data
+    from judgecal.data.records import Candidate, Item
+
+    pair = Item("p", "prompt", [Candidate("ok"), Candidate("")])
+    assert (task_data("pairwise", pair, "k")["response_b"], task_data("pairwise", pair, "k", True)["response_a"]) \
+        == (EMPTY, EMPTY)
+    assert task_data("pairwise", pair, "k")["response_a"] == "ok"
+    single = Item("s", "the article", [Candidate("\t ")], task="pointwise")
+    assert task_data("likert", single, "k")["response"] == EMPTY
+    assert task_data("spans", single, "k")["text"] == EMPTY
+    cfg = Config("spans", "label", "text", ("Questionable",))
+    _, problem = parse_spans(spans_json([(0, 6, "Questionable")], EMPTY), cfg, "")
+    assert problem is not None and "is not a stretch of the text (length 0)" in problem
+    assert parse_spans([], cfg, "") == ([], None)

@@ -3,9 +3,12 @@
 For each annotator session (their own login or API token): the projects, tasks, users and
 organisation members they can list, whether any annotation by someone else is visible to them, and
 whether the server lets them change a project's settings (an empty ``PATCH``, which changes nothing when
-allowed). Labels are independent when no annotator sees another's annotations, projects or membership.
-Without annotator logins the organiser's own view decides: several annotators in one organisation of
-Label Studio's open-source edition see each other's annotations.
+allowed). On the managed server, :func:`probe_writes` also tries, as each annotator against each other
+one, the writes that would plant or move labels (drafts, data-manager tabs, annotations credited to
+someone else or moved into their project) and reads of their drafts, and undoes whatever got through.
+Labels are independent when every one of these was tried and refused. Without annotator logins nothing
+was tried: the answer is "not checked", never "independent"; the organiser's own view can still show
+that several annotators share one organisation (and so see each other's annotations).
 """
 
 from __future__ import annotations
@@ -52,8 +55,7 @@ def probe(c: httpx.Client) -> dict[str, Any]:
         can_change = c.patch(f"/api/projects/{projects[0]['id']}/", json={}).status_code < 300
     return {"email": my_email, "projects_visible": len(projects), "projects_not_theirs": not_theirs,
             "other_people_visible": others, "others_annotations_visible": foreign_annotations,
-            "can_change_project_settings": can_change,
-            "can_change_others_annotations": "not tested (the test would change one)"}
+            "can_change_project_settings": can_change}
 
 
 def verdict(report: dict[str, dict[str, Any]]) -> list[str]:
@@ -80,3 +82,134 @@ def organiser_view(admin: httpx.Client) -> list[str]:
                 "in Label Studio's open-source edition each member sees every project and the others' "
                 "annotations, and may change them"]
     return []
+
+
+CHECK_KEY = "judgecal-access-check"
+REFUSED = "refused"
+
+
+def _id_of(r: httpx.Response) -> int | None:
+    try:
+        data = r.json()
+    except ValueError:
+        return None
+    return int(data["id"]) if isinstance(data, dict) and isinstance(data.get("id"), int) else None
+
+
+def _outcome(r: httpx.Response, what: str) -> str:
+    return REFUSED if r.status_code in (401, 403, 404, 405) else f"FAILED: {what} (HTTP {r.status_code})"
+
+
+def _first(c: httpx.Client, path: str) -> dict[str, Any] | None:
+    found = _results(_json(c, path))
+    return found[0] if found else None
+
+
+def annotator_area(svc: httpx.Client) -> dict[str, Any] | None:
+    """An annotator's project, one of its tasks and the annotator's user id, read with their service token."""
+    project = _first(svc, "/api/projects/?page_size=1")
+    if project is None:
+        return None
+    task = _first(svc, f"/api/tasks/?project={project['id']}&page_size=1")
+    return {"project": int(project["id"]), "task": int(task["id"]) if task else None}
+
+
+def probe_writes(c: httpx.Client, me: dict[str, Any], other: dict[str, Any], svc_mine: httpx.Client,
+                 svc_theirs: httpx.Client) -> dict[str, str]:
+    """Try, as the annotator behind ``c``, each write into ``other``'s work; undo whatever got through.
+
+    ``me`` and ``other``: ``email``, ``user_id`` and :func:`annotator_area` (``project``, ``task``).
+    Moving or re-crediting needs an annotation of one's own, changing or deleting one of theirs: each is
+    made on a task that the project's service account adds for the check (data key :data:`CHECK_KEY`)
+    and deletes after.
+    Returns check -> ``refused`` or ``FAILED: what happened``.
+    """
+    out: dict[str, str] = {}
+    who, task, pid = other["email"], other["task"], other["project"]
+    if task is not None:
+        r = c.get(f"/api/tasks/{task}/drafts")
+        out[f"read {who}'s drafts"] = REFUSED if r.status_code in (403, 404) and who not in r.text else \
+            f"FAILED: answered {r.status_code}" + (f" naming {who}" if who in r.text else "")
+        r = c.post(f"/api/tasks/{task}/drafts", json={"result": [], "lead_time": 1})
+        out[f"add a draft to {who}'s task"] = _outcome(r, "a draft was added to their task")
+        if (draft := _id_of(r)) is not None and r.is_success:
+            svc_theirs.delete(f"/api/drafts/{draft}/")
+    r = c.post("/api/dm/views/", json={"project": pid, "data": {"title": "judgecal check"}})
+    out[f"add a tab to {who}'s project"] = _outcome(r, "a tab was added to their project")
+    if (view := _id_of(r)) is not None and r.is_success:
+        svc_theirs.delete(f"/api/dm/views/{view}/")
+    result: list[dict[str, Any]] = []  # an answer every labeling config accepts
+    out.update(_their_annotation(c, other, svc_theirs))
+    tmp = _check_task(svc_mine, me["project"])
+    if tmp is None:
+        out["annotate their own task"] = "not checked: the service account could not add a task to their project"
+        return out
+    try:
+        r = c.post(f"/api/tasks/{tmp}/annotations/", json={"result": result, "completed_by": other["user_id"]})
+        credited = _id_of(r) if r.is_success else None
+        got = _json(svc_mine, f"/api/annotations/{credited}/") if credited else None
+        out[f"post an annotation credited to {who}"] = (
+            f"FAILED: annotation {credited} credited to {who}" if got and _as_id(got.get("completed_by")) ==
+            other["user_id"] else REFUSED
+            if credited is None else "refused (the field was ignored)")
+        r = c.post(f"/api/tasks/{tmp}/annotations/", json={"result": result})
+        own = _id_of(r) if r.is_success else None
+        out["annotate their own task"] = "ok" if own else f"FAILED: HTTP {r.status_code}"
+        if own is None:
+            return out
+        tries = {f"re-credit their annotation to {who}": {"completed_by": other["user_id"]},
+                 f"mark their annotation as changed by {who}": {"updated_by": other["user_id"]},
+                 f"move their annotation into {who}'s project": {"project": pid, **({"task": task} if task else {})}}
+        for name, body in tries.items():
+            r = c.patch(f"/api/annotations/{own}/", json=body)
+            now = _json(svc_mine, f"/api/annotations/{own}/") or {}
+            changed = [k for k, v in body.items() if _as_id(now.get(k)) == v]
+            out[name] = f"FAILED: {', '.join(changed)} changed (HTTP {r.status_code})" if changed else \
+                REFUSED if r.status_code in (400, 403, 404) else "refused (the fields were ignored)"
+            if "task" in changed or "project" in changed:  # it left their project: take it out of the other's
+                svc_mine.delete(f"/api/annotations/{own}/")
+                break
+    finally:
+        svc_mine.delete(f"/api/tasks/{tmp}/")
+    return out
+
+
+def _check_task(svc: httpx.Client, project: int) -> int | None:
+    """A task the service account adds to ``project`` for the check (deleted after it)."""
+    return _id_of(svc.post("/api/tasks/", json={"project": project, "data": {
+        "prompt": "access check", "response_a": "-", "response_b": "-", "response": "-", "text": "-",
+        "document": "-", "rubric": "-", "key": CHECK_KEY}}))
+
+
+def _their_annotation(c: httpx.Client, other: dict[str, Any], svc_theirs: httpx.Client) -> dict[str, str]:
+    """Read, change and delete an annotation of ``other``'s (one their service account makes for the check,
+    credited to them, on a task of the check's own in their project; deleted after)."""
+    who = other["email"]
+    tmp = _check_task(svc_theirs, other["project"])
+    if tmp is None:
+        return {f"change {who}'s annotation": "not checked: no task could be added to their project"}
+    try:
+        made = svc_theirs.post(f"/api/tasks/{tmp}/annotations/", json={"result": [], "completed_by": other["user_id"]})
+        theirs = _id_of(made)
+        if theirs is None:
+            return {f"change {who}'s annotation": f"not checked: no annotation could be made ({made.status_code})"}
+        r = c.get(f"/api/annotations/{theirs}/")
+        out = {f"read {who}'s annotation": REFUSED if r.status_code in (403, 404) else f"FAILED: answered {r.status_code}"}
+        out[f"change {who}'s annotation"] = _outcome(c.patch(f"/api/annotations/{theirs}/", json={"result": []}),
+                                                     "their annotation was changed")
+        out[f"delete {who}'s annotation"] = _outcome(c.delete(f"/api/annotations/{theirs}/"),
+                                                     "their annotation was deleted")
+        return out
+    finally:
+        svc_theirs.delete(f"/api/tasks/{tmp}/")
+
+
+def _as_id(v: Any) -> int | None:
+    v = v.get("id") if isinstance(v, dict) else v
+    return int(v) if isinstance(v, int) else None
+
+
+def write_verdict(report: dict[str, dict[str, str]]) -> list[str]:
+    """Each write (or draft read) that got through, as ``<annotator> could <what>: <how>``."""
+    return [f"{email} could {what}: {how.removeprefix('FAILED: ')}" for email, checks in report.items()
+            for what, how in checks.items() if how.startswith("FAILED")]

@@ -78,15 +78,27 @@ def check_item(kind: str, item: Item) -> None:
                         f"{need}")
 
 
+EMPTY = "(empty response)"
+
+
+def shown(text: str) -> str:
+    """A response as an annotator sees it: an empty (or whitespace-only) one as :data:`EMPTY`, not a blank panel."""
+    return text if text.strip() else EMPTY
+
+
 def task_data(kind: str, item: Item, key: str, flipped: bool = False, rubric: str = "") -> dict[str, str]:
-    """The task's data: the texts to show and the opaque key, nothing else."""
+    """The task's data: the texts to show and the opaque key, nothing else.
+
+    An empty response is shown as :data:`EMPTY`; a span annotation is still checked against the real
+    (empty) text on pull, so the only answer it accepts there is "nothing marked".
+    """
     if kind == "pairwise":
         first, second = (item.candidates[1], item.candidates[0]) if flipped else (item.candidates[0], item.candidates[1])
-        return {"prompt": item.prompt, "response_a": first.text, "response_b": second.text, "key": key}
+        return {"prompt": item.prompt, "response_a": shown(first.text), "response_b": shown(second.text), "key": key}
     if kind == "spans":
         # not "source": Label Studio's frontend resolves $source to the whole task (id, lock, dates) as JSON
-        return {"document": item.prompt, "text": item.candidates[0].text, "key": key}
-    return {"prompt": item.prompt, "response": item.candidates[0].text, "rubric": rubric, "key": key}
+        return {"document": item.prompt, "text": shown(item.candidates[0].text), "key": key}
+    return {"prompt": item.prompt, "response": shown(item.candidates[0].text), "rubric": rubric, "key": key}
 
 
 def parse_spans(result: list[dict[str, Any]], cfg: Config, text: str) -> tuple[list[tuple[int, int, str]], str | None]:

@@ -129,7 +129,7 @@ class ManagedServer:
     def provision(self, people: list[dict[str, str]]) -> dict[str, dict[str, Any]]:
         """Annotators ``{email, password}`` each in an organisation of their own, run by a service account.
 
-        Returns, per email: ``user_id``, ``org_id``, ``service_email`` and ``service_token``.
+        Returns, per email: ``user_id``, ``org_id``, ``service_email``, ``service_user_id`` and ``service_token``.
         """
         ensure_installed(progress=False)
         python = venv_dir() / "bin" / "python"

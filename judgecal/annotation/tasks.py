@@ -278,6 +278,8 @@ def _import(ws: Workspace, ls: Any, project: str, annotator: str, pid: int, todo
 
 @dataclass
 class PullResult:
+    """``new``/``updated``: labels taken in; ``flagged``: annotations by someone else, never counted."""
+
     new: int = 0
     updated: int = 0
     cancelled: int = 0
@@ -312,9 +314,12 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
          reviewers: list[dict[str, Any]] | None = None, http: httpx.Client | None = None) -> PullResult:
     """Fetch new and updated annotations, check them, map them back to items; one transaction.
 
-    Each label is credited to whoever last changed it (Label Studio's ``updated_by``, else
-    ``completed_by``); a label changed by anyone but the annotator whose project it is (or, in a shared
-    project, by anyone but its author) is flagged. Cancelled (skipped) annotations are reported.
+    A project of one annotator counts only that annotator's annotations: one made (``completed_by``)
+    or last changed (``updated_by``) by anyone else is flagged with who made and changed it, and never
+    enters aggregation (an earlier pull's copy of it is withdrawn). In a shared project an annotation
+    counts when its author is its last editor. People are named by email (``names``: user id -> email,
+    e.g. the annotators' and service accounts' of ``annotators.json``, which a project's organisation
+    does not list). Cancelled (skipped) annotations are reported.
     Each project's answers are checked against its own labeling config (``kinds.read_config``); span
     regions also against the item's text in the workspace. A rejected annotation is reported and no
     part of it is stored.
@@ -327,7 +332,9 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
     by_key = {str(k): (str(i), bool(f), str(a)) for k, i, f, a in
               zip(copies["task_key"], copies["item_id"], copies["flipped"], copies["annotator"], strict=True)}
     tokens = {r["email"]: r["service_token"] for r in reviewers or [] if r.get("service_token")}
+    known_people = _known_people(ls, reviewers or [])
     base = _base_url(ls)
+    withdrawn: list[str] = []
     seen = ws.ls_seen(int(p["project_id"]) for p in known.values())
     anns: list[Annotation] = []
     labels: list[dict[str, Any]] = []
@@ -342,7 +349,7 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
             continue
         org_ls = client(Connection(base, tokens[owner]), http) if owner else ls
         try:
-            users = {int(u.id): (u.email or u.username) for u in org_ls.users.list()}
+            users = {**known_people, **{int(u.id): str(u.email or u.username) for u in org_ls.users.list()}}
             tasks = list(org_ls.tasks.list(project=pid, fields="all", page_size=page_size))
             cfg = kinds.read_config(org_ls.projects.get(id=pid).label_config)
         except httpx.HTTPError as exc:
@@ -362,16 +369,25 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                 aid, updated = int(a["id"]), str(a.get("updated_at") or a.get("created_at"))
                 if seen.get((pid, aid)) == updated:
                     continue
-                author = users.get(_user_id(a.get("completed_by")) or 0, f"user-{a.get('completed_by')}")
-                changer_id = _user_id(a.get("updated_by"))
-                changer = users.get(changer_id, f"user-{changer_id}") if changer_id else author
+                author = _name(users, a.get("completed_by"))
+                changer = _name(users, a.get("updated_by")) if _user_id(a.get("updated_by")) else author
                 row = {"project_id": pid, "annotation_id": aid, "task_key": key, "item_id": item_id,
                        "annotator": changer, "completed_by": author, "updated_by": changer, "updated_at": updated}
+                ref = f"ls:{pid}:{aid}"
+                if {author, changer} != {owner or author}:
+                    note = f"made by {author}, last changed by {changer}"
+                    res.flagged.append(f"annotation {aid} on task {task.id} in "
+                                       f"{f'the project of {owner}' if owner else 'the shared project'}: {note}; "
+                                       "not counted")
+                    labels.append({**row, "status": "flagged", "note": note})
+                    withdrawn.append(ref)
+                    continue
                 if a.get("was_cancelled"):
                     res.cancelled += 1
                     res.problems.append(f"annotation {aid} on task {task.id} by {author}: cancelled (skipped by the "
                                         "annotator), not counted")
                     labels.append({**row, "status": "cancelled"})
+                    withdrawn.append(ref)
                     continue
                 result = a.get("result") or []
                 if cfg.kind == "spans":
@@ -381,17 +397,10 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                 else:
                     shown, problem = _parse(result)
                 if problem:
-                    res.problems.append(f"annotation {aid} on task {task.id}: {problem}, skipped")
+                    res.problems.append(f"annotation {aid} on task {task.id} by {author}: {problem}, skipped")
                     labels.append({**row, "status": "rejected", "note": problem})
+                    withdrawn.append(ref)
                     continue
-                others = {p for p in (author, changer) if p != (owner or author)}
-                status, note = "ok", None
-                if others:
-                    status = "flagged"
-                    note = f"made by {author}, last changed by {changer}"
-                    res.flagged.append(f"annotation {aid} on task {task.id} in {owner or 'the shared'} project: "
-                                       f"{note}; credited to {changer}")
-                ref = f"ls:{pid}:{aid}"
                 if cfg.kind == "spans":
                     tag = json.dumps({"annotation_id": ref})
                     spans[ref] = [Span(item_id, changer, 0, st, en, lab, source, "human", note=tag)
@@ -408,11 +417,34 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                     choice = {"A": "B", "B": "A"}.get(str(shown), str(shown)) if flipped else str(shown)
                     anns.append(Annotation(item_id, changer, AGGREGATE_AS.get(choice, choice),
                                            "BA" if flipped else "AB", a.get("lead_time"), source, ref))
-                labels.append({**row, "choice": choice, "status": status, "note": note})
+                labels.append({**row, "choice": choice, "status": "ok", "note": None})
                 res.updated += (pid, aid) in seen
                 res.new += (pid, aid) not in seen
-    ws.ls_record_pull(anns, labels, spans)
+    ws.ls_record_pull(anns, labels, spans, withdrawn)
     return res
+
+
+def _known_people(ls: Any, reviewers: list[dict[str, Any]]) -> dict[int, str]:
+    """user id -> email of the organiser, the annotators and their service accounts (``annotators.json``)."""
+    out = {int(r["user_id"]): str(r["email"]) for r in reviewers if r.get("user_id") is not None}
+    out.update({int(r["service_user_id"]): str(r["service_email"]) for r in reviewers
+                if r.get("service_user_id") is not None})
+    try:
+        me = ls.users.whoami()
+        out[int(me.id)] = str(me.email or me.username)
+    except Exception:  # noqa: BLE001 - only a name; an unreachable server is reported by the reads below
+        pass
+    return out
+
+
+def _name(users: dict[int, str], v: Any) -> str:
+    """The email of user ``v`` (an id or a user object); a user judgecal cannot name is said so, by id."""
+    if isinstance(v, dict) and v.get("email"):
+        return str(v["email"])
+    uid = _user_id(v)
+    if uid is None:
+        return "nobody"
+    return users.get(uid, f"an unknown user (id {uid}, not in this project's organisation)")
 
 
 def gold_labels(ws: Workspace, project: str | None = None) -> dict[str, str]:

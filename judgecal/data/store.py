@@ -751,18 +751,21 @@ class Workspace:
         return {(int(p), int(a)): u for p, a, u in self.conn.execute(q, ids)}
 
     def ls_record_pull(self, anns: Iterable[Annotation], labels: Iterable[dict[str, Any]],
-                       spans: Mapping[str, Iterable[Span]] | None = None) -> None:
+                       spans: Mapping[str, Iterable[Span]] | None = None, withdrawn: Iterable[str] = ()) -> None:
         """Store pulled annotations and what was learnt about each (ok, cancelled, rejected, flagged) at once.
 
         ``spans`` maps a span annotation's id (``ls:<project_id>:<annotation_id>``, kept in each span's
         ``note`` as ``{"annotation_id": ...}``) to its spans: they replace whatever that annotation, or the
-        same rater's earlier annotation of the item in that project, left before.
+        same rater's earlier annotation of the item in that project, left before. ``withdrawn`` names
+        annotations (same ids) that no longer count: whatever an earlier pull stored of them is removed.
         """
         data = [tuple(r.get(c) for c in self._LS_LABEL_COLS) for r in labels]
         anns = list(anns)
+        gone: list[tuple[str | None]] = [(ref,) for ref in withdrawn]
         with self.transaction() as tx:
-            # a label re-credited (changed by someone else) replaces the row of its former annotator
-            tx.executemany("DELETE FROM annotations WHERE annotation_id = ?", [(a.annotation_id,) for a in anns])
+            tx.executemany("DELETE FROM annotations WHERE annotation_id = ?", [(a.annotation_id,) for a in anns] + gone)
+            tx.executemany("DELETE FROM spans WHERE kind = 'human' AND CASE WHEN json_valid(note) THEN "
+                           "json_extract(note, '$.annotation_id') END = ?", gone)
             self.add_annotations(anns, conn=tx)
             groups = {k: list(v) for k, v in (spans or {}).items()}
             # an annotation's spans replace its former ones and the rater's earlier spans of that item
