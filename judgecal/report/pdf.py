@@ -3,7 +3,7 @@
 WeasyPrint renders in-process from the same template (CSS paged media: A4, page numbers and the
 configuration hash in the footer, verdicts and scores on page one, detail from page two). It runs no
 JavaScript and, with :func:`_no_fetch`, loads nothing from outside the document, so untrusted model
-text cannot make the renderer act; there is no browser process to start, sandbox or clean up.
+text cannot make the renderer act; names and model text reach it inert (:mod:`judgecal.inert`); there is no browser process to start, sandbox or clean up.
 WeasyPrint needs the Pango and HarfBuzz system libraries (``make setup`` installs them on Debian).
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from judgecal.inert import inert_tree
 from judgecal.report.write import json_safe, render_html
 
 
@@ -30,7 +31,7 @@ def render_pdf(report: dict[str, Any]) -> bytes:
     except ImportError as exc:  # the package is missing, or Pango cannot be loaded
         raise PdfError(f"the PDF report needs WeasyPrint and the Pango libraries: pip install "
                        f"'judgecal-toolkit[pdf]' and apt-get install libpango-1.0-0 libpangoft2-1.0-0 ({exc})") from None
-    html = render_html(json_safe(report))
+    html = render_html(inert_tree(json_safe(report)))  # control characters shown escaped in the PDF's text
     return bytes(weasyprint.HTML(string=html, url_fetcher=_no_fetch, base_url=None).write_pdf())
 
 

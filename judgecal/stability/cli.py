@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from judgecal.inert import term
 from judgecal.stability.runs import AXES, STABILITY_AXES, StabilityError
 
 
@@ -183,7 +184,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
         if len(args.scale) != 2 or args.scale[1] <= args.scale[0]:
             raise StabilityError("--scale: give LOW,HIGH with LOW < HIGH, e.g. 1,5")
         res = score.repeats_run(ws, args.judge, scale=(args.scale[0], args.scale[1]))
-        print(f"stability run {res['run_id']}: {len(res['variants'])} repeats of {args.judge} stored")
+        print(f"stability run {res['run_id']}: {len(res['variants'])} repeats of {term(args.judge)} stored")
         return 0
     run = _pick_run(ws, args)
     out = Path(args.out) if args.out else ws.reports_dir
@@ -195,7 +196,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
         if args.json:
             print(score.dumps({**report, "report": str(md)}))
             return code
-        print(f"{run['judge']} (run {run['run_id']}): guard {report['status']} at {threshold:g} points; "
+        print(f"{term(run['judge'])} (run {run['run_id']}): guard {report['status']} at {threshold:g} points; "
               f"{len(report['violations'])} variant(s) over it. Report: {md}")
         for c in report["violations"]:
             moves = ", ".join(f"{m['figure']} {m['shift_pp']:+.2f}" for m in c["moves"])
@@ -207,7 +208,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
     if args.json:
         print(score.dumps(summary))
         return 0
-    print(f"{run['judge']} (run {run['run_id']}, {summary['n_items']} items, {len(summary['variants'])} variants, "
+    print(f"{term(run['judge'])} (run {run['run_id']}, {summary['n_items']} items, {len(summary['variants'])} variants, "
           f"{summary['calls']['paid']} of {summary['calls']['planned']} calls paid)")
     for name, r in summary["figures"].items():
         if r["sigma_pp"] is None:
@@ -216,7 +217,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
         lo, hi = r["score_ci"]
         moved = (f"largest shift {top['shift_pp']:+.2f} pp ({summary['variants'][top['variant']]['name']}); top axis "
                  f"{r['decomposition']['top_axis']}") if r["decomposition"]["top_axis"] else "no variant moved it"
-        print(f"  {name:<32} sigma {r['sigma_pp']:6.2f} pp  score {r['score']:5.1f} [{lo:.1f}, {hi:.1f}]  {moved}")
+        print(f"  {term(name):<32} sigma {r['sigma_pp']:6.2f} pp  score {r['score']:5.1f} [{lo:.1f}, {hi:.1f}]  {moved}")
     if all(r["sigma_pp"] is None for r in summary["figures"].values()):
         print("  no Stability Score: the run holds no variant of the judge itself (another judge is a "
               "reference, kept out of sigma); add --axes seed,temperature,mutation,...")
@@ -225,6 +226,6 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
               f"({'within' if c['within_tolerance'] else 'outside'} {c['tolerance_pp']:g}), "
               f"item agreement {_share(c.get('item_agreement'))}")
     for c in summary["cross_judge"]:
-        print(cross_judge_line(c))
+        print(term(cross_judge_line(c)))
     print(f"wrote {out / 'stability.json'}")
     return 0
