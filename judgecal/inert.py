@@ -11,7 +11,8 @@ a spreadsheet. Every surface that shows such text passes it through here, once, 
 - :func:`inert_tree`: :func:`term` over every string (keys too) of a JSON-like tree.
 - :func:`csv_cell` / :func:`csv_frame`: a text cell starting with ``= + - @`` (or a tab or carriage
   return, which spreadsheets skip before reading a formula) gets a leading ``'``, as OWASP's CSV
-  injection guidance says; control characters are escaped as for a terminal. Numbers stay numbers.
+  injection guidance says, unless the text is just a number; control characters are escaped as for a
+  terminal. Numbers stay numbers.
 
 HTML is escaped by the templates' autoescaping and is not handled here.
 """
@@ -25,6 +26,7 @@ from typing import Any
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -52,11 +54,13 @@ def inert_tree(obj: Any) -> Any:
 
 
 def csv_cell(value: Any) -> Any:
-    """A cell for a CSV download: text made inert (see the module docstring), anything else unchanged."""
+    """A cell for a CSV download: text made inert (see the module docstring), anything else unchanged. A
+    text that is just a number (``-0.25``, ``+3``, ``1e-5``) is left as it is: a spreadsheet reads it as
+    that number, never as a formula."""
     if not isinstance(value, str):
         return value
     s = term(value, keep_lines=True)
-    return "'" + s if s.startswith(FORMULA_PREFIXES) else s
+    return "'" + s if s.startswith(FORMULA_PREFIXES) and not _NUMBER.fullmatch(s) else s
 
 
 def csv_frame(frame: Any) -> Any:

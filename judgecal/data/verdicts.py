@@ -95,8 +95,11 @@ def _raw(v: Any) -> str:
 
 
 def _number(v: Any) -> float:
-    if type(v) is int and abs(v) > 2**63:  # beyond a float's and SQLite's reach
-        raise _Bad(f"a whole number of {len(str(abs(v)))} digits is out of range")
+    if type(v) is int:
+        try:
+            float(v)
+        except OverflowError:  # beyond a float's reach; the ranges below catch what SQLite cannot hold
+            raise _Bad(f"a whole number of {len(str(abs(v)))} digits is out of range") from None
     if type(v) is float or type(v) is int:  # the common case, without the numbers.Real check
         if not math.isfinite(v):
             raise _Bad(f"must be a finite number, got {v}")
