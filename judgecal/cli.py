@@ -315,7 +315,7 @@ def make_engine(ws: Any, args: argparse.Namespace) -> Any:
                   timeout_s=timeout, max_retry_after=getattr(args, "max_retry_after", 60.0))
 
 
-def _refuse_together(args: argparse.Namespace, pairs: list[tuple[str, bool, str]]) -> None:
+def _refuse_together(pairs: list[tuple[str, bool, str]]) -> None:
     """Refuse flags that cannot apply as given: ``(flag, given, why)`` for each."""
     for flag, given, why in pairs:
         if given:
@@ -327,7 +327,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     from judgecal.judges.spec import without_credentials
 
     ray = args.executor == "ray"
-    _refuse_together(args, [
+    _refuse_together([
         ("--export-batch", bool(args.export_batch and args.import_batch), "and --import-batch cannot apply together "
          "(export a manifest, run it, then import its results)"),
         ("--address", args.address is not None and not ray, "applies to --executor ray only"),
@@ -685,7 +685,7 @@ def print_summary(report: dict[str, Any]) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     local = args.executor == "local"
-    _refuse_together(args, [(flag, given and local, "applies to --executor ray only") for flag, given in (
+    _refuse_together([(flag, given and local, "applies to --executor ray only") for flag, given in (
         ("--address", args.address is not None), ("--shard-dir", args.shard_dir is not None),
         ("--shards", args.shards is not None))])
     with _open_ws(args, create=False) as ws:

@@ -75,6 +75,9 @@ ITEM_CASES = [
     _item("id-blank", {**ITEM, "id": "   "}, "id: must be a non-empty string or an integer"),
     _item("id-nan", '{"id": NaN, "prompt": "p", "response_a": "a", "response_b": "b"}',
           "id: must be a non-empty string or an integer"),
+    _item("id-too-long", {**ITEM, "id": "i" * 1001}, "id: is 1,001 characters; the limit is 1,000"),
+    _item("annotator-too-long", {**ITEM, "human_labels": {"a" * 1001: "A"}}, "human_labels: an annotator's name is "
+          "1,001 characters; the limit is 1,000"),
     _item("id-duplicate", [ITEM, ITEM], "id: duplicate id 'n1' (first on line 1)", line=2),
     _item("no-prompt", _without(ITEM, "prompt"), "prompt: missing required field"),
     _item("prompt-number", {**ITEM, "prompt": 5}, "prompt: must be a string, got int"),
@@ -495,7 +498,7 @@ JUDGE = ["judge", "--judge", "local/smollm2"]
 
 
 def _flag(case_id: str, argv: list[str], *expect: str) -> Case:
-    command = " ".join(argv[:2]) if argv[0] == "annotate" else argv[0]
+    command = " ".join(argv[:2]) if argv[0] in ("annotate", "stability") else argv[0]
     return Case(f"flag-{case_id}", [*argv, "-w", "{ws}"], (f"judgecal {command}: ", *expect))
 
 
@@ -617,6 +620,29 @@ FLAG_CASES = [
     _flag("import-as", ["import", "{dir}/x.jsonl", "--as", "labels"], "argument --as: invalid choice: 'labels'"),
     _flag("export-suffix", ["export", "items", "{dir}/out.csv"], "{dir}/out.csv: export writes .parquet or .jsonl"),
     _flag("export-table", ["export", "people", "{dir}/out.jsonl"], "argument table: invalid choice: 'people'"),
+]
+STABILITY = ["stability", "run", "--judge", "local/smollm2"]
+FLAG_CASES += [
+    _flag("stability-temperature-nan", [*STABILITY, "--temperature", "nan"], "argument --temperature: nan is not "
+          "allowed; give 0 to 100"),
+    _flag("stability-temperature-negative", [*STABILITY, "--temperature", "-1"], "argument --temperature: -1 is not"),
+    _flag("stability-temperatures-inf", [*STABILITY, "--temperatures", "0.7,inf"], "argument --temperatures: inf is not "
+          "allowed"),
+    _flag("stability-seeds-negative", [*STABILITY, "--seeds", "1,-1"], "argument --seeds: -1 is not allowed; give 0 to "
+          "2147483647"),
+    _flag("stability-seeds-word", [*STABILITY, "--seeds", "1,two"], "argument --seeds: 'two' is not a whole number"),
+    _flag("stability-batch-sizes-0", [*STABILITY, "--batch-sizes", "0,8"], "argument --batch-sizes: 0 is not allowed"),
+    _flag("stability-items-huge", [*STABILITY, "--items", "100000000"], "argument --items: 100,000,000 is more than "
+          "10,000,000"),
+    _flag("stability-sample-seed", [*STABILITY, "--sample-seed", "-3"], "argument --sample-seed: -3 is not allowed"),
+    _flag("stability-axes", [*STABILITY, "--axes", "seed,colour"], "argument --axes: unknown axis 'colour'; axes: seed"),
+    _flag("stability-score-n-boot", ["stability", "score", "--n-boot", "1000000"], "argument --n-boot: 1,000,000 is "
+          "more than 100,000"),
+    _flag("stability-guard-threshold-inf", ["stability", "guard", "--threshold", "inf"], "argument --threshold: 'inf': "
+          "give a finite number > 0"),
+    _flag("stability-guard-threshold-nan", ["stability", "guard", "--threshold", "nan"], "argument --threshold: 'nan'"),
+    _flag("stability-scale-nan", ["stability", "repeats", "--judge", "x", "--scale", "1,nan"], "argument --scale: nan is "
+          "not allowed"),
 ]
 VALIDATE_CASES = [
     Case("flag-validate-seeds-0", ["validate", "--seeds", "0"], ("judgecal validate: argument --seeds: 0 is not allowed",)),

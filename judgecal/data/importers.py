@@ -38,6 +38,7 @@ PAIRWISE_FIELDS = {"id", "prompt", "response_a", "response_b", "model_a", "model
 POINTWISE_FIELDS = {"id", "prompt", "response", "model", "family", "reference", "human_labels", "human_spans",
                     "metadata"}
 SCORE_RANGE = (1, 10)
+MAX_ID_CHARS = 1_000  # an item id or an annotator's name: a key, shown in every table
 MAX_DEPTH = 64  # nesting levels a record may have (metadata is small; deeper is refused, never a crash)
 
 
@@ -294,6 +295,9 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
             problems.append(Problem(f, n, "id", "must be a non-empty string or an integer"))
             continue
         item_id = str(raw_id)
+        if len(item_id) > MAX_ID_CHARS:
+            problems.append(Problem(f, n, "id", f"is {len(item_id):,} characters; the limit is {MAX_ID_CHARS:,}"))
+            continue
         if item_id in seen:
             problems.append(Problem(f, n, "id", f"duplicate id {item_id!r} (first on line {seen[item_id]})"))
             continue
@@ -323,6 +327,10 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
             problems.append(Problem(f, n, "human_labels", "must be an object of annotator -> label"))
             labels = {}
         for annotator, label in labels.items():
+            if len(str(annotator)) > MAX_ID_CHARS:
+                problems.append(Problem(f, n, "human_labels", f"an annotator's name is {len(str(annotator)):,} "
+                                        f"characters; the limit is {MAX_ID_CHARS:,}"))
+                continue
             if task == "pointwise":
                 label = _score(label)
             if isinstance(label, bool | list | dict) or label not in valid_labels:
