@@ -25,6 +25,7 @@ import streamlit as st
 
 from judgecal.catalogue import fmt_interval, fmt_metric, fmt_number, fmt_p, info
 from judgecal.data.store import DB_NAME, Workspace
+from judgecal.inert import csv_frame
 
 Stamp = tuple[int, ...]
 
@@ -154,7 +155,7 @@ def metric_help(columns: dict[str, str]) -> dict[str, Any]:
 
 def table(df: pd.DataFrame, key: str, *, help: dict[str, str] | None = None, height: int | None = None,
           metrics: dict[str, str] | None = None) -> None:
-    """``df`` as a grid (text never rendered as markup) and a CSV download of exactly that frame.
+    """``df`` as a grid (text never rendered as markup) and a CSV download of exactly that frame (its text cells inert in a spreadsheet: :func:`judgecal.inert.csv_frame`).
     ``metrics`` maps a column to its catalogue metric (hover help); ``help`` gives other columns' help."""
     config: dict[str, Any] = metric_help(metrics or {})
     for col, text in (help or {}).items():
@@ -162,7 +163,7 @@ def table(df: pd.DataFrame, key: str, *, help: dict[str, str] | None = None, hei
     shown = df.reset_index(drop=True)
     with st.container(key=f"tbl-{key}"):
         st.dataframe(shown, hide_index=True, column_config=config, height=height or "auto")
-    st.download_button("Download CSV", shown.to_csv(index=False).encode("utf-8"), file_name=f"{key}.csv",
+    st.download_button("Download CSV", csv_frame(shown).to_csv(index=False).encode("utf-8"), file_name=f"{key}.csv",
                        mime="text/csv", key=f"dl-{key}", help=f"{key}.csv: this table as shown")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecal import __version__
+from judgecal.inert import term
 
 WORKSPACE_ENV = "JUDGECAL_WORKSPACE"
 
@@ -60,6 +61,79 @@ def _count(text: str) -> int:
     return value
 
 
+# Resource-sized arguments: the most one command runs (time and memory grow with each), and seeds
+# as the random generators take them (NumPy and llama.cpp: 32 bits).
+MAX_SAMPLES = 1_000
+MAX_N_BOOT = 100_000
+MAX_CONCURRENCY = 4_096
+MAX_SHARDS = 10_000
+MAX_SEEDS = 100_000
+MAX_ITEMS = 10_000_000
+MAX_SEED = 2**31 - 1 - MAX_SAMPLES  # sample s uses seed + s
+
+
+def _upto(hi: int, what: str) -> Any:
+    """A positive whole number of at most ``hi`` (argparse ``type``): more would run for hours or
+    exhaust memory instead of saying so."""
+    def check(text: str) -> int:
+        value = _count(text)
+        if value > hi:
+            raise argparse.ArgumentTypeError(f"{value:,} is more than {hi:,}, the most {what} one run takes")
+        return value
+    check.__name__ = "count"
+    return check
+
+
+def _natural(text: str) -> int:
+    """A whole number, 0 or more (argparse ``type``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not allowed; give 0 or more")
+    return value
+
+
+def _seed(text: str) -> int:
+    """A seed from 0 to :data:`MAX_SEED` (argparse ``type``)."""
+    value = _natural(text)
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{value} is too large; a seed is at most {MAX_SEED}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port; give 1-65535")
+    return value
+
+
+def _rate(text: str) -> float:
+    """Calls per second: a positive finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 1e6:
+        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a positive number of calls per second "
+                                         "(at most 1e6)")
+    return value
+
+
+def _base_url(text: str) -> str:
+    """An http(s) server address without credentials (:func:`judgecal.judges.spec.url_problem`)."""
+    from judgecal.judges.spec import url_problem
+
+    if why := url_problem(text):
+        raise argparse.ArgumentTypeError(why)
+    return text
+
+
 def _orders(text: str) -> list[str]:
     """``AB``, ``BA`` or ``AB,BA``."""
     orders = [o.strip().upper() for o in text.split(",")]
@@ -83,8 +157,8 @@ def _temperature(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a temperature of 0 or more")
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a temperature from 0 to 100")
     return value
 
 
@@ -129,7 +203,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         if not Path(args.source).exists():
             raise UsageError(f"{args.source}: no such file, and not a dataset name (see `judgecal datasets list`)")
         if not Path(args.source).is_file():
-            raise UsageError(f"{args.source}: is a folder, not a file to import")
+            from judgecal.data.importers import not_a_file
+
+            raise UsageError(f"{args.source}: {not_a_file(Path(args.source))}")
     from judgecal.data.importers import import_file, validate_file
     from judgecal.data.ingest import import_dataset
 
@@ -138,14 +214,29 @@ def cmd_import(args: argparse.Namespace) -> int:
     with _open_ws(args) as ws:
         if parsed is None:
             counts = import_dataset(ws, args.source)
-            print(f"imported {args.source}: {counts['items']} items, {counts['annotations']} human labels, "
+            print(f"imported {term(args.source)}: {counts['items']} items, {counts['annotations']} human labels, "
                   f"{counts['judgments']} recorded judgments from {counts['judges']} judges"
                   + (f", {counts['spans']} spans" if counts.get("spans") else ""))
         else:
             res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed)
-            spans = f", {len(res.spans)} spans" if res.spans else ""
-            print(f"imported {len(res.items)} items and {len(res.annotations)} human labels{spans} from {args.source}")
+            print(_import_words(res, term(args.source)))
     return 0
+
+
+def _import_words(res: Any, source: str) -> str:
+    """What an import wrote, in words: a re-import of the same file says that it wrote nothing."""
+    w = res.written
+    if not (w["items"] or w["annotations"] or w["changed_annotations"] or w["spans"]):
+        return (f"nothing new in {source}: its {len(res.items)} items and {len(res.annotations)} human labels"
+                + (f" and {len(res.spans)} spans" if res.spans else "") + " are already in the workspace")
+    old = len(res.items) - w["items"]
+    words = f"imported {w['items']} items" + (f" ({old} already there)" if old else "")
+    words += f" and {w['annotations']} human labels"
+    if w["changed_annotations"]:
+        words += f" ({w['changed_annotations']} stored labels replaced by the file's)"
+    if w["spans"]:
+        words += f", {w['spans']} spans"
+    return f"{words} from {source}"
 
 
 def _import_judgments(args: argparse.Namespace) -> int:
@@ -155,14 +246,27 @@ def _import_judgments(args: argparse.Namespace) -> int:
 
     if args.name:
         raise UsageError("--name applies to items; a judgment names its judge in the `judge` field")
+    if args.task != "pairwise":
+        raise UsageError("--task applies to items; a judgment's item says its task")
+    source = Path(args.source)
+    if not source.exists():
+        raise UsageError(f"{args.source}: no such file")
+    if not source.is_file():
+        from judgecal.data.importers import not_a_file
+
+        raise UsageError(f"{args.source}: {not_a_file(source)}")
     try:
         spec = load_spec(args.spec) if args.spec else None
     except SpecError as exc:
         raise UsageError(str(exc)) from None
     with _open_ws(args, create=False) as ws:
         res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
-    print(f"imported {res.new} new judgments from {len(res.judges)} judge(s) ({', '.join(res.judges)}) in "
-          f"{args.source}; {res.unchanged} already stored, {res.replaced} replaced"
+    if not (res.new or res.replaced):
+        print(f"nothing new in {term(args.source)}: its {res.unchanged} judgments from {len(res.judges)} judge(s) "
+              f"({term(', '.join(res.judges))}) are already stored")
+        return 0
+    print(f"imported {res.new} new judgments from {len(res.judges)} judge(s) ({term(', '.join(res.judges))}) in "
+          f"{term(args.source)}; {res.unchanged} already stored, {res.replaced} replaced"
           + (f"; {sum(len(v) for v in res.spans.values())} judge spans" if res.spans else ""))
     return 0
 
@@ -211,15 +315,33 @@ def make_engine(ws: Any, args: argparse.Namespace) -> Any:
                   timeout_s=timeout, max_retry_after=getattr(args, "max_retry_after", 60.0))
 
 
+def _refuse_together(pairs: list[tuple[str, bool, str]]) -> None:
+    """Refuse flags that cannot apply as given: ``(flag, given, why)`` for each."""
+    for flag, given, why in pairs:
+        if given:
+            raise UsageError(f"{flag} {why}; nothing was run")
+
+
 def cmd_judge(args: argparse.Namespace) -> int:
     from judgecal.judges import batch
+    from judgecal.judges.spec import without_credentials
+
+    ray = args.executor == "ray"
+    _refuse_together([
+        ("--export-batch", bool(args.export_batch and args.import_batch), "and --import-batch cannot apply together "
+         "(export a manifest, run it, then import its results)"),
+        ("--address", args.address is not None and not ray, "applies to --executor ray only"),
+        ("--rate-limit", args.rate_limit is not None and not ray, "applies to --executor ray only"),
+        ("--executor ray", ray and bool(args.export_batch or args.import_batch),
+         "makes no calls with --export-batch or --import-batch"),
+    ])
 
     if args.judge.startswith("replay/"):
         from judgecal.judges.replay import replay
 
         with _open_ws(args, create=False) as ws:
             for name, n in replay(ws, args.judge).items():
-                print(f"{args.judge}: {n} recorded judgments stored from {name}")
+                print(term(f"{args.judge}: {n} recorded judgments stored from {name}"))
         return 0
     from judgecal.judges.backends.metric import MetricError, metric_request, run_metric_judge
 
@@ -244,7 +366,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
                                        metric[1], metric[2])
             except MetricError as exc:
                 raise UsageError(f"{args.judge}: {exc}") from None
-        print(f"{got['judge']} (spec {got['spec_hash']}): {got['scored']} items scored, {got['skipped']} skipped "
+        print(f"{term(got['judge'])} (spec {got['spec_hash']}): {got['scored']} items scored, {got['skipped']} skipped "
               "(not one response with a reference key fact)")
         return 0
     with _open_ws(args, create=False) as ws:
@@ -276,11 +398,28 @@ def cmd_judge(args: argparse.Namespace) -> int:
         else:
             st = engine.run(calls)
         name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
-        print(f"{name} (spec {engine.spec_hash}): {st.planned} planned, {st.cached} cached, {st.done} run "
+        print(f"{term(name)} (spec {engine.spec_hash}): {st.planned} planned, {st.cached} cached, {st.done} run "
               f"({st.invalid} invalid, {st.errors} errors, {st.retries} retries) in {st.seconds:.1f}s")
-        for msg in st.error_messages:
-            print(f"  error: {msg}", file=sys.stderr)
+        endpoint = engine.spec.endpoint or args.base_url or ""
+        for line in _error_lines(st.error_messages, st.errors, without_credentials(endpoint)):
+            print(line, file=sys.stderr)
     return 1 if st.errors else 0
+
+
+# words of a failed connection in the error a backend records (httpx/openai/anthropic/asyncio)
+_UNREACHABLE = ("Connect", "Refused", "gaierror", "Unreachable", "NameResolution", "TimeoutError", "OSError")
+
+
+def _error_lines(messages: list[str], errors: int, endpoint: str) -> list[str]:
+    """The first errors of a run, each distinct one once (with how often it was seen among them), and a
+    server that could not be reached named once."""
+    from collections import Counter
+
+    lines = [f"  error: {term(m)}" + (f" (x{n})" if n > 1 else "") for m, n in Counter(messages).items()]
+    if endpoint and any(w in m for m in messages for w in _UNREACHABLE):
+        lines.append(f"  {errors} call(s) failed: the server at {term(endpoint)} could not be reached; is it "
+                     "running, and is the address (--base-url) right?")
+    return lines
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
@@ -300,7 +439,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
         except ValueError as exc:  # a source with no labels
             raise UsageError(str(exc)) from None
     if args.source is None and len(present) > 1:
-        print(f"human labels from {len(present)} sources ({', '.join(present)}): each aggregated on its own; "
+        print(f"human labels from {len(present)} sources ({term(', '.join(present))}): each aggregated on its own; "
               "audit with --consensus METHOD:SOURCE (--source all pools them)")
     print(", ".join(f"{m}: {n} items" for m, n in counts.items()))
     return 0
@@ -351,9 +490,9 @@ def cmd_annotate(args: argparse.Namespace) -> int:
                                gold_from=args.gold_from, seed=args.seed, reviewers=people, kind=args.kind,
                                rubric=rubric)
             for m in res.messages:
-                print(m)
+                print(term(m))
             where = ", ".join(f"{p} ({who})" if who else str(p) for who, p in res.project_ids.items())
-            print(f"project(s) {where}: {res.created} new tasks ({res.gold} gold), {res.already} items already there")
+            print(f"project(s) {term(where)}: {res.created} new tasks ({res.gold} gold), {res.already} items already there")
             from judgecal.report.guidelines import write_review_page
 
             print(f"how to review (the projects' instructions as one page): {write_review_page(ws.reports_dir)}")
@@ -361,13 +500,13 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             projects = [args.project] if args.project else sorted(set(ws.ls_copies_frame()["project"]))
             for project in projects:
                 pulled = lstasks.pull(ws, ls, project=project, reviewers=people)
-                print(f"{project}: {pulled.new} new and {pulled.updated} updated annotations, {pulled.cancelled} "
-                      f"cancelled, {len(pulled.flagged)} not counted (made or changed by someone other than "
-                      "the project's annotator)")
+                print(f"{term(project)}: {pulled.new} new and {pulled.updated} updated annotations, "
+                      f"{pulled.cancelled} cancelled, {len(pulled.flagged)} not counted (made or changed by someone "
+                      "other than the project's annotator)")
                 for p in pulled.flagged:
-                    print(f"  not counted: {p}", file=sys.stderr)
+                    print(f"  not counted: {term(p)}", file=sys.stderr)
                 for p in pulled.problems:
-                    print(f"  skipped: {p}", file=sys.stderr)
+                    print(f"  skipped: {term(p)}", file=sys.stderr)
         elif args.action == "annotators":
             from judgecal.annotation.annotators import create_annotators, list_annotators
 
@@ -381,7 +520,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
                 _print_json([{k: a[k] for k in ("email", "password", "url")} for a in logins])
                 return 0
             for a in logins:
-                print(f"{a['email']}\t{a['password']}\t{a['url']}")
+                print(f"{term(a['email'])}\t{term(a['password'])}\t{term(a['url'])}")
     return 0
 
 
@@ -519,15 +658,15 @@ def cmd_annotators(args: argparse.Namespace) -> int:
 
     for src, r in per.items():
         if len(per) > 1:
-            print(f"source {src}:")
+            print(f"source {term(src)}:")
         for name, a in r["annotators"].items():
             flags = [f for f in ("likely_spammer", "systematic_bias") if a.get(f)]
-            print(f"{name:40s} n={a['n_labels']:5d} leave-one-out accuracy {fmt_metric(a.get('loo_accuracy'))} "
+            print(f"{term(name):40s} n={a['n_labels']:5d} leave-one-out accuracy {fmt_metric(a.get('loo_accuracy'))} "
                   f"{' '.join(flags)}")
         fk = r["fleiss_kappa"]
         print((f"Fleiss' kappa {fmt_metric(fk)}" if fk["n"] else
                "Fleiss' kappa not computable: no item was labelled by two annotators")
-              + (f" (source {src})" if src is not None else ""))
+              + (f" (source {term(src)})" if src is not None else ""))
     print(f"wrote {out}")
     return 0
 
@@ -535,10 +674,14 @@ def cmd_annotators(args: argparse.Namespace) -> int:
 def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
            selective: tuple[float, float] | None = None,
            cluster: dict[str, Any] | None = None) -> tuple[dict[str, Any], Path, Path]:
+    from judgecal.audit.decision import load_thresholds
     from judgecal.audit.run import run_audit
+    from judgecal.data.families import load_families
     from judgecal.data.sources import SourceError, split_name
     from judgecal.report.write import write_report
 
+    load_thresholds(ws.path)  # the workspace's configuration files are read before anything is computed
+    load_families(ws.path)  # or stored, so a bad one stops the audit with nothing half-written
     method, source = split_name(consensus)
     try:
         if ws.consensus_frame(consensus).empty:
@@ -583,10 +726,14 @@ def print_summary(report: dict[str, Any]) -> None:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    local = args.executor == "local"
+    _refuse_together([(flag, given and local, "applies to --executor ray only") for flag, given in (
+        ("--address", args.address is not None), ("--shard-dir", args.shard_dir is not None),
+        ("--shards", args.shards is not None))])
     with _open_ws(args, create=False) as ws:
         out = Path(args.out) if args.out else ws.reports_dir
-        cluster = None if args.executor == "local" else {"address": args.address, "shard_dir": args.shard_dir,
-                                                         "n_shards": args.shards}
+        cluster = None if local else {"address": args.address, "shard_dir": args.shard_dir,
+                                      "n_shards": args.shards or 16}
         report, js, html = _audit(ws, out, args.consensus, args.invalid_as, args.n_boot,
                                   (args.selective_target, args.selective_delta), cluster)
     written, no_pdf = [js, html], None
@@ -750,7 +897,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
                                  n_unlabelled=args.unlabelled)
         except (ValueError, SourceError) as exc:
             raise UsageError(str(exc)) from None
-    print(json.dumps(res, indent=1) if args.json else "\n".join(format_plan(res)))
+    print(json.dumps(res, indent=1) if args.json else "\n".join(term(line) for line in format_plan(res)))
     return 0
 
 
@@ -780,12 +927,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _judge_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rubric", default="pairwise", help="built-in rubric name or a YAML file (a judge spec "
                    "file's own rubric wins)")
-    p.add_argument("--concurrency", type=_count, default=16)
-    p.add_argument("--max-tokens", type=_count, help="reply length (default: the rubric's, e.g. 256 for span "
+    p.add_argument("--concurrency", type=_upto(MAX_CONCURRENCY, "concurrent calls"), default=16)
+    p.add_argument("--max-tokens", type=_upto(1_000_000, "tokens"), help="reply length (default: the rubric's, e.g. 256 for span "
                    "rubrics, else 8; a judge spec file's own value wins)")
     p.add_argument("--temperature", type=_temperature, default=0.0)
-    p.add_argument("--seed", type=int, default=0, help="seed of sample 0 (sample s uses seed + s)")
-    p.add_argument("--sample-seed", type=int, default=0, help="seed for choosing the item sample")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of sample 0 (sample s uses seed + s)")
+    p.add_argument("--sample-seed", type=_seed, default=0, help="seed for choosing the item sample")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--timeout", type=_seconds, default=120.0, metavar="S",
                    help="seconds one judge call may take before it is retried (default 120)")
@@ -798,8 +945,8 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds (at most 86400, a day)")
     return value
 
 
@@ -835,17 +982,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "with this command's parameters), a judge spec YAML file, a shipped spec name (e.g. "
                    "smollm2-greedy), or replay/pandalm/gpt-3.5-turbo")
     p.add_argument("--source", help="only items from this source")
-    p.add_argument("--items", type=_count, help="judge a random sample of this many items")
+    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), help="judge a random sample of this many items")
     p.add_argument("--orders", type=_orders, default="AB,BA", help="presentation orders (AB, BA or AB,BA)")
-    p.add_argument("--samples", type=_count, default=1, help="repeated samples per order")
+    p.add_argument("--samples", type=_upto(MAX_SAMPLES, "samples per order"), default=1,
+                   help=f"repeated samples per order (at most {MAX_SAMPLES})")
     p.add_argument("--mutation", action="append", type=_mutation, help="prompt mutation(s) to run besides or instead of 'none': "
                    "whitespace, instruction_after, paraphrase, option_order, fewshot_ab, fewshot_ba (repeatable)")
-    p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
+    p.add_argument("--base-url", type=_base_url, help="OpenAI-compatible server URL for openai/<model> (no "
+                   "credentials in it: the key comes from OPENAI_API_KEY)")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="where the calls run: this process (local) or a Ray cluster (ray; extra 'ray')")
     p.add_argument("--address", help="--executor ray: the cluster (auto, <head>:<port>, or ray://<head>:10001 "
                    "with ray[client]); default RAY_ADDRESS or auto")
-    p.add_argument("--rate-limit", type=float, metavar="CALLS_PER_S",
+    p.add_argument("--rate-limit", type=_rate, metavar="CALLS_PER_S",
                    help="--executor ray: one call rate for the whole cluster (a token bucket)")
     p.add_argument("--export-batch", metavar="FILE", help="write an OpenAI batch manifest instead of calling")
     p.add_argument("--import-batch", nargs=2, metavar=("MANIFEST", "RESULTS"), help="store batch results")
@@ -872,7 +1021,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(computed when missing), e.g. ds:experts or mv:pandalm, or any other stored method, e.g. "
                    "gold; a plain METHOD only while the labels come from one source")
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
-    p.add_argument("--n-boot", type=_count, default=2000)
+    p.add_argument("--n-boot", type=_upto(MAX_N_BOOT, "bootstrap replicates"), default=2000)
     p.add_argument("--pdf", action="store_true", help="also write the printable trust report audit.pdf")
     p.add_argument("--json", action="store_true", help="print audit.json to stdout instead of the summary")
     p.add_argument("--selective-target", type=_open_unit, default=0.9, help="selective evaluation: the "
@@ -886,7 +1035,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "with ray[client]); default RAY_ADDRESS or auto")
     p.add_argument("--shard-dir", help="--executor ray: where the judgment shards go, a folder every node reads "
                    "at the same path (default: a temporary folder in the workspace, removed afterwards)")
-    p.add_argument("--shards", type=_count, default=16, help="--executor ray: number of Parquet shards")
+    p.add_argument("--shards", type=_upto(MAX_SHARDS, "shards"), help="--executor ray: number of Parquet shards "
+                   "(default 16)")
     _ws_arg(p)
     p.set_defaults(func=cmd_audit)
 
@@ -899,13 +1049,13 @@ def build_parser() -> argparse.ArgumentParser:
                     default="random")
     sp.add_argument("--judge", help="with --strategy escalate: the judge whose escalated items go to people "
                     "(threshold from the last `judgecal audit`)")
-    sp.add_argument("--budget", type=int, default=100, help="how many items")
-    sp.add_argument("--overlap", type=int, default=3, help="annotators per item")
-    sp.add_argument("--gold", type=int, default=0, help="mix in this many gold items with known labels")
+    sp.add_argument("--budget", type=_upto(MAX_ITEMS, "items"), default=100, help="how many items")
+    sp.add_argument("--overlap", type=_upto(100, "annotators per item"), default=3, help="annotators per item")
+    sp.add_argument("--gold", type=_natural, default=0, help="mix in this many gold items with known labels")
     sp.add_argument("--gold-from", help="where gold answers come from: an annotator, a label source (items "
                     "its labels agree on) or consensus:METHOD (a stored consensus); drawn at random with --seed")
     sp.add_argument("--source", help="only items from this source")
-    sp.add_argument("--seed", type=int, default=0, help="seeds the sample, the gold draw and each annotator's order")
+    sp.add_argument("--seed", type=_seed, default=0, help="seeds the sample, the gold draw and each annotator's order")
     sp.add_argument("--allow-shared-visibility", action="store_true", help="on an external server, push even "
                     "when annotators would see each other's labels (see `annotate check`)")
     sp.add_argument("--kind", choices=("pairwise", "spans", "likert"), default="pairwise",
@@ -920,14 +1070,14 @@ def build_parser() -> argparse.ArgumentParser:
     for sp in asub.choices.values():
         sp.add_argument("--project", help="the judgecal project (push: 'Blind review', 'Blind span review' or "
                         "'Blind rating review' by --kind)")
-        sp.add_argument("--port", type=int, default=8480)
+        sp.add_argument("--port", type=_port, default=8480)
         _ws_arg(sp)
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("annotators", help="annotator quality and inter-annotator agreement")
     p.add_argument("--source", help="only these labels: a source name (e.g. 'label-studio:Blind review'), experts, "
                    "dataset, gold or all (default: each source on its own)")
-    p.add_argument("--n-boot", type=_count, default=2000)
+    p.add_argument("--n-boot", type=_upto(MAX_N_BOOT, "bootstrap replicates"), default=2000)
     p.add_argument("--out", help="file for the JSON report (default: <workspace>/reports/annotators.json)")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     _ws_arg(p)
@@ -937,26 +1087,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("kind", choices=("injection", "padding"))
     p.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec YAML file or a shipped spec name")
     p.add_argument("--source", help="only items from this source")
-    p.add_argument("--items", type=_count, help="at most this many base items")
-    p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
+    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), help="at most this many base items")
+    p.add_argument("--base-url", type=_base_url, help="OpenAI-compatible server URL for openai/<model>")
     _judge_opts(p)
     _ws_arg(p)
     p.set_defaults(func=cmd_probe)
 
     p = sub.add_parser("plan", help="how many human labels a CI half-width needs, human-only and with PPI++")
-    p.add_argument("--target-halfwidth", type=float, default=0.03)
+    p.add_argument("--target-halfwidth", type=_open_unit, default=0.03,
+                   help="the confidence interval's half-width on a win rate, between 0 and 1 (default 0.03)")
     p.add_argument("--judge", action="append", help="only this judge (repeatable)")
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
-    p.add_argument("--unlabelled", type=_count, help="items the judge covers (default: as many as needed)")
+    p.add_argument("--unlabelled", type=_upto(10**12, "items"), help="items the judge covers (default: as many as needed)")
     p.add_argument("--json", action="store_true")
     _ws_arg(p)
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("validate", help="check the bias probes on a simulated judge with planted biases")
     p.add_argument("--slow", action="store_true", help="also measure 95%% CI coverage over many seeds")
-    p.add_argument("--seeds", type=_count, default=200)
-    p.add_argument("--items", type=_count, default=1000)
-    p.add_argument("--n-boot", type=_count, default=1000)
+    p.add_argument("--seeds", type=_upto(MAX_SEEDS, "seeds"), default=200)
+    p.add_argument("--items", type=_upto(1_000_000, "simulated items"), default=1000)
+    p.add_argument("--n-boot", type=_upto(MAX_N_BOOT, "bootstrap replicates"), default=1000)
     p.add_argument("--out", help="write the results as JSON here")
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of the checks")
     p.set_defaults(func=cmd_validate)
@@ -974,14 +1125,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("app", help="start the Streamlit explorer on a workspace")
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--port", type=_port, default=8501)
     p.add_argument("--address", default="127.0.0.1")
     _ws_arg(p)
     p.set_defaults(func=cmd_app)
 
     p = sub.add_parser("demo", help="PandaLM + recorded judges + SmolLM2 live + Dawid-Skene + audit")
-    p.add_argument("--items", type=_count, default=200)
-    p.add_argument("--n-boot", type=_count, default=2000)
+    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), default=200)
+    p.add_argument("--n-boot", type=_upto(MAX_N_BOOT, "bootstrap replicates"), default=2000)
     _judge_opts(p)
     _ws_arg(p, default="demo-workspace")
     p.set_defaults(func=cmd_demo)
@@ -1015,6 +1166,7 @@ def main(argv: list[str] | None = None) -> int:
     from judgecal.data.importers import ImportValidationError
     from judgecal.data.registry import DatasetError
     from judgecal.data.store import WorkspaceError
+    from judgecal.data.yamlfile import ConfigError
     from judgecal.judges.base import BackendError
     from judgecal.judges.registry import UnknownJudgeError
     from judgecal.judges.rubric import RubricError
@@ -1027,8 +1179,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (ImportValidationError, DatasetError, WorkspaceError, UnknownJudgeError, RubricError, BackendError,
-            UsageError, LabelStudioError, FamiliesError, ThresholdsError) as exc:
-        print(f"judgecal {args.command}: {exc}", file=sys.stderr)
+            UsageError, LabelStudioError, FamiliesError, ThresholdsError, ConfigError) as exc:
+        print(f"judgecal {args.command}: {term(str(exc), keep_lines=True)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted; judgments so far are saved and a re-run resumes", file=sys.stderr)
@@ -1037,19 +1189,19 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("JUDGECAL_DEBUG") == "1":
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"judgecal {args.command}: {where}{exc.strerror or exc}", file=sys.stderr)
+        print(f"judgecal {args.command}: {term(where)}{term(exc.strerror or exc)}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as exc:  # a damaged database, or one another program holds
         if os.environ.get("JUDGECAL_DEBUG") == "1":
             raise
         db = Path(args.workspace) / "judgecal.sqlite" if getattr(args, "workspace", None) else "workspace database"
-        print(f"judgecal {args.command}: {db}: {exc}", file=sys.stderr)
+        print(f"judgecal {args.command}: {term(db)}: {term(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:  # the last safety net: one line, the traceback only when asked for
         if os.environ.get("JUDGECAL_DEBUG") == "1":
             raise
         first = (str(exc).splitlines() or [""])[0]
-        print(f"judgecal {args.command}: unexpected error: {type(exc).__name__}: {first} "
+        print(f"judgecal {args.command}: unexpected error: {type(exc).__name__}: {term(first)} "
               "(set JUDGECAL_DEBUG=1 for the traceback)", file=sys.stderr)
         return 1
 

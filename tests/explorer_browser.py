@@ -99,13 +99,17 @@ class Browser:
         return pd.read_csv(io.BytesIO(self.download(key)), dtype=str, keep_default_na=False)
 
     def assert_csv_is_grid(self, key: str) -> pd.DataFrame:
-        """The downloaded CSV of ``key`` holds exactly the cells the grid shows (every row and column drawn)."""
+        """The downloaded CSV of ``key`` holds exactly the cells the grid shows (every row and column drawn),
+        each made inert for a spreadsheet (:func:`judgecal.inert.csv_cell`: a text starting with = + - @
+        behind a quote)."""
+        from judgecal.inert import csv_cell
+
         heads, rows = self.grid(key)
         csv = self.csv(key)
-        assert heads and heads == list(csv.columns)[: len(heads)], (heads, list(csv.columns))
+        assert heads and [csv_cell(h) for h in heads] == list(csv.columns)[: len(heads)], (heads, list(csv.columns))
         assert len(rows) == min(len(csv), len(rows)) and rows, key
         for i, row in enumerate(rows):
-            assert [_norm(c) for c in row] == [_norm(v) for v in csv.iloc[i, : len(row)]], (key, i, row)
+            assert [_norm(csv_cell(c)) for c in row] == [_norm(v) for v in csv.iloc[i, : len(row)]], (key, i, row)
         return csv
 
     def select(self, key: str, option: str) -> None:

@@ -11,7 +11,8 @@ HOSTILE = {
     "model_b": "<img src=http://evil.example/i.png onerror=alert(3)> www.evil.example/b",
     "judge": "replay/[j](http://evil.example/j)![j](http://evil.example/j.png)<script>alert(2)</script>",
     "annotators": ("![a](http://evil.example/a.png)", "<a href='http://evil.example/a2'>a2</a>",
-                   "[x](http://evil.example/x) $x^2$ www.evil.example/w mail@evil.example :smile:"),
+                   "[x](http://evil.example/x) $x^2$ www.evil.example/w mail@evil.example :smile:",
+                   '=HYPERLINK("http://evil.example/f","open")'),  # a spreadsheet formula
     "item": "![i](http://evil.example/i.png)",  # the shortest id: the one the drill-down opens on
     "text": "Prompt ![p](http://evil.example/p.png) <img src=http://evil.example/q.png onerror=alert(4)> "
             "[link](http://evil.example/p) <script>alert(5)</script>",
@@ -92,4 +93,7 @@ def test_hostile_names_in_downloads_are_the_literal_text(hostile):
     assert HOSTILE["judge"] in set(csv["judge"])
     b.open("Annotators")
     q = b.csv("annotators-quality")
-    assert set(HOSTILE["annotators"]) <= set(q["annotator"])
+    formula = HOSTILE["annotators"][-1]
+    assert set(HOSTILE["annotators"][:-1]) <= set(q["annotator"])
+    # in a spreadsheet the formula stays text: the download holds it behind a quote, never as a formula
+    assert "'" + formula in set(q["annotator"]) and formula not in set(q["annotator"])

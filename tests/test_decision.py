@@ -88,7 +88,7 @@ def test_business_loss_backcalculation(tmp_path):
 
 @pytest.mark.parametrize("text, msg", [
     ("kapa: {not_aligned_below: 0.1}\n", "unknown key 'kapa'"),
-    ("kappa: {aligned_at_least: high}\n", "kappa.aligned_at_least must be a number"),
+    ("kappa: {aligned_at_least: high}\n", "kappa.aligned_at_least: must be a number"),
     ("version: 2\n", "version 2"),
     ("business_loss: {budget: 10}\n", "business_loss needs"),
     ("[1, 2]\n", "thresholds are a mapping"),

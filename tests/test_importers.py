@@ -79,8 +79,8 @@ CASES = {
     "csv_missing_column": (lambda p: pd.DataFrame([{"id": "a", "prompt": "p", "response_a": "x"}]).to_csv(
         p / "x.csv", index=False) or p / "x.csv", 2, "response_b", "missing required field"),
     "csv_multiline_field": (lambda p: (p / "x.csv").write_text(
-        'id,prompt,response_a,response_b\nc1,"three\nline\nprompt",a,b\nc2,p,,b\n') and p / "x.csv",
-        5, "response_a", "missing required field"),
+        'id,prompt,response_a,response_b\nc1,"three\nline\nprompt",a,b\nc2,,a,b\n') and p / "x.csv",
+        5, "prompt", "is empty"),
     "csv_too_many_fields": (lambda p: (p / "x.csv").write_text(
         'id,prompt,response_a,response_b\nc1,p,a,b,extra\n') and p / "x.csv", 2, None, "header names 4"),
     "csv_unclosed_quote": (lambda p: (p / "x.csv").write_text(

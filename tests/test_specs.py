@@ -391,5 +391,5 @@ def test_cli_runs_the_embedded_judge_from_spec_files(tmp_path, capsys, pandalm_w
     bad.write_text("backend: local\nmodel: smollm2\nparameters: {temperature: warm}\n")
     assert main(["judge", "--judge", str(bad), *w]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"judgecal judge: {bad}: field 'parameters.temperature' must be a number >= 0, got 'warm'"
+    assert err == f"judgecal judge: {bad}: field 'parameters.temperature' must be a number from 0 to 100, got 'warm'"
     shutil.rmtree(ws_path)

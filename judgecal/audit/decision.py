@@ -24,12 +24,12 @@ A probe that was not run is listed as "not tested" and never read as "no bias".
 from __future__ import annotations
 
 import copy
+import math
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from judgecal.catalogue import FLAGS
+from judgecal.data.yamlfile import ConfigError, load_yaml
 
 THRESHOLDS_FILE = "thresholds.yaml"
 THRESHOLDS_VERSION = 1
@@ -65,7 +65,47 @@ PAIRWISE_PROBES = ("first_position_rate", "verbosity_excess", "pad_pick_rate", "
 
 
 class ThresholdsError(ValueError):
-    """A thresholds file that cannot be read or names unknown keys."""
+    """A thresholds file that cannot be read, names unknown keys or holds a value the rules cannot use:
+    ``file: field: message``."""
+
+
+# leaf -> (lowest, highest, whole number): what the rules below can read; out of range is refused
+RANGES: dict[str, tuple[float, float, bool]] = {
+    "alpha": (0.0, 1.0, False), "min_items": (1, 1_000_000_000, True),
+    "kappa.not_aligned_below": (-1.0, 1.0, False), "kappa.aligned_at_least": (-1.0, 1.0, False),
+    "kappa_gap.caution_above": (0.0, 2.0, False), "kappa_gap.not_aligned_above": (0.0, 2.0, False),
+    "accuracy_gap.caution_above": (0.0, 1.0, False), "accuracy_gap.not_aligned_above": (0.0, 1.0, False),
+    "invalid_rate.caution_above": (0.0, 1.0, False), "invalid_rate.not_aligned_above": (0.0, 1.0, False),
+    "position.not_aligned_beyond": (0.5, 1.0, False),
+    "span_f1_ratio.not_aligned_below": (0.0, 1.0, False), "span_f1_ratio.aligned_at_least": (0.0, 1.0, False),
+}
+OPEN = {"alpha"}  # 0 < alpha < 1: a test at level 0 or 1 decides nothing
+# (lower, upper): the first may not exceed the second, or a rule would skip its middle band
+ORDERED = (("kappa.not_aligned_below", "kappa.aligned_at_least"),
+           ("kappa_gap.caution_above", "kappa_gap.not_aligned_above"),
+           ("accuracy_gap.caution_above", "accuracy_gap.not_aligned_above"),
+           ("invalid_rate.caution_above", "invalid_rate.not_aligned_above"),
+           ("span_f1_ratio.not_aligned_below", "span_f1_ratio.aligned_at_least"))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _leaf(value: Any, origin: str, where: str) -> float | int:
+    """One threshold, checked against :data:`RANGES`."""
+    lo, hi, whole = RANGES[where]
+    if not _is_number(value):
+        raise ThresholdsError(f"{origin}: {where}: must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ThresholdsError(f"{origin}: {where}: must be a finite number, got {value}")
+    if whole and value != int(value):
+        raise ThresholdsError(f"{origin}: {where}: must be a whole number, got {value!r}")
+    inside = lo < value < hi if where in OPEN else lo <= value <= hi
+    if not inside:
+        bounds = f"between {lo:g} and {hi:g}" + (" (exclusive)" if where in OPEN else "")
+        raise ThresholdsError(f"{origin}: {where}: {value!r} is out of range; give a number {bounds}")
+    return int(value) if whole else value
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any], origin: str, path: str = "") -> dict[str, Any]:
@@ -73,31 +113,42 @@ def _merge(base: dict[str, Any], over: dict[str, Any], origin: str, path: str = 
     for key, value in over.items():
         where = f"{path}{key}"
         if key not in base:
-            raise ThresholdsError(f"{origin}: unknown key {where!r}; known: {', '.join(sorted(base))}")
-        if isinstance(base[key], dict) and value is not None:
+            raise ThresholdsError(f"{origin}: unknown key {where!r}; known: {', '.join(sorted(map(str, base)))}")
+        if isinstance(base[key], dict):
             if not isinstance(value, dict):
-                raise ThresholdsError(f"{origin}: {where} must be a mapping")
+                raise ThresholdsError(f"{origin}: {where}: must be a mapping, got {value!r}")
             out[key] = _merge(base[key], value, origin, where + ".")
         elif key == "business_loss":
             out[key] = _business_loss(value, origin)
-        else:
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                raise ThresholdsError(f"{origin}: {where} must be a number, got {value!r}")
+        elif key == "version":
             out[key] = value
+        else:
+            out[key] = _leaf(value, origin, where)
     return out
+
+
+def _ordered(t: dict[str, Any], origin: str) -> None:
+    for low, high in ORDERED:
+        a, b = (t[low.split(".")[0]][low.split(".")[1]], t[high.split(".")[0]][high.split(".")[1]])
+        if a > b:
+            raise ThresholdsError(f"{origin}: {low}: {a:g} is above {high} {b:g}; the bounds are inverted")
 
 
 def _business_loss(value: Any, origin: str) -> dict[str, float] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise ThresholdsError(f"{origin}: business_loss must be a mapping")
+        raise ThresholdsError(f"{origin}: business_loss: must be a mapping")
     known = {"tolerated_error_increase", "budget", "requests", "cost_per_error"}
     if extra := set(value) - known:
-        raise ThresholdsError(f"{origin}: business_loss: unknown key {sorted(extra)[0]!r}; known: {', '.join(sorted(known))}")
+        raise ThresholdsError(f"{origin}: business_loss: unknown key {sorted(map(str, extra))[0]!r}; known: "
+                              f"{', '.join(sorted(known))}")
     for k, v in value.items():
-        if not isinstance(v, int | float) or isinstance(v, bool) or v <= 0:
-            raise ThresholdsError(f"{origin}: business_loss.{k} must be a positive number, got {v!r}")
+        if not _is_number(v) or not math.isfinite(v) or v <= 0:
+            raise ThresholdsError(f"{origin}: business_loss.{k}: must be a positive finite number, got {v!r}")
+    if value.get("tolerated_error_increase", 0) > 1:
+        raise ThresholdsError(f"{origin}: business_loss.tolerated_error_increase: "
+                              f"{value['tolerated_error_increase']!r} is out of range; an accuracy gap is at most 1")
     if "tolerated_error_increase" not in value and not {"budget", "requests", "cost_per_error"} <= set(value):
         raise ThresholdsError(f"{origin}: business_loss needs tolerated_error_increase, "
                               "or budget, requests and cost_per_error")
@@ -124,16 +175,21 @@ def load_thresholds(path: str | Path | None) -> dict[str, Any]:
     if not p.exists():
         return copy.deepcopy(DEFAULT_THRESHOLDS)
     try:
-        data = yaml.safe_load(p.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ThresholdsError(f"{p}: cannot read ({str(exc).splitlines()[0]})") from None
+        data = load_yaml(p)
+    except ConfigError as exc:
+        raise ThresholdsError(str(exc)) from None
+    except OSError as exc:
+        raise ThresholdsError(f"{p}: cannot read ({exc.strerror or exc})") from None
     if data is None:
         return copy.deepcopy(DEFAULT_THRESHOLDS)
     if not isinstance(data, dict):
         raise ThresholdsError(f"{p}: thresholds are a mapping")
-    if data.get("version", THRESHOLDS_VERSION) != THRESHOLDS_VERSION:
-        raise ThresholdsError(f"{p}: version {data.get('version')!r}, this judgecal reads {THRESHOLDS_VERSION}")
-    return _merge(DEFAULT_THRESHOLDS, data, str(p))
+    version = data.get("version", THRESHOLDS_VERSION)
+    if version != THRESHOLDS_VERSION or isinstance(version, bool):
+        raise ThresholdsError(f"{p}: version: version {version!r}, this judgecal reads {THRESHOLDS_VERSION}")
+    out = _merge(DEFAULT_THRESHOLDS, data, str(p))
+    _ordered(out, str(p))
+    return out
 
 
 def _fmt(x: float) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal.audit.probe import AuditConfig, JudgeInput
+from judgecal.data.names import rater_key
 from judgecal.data.store import Workspace
 from judgecal.stats import ppi, winrate
 
@@ -164,6 +165,7 @@ def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInpu
     verdicts when already computed (:func:`item_verdicts`)."""
     if verdicts is None:
         verdicts = {inp.judge: item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
+    verdicts = {rater_key(j): v for j, v in verdicts.items()}  # a stored judge named 'humans' cannot replace them
     raters = {HUMANS: truth, **verdicts}
     per = {r: rater_results(items, lab, cfg) for r, lab in raters.items()}
     out: dict[str, Any] = {"n_items": int(len(items)), "models": sorted(set(items["model_a"]) | set(items["model_b"])),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fnmatch import fnmatch
 from pathlib import Path
 
-import yaml
+from judgecal.data.yamlfile import ConfigError, load_yaml
 
 DEFAULT_FAMILIES: tuple[tuple[str, str], ...] = (
     ("gpt-*", "openai"),
@@ -43,18 +43,36 @@ def family_of(model: str | None, table: tuple[tuple[str, str], ...] = DEFAULT_FA
 
 
 class FamiliesError(ValueError):
-    pass
+    """A ``families.yaml`` that cannot be read or holds a bad entry: ``file: field: message``."""
+
+
+MAX_PATTERN_CHARS = 200
 
 
 def load_families(workspace: Path | None = None) -> tuple[tuple[str, str], ...]:
-    """The workspace's ``families.yaml`` patterns, then the defaults."""
+    """The workspace's ``families.yaml`` patterns, then the defaults. The file is UTF-8 YAML, a mapping
+    of non-empty pattern strings to non-empty family names, each key once
+    (:func:`judgecal.data.yamlfile.load_yaml`)."""
     path = workspace / "families.yaml" if workspace is not None else None
     if path is None or not path.exists():
         return DEFAULT_FAMILIES
     try:
-        data = yaml.safe_load(path.read_text("utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise FamiliesError(f"{path}: not valid YAML ({exc})") from None
-    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        data = load_yaml(path)
+    except ConfigError as exc:
+        raise FamiliesError(str(exc)) from None
+    except OSError as exc:
+        raise FamiliesError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if data is None:
+        return DEFAULT_FAMILIES
+    if not isinstance(data, dict):
         raise FamiliesError(f"{path}: expected a mapping of model-name patterns to family names")
+    for pattern, family in data.items():
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise FamiliesError(f"{path}: {pattern!r}: a pattern must be a non-empty string (quote it)")
+        if len(pattern) > MAX_PATTERN_CHARS:
+            raise FamiliesError(f"{path}: {pattern[:40]!r}...: a pattern is at most {MAX_PATTERN_CHARS} characters")
+        if not isinstance(family, str) or not family.strip():
+            raise FamiliesError(f"{path}: {pattern}: the family must be a non-empty string, got {family!r}")
+        if len(family) > MAX_PATTERN_CHARS:
+            raise FamiliesError(f"{path}: {pattern}: a family name is at most {MAX_PATTERN_CHARS} characters")
     return tuple(data.items()) + DEFAULT_FAMILIES

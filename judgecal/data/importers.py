@@ -38,7 +38,21 @@ PAIRWISE_FIELDS = {"id", "prompt", "response_a", "response_b", "model_a", "model
 POINTWISE_FIELDS = {"id", "prompt", "response", "model", "family", "reference", "human_labels", "human_spans",
                     "metadata"}
 SCORE_RANGE = (1, 10)
+MAX_ID_CHARS = 1_000  # an item id or an annotator's name: a key, shown in every table
 MAX_DEPTH = 64  # nesting levels a record may have (metadata is small; deeper is refused, never a crash)
+
+
+REQUIRED_TEXT = frozenset({"id", "prompt", "response_a", "response_b", "response", "item_id", "judge"})
+
+
+def not_a_file(path: Path) -> str:
+    """Why ``path``, which exists, is not a file to read: a folder, or a device, pipe or socket (a link
+    to ``/dev/zero`` never ends)."""
+    target = path.resolve()
+    if target.is_dir():
+        return "is a folder, not a file"
+    via = f" (a link to {target})" if path.is_symlink() else ""
+    return f"is not a regular file{via}: a device, pipe or socket is not read"
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,7 @@ class ImportResult:
     annotations: list[Annotation] = field(default_factory=list)
     spans: list[Span] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)  # item id -> line it came from
+    written: dict[str, int] = field(default_factory=dict)  # after the write: new items, annotations, spans
 
 
 def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
@@ -80,7 +95,7 @@ def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
     if not path.exists():
         return [], [Problem(f, None, None, "file does not exist")]
     if not path.is_file():
-        return [], [Problem(f, None, None, "is a folder, not a file")]
+        return [], [Problem(f, None, None, not_a_file(path))]
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
         return _jsonl_records(path, f)
@@ -102,7 +117,9 @@ def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
                              for n, r in enumerate(df.to_dict(orient="records"), start=1)], []
         rows = []
         for n, rec in raw:
-            clean = {k: v for k, v in rec.items() if not (v is None or (isinstance(v, float) and math.isnan(v)) or v == "")}
+            # an empty cell is an absent value, except in a required text column, where it is named as empty
+            clean = {k: v for k, v in rec.items() if not (v is None or (isinstance(v, float) and math.isnan(v))
+                                                          or (v == "" and k not in REQUIRED_TEXT))}
             for k in ("human_labels", "human_spans", "metadata"):
                 if isinstance(clean.get(k), str):
                     with contextlib.suppress(json.JSONDecodeError, RecursionError):
@@ -135,6 +152,8 @@ def _jsonl_records(path: Path, f: str) -> tuple[list[tuple[int, Any]], list[Prob
                 problems.append(Problem(f, n, None, f"bad JSON: {exc.msg} at column {exc.colno}"))
             except RecursionError:
                 problems.append(Problem(f, n, None, f"bad JSON: nested more than {MAX_DEPTH} levels deep"))
+            except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+                problems.append(Problem(f, n, None, f"bad JSON: {str(exc).splitlines()[0]}"))
     return out, problems
 
 
@@ -276,6 +295,9 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
             problems.append(Problem(f, n, "id", "must be a non-empty string or an integer"))
             continue
         item_id = str(raw_id)
+        if len(item_id) > MAX_ID_CHARS:
+            problems.append(Problem(f, n, "id", f"is {len(item_id):,} characters; the limit is {MAX_ID_CHARS:,}"))
+            continue
         if item_id in seen:
             problems.append(Problem(f, n, "id", f"duplicate id {item_id!r} (first on line {seen[item_id]})"))
             continue
@@ -305,11 +327,16 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
             problems.append(Problem(f, n, "human_labels", "must be an object of annotator -> label"))
             labels = {}
         for annotator, label in labels.items():
+            if len(str(annotator)) > MAX_ID_CHARS:
+                problems.append(Problem(f, n, "human_labels", f"an annotator's name is {len(str(annotator)):,} "
+                                        f"characters; the limit is {MAX_ID_CHARS:,}"))
+                continue
             if task == "pointwise":
                 label = _score(label)
-            if isinstance(label, bool) or label not in valid_labels:
+            if isinstance(label, bool | list | dict) or label not in valid_labels:
                 want = "A, B or tie" if task == "pairwise" else f"an integer {SCORE_RANGE[0]}-{SCORE_RANGE[1]}"
-                problems.append(Problem(f, n, f"human_labels.{annotator}", f"unknown label {label!r}; expected {want}"))
+                shown = repr(label) if len(repr(label)) <= 40 else repr(label)[:37] + "..."
+                problems.append(Problem(f, n, f"human_labels.{annotator}", f"unknown label {shown}; expected {want}"))
                 continue
             anns.append(Annotation(item_id, str(annotator), str(label), "AB", None, source, f"{source}/{item_id}/{annotator}"))
         if prompt is None or len(cands) != len(keys):
@@ -343,7 +370,14 @@ def import_file(
     # an id already stored is checked inside the write transaction: identical content is skipped,
     # other content refused (ItemConflictError), so concurrent imports cannot overwrite each other
     with ws.transaction() as tx:
-        ws.add_items(result.items, conn=tx, origins={i: f"{p}:{n}" for i, n in result.lines.items()})
+        def count(table: str) -> int:
+            return int(tx.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+        before = {"annotations": count("annotations"), "spans": count("spans")}
+        changed = ws.changed_annotations(result.annotations, conn=tx)
+        items = ws.add_items(result.items, conn=tx, origins={i: f"{p}:{n}" for i, n in result.lines.items()})
         ws.add_annotations(result.annotations, conn=tx)
         ws.add_spans(result.spans, conn=tx)
+        result.written = {"items": items, "annotations": count("annotations") - before["annotations"],
+                          "changed_annotations": changed, "spans": count("spans") - before["spans"]}
     return result

@@ -654,6 +654,20 @@ class Workspace:
         )
         return c.total_changes - before
 
+    def changed_annotations(self, anns: Iterable[Annotation], conn: sqlite3.Connection | None = None) -> int:
+        """How many of ``anns`` are stored (same item, annotator and source) with another label: what
+        :meth:`add_annotations` would replace."""
+        c = conn or self.conn
+        want = {(a.item_id, a.annotator, a.source): a.label for a in anns}
+        ids = sorted({k[0] for k in want})
+        changed = 0
+        for i in range(0, len(ids), 900):
+            chunk = ids[i : i + 900]
+            q = f"SELECT item_id, annotator, source, label FROM annotations WHERE item_id IN ({', '.join('?' for _ in chunk)})"
+            changed += sum(1 for item, who, src, label in c.execute(q, chunk)
+                           if (item, who, src) in want and want[(item, who, src)] != label)
+        return changed
+
     def annotations_frame(self) -> pd.DataFrame:
         return pd.read_sql_query(
             f"SELECT {', '.join(ANNOTATION_FIELDS)} FROM annotations ORDER BY rowid", self.conn

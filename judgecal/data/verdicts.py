@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.importers import MAX_TEXT_CHARS, ImportValidationError, Problem, _records
+from judgecal.data.names import reserved_name_problem
 from judgecal.data.records import ORDERS, VERDICTS, Judgment, Span, stable_hash, to_item_orientation
 from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
@@ -46,6 +47,13 @@ from judgecal.judges.spec import JudgeSpec
 
 VERDICT_VALUES: tuple[str, ...] = (*VERDICTS, "invalid")
 MAX_NAME_CHARS = 200
+# Ranges a record is checked against on the way in, so that every later sum, square and SQLite integer
+# stays finite: far beyond any real judge, far inside float64 and int64.
+MAX_SCORE = 1e6  # a score on any rubric's scale; squared and summed over millions of items, still finite
+MAX_SAMPLE = 1_000_000
+MAX_TOKENS = 10**12
+MAX_LATENCY_S = 1e7  # about 116 days
+MAX_COST_USD = 1e9
 # What two imports of the same key must agree on (created_at is the time of the import).
 COMPARED = ("spec_hash", "verdict", "score", "status", "raw", "p_a", "p_b", "p_tie", "prompt_tokens",
             "completion_tokens", "latency_s", "cost_usd")
@@ -65,6 +73,13 @@ def _name(v: Any) -> str:
     return v
 
 
+def _judge(v: Any) -> str:
+    name = _name(v)
+    if why := reserved_name_problem(name):
+        raise _Bad(why)
+    return name
+
+
 def _id(v: Any) -> str:
     if isinstance(v, bool) or not isinstance(v, (str, int)) or str(v).strip() == "":
         raise _Bad("must be a non-empty string or an integer")
@@ -80,6 +95,11 @@ def _raw(v: Any) -> str:
 
 
 def _number(v: Any) -> float:
+    if type(v) is int:
+        try:
+            float(v)
+        except OverflowError:  # beyond a float's reach; the ranges below catch what SQLite cannot hold
+            raise _Bad(f"a whole number of {len(str(abs(v)))} digits is out of range") from None
     if type(v) is float or type(v) is int:  # the common case, without the numbers.Real check
         if not math.isfinite(v):
             raise _Bad(f"must be a finite number, got {v}")
@@ -104,11 +124,32 @@ def _non_negative(v: Any) -> float:
     return x
 
 
-def _count(v: Any) -> int:
-    x = _non_negative(v)
-    if x != int(x):
-        raise _Bad(f"must be a whole number, got {x:g}")
-    return int(x)
+def _bounded(hi: float, what: str) -> Callable[[Any], float]:
+    """A number from 0 to ``hi``: what an audit can sum and SQLite can store (a 64-bit integer)."""
+    def check(v: Any) -> float:
+        x = _non_negative(v)
+        if x > hi:
+            raise _Bad(f"{x:g} is out of range; {what} is at most {hi:g}")
+        return x
+    return check
+
+
+def _whole(hi: int, what: str) -> Callable[[Any], int]:
+    bounded = _bounded(hi, what)
+
+    def check(v: Any) -> int:
+        x = bounded(v)
+        if x != int(x):
+            raise _Bad(f"must be a whole number, got {x:g}")
+        return int(x)
+    return check
+
+
+def _score(v: Any) -> float:
+    x = _number(v)
+    if abs(x) > MAX_SCORE:
+        raise _Bad(f"{x:g} is out of range; a score is a number from {-MAX_SCORE:g} to {MAX_SCORE:g}")
+    return x
 
 
 def _probability(v: Any) -> float:
@@ -128,10 +169,12 @@ def _choice(values: tuple[str, ...], what: str) -> Callable[[Any], str]:
 
 # Field -> checker. A new optional field (e.g. spans) is one more entry here and one in _judgment.
 FIELDS: dict[str, Callable[[Any], Any]] = {
-    "item_id": _id, "judge": _name, "verdict": _choice(VERDICT_VALUES, "verdict"), "score": _number,
-    "order": _choice(ORDERS, "order"), "sample": _count, "mutation": _name, "raw": _raw,
-    "p_a": _probability, "p_b": _probability, "p_tie": _probability, "prompt_tokens": _count,
-    "completion_tokens": _count, "latency_s": _non_negative, "cost_usd": _non_negative, "spans": lambda v: v,
+    "item_id": _id, "judge": _judge, "verdict": _choice(VERDICT_VALUES, "verdict"), "score": _score,
+    "order": _choice(ORDERS, "order"), "sample": _whole(MAX_SAMPLE, "a sample index"), "mutation": _name,
+    "raw": _raw, "p_a": _probability, "p_b": _probability, "p_tie": _probability,
+    "prompt_tokens": _whole(MAX_TOKENS, "a token count"), "completion_tokens": _whole(MAX_TOKENS, "a token count"),
+    "latency_s": _bounded(MAX_LATENCY_S, "a latency (seconds)"), "cost_usd": _bounded(MAX_COST_USD, "a cost (USD)"),
+    "spans": lambda v: v,
 }
 REQUIRED = ("item_id", "judge")
 DEFAULTS: dict[str, Any] = {"order": "AB", "sample": 0, "mutation": "none", "raw": ""}

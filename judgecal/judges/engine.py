@@ -22,6 +22,7 @@ from fnmatch import fnmatch
 
 from judgecal.data.records import Item, Judgment, Span, stable_hash, to_item_orientation
 from judgecal.data.store import RunOwner, Workspace
+from judgecal.inert import term
 from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError, redact
 from judgecal.judges.mutations import mutate
 from judgecal.judges.parse import expected_score, label_probs, parse_score, parse_verdict
@@ -129,7 +130,7 @@ class Engine:
         model = self.spec.call_identity()
         self._store_spec()
         if rubric.kind == "spans" and self.max_tokens < 32:
-            print(f"{self.judge}: max_tokens {self.max_tokens} leaves a span judge little room to quote "
+            print(f"{term(self.judge)}: max_tokens {self.max_tokens} leaves a span judge little room to quote "
                   "(quotes cut short end up unaligned); try --max-tokens 128", file=sys.stderr, flush=True)
         for item in items:
             item_orders = orders if item.task == "pairwise" and rubric.kind != "spans" else ("AB",)
@@ -217,7 +218,7 @@ class Engine:
     def notice(self, kind: str, message: str, stats: RunStats) -> None:
         """Say ``message`` on stderr once per run and ``kind``; every notice is kept in ``stats``."""
         if not any(n.startswith(f"[{kind}]") for n in stats.notices):
-            print(f"{self.judge}: {message}", file=sys.stderr, flush=True)
+            print(term(f"{self.judge}: {message}"), file=sys.stderr, flush=True)
         stats.notices.append(f"[{kind}] {message}")
 
     async def _call(self, call: Call, stats: RunStats) -> Judgment:
@@ -360,7 +361,7 @@ class _progress:
         self.bar.start()
         from rich.markup import escape
 
-        self.task = self.bar.add_task(escape(self.label), total=self.total, rate="")  # a name, never markup
+        self.task = self.bar.add_task(escape(term(self.label)), total=self.total, rate="")  # a name, never markup
         self.t0 = time.perf_counter()
         self.n = 0
 

@@ -6,11 +6,20 @@ Local backends cost nothing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
 
-import yaml
+from judgecal.data.yamlfile import ConfigError, load_yaml
+
+
+def _price(entry: object, path: Path, key: object, side: str) -> float:
+    """One price (USD per million tokens): a finite number, 0 or more."""
+    v = entry.get(side) if isinstance(entry, dict) else None
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not 0 <= v <= 1e6:
+        raise ConfigError(f"{path}: {key}.{side}: must be a price in USD per million tokens from 0 to 1e6, got {v!r}")
+    return float(v)
 
 DEFAULT_PRICES: dict[str, tuple[float, float]] = {
     "openai/gpt-4o-mini*": (0.15, 0.60),
@@ -45,7 +54,10 @@ class Prices:
 def load_prices(workspace: Path | None = None) -> Prices:
     prices = Prices()
     if workspace is not None and (workspace / "prices.yaml").exists():
-        data = yaml.safe_load((workspace / "prices.yaml").read_text("utf-8")) or {}
-        custom = {k: (float(v["input"]), float(v["output"])) for k, v in data.items()}
+        path = workspace / "prices.yaml"
+        data = load_yaml(path) or {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a mapping of <backend>/<model> patterns to {{input: X, output: Y}}")
+        custom = {str(k): (_price(v, path, k, "input"), _price(v, path, k, "output")) for k, v in data.items()}
         prices.table = {**custom, **prices.table}
     return prices

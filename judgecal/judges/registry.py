@@ -34,6 +34,25 @@ def split_name(judge: str) -> tuple[str, str]:
     return prefix, model
 
 
+# constructor arguments that are not spec options: the model is the judge's name, keys come from the
+# environment, a client object is for tests
+NOT_OPTIONS = frozenset({"self", "model", "api_key", "http_client"})
+
+
+def backend_options(prefix: str) -> frozenset[str] | None:
+    """The options a backend's spec may set (its constructor's keyword arguments), or ``None`` when
+    the backend is not one of :data:`BACKENDS` or takes any keyword (vLLM passes them to ``LLM``)."""
+    import inspect
+
+    if prefix not in BACKENDS:
+        return None
+    module, factory, _, _ = BACKENDS[prefix]
+    params = inspect.signature(getattr(importlib.import_module(module), factory).__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    return frozenset(params) - NOT_OPTIONS
+
+
 def make_backend(judge: str, **options: Any) -> Backend:
     """Instantiate the backend for ``judge`` (e.g. ``openai/gpt-4o-mini``, ``local/smollm2``)."""
     prefix, model = split_name(judge)

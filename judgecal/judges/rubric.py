@@ -23,9 +23,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from judgecal.data.records import Candidate, Item, stable_hash
+from judgecal.data.yamlfile import ConfigError, parse_yaml, read_text
 
 KINDS: tuple[str, ...] = ("pairwise", "pointwise", "spans")
 
@@ -206,18 +205,20 @@ def load_rubric(name_or_path: str) -> Rubric:
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") and p.exists():
         try:
-            text, origin = p.read_text("utf-8"), str(p)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RubricError(f"{p}: cannot read the rubric ({exc})") from None
+            text, origin = read_text(p), str(p)
+        except ConfigError as exc:
+            raise RubricError(str(exc)) from None
+        except OSError as exc:
+            raise RubricError(f"{p}: cannot read the rubric ({exc.strerror or exc})") from None
     else:
         res = resources.files("judgecal.rubrics").joinpath(f"{name_or_path}.yaml")
         if not res.is_file():
             raise RubricError(f"unknown rubric {name_or_path!r}; built-in: {', '.join(builtin_names())}")
         text, origin = res.read_text("utf-8"), f"rubrics/{name_or_path}.yaml"
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise RubricError(f"{origin}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        data = parse_yaml(text, origin)
+    except ConfigError as exc:
+        raise RubricError(str(exc)) from None
     if not isinstance(data, dict):
         raise RubricError(f"{origin}: a rubric is a mapping")
     return _from_dict(data, origin)

@@ -23,14 +23,17 @@ alpaca_eval configures its judges)::
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
-import yaml
-
+from judgecal.data.names import reserved_name_problem
 from judgecal.data.records import stable_hash
+from judgecal.data.yamlfile import ConfigError, parse_yaml, read_text
 
 SPEC_DIR = "judges"  # shipped specs: judgecal.rubrics/judges/<name>.yaml (rubrics/judges/ in the repository)
 # Backend options that change how a judge runs, never what it answers: passed on, not part of the spec.
@@ -103,6 +106,7 @@ class JudgeSpec:
         (name and content hash) filled in from what will actually run."""
         client = getattr(backend, "client", None)
         endpoint = str(getattr(client, "base_url", "") or "").rstrip("/") if client is not None else ""
+        endpoint = without_credentials(endpoint)  # e.g. from OPENAI_BASE_URL: never stored with a key
         options = tuple((k, v) for k, v in self.options if k != "base_url")  # the endpoint says it
         return replace(self, backend=backend.name, model=backend.model,
                        identity=str(getattr(backend, "identity", None) or backend.model), endpoint=endpoint,
@@ -119,12 +123,84 @@ def _fail(origin: str, field: str, what: str) -> SpecError:
     return SpecError(f"{origin}: field {field!r} {what}")
 
 
-def _number(v: Any, origin: str, field: str, lo: float, integer: bool) -> Any:
+# parameter -> (lowest, highest): what a backend accepts and the engine can plan for
+LIMITS = {"temperature": (0.0, 100.0), "max_tokens": (1, 1_000_000), "top_logprobs": (0, 100)}
+# a query parameter whose name says it carries a credential (``?api-key=``, ``?access_token=``, ``?sig=``)
+_SECRET_QUERY = re.compile(r"key|token|secret|passw|auth|sig|credential|session", re.IGNORECASE)
+
+
+def _number(v: Any, origin: str, field: str, lo: float, integer: bool, hi: float | None = None) -> Any:
     ok = isinstance(v, int) if integer else isinstance(v, (int, float))
-    if isinstance(v, bool) or not ok or v < lo:
-        kind = "an integer" if integer else "a number"
-        raise _fail(origin, field, f"must be {kind} >= {lo:g}, got {v!r}")
+    kind = "an integer" if integer else "a number"
+    if isinstance(v, bool) or not ok or not math.isfinite(v) or v < lo or (hi is not None and v > hi):
+        bounds = f">= {lo:g}" if hi is None else f"from {lo:g} to {hi:g}"
+        raise _fail(origin, field, f"must be {kind} {bounds}, got {v!r}")
     return int(v) if integer else float(v)
+
+
+def url_problem(url: Any) -> str | None:
+    """Why ``url`` cannot be a judge's server address, or ``None``: an ``http(s)://host[:port][/path]``
+    without credentials. A key in the address (``http://user:KEY@host``, ``?api-key=KEY``) would be
+    stored with the spec; keys come from the environment (``OPENAI_API_KEY``)."""
+    if not isinstance(url, str) or not url.strip():
+        return f"must be a URL such as http://127.0.0.1:8000/v1, got {url!r}"
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return f"{url!r} is not a URL (it holds spaces or control characters)"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{url!r} is not an http(s) URL with a host, such as http://127.0.0.1:8000/v1"
+    if port == 0:
+        return f"{url!r}: port 0 is not a server's port"
+    if parts.username is not None or parts.password is not None:
+        return "holds credentials (user:password@); give the key in OPENAI_API_KEY (or ANTHROPIC_API_KEY), never in the URL"
+    if any(_SECRET_QUERY.search(k) for k, _ in parse_qsl(parts.query, keep_blank_values=True)):
+        return "holds a credential in its query (?key=...); give the key in OPENAI_API_KEY, never in the URL"
+    if parts.fragment:
+        return f"{url!r}: a server address has no #fragment"
+    return None
+
+
+def without_credentials(url: str) -> str:
+    """``url`` without a user:password@ part and without query parameters named like credentials."""
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return ""
+    secret_query = any(_SECRET_QUERY.search(k) for k, _ in parse_qsl(parts.query, keep_blank_values=True))
+    if parts.username is None and parts.password is None and not secret_query:
+        return url  # unchanged, so the spec hash of a plain address never moves
+    if ":" in host:
+        host = f"[{host}]"
+    query = "&".join(f"{k}={v}" for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                     if not _SECRET_QUERY.search(k))
+    return parts._replace(netloc=host + port, query=query, fragment="").geturl()
+
+
+def _options(backend: str, options: dict[Any, Any], origin: str) -> None:
+    """Backend options: known to the backend, plain values, no secret, a base URL without credentials."""
+    from judgecal.judges.registry import backend_options
+
+    known = backend_options(backend)
+    for key, value in options.items():
+        if str(key).lower() in SECRET_OPTIONS:
+            raise _fail(origin, f"options.{key}", "is a secret: keys come from the environment, never from a spec")
+        if known is not None and key not in known:
+            raise _fail(origin, f"options.{key}", f"is not an option of backend {backend!r}; its options are "
+                        f"{', '.join(sorted(known)) or 'none'}")
+        if not isinstance(value, (str, int, float, bool)):
+            raise _fail(origin, f"options.{key}", "must be a string, number or boolean")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _fail(origin, f"options.{key}", f"must be a finite number, got {value}")
+        if key == "base_url" and (why := url_problem(value)):
+            raise _fail(origin, "options.base_url", why)
 
 
 def spec_from_dict(d: Any, origin: str, defaults: JudgeSpec | None = None) -> JudgeSpec:
@@ -140,6 +216,11 @@ def spec_from_dict(d: Any, origin: str, defaults: JudgeSpec | None = None) -> Ju
     for key in ("name", "rubric", "description"):
         if key in d and (not isinstance(d[key], str) or not d[key].strip()):
             raise _fail(origin, key, "must be a non-empty string")
+    for key in ("name", "backend", "model"):
+        if key in d and len(d[key]) > 200:
+            raise _fail(origin, key, f"is {len(d[key]):,} characters; the limit is 200")
+    if "name" in d and (why := reserved_name_problem(d["name"].strip())):
+        raise _fail(origin, "name", why)
     base = defaults or JudgeSpec(backend=d["backend"], model=d["model"])
     params = d.get("parameters") or {}
     if not isinstance(params, dict):
@@ -153,19 +234,18 @@ def spec_from_dict(d: Any, origin: str, defaults: JudgeSpec | None = None) -> Ju
     options = d.get("options") or {}
     if not isinstance(options, dict):
         raise _fail(origin, "options", "must be a mapping of backend options")
-    for key, value in options.items():
-        if str(key).lower() in SECRET_OPTIONS:
-            raise _fail(origin, f"options.{key}", "is a secret: keys come from the environment, never from a spec")
-        if not isinstance(value, (str, int, float, bool)):
-            raise _fail(origin, f"options.{key}", "must be a string, number or boolean")
+    _options(d["backend"].strip(), options, origin)
     run = tuple(sorted((str(k), v) for k, v in options.items() if k in RUN_OPTIONS))
     mt = params.get("max_tokens", base.max_tokens)  # None: the rubric's (resolve_judge)
     return JudgeSpec(
         backend=d["backend"].strip(), model=d["model"].strip(), rubric=d.get("rubric", base.rubric),
-        temperature=_number(params.get("temperature", base.temperature), origin, "parameters.temperature", 0, False),
-        max_tokens=None if mt is None else _number(mt, origin, "parameters.max_tokens", 1, True),
+        temperature=_number(params.get("temperature", base.temperature), origin, "parameters.temperature",
+                            LIMITS["temperature"][0], False, LIMITS["temperature"][1]),
+        max_tokens=None if mt is None else _number(mt, origin, "parameters.max_tokens", LIMITS["max_tokens"][0], True,
+                                                   LIMITS["max_tokens"][1]),
         logprobs=logprobs,
-        top_logprobs=_number(params.get("top_logprobs", base.top_logprobs), origin, "parameters.top_logprobs", 0, True),
+        top_logprobs=_number(params.get("top_logprobs", base.top_logprobs), origin, "parameters.top_logprobs",
+                             LIMITS["top_logprobs"][0], True, LIMITS["top_logprobs"][1]),
         options=tuple(sorted((str(k), v) for k, v in options.items() if k not in RUN_OPTIONS)),
         name=(d.get("name") or "").strip(), run_options=run, origin=origin,
     )
@@ -192,18 +272,20 @@ def load_spec(name_or_path: str, defaults: JudgeSpec | None = None) -> JudgeSpec
         if not p.is_file():
             raise SpecError(f"{p}: no such judge spec file")
         try:
-            text, origin, folder = p.read_text("utf-8"), str(p), p.parent
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpecError(f"{p}: cannot read the judge spec ({exc})") from None
+            text, origin, folder = read_text(p), str(p), p.parent
+        except ConfigError as exc:
+            raise SpecError(str(exc)) from None
+        except OSError as exc:
+            raise SpecError(f"{p}: cannot read the judge spec ({exc.strerror or exc})") from None
     else:
         res = resources.files("judgecal.rubrics").joinpath(SPEC_DIR, f"{name_or_path}.yaml")
         if not res.is_file():
             raise SpecError(f"unknown judge spec {name_or_path!r}; shipped: {', '.join(shipped_specs())}")
         text, origin, folder = res.read_text("utf-8"), f"rubrics/{SPEC_DIR}/{name_or_path}.yaml", None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{origin}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        data = parse_yaml(text, origin)
+    except ConfigError as exc:
+        raise SpecError(str(exc)) from None
     spec = spec_from_dict(data, origin, defaults)
     rubric = spec.rubric
     if folder is not None and rubric.endswith((".yaml", ".yml")) and not Path(rubric).is_absolute():
@@ -222,6 +304,8 @@ def resolve_judge(judge: str, *, rubric: str = "pairwise", temperature: float = 
 
     cli = JudgeSpec(backend="", model="", rubric=rubric, temperature=temperature, max_tokens=max_tokens,
                     logprobs=logprobs)
+    if base_url and (why := url_problem(base_url)):
+        raise SpecError(f"--base-url: {why}")
     if is_spec_reference(judge):
         spec = load_spec(judge, cli)
         if base_url:

@@ -3,9 +3,10 @@
 WeasyPrint renders in-process from the same template (CSS paged media: A4, page numbers and the
 configuration hash in the footer, verdicts and scores on page one, detail from page two). It runs no
 JavaScript and, with :func:`_no_fetch`, loads nothing from outside the document, so untrusted model
-text cannot make the renderer act; there is no browser process to start, sandbox or clean up.
-WeasyPrint needs the Pango and HarfBuzz system libraries (``make demo`` and ``make test`` install them on
-Debian when run as root); where they cannot be loaded, every command says so in one line (:class:`PdfError`).
+text cannot make the renderer act; names and model text reach it inert (:mod:`judgecal.inert`); there is no
+browser process to start, sandbox or clean up. WeasyPrint needs the Pango and HarfBuzz system libraries
+(``make demo`` and ``make test`` install them on Debian when run as root); where they cannot be loaded,
+every command says so in one line (:class:`PdfError`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from judgecal.inert import inert_tree
 from judgecal.report.write import json_safe, render_html
 
 #: What a Debian/Ubuntu machine installs for the renderer (the Makefile's ``pdf-libs`` installs the same).
@@ -53,7 +55,7 @@ def _no_fetch(url: str, *args: Any, **kwargs: Any) -> Any:
 def render_pdf(report: dict[str, Any]) -> bytes:
     """The trust report of ``report`` (an audit.json dict) as PDF bytes."""
     weasyprint = _renderer()
-    html = render_html(json_safe(report))
+    html = render_html(inert_tree(json_safe(report)))  # control characters shown escaped in the PDF's text
     return bytes(weasyprint.HTML(string=html, url_fetcher=_no_fetch, base_url=None).write_pdf())
 
 

@@ -3,7 +3,7 @@
 At 150 columns or more one table (every cell folds instead of being cut) when it fits; otherwise one block
 per judge (figures stacked one per line). Titles and definitions come from :mod:`judgecal.catalogue`, numbers in
 its format (three decimals, ``0.710 (0.680–0.740)``). Names are data: shown as :class:`rich.text.Text`,
-never read as markup.
+never read as markup, and inert (:func:`judgecal.inert.term`: escape sequences shown, never acted on).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from judgecal.catalogue import info
+from judgecal.inert import inert_tree, term
 from judgecal.report.view import report_view
 
 WIDE = 150
@@ -85,8 +86,8 @@ def print_summary(report: dict[str, Any], console: Console | None = None) -> Non
     from judgecal.audit.truth import describe
 
     console = console or Console()
-    view = report_view(report)
-    title = f"Judges against the human consensus ({report['settings']['consensus']}, 95% CI)"
+    view = inert_tree(report_view(report))  # names and reasons come from files and models
+    title = f"Judges against the human consensus ({term(report['settings']['consensus'])}, 95% CI)"
     if not view["judges"]:
         console.print(Text("no judge in this workspace yet: run `judgecal judge` or import verdicts"))
     elif console.width >= WIDE and _fits(table := _wide_table(view, title), console.width):
@@ -95,4 +96,4 @@ def print_summary(report: dict[str, Any], console: Console | None = None) -> Non
             _reasons(j, console)
     else:
         _stacked(view, console, title)
-    console.print(Text(f"truth: {describe(report['consensus'])}"))
+    console.print(Text(f"truth: {term(describe(report['consensus']))}"))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from judgecal.inert import term
 from judgecal.stability.runs import AXES, STABILITY_AXES, StabilityError
 
 
@@ -44,9 +46,36 @@ def _positive(text: str) -> float:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a number > 0")
+    if not 0 < v < math.inf:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number > 0")
     return v
+
+
+def _within(lo: float, hi: float, integer: bool = False) -> Callable[[str], Any]:
+    """A finite number from ``lo`` to ``hi`` (a whole one when ``integer``): a level a run can use."""
+    def check(text: str) -> Any:
+        try:
+            v: float = int(text) if integer else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'a whole number' if integer else 'a number'}") from None
+        if not lo <= v <= hi:  # NaN fails too
+            bounds = f"{lo} to {hi}" if integer else f"{lo:g} to {hi:g}"
+            raise argparse.ArgumentTypeError(f"{text} is not allowed; give {bounds}")
+        return v
+    return check
+
+
+def _at_most(count: Callable[[str], int], hi: int) -> Callable[[str], int]:
+    def check(text: str) -> int:
+        v = count(text)
+        if v > hi:
+            raise argparse.ArgumentTypeError(f"{v:,} is more than {hi:,}, the most one run takes")
+        return v
+    return check
+
+
+TEMPERATURE = _within(0, 100)
+SEED = _within(0, 2**31 - 1, integer=True)
 
 
 def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], count: Callable[[str], int]) -> None:
@@ -56,21 +85,21 @@ def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], coun
     r.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec file or a shipped spec name")
     r.add_argument("--axes", type=_axes, default=STABILITY_AXES,
                    help=f"comma list of {', '.join(AXES)} (default: all but judge)")
-    r.add_argument("--items", type=count, default=40, help="a seeded sample of this many items (default 40)")
+    r.add_argument("--items", type=_at_most(count, 10_000_000), default=40, help="a seeded sample of this many items (default 40)")
     r.add_argument("--source", help="only items from this source")
-    r.add_argument("--sample-seed", type=int, default=0)
+    r.add_argument("--sample-seed", type=SEED, default=0)
     r.add_argument("--consensus", default="ds", help="the stored human consensus to score against (default ds)")
     r.add_argument("--deterministic", action="store_true", help="greedy decoding, every seed set, no prefix reuse")
-    r.add_argument("--concurrency", type=count, default=2)
+    r.add_argument("--concurrency", type=_at_most(count, 4096), default=2)
     r.add_argument("--rubric", default="pairwise")
-    r.add_argument("--max-tokens", type=count, help="reply length (default: the rubric's, else 8)")
-    r.add_argument("--temperature", type=float, default=0.0, help="the base variant's temperature")
-    r.add_argument("--seeds", type=_csv(int), help="seed levels (default 1,2)")
-    r.add_argument("--temperatures", type=_csv(float), help="temperature levels (default 0.7,1.0)")
+    r.add_argument("--max-tokens", type=_at_most(count, 1_000_000), help="reply length (default: the rubric's, else 8)")
+    r.add_argument("--temperature", type=TEMPERATURE, default=0.0, help="the base variant's temperature")
+    r.add_argument("--seeds", type=_csv(SEED), help="seed levels (default 1,2)")
+    r.add_argument("--temperatures", type=_csv(TEMPERATURE), help="temperature levels (default 0.7,1.0)")
     r.add_argument("--mutations", type=_csv(str), help="mutation levels (default whitespace,instruction_after,"
                    "paraphrase,option_order)")
-    r.add_argument("--batch-sizes", type=_csv(int), help="llama.cpp n_batch levels (default 8,64)")
-    r.add_argument("--concurrencies", type=_csv(int), help="concurrency levels (default 1)")
+    r.add_argument("--batch-sizes", type=_csv(_within(1, 65536, integer=True)), help="llama.cpp n_batch levels (default 8,64)")
+    r.add_argument("--concurrencies", type=_csv(_within(1, 4096, integer=True)), help="concurrency levels (default 1)")
     r.add_argument("--judges", type=_csv(str), help="judge axis: other models on the same backend, e.g. "
                    "local/gemma3 (default: the other embedded judge); agreement is reported, not scored")
     r.add_argument("--quiet", action="store_true")
@@ -80,7 +109,7 @@ def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], coun
         g = ssub.add_parser(name, help=helptext)
         g.add_argument("--run", help="a run id (default: the latest run, of --judge when given)")
         g.add_argument("--judge", help="the latest run of this judge")
-        g.add_argument("--n-boot", type=count, default=1000)
+        g.add_argument("--n-boot", type=_at_most(count, 100_000), default=1000)
         g.add_argument("--out", help="report folder (default: <workspace>/reports)")
         g.add_argument("--threshold", type=_positive, help="points a headline figure may move (default 1.4)")
         g.add_argument("--tolerated-error-increase", type=_positive,
@@ -95,14 +124,14 @@ def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], coun
     i.add_argument("--consensus", help="score against this stored consensus (default: the file's, else ds)")
     e = ssub.add_parser("export-items", help="items + rendered prompts as JSONL for benchmarks/gpu_stability.py")
     e.add_argument("file")
-    e.add_argument("--items", type=count, default=100)
+    e.add_argument("--items", type=_at_most(count, 10_000_000), default=100)
     e.add_argument("--consensus", default="ds")
     e.add_argument("--rubric", default="pairwise")
     e.add_argument("--source")
     rp = ssub.add_parser("repeats", help="a stability run from a judge's stored repeated scores (e.g. "
                          "replay/prometheus/gpt-4's three scores per response)")
     rp.add_argument("--judge", required=True)
-    rp.add_argument("--scale", type=_csv(float), default=(1.0, 5.0), help="score range, e.g. 1,5")
+    rp.add_argument("--scale", type=_csv(_within(-1e6, 1e6)), default=(1.0, 5.0), help="score range, e.g. 1,5")
     for sp in ssub.choices.values():
         ws_arg(sp)
     p.set_defaults(func=cmd_stability)
@@ -183,7 +212,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
         if len(args.scale) != 2 or args.scale[1] <= args.scale[0]:
             raise StabilityError("--scale: give LOW,HIGH with LOW < HIGH, e.g. 1,5")
         res = score.repeats_run(ws, args.judge, scale=(args.scale[0], args.scale[1]))
-        print(f"stability run {res['run_id']}: {len(res['variants'])} repeats of {args.judge} stored")
+        print(f"stability run {res['run_id']}: {len(res['variants'])} repeats of {term(args.judge)} stored")
         return 0
     run = _pick_run(ws, args)
     out = Path(args.out) if args.out else ws.reports_dir
@@ -195,7 +224,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
         if args.json:
             print(score.dumps({**report, "report": str(md)}))
             return code
-        print(f"{run['judge']} (run {run['run_id']}): guard {report['status']} at {threshold:g} points; "
+        print(f"{term(run['judge'])} (run {run['run_id']}): guard {report['status']} at {threshold:g} points; "
               f"{len(report['violations'])} variant(s) over it. Report: {md}")
         for c in report["violations"]:
             moves = ", ".join(f"{m['figure']} {m['shift_pp']:+.2f}" for m in c["moves"])
@@ -207,7 +236,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
     if args.json:
         print(score.dumps(summary))
         return 0
-    print(f"{run['judge']} (run {run['run_id']}, {summary['n_items']} items, {len(summary['variants'])} variants, "
+    print(f"{term(run['judge'])} (run {run['run_id']}, {summary['n_items']} items, {len(summary['variants'])} variants, "
           f"{summary['calls']['paid']} of {summary['calls']['planned']} calls paid)")
     for name, r in summary["figures"].items():
         if r["sigma_pp"] is None:
@@ -216,7 +245,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
         lo, hi = r["score_ci"]
         moved = (f"largest shift {top['shift_pp']:+.2f} pp ({summary['variants'][top['variant']]['name']}); top axis "
                  f"{r['decomposition']['top_axis']}") if r["decomposition"]["top_axis"] else "no variant moved it"
-        print(f"  {name:<32} sigma {r['sigma_pp']:6.2f} pp  score {r['score']:5.1f} [{lo:.1f}, {hi:.1f}]  {moved}")
+        print(f"  {term(name):<32} sigma {r['sigma_pp']:6.2f} pp  score {r['score']:5.1f} [{lo:.1f}, {hi:.1f}]  {moved}")
     if all(r["sigma_pp"] is None for r in summary["figures"].values()):
         print("  no Stability Score: the run holds no variant of the judge itself (another judge is a "
               "reference, kept out of sigma); add --axes seed,temperature,mutation,...")
@@ -225,6 +254,6 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
               f"({'within' if c['within_tolerance'] else 'outside'} {c['tolerance_pp']:g}), "
               f"item agreement {_share(c.get('item_agreement'))}")
     for c in summary["cross_judge"]:
-        print(cross_judge_line(c))
+        print(term(cross_judge_line(c)))
     print(f"wrote {out / 'stability.json'}")
     return 0

@@ -1,0 +1,25 @@
+"""Names people give raters (judges, specs) against the keys judgecal itself uses beside them.
+
+The audit keys a model's win rates by rater: ``humans`` (the human consensus) beside every judge, and
+the explorer sets ``chance`` beside them. A judge named ``humans`` would replace the human reference.
+Such a name is refused where it enters (a judge spec's ``name``, an imported verdict's ``judge``), and a
+stored one that collides (from an older workspace) is shown namespaced (:func:`rater_key`).
+"""
+
+from __future__ import annotations
+
+RESERVED_RATERS = frozenset({"humans", "chance", "consensus", "truth"})
+
+
+def reserved_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a judge, or ``None``."""
+    if name.strip().lower() in RESERVED_RATERS:
+        return (f"{name!r} is a reserved name ({', '.join(sorted(RESERVED_RATERS))} stand for the humans and "
+                "references beside every judge); name the judge otherwise")
+    return None
+
+
+def rater_key(judge: str) -> str:
+    """The key a judge is listed under beside the reserved ones: its name, or ``judge:<name>`` when that
+    name is reserved."""
+    return f"judge:{judge}" if judge.strip().lower() in RESERVED_RATERS else judge

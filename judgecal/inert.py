@@ -1,0 +1,73 @@
+"""Untrusted text made inert at an output boundary: terminals, PDF text and CSV downloads.
+
+Names of judges, models, annotators, specs and items, and the text of model outputs, come from files
+and models. Shown raw they can act: an ANSI/OSC escape clears a terminal or plants a hyperlink, a
+bidirectional override reorders what a reader sees, a CSV cell starting with ``=`` runs as a formula in
+a spreadsheet. Every surface that shows such text passes it through here, once, where it leaves:
+
+- :func:`term`: C0 and C1 control characters, DEL and the bidirectional controls are shown escaped
+  (``\\x1b``, ``\\u202e``), so ``ESC]8;;…`` prints as text; a backslash stays a backslash.
+  ``keep_lines=True`` keeps newlines and tabs (multi-line messages and model text).
+- :func:`inert_tree`: :func:`term` over every string (keys too) of a JSON-like tree.
+- :func:`csv_cell` / :func:`csv_frame`: a text cell starting with ``= + - @`` (or a tab or carriage
+  return, which spreadsheets skip before reading a formula) gets a leading ``'``, as OWASP's CSV
+  injection guidance says, unless the text is just a number; control characters are escaped as for a
+  terminal. Numbers stay numbers.
+
+HTML is escaped by the templates' autoescaping and is not handled here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# C0 controls, DEL, C1 controls, and the Unicode bidirectional embeddings, overrides and isolates
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def term(text: Any, keep_lines: bool = False) -> str:
+    """``text`` as a string whose control characters are shown escaped (never acted on)."""
+    s = text if isinstance(text, str) else str(text)
+    return (_CONTROL_KEEP_LINES if keep_lines else _CONTROL).sub(_escape, s)
+
+
+def inert_tree(obj: Any) -> Any:
+    """Every string of a JSON-like tree (dict keys included) through :func:`term`, newlines kept."""
+    if isinstance(obj, str):
+        return term(obj, keep_lines=True)
+    if isinstance(obj, dict):
+        return {(term(k, keep_lines=True) if isinstance(k, str) else k): inert_tree(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [inert_tree(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(inert_tree(v) for v in obj)
+    return obj
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell for a CSV download: text made inert (see the module docstring), anything else unchanged. A
+    text that is just a number (``-0.25``, ``+3``, ``1e-5``) is left as it is: a spreadsheet reads it as
+    that number, never as a formula."""
+    if not isinstance(value, str):
+        return value
+    s = term(value, keep_lines=True)
+    return "'" + s if s.startswith(FORMULA_PREFIXES) and not _NUMBER.fullmatch(s) else s
+
+
+def csv_frame(frame: Any) -> Any:
+    """A copy of a pandas frame ready for ``to_csv``: every text cell and column name through :func:`csv_cell`."""
+    out = frame.copy()
+    out.columns = [csv_cell(str(c)) for c in out.columns]
+    for i, dtype in enumerate(out.dtypes):
+        if str(dtype) in ("object", "string", "str"):
+            out.isetitem(i, out.iloc[:, i].map(csv_cell))
+    return out
