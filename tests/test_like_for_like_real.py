@@ -5,8 +5,8 @@ explained as subjective rather than blamed on a judge."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 from itertools import combinations
 
 import numpy as np

@@ -12,9 +12,8 @@ def test_fast_validation_passes():
     assert len(probes) == 14  # 7 planted effects + 7 silent metrics at null
     assert {c["scenario"] for c in probes} == {s.name for s in SCENARIOS}
     # the model-level and decision statistics (judgecal.audit.validate_stats)
-    from judgecal.stability.scenario import AXES
-
     from judgecal.audit.validate_like import TARGETS
+    from judgecal.stability.scenario import AXES
 
     assert {c["scenario"] for c in res["checks"]} - {c["scenario"] for c in probes} == {
         "models", "selective", "alt_test", "calibration"} | {f"instability:{a}" for a in AXES} | {
