@@ -226,5 +226,8 @@ def test_html_plots_a_pointwise_judges_weighted_kappa_without_a_common_line(mixe
     wk = plots[info("weighted_kappa").title]
     assert "acme/likert-judge" in wk["svg"] and "acme/pair-judge" not in wk["svg"]  # judges with that figure only
     assert "Dashed line" not in wk["note"] and "its own items" in wk["note"]
-    assert "Dashed line: the humans' κ with each other" in plots[info("cohen_kappa").title]["note"]
+    # κ against the consensus: no humans' line (Fleiss' κ is another definition); the like-for-like figure
+    # draws each judge's own reference on its row
+    ck = plots[info("cohen_kappa").title]
+    assert "Dashed line" not in ck["note"] and "other definitions" in ck["note"] and "row-ref" not in ck["svg"]
     assert unescape(wk["note"]) in unescape(render_html(mixed))

@@ -3,17 +3,27 @@
 The rules read the audit's own figures against thresholds kept in a versioned ``thresholds.yaml``
 (``<workspace>/thresholds.yaml`` overrides the defaults below, key by key):
 
-- agreement: Cohen's κ with the human consensus (a pointwise judge on an ordinal scale: the
-  quadratic-weighted κ named by its ``pointwise.kappa``, beside the annotators' own on its items);
-  below ``kappa.not_aligned_below`` the judge is not
-  aligned, below ``kappa.aligned_at_least`` it needs caution. When the humans' own agreement with each
-  other is known, the gap ``κ_humans − κ_judge`` is read against ``kappa_gap`` too.
-- accuracy gap: ``accuracy_humans − accuracy_judge`` (the humans' accuracy being the leave-one-out
-  agreement of an annotator with the others) against ``accuracy_gap``; the largest acceptable gap can
-  instead come from the business-loss backcalculation (``business_loss``): a tolerated error increase
-  ``Δε`` (given, or ``budget / (requests × cost_per_error)``) is the largest gap one accepts.
-- biases: a flag counts only when it is significant (BH q < α) *and* its effect is at least the effect
-  of interest; a severe one (``position.not_aligned_beyond``: the judge picks one position in more than
+- agreement, like with like (``reference.like_for_like`` of the audit entry, :mod:`judgecal.stats.reference`;
+  ``reference`` picks ``pairwise`` or ``leave_one_out``): the judge's κ with the annotators beside theirs with
+  each other on the same items. The gap ``κ_humans − κ_judge`` counts against ``kappa_gap`` only when its
+  paired interval excludes 0; otherwise the judge "agrees with people as well as they agree with each
+  other". A judge whose κ interval reaches 0 (a rater always giving one label gets κ 0) is never aligned.
+  The κ bands then describe the humans: below ``kappa.not_aligned_below`` the task is subjective (a
+  caution that says no single rater, human or model, is reliable there). Agreement (raw) beside the
+  annotators', chance and the trivial rater, against ``accuracy_gap`` (or the business-loss bound).
+  ``human_likeness`` in the verdict names the class (human-like / super-consistent / below the humans), with
+  the Judge's Verdict κ z-score class and the alternative annotator test beside it (three or more annotators).
+- without two annotators: Cohen's κ with the human consensus (a pointwise judge on an ordinal scale: the
+  quadratic-weighted κ named by its ``pointwise.kappa``, beside the annotators' own on its items) against
+  ``kappa``, the gap to the humans' κ against ``kappa_gap``, and the accuracy gap
+  ``accuracy_humans − accuracy_judge`` (an annotator's leave-one-out accuracy) against ``accuracy_gap``; the
+  largest acceptable gap can instead come from the business-loss backcalculation (``business_loss``): a
+  tolerated error increase ``Δε`` (given, or ``budget / (requests × cost_per_error)``) is the largest gap
+  one accepts.
+- span judges: the chance-corrected span score (``span_score``), never aligned unless clearly above the best
+  trivial marker (:func:`judgecal.stats.spans.span_reference`); ``span_f1_ratio`` without the texts.
+- biases: a flag counts only when it is significant (BH q < α) *and* its interval reaches the effect of
+  interest; an interval pinned at the null reads "no sign of bias"; a severe one (``position.not_aligned_beyond``: the judge picks one position in more than
   that share of decisive verdicts) makes the judge not aligned.
 - invalid answers: ``invalid_rate`` against its thresholds.
 - too little evidence (fewer items with a human label than ``min_items``) is a caution, never "aligned".
@@ -239,8 +249,8 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
                 "picks the response shown" in r for _, r in reasons):
             continue
         if flag.endswith(":underpowered"):
-            reasons.append((1, f"{flag.split(':')[0].replace('_', ' ')}: too few items to rule out an effect of "
-                               f"{effect_of_interest:.0%}"))
+            reasons.append((1, f"{flag.split(':')[0].replace('_', ' ')}: not significant, but its interval still "
+                               f"holds an effect of {effect_of_interest:.0%}: too few items to rule it out"))
         elif flag in FLAG_WORDS:
             reasons.append((1, FLAG_WORDS[flag]))
     reasons += _no_sign_reasons(entry)

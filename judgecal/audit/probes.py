@@ -13,6 +13,12 @@ Tests (two-sided; ``p`` tests ``estimate = null_value``):
   p-value ``min(1, k p)``, so picking the worst does not inflate its significance.
 
 Descriptive metrics (accuracy, macro-F1, kappa, rates with no null) carry no test.
+
+Flags: significant after Benjamini–Hochberg *and* an interval that reaches the effect of interest away from
+the null (a bias of exactly that size is then found in most seeds; a significant effect whose interval stops
+short of it is negligible). ``<probe>:underpowered``: not significant while the interval still holds the
+effect of interest on either side; an interval pinned at the null (no discordant pair, zero variance) is
+evidence of no effect and raises nothing.
 """
 
 from __future__ import annotations
