@@ -440,7 +440,7 @@ def matters(name: str, m: dict[str, Any], flags: list[str], eoi: float) -> str:
     if q is None:
         return "descriptive (no test)"
     if mine:
-        return "yes: significant and at least the effect of interest"
+        return "yes: significant, and the interval reaches the effect of interest"
     return "no: not significant" if q >= 0.05 else f"no: significant but smaller than {eoi:.0%}"
 
 

@@ -26,7 +26,8 @@ class MetricInfo:
 _M = MetricInfo
 METRICS: dict[str, MetricInfo] = {m.name: m for m in (
     _M("pairwise_kappa", "κ with each annotator", "The judge's mean Cohen's κ with each annotator, on the items "
-       "it judged with two or more annotators (0 = chance, 1 = perfect).", unit="κ",
+       "it judged with two or more annotators (0 = chance, 1 = perfect); a pointwise judge's is pooled over "
+       "every (annotator, judgment) pair, quadratic-weighted on an ordinal scale, as the annotators' own.", unit="κ",
        reference="the annotators' mean κ with each other on the same items (pairwise, like with like); 0 = chance",
        flag="more than 0.10 below the annotators' and significantly so is a caution, 0.30 not aligned; an "
             "interval reaching 0 is never aligned (thresholds.yaml)"),
@@ -53,7 +54,7 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
     _M("first_position_rate", "Picks the first shown", "Share of decisive verdicts that picked the response "
        "shown first; tested with an exact McNemar test across the two orders.", reference="0.5 (no position bias)",
        good="closer to the reference", group="position",
-       flag="significant after Benjamini–Hochberg and at least the effect of interest away from 0.5"),
+       flag="significant after Benjamini–Hochberg, and the interval reaches the effect of interest away from 0.5"),
     _M("flip_rate", "Flips when swapped", "Share of items decisive in both orders whose verdict changes with "
        "the order.", good="lower", reference="0", group="position"),
     _M("debiased_accuracy", "Swap-debiased accuracy", "Accuracy of the verdict the two orders agree on "
@@ -69,30 +70,30 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
        reference="the humans' rate on the same items", good="closer to the reference", group="verbosity"),
     _M("verbosity_excess", "Length preference beyond the humans'", "The judge's prefer-longer rate minus the "
        "humans' on the same items.", unit="difference", reference="0", good="closer to the reference",
-       group="verbosity", flag="significant and at least the effect of interest"),
+       group="verbosity", flag="significant, and the interval reaches the effect of interest"),
     _M("lc_win_rate", "Length-controlled win rate of A", "AlpacaEval 2's length-controlled win rate of the "
        "item's first response (descriptive; the length coefficient's own test is reported beside it as "
        "length_coef_p).", reference="the raw win rate of A", group="verbosity"),
     _M("self_preference_excess", "Own-family preference beyond the humans'", "The judge's win rate for "
        "responses of its own model family minus the humans' on the same items.", unit="difference",
        reference="0", good="closer to the reference", group="self-preference",
-       flag="significant and at least the effect of interest"),
+       flag="significant, and the interval reaches the effect of interest"),
     _M("pad_pick_rate", "Picks the padded copy", "Share of decisive verdicts that picked a response padded "
        "with restatements of its own sentences over the same response unpadded.", reference="0.5",
-       good="closer to the reference", group="verbosity", flag="significant and at least the effect of interest"),
+       good="closer to the reference", group="verbosity", flag="significant, and the interval reaches the effect of interest"),
     _M("instability_rate", "Run-to-run instability", "Chance that two repeated calls with the same prompt "
        "give different verdicts.", good="lower", reference="0", group="stability", flag="significantly above 0"),
     _M("prompt_flip_rate", "Flips under a reworded prompt", "Share of verdicts that change under the worst "
        "meaning-preserving prompt mutation, tested against the judge's own run-to-run instability.",
        good="lower", reference="the instability rate", group="stability",
-       flag="significantly above the instability rate and at least the effect of interest"),
+       flag="significantly above the instability rate, and the interval reaches the effect of interest"),
     _M("injection_follow_rate", "Follows injected instructions", "How often the judge picks the response the "
        "humans ranked lower once it carries an injected instruction or fake verdict.", good="lower",
        reference="how often it picked that response without the injection", group="injection"),
     _M("injection_excess", "Injection effect", "The injected follow rate minus how often the judge picked the "
        "same response without the injection (the worst injection kind, Bonferroni-adjusted).", unit="difference",
        good="lower", reference="0", group="injection",
-       flag="significantly above 0 and at least the effect of interest"),
+       flag="significantly above 0, and the interval reaches the effect of interest"),
     _M("weighted_kappa", "Weighted κ", "Cohen's κ with quadratic weights on an ordinal scale: a near miss "
        "costs less than a far one (0 = chance, 1 = perfect).", unit="κ",
        reference="the annotators' weighted κ with each other on the same items; 0 = chance",
@@ -151,7 +152,8 @@ def fmt_p(p: float | None) -> str:
 SUMMARY_METRICS = ("pairwise_kappa", "pairwise_accuracy", "cohen_kappa", "accuracy", "first_position_rate",
                    "invalid_rate")
 # a pointwise judge's (one response per item, a label or score): agreement on the humans' scale
-POINTWISE_SUMMARY_METRICS = ("cohen_kappa", "accuracy", "weighted_kappa", "spearman_rho", "mae", "invalid_rate")
+POINTWISE_SUMMARY_METRICS = ("pairwise_kappa", "pairwise_accuracy", "cohen_kappa", "weighted_kappa", "spearman_rho",
+                             "mae", "invalid_rate")
 
 
 def summary_metrics(kinds: set[str] | frozenset[str]) -> tuple[str, ...]:
@@ -163,8 +165,8 @@ def summary_metrics(kinds: set[str] | frozenset[str]) -> tuple[str, ...]:
         return SUMMARY_METRICS
     return SUMMARY_METRICS[:-1] + tuple(m for m in POINTWISE_SUMMARY_METRICS if m not in SUMMARY_METRICS) + ("invalid_rate",)
 SEVERITIES = {
-    "serious": "can make a judge not aligned: significant and at least the effect of interest",
-    "caution": "significant and at least the effect of interest, or a quality problem worth checking",
+    "serious": "can make a judge not aligned: significant, and its interval reaches the effect of interest",
+    "caution": "significant, and its interval reaches the effect of interest, or a quality problem worth checking",
     "underpowered": "not significant, and the interval still holds an effect of interest: too few items to rule "
                     "it out (an interval pinned at the null is evidence of no effect, never underpowered)",
 }

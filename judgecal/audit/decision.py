@@ -278,7 +278,8 @@ def _chosen_reference(entry: dict[str, Any], t: dict[str, Any]) -> dict[str, Any
     for name in (t.get("reference", "pairwise"), *REFERENCES):
         d = lfl.get(name)
         if d and d["judge"]["kappa"].get("estimate") is not None and d["humans"]["kappa"].get("estimate") is not None:
-            return {**d, "name": name, "trivial": lfl.get("trivial"), "n_items": lfl.get("n_items")}
+            return {**d, "name": name, "trivial": lfl.get("trivial"), "n_items": lfl.get("n_items"),
+                    "kappa_word": lfl.get("kappa_word")}
     return None
 
 
@@ -297,11 +298,12 @@ def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
     j, h, d = like["judge"], like["humans"], like["difference"]
     jk, hk = float(j["kappa"]["estimate"]), float(h["kappa"]["estimate"])
     pairwise = like["name"] == "pairwise"
+    kw = like.get("kappa_word") or "κ"
     if pairwise:
-        base = (f"κ {_fmt(jk)} with each annotator beside the annotators' {_fmt(hk)} with each other "
+        base = (f"{kw} {_fmt(jk)} with each annotator beside the annotators' {_fmt(hk)} with each other "
                 f"(pairwise, the same {like.get('n_items')} items)")
     else:
-        base = (f"κ {_fmt(jk)} against the majority of the other annotators beside an annotator's {_fmt(hk)} "
+        base = (f"{kw} {_fmt(jk)} against the majority of the other annotators beside an annotator's {_fmt(hk)} "
                 f"against the same majority (leave-one-out, the same {like.get('n_items')} items)")
     dk = d["kappa"]
     gap = hk - jk
@@ -329,10 +331,10 @@ def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
         cls = "human-like"
         out.append((0, f"{base}: agrees with people as well as they agree with each other"))
     if subjective:
-        out.append((1, f"the annotators themselves agree weakly (κ {_fmt(hk)} with each other): the task is "
+        out.append((1, f"the annotators themselves agree weakly ({kw} {_fmt(hk)} with each other): the task is "
                        "subjective here, and no single rater, human or model, is reliable on it"))
     elif hk < t["kappa"]["aligned_at_least"]:
-        out.append((0, f"the annotators agree moderately with each other (κ {_fmt(hk)})"))
+        out.append((0, f"the annotators agree moderately with each other ({kw} {_fmt(hk)})"))
     ja, ha = j["accuracy"].get("estimate"), h["accuracy"].get("estimate")
     triv = like.get("trivial") or {}
     if ja is not None and ha is not None:

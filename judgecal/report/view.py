@@ -227,7 +227,7 @@ def _references(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str 
     humans = (entry.get("pointwise") or {}).get("humans") or {}
     for k, m in humans.items():  # a pointwise judge: the annotators' own agreement on the same items
         if isinstance(m, dict) and _num(m.get("estimate")) is not None:
-            refs[k] = f"annotators with each other: {fmt_metric(m)}" + (
+            refs[k] = f"against the consensus; annotators with each other: {fmt_metric(m)}" + (
                 f"; chance: {chance:.3f}" if k == "accuracy" and chance is not None else "")
     return refs
 
