@@ -68,12 +68,15 @@ def humans_row(h: dict[str, Any]) -> dict[str, Any]:
     measured" when one annotator labelled each item (nobody to agree with, where it read "undefined")."""
     several = (h.get("n_annotators") or 0) > 1
     return {"judge": "humans with each other",
-            "accuracy": fmt_m(h.get("loo_accuracy")) if several else "not measured (one annotator)",
-            "macro F1": "n/a", "κ": fmt_m(h.get("fleiss_kappa")) if several else "not measured (one annotator)",
+            "accuracy": f"{fmt_m(h.get('loo_accuracy'))} {ANOTHER_LOO}" if several else "not measured (one annotator)",
+            "macro F1": "n/a",
+            "κ": f"{fmt_m(h.get('fleiss_kappa'))} {ANOTHER_FLEISS}" if several else "not measured (one annotator)",
             "chance accuracy": "n/a", "items with a human label": int(h.get("n_items") or 0)}
 
 
 LIKE_KAPPA, LIKE_HUMANS = "κ with each annotator", "annotators with each other (same items, same way)"
+ANOTHER_FLEISS = "(Fleiss' κ among them: another definition than a judge's κ with the consensus)"
+ANOTHER_LOO = "(leave-one-out: another definition than a judge's accuracy against the consensus)"
 LIKE_CAPTION = ("Like with like: a judge's κ with each annotator is read beside the annotators' κ with each other, "
                 "measured the same way (pairwise mean Cohen's κ) on the same items. κ with the consensus is another "
                 "definition: a consensus of several people is less noisy than one person, so it is not compared with "
@@ -144,10 +147,10 @@ def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
     if h:
         rows.append({"judge": "humans (reference)", "verdict": "reference",
                      "Alignment Score": "1 (by definition)", "Stability Score": "not measured",
-                     "κ with the humans": fmt_m(h.get("fleiss_kappa")) if (h.get("n_annotators") or 0) > 1
-                     else "not measured (one annotator)",
+                     "κ with the humans": f"{fmt_m(h.get('fleiss_kappa'))} {ANOTHER_FLEISS}"
+                     if (h.get("n_annotators") or 0) > 1 else "not measured (one annotator)",
                      LIKE_KAPPA: "in each judge's row", LIKE_HUMANS: "in each judge's row",
-                     "accuracy": fmt_m(h.get("loo_accuracy")) if (h.get("n_annotators") or 0) > 1
+                     "accuracy": f"{fmt_m(h.get('loo_accuracy'))} {ANOTHER_LOO}" if (h.get("n_annotators") or 0) > 1
                      else "not measured (one annotator)",
                      "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.get("n_items") or 0),
                      "reasons": f"{h.get('n_annotators')} annotators on {h.get('n_items')} items; κ is their Fleiss' κ, "

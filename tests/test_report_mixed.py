@@ -199,7 +199,9 @@ def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  #
     assert rows.loc["acme/likert-judge", "κ with the humans"] == f"{fmt_metric(likert['metrics']['weighted_kappa'])}, weighted"
     pair = mixed["judges"]["acme/pair-judge"]
     assert rows.loc["acme/pair-judge", "κ with the humans"] == fmt_metric(pair["metrics"].get("cohen_kappa"))
-    assert rows.loc["humans (reference)", "κ with the humans"] == fmt_metric(mixed["humans"]["fleiss_kappa"])
+    assert rows.loc["humans (reference)", "κ with the humans"] == (
+        f"{fmt_metric(mixed['humans']['fleiss_kappa'])} (Fleiss' κ among them: another definition than a judge's "
+        "κ with the consensus)")
     one = {**mixed, "humans": {**mixed["humans"], "n_annotators": 1}}
     assert trust_table(one).set_index("judge").loc["humans (reference)", "κ with the humans"] == \
         "not measured (one annotator)"
@@ -211,8 +213,8 @@ def test_judges_page_humans_row_with_one_annotator_is_not_measured(mixed):  # ty
     from judgecal.catalogue import fmt_metric
 
     row = humans_row(mixed["humans"])
-    assert row["κ"] == fmt_metric(mixed["humans"]["fleiss_kappa"])
-    assert row["accuracy"] == fmt_metric(mixed["humans"]["loo_accuracy"])
+    assert row["κ"].startswith(fmt_metric(mixed["humans"]["fleiss_kappa"]) + " (Fleiss' κ among them: another")
+    assert row["accuracy"].startswith(fmt_metric(mixed["humans"]["loo_accuracy"]) + " (leave-one-out: another")
     one = humans_row({**mixed["humans"], "n_annotators": 1,
                       "fleiss_kappa": {"estimate": None}, "loo_accuracy": {"estimate": None}})
     assert one["κ"] == one["accuracy"] == "not measured (one annotator)"
