@@ -68,9 +68,62 @@ def humans_row(h: dict[str, Any]) -> dict[str, Any]:
     measured" when one annotator labelled each item (nobody to agree with, where it read "undefined")."""
     several = (h.get("n_annotators") or 0) > 1
     return {"judge": "humans with each other",
-            "accuracy": fmt_m(h.get("loo_accuracy")) if several else "not measured (one annotator)",
-            "macro F1": "n/a", "κ": fmt_m(h.get("fleiss_kappa")) if several else "not measured (one annotator)",
+            "accuracy": f"{fmt_m(h.get('loo_accuracy'))} {ANOTHER_LOO}" if several else "not measured (one annotator)",
+            "macro F1": "n/a",
+            "κ": f"{fmt_m(h.get('fleiss_kappa'))} {ANOTHER_FLEISS}" if several else "not measured (one annotator)",
             "chance accuracy": "n/a", "items with a human label": int(h.get("n_items") or 0)}
+
+
+LIKE_KAPPA, LIKE_HUMANS = "κ with each annotator", "annotators with each other (same items, same way)"
+ANOTHER_FLEISS = "(Fleiss' κ among them: another definition than a judge's κ with the consensus)"
+ANOTHER_LOO = "(leave-one-out: another definition than a judge's accuracy against the consensus)"
+LIKE_CAPTION = ("Like with like: a judge's κ with each annotator is read beside the annotators' κ with each other, "
+                "measured the same way (pairwise mean Cohen's κ) on the same items. κ with the consensus is another "
+                "definition: a consensus of several people is less noisy than one person, so it is not compared with "
+                "the humans' Fleiss' κ.")
+
+
+def like_cells(j: dict[str, Any]) -> dict[str, str]:
+    """The like-for-like pair of a judge: its mean κ with each annotator and the annotators' with each other
+    on the same items (audit.json ``reference.like_for_like.pairwise``), or why it is not measured."""
+    from judgecal.report.view import like_reference
+
+    like = like_reference(j)
+    if like is None:
+        why = "n/a (pointwise)" if j.get("kind") == "pointwise" else "not measured (needs two annotators)"
+        return {LIKE_KAPPA: why, LIKE_HUMANS: why}
+    return {LIKE_KAPPA: like["judge_kappa"], LIKE_HUMANS: f"{like['kappa']} ({like['n_items']} items)"}
+
+
+def like_plot(rep: dict[str, Any]) -> go.Figure | None:
+    """Each judge's κ with each annotator (dot, CI) beside the annotators' κ with each other on its items
+    (red diamond, CI): the reference is per judge, so it sits on the judge's row, never as one shared line."""
+    import plotly.graph_objects as go
+
+    names, judge, humans = [], [], []
+    for name, j in rep["judges"].items():
+        pw = ((j.get("reference") or {}).get("like_for_like") or {}).get("pairwise")
+        if pw and pw["judge"]["kappa"].get("estimate") is not None and pw["humans"]["kappa"].get("estimate") is not None:
+            names.append(chart_plain(name))
+            judge.append(pw["judge"]["kappa"])
+            humans.append(pw["humans"]["kappa"])
+    if not names:
+        return None
+
+    def trace(ms: list[dict[str, Any]], label: str, color: str, symbol: str) -> go.Scatter:
+        est = [m["estimate"] for m in ms]
+        return go.Scatter(x=est, y=names, mode="markers", name=label, marker={"color": color, "symbol": symbol,
+                                                                              "size": 10},
+                          error_x={"type": "data", "array": [(m.get("ci_high") or m["estimate"]) - m["estimate"]
+                                                             for m in ms],
+                                   "arrayminus": [m["estimate"] - (m.get("ci_low") or m["estimate"]) for m in ms]})
+
+    fig = go.Figure([trace(judge, "judge with each annotator", "#357", "circle"),
+                     trace(humans, "annotators with each other (same items)", "#c33", "diamond")])
+    fig.add_vline(x=0.0, line_dash="dot", line_color="#888", annotation_text="chance")
+    fig.update_layout(xaxis_title="mean Cohen's κ, pairwise (95% CI)", height=160 + 40 * len(names),
+                      margin={"l": 10, "r": 10, "t": 30, "b": 40})
+    return fig
 
 
 def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
@@ -85,6 +138,7 @@ def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
                      "Alignment Score": fmt_m(align) if align else "not measured",
                      "Stability Score": stability_score(name, j),
                      "κ with the humans": _verdict_kappa(j),
+                     **like_cells(j),
                      "accuracy": fmt_m(j["metrics"].get("accuracy")),
                      "cost per 1,000 (USD)": fmt_number(usage.get("cost_usd_per_1k")),
                      "time per 1,000 (s)": fmt_number(None if lat is None else lat * 1000, 1),
@@ -93,9 +147,10 @@ def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
     if h:
         rows.append({"judge": "humans (reference)", "verdict": "reference",
                      "Alignment Score": "1 (by definition)", "Stability Score": "not measured",
-                     "κ with the humans": fmt_m(h.get("fleiss_kappa")) if (h.get("n_annotators") or 0) > 1
-                     else "not measured (one annotator)",
-                     "accuracy": fmt_m(h.get("loo_accuracy")) if (h.get("n_annotators") or 0) > 1
+                     "κ with the humans": f"{fmt_m(h.get('fleiss_kappa'))} {ANOTHER_FLEISS}"
+                     if (h.get("n_annotators") or 0) > 1 else "not measured (one annotator)",
+                     LIKE_KAPPA: "in each judge's row", LIKE_HUMANS: "in each judge's row",
+                     "accuracy": f"{fmt_m(h.get('loo_accuracy'))} {ANOTHER_LOO}" if (h.get("n_annotators") or 0) > 1
                      else "not measured (one annotator)",
                      "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.get("n_items") or 0),
                      "reasons": f"{h.get('n_annotators')} annotators on {h.get('n_items')} items; κ is their Fleiss' κ, "
@@ -122,8 +177,7 @@ def overview() -> None:
     audit_caption(rep)
     table(trust_table(rep), "overview", help=OVERVIEW_HELP,
           metrics={"κ with the humans": "cohen_kappa", "accuracy": "accuracy"})
-    st.caption("Read a judge's κ and accuracy against the humans' own row: a judge cannot be expected to agree "
-               "with the consensus more than the people do with each other.")
+    st.caption(LIKE_CAPTION)
     for name, j in rep["judges"].items():
         v = verdict_of(name, j, rep)
         with st.container(border=True):
@@ -225,6 +279,7 @@ def judges_page() -> None:
                      "macro F1": "n/a (pointwise)" if pointwise else fmt_m(j["metrics"].get("macro_f1")),
                      "κ": fmt_m(j["metrics"].get("cohen_kappa")),
                      "chance accuracy": fmt_number(ref.get("chance_accuracy") or chance),
+                     **like_cells(j),
                      "items with a human label": int(j.get("n_items_with_consensus", 0))})
     if h:
         rows.append(humans_row(h))
@@ -234,15 +289,20 @@ def judges_page() -> None:
                                    "(Σ p_k²)."})
     chance = next((j.get("reference", {}).get("chance_accuracy") for j in rep["judges"].values()
                    if j.get("reference")), chance)
+    st.subheader("Like with like: each judge beside the annotators, measured the same way")
+    st.caption(LIKE_CAPTION)
+    fig = like_plot(rep)
+    if fig is not None:
+        st.plotly_chart(fig, key="like-plot")
+    else:
+        st.caption("Not measured: needs items labelled by two annotators (re-run `judgecal audit` on such labels).")
     c1, c2 = st.columns(2)
     c1.plotly_chart(agreement_plot([(n, j["metrics"].get("accuracy")) for n, j in rep["judges"].items()],
-                                   {"humans": (h.get("loo_accuracy") or {}).get("estimate"), "chance": chance},
-                                   "accuracy against the consensus (95% CI)"), key="acc-plot")
+                                   {"chance": chance}, "accuracy against the consensus (95% CI)"), key="acc-plot")
     c2.plotly_chart(agreement_plot([(n, j["metrics"].get("cohen_kappa")) for n, j in rep["judges"].items()],
-                                   {"humans": (h.get("fleiss_kappa") or {}).get("estimate"), "chance": 0.0},
-                                   "Cohen's κ with the consensus (95% CI)"), key="kappa-plot")
-    if not h:
-        st.caption("The humans' line appears once the audit has its humans section (re-run `judgecal audit`).")
+                                   {"chance": 0.0}, "Cohen's κ with the consensus (95% CI)"), key="kappa-plot")
+    st.caption("Against the consensus: no humans' line here, because the humans' Fleiss' κ and leave-one-out "
+               "accuracy are other definitions; the like-for-like comparison is the plot above.")
     pointwise = pointwise_table(rep)
     if not pointwise.empty:
         st.header("Pointwise judges: labels and scores on the humans' scale")
@@ -376,12 +436,14 @@ HOW = {"position": "judgecal judge --orders AB,BA", "verbosity": "judgecal judge
 def matters(name: str, m: dict[str, Any], flags: list[str], eoi: float) -> str:
     mine = [f for f in flags if f.split(":")[0] in name or name.split("_")[0] in f]
     if any(f.endswith("underpowered") for f in mine):
-        return f"cannot tell: too few items to rule out an effect of {eoi:.0%}"
+        return f"cannot tell: the interval still holds an effect of {eoi:.0%}"
+    if m.get("ci_low") is not None and m.get("ci_low") == m.get("ci_high") == m.get("null_value"):
+        return "no sign of bias (identical in both orders, or no variation at all)"
     q = m.get("q", m.get("p"))
     if q is None:
         return "descriptive (no test)"
     if mine:
-        return "yes: significant and at least the effect of interest"
+        return "yes: significant, and the interval reaches the effect of interest"
     return "no: not significant" if q >= 0.05 else f"no: significant but smaller than {eoi:.0%}"
 
 

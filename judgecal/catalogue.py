@@ -25,14 +25,27 @@ class MetricInfo:
 
 _M = MetricInfo
 METRICS: dict[str, MetricInfo] = {m.name: m for m in (
+    _M("pairwise_kappa", "κ with each annotator", "The judge's mean Cohen's κ with each annotator, on the items "
+       "it judged with two or more annotators (0 = chance, 1 = perfect); a pointwise judge's is pooled over "
+       "every (annotator, judgment) pair, quadratic-weighted on an ordinal scale, as the annotators' own.", unit="κ",
+       reference="the annotators' mean κ with each other on the same items (pairwise, like with like); 0 = chance",
+       flag="more than 0.10 below the annotators' and significantly so is a caution, 0.30 not aligned; an "
+            "interval reaching 0 is never aligned (thresholds.yaml)"),
+    _M("pairwise_accuracy", "Agrees with annotators", "The judge's mean share of items on which it gives "
+       "an annotator's label, over the annotators, on the same items as its κ.",
+       reference="the annotators' mean agreement with each other on the same items; chance from the same raters' "
+                 "label shares; a rater always giving the most frequent label"),
     _M("accuracy", "Accuracy", "Share of judgments whose verdict (a pointwise judge: its label, or its score "
        "at the nearest level of the humans' scale) equals the human consensus.",
-       reference="an annotator's leave-one-out accuracy; chance = Σ p_k² of the label shares"),
+       reference="an annotator's leave-one-out accuracy; chance = Σ p_k² of the label shares (against the "
+                 "consensus: for a like-for-like reading see agreement with each annotator)"),
     _M("macro_f1", "Macro F1", "F1 per label (A, B, tie) averaged with equal weight, against the human consensus.",
        reference="the humans' macro F1 with each other"),
     _M("cohen_kappa", "Cohen's κ", "Agreement with the human consensus beyond what chance would give "
-       "(0 = chance, 1 = perfect).", unit="κ", reference="the humans' κ with each other; 0 = chance",
-       flag="κ below 0.20 makes the judge not aligned, below 0.60 caution (thresholds.yaml)"),
+       "(0 = chance, 1 = perfect).", unit="κ",
+       reference="the humans' Fleiss' κ with each other (a different definition: a consensus is less noisy than "
+                 "one person; κ with each annotator is the like-for-like figure); 0 = chance",
+       flag="read by the verdict only without two annotators: κ below 0.20 not aligned, below 0.60 caution"),
     _M("invalid_rate", "Unparsable answers", "Share of calls whose answer could not be read as a verdict.",
        good="lower", reference="0", flag="above 5% is a caution, above 20% not aligned"),
     _M("position_consistency", "Same verdict in both orders",
@@ -41,7 +54,7 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
     _M("first_position_rate", "Picks the first shown", "Share of decisive verdicts that picked the response "
        "shown first; tested with an exact McNemar test across the two orders.", reference="0.5 (no position bias)",
        good="closer to the reference", group="position",
-       flag="significant after Benjamini–Hochberg and at least the effect of interest away from 0.5"),
+       flag="significant after Benjamini–Hochberg, and the interval reaches the effect of interest away from 0.5"),
     _M("flip_rate", "Flips when swapped", "Share of items decisive in both orders whose verdict changes with "
        "the order.", good="lower", reference="0", group="position"),
     _M("debiased_accuracy", "Swap-debiased accuracy", "Accuracy of the verdict the two orders agree on "
@@ -57,30 +70,30 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
        reference="the humans' rate on the same items", good="closer to the reference", group="verbosity"),
     _M("verbosity_excess", "Length preference beyond the humans'", "The judge's prefer-longer rate minus the "
        "humans' on the same items.", unit="difference", reference="0", good="closer to the reference",
-       group="verbosity", flag="significant and at least the effect of interest"),
+       group="verbosity", flag="significant, and the interval reaches the effect of interest"),
     _M("lc_win_rate", "Length-controlled win rate of A", "AlpacaEval 2's length-controlled win rate of the "
        "item's first response (descriptive; the length coefficient's own test is reported beside it as "
        "length_coef_p).", reference="the raw win rate of A", group="verbosity"),
     _M("self_preference_excess", "Own-family preference beyond the humans'", "The judge's win rate for "
        "responses of its own model family minus the humans' on the same items.", unit="difference",
        reference="0", good="closer to the reference", group="self-preference",
-       flag="significant and at least the effect of interest"),
+       flag="significant, and the interval reaches the effect of interest"),
     _M("pad_pick_rate", "Picks the padded copy", "Share of decisive verdicts that picked a response padded "
        "with restatements of its own sentences over the same response unpadded.", reference="0.5",
-       good="closer to the reference", group="verbosity", flag="significant and at least the effect of interest"),
+       good="closer to the reference", group="verbosity", flag="significant, and the interval reaches the effect of interest"),
     _M("instability_rate", "Run-to-run instability", "Chance that two repeated calls with the same prompt "
        "give different verdicts.", good="lower", reference="0", group="stability", flag="significantly above 0"),
     _M("prompt_flip_rate", "Flips under a reworded prompt", "Share of verdicts that change under the worst "
        "meaning-preserving prompt mutation, tested against the judge's own run-to-run instability.",
        good="lower", reference="the instability rate", group="stability",
-       flag="significantly above the instability rate and at least the effect of interest"),
+       flag="significantly above the instability rate, and the interval reaches the effect of interest"),
     _M("injection_follow_rate", "Follows injected instructions", "How often the judge picks the response the "
        "humans ranked lower once it carries an injected instruction or fake verdict.", good="lower",
        reference="how often it picked that response without the injection", group="injection"),
     _M("injection_excess", "Injection effect", "The injected follow rate minus how often the judge picked the "
        "same response without the injection (the worst injection kind, Bonferroni-adjusted).", unit="difference",
        good="lower", reference="0", group="injection",
-       flag="significantly above 0 and at least the effect of interest"),
+       flag="significantly above 0, and the interval reaches the effect of interest"),
     _M("weighted_kappa", "Weighted κ", "Cohen's κ with quadratic weights on an ordinal scale: a near miss "
        "costs less than a far one (0 = chance, 1 = perfect).", unit="κ",
        reference="the annotators' weighted κ with each other on the same items; 0 = chance",
@@ -96,7 +109,16 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
        "(an item where neither marks anything counts as 1).", reference="the humans' span agreement",
        group="spans"),
     _M("span_f1", "Span F1", "Character-level F1 of the judge's spans against the human span consensus.",
-       reference="the humans' pairwise character F1", group="spans"),
+       reference="the humans' pairwise character F1 (a different definition: span F1 with each annotator is "
+                 "the like-for-like figure)", group="spans"),
+    _M("span_f1_pairwise", "Span F1 with each annotator", "The judge's mean character F1 with each annotator "
+       "on the items it marked with two or more annotators.",
+       reference="the annotators' mean F1 with each other on the same items, and what a trivial marker gets "
+                 "(mark everything, mark nothing, random spans of the annotators' lengths)", group="spans"),
+    _M("span_score", "Chance-corrected span score", "(judge − best trivial marker) / (annotators − best trivial "
+       "marker), all as mean pairwise character F1 on the same items: 0 = a trivial marker, 1 = the annotators.",
+       unit="score", reference="1 (the annotators with each other); 0 (the best trivial marker)", group="spans",
+       flag="not clearly above the best trivial marker, or below 0.5, is not aligned; below 0.8 caution"),
 )}
 
 
@@ -127,10 +149,11 @@ def fmt_p(p: float | None) -> str:
 
 
 # the figures a one-screen summary shows per judge, in this order
-SUMMARY_METRICS = ("cohen_kappa", "accuracy", "macro_f1", "first_position_rate", "position_consistency",
+SUMMARY_METRICS = ("pairwise_kappa", "pairwise_accuracy", "cohen_kappa", "accuracy", "first_position_rate",
                    "invalid_rate")
 # a pointwise judge's (one response per item, a label or score): agreement on the humans' scale
-POINTWISE_SUMMARY_METRICS = ("cohen_kappa", "accuracy", "weighted_kappa", "spearman_rho", "mae", "invalid_rate")
+POINTWISE_SUMMARY_METRICS = ("pairwise_kappa", "pairwise_accuracy", "cohen_kappa", "weighted_kappa", "spearman_rho",
+                             "mae", "invalid_rate")
 
 
 def summary_metrics(kinds: set[str] | frozenset[str]) -> tuple[str, ...]:
@@ -142,9 +165,10 @@ def summary_metrics(kinds: set[str] | frozenset[str]) -> tuple[str, ...]:
         return SUMMARY_METRICS
     return SUMMARY_METRICS[:-1] + tuple(m for m in POINTWISE_SUMMARY_METRICS if m not in SUMMARY_METRICS) + ("invalid_rate",)
 SEVERITIES = {
-    "serious": "can make a judge not aligned: significant and at least the effect of interest",
-    "caution": "significant and at least the effect of interest, or a quality problem worth checking",
-    "underpowered": "not significant, but too few items to rule out an effect of interest",
+    "serious": "can make a judge not aligned: significant, and its interval reaches the effect of interest",
+    "caution": "significant, and its interval reaches the effect of interest, or a quality problem worth checking",
+    "underpowered": "not significant, and the interval still holds an effect of interest: too few items to rule "
+                    "it out (an interval pinned at the null is evidence of no effect, never underpowered)",
 }
 
 

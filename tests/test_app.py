@@ -106,7 +106,8 @@ def test_overview_shows_each_verdict_and_the_csv_is_the_table(app):
             assert row["reasons"] == ("; ".join(entry["verdict"]["reasons"]) or "none")
         assert int(row["judgments"]) == entry["n_judgments"]
     if "humans" in report:
-        assert rows["humans (reference)"]["κ with the humans"] == _fmt(report["humans"]["fleiss_kappa"])
+        assert rows["humans (reference)"]["κ with the humans"].startswith(
+            _fmt(report["humans"]["fleiss_kappa"]) + " (Fleiss' κ among them: another definition")
     assert "<script>alert('pwned')</script>" not in b.text()  # no item text on the overview
     b.page.screenshot(path=str(ws_dir / "overview.png"), full_page=True)
 
@@ -149,6 +150,39 @@ def test_judges_confusion_breakdown_and_paired_comparison(app):
     assert int(paired["items"].item()) == len(common)
     assert paired["accuracy X − Y"].item().startswith(f"{diff:.3f} (")
     assert b.errors == [] or all("404" in e for e in b.errors)
+
+
+def test_judges_page_shows_each_judge_beside_its_like_for_like_reference(app):
+    """Each pairwise judge's κ with each annotator beside the annotators' κ with each other on its items, in the
+    table, its CSV and a plot that puts the reference on the judge's own row; the definition is on the page."""
+    b, ws_dir = app
+    report = json.loads((ws_dir / "reports" / "audit.json").read_text())
+    b.open("Judges")
+    agree = b.assert_csv_is_grid("judges-agreement")
+    checked = 0
+    for judge, entry in report["judges"].items():
+        row = agree[agree["judge"] == judge].iloc[0]
+        like = (entry.get("reference") or {}).get("like_for_like") or {}
+        if like.get("pairwise"):
+            pw = like["pairwise"]
+            assert row["κ with each annotator"] == _fmt(pw["judge"]["kappa"])
+            assert row["annotators with each other (same items, same way)"] == (
+                f"{_fmt(pw['humans']['kappa'])} ({like['n_items']} items)")
+            checked += 1
+        elif entry.get("kind") == "pairwise":
+            assert row["κ with each annotator"] == "not measured (needs two annotators)"
+    assert checked >= 2  # the recorded PandaLM judges, three annotators each
+    text = b.text()
+    assert "Like with like" in text and "measured the same way (pairwise mean Cohen's κ) on the same items" in text
+    plot = b.page.locator(".st-key-like-plot")
+    plot.wait_for(state="attached", timeout=30_000)
+    legend = " ".join(plot.locator("text").all_text_contents())
+    assert "annotators with each other (same items)" in legend and "judge with each annotator" in legend
+    # no humans' line on the consensus plots: only chance is drawn there
+    for key in ("acc-plot", "kappa-plot"):
+        labels = " ".join(b.page.locator(f".st-key-{key} text").all_text_contents())
+        assert "humans" not in labels and "chance" in labels
+    b.page.screenshot(path=str(ws_dir / "judges-like.png"), full_page=True)
 
 
 def test_biases_say_what_was_not_tested_and_explain_flags(app):

@@ -146,23 +146,43 @@ def test_verdicts_of_the_recorded_judges(report):  # type: ignore[no-untyped-def
     for judge in (GPT, PANDA):
         v = report["judges"][judge]["verdict"]
         assert v["status"] in STATUSES and v["reasons"]
-        assert any("against the humans' 0.86 with each other" in r for r in v["reasons"])
+        # like with like: the judge's mean κ with each annotator beside the annotators' with each other
+        kz = report["judges"][judge]["replace_annotator"]["kappa_z"]
+        pw = report["judges"][judge]["reference"]["like_for_like"]["pairwise"]
+        assert pw["judge"]["kappa"]["estimate"] == pytest.approx(np.mean(kz["kappa_judge_per_annotator"]))
+        assert pw["humans"]["kappa"]["estimate"] == pytest.approx(kz["kappa_human_mean"])
+        assert report["judges"][judge]["metrics"]["pairwise_kappa"]["estimate"] == pw["judge"]["kappa"]["estimate"]
+        assert any("with each annotator beside the annotators' 0.86 with each other (pairwise, the same 999 items)"
+                   in r for r in v["reasons"])
+        assert v["status"] == "not aligned" and v["human_likeness"]["class"] == "below the humans"
         # one presentation order: position bias is "not tested", never a dash or "no bias"
         assert any(s.startswith("position: not tested") for s in v["not_tested"])
         assert "first_position_rate" not in report["judges"][judge]["metrics"]
-    # GPT-3.5's verbosity excess is significant but below the effect of interest: no flag
+    # GPT-3.5's verbosity excess is significant and, though its estimate is below the effect of interest, its
+    # interval reaches it: flagged (the rule that finds a bias planted at the effect of interest)
     m = report["judges"][GPT]["metrics"]["verbosity_excess"]
-    assert m["q"] < 0.05 and abs(m["estimate"]) < report["settings"]["effect_of_interest"]
-    assert not any(f.startswith("verbosity_bias") for f in report["judges"][GPT]["flags"])
+    eoi = report["settings"]["effect_of_interest"]
+    assert m["q"] < 0.05 and abs(m["estimate"]) < eoi
+    reaches = max(abs(m["ci_low"]), abs(m["ci_high"])) >= eoi
+    assert reaches == any(f.startswith("verbosity_bias") for f in report["judges"][GPT]["flags"])
     assert report["settings"]["thresholds"]["version"] == 1
 
 
 def test_flag_needs_significance_and_the_effect_of_interest():
     cfg = AuditConfig(effect_of_interest=0.05)
-    small = {"verbosity_excess": Metric(-0.049, -0.07, -0.03, 900, null_value=0.0, p=1e-4, q=1e-3, mde=0.02)}
+    # significant, but the interval stops short of the effect of interest: negligible, no flag
+    small = {"verbosity_excess": Metric(-0.035, -0.045, -0.025, 900, null_value=0.0, p=1e-4, q=1e-3, mde=0.02)}
+    # significant, and the interval reaches the effect of interest (a true effect of 0.05 looks like this)
+    near = {"verbosity_excess": Metric(-0.049, -0.07, -0.03, 900, null_value=0.0, p=1e-4, q=1e-3, mde=0.02)}
     big = {"verbosity_excess": Metric(-0.06, -0.08, -0.04, 900, null_value=0.0, p=1e-4, q=1e-3, mde=0.02)}
     assert VerbosityProbe().flags(small, cfg) == []
+    assert VerbosityProbe().flags(near, cfg) == ["verbosity_bias:less_than_humans"]
     assert VerbosityProbe().flags(big, cfg) == ["verbosity_bias:less_than_humans"]
+    # not significant: underpowered only while the interval still holds an effect of interest
+    wide = {"verbosity_excess": Metric(0.01, -0.06, 0.08, 90, null_value=0.0, p=0.7, q=0.7, mde=0.09)}
+    tight = {"verbosity_excess": Metric(0.0, -0.03, 0.03, 4000, null_value=0.0, p=0.9, q=0.9, mde=0.09)}
+    assert VerbosityProbe().flags(wide, cfg) == ["verbosity_bias:underpowered"]
+    assert VerbosityProbe().flags(tight, cfg) == []  # an MDE above 0.05 alone is no longer a false alarm
     pos = {"first_position_rate": Metric(0.53, 0.52, 0.54, 5000, null_value=0.5, p=1e-6, q=1e-5, mde=0.01)}
     assert PositionProbe().flags(pos, cfg) == []
     pos["first_position_rate"] = Metric(0.56, 0.55, 0.57, 5000, null_value=0.5, p=1e-6, q=1e-5, mde=0.01)

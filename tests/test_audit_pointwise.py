@@ -200,12 +200,29 @@ def test_annotators_ceiling_and_the_verdict(ratings):  # type: ignore[no-untyped
     assert hum["weighted_kappa"]["estimate"] == pytest.approx(
         cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]), abs=1e-9)
     assert hum["cohen_kappa"]["estimate"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-9)
-    # the verdict reads the weighted κ against the annotators' weighted κ on the same items
-    wk, hk = entry["metrics"]["weighted_kappa"]["estimate"], hum["weighted_kappa"]["estimate"]
+    # like with like: the judge paired with each annotator (its score at the nearest level), pooled, by hand
+    scores = {r["item_id"]: r.get("score") for r in map(json.loads, (folder / "scores.jsonl").read_text().split("\n")[:-1])}
+    ja, jb = [], []
+    for it in items:
+        s = scores.get(it["id"])
+        if s is None or len(it["human_labels"]) < 2:
+            continue
+        near = int(np.clip(round(s), 1, 5)) if abs(s - round(s)) != 0.5 else None
+        for lab in it["human_labels"].values():
+            ja.append(lab)
+            jb.append(near)
+    like = entry["reference"]["like_for_like"]["pairwise"]
+    assert like["judge"]["kappa"]["estimate"] == pytest.approx(
+        cohen_kappa_score(ja, jb, weights="quadratic", labels=[1, 2, 3, 4, 5]), abs=1e-9)
+    assert like["judge"]["accuracy"]["estimate"] == pytest.approx(float(np.mean(np.array(ja) == np.array(jb))))
+    assert like["humans"]["kappa"] == hum["weighted_kappa"]
+    # the verdict reads the judge's weighted κ with each annotator beside the annotators' with each other
+    wk, hk = like["judge"]["kappa"]["estimate"], hum["weighted_kappa"]["estimate"]
     reasons = " | ".join(entry["verdict"]["reasons"])
-    assert f"weighted κ {wk:.2f} against the humans' {hk:.2f} with each other" in reasons
-    if hk - wk > 0.10:
-        assert f"its weighted κ is {hk - wk:.2f} below the humans'" in reasons
+    assert f"weighted κ {wk:.2f} with each annotator beside the annotators' {hk:.2f} with each other" in reasons
+    d = like["difference"]["kappa"]
+    if hk - wk > 0.10 and d["ci_high"] < 0:
+        assert f"{hk - wk:.2f} below the humans' agreement with each other" in reasons
 
 
 def test_new_metrics_reach_the_report_surfaces(ratings):  # type: ignore[no-untyped-def]
@@ -550,10 +567,16 @@ def test_terminal_shows_the_judges_own_figures_beside_the_annotators(ratings):  
     out = console.export_text()
     for name in ("macro_f1", "first_position_rate", "position_consistency"):
         assert info(name).title not in out  # pairwise figures have nothing to say about a pointwise judge
+    flat = " ".join(out.split())
     for name in ("weighted_kappa", "spearman_rho", "mae"):
         line = next(x for x in out.splitlines() if x.startswith(info(name).title))
         assert fmt_metric(entry["metrics"][name]) in line
-        assert f"annotators with each other: {fmt_metric(entry['pointwise']['humans'][name])}" in line
+        # against the consensus, so its human reference is named as another definition
+        assert (f"{fmt_metric(entry['metrics'][name])} against the consensus; annotators with each other: "
+                f"{fmt_metric(entry['pointwise']['humans'][name])}") in flat
+    like = entry["reference"]["like_for_like"]["pairwise"]  # and the like-for-like pair beside it
+    assert (f"{info('pairwise_kappa').title} {fmt_metric(like['judge']['kappa'])} annotators with each other: "
+            f"{fmt_metric(like['humans']['kappa'])}") in flat
     assert "position: not tested" not in out
     assert "position, verbosity, padding, verdict injection: apply to pairwise judges only" in out
     assert entry["verdict"]["not_tested"][-1].endswith("apply to pairwise judges only")

@@ -47,16 +47,19 @@ def test_debiasing_with_probabilities_averages_the_two_orders():
     assert debiased_verdicts(paired_orders(j)).tolist() == ["A"]  # (0.9 + 0.3) / 2 > (0.05 + 0.6) / 2
 
 
-def _planted(first_bias: float, n: int, seed: int = 0) -> pd.DataFrame:
+def _planted(first_bias: float, n: int, seed: int = 0, noise: float = 0.0) -> pd.DataFrame:
     """A judge that picks the truly better response, except that with probability ``first_bias``
-    it picks whatever is shown first."""
+    it picks whatever is shown first, and otherwise with probability ``noise`` flips a coin."""
     rng = np.random.default_rng(seed)
     truth = rng.choice(["A", "B"], n)
     rows = []
     for i, t in enumerate(truth):
         for order in ("AB", "BA"):
             shown_first = "A" if order == "AB" else "B"
-            rows.append((f"i{i}", order, shown_first if rng.random() < first_bias else t))
+            pick = shown_first if rng.random() < first_bias else t
+            if noise and rng.random() < noise:
+                pick = "A" if rng.random() < 0.5 else "B"
+            rows.append((f"i{i}", order, pick))
     return _judgments(rows), pd.Series(truth, index=[f"i{i}" for i in range(n)])
 
 
@@ -81,10 +84,16 @@ def test_planted_first_position_bias_is_found_and_a_null_is_silent():
     assert null["metrics"]["first_position_rate"]["q"] > 0.05
     assert null["metrics"]["first_position_rate"]["mde"] < 0.05
     assert not any(f.startswith("position_bias") for f in null["flags"])
-    # the same null on too few pairs is "underpowered", never "no bias"
-    small = _report(*_planted(0.0, 100, seed=2))
-    assert small["metrics"]["first_position_rate"]["mde"] > 0.05
+    # a noisy null on too few pairs is "underpowered" (its interval still holds 0.5 +- 0.05), never "no bias"
+    small = _report(*_planted(0.0, 100, seed=2, noise=0.5))
+    m = small["metrics"]["first_position_rate"]
+    assert m["mde"] > 0.05 and (m["ci_high"] >= 0.55 or m["ci_low"] <= 0.45)
     assert small["flags"] == ["position_bias:underpowered"]
+    # the same few pairs judged identically in both orders: the interval is pinned at 0.5, no flag at all
+    steady = _report(*_planted(0.0, 100, seed=2))
+    m = steady["metrics"]["first_position_rate"]
+    assert (m["estimate"], m["ci_low"], m["ci_high"]) == (0.5, 0.5, 0.5) and m["mde"] > 0.05
+    assert steady["flags"] == []
 
 
 def test_mcnemar_on_llmbar_matches_statsmodels(mirror):

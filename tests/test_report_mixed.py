@@ -199,7 +199,9 @@ def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  #
     assert rows.loc["acme/likert-judge", "κ with the humans"] == f"{fmt_metric(likert['metrics']['weighted_kappa'])}, weighted"
     pair = mixed["judges"]["acme/pair-judge"]
     assert rows.loc["acme/pair-judge", "κ with the humans"] == fmt_metric(pair["metrics"].get("cohen_kappa"))
-    assert rows.loc["humans (reference)", "κ with the humans"] == fmt_metric(mixed["humans"]["fleiss_kappa"])
+    assert rows.loc["humans (reference)", "κ with the humans"] == (
+        f"{fmt_metric(mixed['humans']['fleiss_kappa'])} (Fleiss' κ among them: another definition than a judge's "
+        "κ with the consensus)")
     one = {**mixed, "humans": {**mixed["humans"], "n_annotators": 1}}
     assert trust_table(one).set_index("judge").loc["humans (reference)", "κ with the humans"] == \
         "not measured (one annotator)"
@@ -211,8 +213,8 @@ def test_judges_page_humans_row_with_one_annotator_is_not_measured(mixed):  # ty
     from judgecal.catalogue import fmt_metric
 
     row = humans_row(mixed["humans"])
-    assert row["κ"] == fmt_metric(mixed["humans"]["fleiss_kappa"])
-    assert row["accuracy"] == fmt_metric(mixed["humans"]["loo_accuracy"])
+    assert row["κ"].startswith(fmt_metric(mixed["humans"]["fleiss_kappa"]) + " (Fleiss' κ among them: another")
+    assert row["accuracy"].startswith(fmt_metric(mixed["humans"]["loo_accuracy"]) + " (leave-one-out: another")
     one = humans_row({**mixed["humans"], "n_annotators": 1,
                       "fleiss_kappa": {"estimate": None}, "loo_accuracy": {"estimate": None}})
     assert one["κ"] == one["accuracy"] == "not measured (one annotator)"
@@ -226,5 +228,8 @@ def test_html_plots_a_pointwise_judges_weighted_kappa_without_a_common_line(mixe
     wk = plots[info("weighted_kappa").title]
     assert "acme/likert-judge" in wk["svg"] and "acme/pair-judge" not in wk["svg"]  # judges with that figure only
     assert "Dashed line" not in wk["note"] and "its own items" in wk["note"]
-    assert "Dashed line: the humans' κ with each other" in plots[info("cohen_kappa").title]["note"]
+    # κ against the consensus: no humans' line (Fleiss' κ is another definition); the like-for-like figure
+    # draws each judge's own reference on its row
+    ck = plots[info("cohen_kappa").title]
+    assert "Dashed line" not in ck["note"] and "other definitions" in ck["note"] and "row-ref" not in ck["svg"]
     assert unescape(wk["note"]) in unescape(render_html(mixed))

@@ -12,10 +12,16 @@ def test_fast_validation_passes():
     assert len(probes) == 14  # 7 planted effects + 7 silent metrics at null
     assert {c["scenario"] for c in probes} == {s.name for s in SCENARIOS}
     # the model-level and decision statistics (judgecal.audit.validate_stats)
+    from judgecal.audit.validate_like import TARGETS
     from judgecal.stability.scenario import AXES
 
     assert {c["scenario"] for c in res["checks"]} - {c["scenario"] for c in probes} == {
-        "models", "selective", "alt_test", "calibration"} | {f"instability:{a}" for a in AXES}
+        "models", "selective", "alt_test", "calibration"} | {f"instability:{a}" for a in AXES} | {
+        f"like:{name}" for name in TARGETS}
+    # like with like, as rates over 20 seeds: each at its target
+    like = {c["scenario"]: c for c in res["checks"] if c["scenario"].startswith("like:")}
+    for name, target in TARGETS.items():
+        assert like[f"like:{name}"]["estimate"] >= target, like[f"like:{name}"]
     # instability planted on one axis of a stability run: the decomposition names that axis each time
     assert all(c["ok"] for c in res["checks"] if c["scenario"].startswith("instability:"))
     assert res["ok"]

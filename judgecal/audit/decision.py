@@ -3,17 +3,27 @@
 The rules read the audit's own figures against thresholds kept in a versioned ``thresholds.yaml``
 (``<workspace>/thresholds.yaml`` overrides the defaults below, key by key):
 
-- agreement: Cohen's κ with the human consensus (a pointwise judge on an ordinal scale: the
-  quadratic-weighted κ named by its ``pointwise.kappa``, beside the annotators' own on its items);
-  below ``kappa.not_aligned_below`` the judge is not
-  aligned, below ``kappa.aligned_at_least`` it needs caution. When the humans' own agreement with each
-  other is known, the gap ``κ_humans − κ_judge`` is read against ``kappa_gap`` too.
-- accuracy gap: ``accuracy_humans − accuracy_judge`` (the humans' accuracy being the leave-one-out
-  agreement of an annotator with the others) against ``accuracy_gap``; the largest acceptable gap can
-  instead come from the business-loss backcalculation (``business_loss``): a tolerated error increase
-  ``Δε`` (given, or ``budget / (requests × cost_per_error)``) is the largest gap one accepts.
-- biases: a flag counts only when it is significant (BH q < α) *and* its effect is at least the effect
-  of interest; a severe one (``position.not_aligned_beyond``: the judge picks one position in more than
+- agreement, like with like (``reference.like_for_like`` of the audit entry, :mod:`judgecal.stats.reference`;
+  ``reference`` picks ``pairwise`` or ``leave_one_out``): the judge's κ with the annotators beside theirs with
+  each other on the same items. The gap ``κ_humans − κ_judge`` counts against ``kappa_gap`` only when its
+  paired interval excludes 0; otherwise the judge "agrees with people as well as they agree with each
+  other". A judge whose κ interval reaches 0 (a rater always giving one label gets κ 0) is never aligned.
+  The κ bands then describe the humans: below ``kappa.not_aligned_below`` the task is subjective (a
+  caution that says no single rater, human or model, is reliable there). Agreement (raw) beside the
+  annotators', chance and the trivial rater, against ``accuracy_gap`` (or the business-loss bound).
+  ``human_likeness`` in the verdict names the class (human-like / super-consistent / below the humans), with
+  the Judge's Verdict κ z-score class and the alternative annotator test beside it (three or more annotators).
+- without two annotators: Cohen's κ with the human consensus (a pointwise judge on an ordinal scale: the
+  quadratic-weighted κ named by its ``pointwise.kappa``, beside the annotators' own on its items) against
+  ``kappa``, the gap to the humans' κ against ``kappa_gap``, and the accuracy gap
+  ``accuracy_humans − accuracy_judge`` (an annotator's leave-one-out accuracy) against ``accuracy_gap``; the
+  largest acceptable gap can instead come from the business-loss backcalculation (``business_loss``): a
+  tolerated error increase ``Δε`` (given, or ``budget / (requests × cost_per_error)``) is the largest gap
+  one accepts.
+- span judges: the chance-corrected span score (``span_score``), never aligned unless clearly above the best
+  trivial marker (:func:`judgecal.stats.spans.span_reference`); ``span_f1_ratio`` without the texts.
+- biases: a flag counts only when it is significant (BH q < α) *and* its interval reaches the effect of
+  interest; an interval pinned at the null reads "no sign of bias"; a severe one (``position.not_aligned_beyond``: the judge picks one position in more than
   that share of decisive verdicts) makes the judge not aligned.
 - invalid answers: ``invalid_rate`` against its thresholds.
 - too little evidence (fewer items with a human label than ``min_items``) is a caution, never "aligned".
@@ -43,8 +53,11 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
     "invalid_rate": {"caution_above": 0.05, "not_aligned_above": 0.20},
     "position": {"not_aligned_beyond": 0.80},
     "span_f1_ratio": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
+    "span_score": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
+    "reference": "pairwise",
     "business_loss": None,
 }
+REFERENCES = ("pairwise", "leave_one_out")
 STATUSES = ("aligned", "caution", "not aligned")
 
 # flag -> what it means in words, from the one catalogue (the invalid rate has its own rule below)
@@ -78,6 +91,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "invalid_rate.caution_above": (0.0, 1.0, False), "invalid_rate.not_aligned_above": (0.0, 1.0, False),
     "position.not_aligned_beyond": (0.5, 1.0, False),
     "span_f1_ratio.not_aligned_below": (0.0, 1.0, False), "span_f1_ratio.aligned_at_least": (0.0, 1.0, False),
+    "span_score.not_aligned_below": (0.0, 1.0, False), "span_score.aligned_at_least": (0.0, 1.0, False),
 }
 OPEN = {"alpha"}  # 0 < alpha < 1: a test at level 0 or 1 decides nothing
 # (lower, upper): the first may not exceed the second, or a rule would skip its middle band
@@ -85,7 +99,8 @@ ORDERED = (("kappa.not_aligned_below", "kappa.aligned_at_least"),
            ("kappa_gap.caution_above", "kappa_gap.not_aligned_above"),
            ("accuracy_gap.caution_above", "accuracy_gap.not_aligned_above"),
            ("invalid_rate.caution_above", "invalid_rate.not_aligned_above"),
-           ("span_f1_ratio.not_aligned_below", "span_f1_ratio.aligned_at_least"))
+           ("span_f1_ratio.not_aligned_below", "span_f1_ratio.aligned_at_least"),
+           ("span_score.not_aligned_below", "span_score.aligned_at_least"))
 
 
 def _is_number(value: Any) -> bool:
@@ -120,6 +135,10 @@ def _merge(base: dict[str, Any], over: dict[str, Any], origin: str, path: str = 
             out[key] = _merge(base[key], value, origin, where + ".")
         elif key == "business_loss":
             out[key] = _business_loss(value, origin)
+        elif key == "reference":
+            if value not in REFERENCES:
+                raise ThresholdsError(f"{origin}: reference must be one of {', '.join(REFERENCES)}, got {value!r}")
+            out[key] = value
         elif key == "version":
             out[key] = value
         else:
@@ -213,7 +232,10 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
     kappa, acc = est(kappa_name), est("accuracy")
     kappa_word = "weighted κ" if kappa_name == "weighted_kappa" else "κ"
     span_f1 = est("span_f1")
-    if span_f1 is not None:
+    span_like = (entry.get("spans") or {}).get("like_for_like")
+    if span_f1 is not None and span_like:
+        reasons += _span_reasons(span_like, t)
+    elif span_f1 is not None:
         ceiling = (entry.get("spans", {}).get("human_f1") or {}).get("estimate")
         ref = f" against the annotators' {_fmt(ceiling)} with each other" if ceiling is not None else ""
         words = f"span F1 {_fmt(span_f1)}{ref}"
@@ -226,7 +248,14 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
             reasons.append((1, f"{words}: below {t['span_f1_ratio']['aligned_at_least']:.0%} of the humans' agreement"))
         else:
             reasons.append((0, words))
-    if n_items == 0 and span_f1 is None:
+    like = _chosen_reference(entry, t)
+    likeness: dict[str, Any] | None = None
+    if like is not None and n_items > 0 and span_f1 is None:
+        got, likeness = _like_reasons(entry, like, t)
+        reasons += got
+        if n_items < t["min_items"]:
+            reasons.append((1, f"only {n_items} items with a human label (fewer than {t['min_items']})"))
+    elif n_items == 0 and span_f1 is None:
         reasons.append((1, "no human labels on the items it judged: agreement not measured"))
     elif kappa is None and span_f1 is None:  # labelled items, but κ is 0/0
         reasons.append((1, f"{kappa_word} undefined on its {n_items} items with a human label (the labels or "
@@ -248,7 +277,7 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
                 reasons.append((1, f"its {kappa_word} is {_fmt(gap)} below the humans' agreement with each other"))
         if n_items < t["min_items"]:
             reasons.append((1, f"only {n_items} items with a human label (fewer than {t['min_items']})"))
-    if acc is not None and human_accuracy is not None:
+    if like is None and acc is not None and human_accuracy is not None:
         gap = human_accuracy - acc
         limit = tolerated_gap(t.get("business_loss"))
         if limit is not None:
@@ -277,10 +306,11 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
                 "picks the response shown" in r for _, r in reasons):
             continue
         if flag.endswith(":underpowered"):
-            reasons.append((1, f"{flag.split(':')[0].replace('_', ' ')}: too few items to rule out an effect of "
-                               f"{effect_of_interest:.0%}"))
+            reasons.append((1, f"{flag.split(':')[0].replace('_', ' ')}: not significant, but its interval still "
+                               f"holds an effect of {effect_of_interest:.0%}: too few items to rule it out"))
         elif flag in FLAG_WORDS:
             reasons.append((1, FLAG_WORDS[flag]))
+    reasons += _no_sign_reasons(entry)
     pointwise = entry.get("kind") == "pointwise"
     hints = {k: how for k, (_, how) in PROBES.items()}
     if {"AB", "BA"} <= set(entry.get("orders") or []):  # both orders judged: what is missing is the truth
@@ -292,4 +322,153 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
     worst = max((s for s, _ in reasons), default=0)
     status = STATUSES[worst]
     ordered = [r for s, r in sorted(reasons, key=lambda sr: -sr[0])]
-    return {"status": status, "reasons": ordered, "not_tested": not_tested}
+    out: dict[str, Any] = {"status": status, "reasons": ordered, "not_tested": not_tested}
+    if likeness is not None:
+        out["human_likeness"] = likeness
+    return out
+
+
+def _chosen_reference(entry: dict[str, Any], t: dict[str, Any]) -> dict[str, Any] | None:
+    """The like-for-like reference the verdict reads (``thresholds.reference``, else the other definition),
+    with its name under ``name``; ``None`` when neither has both κ values."""
+    lfl = (entry.get("reference") or {}).get("like_for_like") or {}
+    for name in (t.get("reference", "pairwise"), *REFERENCES):
+        d = lfl.get(name)
+        if d and d["judge"]["kappa"].get("estimate") is not None and d["humans"]["kappa"].get("estimate") is not None:
+            return {**d, "name": name, "trivial": lfl.get("trivial"), "n_items": lfl.get("n_items"),
+                    "kappa_word": lfl.get("kappa_word")}
+    return None
+
+
+def _ci(m: dict[str, Any]) -> str:
+    lo, hi = m.get("ci_low"), m.get("ci_high")
+    return "" if lo is None or hi is None else f" ({_fmt(lo)} to {_fmt(hi)})"
+
+
+def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
+                  ) -> tuple[list[tuple[int, str]], dict[str, Any]]:
+    """The agreement reasons read like with like (:mod:`judgecal.stats.reference`): the judge's κ and
+    agreement beside the humans' on the same definition and items; the gap counts only when its paired
+    interval excludes 0; a judge not clearly above chance (κ's interval reaching 0, as a rater that always
+    gives one label) is never aligned; weak agreement among the humans themselves is stated as such."""
+    out: list[tuple[int, str]] = []
+    j, h, d = like["judge"], like["humans"], like["difference"]
+    jk, hk = float(j["kappa"]["estimate"]), float(h["kappa"]["estimate"])
+    pairwise = like["name"] == "pairwise"
+    kw = like.get("kappa_word") or "κ"
+    if pairwise:
+        base = (f"{kw} {_fmt(jk)} with each annotator beside the annotators' {_fmt(hk)} with each other "
+                f"(pairwise, the same {like.get('n_items')} items)")
+    else:
+        base = (f"{kw} {_fmt(jk)} against the majority of the other annotators beside an annotator's {_fmt(hk)} "
+                f"against the same majority (leave-one-out, the same {like.get('n_items')} items)")
+    dk = d["kappa"]
+    gap = hk - jk
+    d_hi, d_lo = dk.get("ci_high"), dk.get("ci_low")
+    j_lo, h_lo = j["kappa"].get("ci_low"), h["kappa"].get("ci_low")
+    trivial = jk <= 0 or (j_lo is not None and j_lo <= 0)
+    below = gap > t["kappa_gap"]["caution_above"] and d_hi is not None and d_hi < 0
+    subjective = hk < t["kappa"]["not_aligned_below"]
+    if trivial and (h_lo is not None and h_lo > 0):
+        cls = "below the humans"
+        out.append((2, f"{base}: not clearly above chance, which a rater that always gives the same label "
+                       "reaches (κ 0), while the annotators are"))
+    elif trivial:
+        cls = "like the humans, at chance"
+        out.append((1, f"{base}: neither the judge nor the annotators are clearly above chance"))
+    elif below:
+        cls = "below the humans"
+        sev = 2 if gap > t["kappa_gap"]["not_aligned_above"] else 1
+        out.append((sev, f"{base}: {_fmt(gap)} below the humans' agreement with each other "
+                         f"(difference{_ci(dk)})"))
+    elif d_lo is not None and d_lo > 0 and -gap > t["kappa_gap"]["caution_above"]:
+        cls = "super-consistent"
+        out.append((0, f"{base}: agrees with people more than they agree with each other"))
+    else:
+        cls = "human-like"
+        out.append((0, f"{base}: agrees with people as well as they agree with each other"))
+    if subjective:
+        out.append((1, f"the annotators themselves agree weakly ({kw} {_fmt(hk)} with each other): the task is "
+                       "subjective here, and no single rater, human or model, is reliable on it"))
+    elif hk < t["kappa"]["aligned_at_least"]:
+        out.append((0, f"the annotators agree moderately with each other ({kw} {_fmt(hk)})"))
+    ja, ha = j["accuracy"].get("estimate"), h["accuracy"].get("estimate")
+    triv = like.get("trivial") or {}
+    if ja is not None and ha is not None:
+        words = (f"agreement {_fmt(ja)} with each annotator beside the annotators' {_fmt(ha)} with each other"
+                 if pairwise else f"agreement {_fmt(ja)} with the others' majority beside an annotator's {_fmt(ha)}")
+        words += f" (chance {_fmt(j['chance_accuracy'] or 0)} and {_fmt(h['chance_accuracy'] or 0)}"
+        if triv.get("accuracy") is not None:
+            words += f"; always {triv['label']!r}: {_fmt(triv['accuracy'])}"
+        words += ")"
+        agap, da = ha - ja, d["accuracy"]
+        significant = da.get("ci_high") is not None and da["ci_high"] < 0
+        limit = tolerated_gap(t.get("business_loss"))
+        if limit is not None:
+            if agap > limit:
+                out.append((2, f"{words}: {_fmt(agap)} below, more than the {_fmt(limit)} the business-loss "
+                               "budget tolerates"))
+        elif significant and agap > t["accuracy_gap"]["not_aligned_above"]:
+            out.append((2, f"{words}: {_fmt(agap)} below"))
+        elif significant and agap > t["accuracy_gap"]["caution_above"]:
+            out.append((1, f"{words}: {_fmt(agap)} below"))
+        if triv.get("accuracy") is not None and ja <= triv["accuracy"] + 1e-9 < ha:
+            out.append((1, f"{words}: no better than always answering {triv['label']!r}"))
+    alt = entry.get("replace_annotator") or {}
+    kz = alt.get("kappa_z") or {}
+    likeness: dict[str, Any] = {"class": cls, "reference": like["name"], "subjective": bool(subjective),
+                                "judge_kappa": jk, "human_kappa": hk, "difference": dk}
+    if isinstance(kz.get("z"), int | float) and math.isfinite(kz["z"]) and kz.get("n_pairs", 0) >= 2:
+        likeness["kappa_z"] = {"z": kz["z"], "class": kz.get("pattern")}
+        out.append((0, f"Judge's Verdict κ z-score {kz['z']:.2f} over {kz['n_pairs']} annotator pairs: "
+                       f"{kz.get('pattern')}"))
+    if alt.get("n_annotators", 0) >= 2 and alt.get("winning_rate") is not None and (
+            (entry.get("reference") or {}).get("like_for_like") or {}).get("n_annotators", 0) >= 3:
+        likeness["alt_test"] = {"passed": bool(alt.get("passed")), "winning_rate": alt["winning_rate"]}
+        out.append((0, f"alternative annotator test (ε {alt.get('epsilon')}): "
+                       f"{'passes' if alt.get('passed') else 'does not pass'}, winning rate "
+                       f"{alt['winning_rate']:.2f} over {alt['n_annotators']} annotators"))
+    return out, likeness
+
+
+def _span_reasons(like: dict[str, Any], t: dict[str, Any]) -> list[tuple[int, str]]:
+    """A span judge read against its like-for-like reference and the best trivial marker
+    (:func:`judgecal.stats.spans.span_reference`): never aligned unless clearly above that marker."""
+    j, h = like["judge"].get("estimate"), like["humans"].get("estimate")
+    best = like.get("best_baseline")
+    base_f1 = ((like.get("baselines") or {}).get(best) or {}).get("estimate")
+    norm, above = like.get("normalised") or {}, like.get("above_baseline") or {}
+    if j is None:
+        return [(1, "span F1 undefined on its items: agreement not measured")]
+    words = f"span F1 {_fmt(j)} with each annotator"
+    if h is None:
+        return [(1, f"{words}: no two annotators on its items, so no reference to read it against")]
+    words += f" beside the annotators' {_fmt(h)} with each other (pairwise)"
+    if base_f1 is not None:
+        words += f"; the best trivial marker ({str(best).replace('_', ' ')}) gets {_fmt(base_f1)}"
+    n = norm.get("estimate")
+    if above.get("ci_low") is None or above["ci_low"] <= 0:
+        return [(2, f"{words}: not clearly above the trivial marker")]
+    if n is None:
+        return [(1, f"{words}: the annotators are no better than the trivial marker, so no scale to read it on")]
+    words += f"; chance-corrected span score {_fmt(n)}{_ci(norm)} (0 = the trivial marker, 1 = the annotators)"
+    if n < t["span_score"]["not_aligned_below"]:
+        return [(2, words)]
+    if n < t["span_score"]["aligned_at_least"]:
+        return [(1, words)]
+    return [(0, words)]
+
+
+def _no_sign_reasons(entry: dict[str, Any]) -> list[tuple[int, str]]:
+    """Probes whose interval is pinned at the null: evidence of no bias, said so in words."""
+    out = []
+    pos = entry.get("position") or {}
+    if pos.get("decisive_pairs") and pos.get("mcnemar_b") == 0 and pos.get("mcnemar_c") == 0:
+        out.append((0, "position: no sign of bias (identical in both orders)"))
+    for name, m in (entry.get("metrics") or {}).items():
+        if name == "first_position_rate" or not isinstance(m, dict) or m.get("null_value") is None:
+            continue
+        if m.get("ci_low") == m.get("ci_high") == m.get("null_value") and m.get("estimate") == m["null_value"]:
+            probe = next((p for k, (p, _) in PROBES.items() if k == name), name.replace("_", " "))
+            out.append((0, f"{probe}: no sign of bias (no variation at all)"))
+    return out

@@ -26,7 +26,7 @@ import pandas as pd
 
 from judgecal.data.sources import SourceError, select, split_name
 from judgecal.data.store import Workspace
-from judgecal.stats import alt_test
+from judgecal.stats import alt_test, reference
 from judgecal.stats.bootstrap import bootstrap_sums, percentile_ci, safe_ratio
 
 EPSILON = 0.2  # the alternative annotator test's allowance for expert annotators (Calderon et al.)
@@ -89,15 +89,26 @@ def humans_section(about: dict[str, Any], wide: pd.DataFrame, n_boot: int, seed:
             "loo_accuracy": loo_accuracy(wide, n_boot, seed, level)}
 
 
-def judge_reference(verdict: pd.Series, truth: pd.Series, humans: dict[str, Any]) -> dict[str, Any]:
-    """A judge's κ and accuracy on its item verdicts beside the base rate, a chance rater and the humans."""
+def judge_reference(verdict: pd.Series, truth: pd.Series, humans: dict[str, Any], wide: pd.DataFrame | None = None,
+                    *, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
+    """A judge's κ and accuracy on its item verdicts beside the base rate, a chance rater and the humans;
+    with the annotators' own labels (``wide``), ``like_for_like``: the judge and the humans measured the
+    same way on the same items, pairwise and leave-one-out (:func:`judgecal.stats.reference.like_for_like`).
+    The consensus figures (``kappa``, ``accuracy``, ``human_kappa``: Fleiss' κ) are kept for reading, but
+    they mix definitions; the verdict reads ``like_for_like``."""
     both = truth.index.intersection(verdict.index)
     base = alt_test.kappa_with_baselines(verdict.reindex(both).to_numpy(dtype=object),
                                          truth.reindex(both).to_numpy(dtype=object))
     fk, loo = humans.get("fleiss_kappa") or {}, humans.get("loo_accuracy") or {}
-    return {**base, "human_kappa": fk.get("estimate"), "human_kappa_ci": [fk.get("ci_low"), fk.get("ci_high")],
-            "human_accuracy": loo.get("estimate"), "human_accuracy_ci": [loo.get("ci_low"), loo.get("ci_high")],
-            "basis": "the judge's item verdict (swap-debiased when both orders were judged)"}
+    out = {**base, "human_kappa": fk.get("estimate"), "human_kappa_ci": [fk.get("ci_low"), fk.get("ci_high")],
+           "human_accuracy": loo.get("estimate"), "human_accuracy_ci": [loo.get("ci_low"), loo.get("ci_high")],
+           "basis": "the judge's item verdict (swap-debiased when both orders were judged)",
+           "consensus_note": "κ and accuracy here are against the consensus, Fleiss' κ among the annotators: "
+                             "two definitions; like_for_like compares the same definition on both sides"}
+    if wide is not None and wide.shape[1] >= 2:
+        f = verdict.reindex(wide.index).to_numpy(dtype=object)
+        out["like_for_like"] = reference.like_for_like(wide, f, n_boot=n_boot, seed=seed, level=level)
+    return out
 
 
 def replace_annotator(wide: pd.DataFrame, verdict: pd.Series, *, epsilon: float = EPSILON, q: float = ALT_Q,

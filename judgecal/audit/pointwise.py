@@ -148,7 +148,75 @@ def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig,
     humans = _ceiling(wide.reindex(mine.index), scale, cfg, _cluster_of(mine.index.to_numpy(dtype=str), clusters))
     if humans is not None:
         section["humans"] = humans
-    return {"metrics": metrics, "section": section}
+    out: dict[str, Any] = {"metrics": metrics, "section": section}
+    if humans is not None:
+        out["like_for_like"] = _like_for_like(jf, mine.index, wide.reindex(mine.index), scale, p_code, p_value,
+                                              humans, cfg, clusters)
+    return out
+
+
+def _like_for_like(jf: pd.DataFrame, items: pd.Index, wide: pd.DataFrame, scale: Scale, p_code: np.ndarray,
+                   p_value: np.ndarray, humans: dict[str, Any], cfg: AuditConfig,
+                   clusters: pd.Series | None) -> dict[str, Any]:
+    """The judge measured as the annotators are measured with each other (:func:`_ceiling`): every pair of
+    (annotator, judgment) on an item with two or more annotators, pooled, beside every pair of annotators
+    on the same items, pooled both ways; in the shape of :func:`judgecal.stats.reference.like_for_like`
+    (``pairwise`` only). The difference's interval combines the two intervals' half-widths in quadrature
+    (the two pools are resampled separately), chance is Cohen's ``p_e`` recovered from each pool's
+    agreement and unweighted κ, and the trivial rater always gives the annotators' most frequent level."""
+    codes = np.column_stack([scale.codes(wide[c].fillna("")) for c in wide.columns])
+    basis = (codes >= 0).sum(1) >= 2
+    row = items.get_indexer(pd.Index(jf["item_id"].astype(str).to_numpy()))
+    keep = (row >= 0) & (p_code >= 0)
+    keep[keep] = basis[row[keep]]
+    a_parts, b_parts, v_parts, i_parts = [], [], [], []
+    for c in range(codes.shape[1]):
+        on = keep.copy()
+        on[on] = codes[row[on], c] >= 0
+        a_parts.append(codes[row[on], c])
+        b_parts.append(p_code[on])
+        v_parts.append(p_value[on])
+        i_parts.append(row[on])
+    a, b, pv, it = (np.concatenate(x) for x in (a_parts, b_parts, v_parts, i_parts))
+    values = np.asarray(scale.values, dtype=np.float64)
+    k = len(scale.levels)
+    kname = "weighted_kappa" if scale.ordinal else "cohen_kappa"
+    groups = _cluster_of(items.to_numpy(dtype=str)[it], clusters)
+    figures = pointwise_agreement(a, b, k, truth_value=values[a], pred_value=pv, ordinal=scale.ordinal,
+                                  groups=groups, level_values=values, n_boot=cfg.n_boot, seed=cfg.seed,
+                                  level=cfg.level)
+
+    def chance(f: dict[str, Any]) -> float | None:
+        po, kap = (f.get("accuracy") or {}).get("estimate"), (f.get("cohen_kappa") or {}).get("estimate")
+        return None if po is None or kap is None or kap == 1 else float((po - kap) / (1 - kap))
+
+    def diff(x: dict[str, Any], y: dict[str, Any]) -> dict[str, object]:
+        if x.get("estimate") is None or y.get("estimate") is None or None in (
+                x.get("ci_low"), x.get("ci_high"), y.get("ci_low"), y.get("ci_high")):
+            return metric(float("nan"), float("nan"), float("nan"), 0)
+        d = float(x["estimate"]) - float(y["estimate"])
+        half = float(np.hypot(x["ci_high"] - x["ci_low"], y["ci_high"] - y["ci_low"])) / 2
+        return metric(d, d - half, d + half, int(basis.sum()))
+
+    present = codes[basis][codes[basis] >= 0]
+    mode = int(np.bincount(present, minlength=k).argmax()) if present.size else 0
+    per_ann = [float((codes[basis, c][codes[basis, c] >= 0] == mode).mean())
+               for c in range(codes.shape[1]) if (codes[basis, c] >= 0).any()]
+    judge: dict[str, Any] = {"kappa": figures[kname], "accuracy": figures["accuracy"], "chance_accuracy": chance(figures)}
+    hum: dict[str, Any] = {"kappa": humans[kname], "accuracy": humans["accuracy"], "chance_accuracy": chance(humans)}
+    word = "weighted κ" if scale.ordinal else "κ"
+    return {"n_items": int(basis.sum()), "n_annotators": int(codes.shape[1]), "labels": list(scale.levels),
+            "kappa_word": word,
+            "trivial": {"label": str(scale.levels[mode]), "accuracy": float(np.mean(per_ann)) if per_ann else None,
+                        "kappa": 0.0, "words": f"always answering {scale.levels[mode]!r}, the annotators' most "
+                                                 "frequent level"},
+            "pairwise": {"definition": f"the judge's {word} and agreement pooled over every (annotator, judgment) "
+                                       f"pair on an item, beside the annotators' {word} and agreement pooled over "
+                                       "every pair of them both ways, on the same items",
+                         "judge": judge, "humans": hum,
+                         "difference": {"kappa": diff(judge["kappa"], hum["kappa"]),
+                                        "accuracy": diff(judge["accuracy"], hum["accuracy"])}},
+            "leave_one_out": None}
 
 
 def _invalid_rate(invalid: np.ndarray, item: np.ndarray, cfg: AuditConfig) -> dict[str, object]:
@@ -192,6 +260,12 @@ def add_pointwise(report: dict[str, Any], inputs: list[JudgeInput], wide: pd.Dat
         for name, m in got["metrics"].items():
             entry["metrics"][name] = {**m, "p": None, "q": None, "mde": None}
         entry["pointwise"] = got["section"]
+        if got.get("like_for_like"):
+            like = got["like_for_like"]
+            entry["reference"] = {"like_for_like": like}
+            for name, key in (("pairwise_kappa", "kappa"), ("pairwise_accuracy", "accuracy")):
+                entry["metrics"][name] = {**like["pairwise"]["judge"][key], "null_value": None, "p": None,
+                                          "q": None, "mde": None}
 
 
 __all__ = ["KNOWN_SCALES", "Scale", "add_pointwise", "is_pointwise", "pointwise_alignment", "scale_of"]

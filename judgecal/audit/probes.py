@@ -13,6 +13,12 @@ Tests (two-sided; ``p`` tests ``estimate = null_value``):
   p-value ``min(1, k p)``, so picking the worst does not inflate its significance.
 
 Descriptive metrics (accuracy, macro-F1, kappa, rates with no null) carry no test.
+
+Flags: significant after Benjamini–Hochberg *and* an interval that reaches the effect of interest away from
+the null (a bias of exactly that size is then found in most seeds; a significant effect whose interval stops
+short of it is negligible). ``<probe>:underpowered``: not significant while the interval still holds the
+effect of interest on either side; an interval pinned at the null (no discordant pair, zero variance) is
+evidence of no effect and raises nothing.
 """
 
 from __future__ import annotations
@@ -59,11 +65,42 @@ def excess_test(m: Metric, base: Metric | None, k: int = 1) -> Metric:
     return m.tested(None if p is None else min(1.0, k * p), base.estimate, mde_from_ci(d - half, d + half))
 
 
+def _reach(m: Metric) -> float | None:
+    """How far the interval reaches from the null value (its far end); ``None`` without an interval."""
+    if m.ci_low is None or m.ci_high is None:
+        return None
+    null = m.null_value or 0.0
+    return max(abs(m.ci_low - null), abs(m.ci_high - null))
+
+
 def _significant(m: Metric | None, cfg: AuditConfig) -> bool:
-    """The flag rule: significant (BH q < alpha) *and* an effect at least the effect of interest away
-    from the metric's null value."""
-    return (m is not None and m.q is not None and m.q < cfg.alpha and m.estimate is not None
-            and abs(m.estimate - (m.null_value or 0.0)) >= cfg.effect_of_interest - 1e-12)
+    """The flag rule: significant (BH q < alpha) *and* an effect that may be the effect of interest: the
+    interval reaches at least the effect of interest away from the null value (so a bias planted at the
+    effect of interest is flagged, and a significant but negligible one, whose interval stops short of
+    it, is not). Without an interval, the estimate itself must reach it."""
+    if m is None or m.q is None or not m.q < cfg.alpha or m.estimate is None:
+        return False
+    reach = _reach(m)
+    far = abs(m.estimate - (m.null_value or 0.0)) if reach is None else reach
+    return far >= cfg.effect_of_interest - 1e-12
+
+
+def underpowered(m: Metric | None, cfg: AuditConfig) -> bool:
+    """Not significant, and the interval still holds an effect of interest on either side of the null.
+    An interval pinned at the null (no discordant pair, zero variance) is evidence of no effect: never
+    underpowered. Without an interval, the test's MDE stands in."""
+    if m is None or m.estimate is None or (m.q is not None and m.q < cfg.alpha):
+        return False
+    reach = _reach(m)
+    if reach is None:
+        return m.mde is not None and m.mde > cfg.effect_of_interest
+    return reach >= cfg.effect_of_interest - 1e-12
+
+
+def no_sign(m: Metric | None) -> bool:
+    """An interval pinned at the null value: zero discordant pairs or zero variance."""
+    return (m is not None and m.ci_low is not None and m.ci_high is not None and m.null_value is not None
+            and abs(m.ci_low - m.null_value) < 1e-12 and abs(m.ci_high - m.null_value) < 1e-12)
 
 
 def _direction_flags(m: Metric | None, flag: str, cfg: AuditConfig) -> list[str]:
@@ -71,11 +108,7 @@ def _direction_flags(m: Metric | None, flag: str, cfg: AuditConfig) -> list[str]
         return []
     if _significant(m, cfg):
         return [f"{flag}:{'more' if (m.estimate or 0) > 0 else 'less'}_than_humans"]
-    if m.q is not None and m.q < cfg.alpha:  # significant, but smaller than the effect of interest
-        return []
-    if m.mde is not None and m.mde > cfg.effect_of_interest:
-        return [f"{flag}:underpowered"]
-    return []
+    return [f"{flag}:underpowered"] if underpowered(m, cfg) else []
 
 
 def _plain(d: Mapping[str, Any]) -> dict[str, Any]:
@@ -163,9 +196,7 @@ class PositionProbe(Probe):
             return []
         if _significant(m, cfg):
             return [f"position_bias:{'first' if (m.estimate or 0.5) > 0.5 else 'second'}"]
-        if m.q < cfg.alpha:  # significant, but smaller than the effect of interest
-            return []
-        return ["position_bias:underpowered"] if m.mde is not None and m.mde > cfg.effect_of_interest else []
+        return ["position_bias:underpowered"] if underpowered(m, cfg) else []
 
 
 class VerbosityProbe(Probe):

@@ -4,7 +4,10 @@
 
 - ``models`` (:mod:`judgecal.audit.models`);
 - ``humans``: the truth's annotators, their Fleiss' κ and leave-one-out accuracy (:mod:`judgecal.audit.human`);
-- per judge: ``reference`` (κ and accuracy beside the base rate, a chance rater and the humans),
+- per judge: ``reference`` (κ and accuracy beside the base rate, a chance rater and the humans, and
+  ``like_for_like``: the judge and the annotators measured the same way on the same items, pairwise and
+  leave-one-out, :mod:`judgecal.stats.reference`; its pairwise judge side is also under ``metrics`` as
+  ``pairwise_kappa`` and ``pairwise_accuracy``),
   ``replace_annotator`` (alternative annotator test and κ z-score, when annotators' labels exist),
   ``calibration`` and ``selective`` (when the judge has a confidence, :mod:`judgecal.audit.confidence`),
   and ``verdict`` = ``{status, reasons, not_tested}`` from the workspace's ``thresholds.yaml``
@@ -57,7 +60,13 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
         entry = report["judges"][inp.judge]
         if inp.pairwise:
             verdict = verdicts[inp.judge]
-            entry["reference"] = human.judge_reference(verdict, truth, humans)
+            entry["reference"] = human.judge_reference(verdict, truth, humans, wide, n_boot=cfg.n_boot,
+                                                       seed=cfg.seed, level=cfg.level)
+            pw = (entry["reference"].get("like_for_like") or {}).get("pairwise")
+            if pw:  # the judge's own side of the like-for-like reference, as figures of its own
+                for name, key in (("pairwise_kappa", "kappa"), ("pairwise_accuracy", "accuracy")):
+                    entry["metrics"][name] = {**pw["judge"][key], "null_value": None, "p": None, "q": None,
+                                              "mde": None}
             alt = human.replace_annotator(wide, verdict, epsilon=epsilon, q=human.ALT_Q)
             if alt is not None:
                 entry["replace_annotator"] = alt
@@ -115,10 +124,19 @@ def add_spans(report: dict[str, Any], ws: Workspace, selector: str | None, cfg: 
     frame = pd.concat([chosen.rename(columns={"annotator": "rater"}), judged], ignore_index=True)
     used = sorted({str(s) for s in chosen["source"].unique()})
     report["spans"] = {"source": used[0] if len(used) == 1 else selector, "sources": used}
-    for judge, figures in span_alignment(frame, n_boot=cfg.n_boot, seed=cfg.seed).items():
+    marked = frame[["item_id", "candidate"]].drop_duplicates()
+    texts = {it.item_id: it for it in ws.items(ids=marked["item_id"].astype(str).unique().tolist())}
+    lengths = {(str(i), int(c)): len(texts[str(i)].candidates[int(c)].text or "")
+               for i, c in marked.itertuples(index=False)
+               if str(i) in texts and 0 <= int(c) < len(texts[str(i)].candidates)}
+    for judge, figures in span_alignment(frame, n_boot=cfg.n_boot, seed=cfg.seed, lengths=lengths).items():
         entry = report["judges"].get(judge)
         if entry is None:
             continue
         entry["spans"] = {"source": report["spans"]["source"], **figures}
         for name in ("span_iou", "span_f1"):
             entry["metrics"][name] = {**figures[name], "p": None, "q": None, "mde": None}
+        like: dict[str, Any] = dict(figures.get("like_for_like") or {})
+        if like.get("judge"):
+            entry["metrics"]["span_f1_pairwise"] = {**like["judge"], "p": None, "q": None, "mde": None}
+            entry["metrics"]["span_score"] = {**like["normalised"], "p": None, "q": None, "mde": None}

@@ -28,10 +28,14 @@ def _codes(frame: pd.DataFrame, keys: pd.Index) -> np.ndarray:
 
 
 def span_alignment(spans: pd.DataFrame, *, weights: Mapping[str, float] | None = None, n_boot: int = 2000,
-                   seed: int = 0) -> dict[str, dict[str, dict[str, object]]]:
+                   seed: int = 0, lengths: Mapping[tuple[str, int], int] | None = None
+                   ) -> dict[str, dict[str, dict[str, object]]]:
     """Judge name -> span metrics against the human consensus, from a spans frame (``Workspace.spans_frame``).
 
-    ``weights`` maps annotator -> quality weight for the consensus (unweighted when ``None``).
+    ``weights`` maps annotator -> quality weight for the consensus (unweighted when ``None``). Each entry
+    also holds ``like_for_like`` (:func:`judgecal.stats.spans.span_reference`): the judge's F1 with each
+    annotator beside the annotators' with each other and the trivial markers' on the same items;
+    ``lengths`` ((item_id, candidate) -> text length) enables the markers that need the text.
     """
     human = spans[spans.kind == "human"]
     judged = spans[spans.kind == "judge"]
@@ -57,6 +61,10 @@ def span_alignment(spans: pd.DataFrame, *, weights: Mapping[str, float] | None =
                  "detection_balanced_accuracy": S.detection(S.marked(jv, n), S.marked(cons, n), n_boot=n_boot,
                                                             seed=seed)["balanced_accuracy"],
                  "human_f1": S.human_ceiling(hv, raters, n_boot=n_boot, seed=seed)}
+        n_chars = None if lengths is None else np.array([int(lengths.get((str(i), int(c)), 0)) for i, c in keys])
+        if n_chars is not None and ((hv.end > n_chars[hv.item]).any() or (jv.end > n_chars[jv.item]).any()):
+            n_chars = None  # a text shorter than its spans: not the text they were marked on
+        entry["like_for_like"] = S.span_reference(hv, raters, jv, n_chars, n_boot=n_boot, seed=seed)
         out[str(judge)] = entry
     return out
 

@@ -31,6 +31,10 @@ each metric's 95% CIs must cover the truth 93-97% of the time over many seeds, p
 scenarios (a window of about +-2% is 1.3 standard errors of one scenario's coverage at 200 seeds, so
 it is checked on the pooled figure), with no single scenario under 90%. A rate whose truth is exactly
 0 (a deterministic judge) has the degenerate interval [0, 0] and is left out of coverage.
+
+The like-for-like scenarios (:mod:`judgecal.audit.validate_like`: an annotator as the judge, an
+order-consistent judge, trivial raters, biases planted at the effect of interest) run as rates over seeds:
+20 in fast mode, ``seeds`` in slow mode.
 """
 
 from __future__ import annotations
@@ -208,5 +212,8 @@ def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: flo
                                   "check": f"the variance decomposition recovers the planted {axis} axis",
                                   "ok": bool(r["passed"]), "estimate": float(r["shares"][axis]),
                                   "ci": [None, None], "p": None, "q": None})
+    from judgecal.audit.validate_like import checks as like_checks  # like with like, as rates over seeds
+
+    results["checks"] += like_checks(seeds if seeds > 1 else 20, min(n_boot, 400))
     results["ok"] = all(c["ok"] for c in results["checks"]) and all(c["ok"] for c in results["coverage"].values())
     return results

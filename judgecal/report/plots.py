@@ -16,8 +16,11 @@ def _short(text: str, n: int = 34) -> str:
 
 
 def forest_svg(rows: list[tuple[str, float | None, float | None, float | None]], lo: float = 0.0,
-               hi: float = 1.0, ref: float | None = None, ref_label: str = "", width: int = 640) -> Markup:
+               hi: float = 1.0, ref: float | None = None, ref_label: str = "", width: int = 640,
+               row_refs: list[tuple[float | None, float | None, float | None]] | None = None) -> Markup:
     """One point with its CI per row on a fixed axis ``[lo, hi]``; ``ref`` draws a dashed reference line.
+    ``row_refs`` gives each row its own reference (estimate, CI), drawn as a dashed tick with a dashed
+    interval beside the row's point: the humans measured as that judge is, on its items.
     Long labels keep their end (``…/gpt-3.5-turbo``); the full name is the row's hover title."""
     left, right, row_h = 230, 30, 22
     height = row_h * len(rows) + 34
@@ -44,19 +47,34 @@ def forest_svg(rows: list[tuple[str, float | None, float | None, float | None]],
             parts.append(f'<circle cx="{x(est):.1f}" cy="{y}" r="4" fill="#357"/>')
         else:
             parts.append(f'<text x="{left + 4}" y="{y + 4}" font-size="11" fill="#777">not measured</text>')
+        r = row_refs[i] if row_refs is not None and i < len(row_refs) else None
+        if r is not None and r[0] is not None:
+            tip = f"{escape(ref_label)} {fmt_number(r[0])}" + (
+                f" ({fmt_number(r[1])}–{fmt_number(r[2])})" if r[1] is not None and r[2] is not None else "")
+            if r[1] is not None and r[2] is not None:
+                parts.append(f'<line x1="{x(r[1]):.1f}" y1="{y + 6}" x2="{x(r[2]):.1f}" y2="{y + 6}" stroke="#c33" '
+                             'stroke-dasharray="3 2"/>')
+            parts.append(f'<line class="row-ref" x1="{x(r[0]):.1f}" y1="{y - 8}" x2="{x(r[0]):.1f}" y2="{y + 8}" '
+                         f'stroke="#c33" stroke-width="2" stroke-dasharray="3 2"><title>{tip}</title></line>')
         parts.append("</g>")
     parts.append("</svg>")
     return Markup("".join(parts))  # noqa: S704 - every piece of text above is escaped
 
 
 def metric_forest(report: dict[str, Any], metric: str, lo: float = 0.0, ref: float | None = None,
-                  ref_label: str = "") -> Markup | None:
-    rows = []
+                  ref_label: str = "", row_ref: Any = None) -> Markup | None:
+    """The forest of ``metric`` over the judges; ``row_ref(entry)`` gives each judge's own reference
+    (a metric dict), drawn on its row."""
+    rows, refs = [], []
     for name, j in (report.get("judges") or {}).items():
         m = (j.get("metrics") or {}).get(metric)
         if m and m.get("estimate") is not None:
             rows.append((str(name), m["estimate"], m.get("ci_low"), m.get("ci_high")))
-    return forest_svg(rows, lo=lo, ref=ref, ref_label=ref_label) if rows else None
+            r = row_ref(j) if row_ref is not None else None
+            refs.append((r.get("estimate"), r.get("ci_low"), r.get("ci_high")) if r else (None, None, None))
+    if not rows:
+        return None
+    return forest_svg(rows, lo=lo, ref=ref, ref_label=ref_label, row_refs=refs if row_ref is not None else None)
 
 
 def heatmap_svg(models: list[str], estimate: list[list[float | None]], cell: int = 54) -> Markup:

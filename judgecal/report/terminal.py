@@ -55,6 +55,12 @@ def _reasons(j: dict[str, Any], console: Console) -> None:
     grid.add_column(overflow="fold")
     for r in j["verdict"]["reasons"]:
         grid.add_row(Text("  -"), Text(r))
+    for a in j["agreement"]:
+        if a["name"] in ("pairwise_kappa", "pairwise_accuracy", "span_f1_pairwise", "span_score"):
+            grid.add_row(Text("  ="), Text(f"{info(a['name']).title} {a['value']}; {a['ref']}"))
+    if j["like"]:
+        grid.add_row(Text("  ="), Text(f"like with like ({j['like']['words']}): {j['like']['definition_text']}",
+                                       style="dim"))
     for f in j["flags"]:
         grid.add_row(Text("  !"), Text(f"{f['title']} ({f['severity']}): {f['words']}"))
     if j["stability_line"]:

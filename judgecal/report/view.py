@@ -26,6 +26,11 @@ from judgecal.report.stability import stability_tables
 # a judge entry's sections that the detail shows with their own layout (the rest are shown generically)
 OWN_LAYOUT = {"kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage", "flags",
               "verdict", "reference", "stability"}
+LIKE_WITH_LIKE = ("Like with like: a judge's agreement with people is read beside the people's agreement with each "
+                  "other measured the same way on the same items — pairwise, the judge's mean Cohen's κ with each "
+                  "annotator beside the annotators' mean κ with each other (leave-one-out in audit.json: each side "
+                  "against the majority of the other annotators). A consensus of several people is less noisy than "
+                  "one person, so the judge's κ against the consensus is not compared with the humans' Fleiss' κ.")
 # optional sections: where they live and the command that produces them
 SECTIONS = {
     "verdict": "judgecal audit (a judgecal with verdicts per judge; thresholds in <workspace>/thresholds.yaml)",
@@ -148,6 +153,8 @@ def _figure(entry: dict[str, Any], name: str) -> dict[str, Any]:
     value = fmt_metric(m)
     if not m and mi.group in ("alignment", "pointwise") and not entry.get("n_items_with_consensus"):
         value = "not measured"  # no human label: agreement is not a probe, nothing to run, no truth to read
+    elif not m and name in ("pairwise_kappa", "pairwise_accuracy"):
+        value = "not measured (needs two annotators)"
     return {"name": name, "title": mi.title, "definition": mi.definition, "value": value,
             "present": bool(m and m.get("estimate") is not None)}
 
@@ -162,16 +169,65 @@ def _summary_figure(entry: dict[str, Any], name: str) -> dict[str, Any]:
     return f
 
 
+def like_reference(entry: dict[str, Any], definition: str = "pairwise") -> dict[str, Any] | None:
+    """A judge's like-for-like reference (``reference.like_for_like``, :mod:`judgecal.stats.reference`): the
+    humans' κ and agreement measured as the judge's on the same items, with chance and a trivial rater
+    on the same basis, as text; ``None`` without two annotators."""
+    lfl = (entry.get("reference") or {}).get("like_for_like") or {}
+    d = lfl.get(definition)
+    if not d:
+        return None
+    triv = lfl.get("trivial") or {}
+    h, j = d["humans"], d["judge"]
+    words = "pairwise" if definition == "pairwise" else "leave-one-out"
+    return {"definition": definition, "words": words, "definition_text": d.get("definition", ""),
+            "n_items": lfl.get("n_items"), "n_annotators": lfl.get("n_annotators"),
+            "kappa": fmt_metric(h["kappa"]), "accuracy": fmt_metric(h["accuracy"]),
+            "kappa_estimate": _num(h["kappa"].get("estimate")), "accuracy_estimate": _num(h["accuracy"].get("estimate")),
+            "judge_kappa": fmt_metric(j["kappa"]), "judge_accuracy": fmt_metric(j["accuracy"]),
+            "chance_humans": _num(h.get("chance_accuracy")), "chance_judge": _num(j.get("chance_accuracy")),
+            "difference_kappa": fmt_metric(d["difference"]["kappa"]),
+            "trivial": (f"always {triv.get('label')!r}: {fmt_number(_num(triv.get('accuracy')))}"
+                        if triv.get("accuracy") is not None else "")}
+
+
+def _span_reference(entry: dict[str, Any]) -> dict[str, str]:
+    """A span judge's like-for-like reference in words: the annotators with each other and the best trivial
+    marker, as mean pairwise character F1 on the same items."""
+    like = (entry.get("spans") or {}).get("like_for_like") or {}
+    if not like or not like.get("judge"):
+        return {}
+    best = like.get("best_baseline")
+    base = ((like.get("baselines") or {}).get(best) or {}) if best else {}
+    markers = "; ".join(f"{k.replace('_', ' ')}: {fmt_metric(v)}" for k, v in (like.get("baselines") or {}).items())
+    return {"span_f1_pairwise": f"annotators with each other: {fmt_metric(like.get('humans'))} (pairwise, the same "
+                                f"{like.get('n_items')} items); trivial markers: {markers or 'n/a'}",
+            "span_score": f"0 = the best trivial marker ({(best or 'n/a').replace('_', ' ')}: {fmt_metric(base)}); "
+                          f"1 = the annotators with each other"}
+
+
 def _references(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str | None,
                 chance: float | None) -> dict[str, str]:
-    """What each summary figure of a judge is read against: the humans with each other, and chance."""
-    refs = {"cohen_kappa": f"humans: {kappa_ref or 'not measured'}",
-            "accuracy": (f"an annotator: {accuracy_ref}; " if accuracy_ref else "")
+    """What each summary figure of a judge is read against: the humans with each other measured the same
+    way on the same items (like with like), chance on the same basis; the consensus figures say that
+    their human reference is of another definition."""
+    refs = {"cohen_kappa": f"against the consensus; humans' Fleiss' κ (another definition): {kappa_ref or 'not measured'}",
+            "accuracy": "against the consensus; " + (f"an annotator's leave-one-out accuracy: {accuracy_ref}; " if accuracy_ref else "")
             + (f"chance: {chance:.3f}" if chance is not None else "")}
+    like = like_reference(entry)
+    if like:
+        n = f"pairwise, the same {like['n_items']} items"
+        refs["pairwise_kappa"] = f"annotators with each other: {like['kappa']} ({n}); chance: 0"
+        refs["pairwise_accuracy"] = (f"annotators with each other: {like['accuracy']} ({n}); chance: "
+                                     f"{fmt_number(like['chance_judge'])} (judge), {fmt_number(like['chance_humans'])} "
+                                     f"(annotators); {like['trivial']}")
+    elif entry.get("kind", "pairwise") == "pairwise":
+        refs["pairwise_kappa"] = refs["pairwise_accuracy"] = "not measured: needs two annotators on its items"
+    refs.update(_span_reference(entry))
     humans = (entry.get("pointwise") or {}).get("humans") or {}
     for k, m in humans.items():  # a pointwise judge: the annotators' own agreement on the same items
         if isinstance(m, dict) and _num(m.get("estimate")) is not None:
-            refs[k] = f"annotators with each other: {fmt_metric(m)}" + (
+            refs[k] = f"against the consensus; annotators with each other: {fmt_metric(m)}" + (
                 f"; chance: {chance:.3f}" if k == "accuracy" and chance is not None else "")
     return refs
 
@@ -184,6 +240,18 @@ def _agreement(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str |
     humans = (entry.get("pointwise") or {}).get("humans") or {}
     kappa = (entry.get("pointwise") or {}).get("kappa", "cohen_kappa")
     out = []
+    like = like_reference(entry)
+    if like:  # the figures the verdict reads first, each beside the humans measured the same way
+        refs = _references(entry, kappa_ref, accuracy_ref, chance)
+        for name in ("pairwise_kappa", "pairwise_accuracy"):
+            out.append({"name": name, "value": _figure(entry, name)["value"], "ref": refs[name],
+                        "definition": like["definition_text"]})
+    span_refs = _span_reference(entry)
+    for name, ref in span_refs.items():
+        out.append({"name": name, "value": _figure(entry, name)["value"], "ref": ref,
+                    "definition": info(name).definition})
+    if span_refs:
+        return out
     for name in (kappa, "accuracy"):
         h = humans.get(name)
         if isinstance(h, dict) and _num(h.get("estimate")) is not None:
@@ -193,8 +261,10 @@ def _agreement(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str |
         else:
             against = f"humans with each other: {kappa_ref or 'not measured'}"
         c = fmt_number(chance) if name == "accuracy" else "0"
+        if like and not humans:
+            against = f"against the consensus (another definition); {against}"
         out.append({"name": name, "value": _figure(entry, name)["value"],
-                    "ref": "; ".join(x for x in (against, f"chance: {c}") if x)})
+                    "ref": "; ".join(x for x in (against, f"chance: {c}") if x), "definition": info(name).definition})
     return out
 
 
@@ -220,6 +290,7 @@ def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any],
         "kappa_ref": kappa_ref, "accuracy_ref": ref["accuracy"], "chance_accuracy": chance,
         "references": _references(entry, kappa_ref, ref["accuracy"], chance),
         "agreement": _agreement(entry, kappa_ref, ref["accuracy"], chance),
+        "like": like_reference(entry), "human_likeness": (entry.get("verdict") or {}).get("human_likeness"),
         "summary": [_summary_figure(entry, m)
                     for m in (columns or summary_metrics({entry.get("kind", "pairwise")}))],
         "metrics": _metric_rows(entry),
@@ -247,4 +318,5 @@ def report_view(report: dict[str, Any]) -> dict[str, Any]:
         "provenance": prov, "sections": SECTIONS, "section_titles": SECTION_TITLES,
         "consensus_words": consensus_words(str((report.get("settings") or {}).get("consensus", ""))),
         "any_stability": any(j["stability"] for j in judges), "summary_metrics": columns,
+        "like_with_like": LIKE_WITH_LIKE,
     }

@@ -75,8 +75,24 @@ def _plots(report: dict[str, Any], view: dict[str, Any]) -> list[dict[str, Any]]
     humans = report.get("humans") or {}
     fk = (humans.get("fleiss_kappa") or (report.get("consensus") or {}).get("fleiss_kappa") or {}).get("estimate")
     loo = (humans.get("loo_accuracy") or {}).get("estimate")
-    specs = [("cohen_kappa", -0.2, fk, "the humans' κ with each other"),
-             ("accuracy", 0.0, loo, "an annotator's accuracy"),
+    del fk, loo  # the consensus figures have no like-for-like line: the humans' Fleiss' κ is another definition
+
+    def humans_side(key: str) -> Any:
+        def get(entry: dict[str, Any]) -> dict[str, Any] | None:
+            pw = ((entry.get("reference") or {}).get("like_for_like") or {}).get("pairwise") or {}
+            return (pw.get("humans") or {}).get(key)
+        return get
+
+    def span_side(entry: dict[str, Any]) -> dict[str, Any] | None:
+        return ((entry.get("spans") or {}).get("like_for_like") or {}).get("humans")
+
+    row_refs = {"pairwise_kappa": humans_side("kappa"), "pairwise_accuracy": humans_side("accuracy"),
+                "span_f1_pairwise": span_side}
+    specs = [("pairwise_kappa", -0.2, None, "the annotators with each other (pairwise, its items)"),
+             ("pairwise_accuracy", 0.0, None, "the annotators with each other (pairwise, its items)"),
+             ("span_f1_pairwise", 0.0, None, "the annotators with each other (pairwise, its items)"),
+             ("cohen_kappa", -0.2, None, ""),
+             ("accuracy", 0.0, None, ""),
              ("first_position_rate", 0.0, 0.5, "no position bias"),
              ("position_consistency", 0.0, None, ""),
              ("pad_pick_rate", 0.0, 0.5, "no preference for padding"),
@@ -85,10 +101,16 @@ def _plots(report: dict[str, Any], view: dict[str, Any]) -> list[dict[str, Any]]
              ("weighted_kappa", -0.2, None, ""), ("spearman_rho", -0.2, None, "")]
     out = []
     for metric, lo, ref, ref_label in specs:
-        svg = metric_forest(report, metric, lo=lo, ref=ref, ref_label=ref_label)
+        svg = metric_forest(report, metric, lo=lo, ref=ref, ref_label=ref_label, row_ref=row_refs.get(metric))
         if svg is not None:
             m = METRICS[metric]
             note = m.definition + (f" Dashed line: {ref_label} ({fmt_number(ref)})." if ref is not None else "")
+            if metric in row_refs:
+                note += (f" Red dashed tick on each row (and its dashed interval): {ref_label}, measured the same "
+                         "way on the same items — like with like.")
+            if metric in ("cohen_kappa", "accuracy"):
+                note += (" Against the consensus: no humans' line, because the humans' Fleiss' κ and leave-one-out "
+                         "accuracy are other definitions; read the like-for-like figures above.")
             if metric in ("weighted_kappa", "spearman_rho"):  # each pointwise judge has its own ceiling
                 note += (" No common line: each judge is read against the annotators' agreement on its own "
                          "items, in its row of the scores table.")

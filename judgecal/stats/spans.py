@@ -441,6 +441,101 @@ def rater_quality(sp: Intervals, rater: ArrayLike) -> tuple[FloatArray, IntArray
     return quality, count
 
 
-__all__ = ["Intervals", "by_label", "char_counts", "consensus", "detection", "human_ceiling", "intervals", "join_pairs", "marked",
+# -- like with like, and what a trivial marker gets ---------------------------------------------------
+def random_spans(sp: Intervals, rater: ArrayLike, lengths: ArrayLike, items: ArrayLike, seed: int = 0) -> Intervals:
+    """One random contiguous span per item in ``items``, its length a share of the text drawn from the
+    shares the raters of ``sp`` marked (each (item, rater) once, empty marks included), its start uniform."""
+    n = np.asarray(lengths, dtype=np.int64)
+    r = np.asarray(rater, dtype=np.int64)
+    g_item, g_rater, code = _presence(sp.item, r)
+    u = merge(Intervals(code, sp.start, sp.end))
+    marked_len = np.bincount(u.item, weights=(u.end - u.start).astype(np.float64), minlength=g_item.size)
+    share = safe_ratio(np.asarray(marked_len, dtype=np.float64), n[g_item].astype(np.float64))
+    share = share[np.isfinite(share)]
+    it = np.asarray(items, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    draw = share[rng.integers(0, share.size, it.size)] if share.size else np.zeros(it.size)
+    length = np.minimum(np.round(draw * n[it]).astype(np.int64), n[it])
+    start = np.floor(rng.random(it.size) * (n[it] - length + 1)).astype(np.int64)
+    return Intervals(it, start, start + length)
+
+
+BASELINES = ("mark_everything", "mark_nothing", "random_spans")
+
+
+def span_reference(human: Intervals, rater: ArrayLike, judge: Intervals, lengths: ArrayLike | None,
+                   n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
+    """The judge's mean character F1 with each annotator beside the annotators' mean F1 with each other, on
+    the items the judge marked (an empty span counts) with at least two annotators, and what trivial markers
+    get on the same items and annotators: ``mark_everything`` (the whole text), ``mark_nothing``,
+    ``random_spans`` (:func:`random_spans`); without ``lengths`` (text lengths per item code) only
+    ``mark_nothing``. The best baseline ``B`` scales the judge: ``normalised = (J - B) / (H - B)`` (0 = the
+    best trivial marker, 1 = the annotators with each other) and ``above_baseline = J - B``, both with paired
+    item-bootstrap CIs (one set of resampled items for every figure). F1 pairs are pooled per item."""
+    r = np.asarray(rater, dtype=np.int64)
+    m = int(r.max(initial=-1)) + 1
+    per_item = np.bincount(_presence(human.item, r)[0], minlength=int(human.item.max(initial=-1)) + 1)
+    judged = np.unique(judge.item)
+    items = judged[(judged < per_item.size)]
+    items = items[per_item[items] >= 2]
+    nan = metric(float("nan"), float("nan"), float("nan"), 0)
+    out: dict[str, Any] = {"definition": "pairwise: the judge's mean character F1 with each annotator, beside the "
+                           "annotators' mean F1 with each other and what trivial markers get, on the same items",
+                           "n_items": int(items.size), "judge": nan, "humans": nan, "baselines": {},
+                           "best_baseline": None, "normalised": nan, "above_baseline": nan}
+    if not items.size:
+        return out
+    keep_h, keep_j = np.isin(human.item, items), np.isin(judge.item, items)
+    z = np.zeros(items.size, dtype=np.int64)
+    sides: dict[str, Intervals] = {"judge": judge.take(keep_j), "mark_nothing": Intervals(items, z, z.copy())}
+    if lengths is not None:
+        n = np.asarray(lengths, dtype=np.int64)
+        sides["mark_everything"] = Intervals(items, z.copy(), n[items])
+        sides["random_spans"] = random_spans(human.take(keep_h), r[keep_h], n, items, seed)
+    hs = human.take(keep_h)
+    names = list(sides)
+    all_item = np.concatenate([hs.item, *(sides[k].item for k in names)])
+    all_start = np.concatenate([hs.start, *(sides[k].start for k in names)])
+    all_end = np.concatenate([hs.end, *(sides[k].end for k in names)])
+    all_rater = np.concatenate([r[keep_h], *(np.full(len(sides[k]), m + c) for c, k in enumerate(names))])
+    pw = pairwise_f1(Intervals(all_item, all_start, all_end), all_rater)
+    a, b, f1 = np.asarray(pw["rater_a"]), np.asarray(pw["rater_b"]), np.asarray(pw["f1"], dtype=np.float64)
+    remap = np.full(int(items.max()) + 1, -1)
+    remap[items] = np.arange(items.size)
+    code = remap[np.asarray(pw["item"])]
+    cols = []
+    masks = {"humans": (a < m) & (b < m), **{k: (a < m) & (b == m + c) for c, k in enumerate(names)}}
+    for mask in masks.values():
+        cols += [np.bincount(code[mask], weights=f1[mask], minlength=items.size),
+                 np.bincount(code[mask], minlength=items.size).astype(np.float64)]
+    sums = np.column_stack(cols).astype(np.float64)
+    boot = bootstrap_sums(sums, n_boot, seed)
+    keys = list(masks)
+
+    def means(s: FloatArray) -> dict[str, FloatArray]:
+        return {k: safe_ratio(s[:, 2 * c], s[:, 2 * c + 1]) for c, k in enumerate(keys)}
+
+    point, reps = means(sums.sum(0)[None, :]), means(boot)
+
+    def fig(est: FloatArray, rep: FloatArray, count: int) -> dict[str, object]:
+        return metric(float(est[0]), *percentile_ci(rep, level), count)
+
+    counts = {k: int(sums[:, 2 * c + 1].sum()) for c, k in enumerate(keys)}
+    out["judge"] = fig(point["judge"], reps["judge"], counts["judge"])
+    out["humans"] = fig(point["humans"], reps["humans"], counts["humans"])
+    base = [k for k in names if k != "judge"]
+    out["baselines"] = {k: fig(point[k], reps[k], counts[k]) for k in base}
+    best = max(base, key=lambda k: float(np.nan_to_num(point[k][0], nan=-1.0)))
+    out["best_baseline"] = best
+    diff_p, diff_r = point["judge"] - point[best], reps["judge"] - reps[best]
+    out["above_baseline"] = fig(diff_p, diff_r, items.size)
+    scale_p, scale_r = point["humans"] - point[best], reps["humans"] - reps[best]
+    norm_p = safe_ratio(diff_p, np.where(scale_p > 0, scale_p, 0.0))
+    norm_r = safe_ratio(diff_r, np.where(scale_r > 0, scale_r, 0.0))
+    out["normalised"] = fig(norm_p, norm_r, items.size)
+    return out
+
+
+__all__ = ["BASELINES", "Intervals", "random_spans", "span_reference", "by_label", "char_counts", "consensus", "detection", "human_ceiling", "intervals", "join_pairs", "marked",
            "mean_ci", "merge", "overlap_counts", "pairwise_f1", "rater_quality", "scores_from_counts", "soft_spearman",
            "span_matches", "span_scores", "to_tokens", "token_bounds"]
