@@ -132,6 +132,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.source}: is a folder, not a file to import")
     from judgecal.data.importers import import_file, validate_file
     from judgecal.data.ingest import import_dataset
+    from judgecal.data.rows import degenerate_note
 
     # a file is validated completely before the workspace is opened, so a bad file creates nothing
     parsed = None if dataset else validate_file(args.source, task=args.task, source=args.name)
@@ -144,7 +145,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         else:
             res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed)
             spans = f", {len(res.spans)} spans" if res.spans else ""
-            print(f"imported {len(res.items)} items and {len(res.annotations)} human labels{spans} from {args.source}")
+            print(f"imported {len(res.items)} items and {len(res.annotations)} human labels{spans} from {args.source}"
+                  + degenerate_note(res.counts))
     return 0
 
 
@@ -163,7 +165,8 @@ def _import_judgments(args: argparse.Namespace) -> int:
         res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
     print(f"imported {res.new} new judgments from {len(res.judges)} judge(s) ({', '.join(res.judges)}) in "
           f"{args.source}; {res.unchanged} already stored, {res.replaced} replaced"
-          + (f"; {sum(len(v) for v in res.spans.values())} judge spans" if res.spans else ""))
+          + (f"; {sum(len(v) for v in res.spans.values())} judge spans" if res.spans else "")
+          + (f"; {res.zero_length_spans} zero-length span(s) dropped (they mark nothing)" if res.zero_length_spans else ""))
     return 0
 
 

@@ -292,12 +292,12 @@ def test_csv_errors_name_the_physical_line(tmp_path, capsys):
     text = ('id,prompt,response_a,response_b\n'
             'c1,"a prompt\nover three\nlines",a,b\n'   # lines 2-4
             '\n'                                        # line 5, blank
-            'c2,"two\nlines",,b\n'                       # lines 6-7: response_a missing
+            'c2,,"two\nlines",b\n'                       # lines 6-7: prompt missing
             'c3,p,a,b,extra\n')                          # line 8: one field too many
     f, rc = _import(tmp_path, "ml.csv", text)
     assert rc == 2
     err = capsys.readouterr().err
-    assert f"{f}:6: response_a: missing required field" in err
+    assert f"{f}:6: prompt: missing required field" in err
     assert f"{f}:8: 5 fields, but the header names 4" in err
     assert "Traceback" not in err
     # and a good multi-line CSV keeps its text

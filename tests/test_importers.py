@@ -56,7 +56,7 @@ CASES = {
                    1, "id", "missing required field"),
     "id_wrong_type": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "id": [1]}]), 1, "id", "non-empty string"),
     "duplicate_id": (lambda p: _jsonl(p / "x.jsonl", [GOOD, GOOD]), 2, "id", "duplicate id 'q1' (first on line 1)"),
-    "empty_response": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "response_b": "   "}]), 1, "response_b", "is empty"),
+    "empty_prompt": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "prompt": "   "}]), 1, "prompt", "is empty"),
     "missing_response": (lambda p: _jsonl(p / "x.jsonl", [{k: v for k, v in GOOD.items() if k != "response_a"}]),
                          1, "response_a", "missing required field"),
     "unknown_label": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "human_labels": {"ann1": "C"}}]),
@@ -79,8 +79,8 @@ CASES = {
     "csv_missing_column": (lambda p: pd.DataFrame([{"id": "a", "prompt": "p", "response_a": "x"}]).to_csv(
         p / "x.csv", index=False) or p / "x.csv", 2, "response_b", "missing required field"),
     "csv_multiline_field": (lambda p: (p / "x.csv").write_text(
-        'id,prompt,response_a,response_b\nc1,"three\nline\nprompt",a,b\nc2,p,,b\n') and p / "x.csv",
-        5, "response_a", "missing required field"),
+        'id,prompt,response_a,response_b\nc1,"three\nline\nprompt",a,b\nc2,,a,b\n') and p / "x.csv",
+        5, "prompt", "missing required field"),
     "csv_too_many_fields": (lambda p: (p / "x.csv").write_text(
         'id,prompt,response_a,response_b\nc1,p,a,b,extra\n') and p / "x.csv", 2, None, "header names 4"),
     "csv_unclosed_quote": (lambda p: (p / "x.csv").write_text(
