@@ -3,6 +3,8 @@ itself (its mock model as the evaluated model and as the grader, so no paid API)
 edit; and files in the published shapes of promptfoo, DeepEval and MLflow."""
 
 
+import json
+
 import pytest
 
 from judgecal.cli import main
@@ -68,3 +70,80 @@ def test_inspect_log_written_by_inspect_ai(tmp_path, capsys):
     assert "detected inspect" in out and "waiting 3: model_graded_qa" in out
     with Workspace(tmp_path / "ws") as ws:
         assert ws.judges() == ["rated"] and len(ws.annotations_frame()) == 1
+
+
+PROMPTFOO = {  # `promptfoo eval -o results.json`, version 3 layout
+    "evalId": "eval-2026-12-01T07:00:00", "results": {"version": 3, "timestamp": "2026-12-01T07:00:00.000Z", "prompts": [
+        {"raw": "Answer briefly: {{question}}", "label": "brief"}], "results": [
+        {"id": "r1", "promptIdx": 0, "testIdx": 0, "promptId": "p0", "vars": {"question": "Capital of France?"},
+         "prompt": {"raw": "Answer briefly: Capital of France?", "label": "brief"},
+         "provider": {"id": "openai:gpt-4o-mini", "label": ""},
+         "response": {"output": "Paris.", "tokenUsage": {"total": 20, "prompt": 15, "completion": 5}, "cost": 0.00001},
+         "latencyMs": 412, "success": True, "score": 0.9, "namedScores": {},
+         "gradingResult": {"pass": True, "score": 0.9, "reason": "All assertions passed", "componentResults": [
+             {"pass": True, "score": 0.8, "reason": "Coherent and correct.", "tokensUsed": {"total": 300, "prompt": 280,
+                                                                                     "completion": 20},
+              "assertion": {"type": "g-eval", "value": "The answer is correct and concise", "threshold": 0.7,
+                            "provider": "openai:gpt-4o"}},
+             {"pass": True, "score": 1, "reason": "The output is polite",
+              "assertion": {"type": "llm-rubric", "value": "is polite", "provider": {"id": "openai:gpt-4o"}}},
+             {"pass": True, "score": 1, "reason": "Expected output to contain 'Paris'",
+              "assertion": {"type": "contains", "value": "Paris"}},
+             {"pass": False, "score": 0, "reason": "Too terse", "assertion": {"type": "human"}}]}},
+        {"id": "r2", "promptIdx": 0, "testIdx": 1, "vars": {"question": "Say nothing"},
+         "prompt": {"raw": "Answer briefly: Say nothing", "label": "brief"},
+         "provider": {"id": "openai:gpt-4o-mini"}, "response": {"output": ""}, "latencyMs": 300,
+         "gradingResult": {"pass": False, "score": 0.4, "componentResults": [
+             {"pass": False, "score": 0.4, "reason": "Empty.", "assertion": {"type": "g-eval", "value":
+                                                                              "The answer is correct and concise",
+                                                                              "provider": "openai:gpt-4o"}}]}}],
+        "stats": {"successes": 1, "failures": 1}},
+    "config": {"description": "demo", "defaultTest": {"options": {"provider": "openai:gpt-4o"}}}}
+
+
+def test_promptfoo_results_json(tmp_path):
+    f = tmp_path / "results.json"
+    f.write_text(json.dumps(PROMPTFOO))
+    assert detect(f) == "promptfoo"
+    m = map_file(f)
+    assert sorted(m.items) == ["promptfoo/0/0/openai:gpt-4o-mini", "promptfoo/1/0/openai:gpt-4o-mini"]
+    got = sorted((j.item_id.split("/")[1], j.judge, j.score, j.raw, j.prompt_tokens) for j in m.judgments.values())
+    assert got == [("0", "promptfoo:g-eval/openai:gpt-4o", 0.8, "Coherent and correct.", 280),
+                   ("1", "promptfoo:g-eval/openai:gpt-4o", 0.4, "Empty.", None)]
+    assert m.specs["promptfoo:g-eval/openai:gpt-4o"].rubric == "The answer is correct and concise"
+    assert m.waiting == {"promptfoo:llm-rubric pass/fail verdicts": 1, "human pass/fail ratings": 1}
+    assert m.dropped == {"deterministic assertions (contains), not judges": 1}
+    assert m.counts["empty_responses"] == 1
+
+
+DEEPEVAL = {  # .deepeval/.latest_test_run.json
+    "testFile": "test_chatbot.py", "testCases": [
+        {"name": "test_case_0", "input": "What if these shoes don't fit?",
+         "actualOutput": "We offer a 30-day full refund at no extra cost.",
+         "expectedOutput": "You're eligible for a 30 day refund at no extra cost.", "success": True,
+         "metricsData": [
+             {"name": "Answer Relevancy", "threshold": 0.5, "success": True, "score": 1.0,
+              "reason": "The score is 1.00 because the answer addresses the question.", "strictMode": False,
+              "evaluationModel": "gpt-4.1", "error": None, "evaluationCost": 0.0021, "verboseLogs": "..."},
+             {"name": "Correctness [GEval]", "threshold": 0.5, "success": False, "score": 0.0, "reason": "...",
+              "strictMode": True, "evaluationModel": "gpt-4.1", "evaluationCost": 0.001}],
+         "runDuration": 2.1, "evaluationCost": 0.0031, "order": 0},
+        {"name": "test_case_1", "input": "Hi", "actualOutput": None, "success": False, "metricsData": [
+            {"name": "Answer Relevancy", "threshold": 0.5, "success": False, "score": None, "reason": None,
+             "strictMode": False, "evaluationModel": "gpt-4.1", "error": "RateLimitError: 429"}], "order": 1}],
+    "conversationalTestCases": [], "metricsScores": [], "runDuration": 3.0, "evaluationCost": 0.0031}
+
+
+def test_deepeval_test_run(tmp_path):
+    f = tmp_path / ".latest_test_run.json"
+    f.write_text(json.dumps(DEEPEVAL))
+    assert detect(f) == "deepeval"
+    m = map_file(f)
+    got = sorted((j.item_id, j.judge, j.score, j.status, j.cost_usd) for j in m.judgments.values())
+    assert got == [("deepeval/test_case_0", "Answer Relevancy (gpt-4.1)", 1.0, "ok", 0.0021),
+                   ("deepeval/test_case_1", "Answer Relevancy (gpt-4.1)", None, "invalid", None)]
+    assert m.items["deepeval/test_case_1"].candidates[0].text == ""
+    assert m.items["deepeval/test_case_0"].reference.startswith("You're eligible")
+    assert m.waiting == {"Correctness [GEval]: strict-mode pass/fail verdicts": 1}
+    assert dict(m.specs["Answer Relevancy (gpt-4.1)"].options) == {"threshold": 0.5}
+    assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0

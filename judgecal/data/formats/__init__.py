@@ -19,7 +19,7 @@ from judgecal.data.store import Workspace
 FORMATS: dict[str, str] = {  # name -> module
     "alpaca_eval": "alpaca_eval", "mt_bench": "mt_bench", "labelstudio": "labelstudio", "judge-bench": "judge_bench",
     "judgebench": "judgebench", "rewardbench2": "rewardbench2",
-    "inspect": "inspect_log", "autoj": "autoj", "mushroom": "mushroom",
+    "inspect": "inspect_log", "promptfoo": "promptfoo", "deepeval": "deepeval", "autoj": "autoj", "mushroom": "mushroom",
 }
 
 

@@ -266,3 +266,8 @@ def point_item(fmt: str, iid: str, prompt: str, response: str, model: str | None
                metadata: dict[str, Any] | None = None, reference: str | None = None) -> Item:
     return Item(str(whole_id(iid)), prompt, [Candidate(response, model, family_of(model))], "pointwise",
                 reference, fmt, metadata or {})
+
+
+def obj(v: Any) -> dict[str, Any]:
+    """``v`` when it is an object, else an empty one (an optional part of a record)."""
+    return v if isinstance(v, dict) else {}
