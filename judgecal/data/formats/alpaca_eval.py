@@ -11,7 +11,9 @@ The item is the pair in the file's orientation (output_1 is candidate A), its id
 instruction and the two outputs, so judges' and people's files about the same pair meet. AlpacaEval
 randomises the order it shows the judge and stores the preference already undone, so the verdict is
 stored as order ``AB`` (the shown order is not in the file). A weighted preference ``p`` gives
-``p_b = p - 1`` and ``p_a = 2 - p``; the verdict is the side above one half.
+``p_b = p - 1`` and ``p_a = 2 - p``; the verdict is the side above one half. When a model's run covers
+AlpacaEval's 805 instructions, each record's position among them is kept as
+``metadata.alpaca_eval_index`` (the length-controlled win rate needs the instruction).
 """
 
 from __future__ import annotations
@@ -45,10 +47,25 @@ def preference(v: Any) -> tuple[str, float | None]:
     return ("A" if x < 1.5 else "B"), x - 1
 
 
+EVAL_SET = 805  # AlpacaEval's instructions: a model's complete run, in their order
+
+
+def _positions(records: list[tuple[int | None, Any]]) -> dict[int, int]:
+    """record number -> its position among its (annotator, generator_2) run when that run covers
+    AlpacaEval's whole instruction set (the length-controlled win rate needs the instruction)."""
+    runs: dict[tuple[Any, Any], list[int]] = {}
+    for k, (_, rec) in enumerate(records):
+        if isinstance(rec, dict):
+            runs.setdefault((str(rec.get("annotator")), str(rec.get("generator_2"))), []).append(k)
+    return {k: pos for ks in runs.values() if len(ks) == EVAL_SET for pos, k in enumerate(ks)}
+
+
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
-    for n, rec in read_records(path):
+    records = read_records(path)
+    position = _positions(records)
+    for k, (n, rec) in enumerate(records):
         try:
             if not isinstance(rec, dict):
                 raise Skip(None, f"a record must be an object, got {type(rec).__name__}")
@@ -59,7 +76,9 @@ def parse(path: Path) -> Mapped:
             g1, g2 = rec.get("generator_1"), rec.get("generator_2")
             iid = item_id(NAME, instruction, out1, out2)
             verdict, p_b = preference(rec.get("preference"))
-            meta = {k: rec[k] for k in ("dataset", "datasplit") if isinstance(rec.get(k), str)}
+            meta: dict[str, Any] = {x: rec[x] for x in ("dataset", "datasplit") if isinstance(rec.get(x), str)}
+            if k in position:
+                meta["alpaca_eval_index"] = position[k]
             m.item(pair_item(NAME, iid, instruction, out1, out2, g1 if isinstance(g1, str) else None,
                              g2 if isinstance(g2, str) else None, meta), f"{f}:{n}", (f, n))
             annotator = rec.get("annotator")
