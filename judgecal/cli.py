@@ -167,8 +167,8 @@ def _import_format(args: argparse.Namespace) -> int:
         raise UsageError("--from maps a whole file (items, verdicts and labels); --as judgments is for judgecal's own schema")
     mapped = map_file(args.source, None if args.fmt in (None, "auto") else args.fmt)
     lines = format_summary(mapped, args.source, detected=args.fmt in (None, "auto"))
-    if mapped.items:
-        with _open_ws(args) as ws:
+    if mapped.items or mapped.external:
+        with _open_ws(args, create=not mapped.external) as ws:
             write(ws, mapped)
     else:
         lines.append("  nothing imported: no record could be mapped")

@@ -147,3 +147,77 @@ def test_deepeval_test_run(tmp_path):
     assert m.waiting == {"Correctness [GEval]: strict-mode pass/fail verdicts": 1}
     assert dict(m.specs["Answer Relevancy (gpt-4.1)"].options) == {"threshold": 0.5}
     assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0
+
+
+MLFLOW_TRACES = [  # mlflow.search_traces() rows, assessments as Assessment.to_dictionary() writes them
+    {"trace_id": "tr-1", "state": "OK", "request": {"messages": [{"role": "user", "content": "What is MLflow?"}]},
+     "response": "An open source platform for the ML lifecycle.", "execution_duration": 830, "assessments": [
+         {"assessment_id": "a-1", "assessment_name": "relevance", "trace_id": "tr-1",
+          "source": {"source_type": "LLM_JUDGE", "source_id": "openai:/gpt-4o-mini"}, "feedback": {"value": 4},
+          "rationale": "Mostly relevant.", "valid": False, "create_time": "2026-11-30T10:00:00Z"},
+         {"assessment_id": "a-2", "assessment_name": "relevance", "trace_id": "tr-1",
+          "source": {"source_type": "HUMAN", "source_id": "bob@example.com"}, "feedback": {"value": 5},
+          "rationale": "Fully relevant.", "overrides": "a-1", "valid": True},
+         {"assessment_id": "a-3", "assessment_name": "is_safe", "trace_id": "tr-1",
+          "source": {"source_type": "LLM_JUDGE", "source_id": "openai:/gpt-4o-mini"}, "feedback": {"value": True}},
+         {"assessment_id": "a-4", "assessment_name": "length_ok", "trace_id": "tr-1",
+          "source": {"source_type": "CODE", "source_id": "length_check"}, "feedback": {"value": 1}},
+         {"assessment_id": "a-5", "assessment_name": "expected_facts", "trace_id": "tr-1",
+          "source": {"source_type": "HUMAN", "source_id": "bob@example.com"},
+          "expectation": {"value": ["open source"]}}]}]
+
+
+def test_mlflow_traces_with_assessments(tmp_path):
+    f = tmp_path / "traces.json"
+    f.write_text(json.dumps(MLFLOW_TRACES))
+    assert detect(f) == "mlflow"
+    m = map_file(f)
+    assert m.items["tr-1"].prompt.startswith('{"messages"') and m.items["tr-1"].candidates[0].text.startswith("An open")
+    assert [(j.judge, j.score, j.raw) for j in m.judgments.values()] == [
+        ("relevance (openai:/gpt-4o-mini)", 4.0, "Mostly relevant.")]
+    assert [(a.annotator, a.label, a.source) for a in m.annotations] == [("bob@example.com", "5", "mlflow:human")]
+    assert m.waiting == {"is_safe: LLM verdicts that are not numbers (booleans or labels)": 1}
+    assert m.dropped == {"length_ok: code scorers (not judges)": 1, "expectations (ground truth, not feedback)": 1}
+
+
+def test_langsmith_feedback_on_runs_already_imported(tmp_path, capsys):
+    fb = tmp_path / "feedback.jsonl"
+    fb.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": "f1", "run_id": "r-1", "key": "helpfulness", "score": 0.7, "comment": "Good but long.",
+         "feedback_source": {"type": "model", "metadata": {"__run": {"run_id": "e1"}}}},
+        {"id": "f2", "run_id": "r-1", "key": "helpfulness", "score": 8, "comment": None,
+         "feedback_source": {"type": "app", "user_id": "u-42"}},
+        {"id": "f3", "run_id": "r-2", "key": "correct", "score": True, "feedback_source": {"type": "model"}}]))
+    assert detect(fb) == "langsmith"
+    ws = tmp_path / "ws"
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps({"id": "r-1", "prompt": "Explain X", "response": "X is ..."}) + "\n")
+    assert main(["import", str(runs), "--task", "pointwise", "-w", str(ws)]) == 0
+    assert main(["import", str(fb), "-w", str(ws)]) == 2  # r-2 is not an item: nothing written
+    assert "refers to 'r-2', which is not an item in the workspace" in capsys.readouterr().err
+    with Workspace(ws) as w:
+        assert w.judges() == [] and len(w.annotations_frame()) == 0
+    runs.write_text(json.dumps({"id": "r-1", "prompt": "Explain X", "response": "X is ..."}) + "\n"
+                    + json.dumps({"id": "r-2", "prompt": "Is 2 prime?", "response": "Yes"}) + "\n")
+    assert main(["import", str(runs), "--task", "pointwise", "-w", str(ws)]) == 0
+    assert main(["import", str(fb), "-w", str(ws)]) == 0
+    out = capsys.readouterr().out
+    assert "waiting 1: correct: LLM verdicts that are not numbers" in out
+    with Workspace(ws) as w:
+        assert w.judges() == ["helpfulness"]
+        assert w.judgments_frame()["score"].tolist() == [0.7]
+        assert w.annotations_frame()[["annotator", "label"]].values.tolist() == [["u-42", "8"]]
+
+
+def test_phoenix_span_annotations_csv(tmp_path):
+    f = tmp_path / "annotations.csv"
+    f.write_text("span_id,name,annotator_kind,result.label,result.score,result.explanation,"
+                 "attributes.input.value,attributes.output.value\n"
+                 "s1,quality,LLM,,0.85,Clear and correct,What is 2+2?,4\n"
+                 "s1,hallucination,LLM,factual,0,The answer is supported,What is 2+2?,4\n"
+                 "s1,quality,HUMAN,,7,,What is 2+2?,4\n")
+    m = map_file(f, "phoenix")
+    assert [(j.judge, j.score) for j in m.judgments.values()] == [("quality", 0.85)]
+    assert [(a.annotator, a.label) for a in m.annotations] == [("phoenix-human", "7")]
+    assert m.waiting == {"hallucination: LLM verdicts that are not numbers (booleans or labels)": 1}
+    assert m.items["s1"].candidates[0].text == "4"

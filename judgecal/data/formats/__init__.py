@@ -19,7 +19,8 @@ from judgecal.data.store import Workspace
 FORMATS: dict[str, str] = {  # name -> module
     "alpaca_eval": "alpaca_eval", "mt_bench": "mt_bench", "labelstudio": "labelstudio", "judge-bench": "judge_bench",
     "judgebench": "judgebench", "rewardbench2": "rewardbench2",
-    "inspect": "inspect_log", "promptfoo": "promptfoo", "deepeval": "deepeval", "autoj": "autoj", "mushroom": "mushroom",
+    "inspect": "inspect_log", "promptfoo": "promptfoo", "deepeval": "deepeval", "mlflow": "mlflow",
+    "langsmith": "langsmith", "phoenix": "phoenix", "autoj": "autoj", "mushroom": "mushroom",
 }
 
 
@@ -50,7 +51,7 @@ def claims(path: Path) -> bool:
     """True when ``path`` is not in judgecal's own item schema and some format claims it (``import``
     without ``--from`` then detects it; a native file, or one nothing claims, stays with the own schema
     and its errors)."""
-    head = head_records(path) if path.suffix.lower() != ".csv" else []
+    head = head_records(path)
     if path.suffix.lower() in NATIVE_SUFFIXES and (not head or all(
             isinstance(r, dict) and "id" in r and ({"response", "response_a"} & set(r)) for r in head)):
         return False
@@ -83,6 +84,13 @@ def write(ws: Workspace, mapped: Mapped) -> None:
         # an item already stored with the same texts is that item (a human file about pairs a judge file
         # brought, with fewer model names or other metadata): its labels and verdicts attach to it
         stored = {it.item_id: it for it in ws.items(ids=list(mapped.items))}
+        if mapped.external:
+            have = {it.item_id for it in ws.items(ids=list(mapped.external))} | set(mapped.items)
+            missing = [(i, w) for i, w in mapped.external.items() if i not in have]
+            if missing:
+                raise ImportValidationError([Problem(w, None, None, (
+                    f"refers to {i!r}, which is not an item in the workspace: import the runs first "
+                    "(judgecal's own schema, their ids as item ids), then this file")) for i, w in missing])
         new = [it for i, it in mapped.items.items() if i not in stored or _texts(stored[i]) != _texts(it)]
         ws.add_items(new, conn=tx, origins=mapped.origins)
         ws.add_annotations(mapped.annotations, conn=tx)

@@ -62,6 +62,9 @@ class Mapped:
                                                             "skipped_labels": 0})
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # items the file refers to without their texts (feedback on runs): id -> where; they must be in the
+    # workspace already (imported with those ids), or nothing is written
+    external: dict[str, str] = field(default_factory=dict)
 
     # -- building ------------------------------------------------------------------------------
     def item(self, item: Item, origin: str, where: tuple[str, int | None]) -> None:
@@ -176,6 +179,13 @@ def read_records(path: Path) -> list[tuple[int | None, Any]]:
             return [(n, r) for n, r in enumerate(parquet_rows(path), start=1)]
         except Exception as exc:  # pyarrow raises many types for unreadable files
             raise Skip(None, f"cannot read as parquet: {exc}") from None
+    if suffix == ".csv":
+        from judgecal.data.importers import _csv_rows
+
+        rows, problems = _csv_rows(path.read_bytes(), str(path))
+        if problems:
+            raise Skip(None, str(problems[0]).split(": ", 1)[-1])
+        return [(n, {k: v for k, v in r.items() if v != ""}) for n, r in rows]
     if suffix in (".jsonl", ".ndjson"):
         out: list[tuple[int | None, Any]] = []
         for n, line in enumerate(path.read_bytes().decode("utf-8-sig", errors="strict").splitlines(), start=1):
