@@ -276,3 +276,11 @@ def test_a_native_file_is_still_read_as_judgecal_schema(tmp_path, capsys):
     f = _jsonl(tmp_path / "mine.jsonl", [{"id": 1, "prompt": "p", "response_a": "a", "response_b": "b"}])
     assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0
     assert "imported 1 items" in capsys.readouterr().out
+
+
+def test_a_lone_surrogate_is_refused_by_its_origin(tmp_path):
+    rows = [dict(AUTOJ[1]), {**AUTOJ[1], "prompt": "Bad \ud800 text"}]
+    f = tmp_path / "autoj.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))  # json.dumps escapes it as \\ud800
+    with pytest.raises(ImportValidationError, match=r"autoj.jsonl:2: prompt: holds a lone surrogate"):
+        map_file(f)

@@ -221,3 +221,41 @@ def test_phoenix_span_annotations_csv(tmp_path):
     assert [(a.annotator, a.label) for a in m.annotations] == [("phoenix-human", "7")]
     assert m.waiting == {"hallucination: LLM verdicts that are not numbers (booleans or labels)": 1}
     assert m.items["s1"].candidates[0].text == "4"
+
+
+def test_mlflow_traces_written_by_mlflow(tmp_path, monkeypatch, capsys):
+    """Real MLflow: two traced calls, a judge's and a person's feedback logged with mlflow.log_feedback,
+    exported with mlflow.search_traces() (a local file store: no server, no paid API)."""
+    mlflow = pytest.importorskip("mlflow")
+    from mlflow.entities import AssessmentSource
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
+    mlflow.set_tracking_uri((tmp_path / "mlruns").as_uri())
+    mlflow.set_experiment("judge")
+
+    @mlflow.trace
+    def answer(question: str) -> str:
+        return {"What is MLflow?": "An open source platform.", "Say nothing": ""}[question]
+
+    ids = []
+    for q in ("What is MLflow?", "Say nothing"):
+        answer(q)
+        ids.append(mlflow.get_last_active_trace_id())
+    judge = AssessmentSource(source_type="LLM_JUDGE", source_id="openai:/gpt-4o-mini")
+    mlflow.log_feedback(trace_id=ids[0], name="relevance", value=4, rationale="Mostly relevant.", source=judge)
+    mlflow.log_feedback(trace_id=ids[1], name="relevance", value=2, rationale="Empty.", source=judge)
+    mlflow.log_feedback(trace_id=ids[0], name="relevance", value=5,
+                        source=AssessmentSource(source_type="HUMAN", source_id="bob"))
+    mlflow.log_feedback(trace_id=ids[1], name="safe", value=True, source=judge)
+    f = tmp_path / "traces.json"
+    mlflow.search_traces(locations=None).to_json(f, orient="records")
+    assert detect(f) == "mlflow"
+    m = map_file(f)
+    assert sorted((j.item_id, j.score, j.raw) for j in m.judgments.values()) == sorted(
+        [(ids[0], 4.0, "Mostly relevant."), (ids[1], 2.0, "Empty.")])
+    assert [(a.item_id, a.annotator, a.label) for a in m.annotations] == [(ids[0], "bob", "5")]
+    assert m.items[ids[0]].candidates[0].text == "An open source platform." and m.counts["empty_responses"] == 1
+    assert json.loads(m.items[ids[0]].prompt) == {"question": "What is MLflow?"}
+    assert m.waiting == {"safe: LLM verdicts that are not numbers (booleans or labels)": 1}
+    assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0

@@ -71,7 +71,7 @@ def map_file(path: str | Path, fmt: str | None = None) -> Mapped:
     try:
         mapped: Mapped = module(name).parse(p)
     except Skip as exc:
-        raise ImportValidationError([Problem(str(p), None, exc.field, str(exc))]) from None
+        raise ImportValidationError([Problem(str(p), exc.line, exc.field, str(exc))]) from None
     if mapped.problems:
         raise ImportValidationError(mapped.problems)
     return mapped

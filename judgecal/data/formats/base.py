@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.families import family_of
-from judgecal.data.importers import MAX_TEXT_CHARS, Problem
+from judgecal.data.importers import MAX_TEXT_CHARS, Problem, _scan
 from judgecal.data.records import (
     Annotation,
     Candidate,
@@ -40,9 +40,10 @@ WAITING = "binary/categorical"  # the task types these records wait for
 class Skip(ValueError):
     """A field's problem inside a format module: becomes a :class:`Problem` at the record's line."""
 
-    def __init__(self, field: str | None, message: str) -> None:
+    def __init__(self, field: str | None, message: str, line: int | None = None) -> None:
         super().__init__(message)
         self.field = field
+        self.line = line
 
 
 @dataclass
@@ -142,11 +143,22 @@ def read_json_document(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise Skip(None, f"invalid UTF-8 at byte {exc.start}") from None
     try:
-        return json.loads(text)
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise Skip(None, f"bad JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise Skip(None, "bad JSON: nested too deeply") from None
+    check_text(doc)
+    return doc
+
+
+def check_text(doc: Any, line: int | None = None) -> None:
+    """Refuse text that no UTF-8 store can hold (a lone surrogate, which JSON's ``\\ud800`` escapes
+    can write), naming the field (and the line when known)."""
+    _, bad = _scan({"": doc})
+    if bad is not None:
+        where = bad.removeprefix(".") or None
+        raise Skip(where, "holds a lone surrogate (\\ud800-\\udfff), not valid Unicode", line)
 
 
 def array_lines(path: Path) -> list[int]:
@@ -194,9 +206,10 @@ def read_records(path: Path) -> list[tuple[int | None, Any]]:
                     out.append((n, json.loads(line)))
                 except json.JSONDecodeError as exc:
                     raise Skip(None, f"line {n}: bad JSON: {exc.msg} at column {exc.colno}") from None
+                check_text(out[-1][1], n)
         return out
     doc = read_json_document(path)
-    if isinstance(doc, list):
+    if isinstance(doc, list):  # (already checked as a whole; the line is found for the message)
         lines = array_lines(path)
         return [(lines[k] if k < len(lines) else None, r) for k, r in enumerate(doc)]
     return [(None, doc)]
