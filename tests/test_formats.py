@@ -284,3 +284,30 @@ def test_a_lone_surrogate_is_refused_by_its_origin(tmp_path):
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))  # json.dumps escapes it as \\ud800
     with pytest.raises(ImportValidationError, match=r"autoj.jsonl:2: prompt: holds a lone surrogate"):
         map_file(f)
+
+
+@pytest.mark.parametrize("fmt, rows, where", [
+    ("autoj", [AUTOJ[0], {**AUTOJ[1], "label": [1]}], ":2: label: unknown label [1]"),
+    ("judgebench", [{"pair_id": "p", "question": "q", "response_A": "a", "response_B": "b", "label": []}],
+     ":1: label: unknown label []"),
+    ("mt_bench", [_mt_pair(1, "a", "b", "x", "y", "model_1", [])], ":1: g2_winner: unknown winner []"),
+    ("labelstudio", [{"id": 1, "data": {"prompt": "p", "response_a": "a", "response_b": "b"}, "annotations": -1}],
+     ":1: annotations: must be a list, got int"),
+    ("rewardbench2", [{"id": "1", "prompt": "p", "chosen": [], "rejected": ["r"]}],
+     ":1: chosen: must be a text or a non-empty list of texts"),
+])
+def test_malformed_records_are_refused_whole_with_file_line_field(tmp_path, fmt, rows, where):
+    f = tmp_path / "x.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ImportValidationError) as info:
+        map_file(f, fmt)
+    assert f"{f}{where}" in str(info.value)
+    assert main(["import", str(f), "--from", fmt, "-w", str(tmp_path / "ws")]) == 2
+    assert not (tmp_path / "ws").exists()
+
+
+def test_invalid_utf8_names_its_line(tmp_path):
+    f = tmp_path / "x.jsonl"
+    f.write_bytes(json.dumps(AUTOJ[0]).encode() + b"\n" + b'{"prompt": "\xff"}\n')
+    with pytest.raises(ImportValidationError, match=r"x.jsonl:2: invalid UTF-8"):
+        map_file(f, "autoj")

@@ -35,7 +35,7 @@ def parse(path: Path) -> Mapped:
             prompt = need_text(rec, "prompt")
             r1, r2 = need_text(rec, "response 1", empty_ok=True), need_text(rec, "response 2", empty_ok=True)
             label = rec.get("label")
-            if label is not None and (isinstance(label, bool) or label not in LABELS):
+            if label is not None and (isinstance(label, bool) or not isinstance(label, int) or label not in LABELS):
                 raise Skip("label", f"unknown label {label!r}; expected 0, 1 or 2")
             scenario = rec.get("scenario")
             iid = item_id(NAME, prompt, r1, r2)

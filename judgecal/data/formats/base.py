@@ -200,7 +200,12 @@ def read_records(path: Path) -> list[tuple[int | None, Any]]:
         return [(n, {k: v for k, v in r.items() if v != ""}) for n, r in rows]
     if suffix in (".jsonl", ".ndjson"):
         out: list[tuple[int | None, Any]] = []
-        for n, line in enumerate(path.read_bytes().decode("utf-8-sig", errors="strict").splitlines(), start=1):
+        data = path.read_bytes()
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise Skip(None, f"invalid UTF-8 at byte {exc.start}", data[: exc.start].count(b"\n") + 1) from None
+        for n, line in enumerate(text.split("\n"), start=1):
             if line.strip():
                 try:
                     out.append((n, json.loads(line)))
@@ -294,3 +299,12 @@ def point_item(fmt: str, iid: str, prompt: str, response: str, model: str | None
 def obj(v: Any) -> dict[str, Any]:
     """``v`` when it is an object, else an empty one (an optional part of a record)."""
     return v if isinstance(v, dict) else {}
+
+
+def listed(v: Any, field: str) -> list[Any]:
+    """``v`` as a list (``None``: empty); anything else is the field's problem."""
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise Skip(field, f"must be a list, got {type(v).__name__}")
+    return v

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, finite, point_item, read_json_document, text_of
+from judgecal.data.formats.base import Mapped, Skip, finite, listed, point_item, read_json_document, text_of
 from judgecal.data.importers import MAX_TEXT_CHARS, Problem
 
 NAME = "deepeval"
@@ -49,7 +49,7 @@ def parse(path: Path) -> Mapped:
             iid = f"{NAME}/{name}"
             ref = tc.get("expectedOutput") if isinstance(tc.get("expectedOutput"), str) else None
             m.item(point_item(NAME, iid, prompt, output, None, reference=ref), f"{f}: {where}", (f, None))
-            for j, md in enumerate(tc.get("metricsData") or []):
+            for j, md in enumerate(listed(tc.get("metricsData"), "metricsData")):
                 _metric(m, iid, md, f"{where}.metricsData[{j}]")
         except Skip as exc:
             m.problems.append(Problem(f, None, f"{where}.{exc.field}" if exc.field else where, str(exc)))

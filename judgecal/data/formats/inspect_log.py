@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, finite, point_item, read_json_document
+from judgecal.data.formats.base import Mapped, Skip, finite, obj, point_item, read_json_document
 from judgecal.data.importers import MAX_TEXT_CHARS, SCORE_RANGE, Problem
 
 NAME = "inspect"
@@ -108,7 +108,7 @@ def parse(path: Path) -> Mapped:
             meta = {"epoch": epoch, "target": s["target"]} if isinstance(s.get("target"), str) else {"epoch": epoch}
             m.item(point_item(NAME, iid, prompt, completion, model if isinstance(model, str) else None, meta),
                    f"{f}: {where}", (f, None))
-            for name, score in (s.get("scores") or {}).items():
+            for name, score in obj(s.get("scores")).items():
                 _score(m, iid, str(name), score, scorers.get(name), grader, f"{where}.scores.{name}")
         except Skip as exc:
             m.problems.append(Problem(f, None, f"{where}.{exc.field}" if exc.field else where, str(exc)))

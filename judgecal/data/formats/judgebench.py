@@ -37,7 +37,7 @@ def parse(path: Path) -> Mapped:
             q = need_text(rec, "question")
             a, b = need_text(rec, "response_A", empty_ok=True), need_text(rec, "response_B", empty_ok=True)
             label = rec.get("label")
-            if label is not None and label not in LABELS:
+            if label is not None and (not isinstance(label, str) or label not in LABELS):
                 raise Skip("label", f"unknown label {label!r}; expected A>B or B>A")
             model = rec.get("response_model") if isinstance(rec.get("response_model"), str) else None
             iid = f"{NAME}/{pid}"

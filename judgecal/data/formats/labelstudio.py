@@ -19,7 +19,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, finite, pair_item, point_item, read_records, text_of
+from judgecal.data.formats.base import (
+    Mapped,
+    Skip,
+    finite,
+    listed,
+    pair_item,
+    point_item,
+    read_records,
+    text_of,
+)
 from judgecal.data.importers import MAX_TEXT_CHARS, SCORE_RANGE, Problem
 from judgecal.data.records import Span
 from judgecal.data.rows import whole_id
@@ -114,7 +123,7 @@ def parse(path: Path) -> Mapped:
             item = (pair_item(NAME, iid, prompt, texts[0], texts[1], None, None) if pairwise
                     else point_item(NAME, iid, prompt, texts[0], None))
             m.item(item, f"{f}:{n}" if n else f"{f}: task {tid}", where)
-            for k, ann in enumerate(task.get("annotations") or []):
+            for k, ann in enumerate(listed(task.get("annotations"), "annotations")):
                 if not isinstance(ann, dict):
                     raise Skip(f"annotations[{k}]", "must be an object")
                 if ann.get("was_cancelled"):
@@ -136,7 +145,7 @@ def parse(path: Path) -> Mapped:
                     m.spans.extend(Span(iid, annotator, 0, s, e, lab, HUMANS, "human") for s, e, lab in kept)
                     if not kept:
                         m.spans.append(Span(iid, annotator, 0, 0, 0, "", HUMANS, "human"))
-            for k, pred in enumerate(task.get("predictions") or []):
+            for k, pred in enumerate(listed(task.get("predictions"), "predictions")):
                 if not isinstance(pred, dict):
                     raise Skip(f"predictions[{k}]", "must be an object")
                 version = pred.get("model_version")

@@ -143,7 +143,7 @@ def _models(rec: dict[str, Any], k1: str, k2: str) -> tuple[str, str]:
 def _winner(v: Any, field: str) -> int | None:
     if v == "error":
         return None
-    if v not in _WINNER:
+    if not isinstance(v, str) or v not in _WINNER:
         raise Skip(field, f"unknown winner {v!r}")
     return _WINNER[v]
 

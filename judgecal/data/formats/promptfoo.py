@@ -17,7 +17,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, finite, obj, point_item, read_json_document, text_of
+from judgecal.data.formats.base import (
+    Mapped,
+    Skip,
+    finite,
+    listed,
+    obj,
+    point_item,
+    read_json_document,
+    text_of,
+)
 from judgecal.data.importers import MAX_TEXT_CHARS, Problem
 
 NAME = "promptfoo"
@@ -70,7 +79,7 @@ def parse(path: Path) -> Mapped:
             vars_ = obj(r.get("vars"))
             m.item(point_item(NAME, iid, prompt, output, provider, {"vars": vars_}), f"{f}: {where}", (f, None))
             grading = obj(r.get("gradingResult"))
-            for c, comp in enumerate(grading.get("componentResults") or []):
+            for c, comp in enumerate(listed(grading.get("componentResults"), "gradingResult.componentResults")):
                 _component(m, iid, comp, default_grader, f"{where}.gradingResult.componentResults[{c}]")
         except Skip as exc:
             m.problems.append(Problem(f, None, f"{where}.{exc.field}" if exc.field else where, str(exc)))
