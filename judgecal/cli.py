@@ -163,8 +163,9 @@ def _import_format(args: argparse.Namespace) -> int:
     """``import FILE --from FORMAT`` (or a file detected as one): map it completely, then write it."""
     from judgecal.data.formats import format_summary, map_file, write
 
-    if args.kind != "items":
-        raise UsageError("--from maps a whole file (items, verdicts and labels); --as judgments is for judgecal's own schema")
+    if args.kind != "items" or args.name:
+        raise UsageError("--from maps a whole file (items, verdicts and labels, each source named by the format); "
+                         "--as judgments and --name are for judgecal's own schema")
     mapped = map_file(args.source, None if args.fmt in (None, "auto") else args.fmt)
     lines = format_summary(mapped, args.source, detected=args.fmt in (None, "auto"))
     if mapped.items or mapped.external:

@@ -147,6 +147,27 @@ def test_mt_bench_pair_single_and_human_judgments(tmp_path):
     assert sum(s.dropped.values()) == 1
 
 
+def test_mt_bench_human_release_as_published_parquet(tmp_path):
+    """The release is Parquet with conversations as lists of structs: read as their JSON equivalents."""
+    import pandas as pd
+
+    conv = lambda a: [{"content": "Q?", "role": "user"}, {"content": a, "role": "assistant"}]  # noqa: E731
+    pd.DataFrame([{"question_id": 81, "model_a": "alpaca-13b", "model_b": "gpt-4", "winner": "model_b",
+                   "judge": "expert_0", "conversation_a": conv("A"), "conversation_b": conv("G"), "turn": 1},
+                  {"question_id": 81, "model_a": "gpt-4", "model_b": "alpaca-13b", "winner": "tie",
+                   "judge": "author_1", "conversation_a": conv("G"), "conversation_b": conv("A"), "turn": 1}]
+                 ).to_parquet(tmp_path / "human-00000-of-00001.parquet")
+    m = map_file(tmp_path / "human-00000-of-00001.parquet")
+    assert list(m.items) == ["mt_bench/q81/t1/alpaca-13b/gpt-4"]
+    assert sorted((a.annotator, a.label) for a in m.annotations) == [("author_1", "tie"), ("expert_0", "B")]
+
+
+def test_from_refuses_options_of_the_own_schema(tmp_path, capsys):
+    f = _jsonl(tmp_path / "a.jsonl", AUTOJ)
+    assert main(["import", str(f), "--from", "autoj", "--name", "x", "-w", str(tmp_path / "ws")]) == 2
+    assert "--as judgments and --name are for judgecal's own schema" in capsys.readouterr().err
+
+
 def test_mt_bench_refuses_an_unknown_winner_with_its_line(tmp_path):
     bad = _jsonl(tmp_path / "p.jsonl", [_mt_pair(1, "a", "b", "x", "y", "model_1", "model_1"),
                                         _mt_pair(2, "a", "b", "x", "y", "model_3", "model_1")])
@@ -311,3 +332,16 @@ def test_invalid_utf8_names_its_line(tmp_path):
     f.write_bytes(json.dumps(AUTOJ[0]).encode() + b"\n" + b'{"prompt": "\xff"}\n')
     with pytest.raises(ImportValidationError, match=r"x.jsonl:2: invalid UTF-8"):
         map_file(f, "autoj")
+
+
+def test_a_judge_name_taken_by_another_spec_is_refused(tmp_path, capsys):
+    ws = str(tmp_path / "ws")
+    items = _jsonl(tmp_path / "items.jsonl", [{"id": 1, "prompt": "p", "response_a": "a", "response_b": "b"}])
+    verdicts = _jsonl(tmp_path / "v.jsonl", [{"item_id": 1, "judge": "alpaca_eval_gpt4", "verdict": "A"}])
+    assert main(["import", str(items), "-w", ws]) == 0
+    assert main(["import", str(verdicts), "--as", "judgments", "-w", ws]) == 0
+    a = _json(tmp_path / "annotations.json", ALPACA)
+    assert main(["import", str(a), "-w", ws]) == 2
+    assert "'alpaca_eval_gpt4' is already in the workspace as another judge" in capsys.readouterr().err
+    with Workspace(ws) as w:
+        assert len(w.judgments_frame()) == 1 and len(w.item_ids()) == 1  # nothing of the file was written

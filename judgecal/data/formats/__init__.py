@@ -15,6 +15,7 @@ from judgecal.data.formats.base import Mapped, Skip, head_records
 from judgecal.data.importers import ImportValidationError, Problem
 from judgecal.data.records import Item
 from judgecal.data.store import Workspace
+from judgecal.data.verdicts import _other_specs
 
 FORMATS: dict[str, str] = {  # name -> module
     "alpaca_eval": "alpaca_eval", "mt_bench": "mt_bench", "labelstudio": "labelstudio", "judge-bench": "judge_bench",
@@ -74,6 +75,7 @@ def map_file(path: str | Path, fmt: str | None = None) -> Mapped:
         raise ImportValidationError([Problem(str(p), exc.line, exc.field, str(exc))]) from None
     if mapped.problems:
         raise ImportValidationError(mapped.problems)
+    mapped.path = str(p)
     return mapped
 
 
@@ -92,9 +94,14 @@ def write(ws: Workspace, mapped: Mapped) -> None:
                     f"refers to {i!r}, which is not an item in the workspace: import the runs first "
                     "(judgecal's own schema, their ids as item ids), then this file")) for i, w in missing])
         new = [it for i, it in mapped.items.items() if i not in stored or _texts(stored[i]) != _texts(it)]
+        used = {j.judge for j in mapped.judgments.values()}
+        clash = _other_specs(ws, {n: mapped.specs[n].spec_hash for n in used}, replace=False)
+        if clash:  # two specs are two judges: a name the workspace gives another judge is refused
+            raise ImportValidationError([Problem(mapped.path or mapped.fmt, None, "judge", (
+                f"{n!r} is already in the workspace as another judge (spec {h}); two specs are two judges"))
+                for n, h in clash.items()])
         ws.add_items(new, conn=tx, origins=mapped.origins)
         ws.add_annotations(mapped.annotations, conn=tx)
-        used = {j.judge for j in mapped.judgments.values()}
         ws.add_judge_specs([(s.spec_hash, s.base_name, s.to_dict()) for n, s in mapped.specs.items() if n in used],
                            conn=tx)
         ws.add_judgments(mapped.judgments.values(), conn=tx, replace=True)

@@ -51,6 +51,7 @@ class Mapped:
     """One file mapped into judgecal's records, with what was left out and why."""
 
     fmt: str
+    path: str = ""
     items: dict[str, Item] = field(default_factory=dict)
     annotations: list[Annotation] = field(default_factory=list)
     judgments: dict[str, Judgment] = field(default_factory=dict)
@@ -120,10 +121,12 @@ class Mapped:
                                            f"{source}/{item_id}/{annotator}"))
 
     def wait(self, what: str, n: int = 1) -> None:
-        self.waiting[what] += n
+        if n:
+            self.waiting[what] += n
 
     def drop(self, why: str, n: int = 1) -> None:
-        self.dropped[why] += n
+        if n:
+            self.dropped[why] += n
 
     # -- reporting -----------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 Each task: ``id``, ``data`` (the texts), ``annotations`` [{``completed_by``, ``result``, ``was_cancelled``,
 ``lead_time``}] — people's labels — and ``predictions`` [{``model_version``, ``result``, ``score``}] — a
-judge's (the model version names it). The item's texts are found by the usual field names: a prompt
+judge's (the model version names it). Label Studio's own JSON export lists predictions by id and writes
+each out in full only inside an annotation made from it; those are read there, and a prediction given
+by id alone is counted as dropped. The item's texts are found by the usual field names: a prompt
 (``prompt``, ``instruction``, ``question``, ``query``, ``input``) and two responses (``response_a``/
 ``response_b``, ``answer_a``/``answer_b``, ``output_1``/``output_2``, ``response1``/``response2``), or one
 (``response``, ``answer``, ``output``, ``completion``, ``text``).
@@ -106,6 +108,29 @@ def _reading(result: Any, pairwise: bool, response_field: str, text: str) -> tup
     return out, waiting
 
 
+def _predictions(m: Mapped, task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task's predictions as objects. Label Studio's JSON export lists a task's predictions by id and
+    writes a prediction out in full only inside an annotation made from it (``annotations[].prediction``);
+    an id found nowhere in full is counted as dropped (its result is not in the file)."""
+    full: dict[Any, dict[str, Any]] = {}
+    ids: list[Any] = []
+    for k, p in enumerate(listed(task.get("predictions"), "predictions")):
+        if isinstance(p, dict):
+            full[p.get("id", f"#{k}")] = p
+        elif isinstance(p, int) and not isinstance(p, bool):
+            ids.append(p)
+        else:
+            raise Skip(f"predictions[{k}]", "must be an object or a prediction id")
+    for ann in listed(task.get("annotations"), "annotations"):
+        p = ann.get("prediction") if isinstance(ann, dict) else None
+        if isinstance(p, dict) and isinstance(p.get("result"), list):
+            full.setdefault(p.get("id"), p)
+    missing = [i for i in ids if i not in full]
+    if missing:
+        m.drop("predictions exported by id only (their result is not in the file)", len(missing))
+    return list(full.values())
+
+
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
@@ -145,9 +170,7 @@ def parse(path: Path) -> Mapped:
                     m.spans.extend(Span(iid, annotator, 0, s, e, lab, HUMANS, "human") for s, e, lab in kept)
                     if not kept:
                         m.spans.append(Span(iid, annotator, 0, 0, 0, "", HUMANS, "human"))
-            for k, pred in enumerate(listed(task.get("predictions"), "predictions")):
-                if not isinstance(pred, dict):
-                    raise Skip(f"predictions[{k}]", "must be an object")
+            for pred in _predictions(m, task):
                 version = pred.get("model_version")
                 judge = m.judge(f"{version}" if isinstance(version, str) and version.strip() else "labelstudio-prediction")
                 readings, waiting = _reading(pred.get("result"), pairwise, rfield, texts[-1])
