@@ -345,3 +345,12 @@ def test_a_judge_name_taken_by_another_spec_is_refused(tmp_path, capsys):
     assert "'alpaca_eval_gpt4' is already in the workspace as another judge" in capsys.readouterr().err
     with Workspace(ws) as w:
         assert len(w.judgments_frame()) == 1 and len(w.item_ids()) == 1  # nothing of the file was written
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_nesting_json_cannot_parse_is_one_line_not_a_crash(tmp_path, capsys, suffix):
+    f = tmp_path / f"deep{suffix}"
+    f.write_text('{"question": "q", "response_A": "a", "response_B": "b", "label": ' + "[" * 100_000 + "]" * 100_000
+                 + "}\n")
+    assert main(["import", str(f), "--from", "judgebench", "-w", str(tmp_path / "ws")]) == 2
+    assert "nested too deeply" in capsys.readouterr().err

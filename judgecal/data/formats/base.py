@@ -213,7 +213,9 @@ def read_records(path: Path) -> list[tuple[int | None, Any]]:
                 try:
                     out.append((n, json.loads(line)))
                 except json.JSONDecodeError as exc:
-                    raise Skip(None, f"line {n}: bad JSON: {exc.msg} at column {exc.colno}") from None
+                    raise Skip(None, f"bad JSON: {exc.msg} at column {exc.colno}", n) from None
+                except RecursionError:
+                    raise Skip(None, "bad JSON: nested too deeply", n) from None
                 check_text(out[-1][1], n)
         return out
     doc = read_json_document(path)
@@ -236,7 +238,7 @@ def head_records(path: Path, n: int = 5) -> list[Any]:
                         break
             return out
         return [r for _, r in read_records(path)[:n]]
-    except (Skip, OSError, ValueError, UnicodeDecodeError):
+    except (Skip, OSError, ValueError, RecursionError):
         return []
 
 

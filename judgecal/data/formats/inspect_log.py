@@ -46,7 +46,7 @@ def _read(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]
                     raise Skip(None, "an .eval log without header.json")
                 samples = [(n, json.loads(z.read(n))) for n in sorted(names)
                            if n.startswith("samples/") and n.endswith(".json")]
-        except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, RecursionError, OSError) as exc:
             raise Skip(None, f"cannot read the .eval log: {exc}") from None
         return header, samples
     doc = read_json_document(path)
