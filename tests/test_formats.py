@@ -66,6 +66,7 @@ def test_alpaca_eval_annotations_and_human_cross_annotations_meet_on_the_pair(tm
     plain = sorted((j.verdict, j.status, j.p_b) for j in m.judgments.values() if j.judge == "alpaca_eval_gpt4")
     assert plain == [("invalid", "invalid", None), ("tie", "ok", None)]
     assert m.items[first.item_id].candidates[0].model == "gpt4_1106_preview"
+    assert any("does not measure position" in note for note in m.notes)  # the shown order is not in the file
     assert main(["import", str(a), "-w", str(ws)]) == 0
     h = _json(tmp_path / "alpaca_farm_human_crossannotations.json", HUMAN_CROSS)
     assert main(["import", str(h), "--from", "alpaca_eval", "-w", str(ws)]) == 0

@@ -216,7 +216,8 @@ def test_phoenix_span_annotations_csv(tmp_path):
                  "s1,quality,LLM,,0.85,Clear and correct,What is 2+2?,4\n"
                  "s1,hallucination,LLM,factual,0,The answer is supported,What is 2+2?,4\n"
                  "s1,quality,HUMAN,,7,,What is 2+2?,4\n")
-    m = map_file(f, "phoenix")
+    assert detect(f) == "phoenix"  # a CSV export is recognised too
+    m = map_file(f)
     assert [(j.judge, j.score) for j in m.judgments.values()] == [("quality", 0.85)]
     assert [(a.annotator, a.label) for a in m.annotations] == [("phoenix-human", "7")]
     assert m.waiting == {"hallucination: LLM verdicts that are not numbers (booleans or labels)": 1}

@@ -99,4 +99,7 @@ def parse(path: Path) -> Mapped:
             m.problems.append(Problem(f, n, exc.field, str(exc)))
     if not m.items and not m.problems:
         m.problems.append(Problem(f, None, None, "no records"))
+    if m.judgments:
+        m.notes.append("AlpacaEval randomises the order it shows its judge and does not record it: the verdicts are "
+                       "stored as shown AB, so a position-bias figure of these judges does not measure position")
     return m

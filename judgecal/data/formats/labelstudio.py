@@ -187,4 +187,7 @@ def parse(path: Path) -> Mapped:
             m.problems.append(Problem(f, n, exc.field, str(exc)))
     if not m.items and not m.problems:
         m.problems.append(Problem(f, None, None, "no tasks"))
+    if any(m.items[j.item_id].task == "pairwise" for j in m.judgments.values()):
+        m.notes.append("a prediction does not record the order its model saw: pairwise predictions are stored as "
+                       "shown AB, so a position-bias figure of these judges does not measure position")
     return m

@@ -127,6 +127,9 @@ def parse(path: Path) -> Mapped:
             m.problems.append(Problem(f, n, exc.field, str(exc)))
     if not m.items and not m.problems and not m.dropped:
         m.problems.append(Problem(f, None, None, "no records"))
+    if any(j.judge.endswith(" (both orders)") for j in m.judgments.values()):
+        m.notes.append("the release's judge verdicts combine both orders: stored as one verdict (shown AB) of the "
+                       "judge '<model>:<prompt> (both orders)', apart from the per-order judgments of a _pair.jsonl")
     return m
 
 
