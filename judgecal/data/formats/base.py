@@ -71,6 +71,12 @@ class Mapped:
     # -- building ------------------------------------------------------------------------------
     def item(self, item: Item, origin: str, where: tuple[str, int | None]) -> None:
         """Add ``item``; the same id again must carry the same content (a pair judged twice)."""
+        long = [len(t) for t in (item.prompt, item.reference or "", *(c.text for c in item.candidates))
+                if len(t) > MAX_TEXT_CHARS]
+        if long:
+            self.problems.append(Problem(where[0], where[1], None, (
+                f"a text of item {item.item_id!r} is {long[0]:,} characters; the limit is {MAX_TEXT_CHARS:,}")))
+            return
         old = self.items.get(item.item_id)
         if old is None:
             self.items[item.item_id] = item
