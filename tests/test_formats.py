@@ -355,3 +355,15 @@ def test_nesting_json_cannot_parse_is_one_line_not_a_crash(tmp_path, capsys, suf
                  + "}\n")
     assert main(["import", str(f), "--from", "judgebench", "-w", str(tmp_path / "ws")]) == 2
     assert "nested too deeply" in capsys.readouterr().err
+
+
+def test_labelstudio_empty_result_is_marked_nothing_only_in_a_span_project(tmp_path):
+    def task(tid, result):
+        return {"id": tid, "data": {"text": "The cat sat."}, "annotations": [{"completed_by": 1, "result": result}]}
+
+    span = {"type": "labels", "to_name": "text", "value": {"start": 4, "end": 7, "labels": ["animal"]}}
+    m = map_file(_json(tmp_path / "spans.json", [task(1, [span]), task(2, [])]), "labelstudio")
+    assert sorted((s.item_id, s.start, s.end) for s in m.spans) == [("labelstudio/1", 4, 7), ("labelstudio/2", 0, 0)]
+    rating = {"type": "rating", "to_name": "text", "value": {"rating": 4}}
+    m = map_file(_json(tmp_path / "rating.json", [task(1, [rating]), task(2, [])]), "labelstudio")
+    assert m.spans == [] and [a.label for a in m.annotations] == ["4"]

@@ -131,10 +131,24 @@ def _predictions(m: Mapped, task: dict[str, Any]) -> list[dict[str, Any]]:
     return list(full.values())
 
 
+def _marks_spans(tasks: list[tuple[int | None, Any]]) -> bool:
+    """Whether the project marks spans (some annotation holds a ``labels`` result): only then does an
+    empty result say "looked and marked nothing"."""
+    for _, task in tasks:
+        anns = task.get("annotations") if isinstance(task, dict) else None
+        for ann in anns if isinstance(anns, list) else []:
+            result = ann.get("result") if isinstance(ann, dict) else None
+            if isinstance(result, list) and any(isinstance(r, dict) and r.get("type") == "labels" for r in result):
+                return True
+    return False
+
+
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
-    for n, task in read_records(path):
+    tasks = read_records(path)
+    spans_project = _marks_spans(tasks)
+    for n, task in tasks:
         where = (f, n)
         try:
             if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
@@ -164,7 +178,7 @@ def parse(path: Path) -> Mapped:
                 for kind, v in readings:
                     if kind in ("side", "score"):
                         m.label(iid, annotator, str(v), HUMANS, time_spent_s=spent)
-                if marks or (not pairwise and not readings and not waiting and ann.get("result") == []):
+                if marks or (spans_project and not pairwise and ann.get("result") == []):
                     kept = [(s, e, lab) for s, e, lab in marks if e > s]
                     m.counts["zero_length_spans"] += len(marks) - len(kept)
                     m.spans.extend(Span(iid, annotator, 0, s, e, lab, HUMANS, "human") for s, e, lab in kept)
