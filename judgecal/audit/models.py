@@ -184,7 +184,7 @@ def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInpu
         except ValueError:
             continue
     out["win_rate_weighted"] = {inp.judge: weighted_section(items, inp.judgments, cfg) for inp in inputs if inp.pairwise}
-    out["lc_win_rate"] = {inp.judge: lc_section(items, inp.judgments, cfg, lc_texts) for inp in inputs if inp.pairwise}
+    out["lc_win_rate"] = lc_section(items, {inp.judge: inp.judgments for inp in inputs if inp.pairwise}, cfg, lc_texts)
     out["plan_target_halfwidth"] = target_halfwidth
     out["bradley_terry_n_boot"] = min(cfg.n_boot, BT_MAX_BOOT)
     return out

@@ -29,6 +29,7 @@ from judgecal.audit.probe import AuditConfig
 from judgecal.stats.winrate_weighted import item_preferences, weighted_win_rates
 
 INDEX_KEY = "alpaca_eval_index"
+UNAVAILABLE = ("the length-controlled win rate needs", "alpaca-eval could not fit")
 
 
 def _records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
@@ -47,14 +48,25 @@ def weighted_section(items: pd.DataFrame, judgments: pd.DataFrame, cfg: AuditCon
     return _records(res)
 
 
-def lc_section(items: pd.DataFrame, judgments: pd.DataFrame, cfg: AuditConfig,
+def lc_section(items: pd.DataFrame, judgments: dict[str, pd.DataFrame], cfg: AuditConfig,
                texts: pd.DataFrame | None = None) -> dict[str, Any]:
-    """model -> length-controlled win rate of one judge against each item's baseline (candidate A), or
+    """judge -> model -> length-controlled win rate against each item's baseline (candidate A), or
     ``{"error": why}``. ``texts``: item_id -> ``output_1, output_2, index`` (AlpacaEval's instruction
-    position); without it, the items' own metadata is not at hand and nothing is computed."""
+    position). When alpaca-eval cannot fit at all (the package or its table out of reach), the first
+    judge's reason stands for the rest: the attempt is not repeated per judge."""
     if texts is None or texts.empty:
-        return {"error": f"no items with metadata.{INDEX_KEY} (import AlpacaEval annotations with --from alpaca_eval)"}
-    return lc_win_rates(items, item_preferences(judgments, cfg.invalid_as), texts, cfg.level)
+        why = {"error": f"no items with metadata.{INDEX_KEY} (import AlpacaEval annotations with --from alpaca_eval)"}
+        return {judge: why for judge in judgments}
+    out: dict[str, Any] = {}
+    unavailable: dict[str, Any] | None = None
+    for judge, frame in judgments.items():
+        if unavailable is not None:
+            out[judge] = unavailable
+            continue
+        out[judge] = lc_win_rates(items, item_preferences(frame, cfg.invalid_as), texts, cfg.level)
+        if str(out[judge].get("error", "")).startswith(UNAVAILABLE):
+            unavailable = out[judge]
+    return out
 
 
 def lc_win_rates(items: pd.DataFrame, pref_a: pd.Series, texts: pd.DataFrame, level: float = 0.95
@@ -63,8 +75,9 @@ def lc_win_rates(items: pd.DataFrame, pref_a: pd.Series, texts: pd.DataFrame, le
     ``get_length_controlled_winrate`` on the judge's preferences. ``pref_a``: item_id -> P(A won)."""
     try:
         from alpaca_eval.metrics.glm_winrate import get_length_controlled_winrate
-    except ImportError:
-        return {"error": "the length-controlled win rate needs the alpaca-eval package: pip install 'judgecal[alpaca]'"}
+    except ImportError as exc:  # not installed, or alpaca-eval 0.6.6 without pkg_resources (setuptools >= 81)
+        return {"error": "the length-controlled win rate needs the alpaca-eval package, which needs setuptools<81: "
+                f"pip install 'judgecal[alpaca]' ({type(exc).__name__}: {exc})"}
     both = items.index.intersection(texts.index).intersection(pref_a.dropna().index)
     if not len(both):
         return {"error": f"no judged items with metadata.{INDEX_KEY}"}
