@@ -49,11 +49,18 @@ def plain(value: Any) -> Any:
     return value
 
 
-def parquet_rows(path: Path) -> list[dict[str, Any]]:
-    """Every row of the Parquet file ``path`` as a dict of JSON values (see the module docstring)."""
+def parquet_rows(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
+    """Every row (or the first ``limit``) of the Parquet file ``path`` as a dict of JSON values (see the
+    module docstring)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    if limit is None:
+        table = pq.read_table(path)
+    else:
+        pf = pq.ParquetFile(path)
+        batch = next(pf.iter_batches(batch_size=limit), None)
+        table = pa.Table.from_batches([batch]) if batch is not None else pf.schema_arrow.empty_table()
     keep = [name for name in table.column_names if not _INDEX_COLUMN.fullmatch(name)]
     table = table.select(keep)
     columns = {name: [json_value(v, table.schema.field(name).type) for v in table.column(name).to_pylist()]

@@ -234,6 +234,8 @@ def read_records(path: Path) -> list[tuple[int | None, Any]]:
 def head_records(path: Path, n: int = 5) -> list[Any]:
     """The first records of ``path`` for detection (cheap for JSON Lines; a whole document otherwise)."""
     try:
+        if path.suffix.lower() == ".parquet":
+            return list(parquet_rows(path, limit=n))
         if path.suffix.lower() in (".jsonl", ".ndjson"):
             out = []
             with open(path, encoding="utf-8-sig") as fh:
