@@ -199,6 +199,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.replace or args.spec:
         raise UsageError("--replace and --spec apply to --as judgments only")
     dataset = args.source in registry.registry()
+    if not dataset and (args.fmt or _other_format(args.source)):
+        return _import_format(args)
     if not dataset:  # checked before the workspace is created
         if not Path(args.source).exists():
             raise UsageError(f"{args.source}: no such file, and not a dataset name (see `judgecal datasets list`)")
@@ -208,6 +210,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise UsageError(f"{args.source}: {not_a_file(Path(args.source))}")
     from judgecal.data.importers import import_file, validate_file
     from judgecal.data.ingest import import_dataset
+    from judgecal.data.rows import degenerate_note
 
     # a file is validated completely before the workspace is opened, so a bad file creates nothing
     parsed = None if dataset else validate_file(args.source, task=args.task, source=args.name)
@@ -219,7 +222,32 @@ def cmd_import(args: argparse.Namespace) -> int:
                   + (f", {counts['spans']} spans" if counts.get("spans") else ""))
         else:
             res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed)
-            print(_import_words(res, term(args.source)))
+            print(_import_words(res, term(args.source)) + degenerate_note(res.counts))
+    return 0
+
+
+def _other_format(source: str) -> bool:
+    """A file that is not in judgecal's own item schema but in one of the formats of ``--from``."""
+    from judgecal.data.formats import claims
+
+    return Path(source).is_file() and claims(Path(source))
+
+
+def _import_format(args: argparse.Namespace) -> int:
+    """``import FILE --from FORMAT`` (or a file detected as one): map it completely, then write it."""
+    from judgecal.data.formats import format_summary, map_file, write
+
+    if args.kind != "items" or args.name:
+        raise UsageError("--from maps a whole file (items, verdicts and labels, each source named by the format); "
+                         "--as judgments and --name are for judgecal's own schema")
+    mapped = map_file(args.source, None if args.fmt in (None, "auto") else args.fmt)
+    lines = format_summary(mapped, args.source, detected=args.fmt in (None, "auto"))
+    if mapped.items or mapped.external:
+        with _open_ws(args, create=not mapped.external) as ws:
+            write(ws, mapped)
+    else:
+        lines.append("  nothing imported: no record could be mapped")
+    print(term("\n".join(lines), keep_lines=True))
     return 0
 
 
@@ -267,7 +295,8 @@ def _import_judgments(args: argparse.Namespace) -> int:
         return 0
     print(f"imported {res.new} new judgments from {len(res.judges)} judge(s) ({term(', '.join(res.judges))}) in "
           f"{term(args.source)}; {res.unchanged} already stored, {res.replaced} replaced"
-          + (f"; {sum(len(v) for v in res.spans.values())} judge spans" if res.spans else ""))
+          + (f"; {sum(len(v) for v in res.spans.values())} judge spans" if res.spans else "")
+          + (f"; {res.zero_length_spans} zero-length span(s) dropped (they mark nothing)" if res.zero_length_spans else ""))
     return 0
 
 
@@ -950,6 +979,12 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _format_names() -> tuple[str, ...]:
+    from judgecal.data.formats import FORMATS
+
+    return tuple(FORMATS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="judgecal", description="Calibrate LLM judges against blind expert humans.")
     ap.add_argument("--version", action="version", version=f"judgecal {__version__}")
@@ -967,6 +1002,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("source", help="a file path or a dataset name such as pandalm or llmbar/Natural")
     p.add_argument("--task", choices=("pairwise", "pointwise"), default="pairwise")
     p.add_argument("--name", help="source name recorded on the items (default: the file stem)")
+    p.add_argument("--from", dest="fmt", metavar="FORMAT", choices=("auto", *_format_names()),
+                   help="the file's format: auto (detect it from the content) or one of "
+                   f"{', '.join(_format_names())}; without --from, judgecal's own schema unless another "
+                   "format is detected")
     p.add_argument("--as", dest="kind", choices=("items", "judgments"), default="items",
                    help="what the file holds: items (default) or judgments (verdicts about items already imported)")
     p.add_argument("--replace", action="store_true", help="with --as judgments: overwrite stored judgments "

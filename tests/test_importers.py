@@ -56,7 +56,7 @@ CASES = {
                    1, "id", "missing required field"),
     "id_wrong_type": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "id": [1]}]), 1, "id", "non-empty string"),
     "duplicate_id": (lambda p: _jsonl(p / "x.jsonl", [GOOD, GOOD]), 2, "id", "duplicate id 'q1' (first on line 1)"),
-    "empty_response": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "response_b": "   "}]), 1, "response_b", "is empty"),
+    "empty_prompt": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "prompt": "   "}]), 1, "prompt", "is empty"),
     "missing_response": (lambda p: _jsonl(p / "x.jsonl", [{k: v for k, v in GOOD.items() if k != "response_a"}]),
                          1, "response_a", "missing required field"),
     "unknown_label": (lambda p: _jsonl(p / "x.jsonl", [{**GOOD, "human_labels": {"ann1": "C"}}]),

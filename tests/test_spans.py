@@ -234,7 +234,7 @@ def test_spans_in_store_and_import(tmp_path):
         bad = tmp_path / "bad.jsonl"
         bad_rows = [
             {"id": "c", "prompt": "p", "response": "short", "human_spans": {"x": [[2, 9]]}},
-            {"id": "d", "prompt": "p", "response": "short", "human_spans": {"x": [["1", 2]], "y": [[3, 3]]}},
+            {"id": "d", "prompt": "p", "response": "short", "human_spans": {"x": [["1", 2]], "y": [[4, 3]]}},
             {"id": "e", "prompt": "p", "response": "short", "human_spans": [[0, 1]]},
         ]
         bad.write_text("\n".join(json.dumps(r) for r in bad_rows) + "\n")
@@ -243,7 +243,7 @@ def test_spans_in_store_and_import(tmp_path):
         msg = str(err.value)
         assert f"{bad}:1: human_spans.x[0]: [2, 9] is not a span of the 5-character text" in msg
         assert f"{bad}:2: human_spans.x[0]: start and end must be integers" in msg
-        assert f"{bad}:2: human_spans.y[0]: [3, 3] is not a span" in msg
+        assert f"{bad}:2: human_spans.y[0]: [4, 3] is not a span" in msg  # reversed; [3, 3] is dropped, not refused
         assert f"{bad}:3: human_spans: must be an object" in msg
         assert len(ws.spans_frame()) == 3 and "c" not in ws.item_ids()  # nothing written
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal.audit.probe import AuditConfig, JudgeInput
+from judgecal.audit.win_rates import lc_section, weighted_section
 from judgecal.data.names import rater_key
 from judgecal.data.store import Workspace
 from judgecal.stats import ppi, winrate
@@ -159,10 +160,11 @@ def plan(truth: pd.Series, verdict: pd.Series, target_halfwidth: float = PLAN_HA
 
 
 def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInput], cfg: AuditConfig,
-                   target_halfwidth: float = PLAN_HALFWIDTH, verdicts: dict[str, pd.Series] | None = None
-                   ) -> dict[str, Any]:
+                   target_halfwidth: float = PLAN_HALFWIDTH, verdicts: dict[str, pd.Series] | None = None,
+                   lc_texts: pd.DataFrame | None = None) -> dict[str, Any]:
     """``audit.json``'s ``models`` section (documented in the README); ``verdicts``: the judges' item
-    verdicts when already computed (:func:`item_verdicts`)."""
+    verdicts when already computed (:func:`item_verdicts`); ``lc_texts``: the AlpacaEval items' texts and
+    instruction positions for the length-controlled win rate (:func:`judgecal.audit.win_rates.alpaca_texts`)."""
     if verdicts is None:
         verdicts = {inp.judge: item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
     verdicts = {rater_key(j): v for j, v in verdicts.items()}  # a stored judge named 'humans' cannot replace them
@@ -183,6 +185,8 @@ def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInpu
                                       level=cfg.level)
         except ValueError:
             continue
+    out["win_rate_weighted"] = {inp.judge: weighted_section(items, inp.judgments, cfg) for inp in inputs if inp.pairwise}
+    out["lc_win_rate"] = lc_section(items, {inp.judge: inp.judgments for inp in inputs if inp.pairwise}, cfg, lc_texts)
     out["plan_target_halfwidth"] = target_halfwidth
     out["bradley_terry_n_boot"] = min(cfg.n_boot, BT_MAX_BOOT)
     return out

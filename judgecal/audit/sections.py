@@ -33,6 +33,7 @@ from judgecal.audit.decision import judge_verdict, load_thresholds
 from judgecal.audit.pointwise import add_pointwise
 from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.audit.spans import span_alignment
+from judgecal.audit.win_rates import alpaca_texts
 from judgecal.data.sources import SourceError
 from judgecal.data.sources import select as select_source
 from judgecal.data.store import Workspace
@@ -44,7 +45,7 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
     thresholds = load_thresholds(ws.path)
     items = models.item_models(ws)
     verdicts = {inp.judge: models.item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
-    report["models"] = models.models_section(items, truth, inputs, cfg, verdicts=verdicts)
+    report["models"] = models.models_section(items, truth, inputs, cfg, verdicts=verdicts, lc_texts=alpaca_texts(ws))
     wide = human.annotator_matrix(ws, consensus, truth)
     humans = report["humans"] = human.humans_section(about, wide, cfg.n_boot, cfg.seed, cfg.level)
     report["settings"]["selective"] = {"target": target, "delta": delta, "split": "random halves of the "

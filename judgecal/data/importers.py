@@ -12,6 +12,12 @@ Schema (one record per line/row; ``id`` may be a string or an integer):
 
 Every problem is reported with file, line (1-based; the header is line 1 in a CSV, rows follow)
 and field; nothing is written unless the whole file is valid.
+
+Degenerate but valid input is accepted and counted in :attr:`ImportResult.counts`: an empty or
+whitespace-only response (a refusal, a truncation: a real output, stored as given; an empty CSV cell in
+a response column is an empty response), a zero-length span ``[s, s]`` (it marks nothing: dropped), a
+``null`` label or span list (the annotator skipped the item: not a label). Parquet's nested columns are
+read as their JSON equivalents (:mod:`judgecal.data.rows`), and a whole-number float id is that integer.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 
 from judgecal.data.families import family_of
 from judgecal.data.records import VERDICTS, Annotation, Candidate, Item, Span
+from judgecal.data.rows import parquet_rows, whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
 
@@ -39,6 +46,7 @@ POINTWISE_FIELDS = {"id", "prompt", "response", "model", "family", "reference", 
                     "metadata"}
 SCORE_RANGE = (1, 10)
 MAX_ID_CHARS = 1_000  # an item id or an annotator's name: a key, shown in every table
+RESPONSES = ("response", "response_a", "response_b")  # may be empty: a refusal or a truncation is an output
 MAX_DEPTH = 64  # nesting levels a record may have (metadata is small; deeper is refused, never a crash)
 
 
@@ -87,6 +95,10 @@ class ImportResult:
     spans: list[Span] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)  # item id -> line it came from
     written: dict[str, int] = field(default_factory=dict)  # after the write: new items, annotations, spans
+    # degenerate but valid input, accepted and counted: empty responses, zero-length spans dropped,
+    # null (skipped) labels and span lists
+    counts: dict[str, int] = field(default_factory=lambda: {"empty_responses": 0, "zero_length_spans": 0,
+                                                            "skipped_labels": 0})
 
 
 def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
@@ -107,14 +119,11 @@ def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
                 return [], [Problem(f, None, None, f"cannot read: {exc.strerror}")]
             raw, problems = _csv_rows(data, f)
         else:
-            import pandas as pd
-
             try:
-                df = pd.read_parquet(path)
+                table = parquet_rows(path)
             except Exception as exc:  # pyarrow raises many types for unreadable files
                 return [], [Problem(f, None, None, f"cannot read as parquet: {exc}")]
-            raw, problems = [(n, {str(k): v for k, v in r.items()})
-                             for n, r in enumerate(df.to_dict(orient="records"), start=1)], []
+            raw, problems = [(n, {str(k): v for k, v in r.items()}) for n, r in enumerate(table, start=1)], []
         rows = []
         for n, rec in raw:
             # an empty cell is an absent value, except in a required text column, where it is named as empty
@@ -238,7 +247,7 @@ def _text(rec: dict[str, Any], key: str, f: str, n: int, problems: list[Problem]
     if not isinstance(v, str):
         problems.append(Problem(f, n, key, f"must be a string, got {type(v).__name__}"))
         return None
-    if required and not v.strip():
+    if required and not v.strip() and key not in RESPONSES:
         problems.append(Problem(f, n, key, "is empty"))
         return None
     if len(v) > MAX_TEXT_CHARS:
@@ -287,7 +296,7 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
             continue
         for k in sorted(set(rec) - allowed):
             problems.append(Problem(f, n, k, f"unknown field for a {task} item"))
-        raw_id = rec.get("id")
+        raw_id = whole_id(rec.get("id"))
         if raw_id is None:
             problems.append(Problem(f, n, "id", "missing required field"))
             continue
@@ -320,6 +329,7 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
             model = _text(rec, mk, f, n, problems, False)
             fam = _text(rec, fk, f, n, problems, False)
             if text is not None:
+                result.counts["empty_responses"] += not text.strip()
                 cands.append(Candidate(text, model, fam or family_of(model)))
         labels = rec.get("human_labels", {})
         anns = []
@@ -330,6 +340,9 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
             if len(str(annotator)) > MAX_ID_CHARS:
                 problems.append(Problem(f, n, "human_labels", f"an annotator's name is {len(str(annotator)):,} "
                                         f"characters; the limit is {MAX_ID_CHARS:,}"))
+                continue
+            if label is None:  # the annotator skipped the item: not a label, not an error
+                result.counts["skipped_labels"] += 1
                 continue
             if task == "pointwise":
                 label = _score(label)
@@ -342,7 +355,7 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
         if prompt is None or len(cands) != len(keys):
             continue
         result.items.append(Item(item_id, prompt, cands, task, reference, source, meta))  # type: ignore[arg-type]
-        spans, bad = parse_spans(rec.get("human_spans"), cands[0].text, item_id, source)
+        spans, bad = parse_spans(rec.get("human_spans"), cands[0].text, item_id, source, counts=result.counts)
         problems.extend(Problem(f, n, fld, msg) for fld, msg in bad)
         result.spans.extend(spans)
         result.annotations.extend(anns)

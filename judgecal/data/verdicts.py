@@ -203,6 +203,7 @@ class VerdictImport:
     new: int = 0
     unchanged: int = 0
     replaced: int = 0
+    zero_length_spans: int = 0  # judge spans [s, s]: they mark nothing, dropped
 
 
 def _judgment(v: dict[str, Any], task: str, spec_hash: str, f: str, n: int, problems: list[Problem]) -> Judgment | None:
@@ -338,7 +339,10 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
                     problems.append(Problem(f, n, "spans", f"as an object, spans name one rater: the judge {v['judge']!r}"))
                     continue
                 marks = marks[v["judge"]]
-            sp, bad = parse_spans({v["judge"]: marks}, texts[v["item_id"]], v["item_id"], j.key, "spans", "judge")
+            counts: dict[str, int] = {}
+            sp, bad = parse_spans({v["judge"]: marks}, texts[v["item_id"]], v["item_id"], j.key, "spans", "judge",
+                                  counts=counts)
+            out.zero_length_spans += counts.get("zero_length_spans", 0)
             if bad:
                 problems.extend(Problem(f, n, where.replace(f"spans.{v['judge']}", "spans"), msg) for where, msg in bad)
                 continue

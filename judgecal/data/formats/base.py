@@ -1,0 +1,323 @@
+"""What every format importer shares: reading JSON with line numbers, and the :class:`Mapped` result.
+
+A format module maps one file, all or nothing, into judgecal's records: items, verdicts (in item
+orientation, with order, probabilities, raw text, tokens, cost and latency when the file has them),
+human labels under a named source, and a judge spec per grader. What it cannot map is counted with
+its reason: ``dropped`` (it has no place in judgecal, e.g. a grader error), ``waiting`` (a binary or
+categorical verdict or label — pass/fail, C/I, a class — that waits for the binary/categorical task
+types; counted, never silently dropped). Malformed input is a :class:`Problem` naming file, line and
+field, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judgecal.data.families import family_of
+from judgecal.data.importers import MAX_TEXT_CHARS, Problem, _scan
+from judgecal.data.records import (
+    Annotation,
+    Candidate,
+    Item,
+    Judgment,
+    Span,
+    stable_hash,
+    to_item_orientation,
+)
+from judgecal.data.rows import parquet_rows, whole_id
+from judgecal.judges.spec import JudgeSpec
+
+WAITING = "binary/categorical"  # the task types these records wait for
+
+
+class Skip(ValueError):
+    """A field's problem inside a format module: becomes a :class:`Problem` at the record's line."""
+
+    def __init__(self, field: str | None, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.line = line
+
+
+@dataclass
+class Mapped:
+    """One file mapped into judgecal's records, with what was left out and why."""
+
+    fmt: str
+    path: str = ""
+    items: dict[str, Item] = field(default_factory=dict)
+    annotations: list[Annotation] = field(default_factory=list)
+    judgments: dict[str, Judgment] = field(default_factory=dict)
+    specs: dict[str, JudgeSpec] = field(default_factory=dict)  # judge name -> spec
+    spans: list[Span] = field(default_factory=list)
+    origins: dict[str, str] = field(default_factory=dict)  # item id -> file:line
+    dropped: Counter[str] = field(default_factory=Counter)  # reason -> records
+    waiting: Counter[str] = field(default_factory=Counter)  # what waits for binary/categorical task types
+    counts: dict[str, int] = field(default_factory=lambda: {"empty_responses": 0, "zero_length_spans": 0,
+                                                            "skipped_labels": 0})
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # items the file refers to without their texts (feedback on runs): id -> where; they must be in the
+    # workspace already (imported with those ids), or nothing is written
+    external: dict[str, str] = field(default_factory=dict)
+
+    # -- building ------------------------------------------------------------------------------
+    def item(self, item: Item, origin: str, where: tuple[str, int | None]) -> None:
+        """Add ``item``; the same id again must carry the same content (a pair judged twice)."""
+        long = [len(t) for t in (item.prompt, item.reference or "", *(c.text for c in item.candidates))
+                if len(t) > MAX_TEXT_CHARS]
+        if long:
+            self.problems.append(Problem(where[0], where[1], None, (
+                f"a text of item {item.item_id!r} is {long[0]:,} characters; the limit is {MAX_TEXT_CHARS:,}")))
+            return
+        old = self.items.get(item.item_id)
+        if old is None:
+            self.items[item.item_id] = item
+            self.origins[item.item_id] = origin
+            self.counts["empty_responses"] += sum(not c.text.strip() for c in item.candidates)
+        elif old.to_json() != item.to_json():
+            self.problems.append(Problem(where[0], where[1], None, (
+                f"item {item.item_id!r} appears again with other text (first at {self.origins[item.item_id]})")))
+
+    def judge(self, name: str, model: str | None = None, rubric: str = "", **options: Any) -> str:
+        """Register the judge ``name`` (its spec: backend ``import``, the grader's model and prompt)."""
+        if name not in self.specs:
+            opts = tuple(sorted((k, v) for k, v in options.items() if v not in (None, "", [], {})))
+            self.specs[name] = JudgeSpec(backend="import", model=model or name, rubric=rubric[:MAX_TEXT_CHARS],
+                                         temperature=None, max_tokens=None, logprobs=None, top_logprobs=None,
+                                         name=name, options=opts)
+        return name
+
+    def verdict(self, judge: str, item_id: str, *, verdict: str | None = None, score: float | None = None,
+                order: str = "AB", shown: bool = False, sample: int = 0, raw: Any = "", p_a: float | None = None,
+                p_b: float | None = None, p_tie: float | None = None, prompt_tokens: Any = None,
+                completion_tokens: Any = None, latency_s: Any = None, cost_usd: Any = None,
+                where: tuple[str, int | None] = ("", None)) -> None:
+        """One judgment. ``verdict`` is in item orientation unless ``shown`` (then as the judge saw it in
+        ``order``); ``invalid`` (or neither verdict nor score) records an output that gave none."""
+        from judgecal.data.verdicts import judgment_key
+
+        if shown:
+            verdict = to_item_orientation(verdict, order)
+            if order == "BA":
+                p_a, p_b = p_b, p_a
+        key = judgment_key(judge, item_id, order, sample, "none")
+        if key in self.judgments:
+            self.problems.append(Problem(where[0], where[1], None, (
+                f"a second verdict of {judge!r} on item {item_id!r} (order {order}, sample {sample})")))
+            return
+        status = "invalid" if score is None and verdict in (None, "invalid") else "ok"
+        self.judgments[key] = Judgment(
+            key=key, item_id=item_id, judge=judge, spec_hash=self.specs[judge].spec_hash, order=order,
+            sample=sample, raw=text_of(raw), verdict="invalid" if status == "invalid" else verdict, score=score,
+            p_a=p_a, p_b=p_b, p_tie=p_tie, status=status,
+            prompt_tokens=count_or_none(prompt_tokens), completion_tokens=count_or_none(completion_tokens),
+            latency_s=number_or_none(latency_s), cost_usd=number_or_none(cost_usd), created_at=time.time())
+
+    def label(self, item_id: str, annotator: str, label: str, source: str, order: str | None = "AB",
+              time_spent_s: float | None = None) -> None:
+        self.annotations.append(Annotation(item_id, annotator, label, order, time_spent_s, source,
+                                           f"{source}/{item_id}/{annotator}"))
+
+    def wait(self, what: str, n: int = 1) -> None:
+        if n:
+            self.waiting[what] += n
+
+    def drop(self, why: str, n: int = 1) -> None:
+        if n:
+            self.dropped[why] += n
+
+    # -- reporting -----------------------------------------------------------------------------
+    def summary(self) -> dict[str, Any]:
+        judges = Counter(j.judge for j in self.judgments.values())
+        return {"format": self.fmt, "items": len(self.items), "judgments": len(self.judgments),
+                "judges": dict(judges), "human_labels": len(self.annotations),
+                "label_sources": dict(Counter(a.source for a in self.annotations)), "spans": len(self.spans),
+                "accepted": {k: v for k, v in self.counts.items() if v}, "dropped": dict(self.dropped),
+                "waiting_for_binary_categorical": dict(self.waiting), "notes": list(self.notes)}
+
+
+# -- reading ---------------------------------------------------------------------------------------
+def read_json_document(path: Path) -> Any:
+    """The JSON document in ``path`` (a :class:`Skip` naming the line of a syntax error)."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise Skip(None, f"invalid UTF-8 at byte {exc.start}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Skip(None, f"bad JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise Skip(None, "bad JSON: nested too deeply") from None
+    check_text(doc)
+    return doc
+
+
+def check_text(doc: Any, line: int | None = None) -> None:
+    """Refuse text that no UTF-8 store can hold (a lone surrogate, which JSON's ``\\ud800`` escapes
+    can write), naming the field (and the line when known)."""
+    _, bad = _scan({"": doc})
+    if bad is not None:
+        where = bad.removeprefix(".") or None
+        raise Skip(where, "holds a lone surrogate (\\ud800-\\udfff), not valid Unicode", line)
+
+
+def array_lines(path: Path) -> list[int]:
+    """The 1-based line on which each element of the top-level JSON array in ``path`` starts."""
+    text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    dec = json.JSONDecoder()
+    i = text.find("[") + 1
+    lines: list[int] = []
+    line, seen = 1, 0
+    while True:
+        while i < len(text) and text[i] in " \t\r\n,":
+            i += 1
+        if i >= len(text) or text[i] == "]":
+            return lines
+        line += text.count("\n", seen, i)
+        seen = i
+        lines.append(line)
+        try:
+            _, i = dec.raw_decode(text, i)
+        except (json.JSONDecodeError, RecursionError):
+            return lines
+
+
+def read_records(path: Path) -> list[tuple[int | None, Any]]:
+    """(line, record) for a JSON array, a JSON Lines file or a Parquet file; one record (line None)
+    for any other JSON document. Syntax errors raise :class:`Skip`."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        try:
+            return [(n, r) for n, r in enumerate(parquet_rows(path), start=1)]
+        except Exception as exc:  # pyarrow raises many types for unreadable files
+            raise Skip(None, f"cannot read as parquet: {exc}") from None
+    if suffix == ".csv":
+        from judgecal.data.importers import _csv_rows
+
+        rows, problems = _csv_rows(path.read_bytes(), str(path))
+        if problems:
+            raise Skip(None, str(problems[0]).split(": ", 1)[-1])
+        return [(n, {k: v for k, v in r.items() if v != ""}) for n, r in rows]
+    if suffix in (".jsonl", ".ndjson"):
+        out: list[tuple[int | None, Any]] = []
+        data = path.read_bytes()
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise Skip(None, f"invalid UTF-8 at byte {exc.start}", data[: exc.start].count(b"\n") + 1) from None
+        for n, line in enumerate(text.split("\n"), start=1):
+            if line.strip():
+                try:
+                    out.append((n, json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    raise Skip(None, f"bad JSON: {exc.msg} at column {exc.colno}", n) from None
+                except RecursionError:
+                    raise Skip(None, "bad JSON: nested too deeply", n) from None
+                check_text(out[-1][1], n)
+        return out
+    doc = read_json_document(path)
+    if isinstance(doc, list):  # (already checked as a whole; the line is found for the message)
+        lines = array_lines(path)
+        return [(lines[k] if k < len(lines) else None, r) for k, r in enumerate(doc)]
+    return [(None, doc)]
+
+
+def head_records(path: Path, n: int = 5) -> list[Any]:
+    """The first records of ``path`` for detection (cheap for JSON Lines; a whole document otherwise)."""
+    try:
+        if path.suffix.lower() == ".parquet":
+            return list(parquet_rows(path, limit=n))
+        if path.suffix.lower() in (".jsonl", ".ndjson"):
+            out = []
+            with open(path, encoding="utf-8-sig") as fh:
+                for line in fh:
+                    if line.strip():
+                        out.append(json.loads(line))
+                    if len(out) >= n:
+                        break
+            return out
+        return [r for _, r in read_records(path)[:n]]
+    except (Skip, OSError, ValueError, RecursionError):
+        return []
+
+
+# -- values ----------------------------------------------------------------------------------------
+def text_of(v: Any) -> str:
+    """Raw output as text: a string as is, anything else as compact JSON."""
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v[:MAX_TEXT_CHARS]
+    return json.dumps(v, ensure_ascii=False, default=str)[:MAX_TEXT_CHARS]
+
+
+def number_or_none(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return None
+    x = float(v)
+    return x if math.isfinite(x) and x >= 0 else None
+
+
+def count_or_none(v: Any) -> int | None:
+    x = number_or_none(v)
+    return int(x) if x is not None and x.is_integer() else None
+
+
+def finite(v: Any) -> float | None:
+    """A finite real number (not a bool), else None."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return None
+    x = float(v)
+    return x if math.isfinite(x) else None
+
+
+def need_text(rec: dict[str, Any], key: str, *, empty_ok: bool = False) -> str:
+    v = rec.get(key)
+    if not isinstance(v, str):
+        raise Skip(key, "missing required field" if v is None else f"must be a string, got {type(v).__name__}")
+    if not empty_ok and not v.strip():
+        raise Skip(key, "is empty")
+    if len(v) > MAX_TEXT_CHARS:
+        raise Skip(key, f"is {len(v):,} characters; the limit is {MAX_TEXT_CHARS:,}")
+    return v
+
+
+def item_id(fmt: str, *parts: Any) -> str:
+    """A deterministic id from what identifies an item in a format that has none."""
+    return f"{fmt}/{stable_hash(list(parts), 16)}"
+
+
+def pair_item(fmt: str, iid: str, prompt: str, a: str, b: str, model_a: str | None, model_b: str | None,
+              metadata: dict[str, Any] | None = None, reference: str | None = None) -> Item:
+    return Item(str(whole_id(iid)), prompt, [Candidate(a, model_a, family_of(model_a)),
+                                             Candidate(b, model_b, family_of(model_b))],
+                "pairwise", reference, fmt, metadata or {})
+
+
+def point_item(fmt: str, iid: str, prompt: str, response: str, model: str | None,
+               metadata: dict[str, Any] | None = None, reference: str | None = None) -> Item:
+    return Item(str(whole_id(iid)), prompt, [Candidate(response, model, family_of(model))], "pointwise",
+                reference, fmt, metadata or {})
+
+
+def obj(v: Any) -> dict[str, Any]:
+    """``v`` when it is an object, else an empty one (an optional part of a record)."""
+    return v if isinstance(v, dict) else {}
+
+
+def listed(v: Any, field: str) -> list[Any]:
+    """``v`` as a list (``None``: empty); anything else is the field's problem."""
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise Skip(field, f"must be a list, got {type(v).__name__}")
+    return v

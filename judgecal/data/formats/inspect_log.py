@@ -1,0 +1,147 @@
+"""Inspect (``inspect_ai``) eval logs: the ``.eval`` zip and the ``.json`` log.
+
+The header names the evaluated model (``eval.model``), the grader (``eval.model_roles.grader``) and the
+scorers (``eval.scorers[]``). Each sample (``id``, ``epoch``, ``input``, ``output.completion``) becomes a
+pointwise item (one per epoch: ``inspect/<task>/<id>``, ``/e<epoch>`` after the first); each score
+``scores.<name>`` is a verdict of the judge ``<name>``: the first ``history`` entry when the score was
+edited (the scorer's own value), else the score. A numeric value is a score; ``C``/``I``/``P``, booleans
+and other text are binary or categorical and wait for those task types. Later ``history`` entries carry
+a ``provenance`` (``author``, ``reason``): each is a person's label (source ``inspect:human``), a whole
+number on judgecal's 1-10 scale, else it waits as well. A sample's ``error`` makes no verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from judgecal.data.formats.base import Mapped, Skip, finite, obj, point_item, read_json_document
+from judgecal.data.importers import MAX_TEXT_CHARS, SCORE_RANGE, Problem
+
+NAME = "inspect"
+DESCRIPTION = "Inspect eval logs (.eval zip or .json): samples with scores, score edits as human labels"
+HUMANS = "inspect:human"
+
+
+def detect(path: Path, head: list[Any]) -> bool:
+    if path.suffix.lower() == ".eval":
+        return zipfile.is_zipfile(path)
+    return (len(head) == 1 and isinstance(head[0], dict) and isinstance(head[0].get("eval"), dict)
+            and "samples" in head[0] and "task" in head[0]["eval"])
+
+
+def _read(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    """(header, [(where, sample)]) of a .eval zip or a .json log."""
+    if path.suffix.lower() == ".eval":
+        try:
+            with zipfile.ZipFile(path) as z:
+                names = z.namelist()
+                if "header.json" in names:
+                    header = json.loads(z.read("header.json"))
+                elif "_journal/start.json" in names:  # a log still running or cut off
+                    header = json.loads(z.read("_journal/start.json"))
+                else:
+                    raise Skip(None, "an .eval log without header.json")
+                samples = [(n, json.loads(z.read(n))) for n in sorted(names)
+                           if n.startswith("samples/") and n.endswith(".json")]
+        except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, RecursionError, OSError) as exc:
+            raise Skip(None, f"cannot read the .eval log: {exc}") from None
+        return header, samples
+    doc = read_json_document(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("eval"), dict):
+        raise Skip("eval", "an Inspect log has an eval object")
+    listed = doc.get("samples") or []
+    if not isinstance(listed, list):
+        raise Skip("samples", "must be a list")
+    return doc, [(f"samples[{k}]", sample) for k, sample in enumerate(listed)]
+
+
+def _input_text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list):  # chat messages: their text, in order
+        parts = []
+        for msg in v:
+            content = msg.get("content") if isinstance(msg, dict) else None
+            if isinstance(content, list):
+                content = "\n".join(c.get("text", "") for c in content if isinstance(c, dict))
+            if isinstance(content, str):
+                parts.append(content if msg.get("role") == "user" else f"[{msg.get('role')}] {content}")
+        return "\n\n".join(parts)
+    raise Skip("input", "must be a text or a list of messages")
+
+
+def _grader(header: dict[str, Any]) -> str | None:
+    roles = header["eval"].get("model_roles") or {}
+    g = roles.get("grader") if isinstance(roles, dict) else None
+    g = g[0] if isinstance(g, list) and g else g
+    return g.get("model") if isinstance(g, dict) and isinstance(g.get("model"), str) else None
+
+
+def parse(path: Path) -> Mapped:
+    m = Mapped(NAME)
+    f = str(path)
+    header, samples = _read(path)
+    ev = header["eval"]
+    task, model, grader = str(ev.get("task", "task")), ev.get("model"), _grader(header)
+    scorers = {s.get("name"): s for s in ev.get("scorers") or [] if isinstance(s, dict)}
+    for where, s in samples:
+        try:
+            if not isinstance(s, dict):
+                raise Skip(None, "a sample must be an object")
+            sid, epoch = s.get("id"), s.get("epoch", 1)
+            if isinstance(sid, bool) or not isinstance(sid, (str, int)):
+                raise Skip("id", "must be a string or an integer")
+            prompt = _input_text(s.get("input"))
+            out = s.get("output") or {}
+            completion = out.get("completion") if isinstance(out, dict) else None
+            if s.get("error") and not isinstance(completion, str):
+                m.drop("samples that ended in an error (no output)")
+                continue
+            if not isinstance(completion, str):
+                raise Skip("output.completion", "must be a string")
+            if len(prompt) > MAX_TEXT_CHARS or len(completion) > MAX_TEXT_CHARS:
+                raise Skip("input", f"a text is over the limit of {MAX_TEXT_CHARS:,} characters")
+            iid = f"{NAME}/{task}/{sid}" + (f"/e{epoch}" if epoch not in (1, None) else "")
+            meta = {"epoch": epoch, "target": s["target"]} if isinstance(s.get("target"), str) else {"epoch": epoch}
+            m.item(point_item(NAME, iid, prompt, completion, model if isinstance(model, str) else None, meta),
+                   f"{f}: {where}", (f, None))
+            for name, score in obj(s.get("scores")).items():
+                _score(m, iid, str(name), score, scorers.get(name), grader, f"{where}.scores.{name}")
+        except Skip as exc:
+            m.problems.append(Problem(f, None, f"{where}.{exc.field}" if exc.field else where, str(exc)))
+    if not samples:
+        m.problems.append(Problem(f, None, "samples", "the log holds no samples"))
+    return m
+
+
+def _score(m: Mapped, iid: str, name: str, score: Any, scorer: dict[str, Any] | None, grader: str | None, where: str) -> None:
+    if not isinstance(score, dict):
+        raise Skip(None, f"{where} must be an object")
+    history = [h for h in score.get("history") or [] if isinstance(h, dict)]
+    original = history[0] if history and not history[0].get("provenance") else score
+    value = original.get("value")
+    options = (scorer or {}).get("options") or {}
+    judge = m.judge(name, grader or name, rubric=f"inspect scorer {name}",
+                    scorer_options=json.dumps(options, sort_keys=True, default=str) if options else None)
+    x = finite(value)
+    if x is None:
+        m.wait(f"{name}: verdicts that are not numbers (C/I/P, booleans or labels)")
+    else:
+        raw = original.get("explanation")
+        m.verdict(judge, iid, score=x, raw=raw if raw != "UNCHANGED" else score.get("explanation"),
+                  where=(where, None))
+    for edit in history:
+        prov = edit.get("provenance")
+        if not isinstance(prov, dict) or not isinstance(prov.get("author"), str):
+            continue
+        v = edit.get("value")
+        if v == "UNCHANGED":
+            continue
+        y = finite(v)
+        if y is None or not y.is_integer() or not SCORE_RANGE[0] <= y <= SCORE_RANGE[1]:
+            m.wait(f"{name}: human edits that are not whole numbers {SCORE_RANGE[0]}-{SCORE_RANGE[1]}")
+            continue
+        m.label(iid, prov["author"], str(int(y)), HUMANS, order=None)  # the last edit by each person counts

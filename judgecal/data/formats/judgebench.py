@@ -1,0 +1,56 @@
+"""JudgeBench (ScalerLab): pairs with an objectively correct side.
+
+A record: ``pair_id``, ``original_id``, ``source``, ``question``, ``response_model``, ``response_A``,
+``response_B``, ``label`` (``A>B`` or ``B>A``; ``A=B`` a tie). Each becomes a pairwise item with the label
+under the source ``judgebench:gold`` (the annotator ``gold``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from judgecal.data.formats.base import Mapped, Skip, need_text, pair_item, read_records
+from judgecal.data.importers import Problem
+from judgecal.data.rows import whole_id
+
+NAME = "judgebench"
+DESCRIPTION = "JudgeBench pairs (question, response_A, response_B, label 'A>B'/'B>A')"
+GOLD = "judgebench:gold"
+LABELS = {"A>B": "A", "B>A": "B", "A=B": "tie", "A>>B": "A", "B>>A": "B"}
+
+
+def detect(path: Path, head: list[Any]) -> bool:
+    return bool(head) and all(isinstance(r, dict) and {"response_A", "response_B", "label"} <= set(r) for r in head)
+
+
+def parse(path: Path) -> Mapped:
+    m = Mapped(NAME)
+    f = str(path)
+    for n, rec in read_records(path):
+        try:
+            if not isinstance(rec, dict):
+                raise Skip(None, f"a record must be an object, got {type(rec).__name__}")
+            pid = whole_id(rec.get("pair_id", rec.get("id")))
+            if isinstance(pid, bool) or not isinstance(pid, (str, int)) or not str(pid).strip():
+                raise Skip("pair_id", "must be a non-empty string or an integer")
+            q = need_text(rec, "question")
+            a, b = need_text(rec, "response_A", empty_ok=True), need_text(rec, "response_B", empty_ok=True)
+            label = rec.get("label")
+            if label is not None and (not isinstance(label, str) or label not in LABELS):
+                raise Skip("label", f"unknown label {label!r}; expected A>B or B>A")
+            model = rec.get("response_model") if isinstance(rec.get("response_model"), str) else None
+            iid = f"{NAME}/{pid}"
+            meta = {k: rec[k] for k in ("source", "original_id") if isinstance(rec.get(k), (str, int))}
+            if isinstance(meta.get("source"), str):
+                meta["category"] = meta["source"]
+            m.item(pair_item(NAME, iid, q, a, b, model, model, meta), f"{f}:{n}", (f, n))
+            if label is None:
+                m.counts["skipped_labels"] += 1
+            else:
+                m.label(iid, "gold", LABELS[label], GOLD)
+        except Skip as exc:
+            m.problems.append(Problem(f, n, exc.field, str(exc)))
+    if not m.items and not m.problems:
+        m.problems.append(Problem(f, None, None, "no records"))
+    return m

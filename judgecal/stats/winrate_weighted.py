@@ -1,0 +1,73 @@
+"""Win rates as AlpacaEval publishes them: the mean preference probability.
+
+A judge that gives probabilities (AlpacaEval's weighted annotators read them from the logprobs of its
+verdict token) does not only say which candidate won but how sure it was. AlpacaEval's ``win_rate`` of a
+model is the mean over its comparisons of the probability that it won (``preference - 1``, a tie
+counting one half; Dubois et al., 2024). Per judgment, the probability that candidate A won is
+
+    q = (p_a + p_tie / 2) / (p_a + p_b + p_tie)
+
+(renormalised over the three outcomes, as a judge's top logprobs need not sum to one), or, without
+probabilities, 1, 1/2 or 0 for the verdict ``A``, ``tie``, ``B`` — then the weighted win rate is the
+ordinary ``(wins + ties / 2) / n``. Per item, the mean of ``q`` over the orders the judge saw (the
+first sample of each). Each model's weighted win rate is the mean of its ``q`` (``1 - q`` as candidate
+B) over the items where it is a candidate, with an item-bootstrap percentile CI
+(:func:`judgecal.stats.winrate.win_rates`' machinery, a probability in place of the outcome).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from judgecal.stats.bootstrap import bootstrap_sums, safe_ratio
+from judgecal.stats.winrate import _frame, as_objects, model_index, model_sums, outcome_scores
+
+FloatArray = NDArray[np.float64]
+
+
+def preference_of_a(p_a: ArrayLike, p_b: ArrayLike, p_tie: ArrayLike, verdict: ArrayLike,
+                    invalid_as: str = "tie") -> FloatArray:
+    """Per judgment, the probability that candidate A won (see the module docstring); NaN for no
+    comparison (an unparsable verdict under ``invalid_as="wrong"``, or anything else unknown)."""
+    a, b, t = (np.asarray(pd.to_numeric(pd.Series(as_objects(x)), errors="coerce"), dtype=float)
+               for x in (p_a, p_b, p_tie))
+    t = np.where(np.isnan(t), 0.0, t)
+    has = np.isfinite(a) & np.isfinite(b) & ((a + b + t) > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = (a + t / 2) / (a + b + t)
+    v = as_objects(verdict).copy()
+    v[v == "invalid"] = "tie" if invalid_as == "tie" else None
+    from_verdict = outcome_scores(v)
+    return np.where(has, q, from_verdict)
+
+
+def weighted_win_rates(model_a: ArrayLike, model_b: ArrayLike, pref_a: ArrayLike, *, n_boot: int = 2000,
+                       seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+    """Each model's mean preference probability with an item-bootstrap percentile CI; ``pref_a`` per
+    item: the probability that ``model_a`` won (NaN: no comparison). Frame indexed by model with
+    ``estimate, ci_low, ci_high, n``."""
+    ia, ib, models = model_index(model_a, model_b)
+    m = len(models)
+    q = np.asarray(pref_a, dtype=float)
+    if len(q) != len(ia):
+        raise ValueError(f"pref_a has {len(q)} entries but model_a has {len(ia)}")
+    s = model_sums(ia, ib, q, m)
+    tot = s.sum(0)
+    boot = bootstrap_sums(s, n_boot, seed)
+    return _frame(safe_ratio(tot[:m], tot[m:]), safe_ratio(boot[:, :m], boot[:, m:]) if boot.size
+                  else np.empty((0, m)), tot[m:], models, level)
+
+
+def item_preferences(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Series:
+    """item_id -> the judge's probability that candidate A won: the mean over the orders it saw of the
+    first sample's :func:`preference_of_a` (columns ``item_id, order, sample, verdict, p_a, p_b, p_tie``)."""
+    if not len(judgments):
+        return pd.Series(dtype=float)
+    cols = {k: judgments[k] if k in judgments else pd.Series([None] * len(judgments)) for k in ("p_a", "p_b", "p_tie")}
+    q = preference_of_a(cols["p_a"], cols["p_b"], cols["p_tie"], judgments["verdict"], invalid_as)
+    frame = pd.DataFrame({"item_id": judgments["item_id"].astype(str).to_numpy(), "order": judgments["order"].to_numpy(),
+                          "sample": judgments["sample"].to_numpy(), "q": q})
+    first = frame.sort_values("sample", kind="stable").drop_duplicates(["item_id", "order"])
+    return first.groupby("item_id")["q"].mean()
