@@ -947,6 +947,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgecal.stability.cli import add_parser as add_stability_parser
 
     add_stability_parser(sub, _ws_arg, _count)
+    from judgecal.cli_loop import add_parsers as add_loop_parsers
+
+    add_loop_parsers(sub)  # gate, regrade, panel, align, cascade
     return ap
 
 

@@ -44,6 +44,8 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
     "position": {"not_aligned_beyond": 0.80},
     "span_f1_ratio": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
     "business_loss": None,
+    "gate": {"kappa_tolerance": 0.03, "accuracy_tolerance": 0.02, "invalid_rate_tolerance": 0.02,
+             "bias_tolerance": 0.05},  # judgecal gate (judgecal/loop/gate.py)
 }
 STATUSES = ("aligned", "caution", "not aligned")
 

@@ -1,0 +1,112 @@
+"""The command line of the loop: ``gate``, ``regrade`` (and the commands added beside them). No logic
+of its own: each command calls :mod:`judgecal.loop`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+@contextmanager
+def usage_errors() -> Iterator[None]:
+    """The loop's input errors as the CLI's usage errors (one line on stderr, exit 2)."""
+    from judgecal.cli import UsageError
+    from judgecal.data.sources import SourceError
+    from judgecal.judges.spec import SpecError
+    from judgecal.loop import LoopError
+
+    try:
+        yield
+    except (LoopError, SourceError, SpecError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple[Any, dict[str, Any]]:
+    """The stored consensus ``consensus`` (computed when it is a known method and missing)."""
+    from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.audit.truth import resolve_truth
+    from judgecal.cli import UsageError
+    from judgecal.data.sources import split_name
+
+    method, source = split_name(consensus)
+    with usage_errors():
+        if ws.consensus_frame(consensus).empty:
+            if method not in ("ds", "mv", "onecoin", "glad"):
+                raise UsageError(f"no consensus '{consensus}' in this workspace")
+            if ws.annotations_frame().empty:
+                raise UsageError("no human labels in this workspace: import or pull some first")
+            compute_consensus(ws, (method,), source=source)
+        return resolve_truth(ws, consensus, n_boot=n_boot, seed=seed)
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from judgecal.cli import _open_ws
+    from judgecal.loop import gate
+
+    with _open_ws(args, create=False) as ws:
+        truth, _ = truth_of(ws, args.consensus)
+        with usage_errors():
+            res = gate.run_gate(ws, args.baseline, args.candidate, truth, consensus=args.consensus,
+                                invalid_as=args.invalid_as, n_boot=args.n_boot, seed=args.seed)
+        path = gate.save(res, ws.reports_dir)
+    md = gate.markdown(res)
+    if args.markdown == "-":
+        sys.stdout.write(md)
+    else:
+        if args.markdown:
+            Path(args.markdown).write_text(md, "utf-8")
+        from judgecal.loop import inert
+
+        def f(v: Any, sign: str = "") -> str:
+            return "—" if v is None else format(v, sign + ".3f")
+
+        for name, r in res["metrics"].items():
+            print(f"{name:24s} {f(r['baseline']):>6} -> {f(r['candidate']):<6} Δ {f(r['difference'], '+')} "
+                  f"[{f(r['ci_low'], '+')}, {f(r['ci_high'], '+')}]  tolerance {r['tolerance']:g}  {r['result']}")
+        word = "PASSED" if res["passed"] else "FAILED (" + ", ".join(res["failed"]) + ")"
+        print(f"gate {word}: {inert(args.candidate)} vs {inert(args.baseline)} on {res['n_items']} items; {path}")
+    return 0 if res["passed"] else 1
+
+
+def cmd_regrade(args: argparse.Namespace) -> int:
+    from judgecal.cli import _open_ws, make_engine
+    from judgecal.loop.regrade import plan_like
+
+    with _open_ws(args, create=False) as ws:
+        engine = make_engine(ws, args)
+        with usage_errors():
+            calls = plan_like(ws, engine, args.like, seed=args.seed)
+        st = engine.run(calls)
+        name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
+    print(f"{name} (spec {engine.spec_hash}) like {args.like}: {st.planned} planned, {st.cached} cached, "
+          f"{st.done} run ({st.invalid} invalid, {st.errors} errors)")
+    return 1 if st.errors else 0
+
+
+def add_parsers(sub: Any) -> None:
+    """Register the loop's commands on ``judgecal``'s subparsers."""
+    from judgecal.cli import _count, _judge_opts, _ws_arg
+
+    p = sub.add_parser("gate", help="may a new judge version replace the old? paired test on the same human labels "
+                       "(exit 0 pass, 1 fail, 2 usage error)")
+    p.add_argument("--baseline", required=True, help="the judge in use (its name in the workspace)")
+    p.add_argument("--candidate", required=True, help="the new judge version")
+    p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
+    p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
+    p.add_argument("--n-boot", type=_count, default=2000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--markdown", metavar="FILE", help="write the pull-request summary here ('-': stdout)")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_gate)
+
+    p = sub.add_parser("regrade", help="run a judge on the items another judged, in the same orders and samples")
+    p.add_argument("--judge", required=True, help="the new judge: <backend>/<model>, a spec YAML or a shipped spec")
+    p.add_argument("--like", required=True, help="the judge whose items, orders and samples to repeat")
+    p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
+    _judge_opts(p)
+    _ws_arg(p)
+    p.set_defaults(func=cmd_regrade)
