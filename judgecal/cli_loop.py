@@ -87,6 +87,40 @@ def cmd_regrade(args: argparse.Namespace) -> int:
     return 1 if st.errors else 0
 
 
+def save_section(ws: Any, name: str, key: str, value: dict[str, Any]) -> Path:
+    """Keep ``value`` under ``key`` in ``<workspace>/reports/<name>.json`` (the audit's loop section reads it)."""
+    import json
+
+    path = ws.reports_dir / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        stored = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        stored = {}
+    stored[key] = value
+    path.write_text(json.dumps(stored, indent=2, allow_nan=False, default=str), "utf-8")
+    return path
+
+
+def cmd_panel(args: argparse.Namespace) -> int:
+    from judgecal.cli import UsageError, _open_ws
+    from judgecal.loop import inert
+    from judgecal.loop.panel import load_panel, make_panel, run_panel
+
+    if bool(args.spec) == bool(args.members):
+        raise UsageError("give a panel spec file (--spec) or its members (--members J1,J2,J3), one of the two")
+    with usage_errors():
+        panel = load_panel(args.spec) if args.spec else make_panel(args.members.split(","), name=args.name or "")
+    with _open_ws(args, create=False) as ws:
+        with usage_errors():
+            got = run_panel(ws, panel)
+        save_section(ws, "panels", panel.name, got)
+    print(f"{inert(panel.name)} (spec {got['spec_hash']}): {got['slots']} verdicts from {len(panel.members)} members, "
+          f"{got['decided']} by a strict majority ({got['unanimous']} unanimous), {got['no_majority']} without one "
+          "(recorded as undecided, never broken)")
+    return 0
+
+
 def add_parsers(sub: Any) -> None:
     """Register the loop's commands on ``judgecal``'s subparsers."""
     from judgecal.cli import _count, _judge_opts, _ws_arg
@@ -110,3 +144,11 @@ def add_parsers(sub: Any) -> None:
     _judge_opts(p)
     _ws_arg(p)
     p.set_defaults(func=cmd_regrade)
+
+    p = sub.add_parser("panel", help="judge as a panel: several judges' stored verdicts and a strict majority; "
+                       "the panel is then audited beside its members")
+    p.add_argument("--spec", help="a panel spec YAML file (name, panel: {members, rule})")
+    p.add_argument("--members", help="comma-separated judge names (instead of --spec)")
+    p.add_argument("--name", help="with --members: the panel's name (default panel/<members>)")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_panel)
