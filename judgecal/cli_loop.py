@@ -121,9 +121,44 @@ def cmd_panel(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_align(args: argparse.Namespace) -> int:
+    from judgecal.cli import _open_ws, make_engine
+    from judgecal.loop import inert
+    from judgecal.loop.align import run_align
+
+    with _open_ws(args, create=False) as ws:
+        truth, _ = truth_of(ws, args.consensus)
+
+        def engine_for(judge: str) -> Any:
+            return make_engine(ws, argparse.Namespace(**{**vars(args), "judge": judge}))
+
+        with usage_errors():
+            res = run_align(ws, args.judge, args.method, truth, engine_for=engine_for,
+                            folder=Path(args.out) if args.out else ws.path / "judges", n_items=args.items,
+                            train_share=args.train_share, seed=args.split_seed, shots=args.shots,
+                            n_boot=args.n_boot, invalid_as=args.invalid_as, evaluate_train=args.evaluate_train,
+                            orders=tuple(args.orders), consensus=args.consensus)
+        path = save_section(ws, "align", res["candidate"], res)
+    sp = res["split"]
+    print(f"split by item ({'stratified by label' if sp['stratified'] else 'random'}, seed {sp['seed']}): "
+          f"{sp['n_train']} train labels {sp['train_labels']}, {sp['n_held_out']} held-out labels "
+          f"{sp['held_out_labels']}")
+    print(f"candidate {inert(res['candidate'])}: {args.method} from the train split "
+          f"({len(res['shots'])} examples, {len(res['guidelines'])} guidelines); spec {res['candidate_spec']}")
+    for name, r in res["held_out"]["metrics"].items():
+        if r["difference"] is not None:
+            print(f"  held-out {name:22s} {r['baseline']:.3f} -> {r['candidate']:.3f}  Δ {r['difference']:+.3f} "
+                  f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]  {r['result']}")
+    if "train" in res:
+        acc = res["train"]["metrics"].get("accuracy") or {}
+        print(f"  train accuracy Δ {acc.get('difference')}: not evidence (the candidate was built from these items)")
+    print(f"held-out conclusion on {res['held_out']['n_items']} items: {res['conclusion']}; {path}")
+    return 0
+
+
 def add_parsers(sub: Any) -> None:
     """Register the loop's commands on ``judgecal``'s subparsers."""
-    from judgecal.cli import _count, _judge_opts, _ws_arg
+    from judgecal.cli import _count, _judge_opts, _orders, _ws_arg
 
     p = sub.add_parser("gate", help="may a new judge version replace the old? paired test on the same human labels "
                        "(exit 0 pass, 1 fail, 2 usage error)")
@@ -144,6 +179,26 @@ def add_parsers(sub: Any) -> None:
     _judge_opts(p)
     _ws_arg(p)
     p.set_defaults(func=cmd_regrade)
+
+    p = sub.add_parser("align", help="build a candidate judge from the human labels (train split) and compare it "
+                       "with the original on held-out labels it never saw")
+    p.add_argument("--judge", required=True, help="the judge to align: <backend>/<model>, a spec YAML or a shipped spec")
+    p.add_argument("--method", choices=("fewshot", "guidelines"), required=True)
+    p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
+    p.add_argument("--items", type=_count, help="a stratified sample of this many labelled items (a small CPU run)")
+    p.add_argument("--train-share", type=float, default=0.5, help="share of the items in the train split")
+    p.add_argument("--split-seed", type=int, default=0, help="seeds the sample and the split")
+    p.add_argument("--shots", type=_count, default=4, help="fewshot: how many examples")
+    p.add_argument("--orders", type=_orders, default="AB,BA", help="presentation orders judged")
+    p.add_argument("--evaluate-train", action="store_true", help="also judge the train split with the candidate "
+                   "(shown apart, never called an improvement)")
+    p.add_argument("--out", help="folder for the candidate's rubric and spec (default <workspace>/judges)")
+    p.add_argument("--n-boot", type=_count, default=2000)
+    p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
+    p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
+    _judge_opts(p)
+    _ws_arg(p)
+    p.set_defaults(func=cmd_align)
 
     p = sub.add_parser("panel", help="judge as a panel: several judges' stored verdicts and a strict majority; "
                        "the panel is then audited beside its members")
