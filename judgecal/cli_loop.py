@@ -97,7 +97,9 @@ def save_section(ws: Any, name: str, key: str, value: dict[str, Any]) -> Path:
         stored = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError):
         stored = {}
-    stored[key] = value
+    from judgecal.loop import finite
+
+    stored[key] = finite(value)
     path.write_text(json.dumps(stored, indent=2, allow_nan=False, default=str), "utf-8")
     return path
 
@@ -156,6 +158,44 @@ def cmd_align(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cost(text: str) -> tuple[str, float]:
+    judge, sep, usd = text.rpartition("=")
+    try:
+        value = float(usd)
+    except ValueError:
+        value = -1.0
+    if not sep or not judge or not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give JUDGE=USD, a cost per item of at least 0")
+    return judge, value
+
+
+def cmd_cascade(args: argparse.Namespace) -> int:
+    from judgecal.cli import _open_ws
+    from judgecal.loop import inert
+    from judgecal.loop.cascade import run_cascade
+
+    with _open_ws(args, create=False) as ws:
+        truth, _ = truth_of(ws, args.consensus)
+        with usage_errors():
+            res = run_cascade(ws, args.stage, truth, target=args.target, delta=args.delta, seed=args.seed,
+                              costs=dict(args.cost or []), human_cost=args.human_cost, name=args.name or "")
+        path = save_section(ws, "cascade", res["name"], res)
+    print(f"cascade {inert(res['name'])}: {res['n_items']} items, {res['n_labelled']} labelled "
+          f"({res['n_calibration']} calibrate, {res['n_held_out']} check)")
+    for st in res["stages"]:
+        thr = "none passes" if st["threshold"] is None else f"confidence >= {st['threshold']:.3f}"
+        agree = st["held_out"]["agreement"]
+        print(f"  {inert(st['judge'])}: {thr}; decides {st['all_items']['share_decided']:.1%} of all items; held-out "
+              f"agreement {'—' if agree is None else format(agree, '.3f')} on {st['held_out']['decided']}")
+    h = res["held_out"]
+    cost = "unknown (" + res["cost_note"] + ")" if res["cost_per_item"] is None else f"${res['cost_per_item']:.6f}"
+    print(f"  people: {res['share_to_people']:.1%} of items; held-out: judges decided {h['decided']} at agreement "
+          f"{'—' if h['agreement'] is None else format(h['agreement'], '.3f')} (target {res['target']:g}, "
+          f"guaranteed with probability {1 - res['delta']:g}); cost per item {cost}")
+    print(f"send the people's share: judgecal annotate push --strategy escalate --judge '{inert(res['name'])}'; {path}")
+    return 0
+
+
 def add_parsers(sub: Any) -> None:
     """Register the loop's commands on ``judgecal``'s subparsers."""
     from judgecal.cli import _count, _judge_opts, _orders, _ws_arg
@@ -199,6 +239,20 @@ def add_parsers(sub: Any) -> None:
     _judge_opts(p)
     _ws_arg(p)
     p.set_defaults(func=cmd_align)
+
+    p = sub.add_parser("cascade", help="cheap judge -> stronger judge -> people, with the Trust-or-Escalate "
+                       "agreement guarantee over the chain")
+    p.add_argument("--stage", action="append", required=True, help="a judge, cheapest first (repeatable)")
+    p.add_argument("--name", help="the cascade's name (default: its stages joined by ->)")
+    p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
+    p.add_argument("--target", type=float, default=0.9, help="agreement with the people the decided items must reach")
+    p.add_argument("--delta", type=float, default=0.1, help="the chance the guarantee may fail")
+    p.add_argument("--cost", type=_cost, action="append", metavar="JUDGE=USD",
+                   help="a stage's cost per item when its judgments recorded none (repeatable)")
+    p.add_argument("--human-cost", type=float, help="cost of one item reviewed by people (USD)")
+    p.add_argument("--seed", type=int, default=0, help="seeds the calibration / held-out split")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_cascade)
 
     p = sub.add_parser("panel", help="judge as a panel: several judges' stored verdicts and a strict majority; "
                        "the panel is then audited beside its members")
