@@ -529,6 +529,9 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
     from judgecal.report.stability import attach_stability
 
     attach_stability(ws, report, n_boot=min(n_boot, 1000))
+    from judgecal.report.loop import attach_loop
+
+    attach_loop(ws, report)  # gate, panels, align, cascades (judgecal/cli_loop.py)
     report["provenance"] = provenance(ws, report)
     js, html = write_report(report, out)
     return report, js, html
