@@ -743,6 +743,9 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
     from judgecal.report.stability import attach_stability
 
     attach_stability(ws, report, n_boot=min(n_boot, 1000))
+    from judgecal.report.loop import attach_loop
+
+    attach_loop(ws, report)  # gate, panels, align, cascades (judgecal/cli_loop.py)
     report["provenance"] = provenance(ws, report)
     js, html = write_report(report, out)
     return report, js, html
@@ -1179,6 +1182,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgecal.stability.cli import add_parser as add_stability_parser
 
     add_stability_parser(sub, _ws_arg, _count)
+    from judgecal.cli_loop import add_parsers as add_loop_parsers
+
+    add_loop_parsers(sub)  # gate, regrade, panel, align, cascade
     return ap
 
 

@@ -18,7 +18,7 @@ from conftest import free_port, wait_http
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-PAGES = ("Overview", "Judges", "Biases", "Models", "Stability", "Spans", "Annotators", "Items")
+PAGES = ("Overview", "Judges", "Biases", "Models", "Stability", "Loop", "Spans", "Annotators", "Items")
 
 
 @contextmanager
@@ -80,7 +80,7 @@ class Browser:
     @staticmethod
     def _h1(title: str) -> str:
         return {"Overview": "Overview", "Judges": "Judges", "Biases": "Biases", "Models": "Models",
-                "Stability": "Stability", "Spans": "Spans", "Annotators": "Annotators", "Items": "Items"}[title]
+                "Stability": "Stability", "Loop": "Closing the loop", "Spans": "Spans", "Annotators": "Annotators", "Items": "Items"}[title]
 
     def grid(self, key: str) -> tuple[list[str], list[list[str]]]:
         """Header and cell texts the grid of table ``key`` shows (its accessible table: the rows drawn)."""

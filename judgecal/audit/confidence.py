@@ -104,7 +104,14 @@ def selective_section(conf: pd.DataFrame, truth: pd.Series, *, target: float = T
 
 def escalated_scores(ws: Any, judge: str, item_ids: list[str]) -> pd.Series:
     """Items the judge escalates under the threshold of the workspace's last audit: score
-    ``2 - confidence`` (least confident first; no confidence scores 2), 0 for items it keeps."""
+    ``2 - confidence`` (least confident first; no confidence scores 2), 0 for items it keeps. ``judge`` may
+    name a cascade (``judgecal cascade``): its last stage's escalated items, as the cascade stored them."""
+    try:
+        cascade = json.loads((ws.reports_dir / "cascade.json").read_text("utf-8")).get(judge)
+    except (OSError, ValueError, AttributeError):
+        cascade = None
+    if isinstance(cascade, dict) and isinstance(cascade.get("escalated"), dict):
+        return pd.Series(cascade["escalated"], dtype=float).reindex(item_ids).fillna(0.0)
     path = ws.reports_dir / "audit.json"
     try:
         report = json.loads(path.read_text("utf-8"))

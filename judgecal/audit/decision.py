@@ -56,6 +56,8 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
     "span_score": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
     "reference": "pairwise",
     "business_loss": None,
+    "gate": {"kappa_tolerance": 0.03, "accuracy_tolerance": 0.02, "invalid_rate_tolerance": 0.02,
+             "bias_tolerance": 0.05},  # judgecal gate (judgecal/loop/gate.py)
 }
 REFERENCES = ("pairwise", "leave_one_out")
 STATUSES = ("aligned", "caution", "not aligned")
@@ -92,6 +94,8 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "position.not_aligned_beyond": (0.5, 1.0, False),
     "span_f1_ratio.not_aligned_below": (0.0, 1.0, False), "span_f1_ratio.aligned_at_least": (0.0, 1.0, False),
     "span_score.not_aligned_below": (0.0, 1.0, False), "span_score.aligned_at_least": (0.0, 1.0, False),
+    "gate.kappa_tolerance": (0.0, 2.0, False), "gate.accuracy_tolerance": (0.0, 1.0, False),
+    "gate.invalid_rate_tolerance": (0.0, 1.0, False), "gate.bias_tolerance": (0.0, 1.0, False),
 }
 OPEN = {"alpha"}  # 0 < alpha < 1: a test at level 0 or 1 decides nothing
 # (lower, upper): the first may not exceed the second, or a rule would skip its middle band

@@ -10,6 +10,9 @@ Besides ``system`` and ``template``, a rubric declares the pieces that prompt mu
   pairwise rubric, ``first`` alone for a pointwise one, ``reference`` when the template shows one,
   and the ``answer``).
 
+``shots`` (same format as ``fewshot``) are examples always shown before the item, as earlier chat turns:
+a rubric written by ``judgecal align --method fewshot`` carries them.
+
 A rubric of kind ``spans`` asks the judge to quote stretches of the one candidate's text
 (:mod:`judgecal.judges.quotes` aligns them); it may declare ``span_label`` (the label its spans get)
 and ``coverage`` (``{full: 1.0, partial: 0.5, none: 0.0}``: the answer first names one of these and the
@@ -102,24 +105,24 @@ def _str(d: dict[str, Any], key: str, origin: str, where: str = "") -> str:
 
 
 def _examples(raw: Any, kind: str, labels: tuple[str, ...], scale: tuple[int, int], needs_reference: bool,
-              origin: str) -> tuple[Example, ...]:
+              origin: str, name: str = "fewshot") -> tuple[Example, ...]:
     from judgecal.judges.parse import parse_score
     from judgecal.judges.quotes import parse_quotes
 
     if not isinstance(raw, list):
-        raise RubricError(f"{origin}: field 'fewshot' must be a list of examples")
+        raise RubricError(f"{origin}: field '{name}' must be a list of examples")
     out = []
     for k, ex in enumerate(raw):
-        where = f"fewshot[{k}]."
+        where = f"{name}[{k}]."
         if not isinstance(ex, dict):
-            raise RubricError(f"{origin}: field 'fewshot[{k}]' must be a mapping")
+            raise RubricError(f"{origin}: field '{name}[{k}]' must be a mapping")
         answer = str(ex.get("answer", "")).strip()
         if kind == "pairwise" and answer not in labels:
-            raise RubricError(f"{origin}: field 'fewshot[{k}].answer' must be one of {', '.join(labels)}")
+            raise RubricError(f"{origin}: field '{name}[{k}].answer' must be one of {', '.join(labels)}")
         if kind == "pointwise" and parse_score(answer, *scale) is None:
-            raise RubricError(f"{origin}: field 'fewshot[{k}].answer' must be a score from {scale[0]} to {scale[1]}")
+            raise RubricError(f"{origin}: field '{name}[{k}].answer' must be a score from {scale[0]} to {scale[1]}")
         if kind == "spans" and parse_quotes(answer) is None:
-            raise RubricError(f"{origin}: field 'fewshot[{k}].answer' must be quotes, one per line, or NONE")
+            raise RubricError(f"{origin}: field '{name}[{k}].answer' must be quotes, one per line, or NONE")
         out.append(Example(
             prompt=_str(ex, "prompt", origin, where), first=_str(ex, "first", origin, where), answer=answer,
             second=_str(ex, "second", origin, where) if kind == "pairwise" else "",
@@ -182,11 +185,13 @@ def _from_dict(d: dict[str, Any], origin: str) -> Rubric:
         raise RubricError(f"{origin}: field 'max_tokens' must be an integer >= 1, got {max_tokens!r}")
     fewshot = _examples(d["fewshot"], d["kind"], labels, (smin, smax), "{reference}" in d["template"], origin) \
         if d.get("fewshot") else ()
+    shots = _examples(d["shots"], d["kind"], labels, (smin, smax), "{reference}" in d["template"], origin,
+                      "shots") if d.get("shots") else ()
     rubric = Rubric(
         name=d["name"], kind=d["kind"], system=d["system"].strip(), template=d["template"], labels=labels,
         scale_min=smin, scale_max=smax, version=stable_hash(d, 12), question=question.strip(),
         options=tuple(raw_opts), paraphrase_system=p_system.strip(), paraphrase_question=p_question.strip(),
-        fewshot=fewshot, origin=origin, span_label=span_label, coverage=coverage, max_tokens=max_tokens,
+        fewshot=fewshot, shots=shots, origin=origin, span_label=span_label, coverage=coverage, max_tokens=max_tokens,
     )
     try:  # every placeholder is one the renderer fills
         rubric.messages(Item("check", "p", [Candidate("x"), Candidate("y")], reference="r"))

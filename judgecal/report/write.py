@@ -124,5 +124,8 @@ def render_html(report: dict[str, Any]) -> str:
     view = report_view(report)
     matrix = ((report.get("models") or {}).get("matrix") or {}).get("humans")
     heat = heatmap_svg(matrix["models"], matrix["estimate"]) if matrix and matrix.get("models") else None
+    from judgecal.report.loop import TITLES, loop_tables
+
     return environment().get_template("audit.html.j2").render(
-        **view, catalogue=METRICS, plots=_plots(report, view), heatmap=heat)
+        **view, catalogue=METRICS, plots=_plots(report, view), heatmap=heat, loop_parts=loop_tables(report.get("loop")),
+        loop_titles=TITLES)

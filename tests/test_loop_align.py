@@ -1,0 +1,90 @@
+"""judgecal align: a candidate judge from the train split's human labels, judged on held-out labels only;
+the split and example choice on PandaLM, the whole loop live with the embedded judge (SmolLM2)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from conftest import copy_workspace
+
+from judgecal.cli import main
+from judgecal.judges.spec import resolve_judge
+from judgecal.loop import LoopError
+from judgecal.loop.align import choose_shots, conclusion, split_items, write_guidelines
+
+
+@pytest.fixture(scope="module")
+def truth(pandalm_ws):
+    cons = pandalm_ws.consensus_frame("mv")
+    return pd.Series(cons["label"].to_numpy(dtype=str), index=cons["item_id"].to_numpy(dtype=str))
+
+
+def test_split_is_by_item_stratified_and_seeded(truth):
+    tr, ho, about = split_items(truth, train_share=0.5, seed=1)
+    assert not set(tr) & set(ho) and len(tr) + len(ho) == len(truth) == 999
+    assert about["stratified"]
+    share = truth.value_counts(normalize=True)
+    for part in (tr, ho):
+        got = truth.reindex(part).value_counts(normalize=True)
+        assert (got - share).abs().max() < 0.005  # each label's share kept within rounding
+    assert split_items(truth, seed=1)[0] == tr and split_items(truth, seed=2)[0] != tr
+    tr, ho, about = split_items(truth, n_items=40, seed=0)
+    assert len(tr) == len(ho) == 20 and about["train_labels"] == dict(
+        truth.reindex(tr).value_counts().sort_index())
+    with pytest.raises(LoopError, match="strictly between"):
+        split_items(truth, train_share=1.0)
+
+
+def test_shots_come_from_disagreements_shortest_first_labels_in_turn(pandalm_ws, truth):
+    items = {it.item_id: it for it in pandalm_ws.items()}
+    tr, _, _ = split_items(truth, seed=0)
+    j = pandalm_ws.judgments_frame("replay/pandalm/pandalm-7b")
+    verdict = pd.Series(j["verdict"].to_numpy(dtype=object), index=j["item_id"].to_numpy(dtype=str)).reindex(tr)
+    shots = choose_shots({i: items[i] for i in tr}, verdict, truth, k=4, max_words=120)
+    assert len(shots) == 4
+    assert all(s["item_id"] in tr and verdict[s["item_id"]] != truth[s["item_id"]] for s in shots)
+    assert all(s["answer"] == truth[s["item_id"]] for s in shots)
+    assert len({s["answer"] for s in shots}) == 3  # A, B and tie each shown
+    rules = write_guidelines({i: items[i] for i in tr}, verdict, truth.reindex(tr))
+    tie = float((truth.reindex(tr) == "tie").mean())
+    assert rules[0].startswith(f"People called {tie:.0%} of such pairs a tie")
+
+
+def test_only_the_held_out_split_can_conclude_an_improvement():
+    def cmp(lo, passed=True):
+        return {"passed": passed, "metrics": {"accuracy": {"ci_low": lo}, "cohen_kappa": {"ci_low": None}}}
+    assert conclusion(cmp(0.01)) == "improved"
+    assert conclusion(cmp(-0.01)) == "no significant change"
+    assert conclusion(cmp(0.01, passed=False)) == "worse"
+
+
+def test_align_live_with_the_embedded_judge(pandalm_ws, tmp_path, capsys):
+    ws = copy_workspace(pandalm_ws, tmp_path / "ws")
+    common = ["-w", str(ws.path), "--judge", "local/smollm2", "--consensus", "mv", "--items", "8", "--quiet",
+              "--n-boot", "200", "--shots", "1"]
+    assert main(["align", "--method", "fewshot", *common]) == 0
+    assert main(["align", "--method", "guidelines", "--evaluate-train", *common]) == 0
+    out = capsys.readouterr().out
+    assert "held-out conclusion on" in out
+    saved = json.loads((ws.path / "reports" / "align.json").read_text())
+    assert len(saved) == 2
+    for res in saved.values():
+        split = res["split"]
+        assert split["n_train"] == split["n_held_out"] == 4
+        cand = ws.judgments_frame(res["candidate"])
+        base = ws.judgments_frame(res["judge"])
+        assert res["held_out"]["n_items"] <= 4 and res["conclusion"] == conclusion(res["held_out"])
+        spec, rubric = resolve_judge(res["candidate_spec"])
+        assert spec.name == res["candidate"]
+        if res["method"] == "fewshot":
+            assert len(rubric.shots) == 1 and res["shots"][0] not in set(cand["item_id"])
+            assert cand["item_id"].nunique() == 4 and base["item_id"].nunique() == 8  # never the train split
+            msgs = rubric.messages(ws.items(ids=[cand["item_id"].iloc[0]])[0])
+            assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
+        else:
+            assert "Guidelines from expert reviewers" in rubric.system and res["guidelines"]
+            assert res["train"]["improvement"] is None and "not evidence" in res["train"]["note"]
+            assert cand["item_id"].nunique() == 8
+    ws.close()
