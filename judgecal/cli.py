@@ -531,6 +531,7 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
     attach_stability(ws, report, n_boot=min(n_boot, 1000))
     report["provenance"] = provenance(ws, report)
     js, html = write_report(report, out)
+    ws.record_report(js)  # the explorer opens the latest audit wherever --out put it
     return report, js, html
 
 
