@@ -100,7 +100,7 @@ bench: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
 	$(PY) benchmarks/bench_engine.py --repeats 5 --also 256:10000 | tee benchmarks/results/engine.json
 	$(PY) benchmarks/bench_store.py | tee benchmarks/results/store.json
 	$(PY) benchmarks/bench_smollm2.py | tee benchmarks/results/smollm2.json
-	$(PY) benchmarks/bench_demo.py | tee benchmarks/results/demo.json
+	$(PY) benchmarks/bench_demo.py
 	$(PY) benchmarks/bench_ds.py | tee benchmarks/results/dawid_skene.json
 	$(PY) benchmarks/bench_labelstudio.py | tee benchmarks/results/labelstudio.json
 	$(PY) benchmarks/bench_peer.py --out benchmarks/results/peer.json
