@@ -13,7 +13,7 @@ export JUDGECAL_DATA_MIRROR := $(abspath ../shared/datasets)
 endif
 endif
 
-.PHONY: demo test lint bench setup-demo setup-test chromium pdf-libs demo-pdf-libs clean
+.PHONY: demo test docs lint bench setup-demo setup-test chromium pdf-libs demo-pdf-libs clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
 $(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -q torch==2.13.0
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-		$(PIP) install -q -e '.[local,gemma,openai,anthropic,hf,app,server,annotation,pdf,ray,inspect,mlflow,dev]'
+		$(PIP) install -q -e '.[local,gemma,openai,anthropic,hf,app,server,annotation,pdf,ray,inspect,mlflow,docs,dev]'
 	touch $(VENV)/.demo-installed $@
 
 # Label Studio pins Django and friends: it lives in a virtual environment of its own.
@@ -84,9 +84,15 @@ lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
 	$(VENV)/bin/mypy judgecal apps
 
+# The documentation site: warnings are errors (a broken link or anchor fails the build); the CLI, metric and
+# audit.json reference pages are generated from the code (docs/hooks/reference.py).
+docs: $(VENV)/.test-installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium pdf-libs
 	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
 	$(VENV)/bin/mypy judgecal apps
+	$(MAKE) docs
 	$(PY) -m pytest -q -ra
 
 bench: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
@@ -94,7 +100,7 @@ bench: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
 	$(PY) benchmarks/bench_engine.py --repeats 5 --also 256:10000 | tee benchmarks/results/engine.json
 	$(PY) benchmarks/bench_store.py | tee benchmarks/results/store.json
 	$(PY) benchmarks/bench_smollm2.py | tee benchmarks/results/smollm2.json
-	$(PY) benchmarks/bench_demo.py | tee benchmarks/results/demo.json
+	$(PY) benchmarks/bench_demo.py
 	$(PY) benchmarks/bench_ds.py | tee benchmarks/results/dawid_skene.json
 	$(PY) benchmarks/bench_labelstudio.py | tee benchmarks/results/labelstudio.json
 	$(PY) benchmarks/bench_peer.py --out benchmarks/results/peer.json
@@ -102,4 +108,4 @@ bench: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
 	$(PY) benchmarks/bench_explorer.py | tee benchmarks/results/explorer.json
 
 clean:
-	rm -rf demo-workspace .pytest_cache .mypy_cache .ruff_cache
+	rm -rf demo-workspace site .pytest_cache .mypy_cache .ruff_cache

@@ -49,19 +49,55 @@ def stamp(path: Path) -> Stamp:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def _report(path: str, key: Stamp) -> dict[str, Any] | None:
-    p = Path(path) / "reports" / "audit.json"
+def _recorded(path: str, key: Stamp) -> str | None:
+    """Where the latest audit of the workspace wrote its audit.json (recorded in the workspace), per state."""
+    ws = Workspace(path, create=False)
+    try:
+        p = ws.latest_report()
+    finally:
+        ws.close()
+    return None if p is None else str(p)
+
+
+def report_candidates() -> list[Path]:
+    """Where the explorer looks for audit.json, in order: where the latest audit recorded writing it, then
+    ``<workspace>/reports/audit.json`` (audits from before the location was recorded)."""
+    p = ws_path()
+    recorded = _recorded(str(p), stamp(p))
+    default = p / "reports" / "audit.json"
+    return [Path(recorded), default] if recorded and Path(recorded) != default else [default]
+
+
+def report_path() -> Path | None:
+    """The audit.json the explorer shows: the first of :func:`report_candidates` that exists."""
+    return next((c for c in report_candidates() if c.is_file()), None)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _report(path: str, key: tuple[int, int]) -> dict[str, Any] | None:
+    p = Path(path)
     return json.loads(p.read_text("utf-8")) if p.exists() else None
 
 
 def report() -> dict[str, Any] | None:
-    p = ws_path()
-    return _report(str(p), stamp(p))
+    p = report_path()
+    if p is None:
+        return None
+    s = p.stat()
+    return _report(str(p), (s.st_size, s.st_mtime_ns))
 
 
 def report_bytes() -> bytes | None:
-    p = ws_path() / "reports" / "audit.json"
-    return p.read_bytes() if p.exists() else None
+    p = report_path()
+    return p.read_bytes() if p is not None else None
+
+
+def no_audit() -> None:
+    """No audit.json: say exactly where the explorer looked and which command writes one."""
+    looked = " and ".join(str(c) for c in report_candidates())
+    st.info(md_plain(f"No audit found for this workspace: looked at {looked}. Write one with: judgecal audit "
+                     f"--workspace {ws_path()} (an audit records where it wrote its report, so the explorer "
+                     f"finds it even with --out)."))
 
 
 # cache_resource, not cache_data: a frame of a million rows is handed out as it is, not unpickled on every

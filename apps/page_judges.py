@@ -17,6 +17,7 @@ from judgecal.apps.common import (
     fmt_p,
     md_plain,
     needs,
+    no_audit,
     query,
     report,
     table,
@@ -30,7 +31,6 @@ from judgecal.report.view import chance_accuracy
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-AUDIT = "judgecal audit --workspace WS"
 STATUS_WORDS = {"aligned": ":green[**aligned**]", "caution": ":orange[**caution**]",
                 "not aligned": ":red[**not aligned**]"}
 
@@ -172,7 +172,7 @@ def overview() -> None:
     st.title("Overview: can I trust each judge?")
     rep = report()
     if rep is None:
-        needs("No audit in this workspace yet", AUDIT)
+        no_audit()
         return
     audit_caption(rep)
     table(trust_table(rep), "overview", help=OVERVIEW_HELP,
@@ -266,7 +266,7 @@ def judges_page() -> None:
     st.title("Judges: agreement with the humans")
     rep = report()
     if rep is None:
-        needs("No audit yet", AUDIT)
+        no_audit()
         return
     audit_caption(rep)
     h = rep.get("humans") or {}
@@ -451,7 +451,7 @@ def biases() -> None:
     st.title("Biases: each probe in plain words")
     rep = report()
     if rep is None:
-        needs("No audit yet", AUDIT)
+        no_audit()
         return
     audit_caption(rep)
     from judgecal.audit.decision import FLAG_WORDS

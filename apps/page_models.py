@@ -16,6 +16,7 @@ from judgecal.apps.common import (
     fmt_number,
     fmt_p,
     needs,
+    no_audit,
     query,
     report,
     stamp,
@@ -35,7 +36,10 @@ def models_page() -> None:
 
     st.title("Models: which model is better, by each rater")
     rep = report()
-    if rep is None or not rep.get("models"):
+    if rep is None:
+        no_audit()
+        return
+    if not rep.get("models"):
         needs("No model-level results yet", "judgecal audit --workspace WS (items must name their candidates' models)")
         return
     audit_caption(rep)

@@ -748,6 +748,7 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
     attach_loop(ws, report)  # gate, panels, align, cascades (judgecal/cli_loop.py)
     report["provenance"] = provenance(ws, report)
     js, html = write_report(report, out)
+    ws.record_report(js)  # the explorer opens the latest audit wherever --out put it
     return report, js, html
 
 
@@ -859,6 +860,9 @@ def cmd_app(args: argparse.Namespace) -> int:
     return 0  # pragma: no cover
 
 
+DEMO_ITEMS = 100  # live items of the embedded judge: the demo stays under two minutes on 2 cores
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     import time
 
@@ -873,20 +877,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
                   f"2 recorded judges")
         compute_consensus(ws, ("ds", "mv"))
         items = _select_items(ws, "pandalm", args.items, args.sample_seed)
+        n_all = len(ws.items(source="pandalm"))
         args.judge, args.rubric, args.temperature = "local/smollm2", "pairwise", 0.0
         engine = make_engine(ws, args)
         st = engine.run(engine.plan(items, orders=("AB", "BA"), seed=args.seed))
         print(f"local/smollm2: {st.done} new calls, {st.cached} cached, {st.invalid} invalid, in {st.seconds:.1f}s")
         report, js, html = _audit(ws, ws.reports_dir, "ds", "tie", args.n_boot)
     print_summary(report)
-    print(f"audit.json: {js}\naudit.html: {html}\nexplore: judgecal app --workspace {args.workspace}")
+    if len(items) < n_all:  # say what the live judge's figures rest on
+        print(f"note: local/smollm2 judged {len(items)} of PandaLM's {n_all} items live (both orders) to keep the "
+              f"demo short; its figures rest on those items, so its intervals are wider than the recorded "
+              f"judges'. `judgecal demo --items {n_all}` judges every item (the calls already made are cached).")
+    print(f"audit.json: {js}\naudit.html: {html}")
     from judgecal.report.pdf import PdfError, write_pdf
 
     try:
-        print(f"trust report (PDF): {write_pdf(report, js.parent / 'audit.pdf')}")
+        pdf_line = f"trust report (PDF): {write_pdf(report, js.parent / 'audit.pdf')}"
     except PdfError as exc:  # the demo's results stand without the PDF: say what to install, and finish
-        print(f"skipped the PDF trust report: {exc}")
+        pdf_line = f"skipped the PDF trust report: {exc}"
     print(f"demo finished in {time.perf_counter() - t0:.0f}s")
+    print(f"open the explorer: judgecal app --workspace {args.workspace}")
+    print(pdf_line)
     return 0
 
 
@@ -1173,7 +1184,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_app)
 
     p = sub.add_parser("demo", help="PandaLM + recorded judges + SmolLM2 live + Dawid-Skene + audit")
-    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), default=200)
+    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), default=DEMO_ITEMS,
+                   help=f"PandaLM items the embedded judge judges live, in both orders (default {DEMO_ITEMS})")
     p.add_argument("--n-boot", type=_upto(MAX_N_BOOT, "bootstrap replicates"), default=2000)
     _judge_opts(p)
     _ws_arg(p, default="demo-workspace")

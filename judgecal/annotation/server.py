@@ -173,12 +173,23 @@ class ManagedServer:
         )
         self.info_path.write_text(json.dumps({"pid": proc.pid, "port": self.port}))
         deadline = time.time() + timeout_s
-        while time.time() < deadline:
-            if proc.poll() is not None:
-                raise LabelStudioError(f"Label Studio exited with {proc.returncode}; see {self.root / 'server.log'}")
-            if _healthy(self.url):
-                return self.connection()
-            time.sleep(0.5)
+        # Once healthy the server outlives this command (`annotate server stop` ends it); stopped while it
+        # starts (Ctrl-C, SIGTERM), the command takes the half-started server down with it: no orphan.
+        on_term = _raise_interrupt_on_sigterm()
+        try:
+            while time.time() < deadline:
+                if proc.poll() is not None:
+                    raise LabelStudioError(f"Label Studio exited with {proc.returncode}; see "
+                                           f"{self.root / 'server.log'}")
+                if _healthy(self.url):
+                    return self.connection()
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            self.stop()
+            raise
+        finally:
+            if on_term is not None:
+                signal.signal(signal.SIGTERM, on_term)
         self.stop()
         raise LabelStudioError(f"Label Studio did not become healthy in {timeout_s:.0f} s; see {self.root / 'server.log'}")
 
@@ -205,6 +216,19 @@ class ManagedServer:
         exe = ensure_installed(progress=False)
         return subprocess.run([str(exe), *args], env=self.env(), capture_output=True, text=True, check=False)
 
+
+
+def _raise_interrupt_on_sigterm() -> Any:
+    """Make SIGTERM raise KeyboardInterrupt, as SIGINT does (main thread only); returns the old handler."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 def connection_for(workspace: str | os.PathLike[str] | None, port: int = 8480) -> Connection:

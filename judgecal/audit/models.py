@@ -162,7 +162,7 @@ def plan(truth: pd.Series, verdict: pd.Series, target_halfwidth: float = PLAN_HA
 def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInput], cfg: AuditConfig,
                    target_halfwidth: float = PLAN_HALFWIDTH, verdicts: dict[str, pd.Series] | None = None,
                    lc_texts: pd.DataFrame | None = None) -> dict[str, Any]:
-    """``audit.json``'s ``models`` section (documented in the README); ``verdicts``: the judges' item
+    """``audit.json``'s ``models`` section (documented in docs/reference/audit-json.md); ``verdicts``: the judges' item
     verdicts when already computed (:func:`item_verdicts`); ``lc_texts``: the AlpacaEval items' texts and
     instruction positions for the length-controlled win rate (:func:`judgecal.audit.win_rates.alpaca_texts`)."""
     if verdicts is None:

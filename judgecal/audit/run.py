@@ -27,7 +27,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
               seed: int = 0, level: float = 0.95, judges: list[str] | None = None,
               effect_of_interest: float = 0.05, selective_target: float | None = None,
               selective_delta: float | None = None) -> dict[str, Any]:
-    """The audit as a JSON-ready dict (schema ``judgecal.audit/1``, documented in the README).
+    """The audit as a JSON-ready dict (schema ``judgecal.audit/1``, documented in docs/reference/audit-json.md).
 
     The truth is the stored consensus ``consensus`` (``<method>[:<source>]``, see
     :mod:`judgecal.audit.truth`); every registered probe runs on every judge through

@@ -377,6 +377,24 @@ class Workspace:
     def reports_dir(self) -> Path:
         return self.path / "reports"
 
+    def record_report(self, audit_json: Path) -> None:
+        """Remember where the latest audit wrote its ``audit.json`` (relative to the workspace when inside it,
+        so a moved workspace still finds it), for the explorer and ``judgecal report``."""
+        p = Path(audit_json).resolve()
+        try:
+            where = str(p.relative_to(self.path.resolve()))
+        except ValueError:
+            where = str(p)
+        with self.transaction() as tx:
+            tx.execute("INSERT INTO meta VALUES ('latest_report', ?) ON CONFLICT(key) DO UPDATE SET value = "
+                       "excluded.value", (where,))
+
+    def latest_report(self) -> Path | None:
+        """The ``audit.json`` the latest audit of this workspace wrote (it may since have been removed), or None
+        when no audit recorded one."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'latest_report'").fetchone()
+        return None if row is None else self.path / row[0]  # an absolute path stays absolute
+
     def close(self) -> None:
         self.conn.close()
 

@@ -9,7 +9,7 @@
 - llama.cpp (``local``): every call evaluates its whole prompt (no reuse of the previous call's cached
   prefix, which depends on what an instance served before); the prompt batch size is recorded.
 - vLLM: a fixed seed and no prefix caching.
-What each backend then reproduces bit for bit is measured, not assumed (see the README's table).
+What each backend then reproduces bit for bit is measured, not assumed (see the table in docs/how-to/stability.md).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def deterministic_spec(spec: Any) -> Any:
     return replace(spec, temperature=0.0, options=tuple(sorted(options.items())))
 
 
-# What reruns reproduce, per backend, as measured on this project's machines (README "Stability").
+# What reruns reproduce, per backend, as measured on this project's machines (docs/how-to/stability.md).
 REPRODUCIBILITY = {
     "local": "bit-identical raw texts across reruns in deterministic mode on one machine (tested on CPU); "
              "other CPUs (SIMD flags) or llama.cpp versions may differ",
