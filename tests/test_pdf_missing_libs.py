@@ -34,8 +34,8 @@ cffi.FFI.dlopen = _refuse
 
 
 def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "judgecal.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=900)
+    exe = Path(sys.executable).with_name("judgecal")  # the installed command, as a user runs it
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=900)
 
 
 @pytest.fixture(scope="module")
