@@ -11,8 +11,8 @@ a spreadsheet. Every surface that shows such text passes it through here, once, 
 - :func:`inert_tree`: :func:`term` over every string (keys too) of a JSON-like tree.
 - :func:`csv_cell` / :func:`csv_frame`: a text cell starting with ``= + - @`` (or a tab or carriage
   return, which spreadsheets skip before reading a formula) gets a leading ``'``, as OWASP's CSV
-  injection guidance says, unless the text is just a number; control characters are escaped as for a
-  terminal. Numbers stay numbers.
+  injection guidance says, unless the text is just a number or a figure with its interval; control
+  characters are escaped as for a terminal. Numbers stay numbers.
 
 HTML is escaped by the templates' autoescaping and is not handled here.
 """
@@ -26,7 +26,10 @@ from typing import Any
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+# a number, or a figure as the catalogue writes it, ``-0.038 (-0.158–0.049)``: digits, signs, points and
+# parentheses only (no letter but an exponent's e), so no function, reference or DDE call can hide in it
+_NUM = r"[+\-−]?(\d[\d,]*\.?\d*|\.\d+)([eE][+-]?\d+)?%?"
+_NUMBER = re.compile(rf"{_NUM}( \({_NUM}–{_NUM}\))?")
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -55,8 +58,8 @@ def inert_tree(obj: Any) -> Any:
 
 def csv_cell(value: Any) -> Any:
     """A cell for a CSV download: text made inert (see the module docstring), anything else unchanged. A
-    text that is just a number (``-0.25``, ``+3``, ``1e-5``) is left as it is: a spreadsheet reads it as
-    that number, never as a formula."""
+    text that is just a number (``-0.25``, ``+3``, ``1e-5``) or a figure with its interval
+    (``-0.038 (-0.158–0.049)``) is left as it is: it holds nothing a spreadsheet could run."""
     if not isinstance(value, str):
         return value
     s = term(value, keep_lines=True)

@@ -164,7 +164,7 @@ def _file_case(case_id: str, name: str, content: Any, *expect: str, argv_extra: 
 FILE_CASES = [
     _file_case("empty", "e.jsonl", "", "{dir}/e.jsonl: no records (nothing imported)"),
     _file_case("blank-lines", "e.jsonl", "\n  \n\n", "{dir}/e.jsonl: no records"),
-    _file_case("unknown-suffix", "e.txt", _jsonl(ITEM), "{dir}/e.txt: unknown file type '.txt'; use .jsonl, .csv or .parquet"),
+    _file_case("unknown-suffix", "e.txt", _jsonl(ITEM), "{dir}/e.txt: ", ".jsonl, .csv or .parquet", "(nothing imported)"),
     _file_case("missing", "absent.jsonl", None, "{dir}/absent.jsonl: no such file, and not a dataset name"),
     _file_case("folder", "folder.jsonl", "<dir>", "{dir}/folder.jsonl: is a folder, not a file"),
     _file_case("dev-zero-link", "zero.jsonl", "<link:/dev/zero>", "{dir}/zero.jsonl: is not a regular file (a link "
@@ -938,7 +938,10 @@ def test_escape_sequences_in_names_are_shown_escaped_in_the_pdf(tmp_path, capsys
     ("@SUM(A1:A9)", "'@SUM(A1:A9)"),
     ("\t=1+1", "'\t=1+1"),
     ("\r=1+1", "\\x0d=1+1"),
-    ("-0.050 (-0.100–0.000)", "'-0.050 (-0.100–0.000)"),
+    ("-0.050 (-0.100–0.000)", "-0.050 (-0.100–0.000)"),  # a figure as the catalogue writes it
+    ("-0.050 (-0.100–A1)", "'-0.050 (-0.100–A1)"),
+    ("-1 (2–3)+cmd|' /C calc'!A0", "'-1 (2–3)+cmd|' /C calc'!A0"),
+    ("-", "'-"),
     ("-0.25", "-0.25"),
     ("+3", "+3"),
     ("1e-5", "1e-5"),
