@@ -5,11 +5,13 @@ For the annotators of the truth's source (the labels behind the chosen consensus
 - Fleiss' κ among them (from :func:`judgecal.audit.truth.resolve_truth`, item-bootstrap CI);
 - an annotator's leave-one-out accuracy: on each item, whether the annotator's label equals the
   majority label of the *other* annotators (items where the others tie are left out), pooled over
-  annotators, with an item-bootstrap CI; it is the reference for the judge's accuracy against the
-  consensus;
+  annotators, with an item-bootstrap CI (a description of the humans: a judge's accuracy against the
+  consensus is another definition, so the verdict does not compare the two);
 - per judge, κ and accuracy against the consensus beside the base rate (always the majority label) and
   a chance rater drawing from the labels' shares (κ 0, accuracy ``sum_k p_k^2``)
-  (:func:`judgecal.stats.alt_test.kappa_with_baselines`);
+  (:func:`judgecal.stats.alt_test.kappa_with_baselines`), and ``like_for_like``: the judge and the
+  annotators measured the same way on the same items, pairwise and leave-one-out
+  (:func:`judgecal.stats.reference.like_for_like`), the figures the verdict reads;
 - per judge, when the annotators' own labels are there: the Judge's Verdict κ z-score and the
   alternative annotator test (Calderon et al., ACL 2025) with its winning rate
   (:mod:`judgecal.stats.alt_test`).
