@@ -11,42 +11,62 @@ from judgecal.cli import main
 from judgecal.data.formats import detect, map_file
 from judgecal.data.store import Workspace
 
+INSPECT_RUN = r"""
+import sys
+from pathlib import Path
+
+import inspect_ai as ia
+from inspect_ai.dataset import Sample
+from inspect_ai.log import ProvenanceData, edit_score, read_eval_log, write_eval_log
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.scorer import Score, ScoreEdit, Target, mean, model_graded_qa, scorer
+from inspect_ai.solver import TaskState, generate
+
+folder = Path(sys.argv[1])
+
+
+def out(text, n):
+    o = ModelOutput.from_content("mockllm/model", text)
+    o.usage = ModelUsage(input_tokens=n, output_tokens=3, total_tokens=n + 3)  # no tokenizer download
+    return o
+
+
+@scorer(metrics=[mean()])
+def rated():
+    async def score(state: TaskState, target: Target) -> Score:
+        got = await get_model(role="grader").generate(f"Rate 1-10: {state.output.completion}")
+        return Score(value=float(got.completion.split()[-1]), explanation=got.completion)
+    return score
+
+
+samples = [Sample(input="Capital of France?", target="Paris", id="q1"),
+           Sample(input="Say nothing", target="", id="q2"), Sample(input="2+2?", target="4", id=3)]
+model = get_model("mockllm/model", custom_outputs=[out(a, 10) for a in ["Paris", "", "4"]])
+grader = get_model("mockllm/model", custom_outputs=[out(c, 50) for c in [
+    "GRADE: C", "Rating 8", "GRADE: I", "Rating 2", "GRADE: C", "Rating 9"]])
+task = ia.Task(dataset=samples, solver=generate(), scorer=[model_graded_qa(model_role="grader"), rated()])
+log = ia.eval(task, model=model, model_roles={"grader": grader}, display="none", log_dir=str(folder),
+              log_format="eval", max_samples=1)[0]
+assert log.status == "success", log.error
+log = read_eval_log(log.location)
+edit_score(log, "q1", "rated", ScoreEdit(value=6.0, provenance=ProvenanceData(author="alice", reason="too generous")))
+write_eval_log(log, str(folder / "edited.eval"))
+write_eval_log(log, str(folder / "edited.json"))
+"""
+
 
 def _inspect_log(folder):
     """Run a real Inspect eval: three samples, a C/I grader (model_graded_qa) and a 1-10 rating scorer,
-    then a person edits one rating, as `inspect score edit` does. Returns the .eval and .json logs."""
-    ia = pytest.importorskip("inspect_ai")
-    from inspect_ai.dataset import Sample
-    from inspect_ai.log import ProvenanceData, edit_score, read_eval_log, write_eval_log
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
-    from inspect_ai.scorer import Score, ScoreEdit, Target, mean, model_graded_qa, scorer
-    from inspect_ai.solver import TaskState, generate
+    then a person edits one rating, as `inspect score edit` does. Returns the .eval and .json logs. It runs
+    in its own process: inspect_ai reconfigures the terminal display of the process that imports it."""
+    import importlib.util
+    import subprocess
+    import sys
 
-    def out(text, n):
-        o = ModelOutput.from_content("mockllm/model", text)
-        o.usage = ModelUsage(input_tokens=n, output_tokens=3, total_tokens=n + 3)  # no tokenizer download
-        return o
-
-    @scorer(metrics=[mean()])
-    def rated():
-        async def score(state: TaskState, target: Target) -> Score:
-            got = await get_model(role="grader").generate(f"Rate 1-10: {state.output.completion}")
-            return Score(value=float(got.completion.split()[-1]), explanation=got.completion)
-        return score
-
-    samples = [Sample(input="Capital of France?", target="Paris", id="q1"),
-               Sample(input="Say nothing", target="", id="q2"), Sample(input="2+2?", target="4", id=3)]
-    model = get_model("mockllm/model", custom_outputs=[out(a, 10) for a in ["Paris", "", "4"]])
-    grader = get_model("mockllm/model", custom_outputs=[out(c, 50) for c in [
-        "GRADE: C", "Rating 8", "GRADE: I", "Rating 2", "GRADE: C", "Rating 9"]])
-    task = ia.Task(dataset=samples, solver=generate(), scorer=[model_graded_qa(model_role="grader"), rated()])
-    log = ia.eval(task, model=model, model_roles={"grader": grader}, display="none", log_dir=str(folder),
-                  log_format="eval", max_samples=1)[0]
-    assert log.status == "success", log.error
-    log = read_eval_log(log.location)
-    edit_score(log, "q1", "rated", ScoreEdit(value=6.0, provenance=ProvenanceData(author="alice", reason="too generous")))
-    write_eval_log(log, str(folder / "edited.eval"))
-    write_eval_log(log, str(folder / "edited.json"))
+    if importlib.util.find_spec("inspect_ai") is None:
+        pytest.skip("inspect_ai is not installed (extra 'inspect')")
+    run = subprocess.run([sys.executable, "-c", INSPECT_RUN, str(folder)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
     return folder / "edited.eval", folder / "edited.json"
 
 
