@@ -244,33 +244,54 @@ def test_phoenix_span_annotations_csv(tmp_path):
     assert m.items["s1"].candidates[0].text == "4"
 
 
-def test_mlflow_traces_written_by_mlflow(tmp_path, monkeypatch, capsys):
+MLFLOW_RUN = r"""
+import json
+import sys
+from pathlib import Path
+
+import mlflow
+from mlflow.entities import AssessmentSource
+
+folder = Path(sys.argv[1])
+mlflow.set_tracking_uri((folder / "mlruns").as_uri())
+mlflow.set_experiment("judge")
+
+
+@mlflow.trace
+def answer(question: str) -> str:
+    return {"What is MLflow?": "An open source platform.", "Say nothing": ""}[question]
+
+
+ids = []
+for q in ("What is MLflow?", "Say nothing"):
+    answer(q)
+    ids.append(mlflow.get_last_active_trace_id())
+judge = AssessmentSource(source_type="LLM_JUDGE", source_id="openai:/gpt-4o-mini")
+mlflow.log_feedback(trace_id=ids[0], name="relevance", value=4, rationale="Mostly relevant.", source=judge)
+mlflow.log_feedback(trace_id=ids[1], name="relevance", value=2, rationale="Empty.", source=judge)
+mlflow.log_feedback(trace_id=ids[0], name="relevance", value=5, source=AssessmentSource(source_type="HUMAN", source_id="bob"))
+mlflow.log_feedback(trace_id=ids[1], name="safe", value=True, source=judge)
+mlflow.search_traces().to_json(folder / "traces.json", orient="records")
+(folder / "ids.json").write_text(json.dumps(ids))
+"""
+
+
+def test_mlflow_traces_written_by_mlflow(tmp_path, capsys):
     """Real MLflow: two traced calls, a judge's and a person's feedback logged with mlflow.log_feedback,
-    exported with mlflow.search_traces() (a local file store: no server, no paid API)."""
-    mlflow = pytest.importorskip("mlflow")
-    from mlflow.entities import AssessmentSource
+    exported with mlflow.search_traces() (a local file store: no server, no paid API). In its own process,
+    so that MLflow's global tracking state stays out of the test session."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
 
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
-    mlflow.set_tracking_uri((tmp_path / "mlruns").as_uri())
-    mlflow.set_experiment("judge")
-
-    @mlflow.trace
-    def answer(question: str) -> str:
-        return {"What is MLflow?": "An open source platform.", "Say nothing": ""}[question]
-
-    ids = []
-    for q in ("What is MLflow?", "Say nothing"):
-        answer(q)
-        ids.append(mlflow.get_last_active_trace_id())
-    judge = AssessmentSource(source_type="LLM_JUDGE", source_id="openai:/gpt-4o-mini")
-    mlflow.log_feedback(trace_id=ids[0], name="relevance", value=4, rationale="Mostly relevant.", source=judge)
-    mlflow.log_feedback(trace_id=ids[1], name="relevance", value=2, rationale="Empty.", source=judge)
-    mlflow.log_feedback(trace_id=ids[0], name="relevance", value=5,
-                        source=AssessmentSource(source_type="HUMAN", source_id="bob"))
-    mlflow.log_feedback(trace_id=ids[1], name="safe", value=True, source=judge)
-    f = tmp_path / "traces.json"
-    mlflow.search_traces(locations=None).to_json(f, orient="records")
+    if importlib.util.find_spec("mlflow") is None:
+        pytest.skip("mlflow is not installed (extra 'mlflow')")
+    env = {**os.environ, "MLFLOW_ALLOW_FILE_STORE": "true", "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false"}
+    run = subprocess.run([sys.executable, "-c", MLFLOW_RUN, str(tmp_path)], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    f, ids = tmp_path / "traces.json", json.loads((tmp_path / "ids.json").read_text())
     assert detect(f) == "mlflow"
     m = map_file(f)
     assert sorted((j.item_id, j.score, j.raw) for j in m.judgments.values()) == sorted(
