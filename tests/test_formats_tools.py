@@ -301,3 +301,80 @@ def test_mlflow_traces_written_by_mlflow(tmp_path, capsys):
     assert json.loads(m.items[ids[0]].prompt) == {"question": "What is MLflow?"}
     assert m.waiting == {"safe: LLM verdicts that are not numbers (booleans or labels)": 1}
     assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0
+
+
+PROMPTFOO_ANSWER = """// the evaluated model: fixed answers, no API
+class Answer {
+  id() { return 'my-model'; }
+  async callApi(prompt) {
+    return { output: prompt.includes('France') ? 'Paris.' : '', tokenUsage: { total: 12, prompt: 10, completion: 2 } };
+  }
+}
+module.exports = Answer;
+"""
+PROMPTFOO_GRADER = """// the grader: JSON verdicts in the shapes promptfoo's graders ask for, no API
+class Grader {
+  id() { return 'local-grader'; }
+  async callApi(prompt) {
+    const p = typeof prompt === 'string' ? prompt : JSON.stringify(prompt);
+    const empty = !p.includes('Paris');
+    if (/steps/i.test(p) && !/Evaluation Steps:\\s*\\S/.test(p) && /generate/i.test(p)) {
+      return { output: JSON.stringify({ steps: ['Check the answer is correct.', 'Check it is concise.'] }) };
+    }
+    if (/score/i.test(p) && /steps/i.test(p)) {
+      return { output: JSON.stringify({ score: empty ? 2 : 8, reason: empty ? 'Empty.' : 'Correct and concise.' }),
+               tokenUsage: { total: 90, prompt: 75, completion: 15 } };
+    }
+    return { output: JSON.stringify({ reason: empty ? 'No answer.' : 'Polite.', pass: !empty, score: empty ? 0 : 1 }) };
+  }
+}
+module.exports = Grader;
+"""
+PROMPTFOO_CONFIG = """prompts:
+  - "Answer briefly: {{question}}"
+providers:
+  - file://answer.js
+defaultTest:
+  options:
+    provider: file://grader.js
+tests:
+  - vars: {question: "Capital of France?"}
+    assert:
+      - {type: llm-rubric, value: is polite}
+      - {type: g-eval, value: The answer is correct and concise, threshold: 0.5}
+      - {type: contains, value: Paris}
+  - vars: {question: "Say nothing"}
+    assert:
+      - {type: g-eval, value: The answer is correct and concise, threshold: 0.5}
+"""
+
+
+def test_promptfoo_results_written_by_promptfoo(tmp_path):
+    """Real promptfoo (npm; JUDGECAL_PROMPTFOO names its executable, else `promptfoo` on the PATH): a local
+    JavaScript provider as the model and another as the grader, so no paid API."""
+    import os
+    import shutil
+    import subprocess
+
+    exe = os.environ.get("JUDGECAL_PROMPTFOO") or shutil.which("promptfoo")
+    if not exe:
+        pytest.skip("promptfoo is not installed (npm install promptfoo; JUDGECAL_PROMPTFOO=<its executable>)")
+    for name, text in (("answer.js", PROMPTFOO_ANSWER), ("grader.js", PROMPTFOO_GRADER),
+                       ("promptfooconfig.yaml", PROMPTFOO_CONFIG)):
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+           "PROMPTFOO_DISABLE_SHARING": "1", "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo")}
+    run = subprocess.run([exe, "eval", "-c", "promptfooconfig.yaml", "-o", "results.json", "--no-cache",
+                          "--no-progress-bar"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert (tmp_path / "results.json").exists(), run.stdout[-2000:] + run.stderr[-2000:]
+    f = tmp_path / "results.json"
+    assert detect(f) == "promptfoo"
+    m = map_file(f)
+    assert sorted(m.items) == ["promptfoo/0/0/my-model", "promptfoo/1/0/my-model"]
+    assert sorted((j.item_id, j.judge, j.score, j.raw) for j in m.judgments.values()) == [
+        ("promptfoo/0/0/my-model", "promptfoo:g-eval/file://grader.js", 0.8, "Correct and concise."),
+        ("promptfoo/1/0/my-model", "promptfoo:g-eval/file://grader.js", 0.2, "Empty.")]
+    assert m.specs["promptfoo:g-eval/file://grader.js"].rubric == "The answer is correct and concise"
+    assert m.waiting == {"promptfoo:llm-rubric pass/fail verdicts": 1}
+    assert m.dropped == {"deterministic assertions (contains), not judges": 1}
+    assert m.counts["empty_responses"] == 1
