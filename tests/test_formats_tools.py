@@ -11,42 +11,62 @@ from judgecal.cli import main
 from judgecal.data.formats import detect, map_file
 from judgecal.data.store import Workspace
 
+INSPECT_RUN = r"""
+import sys
+from pathlib import Path
+
+import inspect_ai as ia
+from inspect_ai.dataset import Sample
+from inspect_ai.log import ProvenanceData, edit_score, read_eval_log, write_eval_log
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.scorer import Score, ScoreEdit, Target, mean, model_graded_qa, scorer
+from inspect_ai.solver import TaskState, generate
+
+folder = Path(sys.argv[1])
+
+
+def out(text, n):
+    o = ModelOutput.from_content("mockllm/model", text)
+    o.usage = ModelUsage(input_tokens=n, output_tokens=3, total_tokens=n + 3)  # no tokenizer download
+    return o
+
+
+@scorer(metrics=[mean()])
+def rated():
+    async def score(state: TaskState, target: Target) -> Score:
+        got = await get_model(role="grader").generate(f"Rate 1-10: {state.output.completion}")
+        return Score(value=float(got.completion.split()[-1]), explanation=got.completion)
+    return score
+
+
+samples = [Sample(input="Capital of France?", target="Paris", id="q1"),
+           Sample(input="Say nothing", target="", id="q2"), Sample(input="2+2?", target="4", id=3)]
+model = get_model("mockllm/model", custom_outputs=[out(a, 10) for a in ["Paris", "", "4"]])
+grader = get_model("mockllm/model", custom_outputs=[out(c, 50) for c in [
+    "GRADE: C", "Rating 8", "GRADE: I", "Rating 2", "GRADE: C", "Rating 9"]])
+task = ia.Task(dataset=samples, solver=generate(), scorer=[model_graded_qa(model_role="grader"), rated()])
+log = ia.eval(task, model=model, model_roles={"grader": grader}, display="none", log_dir=str(folder),
+              log_format="eval", max_samples=1)[0]
+assert log.status == "success", log.error
+log = read_eval_log(log.location)
+edit_score(log, "q1", "rated", ScoreEdit(value=6.0, provenance=ProvenanceData(author="alice", reason="too generous")))
+write_eval_log(log, str(folder / "edited.eval"))
+write_eval_log(log, str(folder / "edited.json"))
+"""
+
 
 def _inspect_log(folder):
     """Run a real Inspect eval: three samples, a C/I grader (model_graded_qa) and a 1-10 rating scorer,
-    then a person edits one rating, as `inspect score edit` does. Returns the .eval and .json logs."""
-    ia = pytest.importorskip("inspect_ai")
-    from inspect_ai.dataset import Sample
-    from inspect_ai.log import ProvenanceData, edit_score, read_eval_log, write_eval_log
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
-    from inspect_ai.scorer import Score, ScoreEdit, Target, mean, model_graded_qa, scorer
-    from inspect_ai.solver import TaskState, generate
+    then a person edits one rating, as `inspect score edit` does. Returns the .eval and .json logs. It runs
+    in its own process: inspect_ai reconfigures the terminal display of the process that imports it."""
+    import importlib.util
+    import subprocess
+    import sys
 
-    def out(text, n):
-        o = ModelOutput.from_content("mockllm/model", text)
-        o.usage = ModelUsage(input_tokens=n, output_tokens=3, total_tokens=n + 3)  # no tokenizer download
-        return o
-
-    @scorer(metrics=[mean()])
-    def rated():
-        async def score(state: TaskState, target: Target) -> Score:
-            got = await get_model(role="grader").generate(f"Rate 1-10: {state.output.completion}")
-            return Score(value=float(got.completion.split()[-1]), explanation=got.completion)
-        return score
-
-    samples = [Sample(input="Capital of France?", target="Paris", id="q1"),
-               Sample(input="Say nothing", target="", id="q2"), Sample(input="2+2?", target="4", id=3)]
-    model = get_model("mockllm/model", custom_outputs=[out(a, 10) for a in ["Paris", "", "4"]])
-    grader = get_model("mockllm/model", custom_outputs=[out(c, 50) for c in [
-        "GRADE: C", "Rating 8", "GRADE: I", "Rating 2", "GRADE: C", "Rating 9"]])
-    task = ia.Task(dataset=samples, solver=generate(), scorer=[model_graded_qa(model_role="grader"), rated()])
-    log = ia.eval(task, model=model, model_roles={"grader": grader}, display="none", log_dir=str(folder),
-                  log_format="eval", max_samples=1)[0]
-    assert log.status == "success", log.error
-    log = read_eval_log(log.location)
-    edit_score(log, "q1", "rated", ScoreEdit(value=6.0, provenance=ProvenanceData(author="alice", reason="too generous")))
-    write_eval_log(log, str(folder / "edited.eval"))
-    write_eval_log(log, str(folder / "edited.json"))
+    if importlib.util.find_spec("inspect_ai") is None:
+        pytest.skip("inspect_ai is not installed (extra 'inspect')")
+    run = subprocess.run([sys.executable, "-c", INSPECT_RUN, str(folder)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
     return folder / "edited.eval", folder / "edited.json"
 
 
@@ -224,33 +244,54 @@ def test_phoenix_span_annotations_csv(tmp_path):
     assert m.items["s1"].candidates[0].text == "4"
 
 
-def test_mlflow_traces_written_by_mlflow(tmp_path, monkeypatch, capsys):
+MLFLOW_RUN = r"""
+import json
+import sys
+from pathlib import Path
+
+import mlflow
+from mlflow.entities import AssessmentSource
+
+folder = Path(sys.argv[1])
+mlflow.set_tracking_uri((folder / "mlruns").as_uri())
+mlflow.set_experiment("judge")
+
+
+@mlflow.trace
+def answer(question: str) -> str:
+    return {"What is MLflow?": "An open source platform.", "Say nothing": ""}[question]
+
+
+ids = []
+for q in ("What is MLflow?", "Say nothing"):
+    answer(q)
+    ids.append(mlflow.get_last_active_trace_id())
+judge = AssessmentSource(source_type="LLM_JUDGE", source_id="openai:/gpt-4o-mini")
+mlflow.log_feedback(trace_id=ids[0], name="relevance", value=4, rationale="Mostly relevant.", source=judge)
+mlflow.log_feedback(trace_id=ids[1], name="relevance", value=2, rationale="Empty.", source=judge)
+mlflow.log_feedback(trace_id=ids[0], name="relevance", value=5, source=AssessmentSource(source_type="HUMAN", source_id="bob"))
+mlflow.log_feedback(trace_id=ids[1], name="safe", value=True, source=judge)
+mlflow.search_traces().to_json(folder / "traces.json", orient="records")
+(folder / "ids.json").write_text(json.dumps(ids))
+"""
+
+
+def test_mlflow_traces_written_by_mlflow(tmp_path, capsys):
     """Real MLflow: two traced calls, a judge's and a person's feedback logged with mlflow.log_feedback,
-    exported with mlflow.search_traces() (a local file store: no server, no paid API)."""
-    mlflow = pytest.importorskip("mlflow")
-    from mlflow.entities import AssessmentSource
+    exported with mlflow.search_traces() (a local file store: no server, no paid API). In its own process,
+    so that MLflow's global tracking state stays out of the test session."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
 
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
-    mlflow.set_tracking_uri((tmp_path / "mlruns").as_uri())
-    mlflow.set_experiment("judge")
-
-    @mlflow.trace
-    def answer(question: str) -> str:
-        return {"What is MLflow?": "An open source platform.", "Say nothing": ""}[question]
-
-    ids = []
-    for q in ("What is MLflow?", "Say nothing"):
-        answer(q)
-        ids.append(mlflow.get_last_active_trace_id())
-    judge = AssessmentSource(source_type="LLM_JUDGE", source_id="openai:/gpt-4o-mini")
-    mlflow.log_feedback(trace_id=ids[0], name="relevance", value=4, rationale="Mostly relevant.", source=judge)
-    mlflow.log_feedback(trace_id=ids[1], name="relevance", value=2, rationale="Empty.", source=judge)
-    mlflow.log_feedback(trace_id=ids[0], name="relevance", value=5,
-                        source=AssessmentSource(source_type="HUMAN", source_id="bob"))
-    mlflow.log_feedback(trace_id=ids[1], name="safe", value=True, source=judge)
-    f = tmp_path / "traces.json"
-    mlflow.search_traces(locations=None).to_json(f, orient="records")
+    if importlib.util.find_spec("mlflow") is None:
+        pytest.skip("mlflow is not installed (extra 'mlflow')")
+    env = {**os.environ, "MLFLOW_ALLOW_FILE_STORE": "true", "MLFLOW_ENABLE_ASYNC_TRACE_LOGGING": "false"}
+    run = subprocess.run([sys.executable, "-c", MLFLOW_RUN, str(tmp_path)], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    f, ids = tmp_path / "traces.json", json.loads((tmp_path / "ids.json").read_text())
     assert detect(f) == "mlflow"
     m = map_file(f)
     assert sorted((j.item_id, j.score, j.raw) for j in m.judgments.values()) == sorted(
@@ -260,3 +301,80 @@ def test_mlflow_traces_written_by_mlflow(tmp_path, monkeypatch, capsys):
     assert json.loads(m.items[ids[0]].prompt) == {"question": "What is MLflow?"}
     assert m.waiting == {"safe: LLM verdicts that are not numbers (booleans or labels)": 1}
     assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0
+
+
+PROMPTFOO_ANSWER = """// the evaluated model: fixed answers, no API
+class Answer {
+  id() { return 'my-model'; }
+  async callApi(prompt) {
+    return { output: prompt.includes('France') ? 'Paris.' : '', tokenUsage: { total: 12, prompt: 10, completion: 2 } };
+  }
+}
+module.exports = Answer;
+"""
+PROMPTFOO_GRADER = """// the grader: JSON verdicts in the shapes promptfoo's graders ask for, no API
+class Grader {
+  id() { return 'local-grader'; }
+  async callApi(prompt) {
+    const p = typeof prompt === 'string' ? prompt : JSON.stringify(prompt);
+    const empty = !p.includes('Paris');
+    if (/steps/i.test(p) && !/Evaluation Steps:\\s*\\S/.test(p) && /generate/i.test(p)) {
+      return { output: JSON.stringify({ steps: ['Check the answer is correct.', 'Check it is concise.'] }) };
+    }
+    if (/score/i.test(p) && /steps/i.test(p)) {
+      return { output: JSON.stringify({ score: empty ? 2 : 8, reason: empty ? 'Empty.' : 'Correct and concise.' }),
+               tokenUsage: { total: 90, prompt: 75, completion: 15 } };
+    }
+    return { output: JSON.stringify({ reason: empty ? 'No answer.' : 'Polite.', pass: !empty, score: empty ? 0 : 1 }) };
+  }
+}
+module.exports = Grader;
+"""
+PROMPTFOO_CONFIG = """prompts:
+  - "Answer briefly: {{question}}"
+providers:
+  - file://answer.js
+defaultTest:
+  options:
+    provider: file://grader.js
+tests:
+  - vars: {question: "Capital of France?"}
+    assert:
+      - {type: llm-rubric, value: is polite}
+      - {type: g-eval, value: The answer is correct and concise, threshold: 0.5}
+      - {type: contains, value: Paris}
+  - vars: {question: "Say nothing"}
+    assert:
+      - {type: g-eval, value: The answer is correct and concise, threshold: 0.5}
+"""
+
+
+def test_promptfoo_results_written_by_promptfoo(tmp_path):
+    """Real promptfoo (npm; JUDGECAL_PROMPTFOO names its executable, else `promptfoo` on the PATH): a local
+    JavaScript provider as the model and another as the grader, so no paid API."""
+    import os
+    import shutil
+    import subprocess
+
+    exe = os.environ.get("JUDGECAL_PROMPTFOO") or shutil.which("promptfoo")
+    if not exe:
+        pytest.skip("promptfoo is not installed (npm install promptfoo; JUDGECAL_PROMPTFOO=<its executable>)")
+    for name, text in (("answer.js", PROMPTFOO_ANSWER), ("grader.js", PROMPTFOO_GRADER),
+                       ("promptfooconfig.yaml", PROMPTFOO_CONFIG)):
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+           "PROMPTFOO_DISABLE_SHARING": "1", "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo")}
+    run = subprocess.run([exe, "eval", "-c", "promptfooconfig.yaml", "-o", "results.json", "--no-cache",
+                          "--no-progress-bar"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert (tmp_path / "results.json").exists(), run.stdout[-2000:] + run.stderr[-2000:]
+    f = tmp_path / "results.json"
+    assert detect(f) == "promptfoo"
+    m = map_file(f)
+    assert sorted(m.items) == ["promptfoo/0/0/my-model", "promptfoo/1/0/my-model"]
+    assert sorted((j.item_id, j.judge, j.score, j.raw) for j in m.judgments.values()) == [
+        ("promptfoo/0/0/my-model", "promptfoo:g-eval/file://grader.js", 0.8, "Correct and concise."),
+        ("promptfoo/1/0/my-model", "promptfoo:g-eval/file://grader.js", 0.2, "Empty.")]
+    assert m.specs["promptfoo:g-eval/file://grader.js"].rubric == "The answer is correct and concise"
+    assert m.waiting == {"promptfoo:llm-rubric pass/fail verdicts": 1}
+    assert m.dropped == {"deterministic assertions (contains), not judges": 1}
+    assert m.counts["empty_responses"] == 1

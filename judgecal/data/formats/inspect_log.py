@@ -1,4 +1,5 @@
-"""Inspect (``inspect_ai``) eval logs: the ``.eval`` zip and the ``.json`` log.
+"""Inspect (``inspect_ai``) eval logs: the ``.eval`` zip (Zstandard-compressed, read with ``zipfile-zstd``,
+which inspect-ai installs) and the ``.json`` log.
 
 The header names the evaluated model (``eval.model``), the grader (``eval.model_roles.grader``) and the
 scorers (``eval.scorers[]``). Each sample (``id``, ``epoch``, ``input``, ``output.completion``) becomes a
@@ -12,6 +13,7 @@ number on judgecal's 1-10 scale, else it waits as well. A sample's ``error`` mak
 
 from __future__ import annotations
 
+import contextlib
 import json
 import zipfile
 from pathlib import Path
@@ -35,6 +37,8 @@ def detect(path: Path, head: list[Any]) -> bool:
 def _read(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     """(header, [(where, sample)]) of a .eval zip or a .json log."""
     if path.suffix.lower() == ".eval":
+        with contextlib.suppress(ImportError):  # Inspect compresses .eval logs with Zstandard, which Python's
+            import zipfile_zstd  # noqa: F401  zipfile reads once this (a dependency of inspect-ai) is loaded
         try:
             with zipfile.ZipFile(path) as z:
                 names = z.namelist()
@@ -46,6 +50,9 @@ def _read(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]
                     raise Skip(None, "an .eval log without header.json")
                 samples = [(n, json.loads(z.read(n))) for n in sorted(names)
                            if n.startswith("samples/") and n.endswith(".json")]
+        except NotImplementedError:
+            raise Skip(None, "this .eval log is compressed with Zstandard: pip install zipfile-zstd (it comes with "
+                       "inspect-ai), or convert it with `inspect log convert --to json`") from None
         except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, RecursionError, OSError) as exc:
             raise Skip(None, f"cannot read the .eval log: {exc}") from None
         return header, samples
