@@ -8,9 +8,10 @@ items are split at random (seeded) into a calibration and a held-out half. On th
 ``λ_i`` is chosen in turn, on the items that reach stage ``i``, by the fixed-sequence test of
 :func:`judgecal.stats.selective.trust_or_escalate` at level ``δ / k`` (Bonferroni over the ``k`` stages), so
 that with probability at least ``1 − δ`` every stage's kept items agree with the people at a rate of at least
-``target`` — and so do the kept items of the whole chain, a mixture of rates each at least ``target``. The
-held-out half checks it: the share each stage decided, the agreement of the chain's kept items, the share
-left to people.
+``target`` — and so do the kept items of the whole chain, a mixture of rates each at least ``target``. (A
+later stage's test is conditional on the thresholds before it, which the calibration half chose; the
+held-out half, never used to choose anything, checks the guarantee on data: the share each stage decided,
+the agreement of the chain's kept items, the share left to people.)
 
 A judge's confidence on an item: its token probabilities averaged over its calls that gave a verdict (a tie
 at the top gives no confidence: the item moves on, never decided by label order; a panel's vote shares
