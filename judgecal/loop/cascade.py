@@ -8,9 +8,10 @@ items are split at random (seeded) into a calibration and a held-out half. On th
 ``λ_i`` is chosen in turn, on the items that reach stage ``i``, by the fixed-sequence test of
 :func:`judgecal.stats.selective.trust_or_escalate` at level ``δ / k`` (Bonferroni over the ``k`` stages), so
 that with probability at least ``1 − δ`` every stage's kept items agree with the people at a rate of at least
-``target`` — and so do the kept items of the whole chain, a mixture of rates each at least ``target``. The
-held-out half checks it: the share each stage decided, the agreement of the chain's kept items, the share
-left to people.
+``target`` — and so do the kept items of the whole chain, a mixture of rates each at least ``target``. (A
+later stage's test is conditional on the thresholds before it, which the calibration half chose; the
+held-out half, never used to choose anything, checks the guarantee on data: the share each stage decided,
+the agreement of the chain's kept items, the share left to people.)
 
 A judge's confidence on an item: its token probabilities averaged over its calls that gave a verdict (a tie
 at the top gives no confidence: the item moves on, never decided by label order; a panel's vote shares
@@ -33,6 +34,7 @@ from judgecal.data.store import Workspace
 from judgecal.loop import LoopError
 from judgecal.loop.compare import judge_frame
 from judgecal.stats import selective
+from judgecal.stats.selective_cascade import cascade_calibrate
 
 LABELS = ("A", "B", "tie")
 
@@ -90,15 +92,16 @@ def run_cascade(ws: Workspace, stages: list[str], truth: pd.Series, *, target: f
     cal_mask = rng.permutation(len(labelled)) < (len(labelled) + 1) // 2
     cal, held = labelled[cal_mask], labelled[~cal_mask]
     k = len(stages)
-    reach_cal, reach_held, reach_all = cal, held, items
+    reach_held, reach_all = held, items
     out_stages, decided_held, kept_all = [], [], pd.Series(dtype=object)
     cost_total, cost_known = 0.0, True
-    for s in stages:
+    truth_cal = t.reindex(cal).to_numpy(dtype=object)
+    calibrated = cascade_calibrate(
+        np.column_stack([confs[s][0]["confidence"].reindex(cal).to_numpy(dtype=float) for s in stages]),
+        np.column_stack([(confs[s][0]["verdict"].reindex(cal).to_numpy(dtype=object) == truth_cal).astype(float)
+                         for s in stages]), target=target, delta=delta)
+    for s, (res, n_reached) in zip(stages, calibrated, strict=True):
         conf, kind = confs[s]
-        c = conf.reindex(reach_cal)
-        agree = (c["verdict"].to_numpy(dtype=object) == t.reindex(reach_cal).to_numpy(dtype=object)).astype(float)
-        res = selective.trust_or_escalate(c["confidence"].to_numpy(dtype=float), agree, target=target,
-                                          delta=delta / k)
 
         def keep(ids: pd.Index, conf: pd.DataFrame = conf, thr: float = res.threshold) -> pd.Index:
             cc = conf["confidence"].reindex(ids).to_numpy(dtype=float)
@@ -116,13 +119,12 @@ def run_cascade(ws: Workspace, stages: list[str], truth: pd.Series, *, target: f
         out_stages.append({
             "judge": s, "confidence": kind, "threshold": None if not np.isfinite(res.threshold) else res.threshold,
             "feasible": res.feasible, "delta_stage": delta / k,
-            "calibration": {"reached": len(reach_cal), "kept": res.n_kept, "agreement": res.agreement,
+            "calibration": {"reached": n_reached, "kept": res.n_kept, "agreement": res.agreement,
                             "agreement_lower_bound": res.agreement_lower_bound},
             "held_out": {"reached": len(reach_held), "decided": len(kh),
                          "agreement": float(decided_held[-1].mean()) if len(kh) else None},
             "all_items": {"reached": len(reach_all), "decided": len(ka), "share_decided": len(ka) / len(items)},
             "cost_per_item_reaching": unit})
-        reach_cal = reach_cal.difference(keep(reach_cal))
         reach_held, reach_all = reach_held.difference(kh), reach_all.difference(ka)
     held_ok = pd.concat(decided_held) if decided_held else pd.Series(dtype=bool)
     people = len(reach_all) / len(items)
