@@ -11,8 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, item_id, need_text, pair_item, read_records
-from judgecal.data.importers import Problem
+from judgecal.data.formats.base import Mapped, Skip, item_id, need_text, pair_item
 
 NAME = "autoj"
 DESCRIPTION = "Auto-J pairwise test set (scenario, label 0/1/2, prompt, response 1, response 2)"
@@ -28,10 +27,8 @@ def detect(path: Path, head: list[Any]) -> bool:
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
-    for n, rec in read_records(path):
-        try:
-            if not isinstance(rec, dict):
-                raise Skip(None, f"a record must be an object, got {type(rec).__name__}")
+    for n, rec in m.records(path):
+        with m.at(path, n):
             prompt = need_text(rec, "prompt")
             r1, r2 = need_text(rec, "response 1", empty_ok=True), need_text(rec, "response 2", empty_ok=True)
             label = rec.get("label")
@@ -45,8 +42,5 @@ def parse(path: Path) -> Mapped:
                 m.counts["skipped_labels"] += 1
             else:
                 m.label(iid, "autoj-human", LABELS[label], HUMANS)
-        except Skip as exc:
-            m.problems.append(Problem(f, n, exc.field, str(exc)))
-    if not m.items and not m.problems:
-        m.problems.append(Problem(f, None, None, "no records"))
+    m.no_records(path)
     return m

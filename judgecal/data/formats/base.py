@@ -16,6 +16,8 @@ import math
 import numbers
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +71,28 @@ class Mapped:
     external: dict[str, str] = field(default_factory=dict)
 
     # -- building ------------------------------------------------------------------------------
+    def records(self, path: Path) -> Iterator[tuple[int | None, dict[str, Any]]]:
+        """``path``'s records that are objects, as ``(line, record)``; any other record is a problem."""
+        for n, rec in read_records(path):
+            if isinstance(rec, dict):
+                yield n, rec
+            else:
+                self.problems.append(Problem(str(path), n, None,
+                                             f"a record must be an object, got {type(rec).__name__}"))
+
+    @contextmanager
+    def at(self, path: Path, line: int | None) -> Iterator[None]:
+        """Map one record: a :class:`Skip` raised inside becomes a problem at ``path:line``."""
+        try:
+            yield
+        except Skip as exc:
+            self.problems.append(Problem(str(path), line, exc.field, str(exc)))
+
+    def no_records(self, path: Path) -> None:
+        """A file that mapped nothing and had no problem says it held no records."""
+        if not self.items and not self.problems and not self.dropped:
+            self.problems.append(Problem(str(path), None, None, "no records"))
+
     def item(self, item: Item, origin: str, where: tuple[str, int | None]) -> None:
         """Add ``item``; the same id again must carry the same content (a pair judged twice)."""
         long = [len(t) for t in (item.prompt, item.reference or "", *(c.text for c in item.candidates))

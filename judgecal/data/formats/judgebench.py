@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, need_text, pair_item, read_records
-from judgecal.data.importers import Problem
+from judgecal.data.formats.base import Mapped, Skip, need_text, pair_item
 from judgecal.data.rows import whole_id
 
 NAME = "judgebench"
@@ -27,10 +26,8 @@ def detect(path: Path, head: list[Any]) -> bool:
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
-    for n, rec in read_records(path):
-        try:
-            if not isinstance(rec, dict):
-                raise Skip(None, f"a record must be an object, got {type(rec).__name__}")
+    for n, rec in m.records(path):
+        with m.at(path, n):
             pid = whole_id(rec.get("pair_id", rec.get("id")))
             if isinstance(pid, bool) or not isinstance(pid, (str, int)) or not str(pid).strip():
                 raise Skip("pair_id", "must be a non-empty string or an integer")
@@ -49,8 +46,5 @@ def parse(path: Path) -> Mapped:
                 m.counts["skipped_labels"] += 1
             else:
                 m.label(iid, "gold", LABELS[label], GOLD)
-        except Skip as exc:
-            m.problems.append(Problem(f, n, exc.field, str(exc)))
-    if not m.items and not m.problems:
-        m.problems.append(Problem(f, None, None, "no records"))
+    m.no_records(path)
     return m

@@ -12,9 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, obj, read_records
+from judgecal.data.formats.base import Mapped, Skip, obj
 from judgecal.data.formats.feedback import Feedback, add
-from judgecal.data.importers import Problem
 
 NAME = "langsmith"
 DESCRIPTION = "LangSmith feedback (run_id, key, score/value, comment, feedback_source.type)"
@@ -42,10 +41,8 @@ def _source(rec: dict[str, Any]) -> dict[str, Any]:
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
-    for n, rec in read_records(path):
-        try:
-            if not isinstance(rec, dict):
-                raise Skip(None, "a record must be an object")
+    for n, rec in m.records(path):
+        with m.at(path, n):
             run, key = rec.get("run_id"), rec.get("key")
             if not isinstance(run, str) or not run.strip():
                 raise Skip("run_id", "must be a run id")
@@ -59,6 +56,4 @@ def parse(path: Path) -> Mapped:
             who = src.get("user_name") or src.get("user_id")
             add(m, Feedback(run, key, kind, value, rec.get("comment"), str(who) if who and kind == "human" else None,
                             rec.get("inputs"), rec.get("outputs")), f"{f}:{n}" if n else f)
-        except Skip as exc:
-            m.problems.append(Problem(f, n, exc.field, str(exc)))
     return m

@@ -14,9 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, obj, read_records
+from judgecal.data.formats.base import Mapped, Skip, obj
 from judgecal.data.formats.feedback import Feedback, add, add_run
-from judgecal.data.importers import Problem
 
 NAME = "mlflow"
 DESCRIPTION = "MLflow assessments (assessment_name, trace_id, source.source_type, feedback.value), or traces with them"
@@ -46,11 +45,9 @@ def _feedback(a: dict[str, Any], request: Any = None, response: Any = None) -> F
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
-    for n, rec in read_records(path):
+    for n, rec in m.records(path):
         where = f"{f}:{n}" if n else f
-        try:
-            if not isinstance(rec, dict):
-                raise Skip(None, "a record must be an object")
+        with m.at(path, n):
             if "assessments" in rec:
                 listed = rec.get("assessments") or []
                 if not isinstance(listed, list):
@@ -67,6 +64,4 @@ def parse(path: Path) -> Mapped:
                     m.drop("expectations (ground truth, not feedback)")
                     continue
                 add(m, fb, where)
-        except Skip as exc:
-            m.problems.append(Problem(f, n, exc.field, str(exc)))
     return m

@@ -24,8 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, finite, pair_item, point_item, read_records
-from judgecal.data.importers import Problem
+from judgecal.data.formats.base import Mapped, Skip, finite, pair_item, point_item
 
 NAME = "mt_bench"
 DESCRIPTION = "MT-Bench judgments (<judge>_pair.jsonl, <judge>_single.jsonl) and the human judgments release"
@@ -108,10 +107,8 @@ def _turn(rec: dict[str, Any]) -> int:
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
-    for n, rec in read_records(path):
-        try:
-            if not isinstance(rec, dict):
-                raise Skip(None, f"a record must be an object, got {type(rec).__name__}")
+    for n, rec in m.records(path):
+        with m.at(path, n):
             qid, turn = rec.get("question_id"), _turn(rec)
             if isinstance(qid, bool) or not isinstance(qid, (int, str)):
                 raise Skip("question_id", "missing required field" if qid is None else "must be a string or an integer")
@@ -123,10 +120,7 @@ def parse(path: Path) -> Mapped:
                 _human(m, rec, qid, turn, (f, n))
             else:
                 raise Skip(None, "neither a pairwise (g1_winner), single (score) nor human (winner) judgment")
-        except Skip as exc:
-            m.problems.append(Problem(f, n, exc.field, str(exc)))
-    if not m.items and not m.problems and not m.dropped:
-        m.problems.append(Problem(f, None, None, "no records"))
+    m.no_records(path)
     if any(j.judge.endswith(" (both orders)") for j in m.judgments.values()):
         m.notes.append("the release's judge verdicts combine both orders: stored as one verdict (shown AB) of the "
                        "judge '<model>:<prompt> (both orders)', apart from the per-order judgments of a _pair.jsonl")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, need_text, point_item, read_records
+from judgecal.data.formats.base import Mapped, Skip, need_text, point_item
 from judgecal.data.importers import Problem
 from judgecal.data.rows import whole_id
 from judgecal.data.span_import import parse_spans
@@ -32,10 +32,8 @@ def detect(path: Path, head: list[Any]) -> bool:
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
-    for n, rec in read_records(path):
-        try:
-            if not isinstance(rec, dict):
-                raise Skip(None, f"a record must be an object, got {type(rec).__name__}")
+    for n, rec in m.records(path):
+        with m.at(path, n):
             rid = whole_id(rec.get("id"))
             if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
                 raise Skip("id", "must be a non-empty string or an integer")
@@ -52,8 +50,5 @@ def parse(path: Path) -> Mapped:
             m.spans.extend(spans)
             if rec.get("soft_labels"):
                 m.drop("soft_labels not imported (the hard labels are their majority)")
-        except Skip as exc:
-            m.problems.append(Problem(f, n, exc.field, str(exc)))
-    if not m.items and not m.problems:
-        m.problems.append(Problem(f, None, None, "no records"))
+    m.no_records(path)
     return m

@@ -12,9 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, obj, read_records
+from judgecal.data.formats.base import Mapped, Skip, obj
 from judgecal.data.formats.feedback import Feedback, add
-from judgecal.data.importers import Problem
 
 NAME = "phoenix"
 DESCRIPTION = "Phoenix span annotations / evaluations (span_id, name, annotator_kind, label/score/explanation)"
@@ -33,10 +32,8 @@ def _result(rec: dict[str, Any], k: str) -> Any:
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
-    for n, rec in read_records(path):
-        try:
-            if not isinstance(rec, dict):
-                raise Skip(None, "a record must be an object")
+    for n, rec in m.records(path):
+        with m.at(path, n):
             span = rec.get("span_id", rec.get("context.span_id"))
             if not isinstance(span, str) or not span.strip():
                 raise Skip("span_id", "must be a span id")
@@ -57,6 +54,4 @@ def parse(path: Path) -> Mapped:
                             str(who) if who and kind == "human" else None,
                             rec.get("attributes.input.value"), rec.get("attributes.output.value")),
                 f"{f}:{n}" if n else f)
-        except Skip as exc:
-            m.problems.append(Problem(f, n, exc.field, str(exc)))
     return m

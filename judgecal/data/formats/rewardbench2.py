@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, pair_item, read_records
-from judgecal.data.importers import MAX_TEXT_CHARS, Problem
+from judgecal.data.formats.base import Mapped, Skip, pair_item
+from judgecal.data.importers import MAX_TEXT_CHARS
 from judgecal.data.records import stable_hash
 from judgecal.data.rows import whole_id
 
@@ -40,10 +40,8 @@ def _texts(rec: dict[str, Any], key: str) -> list[str]:
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
-    for n, rec in read_records(path):
-        try:
-            if not isinstance(rec, dict):
-                raise Skip(None, f"a record must be an object, got {type(rec).__name__}")
+    for n, rec in m.records(path):
+        with m.at(path, n):
             rid = whole_id(rec.get("id"))
             if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
                 raise Skip("id", "must be a non-empty string or an integer")
@@ -68,8 +66,5 @@ def parse(path: Path) -> Mapped:
                     a, b, ma, mb = (c, r, mc, mr) if first else (r, c, mr, mc)
                     m.item(pair_item(NAME, iid, prompt, a, b, ma, mb, meta), f"{f}:{n}", (f, n))
                     m.label(iid, "gold", "A" if first else "B", GOLD)
-        except Skip as exc:
-            m.problems.append(Problem(f, n, exc.field, str(exc)))
-    if not m.items and not m.problems:
-        m.problems.append(Problem(f, None, None, "no records"))
+    m.no_records(path)
     return m
