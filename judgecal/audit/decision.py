@@ -383,8 +383,9 @@ def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
     elif below:
         cls = "below the humans"
         sev = 2 if gap > t["kappa_gap"]["not_aligned_above"] else 1
-        out.append((sev, f"{base}: {_fmt(gap)} below the humans' agreement with each other "
-                         f"(difference{_ci(dk)})"))
+        lo, hi = dk.get("ci_low"), dk.get("ci_high")
+        ci = "" if lo is None or hi is None else f" (difference {_fmt(lo)} to {_fmt(hi)})"
+        out.append((sev, f"{base}: {_fmt(gap)} below the humans' agreement with each other{ci}"))
     elif d_lo is not None and d_lo > 0 and -gap > t["kappa_gap"]["caution_above"]:
         cls = "super-consistent"
         out.append((0, f"{base}: agrees with people more than they agree with each other"))
