@@ -1263,5 +1263,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # python -m judgecal.cli: run the imported module, whose error types the
+    from judgecal.cli import main as _main  # command modules raise (this one runs as __main__, a second copy)
+
+    sys.exit(_main())
