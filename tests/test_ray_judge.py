@@ -94,7 +94,7 @@ def test_cli_executor_ray(tmp_path, cluster, capsys):  # after the kill: one wor
     assert "6 planned, 6 cached, 0 run" in capsys.readouterr().out
     assert len(_rows(tmp_path / "cli")) == 6
     assert main([*args[:-1], "--rate-limit", "-1"]) != 0
-    assert "--rate-limit -1" in capsys.readouterr().err
+    assert "argument --rate-limit: -1 is not allowed" in capsys.readouterr().err
 
 
 def test_a_killed_driver_resumes_without_duplicates(tmp_path, cluster):
