@@ -38,9 +38,6 @@ def parse(path: Path) -> Mapped:
             iid = item_id(NAME, prompt, r1, r2)
             meta = {"category": scenario} if isinstance(scenario, str) else {}
             m.item(pair_item(NAME, iid, prompt, r1, r2, None, None, meta), f"{f}:{n}", (f, n))
-            if label is None:
-                m.counts["skipped_labels"] += 1
-            else:
-                m.label(iid, "autoj-human", LABELS[label], HUMANS)
+            m.label_or_skip(iid, "autoj-human", None if label is None else LABELS[label], HUMANS)
     m.no_records(path)
     return m

@@ -150,6 +150,13 @@ class Mapped:
         self.annotations.append(Annotation(item_id, annotator, label, order, time_spent_s, source,
                                            f"{source}/{item_id}/{annotator}"))
 
+    def label_or_skip(self, item_id: str, annotator: str, label: str | None, source: str) -> None:
+        """A person's label; ``None`` is a skipped item, counted (not a label, not an error)."""
+        if label is None:
+            self.counts["skipped_labels"] += 1
+        else:
+            self.label(item_id, annotator, label, source)
+
     def wait(self, what: str, n: int = 1) -> None:
         if n:
             self.waiting[what] += n
@@ -302,6 +309,16 @@ def finite(v: Any) -> float | None:
         return None
     x = float(v)
     return x if math.isfinite(x) else None
+
+
+def record_id(rec: dict[str, Any], key: str, *fallbacks: str) -> str | int:
+    """``rec[key]`` (when absent, the first fallback key present) as an id: a non-empty string or an integer (a
+    whole-number float is that integer); anything else is a :class:`Skip` naming ``key``."""
+    raw = rec[key] if key in rec else next((rec[k] for k in fallbacks if k in rec), None)
+    rid = whole_id(raw)
+    if isinstance(rid, bool) or not isinstance(rid, str | int) or not str(rid).strip():
+        raise Skip(key, "must be a non-empty string or an integer")
+    return rid
 
 
 def need_text(rec: dict[str, Any], key: str, *, empty_ok: bool = False) -> str:

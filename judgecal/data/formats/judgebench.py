@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, need_text, pair_item
-from judgecal.data.rows import whole_id
+from judgecal.data.formats.base import Mapped, Skip, need_text, pair_item, record_id
 
 NAME = "judgebench"
 DESCRIPTION = "JudgeBench pairs (question, response_A, response_B, label 'A>B'/'B>A')"
@@ -28,9 +27,7 @@ def parse(path: Path) -> Mapped:
     f = str(path)
     for n, rec in m.records(path):
         with m.at(path, n):
-            pid = whole_id(rec.get("pair_id", rec.get("id")))
-            if isinstance(pid, bool) or not isinstance(pid, (str, int)) or not str(pid).strip():
-                raise Skip("pair_id", "must be a non-empty string or an integer")
+            pid = record_id(rec, "pair_id", "id")
             q = need_text(rec, "question")
             a, b = need_text(rec, "response_A", empty_ok=True), need_text(rec, "response_B", empty_ok=True)
             label = rec.get("label")
@@ -42,9 +39,6 @@ def parse(path: Path) -> Mapped:
             if isinstance(meta.get("source"), str):
                 meta["category"] = meta["source"]
             m.item(pair_item(NAME, iid, q, a, b, model, model, meta), f"{f}:{n}", (f, n))
-            if label is None:
-                m.counts["skipped_labels"] += 1
-            else:
-                m.label(iid, "gold", LABELS[label], GOLD)
+            m.label_or_skip(iid, "gold", None if label is None else LABELS[label], GOLD)
     m.no_records(path)
     return m

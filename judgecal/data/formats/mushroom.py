@@ -14,9 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, need_text, point_item
+from judgecal.data.formats.base import Mapped, need_text, point_item, record_id
 from judgecal.data.importers import Problem
-from judgecal.data.rows import whole_id
 from judgecal.data.span_import import parse_spans
 
 NAME = "mushroom"
@@ -34,9 +33,7 @@ def parse(path: Path) -> Mapped:
     f = str(path)
     for n, rec in m.records(path):
         with m.at(path, n):
-            rid = whole_id(rec.get("id"))
-            if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
-                raise Skip("id", "must be a non-empty string or an integer")
+            rid = record_id(rec, "id")
             prompt = need_text(rec, "model_input")
             text = need_text(rec, "model_output_text", empty_ok=True)
             model = rec.get("model_id") if isinstance(rec.get("model_id"), str) else None

@@ -13,10 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, pair_item
+from judgecal.data.formats.base import Mapped, Skip, pair_item, record_id
 from judgecal.data.importers import MAX_TEXT_CHARS
 from judgecal.data.records import stable_hash
-from judgecal.data.rows import whole_id
 
 NAME = "rewardbench2"
 DESCRIPTION = "RewardBench 2 / RewardBench (prompt, chosen[], rejected[]): best-of-n as grouped pairs"
@@ -42,9 +41,7 @@ def parse(path: Path) -> Mapped:
     f = str(path)
     for n, rec in m.records(path):
         with m.at(path, n):
-            rid = whole_id(rec.get("id"))
-            if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
-                raise Skip("id", "must be a non-empty string or an integer")
+            rid = record_id(rec, "id")
             prompt = rec.get("prompt")
             if not isinstance(prompt, str) or not prompt.strip():
                 raise Skip("prompt", "must be a non-empty text")
