@@ -158,13 +158,24 @@ def cmd_align(args: argparse.Namespace) -> int:
     return 0
 
 
+def _usd(text: str) -> float:
+    """A cost in USD: a finite number of at least 0 (argparse ``type``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a cost in USD of at least 0")
+    return value
+
+
 def _cost(text: str) -> tuple[str, float]:
     judge, sep, usd = text.rpartition("=")
     try:
-        value = float(usd)
-    except ValueError:
+        value = _usd(usd)
+    except argparse.ArgumentTypeError:
         value = -1.0
-    if not sep or not judge or not 0 <= value < float("inf"):
+    if not sep or not judge or value < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: give JUDGE=USD, a cost per item of at least 0")
     return judge, value
 
@@ -198,7 +209,9 @@ def cmd_cascade(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Register the loop's commands on ``judgecal``'s subparsers."""
-    from judgecal.cli import _count, _judge_opts, _orders, _ws_arg
+    from judgecal.cli import MAX_N_BOOT, _count, _judge_opts, _open_unit, _orders, _seed, _upto, _ws_arg
+
+    n_boot = _upto(MAX_N_BOOT, "bootstrap replicates")
 
     p = sub.add_parser("gate", help="may a new judge version replace the old? paired test on the same human labels "
                        "(exit 0 pass, 1 fail, 2 usage error)")
@@ -206,8 +219,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--candidate", required=True, help="the new judge version")
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
-    p.add_argument("--n-boot", type=_count, default=2000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-boot", type=n_boot, default=2000)
+    p.add_argument("--seed", type=_seed, default=0)
     p.add_argument("--markdown", metavar="FILE", help="write the pull-request summary here ('-': stdout)")
     _ws_arg(p)
     p.set_defaults(func=cmd_gate)
@@ -226,14 +239,14 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--method", choices=("fewshot", "guidelines"), required=True)
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
     p.add_argument("--items", type=_count, help="a stratified sample of this many labelled items (a small CPU run)")
-    p.add_argument("--train-share", type=float, default=0.5, help="share of the items in the train split")
-    p.add_argument("--split-seed", type=int, default=0, help="seeds the sample and the split")
+    p.add_argument("--train-share", type=_open_unit, default=0.5, help="share of the items in the train split")
+    p.add_argument("--split-seed", type=_seed, default=0, help="seeds the sample and the split")
     p.add_argument("--shots", type=_count, default=4, help="fewshot: how many examples")
     p.add_argument("--orders", type=_orders, default="AB,BA", help="presentation orders judged")
     p.add_argument("--evaluate-train", action="store_true", help="also judge the train split with the candidate "
                    "(shown apart, never called an improvement)")
     p.add_argument("--out", help="folder for the candidate's rubric and spec (default <workspace>/judges)")
-    p.add_argument("--n-boot", type=_count, default=2000)
+    p.add_argument("--n-boot", type=n_boot, default=2000)
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
     _judge_opts(p)
@@ -245,12 +258,12 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--stage", action="append", required=True, help="a judge, cheapest first (repeatable)")
     p.add_argument("--name", help="the cascade's name (default: its stages joined by ->)")
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
-    p.add_argument("--target", type=float, default=0.9, help="agreement with the people the decided items must reach")
-    p.add_argument("--delta", type=float, default=0.1, help="the chance the guarantee may fail")
+    p.add_argument("--target", type=_open_unit, default=0.9, help="agreement with the people the decided items must reach")
+    p.add_argument("--delta", type=_open_unit, default=0.1, help="the chance the guarantee may fail")
     p.add_argument("--cost", type=_cost, action="append", metavar="JUDGE=USD",
                    help="a stage's cost per item when its judgments recorded none (repeatable)")
-    p.add_argument("--human-cost", type=float, help="cost of one item reviewed by people (USD)")
-    p.add_argument("--seed", type=int, default=0, help="seeds the calibration / held-out split")
+    p.add_argument("--human-cost", type=_usd, help="cost of one item reviewed by people (USD)")
+    p.add_argument("--seed", type=_seed, default=0, help="seeds the calibration / held-out split")
     _ws_arg(p)
     p.set_defaults(func=cmd_cascade)
 

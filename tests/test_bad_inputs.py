@@ -644,6 +644,18 @@ FLAG_CASES += [
     _flag("stability-scale-nan", ["stability", "repeats", "--judge", "x", "--scale", "1,nan"], "argument --scale: nan is "
           "not allowed"),
 ]
+FLAG_CASES += [  # the loop's commands: gate, align, cascade
+    _flag("gate-n-boot-huge", ["gate", "--baseline", "a", "--candidate", "b", "--n-boot", "1000000"],
+          "argument --n-boot: 1,000,000 is more than 100,000"),
+    _flag("gate-seed-negative", ["gate", "--baseline", "a", "--candidate", "b", "--seed", "-1"],
+          "argument --seed: -1 is not allowed"),
+    _flag("align-train-share-5", ["align", "--judge", "local/smollm2", "--method", "fewshot", "--train-share", "5"],
+          "argument --train-share: 5 is not between 0 and 1"),
+    _flag("cascade-target-nan", ["cascade", "--stage", "x", "--target", "nan"], "argument --target: nan is not between"),
+    _flag("cascade-delta-0", ["cascade", "--stage", "x", "--delta", "0"], "argument --delta: 0 is not between 0 and 1"),
+    _flag("cascade-human-cost-negative", ["cascade", "--stage", "x", "--human-cost", "-3"],
+          "argument --human-cost: '-3': give a cost in USD of at least 0"),
+]
 VALIDATE_CASES = [
     Case("flag-validate-seeds-0", ["validate", "--seeds", "0"], ("judgecal validate: argument --seeds: 0 is not allowed",)),
     Case("flag-validate-seeds-huge", ["validate", "--seeds", "1000000"], ("judgecal validate: argument --seeds: "
