@@ -137,8 +137,8 @@ def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
         rows.append({"judge": name, "verdict": v["status"],
                      "Alignment Score": fmt_m(align) if align else "not measured",
                      "Stability Score": stability_score(name, j),
+                     **like_cells(j),  # what the verdict reads, first; the consensus figure beside it
                      "κ with the humans": _verdict_kappa(j),
-                     **like_cells(j),
                      "accuracy": fmt_m(j["metrics"].get("accuracy")),
                      "cost per 1,000 (USD)": fmt_number(usage.get("cost_usd_per_1k")),
                      "time per 1,000 (s)": fmt_number(None if lat is None else lat * 1000, 1),
@@ -147,9 +147,9 @@ def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
     if h:
         rows.append({"judge": "humans (reference)", "verdict": "reference",
                      "Alignment Score": "1 (by definition)", "Stability Score": "not measured",
+                     LIKE_KAPPA: "in each judge's row", LIKE_HUMANS: "in each judge's row",
                      "κ with the humans": f"{fmt_m(h.get('fleiss_kappa'))} {ANOTHER_FLEISS}"
                      if (h.get("n_annotators") or 0) > 1 else "not measured (one annotator)",
-                     LIKE_KAPPA: "in each judge's row", LIKE_HUMANS: "in each judge's row",
                      "accuracy": f"{fmt_m(h.get('loo_accuracy'))} {ANOTHER_LOO}" if (h.get("n_annotators") or 0) > 1
                      else "not measured (one annotator)",
                      "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.get("n_items") or 0),
