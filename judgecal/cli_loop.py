@@ -139,7 +139,8 @@ def cmd_align(args: argparse.Namespace) -> int:
                             folder=Path(args.out) if args.out else ws.path / "judges", n_items=args.items,
                             train_share=args.train_share, seed=args.split_seed, shots=args.shots,
                             n_boot=args.n_boot, invalid_as=args.invalid_as, evaluate_train=args.evaluate_train,
-                            orders=tuple(args.orders), consensus=args.consensus)
+                            orders=tuple(args.orders), consensus=args.consensus, candidates=args.candidates,
+                            verbose=not args.quiet)
         path = save_section(ws, "align", res["candidate"], res)
     sp = res["split"]
     print(f"split by item ({'stratified by label' if sp['stratified'] else 'random'}, seed {sp['seed']}): "
@@ -147,6 +148,14 @@ def cmd_align(args: argparse.Namespace) -> int:
           f"{sp['held_out_labels']}")
     print(f"candidate {inert(res['candidate'])}: {args.method} from the train split "
           f"({len(res['shots'])} examples, {len(res['guidelines'])} guidelines); spec {res['candidate_spec']}")
+    if "rationales" in res:
+        r = res["rationales"]
+        print(f"  rationales: {r['used']} quoted of {r['agree_with_truth']} on train items agreeing with the truth "
+              f"({r['positional']} left out: they name a shown position)")
+    if "optimizer" in res:
+        o = res["optimizer"]
+        print(f"  {o['library']} {o['optimizer']}: {o['candidates']} example sets scored on {o['n_val']} train items "
+              f"(best agreement {o['best_val_agreement']}); {o['calls']} calls, {o['cached_calls']} cached")
     for name, r in res["held_out"]["metrics"].items():
         if r["difference"] is not None:
             print(f"  held-out {name:22s} {r['baseline']:.3f} -> {r['candidate']:.3f}  Δ {r['difference']:+.3f} "
@@ -236,12 +245,18 @@ def add_parsers(sub: Any) -> None:
     p = sub.add_parser("align", help="build a candidate judge from the human labels (train split) and compare it "
                        "with the original on held-out labels it never saw")
     p.add_argument("--judge", required=True, help="the judge to align: <backend>/<model>, a spec YAML or a shipped spec")
-    p.add_argument("--method", choices=("fewshot", "guidelines"), required=True)
+    p.add_argument("--method", choices=("fewshot", "guidelines", "optimizer"), required=True,
+                   help="fewshot: examples from the judge's disagreements; guidelines: rules from the labels and "
+                   "quotes from the annotators' rationales; optimizer: DSPy's random search over example sets "
+                   "(the dspy extra)")
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
     p.add_argument("--items", type=_count, help="a stratified sample of this many labelled items (a small CPU run)")
     p.add_argument("--train-share", type=_open_unit, default=0.5, help="share of the items in the train split")
     p.add_argument("--split-seed", type=_seed, default=0, help="seeds the sample and the split")
-    p.add_argument("--shots", type=_count, default=4, help="fewshot: how many examples")
+    p.add_argument("--shots", type=_upto(64, "examples"), default=4, help="fewshot, optimizer: how many examples "
+                   "(at most)")
+    p.add_argument("--candidates", type=_upto(256, "example sets"), default=6, help="optimizer: how many bootstrapped example sets "
+                   "the search scores (besides the labelled-only set)")
     p.add_argument("--orders", type=_orders, default="AB,BA", help="presentation orders judged")
     p.add_argument("--evaluate-train", action="store_true", help="also judge the train split with the candidate "
                    "(shown apart, never called an improvement)")

@@ -64,8 +64,10 @@ def test_push_annotate_pull_aggregate(loop):
             item = mapping[t["data"]["key"]]
             label = truth[item] if k < 2 else "tie"  # reviewer2 always says tie
             shown = {"A": "B", "B": "A"}.get(label, label) if flipped[t["data"]["key"]] else label
+            why = [{"from_name": "rationale", "to_name": "prompt", "type": "textarea",
+                    "value": {"text": [f"reason for {item}", "  "]}}] if k == 0 else []
             r = session.post(f"/api/tasks/{t['id']}/annotations/", json={
-                "result": lstasks.annotation_json(shown), "lead_time": 12.5})
+                "result": lstasks.annotation_json(shown) + why, "lead_time": 12.5})
             assert r.status_code == 201, r.text
         session.close()
 
@@ -78,6 +80,10 @@ def test_push_annotate_pull_aggregate(loop):
     good = ls_ann[ls_ann["annotator"] != "reviewer2@example.org"]
     assert (good["label"].to_numpy() == truth.reindex(good["item_id"]).to_numpy()).all()
     assert (ls_ann["time_spent_s"] == 12.5).all()
+    # reviewer0's rationale box is kept as written (blank lines dropped); the others left it empty
+    mine = ls_ann["annotator"] == "reviewer0@example.org"
+    assert (ls_ann.loc[mine, "rationale"] == "reason for " + ls_ann.loc[mine, "item_id"]).all()
+    assert ls_ann.loc[~mine, "rationale"].isna().all()
     # a second pull brings nothing twice
     assert lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path)).new == 0
 
@@ -124,6 +130,8 @@ def test_bad_annotations_are_reported_and_skipped(loop):
                                  "value": {"choices": ["C better"]}}], False),
                               ([{"from_name": "sentiment", "to_name": "prompt", "type": "choices",
                                  "value": {"choices": ["A better"]}}], False),
+                              ([*lstasks.annotation_json("A"), {"from_name": "rationale", "to_name": "prompt",
+                                "type": "textarea", "value": {"text": [{"nested": 1}]}}], False),
                               (lstasks.annotation_json("A"), True)):
         r = session.post(f"/api/tasks/{tid}/annotations/", json={"result": result, "was_cancelled": cancelled})
         assert r.status_code == 201, r.text
@@ -132,9 +140,10 @@ def test_bad_annotations_are_reported_and_skipped(loop):
     assert (res.new, res.cancelled) == (0, 1)
     msgs = " | ".join(res.problems)
     assert "not in the labeling config" in msgs and "unknown field 'sentiment'" in msgs and "cancelled" in msgs
+    assert "the rationale is not text" in msgs
     assert len(ws.annotations_frame()) == before
     status = ws.ls_labels_frame(PROJECT)["status"].value_counts()
-    assert (status["rejected"], status["cancelled"]) == (2, 1)
+    assert (status["rejected"], status["cancelled"]) == (3, 1)
 
 
 def test_pull_while_the_server_is_down(loop):

@@ -4,6 +4,7 @@ the split and example choice on PandaLM, the whole loop live with the embedded j
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -88,3 +89,57 @@ def test_align_live_with_the_embedded_judge(pandalm_ws, tmp_path, capsys):
             assert res["train"]["improvement"] is None and "not evidence" in res["train"]["note"]
             assert cand["item_id"].nunique() == 8
     ws.close()
+
+
+def test_align_optimizer_draws_and_scores_on_the_train_split_only(pandalm_ws, truth, tmp_path, capsys):
+    """DSPy's random search, its every call made by the embedded judge through judgecal's engine."""
+    import yaml
+
+    from judgecal.data.store import Workspace
+    from judgecal.loop.align import split_items
+
+    ws = copy_workspace(pandalm_ws, tmp_path / "ws")
+    assert main(["align", "--method", "optimizer", "-w", str(ws.path), "--judge", "local/smollm2", "--consensus",
+                 "mv", "--items", "8", "--quiet", "--n-boot", "200", "--shots", "1", "--candidates", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "BootstrapFewShotWithRandomSearch: 3 example sets scored on 2 train items" in out
+    res = next(iter(json.loads((ws.path / "reports" / "align.json").read_text()).values()))
+    train, held, _ = split_items(truth, n_items=8, seed=0)
+    opt = res["optimizer"]
+    assert opt["library"] == "dspy 3.4.1" and (opt["n_fit"], opt["n_val"]) == (2, 2)
+    assert [s["score"] for s in opt["scores"]] == sorted((s["score"] for s in opt["scores"]), reverse=True)
+    assert all(0 <= s["score"] <= 1 and len(s["examples"]) >= 1 for s in opt["scores"])  # none zero-shot
+    assert res["shots"] == opt["scores"][0]["examples"] and set(res["shots"]) <= set(train)
+    with Workspace(opt["scratch"], create=False) as scratch:  # the optimizer's own calls: train items only
+        seen = set(scratch.judgments_frame()["item_id"])
+    assert seen and seen <= set(train) and not seen & set(held)
+    assert opt["calls"] + opt["cached_calls"] >= len(opt["scores"]) * opt["n_val"]
+    spec, rubric = resolve_judge(res["candidate_spec"])
+    items = {it.item_id: it for it in ws.items(ids=res["shots"])}
+    assert [s.prompt for s in rubric.shots] == [items[i].prompt for i in res["shots"]]
+    raw = yaml.safe_load(Path(res["candidate_spec"]).read_text("utf-8"))
+    assert raw["description"].endswith("--method optimizer")
+    cand = ws.judgments_frame(res["candidate"])
+    assert set(cand["item_id"]) <= set(held) and res["held_out"]["n_items"] <= len(held)
+    assert res["conclusion"] == conclusion(res["held_out"])
+
+
+def test_align_guidelines_quote_the_annotators_rationales(pandalm_ws, truth, tmp_path):
+    """Rationales stored beside the people's labels reach the candidate's rubric, train items only."""
+    from judgecal.data.records import Annotation
+    from judgecal.loop.align import split_items
+
+    ws = copy_workspace(pandalm_ws, tmp_path / "ws")
+    train, held, _ = split_items(truth, n_items=8, seed=0)
+    ws.add_annotations([Annotation(i, "critic", str(truth[i]), "AB", None, "experts", f"e/{i}",
+                                   rationale=f"Reason {k}: accuracy before fluency.") for k, i in
+                        enumerate(train + held)])
+    assert main(["align", "--method", "guidelines", "-w", str(ws.path), "--judge", "local/smollm2", "--consensus",
+                 "mv:pandalm", "--items", "8", "--quiet", "--n-boot", "200"]) == 0
+    res = next(iter(json.loads((ws.path / "reports" / "align.json").read_text()).values()))
+    assert res["rationales"]["train"] == len(train) and res["rationales"]["used"] >= 1
+    quoted = [g for g in res["guidelines"] if "accuracy before fluency" in g]
+    assert quoted and {a["item_id"] for a in res["rationales"]["annotations"]} <= set(train)
+    _, rubric = resolve_judge(res["candidate_spec"])
+    assert all(q.split('"')[1] in rubric.system for q in quoted)
+    assert not any(f"Reason {k}:" in rubric.system for k in range(len(train), len(train) + len(held)))

@@ -145,6 +145,28 @@ def parse_rating(result: list[dict[str, Any]], cfg: Config) -> tuple[int | None,
     return rating, None if rating is not None else "no rating given"
 
 
+MAX_RATIONALE_CHARS = 10_000
+
+
+def parse_rationale(result: list[dict[str, Any]]) -> tuple[str | None, str | None]:
+    """(the annotator's rationale, problem) from one annotation's result list: the ``rationale`` text
+    area's lines joined, stripped; ``None`` when the box was left empty. Stored as written (it may speak of
+    the responses as they were shown, e.g. "A", which the annotation's ``shown_order`` explains)."""
+    parts: list[str] = []
+    for r in result:
+        if r.get("from_name") != "rationale" or r.get("type") != "textarea":
+            continue
+        text = (r.get("value") or {}).get("text")
+        text = [text] if isinstance(text, str) else text
+        if not isinstance(text, list) or not all(isinstance(t, str) for t in text):
+            return None, "the rationale is not text"
+        parts.extend(t for t in text if t.strip())
+    joined = "\n".join(p.strip() for p in parts)
+    if len(joined) > MAX_RATIONALE_CHARS:
+        return None, f"the rationale is {len(joined):,} characters; the limit is {MAX_RATIONALE_CHARS:,}"
+    return joined or None, None
+
+
 def spans_json(regions: list[tuple[int, int, str]], text: str, control: str = "label",
                target: str = "text") -> list[dict[str, Any]]:
     """The result payload of marked regions, as Label Studio's UI submits it."""

@@ -396,6 +396,8 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                     rating, problem = kinds.parse_rating(result, cfg)
                 else:
                     shown, problem = _parse(result)
+                rationale, bad = kinds.parse_rationale(result) if cfg.kind != "spans" else (None, None)
+                problem = problem or bad
                 if problem:
                     res.problems.append(f"annotation {aid} on task {task.id} by {author}: {problem}, skipped")
                     labels.append({**row, "status": "rejected", "note": problem})
@@ -412,11 +414,12 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                     latest[(item_id, changer)] = ref
                 elif cfg.kind == "likert":
                     choice = str(rating)
-                    anns.append(Annotation(item_id, changer, choice, None, a.get("lead_time"), source, ref))
+                    anns.append(Annotation(item_id, changer, choice, None, a.get("lead_time"), source, ref,
+                                           rationale))
                 else:
                     choice = {"A": "B", "B": "A"}.get(str(shown), str(shown)) if flipped else str(shown)
                     anns.append(Annotation(item_id, changer, AGGREGATE_AS.get(choice, choice),
-                                           "BA" if flipped else "AB", a.get("lead_time"), source, ref))
+                                           "BA" if flipped else "AB", a.get("lead_time"), source, ref, rationale))
                 labels.append({**row, "choice": choice, "status": "ok", "note": None})
                 res.updated += (pid, aid) in seen
                 res.new += (pid, aid) not in seen

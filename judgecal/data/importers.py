@@ -4,11 +4,12 @@ Schema (one record per line/row; ``id`` may be a string or an integer):
 
 - pairwise: ``id``, ``prompt``, ``response_a``, ``response_b``; optional ``model_a``,
   ``model_b``, ``family_a``, ``family_b``, ``reference``, ``human_labels`` (object: annotator ->
-  ``"A"``/``"B"``/``"tie"``), ``metadata`` (object).
+  ``"A"``/``"B"``/``"tie"``), ``human_rationales`` (object: annotator -> the reason they gave, for an
+  annotator with a label on that item), ``metadata`` (object).
 - pointwise: ``id``, ``prompt``, ``response``; optional ``model``, ``family``, ``reference``,
   ``human_labels`` (annotator -> integer score), ``human_spans`` (annotator -> list of
   ``[start, end]`` or ``[start, end, label]``, character offsets into ``response``; an empty list
-  when the annotator marked nothing), ``metadata``.
+  when the annotator marked nothing), ``human_rationales``, ``metadata``.
 
 Every problem is reported with file, line (1-based; the header is line 1 in a CSV, rows follow)
 and field; nothing is written unless the whole file is valid.
@@ -29,7 +30,7 @@ import io
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,9 @@ from judgecal.data.store import Workspace
 
 MAX_TEXT_CHARS = 200_000
 PAIRWISE_FIELDS = {"id", "prompt", "response_a", "response_b", "model_a", "model_b", "family_a",
-                   "family_b", "reference", "human_labels", "metadata"}
+                   "family_b", "reference", "human_labels", "human_rationales", "metadata"}
 POINTWISE_FIELDS = {"id", "prompt", "response", "model", "family", "reference", "human_labels", "human_spans",
-                    "metadata"}
+                    "human_rationales", "metadata"}
 SCORE_RANGE = (1, 10)
 MAX_ID_CHARS = 1_000  # an item id or an annotator's name: a key, shown in every table
 RESPONSES = ("response", "response_a", "response_b")  # may be empty: a refusal or a truncation is an output
@@ -129,7 +130,7 @@ def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
             # an empty cell is an absent value, except in a required text column, where it is named as empty
             clean = {k: v for k, v in rec.items() if not (v is None or (isinstance(v, float) and math.isnan(v))
                                                           or (v == "" and k not in REQUIRED_TEXT))}
-            for k in ("human_labels", "human_spans", "metadata"):
+            for k in ("human_labels", "human_rationales", "human_spans", "metadata"):
                 if isinstance(clean.get(k), str):
                     with contextlib.suppress(json.JSONDecodeError, RecursionError):
                         clean[k] = json.loads(clean[k])
@@ -352,6 +353,7 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
                 problems.append(Problem(f, n, f"human_labels.{annotator}", f"unknown label {shown}; expected {want}"))
                 continue
             anns.append(Annotation(item_id, str(annotator), str(label), "AB", None, source, f"{source}/{item_id}/{annotator}"))
+        anns = _with_rationales(rec.get("human_rationales"), anns, f, n, problems)
         if prompt is None or len(cands) != len(keys):
             continue
         result.items.append(Item(item_id, prompt, cands, task, reference, source, meta))  # type: ignore[arg-type]
@@ -360,6 +362,32 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
         result.spans.extend(spans)
         result.annotations.extend(anns)
     return result, problems
+
+
+def _with_rationales(raw: Any, anns: list[Annotation], f: str, n: int,
+                     problems: list[Problem]) -> list[Annotation]:
+    """``anns`` with each annotator's rationale (``human_rationales``: annotator -> text) attached; a rationale
+    must belong to an annotator who labelled the item. ``null`` or blank text is no rationale."""
+    if raw is None:
+        return anns
+    if not isinstance(raw, dict):
+        problems.append(Problem(f, n, "human_rationales", "must be an object of annotator -> text"))
+        return anns
+    by_who = {a.annotator: a for a in anns}
+    out = dict(by_who)
+    for who, text in raw.items():
+        fld = f"human_rationales.{who}"
+        if text is None or (isinstance(text, str) and not text.strip()):
+            continue
+        if not isinstance(text, str):
+            problems.append(Problem(f, n, fld, f"must be text, not {type(text).__name__}"))
+        elif len(text) > MAX_TEXT_CHARS:
+            problems.append(Problem(f, n, fld, f"is {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}"))
+        elif str(who) not in by_who:
+            problems.append(Problem(f, n, fld, f"{who!r} has no label on this item in human_labels"))
+        else:
+            out[str(who)] = replace(by_who[str(who)], rationale=text.strip())
+    return list(out.values())
 
 
 def validate_file(path: str | Path, task: str = "pairwise", source: str | None = None) -> ImportResult:

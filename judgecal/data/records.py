@@ -110,6 +110,7 @@ class Annotation:
     time_spent_s: float | None = None
     source: str = "user"
     annotation_id: str | None = None
+    rationale: str | None = None  # the annotator's own words, when they gave any (untrusted text)
 
 
 @dataclass

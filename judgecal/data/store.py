@@ -33,14 +33,15 @@ from judgecal.data.records import (
     Span,
 )
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Additive migrations: version -> what it adds (the CREATE TABLE IF NOT EXISTS below does the work;
 # _MIGRATION_SQL holds the data a version copies forward, if any).
 MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids (ls_pulled)",
               3: "Label Studio per-annotator projects (ls_projects), task copies (ls_copies), pulled labels (ls_labels)",
               4: "judge specs (judge_specs) and the (judge, spec_hash) index of judgments",
               5: "human and judge spans (spans)",
-              6: "stability runs, their variants and per-item verdicts (stability_*)"}
+              6: "stability runs, their variants and per-item verdicts (stability_*)",
+              7: "annotators' rationales (annotations.rationale)"}
 DB_NAME = "judgecal.sqlite"
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another process's write lock
 
@@ -367,6 +368,10 @@ class Workspace:
                 for v in range(int(row[0]) + 1, SCHEMA_VERSION + 1):
                     for sql in _MIGRATION_SQL.get(v, ()):
                         tx.execute(sql)
+                have = {r[1] for r in tx.execute("PRAGMA table_info(annotations)")}
+                for f in ANNOTATION_FIELDS:  # columns added to the record since (7: rationale)
+                    if f not in have:
+                        tx.execute(f"ALTER TABLE annotations ADD COLUMN {f} TEXT")
                 tx.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
         elif int(row[0]) != SCHEMA_VERSION:
             raise WorkspaceError(
@@ -527,6 +532,16 @@ class Workspace:
             q = f"SELECT key FROM judgments WHERE status != 'error' AND key IN ({', '.join('?' for _ in chunk)})"
             found.update(r[0] for r in self.conn.execute(q, chunk))
         return found
+
+    def verdicts_of(self, keys: Iterable[str]) -> dict[str, str]:
+        """key -> stored verdict (item orientation) of the calls ``keys`` that have one."""
+        keys = list(keys)
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT key, verdict FROM judgments WHERE key IN ({', '.join('?' for _ in chunk)})"
+            out.update((str(k), str(v)) for k, v in self.conn.execute(q, chunk) if v is not None)
+        return out
 
     # -- claims: concurrent judge runs never make the same call twice -----------------------------
     def claim(self, keys: Sequence[str], owner: RunOwner, stale_s: float = 60.0) -> Claims:
@@ -928,7 +943,7 @@ class Workspace:
         return df.drop(columns=["spec_hash"])
 
     def explorer_item_annotations(self, item_id: str) -> pd.DataFrame:
-        return pd.read_sql_query("SELECT annotator, label, shown_order, time_spent_s, source FROM annotations "
+        return pd.read_sql_query("SELECT annotator, label, rationale, shown_order, time_spent_s, source FROM annotations "
                                  "WHERE item_id = ? ORDER BY rowid", self.conn, params=[item_id])
 
     def explorer_item_consensus(self, item_id: str) -> pd.DataFrame:

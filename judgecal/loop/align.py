@@ -9,8 +9,10 @@
      each item as earlier chat turns (the rubric's ``shots``);
    - ``guidelines``: rules written from the train split's labels: how often people called a tie, how
      often they preferred the longer response, and which mistake the judge made most (e.g. "said A where
-     people said B"), added to the rubric's system prompt. (judgecal's annotations carry no rationales
-     yet, so nothing is distilled from annotators' own words.)
+     people said B"), then up to five guidelines quoted from the annotators' own rationales on train items
+     (:mod:`judgecal.loop.rationales`), added to the rubric's system prompt;
+   - ``optimizer``: DSPy's random search over sets of worked examples, scored on a part of the train split
+     (:mod:`judgecal.loop.optimize`; the ``dspy`` extra).
    The candidate is a new rubric file and a new judge spec file (never pooled with the original).
 3. **Judge the held-out split** with both the original and the candidate, and compare them there only
    (:func:`judgecal.loop.compare.compare_judges`: paired differences with CIs for κ, accuracy and every
@@ -42,7 +44,7 @@ from judgecal.loop import LoopError
 from judgecal.loop.compare import compare_judges, judge_frame
 from judgecal.loop.gate import decide
 
-METHODS = ("fewshot", "guidelines")
+METHODS = ("fewshot", "guidelines", "optimizer")
 
 
 def split_items(truth: pd.Series, *, train_share: float = 0.5, seed: int = 0,
@@ -80,13 +82,18 @@ def _words(item: Item) -> int:
     return len(item.prompt.split()) + sum(len(c.text.split()) for c in item.candidates)
 
 
+def showable(item: Item, max_words: int = 160) -> bool:
+    """Whether ``item`` can be a worked example: a prompt, two non-empty responses, at most ``max_words``."""
+    return (len(item.candidates) == 2 and bool(item.prompt.strip()) and all(c.text.strip() for c in item.candidates)
+            and _words(item) <= max_words)
+
+
 def choose_shots(items: dict[str, Item], verdict: pd.Series, truth: pd.Series, k: int = 4,
                  max_words: int = 160) -> list[dict[str, str]]:
     """Up to ``k`` examples from the items where ``verdict`` (the judge's item verdict) is not the
     human label: shortest first (at most ``max_words`` words), one human label after another."""
     wrong = [i for i in verdict.index if i in items and i in truth.index and verdict[i] != truth[i]
-             and len(items[i].candidates) == 2 and items[i].prompt.strip()
-             and all(c.text.strip() for c in items[i].candidates) and _words(items[i]) <= max_words]
+             and showable(items[i], max_words)]
     by_label: dict[str, list[str]] = {}
     for i in sorted(wrong, key=lambda i: (_words(items[i]), i)):
         by_label.setdefault(str(truth[i]), []).append(i)
@@ -149,7 +156,7 @@ def candidate_spec(spec: JudgeSpec, method: str, shots: list[dict[str, str]], ru
     raw = rubric_source(spec.rubric)
     if raw.get("kind") != "pairwise":
         raise LoopError(f"rubric {spec.rubric!r}: alignment builds pairwise judges only, this one is {raw.get('kind')}")
-    if method == "fewshot":
+    if method in ("fewshot", "optimizer"):
         raw["shots"] = [{k: v for k, v in s.items() if k != "item_id"} for s in shots]
     else:
         raw["system"] = str(raw["system"]).rstrip() + "\nGuidelines from expert reviewers:\n" + "\n".join(
@@ -184,7 +191,8 @@ def run_align(ws: Workspace, judge: str, method: str, truth: pd.Series, *,
               engine_for: Callable[[str], Any], folder: Path, n_items: int | None = None,
               train_share: float = 0.5, seed: int = 0, shots: int = 4, max_words: int = 160,
               n_boot: int = 2000, invalid_as: str = "tie", evaluate_train: bool = False,
-              orders: tuple[str, ...] = ("AB", "BA"), consensus: str = "") -> dict[str, Any]:
+              orders: tuple[str, ...] = ("AB", "BA"), consensus: str = "", candidates: int = 6,
+              verbose: bool = False) -> dict[str, Any]:
     """The whole loop (see the module docstring); ``engine_for(judge)`` makes an engine for a judge
     argument (the CLI's ``make_engine``)."""
     if method not in METHODS:
@@ -199,7 +207,19 @@ def run_align(ws: Workspace, judge: str, method: str, truth: pd.Series, *,
     frame = judge_frame(ws, base_name)
     verdict = item_verdicts(frame[frame["item_id"].isin(train)], invalid_as)
     chosen = choose_shots(pairs, verdict, t, k=shots, max_words=max_words) if method == "fewshot" else []
-    rules = write_guidelines({i: pairs[i] for i in train}, verdict, t.reindex(train)) if method == "guidelines" else []
+    rules: list[str] = []
+    extra: dict[str, Any] = {}
+    if method == "guidelines":
+        from judgecal.loop.rationales import distil
+
+        quoted, extra["rationales"] = distil(ws.annotations_frame(), t, verdict, train)
+        rules = write_guidelines({i: pairs[i] for i in train}, verdict, t.reindex(train)) + quoted
+    if method == "optimizer":
+        from judgecal.loop.optimize import optimize_shots
+
+        chosen, extra["optimizer"] = optimize_shots(
+            base, pairs, t, train, scratch=ws.path / "align" / "optimizer", shots=shots, candidates=candidates,
+            max_words=max_words, seed=seed, eligible=lambda it: showable(it, max_words), verbose=verbose)
     if method == "fewshot" and not chosen:
         raise LoopError(f"{base_name} disagrees with the people on no train item short enough to show "
                         f"(at most {max_words} words): nothing to learn few-shot examples from")
@@ -216,7 +236,7 @@ def run_align(ws: Workspace, judge: str, method: str, truth: pd.Series, *,
         "schema": "judgecal.align/1", "judge": base_name, "candidate": cand_name, "method": method,
         "candidate_spec": str(spec_path), "consensus": consensus, "split": about,
         "shots": [s["item_id"] for s in chosen], "guidelines": rules,
-        "held_out": held_cmp, "conclusion": conclusion(held_cmp),
+        **extra, "held_out": held_cmp, "conclusion": conclusion(held_cmp),
         "basis": "the held-out split only: the candidate was built from the train split and never saw these items",
     }
     if evaluate_train:

@@ -18,6 +18,20 @@ TITLES = {
 }
 
 
+def built_from(a: dict[str, Any]) -> str:
+    """What an alignment's candidate was built from, in words (train split only)."""
+    shots, rules = len(a.get("shots") or []), len(a.get("guidelines") or [])
+    if a.get("method") == "optimizer" and a.get("optimizer"):
+        o = a["optimizer"]
+        return (f"{shots} examples chosen by {o.get('library')} {o.get('optimizer')} from {o.get('candidates')} "
+                f"sets scored on {o.get('n_val')} train items (best agreement {o.get('best_val_agreement')})")
+    if a.get("method") == "guidelines":
+        r = a.get("rationales") or {}
+        return (f"{rules} guidelines, {r.get('used', 0)} quoted from annotators' rationales "
+                f"({r.get('agree_with_truth', 0)} on train items agreeing with the truth, {r.get('positional', 0)} "
+                "left out for naming a shown position)")
+    return f"{shots} examples from the judge's disagreements on the train split"
+
 def load_loop(reports_dir: str | Path) -> dict[str, Any]:
     """What the loop commands stored, without the per-item maps; ``{}`` when none ran."""
     out: dict[str, Any] = {}
@@ -73,8 +87,9 @@ def loop_tables(loop: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:
         split = a.get("split") or {}
         for row in _metric_rows((a.get("held_out") or {}).get("metrics") or {}):
             out["align"].append({"candidate judge": name, "from": a.get("judge"), "method": a.get("method"),
-                                 "train labels": split.get("n_train"), "held-out labels": split.get("n_held_out"),
-                                 **row, "held-out conclusion": a.get("conclusion")})
+                                 "built from": built_from(a), "train labels": split.get("n_train"),
+                                 "held-out labels": split.get("n_held_out"), **row,
+                                 "held-out conclusion": a.get("conclusion")})
     for name, c in (loop.get("cascades") or {}).items():
         for st in c.get("stages") or []:
             out["cascades"].append({
