@@ -4,9 +4,11 @@ A stratified, seeded sample of PandaLM items (majority vote of its three annotat
 by item into train and held-out halves; `align --method fewshot` and `--method guidelines` build two
 candidates from the train half; both are compared with the original on the held-out half only (paired item
 bootstrap). Then the same workspace runs a cascade: SmolLM2 (on the items it judged), a panel of PandaLM's two
-recorded judges, GPT-3.5 recorded, then people. ``python benchmarks/bench_align.py [N_ITEMS] [SHOTS] [WORKSPACE]``
-(a kept workspace makes a re-run reuse its judgments); prints JSON (kept in
-benchmarks/results/align_smollm2.json). An honest zero is a result.
+recorded judges, GPT-3.5 recorded, then people.
+``python benchmarks/bench_align.py [N_ITEMS] [SHOTS] [WORKSPACE] [--methods fewshot,guidelines,optimizer]
+[--candidates K] [--no-cascade]`` (a kept workspace makes a re-run reuse its judgments); prints JSON (kept in
+benchmarks/results/align_smollm2.json, and the optimizer's run in align_optimizer_smollm2.json). An honest
+zero is a result.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def cascade(ws_path: Path) -> dict:
     return out
 
 
-def run(n_items: int, shots: int, keep: str | None = None) -> dict:
+def run(n_items: int, shots: int, keep: str | None = None, methods: tuple[str, ...] = ("fewshot", "guidelines"),
+        candidates: int = 6, with_cascade: bool = True) -> dict:
     out: dict = {"benchmark": "align_smollm2", "machine": machine(), "dataset": "pandalm (testset-v1)",
                  "truth": "mv (three annotators)", "judge": "local/smollm2", "items": n_items, "shots": shots,
                  "orders": "AB,BA", "n_boot": 2000, "methods": {}}
@@ -68,19 +71,32 @@ def run(n_items: int, shots: int, keep: str | None = None) -> dict:
             import_dataset(ws, "pandalm")
             compute_consensus(ws, ("mv",))
             ws.close()
-        for method in ("fewshot", "guidelines"):
+        for method in methods:
             t0 = time.perf_counter()
             rc = main(["align", "-w", str(Path(tmp) / "ws"), "--judge", "local/smollm2", "--method", method,
-                       "--consensus", "mv", "--items", str(n_items), "--shots", str(shots), "--quiet"])
+                       "--consensus", "mv", "--items", str(n_items), "--shots", str(shots), "--quiet",
+                       "--candidates", str(candidates)])
             saved = json.loads((Path(tmp) / "ws" / "reports" / "align.json").read_text())
             res = next(r for r in saved.values() if r["method"] == method)
             out["methods"][method] = {"exit": rc, "seconds": round(time.perf_counter() - t0, 1), **summary(res)}
-        out["cascade"] = cascade(Path(tmp) / "ws")
+            if "optimizer" in res:
+                out["methods"][method]["optimizer"] = {k: v for k, v in res["optimizer"].items() if k != "scratch"}
+        if with_cascade:
+            out["cascade"] = cascade(Path(tmp) / "ws")
     out["peak_rss_mb"] = peak_rss_mb()
     return out
 
 
 if __name__ == "__main__":
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 80
-    k = int(sys.argv[2]) if len(sys.argv) > 2 else 4
-    print(json.dumps(run(n, k, sys.argv[3] if len(sys.argv) > 3 else None), indent=1))
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("n_items", nargs="?", type=int, default=80)
+    ap.add_argument("shots", nargs="?", type=int, default=4)
+    ap.add_argument("workspace", nargs="?")
+    ap.add_argument("--methods", default="fewshot,guidelines")
+    ap.add_argument("--candidates", type=int, default=6)
+    ap.add_argument("--no-cascade", action="store_true")
+    a = ap.parse_args()
+    print(json.dumps(run(a.n_items, a.shots, a.workspace, tuple(a.methods.split(",")), a.candidates,
+                         not a.no_cascade), indent=1))

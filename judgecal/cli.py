@@ -1197,6 +1197,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgecal.cli_loop import add_parsers as add_loop_parsers
 
     add_loop_parsers(sub)  # gate, regrade, panel, align, cascade
+    from judgecal.cli_serve import add_parser as add_serve_parser
+
+    add_serve_parser(sub, _count, _port)
     return ap
 
 

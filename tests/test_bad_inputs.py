@@ -667,6 +667,9 @@ FLAG_CASES += [  # the loop's commands: gate, align, cascade
           "argument --human-cost: '-3': give a cost in USD of at least 0"),
 ]
 VALIDATE_CASES = [
+    Case("flag-serve-port-0", ["serve", "--port", "0"], ("judgecal serve: argument --port: 0 is not a port",)),
+    Case("flag-serve-unknown-model", ["serve", "--model", "nosuch", "--port", "1"],
+         ("judgecal serve: unknown local model 'nosuch'",)),
     Case("flag-validate-seeds-0", ["validate", "--seeds", "0"], ("judgecal validate: argument --seeds: 0 is not allowed",)),
     Case("flag-validate-seeds-huge", ["validate", "--seeds", "1000000"], ("judgecal validate: argument --seeds: "
                                                                           "1,000,000 is more than 100,000",)),

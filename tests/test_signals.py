@@ -105,3 +105,32 @@ def test_annotate_server_start_stopped_while_starting_leaves_no_label_studio(wor
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serve_answers_then_stops_with_every_process_it_started(sig: signal.Signals) -> None:
+    """`judgecal serve` (llama.cpp's OpenAI-compatible server) judges over HTTP, then stops cleanly."""
+    import httpx
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "judgecal.cli", "serve", "--port", str(port), "--threads", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/v1/models", proc, 120, "judgecal serve")
+        r = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", timeout=60, json={
+            "model": "smollm2", "max_tokens": 2, "messages": [{"role": "user", "content": "Say A or B."}]})
+        assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] is not None
+        busy = subprocess.run([sys.executable, "-m", "judgecal.cli", "serve", "--port", str(port)],
+                              capture_output=True, text=True, timeout=60)
+        assert busy.returncode == 2 and f"127.0.0.1:{port} is already in use" in busy.stderr
+        family = {proc.pid} | _descendants(proc.pid)
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        assert _gone(family) == set()
+        import socket
+
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", port)) != 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
