@@ -702,7 +702,7 @@ def cmd_annotators(args: argparse.Namespace) -> int:
 
 def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
            selective: tuple[float, float] | None = None,
-           cluster: dict[str, Any] | None = None) -> tuple[dict[str, Any], Path, Path]:
+           cluster: dict[str, Any] | None = None, summary_only: bool = False) -> tuple[dict[str, Any], Path, Path]:
     from judgecal.audit.decision import load_thresholds
     from judgecal.audit.run import run_audit
     from judgecal.data.families import load_families
@@ -747,7 +747,7 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
 
     attach_loop(ws, report)  # gate, panels, align, cascades (judgecal/cli_loop.py)
     report["provenance"] = provenance(ws, report)
-    js, html = write_report(report, out)
+    js, html = write_report(report, out, summary_only=summary_only)
     ws.record_report(js)  # the explorer opens the latest audit wherever --out put it
     return report, js, html
 
@@ -768,13 +768,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         cluster = None if local else {"address": args.address, "shard_dir": args.shard_dir,
                                       "n_shards": args.shards or 16}
         report, js, html = _audit(ws, out, args.consensus, args.invalid_as, args.n_boot,
-                                  (args.selective_target, args.selective_delta), cluster)
+                                  (args.selective_target, args.selective_delta), cluster, args.summary_only)
     written, no_pdf = [js, html], None
     if args.pdf:
         from judgecal.report.pdf import PdfError, write_pdf
 
         try:
-            written.append(write_pdf(report, out / "audit.pdf"))
+            written.append(write_pdf(report, out / "audit.pdf", summary_only=args.summary_only))
         except PdfError as exc:
             no_pdf = str(exc)
     if args.json:
@@ -818,14 +818,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         from judgecal.report.pdf import PdfError, write_pdf
 
         try:
-            write_pdf(report, out)
+            write_pdf(report, out, summary_only=args.summary_only)
         except PdfError as exc:
             raise UsageError(str(exc)) from None
     else:
         from judgecal.report.write import render_html
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(render_html(report), "utf-8")
+        out.write_text(render_html(report, summary_only=args.summary_only), "utf-8")
     print(f"wrote {out}")
     return 0
 
@@ -860,7 +860,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     return 0  # pragma: no cover
 
 
-DEMO_ITEMS = 80  # live items of the embedded judge (160 calls, ~0.8 CPU-s each on 2 cores): the demo stays short
+DEMO_ITEMS = 60  # live items of the embedded judge (120 calls, ~0.8 CPU-s each on 2 cores): the demo stays short
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -1076,6 +1076,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
     p.add_argument("--n-boot", type=_upto(MAX_N_BOOT, "bootstrap replicates"), default=2000)
     p.add_argument("--pdf", action="store_true", help="also write the printable trust report audit.pdf")
+    p.add_argument("--summary-only", action="store_true", help="audit.html and audit.pdf hold page one only (each "
+                   "judge's verdict, the reason that matters most, its like-for-like reference, what was not tested), "
+                   "without the per-judge detail")
     p.add_argument("--json", action="store_true", help="print audit.json to stdout instead of the summary")
     p.add_argument("--selective-target", type=_open_unit, default=0.9, help="selective evaluation: the "
                    "agreement with the humans the kept items must reach (default 0.9)")
@@ -1169,6 +1172,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("format", choices=("pdf", "html"))
     p.add_argument("audit", help="an audit.json written by `judgecal audit`")
     p.add_argument("--out", help="output file (default: beside audit.json, audit.pdf or audit.html)")
+    p.add_argument("--summary-only", action="store_true", help="page one only: the summary of every judge, "
+                   "without the per-judge detail")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("export", help="export a table to Parquet or JSONL")

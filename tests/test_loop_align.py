@@ -103,6 +103,7 @@ def test_align_optimizer_draws_and_scores_on_the_train_split_only(pandalm_ws, tr
                  "mv", "--items", "8", "--quiet", "--n-boot", "200", "--shots", "1", "--candidates", "1"]) == 0
     out = capsys.readouterr().out
     assert "BootstrapFewShotWithRandomSearch: 3 example sets scored on 2 train items" in out
+    assert "Going to sample" not in out and "Average Metric" not in out  # DSPy's own prints kept off stdout
     res = next(iter(json.loads((ws.path / "reports" / "align.json").read_text()).values()))
     train, held, _ = split_items(truth, n_items=8, seed=0)
     opt = res["optimizer"]

@@ -144,10 +144,10 @@ def optimize_shots(base: Engine, items: dict[str, Item], truth: pd.Series, train
         def agrees(ex: Any, pred: Any, trace: Any = None) -> bool:
             return bool(pred.answer == ex.answer)
 
-        opt = dspy.teleprompt.BootstrapFewShotWithRandomSearch(
-            metric=agrees, max_bootstrapped_demos=shots, max_labeled_demos=shots,
-            num_candidate_programs=candidates, num_threads=1, max_errors=10**6)
-        with _quiet(verbose):
+        with _quiet(verbose):  # DSPy prints from its constructor on
+            opt = dspy.teleprompt.BootstrapFewShotWithRandomSearch(
+                metric=agrees, max_bootstrapped_demos=shots, max_labeled_demos=shots,
+                num_candidate_programs=candidates, num_threads=1, max_errors=10**6)
             # every candidate holds examples (-3, the zero-shot program, is the original judge, which the
             # held-out comparison measures the winner against)
             best = opt.compile(judge_program(answer_with), trainset=[example(i) for i in pool],
