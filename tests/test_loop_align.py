@@ -144,3 +144,29 @@ def test_align_guidelines_quote_the_annotators_rationales(pandalm_ws, truth, tmp
     _, rubric = resolve_judge(res["candidate_spec"])
     assert all(q.split('"')[1] in rubric.system for q in quoted)
     assert not any(f"Reason {k}:" in rubric.system for k in range(len(train), len(train) + len(held)))
+
+
+def test_optimizer_keeps_bootstrapped_examples_the_judge_answered_as_the_people(pandalm_ws, truth, tmp_path):
+    """Short PandaLM items whose truth is A (SmolLM2 answers A to nearly everything): DSPy bootstraps
+    examples from the judge's own right answers; each is traced back to its train item."""
+    import argparse
+
+    from judgecal.cli import make_engine
+    from judgecal.loop.align import showable
+    from judgecal.loop.optimize import optimize_shots
+
+    ws = copy_workspace(pandalm_ws, tmp_path / "ws")
+    items = {it.item_id: it for it in ws.items()}
+    short = sorted((i for i in truth.index if truth[i] == "A" and showable(items[i], 90)),
+                   key=lambda i: (len(items[i].prompt) + sum(len(c.text) for c in items[i].candidates), i))[:6]
+    assert len(short) == 6
+    args = argparse.Namespace(judge="local/smollm2", rubric="pairwise", temperature=0.0, max_tokens=None,
+                              concurrency=2, quiet=True, timeout=120.0, max_retry_after=60.0)
+    chosen, about = optimize_shots(make_engine(ws, args), items, truth, short, scratch=tmp_path / "scratch",
+                                   shots=2, candidates=1, max_words=90, eligible=lambda it: showable(it, 90))
+    assert about["n_fit"] + about["n_val"] == 6 and about["candidates"] == 3
+    boot = [s for s in about["scores"] if s["bootstrapped"]]
+    assert boot, about["scores"]  # the judge answered some fit items as the people did
+    assert all(set(s["examples"]) <= set(short) for s in about["scores"])
+    assert chosen and all(c["item_id"] in short and c["answer"] == "A" for c in chosen)
+    assert all(c["prompt"] == items[c["item_id"]].prompt for c in chosen)

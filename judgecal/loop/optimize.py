@@ -152,11 +152,15 @@ def optimize_shots(base: Engine, items: dict[str, Item], truth: pd.Series, train
             # held-out comparison measures the winner against)
             best = opt.compile(judge_program(answer_with), trainset=[example(i) for i in pool],
                                valset=[example(i) for i in sorted(val)], restrict=range(-2, candidates))
+    def item_of(d: Any) -> str:  # a bootstrapped example holds the inputs and the judge's answer, not the id
+        return by_text[(str(d.prompt), str(d.first), str(d.second))].item_id
+
     demos = list(best.verdict.demos)
-    chosen = [{"item_id": str(d.item_id), "prompt": str(d.prompt), "first": str(d.first),
+    chosen = [{"item_id": item_of(d), "prompt": str(d.prompt), "first": str(d.first),
                "second": str(d.second), "answer": str(d.answer)} for d in demos]
     scores = [{"score": round(float(c["score"]) / 100, 4),
-               "examples": [str(d.item_id) for d in c["program"].verdict.demos]}
+               "examples": [item_of(d) for d in c["program"].verdict.demos],
+               "bootstrapped": sum(bool(d.get("augmented")) for d in c["program"].verdict.demos)}
               for c in best.candidate_programs]
     about = {"library": f"dspy {dspy.__version__}", "optimizer": "BootstrapFewShotWithRandomSearch",
              "n_fit": len(pool), "n_val": len(val), "candidates": len(scores),
