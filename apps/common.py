@@ -29,6 +29,14 @@ from judgecal.inert import csv_frame
 
 Stamp = tuple[int, ...]
 
+# The first element a Streamlit process draws asks whether it runs in a Python REPL (to print a "use
+# streamlit run" warning) by walking inspect.stack(), which resolves the source file of every loaded module:
+# 0.3-0.6 s on 2 busy cores, paid by the first reader of a freshly started explorer. The explorer runs
+# under `streamlit run` only, so the question is answered here, once, before the server starts.
+_dg = sys.modules.get("streamlit.delta_generator")
+if _dg is not None and hasattr(_dg, "_use_warning_has_been_displayed"):
+    setattr(_dg, "_use_warning_has_been_displayed", True)  # noqa: B010  (a private flag of Streamlit's)
+
 
 def ws_path() -> Path:
     ap = argparse.ArgumentParser()
@@ -103,18 +111,20 @@ def no_audit() -> None:
 # cache_resource, not cache_data: a frame of a million rows is handed out as it is, not unpickled on every
 # rerun; callers never change a frame in place (they derive new ones).
 @st.cache_resource(max_entries=64, show_spinner="Reading the workspace...")
-def _query(path: str, key: Stamp, name: str, args: tuple[Any, ...]) -> Any:
+def _query(path: str, key: Stamp, name: str, args: tuple[Any, ...],
+           kwargs: tuple[tuple[str, Any], ...] = ()) -> Any:
     ws = Workspace(path, create=False)
     try:
-        return getattr(ws, name)(*args)
+        return getattr(ws, name)(*args, **dict(kwargs))
     finally:
         ws.close()
 
 
-def query(name: str, *args: Any) -> Any:
-    """``Workspace.<name>(*args)`` (an explorer query of :mod:`judgecal.data.store`), cached per state."""
+def query(name: str, *args: Any, **kwargs: Any) -> Any:
+    """``Workspace.<name>(*args, **kwargs)`` (an explorer query of :mod:`judgecal.data.store`), cached per
+    state and arguments."""
     p = ws_path()
-    return _query(str(p), stamp(p), name, args)
+    return _query(str(p), stamp(p), name, args, tuple(sorted(kwargs.items())))
 
 
 @st.cache_data(max_entries=8, show_spinner="Computing the annotators' agreement...")

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 from judgecal.apps.common import (
-    Stamp,
     annotators,
     chart_plain,
     fmt_m,
@@ -17,11 +15,8 @@ from judgecal.apps.common import (
     md_plain,
     query,
     report,
-    stamp,
     table,
-    ws_path,
 )
-from judgecal.apps.page_judges import item_verdicts, truth_series
 
 
 def annotators_page() -> None:
@@ -66,44 +61,9 @@ def annotators_page() -> None:
 MAX_LISTED = 200
 
 
-def _member(ids: pd.Series, among: Any) -> np.ndarray:
-    """Whether each id is in ``among``, through a hash index (``Series.isin`` on Arrow strings walks Python
-    objects one by one)."""
-    return pd.Index(pd.unique(np.asarray(among, dtype=object))).get_indexer(ids.to_numpy(dtype=object)) >= 0
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _split(path: str, key: Stamp) -> pd.Index:
-    """Items on which the judges' item verdicts differ."""
-    n = item_verdicts(query("explorer_verdicts")).groupby("item_id")["verdict"].nunique()
-    return n.index[n > 1]
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _index(path: str, key: Stamp) -> pd.DataFrame:
-    """Every item, shortest ids first (numeric ids then read in order)."""
-    idx = query("explorer_items_index")
-    return idx.assign(_n=idx["item_id"].str.len()).sort_values(["_n", "item_id"], kind="stable").drop(columns="_n")
-
-
-@st.cache_resource(max_entries=16, show_spinner="Indexing the items...")
-def _base(path: str, key: Stamp, focus: str | None, truth_method: str | None) -> pd.DataFrame:
-    """The items the judge in focus judged (every item without one), with its verdict in each order, its
-    item verdict and the humans' consensus label; computed once per workspace state and judge."""
-    out = _index(path, key)
-    if focus:
-        v = query("explorer_verdicts")
-        mv = item_verdicts(v[v["judge"] == focus]).set_index("item_id")
-        out = out.join(mv[["AB", "BA", "verdict"]].rename(columns={"AB": "judge AB", "BA": "judge BA"}),
-                       on="item_id", how="inner")
-    truth = truth_series({"settings": {"consensus": truth_method}}) if truth_method else pd.Series(dtype=object)
-    return out.assign(humans=out["item_id"].map(truth))
-
-
-def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[pd.DataFrame, str | None]:
-    p = ws_path()
-    key = stamp(p)
-    idx = _index(str(p), key)
+def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[int, pd.DataFrame, str | None]:
+    """The filters, and what they select: the store selects in SQLite (``explorer_find_items``) how many items
+    match and the first :data:`MAX_LISTED`; each filter's choices are read from an index."""
     focus = st.selectbox("Judge in focus", judges, key="items-judge") if judges else None
     c1, c2, c3, c4 = st.columns(4)
     disagree_h = c1.checkbox("judge disagrees with the humans", key="f-humans")
@@ -111,41 +71,31 @@ def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[pd.DataFra
     disagree_j = c3.checkbox("judges disagree with each other", key="f-judges")
     spans = c4.checkbox("spans present", key="f-spans")
     c1, c2, c3 = st.columns(3)
-    cats = sorted(str(c) for c in idx["category"].dropna().unique())
-    cat = c1.multiselect("category", cats, key="f-category")
-    models = sorted({str(m) for m in pd.concat([idx["model_a"], idx["model_b"]]).dropna().unique()})
-    model = c2.multiselect("model", models, key="f-model")
-    sources = query("explorer_label_sources")
-    src = c3.multiselect("label source", sorted(sources["source"].unique()), key="f-source")
+    cats: dict[str, list[Any]] = {}  # as shown -> the stored values (a category may be a number)
+    for c in query("explorer_categories"):
+        cats.setdefault(str(c), []).append(c)
+    cat = c1.multiselect("category", sorted(cats), key="f-category")
+    models: dict[str, list[Any]] = {}
+    for m in query("explorer_models"):
+        models.setdefault(str(m), []).append(m)
+    model = c2.multiselect("model", sorted(models), key="f-model")
+    src = c3.multiselect("label source", query("explorer_label_source_names"), key="f-source")
 
     method = str(rep.get("settings", {}).get("consensus", "ds")) if rep else None
-    out = _base(str(p), key, focus, method)
-    if disagree_h and focus:
-        out = out[out["humans"].notna() & (out["verdict"] != out["humans"])]
-    if disagree_o and focus:
-        out = out[out["judge AB"].notna() & out["judge BA"].notna() & (out["judge AB"] != out["judge BA"])]
-    if disagree_j:
-        out = out[_member(out["item_id"], _split(str(p), key))]
-    if spans:
-        out = out[_member(out["item_id"], query("explorer_span_items")["item_id"])]
-    if cat:
-        out = out[out["category"].astype(str).isin(cat)]
-    if model:
-        out = out[out["model_a"].isin(model) | out["model_b"].isin(model)]
-    if src:
-        out = out[_member(out["item_id"], sources[sources["source"].isin(src)]["item_id"])]
-    return out.drop(columns=["verdict"], errors="ignore"), focus
+    n, found = query("explorer_find_items", focus, method, humans=disagree_h, orders=disagree_o,
+                     judges=disagree_j, spans=spans, categories=tuple(v for c in cat for v in cats[c]),
+                     models=tuple(v for m in model for v in models[m]), label_sources=tuple(src),
+                     limit=MAX_LISTED)
+    return n, found, focus
 
 
 def items_page() -> None:
     st.title("Items: where the judges and the humans part")
     rep = report()
-    judges = list(rep["judges"]) if rep else sorted(query("explorer_verdicts")["judge"].unique())
-    found, focus = _filtered(rep, judges)
-    n = len(found)
+    judges = list(rep["judges"]) if rep else query("explorer_judges")
+    n, listed, focus = _filtered(rep, judges)
     st.caption(f"{n:,} items match" + (f"; the first {MAX_LISTED} are listed" if n > MAX_LISTED else ""))
-    listed = found.head(MAX_LISTED)  # shortest ids first (_index)
-    table(listed.drop(columns=["task"]), "items", height=260)
+    table(listed.drop(columns=["task"]), "items", height=260)  # shortest ids first
     if not n:
         st.info("No item matches these filters.")
         return
