@@ -154,6 +154,8 @@ SUMMARY_METRICS = ("pairwise_kappa", "pairwise_accuracy", "cohen_kappa", "accura
 # a pointwise judge's (one response per item, a label or score): agreement on the humans' scale
 POINTWISE_SUMMARY_METRICS = ("pairwise_kappa", "pairwise_accuracy", "cohen_kappa", "weighted_kappa", "spearman_rho",
                              "mae", "invalid_rate")
+# a span judge's (it marks stretches of the response): like with like first, then against the span consensus
+SPAN_SUMMARY_METRICS = ("span_f1_pairwise", "span_score", "span_iou", "span_f1")
 
 
 def summary_metrics(kinds: set[str] | frozenset[str]) -> tuple[str, ...]:

@@ -180,8 +180,12 @@ def test_read_only_workspace(tmp_path, capsys):
 
 
 def test_judge_names_are_never_rich_markup(tmp_path, capsys, monkeypatch):
+    import io
+
+    from rich.console import Console
+
     from judgecal.data.records import Judgment
-    from judgecal.judges.engine import _progress
+    from judgecal.progress import Bar
 
     monkeypatch.setenv("COLUMNS", "250")
     ws = str(tmp_path / "ws")
@@ -197,10 +201,11 @@ def test_judge_names_are_never_rich_markup(tmp_path, capsys, monkeypatch):
     assert "Traceback" not in cap.err and cap.err == ""
     for name in ("openai/[/]", "openai/[/x]", "openai/[bold red]loud"):
         assert name in cap.out
-    # the progress bar of a judge run shows the name as it is
-    with _progress(True, "openai/[/x]", 1) as advance:
+    # the progress bar of a judge run shows the name as it is (on a terminal's stderr)
+    console = Console(file=io.StringIO(), force_terminal=True, width=200)
+    with Bar("openai/[/x]", 1, unit="calls", console=console) as advance:
         advance()
-    assert "openai/[/x]" in capsys.readouterr().out
+    assert "openai/[/x]" in console.file.getvalue()
 
 
 def test_unexpected_errors_are_one_line_unless_debugging(ws_dir, tmp_path, capsys, monkeypatch):

@@ -10,7 +10,7 @@ validate`` both call :func:`evaluate`, so the report and its validation run the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar
@@ -125,14 +125,18 @@ class JudgeResult:
 
 
 def evaluate(inputs: Sequence[JudgeInput], cfg: AuditConfig, probes: Sequence[Probe] | None = None,
-             flag_order: Sequence[str] | None = None) -> dict[str, JudgeResult]:
+             flag_order: Sequence[str] | None = None,
+             step: Callable[[str], None] | None = None) -> dict[str, JudgeResult]:
     """Run ``probes`` (default: every registered probe, in order) over every judge; BH over every
-    tested metric of all judges; then each probe's flags (in ``flag_order`` of probe names)."""
+    tested metric of all judges; then each probe's flags (in ``flag_order`` of probe names). ``step``
+    hears the name of each probe as it starts."""
     from judgecal.audit.probes import FLAG_ORDER, PROBES
 
     probes = PROBES if probes is None else probes
     out = {inp.judge: JudgeResult() for inp in inputs}
     for p in probes:
+        if step is not None:
+            step(p.name)
         eligible = [inp for inp in inputs if not p.needs_alignment or "accuracy" in out[inp.judge].metrics]
         for judge, res in p.run_all(eligible, cfg, {j: r.metrics for j, r in out.items()}).items():
             out[judge].add(res)

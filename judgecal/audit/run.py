@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,12 +27,14 @@ COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "score"
 def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", n_boot: int = 2000,
               seed: int = 0, level: float = 0.95, judges: list[str] | None = None,
               effect_of_interest: float = 0.05, selective_target: float | None = None,
-              selective_delta: float | None = None) -> dict[str, Any]:
+              selective_delta: float | None = None,
+              progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
     """The audit as a JSON-ready dict (schema ``judgecal.audit/1``, documented in docs/reference/audit-json.md).
 
     The truth is the stored consensus ``consensus`` (``<method>[:<source>]``, see
     :mod:`judgecal.audit.truth`); every registered probe runs on every judge through
-    :func:`judgecal.audit.probe.evaluate`, the path ``judgecal validate`` checks.
+    :func:`judgecal.audit.probe.evaluate`, the path ``judgecal validate`` checks. ``progress(done, total,
+    step)`` hears each step (a probe, a section, a judge's reference) as it starts.
     """
     cfg = AuditConfig(invalid_as=invalid_as, n_boot=n_boot, seed=seed, level=level,
                       effect_of_interest=effect_of_interest)
@@ -47,19 +50,34 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         "judges": {},
     }
     inputs = judge_inputs(ws, truth, judges)
-    results = evaluate(inputs, cfg)
+    from judgecal.audit.probes import PROBES
+    from judgecal.audit.sections import SECTION_STEPS, add_sections
+
+    step = _counter(progress, len(PROBES) + len(SECTION_STEPS) + len(inputs))
+    results = evaluate(inputs, cfg, step=step)
     for inp in inputs:
         report["judges"][inp.judge] = judge_entry(inp, results[inp.judge])
     report["settings"]["effect_of_interest"] = effect_of_interest
     report["settings"]["multiple_testing"] = "Benjamini-Hochberg over every tested metric of this report"
-    from judgecal.audit.sections import add_sections
-
     extra: dict[str, float] = {}
     if selective_target is not None:
         extra["target"] = selective_target
     if selective_delta is not None:
         extra["delta"] = selective_delta
-    return add_sections(report, ws, consensus, truth, about, inputs, cfg, **extra)
+    return add_sections(report, ws, consensus, truth, about, inputs, cfg, step=step, **extra)
+
+
+def _counter(progress: Callable[[int, int, str], None] | None, total: int) -> Callable[[str], None]:
+    """A step callback that reports each step to ``progress`` as ``(steps done, total, its name)``."""
+    done = 0
+
+    def step(name: str) -> None:
+        nonlocal done
+        if progress is not None:
+            progress(done, total, name)
+        done += 1
+
+    return step
 
 
 def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = None) -> list[JudgeInput]:

@@ -14,7 +14,8 @@
   (:func:`judgecal.audit.decision.judge_verdict`);
 - per judge with spans: ``span_iou`` and ``span_f1`` under ``metrics`` and a ``spans`` section (every span
   figure and the annotators' pairwise F1 beside it, :mod:`judgecal.audit.spans`), against the span
-  consensus of one named source of human spans;
+  consensus of one named source of human spans (the report's ``spans``: that source, its annotators,
+  items and marked spans);
 - per pointwise judge (scores or labels of its own per item): ``accuracy``, ``cohen_kappa`` and, on an
   ordinal scale, ``weighted_kappa``, ``spearman_rho`` and ``mae`` under ``metrics``, and a ``pointwise``
   section with the scale and the annotators' agreement on the same items (:mod:`judgecal.audit.pointwise`);
@@ -24,6 +25,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -38,14 +40,21 @@ from judgecal.data.sources import SourceError
 from judgecal.data.sources import select as select_source
 from judgecal.data.store import Workspace
 
+# the steps of add_sections that a progress bar counts: these, then one per judge
+SECTION_STEPS = ("models", "humans", "spans", "pointwise")
+
 
 def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: pd.Series, about: dict[str, Any],
                  inputs: list[JudgeInput], cfg: AuditConfig, *, target: float = confidence.TARGET,
-                 delta: float = confidence.DELTA, epsilon: float = human.EPSILON) -> dict[str, Any]:
+                 delta: float = confidence.DELTA, epsilon: float = human.EPSILON,
+                 step: Callable[[str], None] | None = None) -> dict[str, Any]:
+    step = step or (lambda name: None)
     thresholds = load_thresholds(ws.path)
     items = models.item_models(ws)
     verdicts = {inp.judge: models.item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
+    step("models")
     report["models"] = models.models_section(items, truth, inputs, cfg, verdicts=verdicts, lc_texts=alpaca_texts(ws))
+    step("humans")
     wide = human.annotator_matrix(ws, consensus, truth)
     humans = report["humans"] = human.humans_section(about, wide, cfg.n_boot, cfg.seed, cfg.level)
     report["settings"]["selective"] = {"target": target, "delta": delta, "split": "random halves of the "
@@ -53,11 +62,14 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
     report["settings"]["replace_annotator"] = {"epsilon": epsilon, "q": human.ALT_Q,
                                                "procedure": "Benjamini-Yekutieli over annotators"}
     report["settings"]["thresholds"] = thresholds
+    step("spans")
     add_spans(report, ws, about.get("source"), cfg)
+    step("pointwise")
     add_pointwise(report, inputs, wide, cfg, ws.response_clusters())
     human_kappa = _finite((humans.get("fleiss_kappa") or {}).get("estimate"))
     human_accuracy = _finite(humans["loo_accuracy"].get("estimate"))
     for inp in inputs:
+        step(f"reference and verdict of {inp.judge}")
         entry = report["judges"][inp.judge]
         if inp.pairwise:
             verdict = verdicts[inp.judge]
@@ -124,7 +136,9 @@ def add_spans(report: dict[str, Any], ws: Workspace, selector: str | None, cfg: 
     judged["rater"] = judged["source"].astype(str).map(judge_of).fillna(judged["rater"].astype(str))
     frame = pd.concat([chosen.rename(columns={"annotator": "rater"}), judged], ignore_index=True)
     used = sorted({str(s) for s in chosen["source"].unique()})
-    report["spans"] = {"source": used[0] if len(used) == 1 else selector, "sources": used}
+    report["spans"] = {"source": used[0] if len(used) == 1 else selector, "sources": used,
+                       "n_annotators": int(chosen["annotator"].nunique()), "n_items": int(chosen["item_id"].nunique()),
+                       "n_spans": int((chosen["end"] > chosen["start"]).sum())}  # the truth, for its one line
     marked = frame[["item_id", "candidate"]].drop_duplicates()
     texts = {it.item_id: it for it in ws.items(ids=marked["item_id"].astype(str).unique().tolist())}
     lengths = {(str(i), int(c)): len(texts[str(i)].candidates[int(c)].text or "")

@@ -54,6 +54,26 @@ def _select_or_empty(ann: pd.DataFrame, selector: str) -> pd.DataFrame:
         return ann.iloc[:0]
 
 
+def _n(count: Any, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def describe_spans(spans: dict[str, Any]) -> str:
+    """One line naming the span truth (the report's ``spans``), e.g. ``human spans of source faithbench: 3
+    annotators on 750 items, 2187 marked spans (consensus: the characters more than half of an item's
+    annotators marked)``, or why there is none."""
+    if not spans.get("source"):
+        return f"no span consensus: {spans.get('note') or 'no human spans to compare with'}"
+    where = spans["source"]
+    if spans.get("sources") and spans["sources"] != [where]:
+        where += f" ({', '.join(spans['sources'])})"
+    if "n_annotators" not in spans:  # an audit.json written before the counts were kept
+        return f"human spans of source {where}"
+    return (f"human spans of source {where}: {_n(spans['n_annotators'], 'annotator')} on "
+            f"{_n(spans['n_items'], 'item')}, {_n(spans['n_spans'], 'marked span')} (consensus: the characters more "
+            "than half of an item's annotators marked)")
+
+
 def describe(about: dict[str, Any]) -> str:
     """One line naming the truth, e.g. ``ds over source experts (label-studio:Blind review): 3
     annotators, 60 labels on 20 items``."""

@@ -24,7 +24,8 @@ from judgecal.data.store import RunOwner
 from judgecal.distributed.cluster import cluster_cpus, connect
 from judgecal.distributed.worker import RetryPolicy, describe, judge_batch
 from judgecal.judges.base import Request
-from judgecal.judges.engine import Call, Engine, RunStats, _progress
+from judgecal.judges.engine import Call, Engine, RunStats
+from judgecal.progress import Bar
 
 GPU_BACKENDS = ("vllm", "hf")
 API_BACKENDS = ("openai", "anthropic")
@@ -146,7 +147,7 @@ def run_on_ray(engine: Engine, calls: Sequence[Call], *, batch_size: int | None 
                 on_batch(stored)
 
     try:
-        with _progress(engine.progress, engine.judge, len(mine)) as advance:
+        with Bar(engine.judge, len(mine), enabled=engine.progress, unit="calls", transient=False) as advance:
             todo = iter(batches)
             while True:
                 for b in todo:

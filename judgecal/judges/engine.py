@@ -29,6 +29,7 @@ from judgecal.judges.parse import expected_score, label_probs, parse_score, pars
 from judgecal.judges.prices import Prices, load_prices
 from judgecal.judges.rubric import Rubric
 from judgecal.judges.spec import JudgeSpec
+from judgecal.progress import Bar
 
 
 def cache_key(backend: str, model: str, request: Request, item_id: str = "", order: str = "",
@@ -273,7 +274,7 @@ class Engine:
             claims = self.ws.claim([c.key for c in pending], owner, self.stale_claim_s)
             t_claim = time.perf_counter() - t_claim
             total = len(claims.mine) + len(claims.held)
-            with _progress(self.progress, self.judge, total) as advance:
+            with Bar(self.judge, total, enabled=self.progress, unit="calls", transient=False) as advance:
                 while True:
                     mine = [c for c in pending if c.key in claims.mine]
                     waiting = [c for c in pending if c.key in claims.held]
@@ -334,44 +335,3 @@ class Engine:
 
     def run(self, calls: Sequence[Call]) -> RunStats:
         return asyncio.run(self.arun(calls))
-
-
-class _progress:
-    """A rich progress bar with rate and ETA (a no-op when disabled)."""
-
-    def __init__(self, enabled: bool, label: str, total: int) -> None:
-        self.enabled, self.label, self.total = enabled, label, total
-
-    def __enter__(self):  # type: ignore[no-untyped-def]
-        if not self.enabled or self.total == 0:
-            return lambda: None
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TaskProgressColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
-                            TimeElapsedColumn(), TimeRemainingColumn(), transient=False)
-        self.bar.start()
-        from rich.markup import escape
-
-        self.task = self.bar.add_task(escape(term(self.label)), total=self.total, rate="")  # a name, never markup
-        self.t0 = time.perf_counter()
-        self.n = 0
-
-        def advance() -> None:
-            self.n += 1
-            rate = self.n / max(1e-9, time.perf_counter() - self.t0)
-            self.bar.update(self.task, advance=1, rate=f"{rate:6.1f} calls/s")
-
-        return advance
-
-    def __exit__(self, *exc: object) -> None:
-        if getattr(self, "bar", None) is not None:
-            self.bar.stop()

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from judgecal.catalogue import info
+from judgecal.catalogue import SPAN_SUMMARY_METRICS, info
 from judgecal.inert import inert_tree, term
 from judgecal.report.view import report_view
 
@@ -28,16 +28,30 @@ def _status(v: dict[str, Any]) -> Text:
     return Text(v["status"].upper(), style=STYLE.get(v["status"], "bold"))
 
 
-def _wide_table(view: dict[str, Any], title: str) -> Table:
+def _figures(j: dict[str, Any]) -> list[dict[str, Any]]:
+    """A judge's summary figures: a span-only judge's are its span figures, never a row of pairwise ones
+    that cannot be measured."""
+    return j["span_summary"] if j["span_only"] else j["summary"]
+
+
+def _wide_table(judges: list[dict[str, Any]], metrics: tuple[str, ...], title: str) -> Table:
     t = Table(title=Text(title), show_lines=True, expand=False)
-    longest = max((len(j["name"]) for j in view["judges"]), default=5)
+    longest = max((len(j["name"]) for j in judges), default=5)
     t.add_column("judge", overflow="fold", min_width=min(longest, 40))
     t.add_column("verdict", overflow="fold", min_width=11)
-    for m in view["summary_metrics"]:
+    for m in metrics:
         t.add_column(info(m).title, justify="right", overflow="fold")
-    for j in view["judges"]:
-        t.add_row(Text(j["name"]), _status(j["verdict"]), *(Text(f["value"]) for f in j["summary"]))
+    for j in judges:
+        t.add_row(Text(j["name"]), _status(j["verdict"]), *(Text(f["value"]) for f in _figures(j)))
     return t
+
+
+def _tables(view: dict[str, Any], titles: tuple[str, str]) -> list[Table]:
+    """One table of the judges read against the consensus, one of the span-only judges (each when any)."""
+    rated = [j for j in view["judges"] if not j["span_only"]]
+    spans = [j for j in view["judges"] if j["span_only"]]
+    return ([_wide_table(rated, view["summary_metrics"], titles[0])] if rated else []) + (
+        [_wide_table(spans, SPAN_SUMMARY_METRICS, titles[1])] if spans else [])
 
 
 def _fits(table: Table, width: int) -> bool:
@@ -46,6 +60,10 @@ def _fits(table: Table, width: int) -> bool:
     probe = Console(width=width, file=io.StringIO(), record=True, color_system=None)
     probe.print(table, crop=False)
     return max((cell_len(line) for line in probe.export_text().splitlines()), default=0) <= width
+
+
+def _all_fit(tables: list[Table], width: int) -> bool:
+    return all(_fits(t, width) for t in tables)
 
 
 def _reasons(j: dict[str, Any], console: Console) -> None:
@@ -70,36 +88,63 @@ def _reasons(j: dict[str, Any], console: Console) -> None:
     console.print(grid)
 
 
-def _stacked(view: dict[str, Any], console: Console, title: str) -> None:
-    console.print(Text(title, style="bold"))
+def _stacked(view: dict[str, Any], console: Console, titles: tuple[str, str]) -> None:
+    console.print(Text(titles[0] if any(not j["span_only"] for j in view["judges"]) else titles[1], style="bold"))
     for j in view["judges"]:
         console.rule(style="dim")
-        console.print(Text.assemble(Text(j["name"], style="bold"), f"  ({j['n_judgments']} judgments, "
-                                    f"{j['n_labelled']} items with a human label)"))
+        labelled = (f"{j['n_span_items']} items with human spans" if j["span_only"] else
+                    f"{j['n_labelled']} items with a human label")
+        console.print(Text.assemble(Text(j["name"], style="bold"), f"  ({j['n_judgments']} judgments, {labelled})"))
         t = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
         t.add_column("figure", overflow="fold", no_wrap=False, min_width=14)
         t.add_column("value", overflow="fold", min_width=19)
         t.add_column("reference", overflow="fold", style="dim")
-        for f in j["summary"]:
+        for f in _figures(j):
             if f["applies"]:
                 t.add_row(Text(f["title"]), Text(f["value"]), Text(j["references"].get(f["name"], "")))
         console.print(t)
         _reasons(j, console)
 
 
+def truth_lines(report: dict[str, Any], view: dict[str, Any]) -> list[str]:
+    """The truth each kind of judge was read against, named: the label consensus (its scale when the
+    labels are ratings) for judges read against it, the human spans for span judges."""
+    from judgecal.audit.truth import describe, describe_spans
+
+    cons = report.get("consensus") or {}
+    rated = [j for j in view["judges"] if not j["span_only"]]
+    lines = []
+    if rated or not view["judges"]:
+        scale = next(((e.get("pointwise") or {})["scale"] for e in (report.get("judges") or {}).values()
+                      if (e.get("pointwise") or {}).get("scale")), None)
+        if rated and {j["kind"] for j in rated} == {"pointwise"} and not cons.get("n_labels"):
+            lines.append(f"truth: no human ratings of the judged responses ({cons.get('method', 'ds')} holds "
+                         "none): a pointwise judge's agreement is not measured")
+        elif scale:
+            levels = (" < " if scale.get("kind") == "ordinal" else ", ").join(str(v) for v in scale["levels"])
+            lines.append(f"truth: {describe(cons)}; ratings on the {scale.get('kind', 'nominal')} scale {levels}")
+        else:
+            lines.append(f"truth: {describe(cons)}")
+    if report.get("spans") and any(j["span_summary"] for j in view["judges"]):
+        lines.append(f"truth for spans: {describe_spans(report['spans'])}")
+    return [term(line) for line in lines]
+
+
 def print_summary(report: dict[str, Any], console: Console | None = None) -> None:
     """Verdicts and key figures of every judge, then the truth the audit used."""
-    from judgecal.audit.truth import describe
-
     console = console or Console()
     view = inert_tree(report_view(report))  # names and reasons come from files and models
-    title = f"Judges against the human consensus ({term(report['settings']['consensus'])}, 95% CI)"
+    spans = report.get("spans") or {}
+    titles = (f"Judges against the human consensus ({term(report['settings']['consensus'])}, 95% CI)",
+              f"Span judges against the human spans (source {term(str(spans.get('source')))}, 95% CI)")
     if not view["judges"]:
         console.print(Text("no judge in this workspace yet: run `judgecal judge` or import verdicts"))
-    elif console.width >= WIDE and _fits(table := _wide_table(view, title), console.width):
-        console.print(table)
+    elif console.width >= WIDE and _all_fit(tables := _tables(view, titles), console.width):
+        for t in tables:
+            console.print(t)
         for j in view["judges"]:
             _reasons(j, console)
     else:
-        _stacked(view, console, title)
-    console.print(Text(f"truth: {term(describe(report['consensus']))}"))
+        _stacked(view, console, titles)
+    for line in truth_lines(report, view):
+        console.print(Text(line))

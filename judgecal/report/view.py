@@ -14,6 +14,7 @@ from judgecal.catalogue import (
     FLAGS,
     METRICS,
     SEVERITIES,
+    SPAN_SUMMARY_METRICS,
     flag_info,
     fmt_interval,
     fmt_metric,
@@ -206,6 +207,24 @@ def _span_reference(entry: dict[str, Any]) -> dict[str, str]:
                           f"1 = the annotators with each other"}
 
 
+def span_only(entry: dict[str, Any]) -> bool:
+    """A judge that marks spans and has no agreement figure on human labels: its span figures are its summary."""
+    if not any(_figure(entry, m)["present"] for m in SPAN_SUMMARY_METRICS):
+        return False
+    own = summary_metrics({entry.get("kind", "pairwise")})
+    return not any(_figure(entry, m)["present"] for m in own if m != "invalid_rate")
+
+
+def _span_consensus_reference(entry: dict[str, Any]) -> dict[str, str]:
+    """What the figures against the span consensus are read beside: the annotators' pairwise F1, a
+    different definition (the like-for-like one is span F1 with each annotator)."""
+    humans = (entry.get("spans") or {}).get("human_f1")
+    if not humans:
+        return {}
+    ref = f"against the span consensus; annotators' pairwise F1 (another definition): {fmt_metric(humans)}"
+    return {"span_iou": ref, "span_f1": ref}
+
+
 def _references(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str | None,
                 chance: float | None) -> dict[str, str]:
     """What each summary figure of a judge is read against: the humans with each other measured the same
@@ -224,6 +243,7 @@ def _references(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str 
     elif entry.get("kind", "pairwise") == "pairwise":
         refs["pairwise_kappa"] = refs["pairwise_accuracy"] = "not measured: needs two annotators on its items"
     refs.update(_span_reference(entry))
+    refs.update(_span_consensus_reference(entry))
     humans = (entry.get("pointwise") or {}).get("humans") or {}
     for k, m in humans.items():  # a pointwise judge: the annotators' own agreement on the same items
         if isinstance(m, dict) and _num(m.get("estimate")) is not None:
@@ -293,6 +313,9 @@ def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any],
         "like": like_reference(entry), "human_likeness": (entry.get("verdict") or {}).get("human_likeness"),
         "summary": [_summary_figure(entry, m)
                     for m in (columns or summary_metrics({entry.get("kind", "pairwise")}))],
+        "span_only": span_only(entry), "n_span_items": ((entry.get("spans") or {}).get("span_iou") or {}).get("n"),
+        "span_summary": [{**_figure(entry, m), "applies": True} for m in SPAN_SUMMARY_METRICS]
+        if (entry.get("spans") or {}).get("span_iou") else [],
         "metrics": _metric_rows(entry),
         "usage": usage,
         "stability": stab, "stability_line": stability_line(stab), "stability_tables": stability_tables(stab),
