@@ -26,6 +26,9 @@ from judgecal.apps.common import (
 
 from judgecal.audit.decision import PAIRWISE_PROBES
 from judgecal.catalogue import METRICS, info
+from judgecal.report.summary import COLUMNS as SUMMARY_COLUMNS
+from judgecal.report.summary import NOTE as SUMMARY_NOTE
+from judgecal.report.summary import more_words, summary_rows
 from judgecal.report.view import chance_accuracy
 
 if TYPE_CHECKING:
@@ -168,6 +171,31 @@ OVERVIEW_HELP = {
 }
 
 
+def _figures_md(row: dict[str, Any]) -> str:
+    """A summary row's figures as a markdown table, every cell made literal text."""
+    head = "| | " + " | ".join(md_plain(row["headers"][c]) for c in SUMMARY_COLUMNS) + " |"
+    rule = "|" + "---|" * (len(SUMMARY_COLUMNS) + 1)
+    body = ["| " + " | ".join([f"**{md_plain(f['title'])}**", *(md_plain(f[c]) for c in SUMMARY_COLUMNS)]) + " |"
+            for f in row["figures"]]
+    return "\n".join([head, rule, *body])
+
+
+def summary_card(k: int, row: dict[str, Any], reasons: list[str]) -> None:
+    """One judge of page one of the trust report (:func:`judgecal.report.summary.summary_rows`), as there."""
+    with st.container(border=True, key=f"summary-{k}"):
+        st.markdown(f"**{md_plain(row['judge'])}** — {STATUS_WORDS.get(row['status'], md_plain(row['status']))} "
+                    f" \n{md_plain(row['basis'])}")
+        st.markdown(f"**Most important:** {md_plain(row['reason'])}{md_plain(more_words(row))}")
+        if row["figures"]:
+            st.markdown(_figures_md(row))
+        if row["stability"]:
+            st.text(row["stability"])
+        st.markdown(f"**Not tested:** {md_plain(row['not_tested'])}")
+        if len(reasons) > 1:
+            with st.expander(f"Every reason ({len(reasons)})"):
+                st.text("\n".join(f"• {r}" for r in reasons))
+
+
 def overview() -> None:
     st.title("Overview: can I trust each judge?")
     rep = report()
@@ -175,16 +203,15 @@ def overview() -> None:
         no_audit()
         return
     audit_caption(rep)
+    verdicts = {name: verdict_of(name, j, rep) for name, j in rep["judges"].items()}
+    # page one of the trust report, in its order and words (an audit without verdicts: the same rules applied)
+    rows = summary_rows({**rep, "judges": {n: {**j, "verdict": verdicts[n]} for n, j in rep["judges"].items()}})
+    for k, row in enumerate(rows):
+        summary_card(k, row, [str(r) for r in verdicts[row["judge"]].get("reasons") or []])
+    st.caption(md_plain(SUMMARY_NOTE))
     table(trust_table(rep), "overview", help=OVERVIEW_HELP,
           metrics={"κ with the humans": "cohen_kappa", "accuracy": "accuracy"})
     st.caption(LIKE_CAPTION)
-    for name, j in rep["judges"].items():
-        v = verdict_of(name, j, rep)
-        with st.container(border=True):
-            st.markdown(f"**{md_plain(name)}** — {STATUS_WORDS.get(v['status'], md_plain(v['status']))}")
-            st.text("\n".join(f"• {r}" for r in v["reasons"]) or "• no reason to doubt it on the figures measured")
-            if v.get("not_tested"):
-                st.text("Not tested: " + "; ".join(v["not_tested"]))
     if "humans" not in rep:
         st.info("This audit predates the humans' reference section: re-run `judgecal audit` to see it here.")
 

@@ -112,6 +112,43 @@ def test_overview_shows_each_verdict_and_the_csv_is_the_table(app):
     b.page.screenshot(path=str(ws_dir / "overview.png"), full_page=True)
 
 
+def test_overview_opens_with_page_one_of_the_trust_report(app):
+    """The Overview shows the report's page one (judgecal.report.summary): each judge in audit.json's order with
+    its verdict, the reason that matters most, its figures beside the annotators' measured the same way, and
+    what was not tested, in the words of audit.html's page one."""
+    import html as html_lib
+
+    from judgecal.catalogue import fmt_metric
+    from judgecal.report.write import render_html
+
+    b, ws_dir = app
+    report = json.loads((ws_dir / "reports" / "audit.json").read_text())
+    page_one = render_html(report).split('id="detail"', 1)[0]
+    b.open("Overview")
+    tops = []
+    for k, (name, entry) in enumerate(report["judges"].items()):
+        box = b.page.locator(f".st-key-summary-{k}")
+        card = box.inner_text().replace("\u2060", "")
+        v = entry["verdict"]
+        assert card.startswith(f"{name} — {v['status']}"), card[:200]
+        assert f"Most important: {v['reasons'][0]}" in card, (name, card)
+        html_card = re.search(rf'id="summary-{k + 1}">(.*?)</div>', page_one, re.S).group(1)
+        shown = html_lib.unescape(re.sub(r"<[^>]+>", "", html_card)).strip()
+        assert shown.startswith(f"{name}: {v['status']}") and f"Most important: {v['reasons'][0]}" in shown
+        probes = v["not_tested_probes"]
+        assert f"Not tested: {', '.join(probes) if probes else 'nothing: every probe ran'}" in card
+        lfl = (entry.get("reference") or {}).get("like_for_like")
+        if lfl and lfl.get("pairwise"):
+            pw = lfl["pairwise"]
+            assert "the judge with each annotator" in card and "the annotators with each other" in card
+            for side in ("judge", "humans"):
+                for fig in ("kappa", "accuracy"):
+                    assert fmt_metric(pw[side][fig]) in card, (name, side, fig)
+            assert f"{lfl['trivial']['accuracy']:.3f} (always {lfl['trivial']['label']!r})" in card
+        tops.append(box.bounding_box()["y"])
+    assert tops == sorted(tops) and len(tops) == len(report["judges"]) >= 3  # the report's order
+
+
 def test_judges_confusion_breakdown_and_paired_comparison(app):
     b, ws_dir = app
     report = json.loads((ws_dir / "reports" / "audit.json").read_text())

@@ -76,22 +76,38 @@ def test_html_is_self_contained_and_escaped(report_dir):
     assert "model-&lt;img src=x" in html and "h2[click me](javascript:alert(1))" in html
 
 
-def test_summary_first_then_detail_with_every_metric(report_dir):
+def _plain(fragment: str) -> str:
+    """Text of an HTML fragment, each tag a space (a space before ':' dropped)."""
+    return " ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", fragment)).split()).replace(" :", ":")
+
+
+def test_page_one_summary_then_detail_with_every_metric(report_dir):
     out, judge = report_dir
     rep = json.loads((out / "audit.json").read_text())
     html = (out / "audit.html").read_text()
     assert html.index('id="summary"') < html.index('id="detail"')
     summary = html.split('id="summary"', 1)[1].split('id="detail"', 1)[0]
     verdict = rep["judges"][judge]["verdict"]
-    assert f"<b>{verdict['status']}</b>" in summary
-    for reason in verdict["reasons"]:
-        assert str(reason).replace("'", "&#39;") in summary
-    # the humans' reference stands beside the judge's κ; accuracy beside a chance baseline
-    fk = rep["humans"]["fleiss_kappa"]
-    assert f"humans with each other: {fmt_metric(fk)}" in summary
-    assert "chance: " in summary
-    # the report card: each metric of audit.json once, with its catalogue title and definition as hover text
+    # page one: the judge's verdict, the reason that matters most (the first: audit.json orders them), its
+    # figures beside the annotators' measured the same way, chance and a trivial rater, what was not tested
+    card = _plain(summary.split('id="summary-1">', 1)[1].split("</div>", 1)[0])
+    assert card.startswith(f"{judge}: {verdict['status']} like with like: pairwise, the same 30 items, 2 annotators")
+    assert f"Most important: {verdict['reasons'][0]}" in card and verdict["reasons"][1] not in card
+    lfl = rep["judges"][judge]["reference"]["like_for_like"]
+    pw = lfl["pairwise"]
+    assert (f"κ {fmt_metric(pw['judge']['kappa'])} {fmt_metric(pw['humans']['kappa'])} 0.000 0.000 (always "
+            f"{lfl['trivial']['label']!r})") in card
+    assert (f"agreement {fmt_metric(pw['judge']['accuracy'])} {fmt_metric(pw['humans']['accuracy'])} "
+            f"{pw['judge']['chance_accuracy']:.3f} {lfl['trivial']['accuracy']:.3f}") in card
+    assert verdict["not_tested_probes"] and f"Not tested: {', '.join(verdict['not_tested_probes'])}" in card
+    # the detail: every reason, each figure beside its reference
     detail = html.split('id="detail"', 1)[1]
+    for reason in verdict["reasons"]:
+        assert str(reason).replace("'", "&#39;") in detail
+    fk = rep["humans"]["fleiss_kappa"]
+    assert f"humans with each other: {fmt_metric(fk)}" in detail
+    assert "chance: " in detail
+    # the report card: each metric of audit.json once, with its catalogue title and definition as hover text
     rows = re.findall(r'<tr data-metric="([^"]+)"><td data-label="Metric"><abbr title="([^"]*)">([^<]+)</abbr>', detail)
     assert [r[0] for r in rows] == list(rep["judges"][judge]["metrics"])
     for name, definition, title in rows:
@@ -102,6 +118,58 @@ def test_summary_first_then_detail_with_every_metric(report_dir):
     cells = [html_lib.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r'<td class="num"[^>]*>(.*?)</td>', row)]
     assert cells[0] == fmt_metric(first) and cells[1] == str(first["n"])
     assert cells[2] == fmt_p(first["p"]) and cells[3] == fmt_p(first["q"]) != "not tested"
+
+
+DETAIL_HEADINGS = ("Scores", "Reasons, references and flags", "What the figures mean", "Plots", "Each judge",
+                   "Closing the loop", "Models", "The humans", "Provenance")
+
+
+def test_summary_only_leaves_the_detail_out(report_dir, tmp_path):
+    out, judge = report_dir
+    rep = json.loads((out / "audit.json").read_text())
+    full, short = render_html(rep), render_html(rep, summary_only=True)
+
+    def h2(page):
+        return [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<h2[^>]*>(.*?)</h2>", page)]
+
+    def cards(page):
+        return re.findall(r'<div class="card [^"]*" id="summary-\d+">.*?</div>', page, re.S)
+
+    assert h2(full) == ["Summary: can each judge stand in for people?", *DETAIL_HEADINGS]
+    assert h2(short) == ["Summary: can each judge stand in for people?"]
+    assert 'id="detail"' not in short and "data-metric=" not in short and "<svg" not in short
+    assert 'id="summary-only"' in short and 'id="summary-only"' not in full
+    # page one is the same in both: each judge's verdict, the reason that matters most, its references
+    assert len(cards(full)) == len(rep["judges"]) and cards(short) == cards(full)
+    assert f"{rep['judges'][judge]['verdict']['reasons'][0]}".replace("'", "&#39;") in cards(short)[0]
+    # the full report is what audit writes by default; summary_only changes nothing else
+    write_report(rep, tmp_path / "full")
+    write_report(rep, tmp_path / "short", summary_only=True)
+    assert (tmp_path / "full" / "audit.html").read_text() == full == (out / "audit.html").read_text()
+    assert (tmp_path / "short" / "audit.html").read_text() == short
+    assert (tmp_path / "full" / "audit.json").read_text() == (tmp_path / "short" / "audit.json").read_text()
+
+
+def test_page_one_without_two_annotators_says_so(tmp_path):
+    """One annotator per item: no like-for-like reference, so page one reads the judge against the consensus
+    beside chance and the majority label, and says that the humans' side is not measured."""
+    ws = Workspace(tmp_path / "ws")
+    ws.add_items([Item(f"i{k}", f"q{k}", [Candidate("a"), Candidate("b")]) for k in range(40)])
+    ws.add_annotations([Annotation(f"i{k}", "only-one", "A" if k % 4 else "B") for k in range(40)])
+    ws.add_judgments([Judgment(key=f"{k}", item_id=f"i{k}", judge="replay/x/one", spec_hash="s",
+                               verdict="A" if k % 3 else "B", raw="") for k in range(40)])
+    from judgecal.aggregate.consensus import compute_consensus
+
+    compute_consensus(ws, ("ds",))
+    rep = run_audit(ws, n_boot=200)
+    ws.close()
+    entry = rep["judges"]["replay/x/one"]
+    card = _plain(render_html(rep).split('id="summary-1">', 1)[1].split("</div>", 1)[0])
+    assert "against the consensus: no items with two annotators, so no like-for-like reference" in card
+    assert f"κ {fmt_metric(entry['metrics']['cohen_kappa'])} not measured (needs two annotators) 0.000" in card
+    # chance Σ p² and the majority label's share (30 of 40 items are 'A')
+    assert f"{0.75 ** 2 + 0.25 ** 2:.3f} 0.750 (always the most frequent label)" in card
+    assert f"Most important: {entry['verdict']['reasons'][0]}" in card
 
 
 def test_flags_are_words_with_a_legend_and_severity(report_dir):

@@ -1,5 +1,6 @@
-"""The printable trust report: PandaLM's recorded judges and the real embedded judge, audited through the
-CLI with --pdf; page one (read back with pdftotext) carries every judge's verdict and the configuration."""
+"""The printable trust report: PandaLM's recorded judges and the real embedded judge at three temperatures (five
+judges), audited through the CLI with --pdf; page one (read back with pdftotext) carries every judge's verdict,
+the reason that matters most and its like-for-like reference, page two starts the detail."""
 
 import json
 import os
@@ -9,6 +10,7 @@ import subprocess
 
 import pytest
 
+from judgecal.catalogue import fmt_metric
 from judgecal.cli import main
 
 pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="needs poppler-utils (make pdf-libs)")
@@ -25,7 +27,8 @@ def audited(tmp_path_factory, mirror):
     os.environ["JUDGECAL_DATA_MIRROR"] = str(mirror)
     ws = tmp_path_factory.mktemp("pdf") / "ws"
     assert main(["import", "pandalm", "-w", str(ws)]) == 0
-    assert main(["judge", "--judge", "local/smollm2", "--items", "12", "--quiet", "-w", str(ws)]) == 0
+    for temperature in ([], ["--temperature", "0.7"], ["--temperature", "1.0"]):  # three specs: three judges
+        assert main(["judge", "--judge", "local/smollm2", *temperature, "--items", "12", "--quiet", "-w", str(ws)]) == 0
     out = ws / "reports"
     assert main(["audit", "--pdf", "--n-boot", "200", "-w", str(ws)]) == 0
     return out, json.loads((out / "audit.json").read_text())
@@ -36,16 +39,22 @@ def test_page_one_opens_with_every_verdict(audited):
     pdf = out / "audit.pdf"
     assert pdf.read_bytes()[:5] == b"%PDF-"
     one = page_text(pdf, 1)
-    assert set(rep["judges"]) == {"local/smollm2", "replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"}
+    assert set(rep["judges"]) == {"local/smollm2", "local/smollm2[temperature=0.7]", "local/smollm2[temperature=1.0]",
+                                  "replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"}
     for name, j in rep["judges"].items():
         v = j["verdict"]
         assert f"{name}: {v['status']}" in one, name
-        assert re.sub(r"\s+", " ", v["reasons"][0]) in one
+        assert f"Most important: {' '.join(v['reasons'][0].split())}" in one, name  # most serious first
+        assert f"Not tested: {', '.join(v['not_tested_probes'])}" in one, name
+        # the judge with each annotator beside the annotators with each other on the same items, chance, trivial
+        lfl = j["reference"]["like_for_like"]
+        pw = lfl["pairwise"]
+        assert (f"κ {fmt_metric(pw['judge']['kappa'])} {fmt_metric(pw['humans']['kappa'])} 0.000 0.000 "
+                f"(always {lfl['trivial']['label']!r})") in one, name
+        assert (f"agreement {fmt_metric(pw['judge']['accuracy'])} {fmt_metric(pw['humans']['accuracy'])} "
+                f"{pw['judge']['chance_accuracy']:.3f} {lfl['trivial']['accuracy']:.3f}") in one, name
     # the embedded judge is barely better than chance on these items: not aligned
     assert rep["judges"]["local/smollm2"]["verdict"]["status"] == "not aligned"
-    # scores on page one too, in the catalogue's format, beside the configuration hash
-    k = rep["judges"]["replay/pandalm/gpt-3.5-turbo"]["metrics"]["cohen_kappa"]
-    assert f"{k['estimate']:.3f}" in one and f"({k['ci_low']:.3f}–{k['ci_high']:.3f})" in one
     cfg = rep["provenance"]["config_hash"]
     assert re.fullmatch(r"[0-9a-f]{16}", cfg) and f"configuration {cfg}" in one
     assert "page 1 of" in one
@@ -57,8 +66,9 @@ def test_detail_follows_with_the_environment(audited):
     pages = int(re.search(r"Pages:\s+(\d+)", subprocess.run(["pdfinfo", str(pdf)], capture_output=True,
                                                              text=True, check=True).stdout).group(1))
     assert pages >= 3
-    two = page_text(pdf, 2, 3)
-    assert "Reasons, references and flags" in two or "What the figures mean" in two
+    two = page_text(pdf, 2)
+    assert two.strip().startswith("Environment: judgecal") and "Scores" in two  # the detail starts on page two
+    assert "Most important:" not in two and "Reasons, references and flags" in page_text(pdf, 2, 3)
     everything = page_text(pdf, 1, pages)
     env = rep["provenance"]["environment"]["judges"]["local/smollm2"]["common"]
     assert env["backend"] == "local" and env["model_sha256"] in everything
@@ -121,3 +131,40 @@ def test_report_command_renders_a_stored_audit(audited, tmp_path, capsys):
         assert main(["report", "pdf", str(bad)]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"judgecal report: {bad}: ") and why in err and len(err.splitlines()) == 1
+
+
+def pages_of(pdf) -> int:
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    return int(re.search(r"Pages:\s+(\d+)", info).group(1))
+
+
+DETAIL = ("Scores", "Reasons, references and flags", "What the figures mean", "Each judge", "The humans", "Provenance")
+
+
+def test_summary_only_is_page_one_alone(audited, tmp_path, capsys):
+    """`audit --summary-only --pdf` and `report pdf|html --summary-only`: page one without the detail; the audit
+    itself (audit.json) is the same."""
+    out, rep = audited
+    ws = out.parent
+    full_one = page_text(out / "audit.pdf", 1)
+    n = pages_of(out / "audit.pdf")
+    assert n > 10 and all(h in page_text(out / "audit.pdf", 2, n) for h in DETAIL)
+    assert main(["audit", "--pdf", "--summary-only", "--n-boot", "200", "--out", str(tmp_path / "a"), "-w", str(ws)]) == 0
+    short = json.loads((tmp_path / "a" / "audit.json").read_text())
+    assert short["judges"] == rep["judges"] and short["provenance"]["config_hash"] == rep["provenance"]["config_hash"]
+    again = str(tmp_path / "a" / "audit.json")
+    assert main(["report", "pdf", again, "--summary-only", "--out", str(tmp_path / "r.pdf")]) == 0
+    assert main(["report", "html", again, "--summary-only", "--out", str(tmp_path / "r.html")]) == 0
+    assert (tmp_path / "r.html").read_text() == (tmp_path / "a" / "audit.html").read_text()
+    html = (tmp_path / "r.html").read_text()
+    assert 'id="detail"' not in html and 'id="summary-5"' in html
+    for pdf in (tmp_path / "a" / "audit.pdf", tmp_path / "r.pdf"):
+        assert pages_of(pdf) == 1
+        one = page_text(pdf, 1)
+        assert not [h for h in DETAIL if h in one]
+        assert "Summary only: the per-judge detail is left out" in one and "page 1 of 1" in one
+        # page one as in the full report, every judge's verdict and reason in it
+        assert one.split("Summary only:")[0].split("Summary: can each judge")[1] == \
+            full_one.split("judgecal trust report · configuration")[0].split("Summary: can each judge")[1]
+        for name, j in rep["judges"].items():
+            assert f"{name}: {j['verdict']['status']}" in one

@@ -14,6 +14,7 @@ from markupsafe import Markup, escape
 
 from judgecal.catalogue import METRICS, fmt_metric, fmt_number, fmt_p
 from judgecal.report.plots import heatmap_svg, metric_forest, reliability_svg
+from judgecal.report.summary import COLUMNS, LEGEND, NOTE, more_words, summary_rows
 from judgecal.report.view import report_view
 
 
@@ -30,8 +31,9 @@ def json_safe(obj: Any) -> Any:
     return obj
 
 
-def write_report(report: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
-    """``audit.json`` (written atomically) and ``audit.html`` in ``out_dir``."""
+def write_report(report: dict[str, Any], out_dir: str | Path, summary_only: bool = False) -> tuple[Path, Path]:
+    """``audit.json`` (written atomically) and ``audit.html`` in ``out_dir`` (``summary_only``: the page
+    without the per-judge detail, see :func:`render_html`)."""
     report = json_safe(report)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -40,7 +42,7 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> tuple[Path, Pat
     tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False), "utf-8")
     tmp.replace(js)
     tmp_html = html_path.with_suffix(".html.tmp")
-    tmp_html.write_text(render_html(report), "utf-8")
+    tmp_html.write_text(render_html(report, summary_only=summary_only), "utf-8")
     tmp_html.replace(html_path)
     return js, html_path
 
@@ -118,14 +120,20 @@ def _plots(report: dict[str, Any], view: dict[str, Any]) -> list[dict[str, Any]]
     return out
 
 
-def render_html(report: dict[str, Any]) -> str:
-    """The trust report as one self-contained HTML page: verdicts and key figures first, then detail."""
+def render_html(report: dict[str, Any], summary_only: bool = False) -> str:
+    """The trust report as one self-contained HTML page: page one the summary (:mod:`judgecal.report.summary`:
+    each judge's verdict, the reason that matters most, its figures beside the humans' like-for-like reference,
+    chance and a trivial rater, what was not tested), then the detail, left out with ``summary_only``."""
     report = json_safe(report)
     view = report_view(report)
     matrix = ((report.get("models") or {}).get("matrix") or {}).get("humans")
     heat = heatmap_svg(matrix["models"], matrix["estimate"]) if matrix and matrix.get("models") else None
     from judgecal.report.loop import TITLES, loop_tables
 
+    page_one = {"summary": summary_rows(report), "summary_columns": COLUMNS, "summary_legend": LEGEND,
+                "summary_note": NOTE, "more_words": more_words, "summary_only": summary_only}
+    if summary_only:
+        return environment().get_template("audit.html.j2").render(**view, **page_one, catalogue=METRICS)
     return environment().get_template("audit.html.j2").render(
-        **view, catalogue=METRICS, plots=_plots(report, view), heatmap=heat, loop_parts=loop_tables(report.get("loop")),
-        loop_titles=TITLES)
+        **view, **page_one, catalogue=METRICS, plots=_plots(report, view), heatmap=heat,
+        loop_parts=loop_tables(report.get("loop")), loop_titles=TITLES)
