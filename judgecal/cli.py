@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecal import __version__
+from judgecal.errors import UserError
 from judgecal.inert import term
 
 WORKSPACE_ENV = "JUDGECAL_WORKSPACE"
@@ -28,8 +29,8 @@ def _open_ws(args: argparse.Namespace, create: bool = True) -> Any:
     return Workspace(args.workspace, create=create)
 
 
-class UsageError(RuntimeError):
-    pass
+class UsageError(UserError, RuntimeError):
+    """A command given what it cannot use (exit 2)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -211,18 +212,22 @@ def cmd_import(args: argparse.Namespace) -> int:
     from judgecal.data.importers import import_file, validate_file
     from judgecal.data.ingest import import_dataset
     from judgecal.data.rows import degenerate_note
+    from judgecal.progress import Bar
 
-    # a file is validated completely before the workspace is opened, so a bad file creates nothing
-    parsed = None if dataset else validate_file(args.source, task=args.task, source=args.name)
-    with _open_ws(args) as ws:
-        if parsed is None:
+    if dataset:
+        with _open_ws(args) as ws:
             counts = import_dataset(ws, args.source)
-            print(f"imported {term(args.source)}: {counts['items']} items, {counts['annotations']} human labels, "
-                  f"{counts['judgments']} recorded judgments from {counts['judges']} judges"
-                  + (f", {counts['spans']} spans" if counts.get("spans") else ""))
-        else:
-            res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed)
-            print(_import_words(res, term(args.source)) + degenerate_note(res.counts))
+        print(f"imported {term(args.source)}: {counts['items']} items, {counts['annotations']} human labels, "
+              f"{counts['judgments']} recorded judgments from {counts['judges']} judges"
+              + (f", {counts['spans']} spans" if counts.get("spans") else ""))
+        return 0
+    with Bar(f"importing {args.source}", enabled=not args.quiet) as bar:  # checking, then writing, per record
+        # a file is validated completely before the workspace is opened, so a bad file creates nothing
+        parsed = validate_file(args.source, task=args.task, source=args.name, progress=bar.report)
+        with _open_ws(args) as ws:
+            res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed,
+                              progress=bar.report)
+    print(_import_words(res, term(args.source)) + degenerate_note(res.counts))
     return 0
 
 
@@ -270,7 +275,7 @@ def _import_words(res: Any, source: str) -> str:
 def _import_judgments(args: argparse.Namespace) -> int:
     """Verdicts from the user's own pipeline, about items already in the workspace."""
     from judgecal.data.verdicts import import_verdicts
-    from judgecal.judges.spec import SpecError, load_spec
+    from judgecal.judges.spec import load_spec
 
     if args.name:
         raise UsageError("--name applies to items; a judgment names its judge in the `judge` field")
@@ -283,10 +288,7 @@ def _import_judgments(args: argparse.Namespace) -> int:
         from judgecal.data.importers import not_a_file
 
         raise UsageError(f"{args.source}: {not_a_file(source)}")
-    try:
-        spec = load_spec(args.spec) if args.spec else None
-    except SpecError as exc:
-        raise UsageError(str(exc)) from None
+    spec = load_spec(args.spec) if args.spec else None  # a SpecError is a JudgecalError: one line, exit 2
     with _open_ws(args, create=False) as ws:
         res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
     if not (res.new or res.replaced):
@@ -311,13 +313,11 @@ def _select_items(ws: Any, source: str | None, n: int | None, seed: int) -> list
 def make_engine(ws: Any, args: argparse.Namespace) -> Any:
     from judgecal.judges.engine import Engine
     from judgecal.judges.registry import make_backend
-    from judgecal.judges.spec import SpecError, resolve_judge
+    from judgecal.judges.spec import resolve_judge
 
-    try:  # a spec file or shipped spec, or <backend>/<model> with this command's parameters
-        spec, rubric = resolve_judge(args.judge, rubric=args.rubric, temperature=args.temperature,
-                                     max_tokens=args.max_tokens, base_url=getattr(args, "base_url", None))
-    except SpecError as exc:
-        raise UsageError(str(exc)) from None
+    # a spec file or shipped spec, or <backend>/<model> with this command's parameters
+    spec, rubric = resolve_judge(args.judge, rubric=args.rubric, temperature=args.temperature,
+                                 max_tokens=args.max_tokens, base_url=getattr(args, "base_url", None))
     if getattr(args, "deterministic", False):
         from judgecal.stability.determinism import deterministic_spec, enable
 
@@ -331,13 +331,9 @@ def make_engine(ws: Any, args: argparse.Namespace) -> Any:
     if spec.backend in ("openai", "openai-http", "anthropic"):
         opts["timeout_s"] = timeout  # the SDK's own timeout, not shorter than the engine's
     if getattr(args, "executor", "local") == "ray":  # the backend lives on the cluster's workers
-        from judgecal.distributed.cluster import RayUnavailableError
         from judgecal.distributed.judge import remote_backend
 
-        try:
-            backend: Any = remote_backend(f"{spec.backend}/{spec.model}", opts, args.address)
-        except RayUnavailableError as exc:
-            raise UsageError(str(exc)) from None
+        backend: Any = remote_backend(f"{spec.backend}/{spec.model}", opts, args.address)
     else:
         backend = make_backend(f"{spec.backend}/{spec.model}", **opts)
     return Engine(ws, backend, rubric, spec=spec, concurrency=args.concurrency, progress=not args.quiet,
@@ -526,9 +522,17 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
             print(f"how to review (the projects' instructions as one page): {write_review_page(ws.reports_dir)}")
         elif args.action == "pull":
-            projects = [args.project] if args.project else sorted(set(ws.ls_copies_frame()["project"]))
-            for project in projects:
-                pulled = lstasks.pull(ws, ls, project=project, reviewers=people)
+            from judgecal.progress import Bar
+
+            copies = ws.ls_copies_frame()
+            projects = [args.project] if args.project else sorted(set(copies["project"]))
+            results = []
+            with Bar("pulling", int(copies["project"].isin(projects).sum()), enabled=not args.quiet,
+                     unit="tasks") as bar:  # per page of tasks, each project's annotators in turn
+                for project in projects:
+                    bar.report(bar.done, None, project)
+                    results.append((project, lstasks.pull(ws, ls, project=project, reviewers=people, progress=bar)))
+            for project, pulled in results:
                 print(f"{term(project)}: {pulled.new} new and {pulled.updated} updated annotations, "
                       f"{pulled.cancelled} cancelled, {len(pulled.flagged)} not counted (made or changed by someone "
                       "other than the project's annotator)")
@@ -652,15 +656,12 @@ def cmd_annotators(args: argparse.Namespace) -> int:
     from judgecal.aggregate.agreement import fleiss_kappa, krippendorff_alpha, pairwise_cohen
     from judgecal.aggregate.quality import annotator_report
     from judgecal.annotation.tasks import gold_labels
-    from judgecal.data.sources import SourceError, select, sources
+    from judgecal.data.sources import select, sources
 
     with _open_ws(args, create=False) as ws:
         every = ws.annotations_frame()
-        try:
-            chosen: dict[str | None, pd.DataFrame] = {args.source: select(every, args.source)} if args.source \
-                else {s: every[every["source"] == s] for s in sources(every)} or {None: every}
-        except SourceError as exc:
-            raise UsageError(str(exc)) from None
+        chosen: dict[str | None, pd.DataFrame] = {args.source: select(every, args.source)} if args.source \
+            else {s: every[every["source"] == s] for s in sources(every)} or {None: every}
         gold = gold_labels(ws)
 
         def agreement(ann: pd.DataFrame) -> dict[str, Any]:
@@ -702,12 +703,21 @@ def cmd_annotators(args: argparse.Namespace) -> int:
 
 def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
            selective: tuple[float, float] | None = None,
-           cluster: dict[str, Any] | None = None, summary_only: bool = False) -> tuple[dict[str, Any], Path, Path]:
+           cluster: dict[str, Any] | None = None, summary_only: bool = False,
+           progress: Any = None) -> tuple[dict[str, Any], Path, Path]:
     from judgecal.audit.decision import load_thresholds
     from judgecal.audit.run import run_audit
     from judgecal.data.families import load_families
     from judgecal.data.sources import SourceError, split_name
+    from judgecal.progress import Bar
     from judgecal.report.write import write_report
+
+    bar = progress if progress is not None else Bar("audit", enabled=False)  # a judgecal.progress.Bar
+    steps = [0]  # run_audit's own steps; then stability, loop and the report
+
+    def at(done: int, total: int, step: str) -> None:
+        steps[0] = total
+        bar.report(done, total + 3, step)
 
     load_thresholds(ws.path)  # the workspace's configuration files are read before anything is computed
     load_families(ws.path)  # or stored, so a bad one stops the audit with nothing half-written
@@ -719,6 +729,7 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
                                  f"{', '.join(sorted(set(ws.consensus_frame()['method']))) or 'none'})")
             from judgecal.aggregate.consensus import compute_consensus
 
+            bar.report(0, None, f"consensus {consensus}")
             compute_consensus(ws, (method,), source=source)
         target, delta = selective if selective is not None else (None, None)
         if cluster is not None:  # --executor ray: the alignment figures from per-item sums on the cluster
@@ -730,8 +741,9 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
             except RayUnavailableError as exc:
                 raise UsageError(str(exc)) from None
         report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot,
-                           selective_target=target, selective_delta=delta)
+                           selective_target=target, selective_delta=delta, progress=at)
         if cluster is not None:
+            bar.report(steps[0], None, "alignment on the cluster")
             try:
                 report = cluster_audit(ws, report, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot,
                                        **cluster)
@@ -742,12 +754,16 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
     from judgecal.report.provenance import provenance
     from judgecal.report.stability import attach_stability
 
+    bar.report(steps[0], None, "stability")
     attach_stability(ws, report, n_boot=min(n_boot, 1000))
     from judgecal.report.loop import attach_loop
 
+    bar.report(steps[0] + 1, None, "loop")
     attach_loop(ws, report)  # gate, panels, align, cascades (judgecal/cli_loop.py)
+    bar.report(steps[0] + 2, None, "report")
     report["provenance"] = provenance(ws, report)
     js, html = write_report(report, out, summary_only=summary_only)
+    bar.report(steps[0] + 3)
     ws.record_report(js)  # the explorer opens the latest audit wherever --out put it
     return report, js, html
 
@@ -763,12 +779,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
     _refuse_together([(flag, given and local, "applies to --executor ray only") for flag, given in (
         ("--address", args.address is not None), ("--shard-dir", args.shard_dir is not None),
         ("--shards", args.shards is not None))])
-    with _open_ws(args, create=False) as ws:
+    from judgecal.progress import Bar
+
+    with _open_ws(args, create=False) as ws, Bar("audit", enabled=not args.quiet) as bar:  # per probe and judge
         out = Path(args.out) if args.out else ws.reports_dir
         cluster = None if local else {"address": args.address, "shard_dir": args.shard_dir,
                                       "n_shards": args.shards or 16}
         report, js, html = _audit(ws, out, args.consensus, args.invalid_as, args.n_boot,
-                                  (args.selective_target, args.selective_delta), cluster, args.summary_only)
+                                  (args.selective_target, args.selective_delta), cluster, args.summary_only, bar)
     written, no_pdf = [js, html], None
     if args.pdf:
         from judgecal.report.pdf import PdfError, write_pdf
@@ -1026,6 +1044,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "whose content changed (default: refuse them)")
     p.add_argument("--spec", metavar="YAML", help="with --as judgments: the judge spec of the file's verdicts "
                    "(name, backend, model, rubric, parameters); every record's judge must be its name")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     _ws_arg(p)
     p.set_defaults(func=cmd_import)
 
@@ -1080,6 +1099,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "judge's verdict, the reason that matters most, its like-for-like reference, what was not tested), "
                    "without the per-judge detail")
     p.add_argument("--json", action="store_true", help="print audit.json to stdout instead of the summary")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--selective-target", type=_open_unit, default=0.9, help="selective evaluation: the "
                    "agreement with the humans the kept items must reach (default 0.9)")
     p.add_argument("--selective-delta", type=_open_unit, default=0.1, help="selective evaluation: the "
@@ -1118,7 +1138,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="pairwise choices; spans: mark a response's unsupported stretches (its source shown); "
                     "likert: rate one response on --rubric's scale (default project named after the kind)")
     sp.add_argument("--rubric", default="pointwise-5", help="with --kind likert: the rubric (and scale) shown")
-    asub.add_parser("pull", help="fetch new annotations (incremental, validated); every project unless --project")
+    sp = asub.add_parser("pull", help="fetch new annotations (incremental, validated); every project unless --project")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
     asub.add_parser("check", help="what each annotator can see and do; exit 1 when labels would not be independent")
     sp = asub.add_parser("annotators", help="create annotator accounts and list their login details")
     sp.add_argument("--add", nargs="*", metavar="EMAIL")
@@ -1225,16 +1246,7 @@ def _return_large_frees_to_the_os() -> None:
 def main(argv: list[str] | None = None) -> int:
     import sqlite3
 
-    from judgecal.annotation.server import LabelStudioError
-    from judgecal.audit.decision import ThresholdsError
-    from judgecal.data.families import FamiliesError
-    from judgecal.data.importers import ImportValidationError
-    from judgecal.data.registry import DatasetError
-    from judgecal.data.store import WorkspaceError
-    from judgecal.data.yamlfile import ConfigError
-    from judgecal.judges.base import BackendError
-    from judgecal.judges.registry import UnknownJudgeError
-    from judgecal.judges.rubric import RubricError
+    from judgecal.errors import JudgecalError, exit_status
 
     try:
         args = build_parser().parse_args(argv)
@@ -1243,10 +1255,9 @@ def main(argv: list[str] | None = None) -> int:
     _return_large_frees_to_the_os()
     try:
         return int(args.func(args))
-    except (ImportValidationError, DatasetError, WorkspaceError, UnknownJudgeError, RubricError, BackendError,
-            UsageError, LabelStudioError, FamiliesError, ThresholdsError, ConfigError) as exc:
+    except JudgecalError as exc:  # the one place the hierarchy becomes an exit status (judgecal/errors.py)
         print(f"judgecal {args.command}: {term(str(exc), keep_lines=True)}", file=sys.stderr)
-        return 2
+        return exit_status(exc)
     except KeyboardInterrupt:
         print("interrupted; judgments so far are saved and a re-run resumes", file=sys.stderr)
         return 130

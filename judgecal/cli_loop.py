@@ -5,24 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-
-@contextmanager
-def usage_errors() -> Iterator[None]:
-    """The loop's input errors as the CLI's usage errors (one line on stderr, exit 2)."""
-    from judgecal.cli import UsageError
-    from judgecal.data.sources import SourceError
-    from judgecal.judges.spec import SpecError
-    from judgecal.loop import LoopError
-
-    try:
-        yield
-    except (LoopError, SourceError, SpecError) as exc:
-        raise UsageError(str(exc)) from None
 
 
 def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple[Any, dict[str, Any]]:
@@ -33,14 +17,13 @@ def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple
     from judgecal.data.sources import split_name
 
     method, source = split_name(consensus)
-    with usage_errors():
-        if ws.consensus_frame(consensus).empty:
-            if method not in ("ds", "mv", "onecoin", "glad"):
-                raise UsageError(f"no consensus '{consensus}' in this workspace")
-            if ws.annotations_frame().empty:
-                raise UsageError("no human labels in this workspace: import or pull some first")
-            compute_consensus(ws, (method,), source=source)
-        return resolve_truth(ws, consensus, n_boot=n_boot, seed=seed)
+    if ws.consensus_frame(consensus).empty:
+        if method not in ("ds", "mv", "onecoin", "glad"):
+            raise UsageError(f"no consensus '{consensus}' in this workspace")
+        if ws.annotations_frame().empty:
+            raise UsageError("no human labels in this workspace: import or pull some first")
+        compute_consensus(ws, (method,), source=source)
+    return resolve_truth(ws, consensus, n_boot=n_boot, seed=seed)
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
@@ -49,9 +32,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     with _open_ws(args, create=False) as ws:
         truth, _ = truth_of(ws, args.consensus)
-        with usage_errors():
-            res = gate.run_gate(ws, args.baseline, args.candidate, truth, consensus=args.consensus,
-                                invalid_as=args.invalid_as, n_boot=args.n_boot, seed=args.seed)
+        res = gate.run_gate(ws, args.baseline, args.candidate, truth, consensus=args.consensus,
+                            invalid_as=args.invalid_as, n_boot=args.n_boot, seed=args.seed)
         path = gate.save(res, ws.reports_dir)
     md = gate.markdown(res)
     if args.markdown == "-":
@@ -78,8 +60,7 @@ def cmd_regrade(args: argparse.Namespace) -> int:
 
     with _open_ws(args, create=False) as ws:
         engine = make_engine(ws, args)
-        with usage_errors():
-            calls = plan_like(ws, engine, args.like, seed=args.seed)
+        calls = plan_like(ws, engine, args.like, seed=args.seed)
         st = engine.run(calls)
         name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
     print(f"{name} (spec {engine.spec_hash}) like {args.like}: {st.planned} planned, {st.cached} cached, "
@@ -111,11 +92,9 @@ def cmd_panel(args: argparse.Namespace) -> int:
 
     if bool(args.spec) == bool(args.members):
         raise UsageError("give a panel spec file (--spec) or its members (--members J1,J2,J3), one of the two")
-    with usage_errors():
-        panel = load_panel(args.spec) if args.spec else make_panel(args.members.split(","), name=args.name or "")
+    panel = load_panel(args.spec) if args.spec else make_panel(args.members.split(","), name=args.name or "")
     with _open_ws(args, create=False) as ws:
-        with usage_errors():
-            got = run_panel(ws, panel)
+        got = run_panel(ws, panel)
         save_section(ws, "panels", panel.name, got)
     print(f"{inert(panel.name)} (spec {got['spec_hash']}): {got['slots']} verdicts from {len(panel.members)} members, "
           f"{got['decided']} by a strict majority ({got['unanimous']} unanimous), {got['no_majority']} without one "
@@ -134,13 +113,12 @@ def cmd_align(args: argparse.Namespace) -> int:
         def engine_for(judge: str) -> Any:
             return make_engine(ws, argparse.Namespace(**{**vars(args), "judge": judge}))
 
-        with usage_errors():
-            res = run_align(ws, args.judge, args.method, truth, engine_for=engine_for,
-                            folder=Path(args.out) if args.out else ws.path / "judges", n_items=args.items,
-                            train_share=args.train_share, seed=args.split_seed, shots=args.shots,
-                            n_boot=args.n_boot, invalid_as=args.invalid_as, evaluate_train=args.evaluate_train,
-                            orders=tuple(args.orders), consensus=args.consensus, candidates=args.candidates,
-                            verbose=not args.quiet)
+        res = run_align(ws, args.judge, args.method, truth, engine_for=engine_for,
+                        folder=Path(args.out) if args.out else ws.path / "judges", n_items=args.items,
+                        train_share=args.train_share, seed=args.split_seed, shots=args.shots,
+                        n_boot=args.n_boot, invalid_as=args.invalid_as, evaluate_train=args.evaluate_train,
+                        orders=tuple(args.orders), consensus=args.consensus, candidates=args.candidates,
+                        verbose=not args.quiet)
         path = save_section(ws, "align", res["candidate"], res)
     sp = res["split"]
     print(f"split by item ({'stratified by label' if sp['stratified'] else 'random'}, seed {sp['seed']}): "
@@ -196,9 +174,8 @@ def cmd_cascade(args: argparse.Namespace) -> int:
 
     with _open_ws(args, create=False) as ws:
         truth, _ = truth_of(ws, args.consensus)
-        with usage_errors():
-            res = run_cascade(ws, args.stage, truth, target=args.target, delta=args.delta, seed=args.seed,
-                              costs=dict(args.cost or []), human_cost=args.human_cost, name=args.name or "")
+        res = run_cascade(ws, args.stage, truth, target=args.target, delta=args.delta, seed=args.seed,
+                          costs=dict(args.cost or []), human_cost=args.human_cost, name=args.name or "")
         path = save_section(ws, "cascade", res["name"], res)
     print(f"cascade {inert(res['name'])}: {res['n_items']} items, {res['n_labelled']} labelled "
           f"({res['n_calibration']} calibrate, {res['n_held_out']} check)")

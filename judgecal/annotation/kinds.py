@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from judgecal.data.records import Item
+from judgecal.errors import UserError
 
 KINDS = ("pairwise", "spans", "likert")
 DEFAULT_PROJECT = {"pairwise": "Blind review", "spans": "Blind span review", "likert": "Blind rating review"}
@@ -26,7 +27,7 @@ DEFAULT_PROJECT = {"pairwise": "Blind review", "spans": "Blind span review", "li
 SECTIONS = {"pairwise": "Pairwise tasks", "likert": "Rating tasks", "spans": "Marking spans"}
 
 
-class KindError(ValueError):
+class KindError(UserError, ValueError):
     """An item or a rubric that a kind of review cannot show."""
 
 

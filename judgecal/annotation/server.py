@@ -23,13 +23,14 @@ from typing import Any
 import platformdirs
 
 from judgecal.data.store import pid_alive
+from judgecal.errors import BackendError
 
 LS_VERSION = "1.23.2"
 VENV_ENV = "JUDGECAL_LS_VENV"
 URL_ENV, TOKEN_ENV = "JUDGECAL_LS_URL", "JUDGECAL_LS_TOKEN"
 
 
-class LabelStudioError(RuntimeError):
+class LabelStudioError(BackendError):
     """The server cannot be installed, started, reached or used."""
 
 

@@ -27,6 +27,7 @@ import json
 import random
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -311,7 +312,8 @@ def _user_id(v: Any) -> int | None:
 
 
 def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: int = 100,
-         reviewers: list[dict[str, Any]] | None = None, http: httpx.Client | None = None) -> PullResult:
+         reviewers: list[dict[str, Any]] | None = None, http: httpx.Client | None = None,
+         progress: Callable[[int], None] | None = None) -> PullResult:
     """Fetch new and updated annotations, check them, map them back to items; one transaction.
 
     A project of one annotator counts only that annotator's annotations: one made (``completed_by``)
@@ -322,7 +324,7 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
     does not list). Cancelled (skipped) annotations are reported.
     Each project's answers are checked against its own labeling config (``kinds.read_config``); span
     regions also against the item's text in the workspace. A rejected annotation is reported and no
-    part of it is stored.
+    part of it is stored. ``progress(n)`` hears each page of ``n`` tasks as it arrives.
     """
     res = PullResult()
     known = ws.ls_projects(project)
@@ -350,7 +352,13 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
         org_ls = client(Connection(base, tokens[owner]), http) if owner else ls
         try:
             users = {**known_people, **{int(u.id): str(u.email or u.username) for u in org_ls.users.list()}}
-            tasks = list(org_ls.tasks.list(project=pid, fields="all", page_size=page_size))
+            tasks = []
+            for t in org_ls.tasks.list(project=pid, fields="all", page_size=page_size):
+                tasks.append(t)
+                if progress is not None and len(tasks) % page_size == 0:
+                    progress(page_size)
+            if progress is not None and len(tasks) % page_size:
+                progress(len(tasks) % page_size)
             cfg = kinds.read_config(org_ls.projects.get(id=pid).label_config)
         except httpx.HTTPError as exc:
             raise _unreachable(base, exc) from None

@@ -79,7 +79,7 @@ PROBES = {
 PAIRWISE_PROBES = ("first_position_rate", "verbosity_excess", "pad_pick_rate", "injection_follow_rate")
 
 
-class ThresholdsError(ValueError):
+class ThresholdsError(ConfigError):
     """A thresholds file that cannot be read, names unknown keys or holds a value the rules cannot use:
     ``file: field: message``."""
 
@@ -222,7 +222,9 @@ def _fmt(x: float) -> str:
 def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = None, *,
                   human_kappa: float | None = None, human_accuracy: float | None = None,
                   effect_of_interest: float = 0.05) -> dict[str, Any]:
-    """``{status, reasons, not_tested}`` for one judge's audit entry (``report["judges"][name]``)."""
+    """``{status, reasons, not_tested, not_tested_probes}`` for one judge's audit entry
+    (``report["judges"][name]``): the reasons most serious first (the first is the one that decided the
+    status), ``not_tested_probes`` the names of the probes that were not run."""
     t = thresholds or DEFAULT_THRESHOLDS
     m = entry.get("metrics", {})
     reasons: list[tuple[int, str]] = []  # (severity 0 aligned-note / 1 caution / 2 not aligned, text)
@@ -319,14 +321,15 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
     hints = {k: how for k, (_, how) in PROBES.items()}
     if {"AB", "BA"} <= set(entry.get("orders") or []):  # both orders judged: what is missing is the truth
         hints["first_position_rate"] = "needs both orders of items with a human label"
-    not_tested = [f"{probe}: not tested ({hints[metric]})" for metric, (probe, _) in PROBES.items()
-                  if metric not in m and not (pointwise and metric in PAIRWISE_PROBES)]
+    missing = [metric for metric in PROBES if metric not in m and not (pointwise and metric in PAIRWISE_PROBES)]
+    not_tested = [f"{PROBES[metric][0]}: not tested ({hints[metric]})" for metric in missing]
     if pointwise:  # one response per item: nothing to swap, pad or compare lengths against
         not_tested.append(", ".join(PROBES[k][0] for k in PAIRWISE_PROBES) + ": apply to pairwise judges only")
     worst = max((s for s, _ in reasons), default=0)
     status = STATUSES[worst]
     ordered = [r for s, r in sorted(reasons, key=lambda sr: -sr[0])]
-    out: dict[str, Any] = {"status": status, "reasons": ordered, "not_tested": not_tested}
+    out: dict[str, Any] = {"status": status, "reasons": ordered, "not_tested": not_tested,
+                           "not_tested_probes": [PROBES[metric][0] for metric in missing]}
     if likeness is not None:
         out["human_likeness"] = likeness
     return out
@@ -376,7 +379,7 @@ def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
     if trivial and (h_lo is not None and h_lo > 0):
         cls = "below the humans"
         out.append((2, f"{base}: not clearly above chance, which a rater that always gives the same label "
-                       "reaches (κ 0), while the annotators are"))
+                       "reaches (κ 0), while the annotators are clearly above it"))
     elif trivial:
         cls = "like the humans, at chance"
         out.append((1, f"{base}: neither the judge nor the annotators are clearly above chance"))

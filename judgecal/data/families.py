@@ -42,7 +42,7 @@ def family_of(model: str | None, table: tuple[tuple[str, str], ...] = DEFAULT_FA
     return None
 
 
-class FamiliesError(ValueError):
+class FamiliesError(ConfigError):
     """A ``families.yaml`` that cannot be read or holds a bad entry: ``file: field: message``."""
 
 

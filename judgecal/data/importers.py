@@ -30,6 +30,7 @@ import io
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from judgecal.data.records import VERDICTS, Annotation, Candidate, Item, Span
 from judgecal.data.rows import parquet_rows, whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
+from judgecal.errors import UserError
 
 MAX_TEXT_CHARS = 200_000
 PAIRWISE_FIELDS = {"id", "prompt", "response_a", "response_b", "model_a", "model_b", "family_a",
@@ -76,7 +78,7 @@ class Problem:
         return f"{where}: {self.field + ': ' if self.field else ''}{self.message}"
 
 
-class ImportValidationError(ValueError):
+class ImportValidationError(UserError, ValueError):
     """Raised with every problem found; nothing was written."""
 
     def __init__(self, problems: list[Problem]) -> None:
@@ -270,7 +272,13 @@ def _other_task(records: list[tuple[int, Any]], task: str) -> tuple[int, str, st
     return None
 
 
-def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, list[Problem]]:
+# progress(done, total, step): where a long import is (judgecal.progress.Bar.report)
+Progress = Callable[[int, int, str], None]
+WRITE_CHUNK = 5000  # rows per write between two progress reports
+
+
+def parse_records(path: Path, task: str, source: str,
+                  progress: Progress | None = None) -> tuple[ImportResult, list[Problem]]:
     f = str(path)
     records, problems = _records(path)
     if not records and not problems:
@@ -284,7 +292,9 @@ def parse_records(path: Path, task: str, source: str) -> tuple[ImportResult, lis
                                 f"this file looks {other}; import it with --task {other}"
                                 + (" (the default)" if other == "pairwise" else ""))]
     seen = result.lines
-    for n, rec in records:
+    for k, (n, rec) in enumerate(records):
+        if progress is not None and not k % 1000:
+            progress(k, len(records), "checking")
         if not isinstance(rec, dict):
             problems.append(Problem(f, n, None, f"a record must be an object, got {type(rec).__name__}"))
             continue
@@ -390,12 +400,13 @@ def _with_rationales(raw: Any, anns: list[Annotation], f: str, n: int,
     return list(out.values())
 
 
-def validate_file(path: str | Path, task: str = "pairwise", source: str | None = None) -> ImportResult:
+def validate_file(path: str | Path, task: str = "pairwise", source: str | None = None,
+                  progress: Progress | None = None) -> ImportResult:
     """Parse and validate ``path`` completely; raise :class:`ImportValidationError` naming every problem."""
     if task not in ("pairwise", "pointwise"):
         raise ValueError(f"task must be 'pairwise' or 'pointwise', got {task!r}")
     p = Path(path)
-    result, problems = parse_records(p, task, source or p.stem)
+    result, problems = parse_records(p, task, source or p.stem, progress)
     if problems:
         raise ImportValidationError(problems)
     return result
@@ -403,11 +414,18 @@ def validate_file(path: str | Path, task: str = "pairwise", source: str | None =
 
 def import_file(
     ws: Workspace, path: str | Path, task: str = "pairwise", source: str | None = None,
-    validated: ImportResult | None = None,
+    validated: ImportResult | None = None, progress: Progress | None = None,
 ) -> ImportResult:
-    """Validate ``path`` completely (unless ``validated`` is given), then write all of it in one transaction."""
+    """Validate ``path`` completely (unless ``validated`` is given), then write all of it in one transaction
+    (``progress`` hears the rows written so far, in chunks)."""
     p = Path(path)
-    result = validated if validated is not None else validate_file(p, task, source)
+    result = validated if validated is not None else validate_file(p, task, source, progress)
+    rows = len(result.items) + len(result.annotations) + len(result.spans)
+
+    def wrote(n: int) -> None:
+        if progress is not None:
+            progress(n, rows, "writing")
+
     # an id already stored is checked inside the write transaction: identical content is skipped,
     # other content refused (ItemConflictError), so concurrent imports cannot overwrite each other
     with ws.transaction() as tx:
@@ -416,9 +434,13 @@ def import_file(
 
         before = {"annotations": count("annotations"), "spans": count("spans")}
         changed = ws.changed_annotations(result.annotations, conn=tx)
-        items = ws.add_items(result.items, conn=tx, origins={i: f"{p}:{n}" for i, n in result.lines.items()})
-        ws.add_annotations(result.annotations, conn=tx)
+        items = ws.add_items(result.items, conn=tx, origins={i: f"{p}:{n}" for i, n in result.lines.items()},
+                             progress=wrote)
+        for k in range(0, len(result.annotations), WRITE_CHUNK):
+            ws.add_annotations(result.annotations[k : k + WRITE_CHUNK], conn=tx)
+            wrote(len(result.items) + min(k + WRITE_CHUNK, len(result.annotations)))
         ws.add_spans(result.spans, conn=tx)
+        wrote(rows)
         result.written = {"items": items, "annotations": count("annotations") - before["annotations"],
                           "changed_annotations": changed, "spans": count("spans") - before["spans"]}
     return result

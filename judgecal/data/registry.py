@@ -20,6 +20,8 @@ from urllib.parse import quote
 
 import platformdirs
 
+from judgecal.errors import UserError
+
 MIRROR_ENV = "JUDGECAL_DATA_MIRROR"
 CACHE_ENV = "JUDGECAL_CACHE_DIR"
 
@@ -84,7 +86,7 @@ LLMBAR_SUBSETS: dict[str, str] = {
 }
 
 
-class DatasetError(RuntimeError):
+class DatasetError(UserError, RuntimeError):
     """A dataset that cannot be found, fetched or verified."""
 
 
@@ -281,6 +283,9 @@ def _mirror_lacks_judge(f: RemoteFile) -> bool:
 
 
 def _progress(files: tuple[RemoteFile, ...], label: str) -> Iterable[RemoteFile]:
-    from rich.progress import track
+    from judgecal.progress import Bar
 
-    return track(files, description=label, transient=True)
+    with Bar(label, len(files)) as bar:
+        for f in files:
+            yield f
+            bar()

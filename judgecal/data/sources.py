@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from judgecal.errors import UserError
+
 ALIASES = ("experts", "dataset", "crowd", "gold", "all")
 
 
-class SourceError(ValueError):
+class SourceError(UserError, ValueError):
     """A selector that names no labels, or a request that would pool several sources silently."""
 
 

@@ -12,7 +12,7 @@ import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, astuple, dataclass, field
 from operator import attrgetter
@@ -32,6 +32,7 @@ from judgecal.data.records import (
     Judgment,
     Span,
 )
+from judgecal.errors import UserError
 
 SCHEMA_VERSION = 7
 # Additive migrations: version -> what it adds (the CREATE TABLE IF NOT EXISTS below does the work;
@@ -315,8 +316,20 @@ CREATE TABLE IF NOT EXISTS stability_verdicts (
 );
 """
 
+# -- Explorer indexes (read by the Explorer queries of Workspace; no data of their own, so no migration) ---
+# judgments_explorer covers the item verdicts the Items page filters on (the first sample of the unmutated
+# prompt, per judge and item, in each order): one judge's verdicts are one index range read in item order,
+# every judge's one index scan. The items_* expression indexes hold the Items page's filter values.
+_EXPLORER_SCHEMA = """
+CREATE INDEX IF NOT EXISTS judgments_explorer ON judgments (mutation, sample, judge, spec_hash, item_id, "order",
+                                                            verdict);
+CREATE INDEX IF NOT EXISTS items_category ON items (json_extract(data, '$.metadata.category'));
+CREATE INDEX IF NOT EXISTS items_model_a ON items (json_extract(data, '$.candidates[0].model'));
+CREATE INDEX IF NOT EXISTS items_model_b ON items (json_extract(data, '$.candidates[1].model'));
+"""
 
-class WorkspaceError(RuntimeError):
+
+class WorkspaceError(UserError, RuntimeError):
     """A workspace that cannot be opened or is of an unknown schema."""
 
 
@@ -360,6 +373,7 @@ class Workspace:
         self.conn.executescript(_SPECS_SCHEMA)
         self.conn.executescript(_SPANS_SCHEMA)
         self.conn.executescript(_STABILITY_SCHEMA)
+        self.conn.executescript(_EXPLORER_SCHEMA)
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
@@ -432,16 +446,16 @@ class Workspace:
 
     # -- items ---------------------------------------------------------------------------
     def add_items(self, items: Iterable[Item], conn: sqlite3.Connection | None = None,
-                  origins: Mapping[str, str] | None = None) -> int:
+                  origins: Mapping[str, str] | None = None, progress: Callable[[int], None] | None = None) -> int:
         """Insert items; an id already stored with the same content is skipped (re-importing is
         idempotent), one stored with other content raises :class:`ItemConflictError` and writes
         nothing. Check and insert run in one write transaction (the caller's, when ``conn`` is
         given), so two concurrent imports cannot overwrite each other. ``origins`` maps an id to where
-        it came from (``file:line``) for the message."""
+        it came from (``file:line``) for the message; ``progress(n)`` hears how many are inserted so far."""
         items = list(items)
         if conn is None:
             with self.transaction() as tx:
-                return self.add_items(items, conn=tx, origins=origins)
+                return self.add_items(items, conn=tx, origins=origins, progress=progress)
         before = conn.total_changes
         conflicts: list[tuple[str, list[str]]] = []
         for i in range(0, len(items), 900):
@@ -457,8 +471,11 @@ class Workspace:
                         conflicts.append((it.item_id, diff))
         if conflicts:
             raise ItemConflictError(conflicts, origins)
-        conn.executemany("INSERT OR IGNORE INTO items VALUES (?, ?, ?, ?)",
-                         [(it.item_id, it.source, it.task, it.to_json()) for it in items])
+        for i in range(0, len(items), 900):
+            conn.executemany("INSERT OR IGNORE INTO items VALUES (?, ?, ?, ?)",
+                             [(it.item_id, it.source, it.task, it.to_json()) for it in items[i : i + 900]])
+            if progress is not None:
+                progress(min(i + 900, len(items)))
         return conn.total_changes - before
 
     def item_ids(self) -> set[str]:
@@ -611,7 +628,7 @@ class Workspace:
         specs = self.judge_specs()
         unit_of: dict[tuple[str, str], tuple[str, ...]] = {}
         units: dict[tuple[str, ...], tuple[str, Mapping[str, Any] | None, str]] = {}
-        for judge, h in self.conn.execute("SELECT DISTINCT judge, spec_hash FROM judgments"):
+        for judge, h in self._judge_pairs():
             unit: tuple[str, ...]
             if judge.startswith("replay/"):
                 unit, base, spec = ("name", judge), judge, None
@@ -623,6 +640,24 @@ class Workspace:
             units.setdefault(unit, (base, spec, h))
         names = spec_names([(u, base, spec, h) for u, (base, spec, h) in units.items()])
         return {pair: names[u] for pair, u in unit_of.items()}
+
+    def _judge_pairs(self) -> list[tuple[str, str]]:
+        """Every distinct (judge, spec_hash) of the judgments in order, found by seeking the (judge, spec_hash)
+        index from one pair to the next: a few lookups per judge instead of a scan of every judgment."""
+        out: list[tuple[str, str]] = []
+        q = "SELECT judge, spec_hash FROM judgments INDEXED BY judgments_judge_spec WHERE "
+        row = self.conn.execute(q + "1 ORDER BY judge, spec_hash LIMIT 1").fetchone()
+        while row is not None:
+            out.append((row[0], row[1]))
+            judge, h = row
+            row = self.conn.execute(
+                q + ("judge IS ? AND spec_hash IS NOT NULL" if h is None else "judge IS ? AND spec_hash > ?")
+                + " ORDER BY spec_hash LIMIT 1", (judge,) if h is None else (judge, h)).fetchone()
+            if row is None:
+                row = self.conn.execute(
+                    q + ("judge IS NOT NULL" if judge is None else "judge > ?") + " ORDER BY judge, spec_hash LIMIT 1",
+                    () if judge is None else (judge,)).fetchone()
+        return out
 
     def _judge_sql(self, judge: str | None) -> tuple[str, list[str], str, list[str]]:
         """The judge column as named by :meth:`judge_names` (SQL and its arguments), and the WHERE
@@ -973,3 +1008,109 @@ class Workspace:
     def explorer_span_items(self) -> pd.DataFrame:
         """``item_id, kind`` of the items with spans (a rater's empty mark counts as looked at)."""
         return pd.read_sql_query("SELECT DISTINCT item_id, kind FROM spans", self.conn)
+
+    # The Items page's item verdict (what apps/page_judges.item_verdicts computes in pandas), in SQL over
+    # columns ``ab`` and ``ba``: the two orders' common verdict, a tie when they differ, the one order's
+    # verdict when only one was judged; ``invalid`` counts as a tie.
+    _ITEM_VERDICT = ("CASE WHEN ab IS NULL THEN {b} WHEN ba IS NULL THEN {a} WHEN {a} = {b} THEN {a} ELSE 'tie' END"
+                     .format(a="(CASE WHEN ab = 'invalid' THEN 'tie' ELSE ab END)",
+                             b="(CASE WHEN ba = 'invalid' THEN 'tie' ELSE ba END)"))
+    _ORDERS = ("MAX(CASE WHEN \"order\" = 'AB' THEN verdict END) AS ab, "
+               "MAX(CASE WHEN \"order\" = 'BA' THEN verdict END) AS ba")
+    _CATEGORY = "json_extract(data, '$.metadata.category')"  # the expressions of the items_* indexes
+    _MODELS = ("json_extract(data, '$.candidates[0].model')", "json_extract(data, '$.candidates[1].model')")
+
+    def explorer_judges(self) -> list[str]:
+        """The judges (named per spec) with a verdict on the unmutated prompt (what the Items page shows)."""
+        q = "SELECT 1 FROM judgments WHERE mutation = 'none' AND sample = 0 AND judge IS ? AND spec_hash IS ? LIMIT 1"
+        return sorted({n for pair, n in self.judge_names().items() if self.conn.execute(q, pair).fetchone()})
+
+    def explorer_categories(self) -> list[Any]:
+        """Every distinct ``metadata.category`` of the items, as stored (text or a number), read from its index."""
+        return [r[0] for r in self.conn.execute(f"SELECT DISTINCT {self._CATEGORY} FROM items "
+                                                f"WHERE {self._CATEGORY} IS NOT NULL")]
+
+    def explorer_models(self) -> list[Any]:
+        """Every distinct model of the items' first two candidates, read from their indexes."""
+        found = [r[0] for m in self._MODELS for r in self.conn.execute(f"SELECT DISTINCT {m} FROM items "
+                                                                        f"WHERE {m} IS NOT NULL")]
+        return list(dict.fromkeys(found))
+
+    def explorer_label_source_names(self) -> list[str]:
+        """Every source of a human label, sorted."""
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT source FROM annotations ORDER BY source")]
+
+    def explorer_find_items(self, judge: str | None, consensus: str | None, *, humans: bool = False,
+                            orders: bool = False, judges: bool = False, spans: bool = False,
+                            categories: Sequence[Any] = (), models: Sequence[Any] = (),
+                            label_sources: Sequence[str] = (), limit: int = 200) -> tuple[int, pd.DataFrame]:
+        """The Items page's selection, made in SQLite: how many items match, and the first ``limit`` of them,
+        shortest ids first (numeric ids then read in order).
+
+        The items ``judge`` judged (every item when None), each with ``source, task, category, model_a,
+        model_b``, the judge's verdict in each order (``judge AB``, ``judge BA``: the first sample of the
+        unmutated prompt; only with a judge) and ``humans``, the label of consensus ``consensus`` (of the
+        method before its ``:`` when that one has no rows). Filters, all of which must hold: ``humans`` the
+        judge's item verdict (:attr:`_ITEM_VERDICT`) is not the humans' label; ``orders`` its two orders'
+        verdicts differ; ``judges`` the judges' (each spec's) item verdicts on the item are not all the same;
+        ``spans`` someone marked a span on it; ``categories`` its ``metadata.category`` is one of these;
+        ``models`` either candidate's model is; ``label_sources`` a human label of it comes from one of
+        these. ``humans`` and ``orders`` apply only with a judge.
+        """
+        cols = ["item_id", "source", "task", "category", "model_a", "model_b",
+                *(["judge AB", "judge BA"] if judge is not None else []), "humans"]
+        args: list[Any] = []
+        if judge is None:
+            mine = "SELECT item_id, NULL AS ab, NULL AS ba FROM items"
+        else:
+            pairs = [pair for pair, n in self.judge_names().items() if n == judge]
+            if not pairs:
+                return 0, pd.DataFrame(columns=cols)
+            one = "FROM judgments WHERE mutation = 'none' AND sample = 0 AND judge IS ? AND spec_hash IS ?"
+            mine = (f"SELECT item_id, {self._ORDERS} {one} GROUP BY item_id" if len(pairs) == 1 else
+                    f"SELECT item_id, {self._ORDERS} FROM ("
+                    + " UNION ALL ".join(f'SELECT item_id, "order", verdict {one}' for _ in pairs)
+                    + ") GROUP BY item_id")
+            args += [x for pair in pairs for x in pair]
+        if consensus is not None and ":" in consensus and self.conn.execute(
+                "SELECT 1 FROM consensus WHERE method = ? LIMIT 1", (consensus,)).fetchone() is None:
+            consensus = consensus.split(":")[0]
+        where: list[str] = []
+        join = ""
+        if humans and judge is not None:
+            join = " JOIN consensus c ON c.item_id = m.item_id AND c.method = ?"
+            args.append(consensus)
+            where.append(f"({self._ITEM_VERDICT}) IS NOT c.label")
+        if orders and judge is not None:
+            where.append("m.ab IS NOT NULL AND m.ba IS NOT NULL AND m.ab <> m.ba")
+        if judges:
+            each = (f"SELECT item_id, {self._ORDERS} FROM judgments WHERE mutation = 'none' AND sample = 0 "
+                    "GROUP BY judge, spec_hash, item_id")
+            where.append(f"m.item_id IN (SELECT item_id FROM (SELECT item_id, {self._ITEM_VERDICT} AS v FROM ({each})) "
+                         "GROUP BY item_id HAVING MIN(v) <> MAX(v))")
+        if spans:
+            where.append("EXISTS (SELECT 1 FROM spans s WHERE s.item_id = m.item_id)")
+        if categories:
+            where.append(f"m.item_id IN (SELECT item_id FROM items WHERE {self._CATEGORY} IN "
+                         f"({', '.join('?' for _ in categories)}))")
+            args += list(categories)
+        if models:
+            marks = ", ".join("?" for _ in models)
+            where.append("(" + " OR ".join(f"m.item_id IN (SELECT item_id FROM items WHERE {m} IN ({marks}))"
+                                           for m in self._MODELS) + ")")
+            args += list(models) * len(self._MODELS)
+        if label_sources:
+            where.append("EXISTS (SELECT 1 FROM annotations a WHERE a.item_id = m.item_id AND a.source IN "
+                         f"({', '.join('?' for _ in label_sources)}))")
+            args += list(label_sources)
+        hit = (f"SELECT m.item_id, m.ab, m.ba FROM ({mine}) m JOIN items i ON i.item_id = m.item_id{join}"
+               + "".join(f" {'WHERE' if k == 0 else 'AND'} {w}" for k, w in enumerate(where)))
+        q = (f"WITH hit AS MATERIALIZED ({hit}) "
+             f"SELECT h.item_id, i.source, i.task, {self._CATEGORY}, {self._MODELS[0]}, {self._MODELS[1]}, h.ab, h.ba, "
+             "c.label, (SELECT COUNT(*) FROM hit) FROM (SELECT * FROM hit ORDER BY length(item_id), item_id LIMIT ?) h "
+             "JOIN items i ON i.item_id = h.item_id LEFT JOIN consensus c ON c.item_id = h.item_id AND c.method = ? "
+             "ORDER BY length(h.item_id), h.item_id")
+        rows = self.conn.execute(q, [*args, limit, consensus]).fetchall()
+        found = pd.DataFrame([r[:9] for r in rows], columns=["item_id", "source", "task", "category", "model_a",
+                                                             "model_b", "judge AB", "judge BA", "humans"])
+        return (int(rows[0][9]) if rows else 0), found[cols]

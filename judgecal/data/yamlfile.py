@@ -21,12 +21,10 @@ from typing import Any
 
 import yaml
 
+from judgecal.errors import ConfigError
+
 MAX_BYTES = 1_000_000
 MAX_NODES = 100_000
-
-
-class ConfigError(ValueError):
-    """A configuration file that cannot be read or holds a bad value: ``file: field: message``."""
 
 
 # libyaml's parser when PyYAML was built with it (about 5x faster), else the pure-Python one

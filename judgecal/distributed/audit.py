@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from judgecal.audit.alignment import SUM_COLUMNS, JudgeSums, judge_sums, metrics_from, sums_spec, truth_codes
 from judgecal.audit.metric import Metric, clean
 from judgecal.audit.position import debiased_from, debiased_sums, position_tests
+from judgecal.errors import TransientError
 from judgecal.stats import bootstrap as stats
 from judgecal.stats.inference import mcnemar, mde_proportion
 
@@ -295,7 +296,7 @@ LOCAL_PART = ("pointwise judges' agreement (their own section), every other metr
               "flags, and the report-level sections (models, decision, stability, provenance)")
 
 
-class WorkspaceChangedError(RuntimeError):
+class WorkspaceChangedError(TransientError):
     """The judgments changed between the driver's and the cluster's reads of the workspace."""
 
 

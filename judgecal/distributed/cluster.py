@@ -6,8 +6,10 @@ import os
 import socket
 from typing import Any
 
+from judgecal.errors import BackendError
 
-class RayUnavailableError(RuntimeError):
+
+class RayUnavailableError(BackendError):
     """Ray is not installed or the cluster cannot be reached."""
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any, Protocol
 
+from judgecal.errors import BackendError, TransientError
+
 # Environment variables whose values are secrets wherever they appear.
 SECRET_ENV = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "VLLM_API_KEY")
 REDACTED = "[REDACTED]"
@@ -67,18 +69,6 @@ class Response:
     completion_tokens: int | None = None
     status: str = "ok"
     extra: dict[str, object] = field(default_factory=dict)
-
-
-class BackendError(RuntimeError):
-    """A call that failed for good (bad request, authentication): recorded as status ``error``."""
-
-
-class TransientError(RuntimeError):
-    """A call worth retrying (429, 5xx, timeout, dropped connection)."""
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 class Backend(Protocol):

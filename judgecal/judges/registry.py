@@ -10,6 +10,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from judgecal.errors import UserError
 from judgecal.judges.base import Backend
 
 # backend prefix -> (module, factory, module that must import, extra)
@@ -23,7 +24,7 @@ BACKENDS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
-class UnknownJudgeError(ValueError):
+class UnknownJudgeError(UserError, ValueError):
     """A judge name whose backend is unknown or whose extra is not installed."""
 
 

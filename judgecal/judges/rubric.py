@@ -32,7 +32,7 @@ from judgecal.data.yamlfile import ConfigError, parse_yaml, read_text
 KINDS: tuple[str, ...] = ("pairwise", "pointwise", "spans")
 
 
-class RubricError(ValueError):
+class RubricError(ConfigError):
     """A rubric file that is missing, unreadable or lacks a field."""
 
 

@@ -45,7 +45,7 @@ PARAMETERS = ("temperature", "max_tokens", "logprobs", "top_logprobs")
 DEFAULT_MAX_TOKENS = 8  # a one-word verdict or score; a rubric may ask for more (its ``max_tokens``)
 
 
-class SpecError(ValueError):
+class SpecError(ConfigError):
     """A judge spec that is missing, unreadable or has a bad field."""
 
 

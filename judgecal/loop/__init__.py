@@ -1,7 +1,10 @@
 """Closing the loop: compare and gate judge versions, panels, alignment from human labels, cascades."""
 
 
-class LoopError(ValueError):
+from judgecal.errors import UserError
+
+
+class LoopError(UserError, ValueError):
     """A comparison, panel, alignment or cascade that cannot run on this input (a usage error)."""
 
 

@@ -1,7 +1,7 @@
 """The printable trust report: ``audit.html`` printed to PDF with WeasyPrint.
 
 WeasyPrint renders in-process from the same template (CSS paged media: A4, page numbers and the
-configuration hash in the footer, verdicts and scores on page one, detail from page two). It runs no
+configuration hash in the footer, the summary of every judge on page one, detail from page two). It runs no
 JavaScript and, with :func:`_no_fetch`, loads nothing from outside the document, so untrusted model
 text cannot make the renderer act; names and model text reach it inert (:mod:`judgecal.inert`); there is no
 browser process to start, sandbox or clean up. WeasyPrint needs the Pango and HarfBuzz system libraries
@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from judgecal.errors import ConfigError
 from judgecal.inert import inert_tree
 from judgecal.report.write import json_safe, render_html
 
@@ -21,7 +22,7 @@ from judgecal.report.write import json_safe, render_html
 SYSTEM_PACKAGES = "libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0"
 
 
-class PdfError(RuntimeError):
+class PdfError(ConfigError, RuntimeError):
     """The PDF cannot be rendered here (WeasyPrint or its system libraries missing)."""
 
 
@@ -52,18 +53,20 @@ def _no_fetch(url: str, *args: Any, **kwargs: Any) -> Any:
     raise ValueError(f"the trust report loads no external resource ({url[:60]})")
 
 
-def render_pdf(report: dict[str, Any]) -> bytes:
-    """The trust report of ``report`` (an audit.json dict) as PDF bytes."""
+def render_pdf(report: dict[str, Any], summary_only: bool = False) -> bytes:
+    """The trust report of ``report`` (an audit.json dict) as PDF bytes: the summary on page one, the
+    detail from page two (left out with ``summary_only``)."""
     weasyprint = _renderer()
-    html = render_html(inert_tree(json_safe(report)))  # control characters shown escaped in the PDF's text
+    # control characters shown escaped in the PDF's text
+    html = render_html(inert_tree(json_safe(report)), summary_only=summary_only)
     return bytes(weasyprint.HTML(string=html, url_fetcher=_no_fetch, base_url=None).write_pdf())
 
 
-def write_pdf(report: dict[str, Any], path: str | Path) -> Path:
+def write_pdf(report: dict[str, Any], path: str | Path, summary_only: bool = False) -> Path:
     """Write the PDF atomically to ``path``."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".pdf.tmp")
-    tmp.write_bytes(render_pdf(report))
+    tmp.write_bytes(render_pdf(report, summary_only=summary_only))
     tmp.replace(out)
     return out

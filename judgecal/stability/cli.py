@@ -162,13 +162,10 @@ def _pick_run(ws: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_stability(args: argparse.Namespace) -> int:
-    from judgecal.cli import UsageError, _open_ws
+    from judgecal.cli import _open_ws
 
-    try:
-        with _open_ws(args, create=False) as ws:
-            return _dispatch(ws, args)
-    except StabilityError as exc:
-        raise UsageError(str(exc)) from None
+    with _open_ws(args, create=False) as ws:  # a StabilityError is a JudgecalError: one line, exit 2
+        return _dispatch(ws, args)
 
 
 def _dispatch(ws: Any, args: argparse.Namespace) -> int:

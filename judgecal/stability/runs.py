@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal.data.records import Item, stable_hash
+from judgecal.errors import UserError
 from judgecal.stats import stability as st
 from judgecal.stats.winrate import swap_debiased
 
@@ -51,7 +52,7 @@ OTHER_BACKEND = {"local": "hf", "hf": "local"}
 OTHER_EMBEDDED = {"smollm2": "gemma3", "gemma3": "smollm2"}  # the two embedded judges, two model families
 
 
-class StabilityError(ValueError):
+class StabilityError(UserError, ValueError):
     """A stability run that cannot be planned (an axis that does not apply, no consensus, no items)."""
 
 

@@ -27,6 +27,7 @@ import yaml
 
 from judgecal.data.records import Item, Judgment, Span, stable_hash
 from judgecal.data.store import Workspace
+from judgecal.errors import UserError
 from judgecal.judges.spec import JudgeSpec, SpecError, load_spec
 from judgecal.stats import keyfacts as K
 
@@ -36,7 +37,7 @@ METRICS: dict[str, dict[str, Any]] = {
 COVERAGE_SCORE = {"none": 0.0, "partial": 0.5, "full": 1.0}
 
 
-class MetricError(ValueError):
+class MetricError(UserError, ValueError):
     """An unknown metric or a bad option."""
 
 

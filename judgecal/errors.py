@@ -1,0 +1,50 @@
+"""judgecal's one exception hierarchy. Every error judgecal raises on purpose is a :class:`JudgecalError`
+whose message names the input it is about (``file:line: field: ...``, a flag, a server); the command line
+maps the hierarchy to an exit status once (:data:`EXIT_STATUS`), as httpx maps transport errors once.
+
+- :class:`UserError`: what the user gave cannot be used (a file, a flag, a name, a workspace);
+- :class:`ConfigError`: a configuration file or the environment is wrong (thresholds, families, a judge spec or
+  rubric, a missing system library);
+- :class:`BackendError`: a judge backend or a service judgecal talks to failed for good (bad request,
+  authentication, Label Studio, Ray);
+- :class:`TransientError`: worth retrying (429, 5xx, a timeout, a workspace changed under a run).
+
+Each concrete error also keeps the built-in base it always had (``ValueError`` or ``RuntimeError``), so code
+that caught those still does.
+"""
+
+from __future__ import annotations
+
+
+class JudgecalError(Exception):
+    """An error judgecal raised on purpose, with a message fit to show as one line."""
+
+
+class UserError(JudgecalError):
+    """The user's input cannot be used as given."""
+
+
+class ConfigError(JudgecalError, ValueError):
+    """A configuration file that cannot be read or holds a bad value (``file: field: message``), or an
+    environment that lacks what a command needs."""
+
+
+class BackendError(JudgecalError, RuntimeError):
+    """A call or a service that failed for good (bad request, authentication): a judge call so failing is
+    recorded as status ``error``."""
+
+
+class TransientError(JudgecalError, RuntimeError):
+    """A call worth retrying (429, 5xx, timeout, dropped connection); ``retry_after`` when the server said."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+EXIT_STATUS: dict[type[JudgecalError], int] = {UserError: 2, ConfigError: 2, BackendError: 2, TransientError: 2}
+
+
+def exit_status(exc: JudgecalError) -> int:
+    """The command line's exit status for ``exc`` (its nearest class in :data:`EXIT_STATUS`)."""
+    return next((EXIT_STATUS[c] for c in type(exc).__mro__ if c in EXIT_STATUS), 2)
