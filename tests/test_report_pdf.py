@@ -87,9 +87,11 @@ def test_configuration_hash_is_stable_and_moves_with_the_settings(audited, tmp_p
 
 
 def test_stability_statement_on_page_one(audited, tmp_path):
+    import copy
+
     from judgecal.report.pdf import write_pdf
 
-    _, rep = audited
+    rep = copy.deepcopy(audited[1])  # the module's shared audit stays as audited (later tests compare with it)
     rep["judges"]["local/smollm2"]["stability"] = {
         "score": {"figure": "accuracy", "score": 75.0, "ci": [60.0, 90.0], "run_id": "r"}, "guard": "pass",
         "runs": [{"run_id": "r", "variants": [{}] * 4,
