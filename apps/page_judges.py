@@ -339,8 +339,10 @@ def judges_page() -> None:
     if truth.empty:
         needs("No human consensus, so no confusion matrices", "judgecal aggregate --workspace WS")
         return
-    iv = item_verdicts(query("explorer_verdicts"))
-    iv = iv.assign(humans=iv["item_id"].map(truth)).dropna(subset=["humans"])
+    def verdicts(*names: str) -> pd.DataFrame:  # the named judges' item verdicts beside the truth, one query each
+        iv = pd.concat([item_verdicts(query("explorer_verdicts", judge=n)) for n in names], ignore_index=True)
+        return iv.assign(humans=iv["item_id"].map(truth)).dropna(subset=["humans"])
+
     st.header("Judge against the humans, item by item")
     # the confusion, the breakdowns and the paired difference read A/B/tie verdicts: a pointwise judge's
     # score would be compared with the humans' labels as text, every item "wrong"
@@ -352,7 +354,7 @@ def judges_page() -> None:
     st.caption("One verdict per item: the verdict both orders agree on, a tie when they disagree; "
                "an unparsable answer counts as a tie.")
     pick = st.selectbox("Judge", judges, key="conf-judge")
-    mine = iv[iv["judge"] == pick]
+    mine = verdicts(pick)
     labels = ["A", "B", "tie"]
     conf = pd.crosstab(pd.Categorical(mine["humans"], labels), pd.Categorical(mine["verdict"], labels),
                        dropna=False).reindex(index=labels, columns=labels, fill_value=0)
@@ -400,7 +402,7 @@ def judges_page() -> None:
     c1, c2 = st.columns(2)
     x = c1.selectbox("Judge X", judges, index=0, key="pair-x")
     y = c2.selectbox("Judge Y", judges, index=1, key="pair-y")
-    res = paired_difference(iv, x, y, int(rep.get("settings", {}).get("n_boot", 2000)))
+    res = paired_difference(verdicts(*dict.fromkeys((x, y))), x, y, int(rep.get("settings", {}).get("n_boot", 2000)))
     if res is None:
         st.info("The two judges share no item with a human label.")
         return

@@ -149,6 +149,9 @@ def test_the_item_verdict_is_the_judges_pages(ws):  # type: ignore[no-untyped-de
 
     v = item_verdicts(ws.explorer_verdicts())
     mine = v[v["judge"] == BOTH].set_index("item_id")
+    one = item_verdicts(ws.explorer_verdicts(judge=BOTH)).set_index("item_id")  # one judge's seek: the same rows
+    assert set(one["judge"]) == {BOTH} and one.sort_index().equals(mine.sort_index())
+    assert ws.explorer_verdicts(judge="nobody").empty
     assert mine["verdict"].isin(["A", "B", "tie"]).all() and mine["BA"].isna().any()
     for i, r in mine.iterrows():
         assert r["verdict"] == _iv(*(None if pd.isna(r[o]) else r[o] for o in ("AB", "BA"))), i

@@ -990,14 +990,20 @@ class Workspace:
         return pd.read_sql_query(f"SELECT {cols} FROM spans WHERE item_id = ? ORDER BY rowid", self.conn,
                                  params=[item_id])
 
-    def explorer_verdicts(self) -> pd.DataFrame:
+    def explorer_verdicts(self, judge: str | None = None) -> pd.DataFrame:
         """Per (item, judge): the verdict of the first sample of the unmutated prompt in each order
-        (``AB``, ``BA``; ``None`` where not judged). No raw text is read."""
+        (``AB``, ``BA``; ``None`` where not judged). No raw text is read. ``judge``: that judge only (a seek
+        in the ``judgments_explorer`` index instead of a pass over every judgment)."""
         names = self.judge_names()
+        where, args = "WHERE mutation = 'none' AND sample = 0", []
+        if judge is not None:
+            pairs = [pair for pair, n in names.items() if n == judge]
+            where += " AND (" + (" OR ".join("(judge = ? AND spec_hash = ?)" for _ in pairs) or "0") + ")"
+            args = [x for pair in pairs for x in pair]
         q = ("SELECT item_id, judge, spec_hash, MAX(CASE WHEN \"order\" = 'AB' THEN verdict END), "
-             "MAX(CASE WHEN \"order\" = 'BA' THEN verdict END) FROM judgments "
-             "WHERE mutation = 'none' AND sample = 0 GROUP BY judge, spec_hash, item_id")
-        df = pd.DataFrame(self.conn.execute(q).fetchall(), columns=["item_id", "judge", "spec_hash", "AB", "BA"])
+             f"MAX(CASE WHEN \"order\" = 'BA' THEN verdict END) FROM judgments {where} "
+             "GROUP BY judge, spec_hash, item_id")
+        df = pd.DataFrame(self.conn.execute(q, args).fetchall(), columns=["item_id", "judge", "spec_hash", "AB", "BA"])
         df["judge"] = [names.get((j, h), j) for j, h in zip(df["judge"], df["spec_hash"], strict=True)]
         return df.drop(columns=["spec_hash"])
 
