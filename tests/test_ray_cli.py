@@ -134,3 +134,15 @@ def test_ray_client_judging(tmp_path, cluster, capsys):
     assert len(df) == 6 and df["key"].is_unique and df["env"].str.contains('"backend": "local"').all()
     ws.close()
     _fresh_driver()
+
+
+def test_connect_error_keeps_the_servers_reason():
+    """Ray Client's 'Initialization failure from server:' is followed by the server's traceback; the
+    message the user sees keeps its last line (the reason), not only the empty heading."""
+    from judgecal.distributed.cluster import _reason
+
+    exc = ConnectionAbortedError("Initialization failure from server:\nTraceback (most recent call last):\n"
+                                 '  File "proxier.py", line 780\nRuntimeError: Proxy failed to Connect to backend!\n')
+    assert _reason(exc) == "Initialization failure from server: RuntimeError: Proxy failed to Connect to backend!"
+    assert _reason(ValueError("")) == "ValueError"
+    assert _reason(ConnectionError("refused")) == "refused"

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from typing import Any
 
 from judgecal.errors import BackendError
+
+
+CLIENT_INIT_ATTEMPTS = 3
 
 
 class RayUnavailableError(BackendError):
@@ -30,12 +34,29 @@ def connect(address: str | None = None) -> Any:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     address = address or os.environ.get("RAY_ADDRESS") or "auto"
     _reachable(address)
-    try:
-        ray.init(address=address, log_to_driver=False, logging_level="WARNING")
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise RayUnavailableError(f"cannot connect to the Ray cluster at {address!r}: {first}") from None
-    return ray
+    for attempt in range(CLIENT_INIT_ATTEMPTS):
+        try:
+            ray.init(address=address, log_to_driver=False, logging_level="WARNING")
+            return ray
+        except ConnectionAbortedError as exc:
+            # a Ray Client head starts one server process per client and gives up when it is slow to
+            # come up (a loaded head); that start is retried, with the server's reason kept if it fails
+            if attempt + 1 < CLIENT_INIT_ATTEMPTS and address.startswith("ray://"):
+                with contextlib.suppress(Exception):
+                    ray.shutdown()
+                continue
+            raise RayUnavailableError(f"cannot connect to the Ray cluster at {address!r}: {_reason(exc)}") from None
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise RayUnavailableError(f"cannot connect to the Ray cluster at {address!r}: {_reason(exc)}") from None
+    return ray  # pragma: no cover - the loop returns or raises
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of Ray's message and, when the server sent a traceback after it, its last line."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    return lines[0] if len(lines) == 1 else f"{lines[0]} {lines[-1]}"
 
 
 def _reachable(address: str) -> None:

@@ -26,7 +26,10 @@ from pathlib import Path
 OBJECT_STORE = 200_000_000
 # find a dead node in ~3 s instead of ~30 s
 FAST_FAILURE = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "4",
-                "RAY_health_check_initial_delay_ms": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+                "RAY_health_check_initial_delay_ms": "0", "RAY_USAGE_STATS_ENABLED": "0",
+                # the Ray Client head waits this long for each client's server process (30 s by default,
+                # too short on a loaded two-core machine)
+                "RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S": "180"}
 
 
 def _free_port() -> int:
