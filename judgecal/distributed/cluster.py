@@ -9,7 +9,6 @@ from typing import Any
 
 from judgecal.errors import BackendError
 
-
 CLIENT_INIT_ATTEMPTS = 3
 
 
