@@ -199,7 +199,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         return _import_judgments(args)
     if args.replace or args.spec:
         raise UsageError("--replace and --spec apply to --as judgments only")
+    from judgecal.data.label_tasks import declare
+
+    declared = declare(args.task, args.labels, args.positive, args.ordinal, args.criteria)
     dataset = args.source in registry.registry()
+    if declared is not None and (dataset or args.fmt):
+        raise UsageError(f"--task {args.task} reads judgecal's own schema; a dataset or --from format declares "
+                         "its own tasks")
     if not dataset and (args.fmt or _other_format(args.source)):
         return _import_format(args)
     if not dataset:  # checked before the workspace is created
@@ -223,10 +229,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 0
     with Bar(f"importing {args.source}", enabled=not args.quiet) as bar:  # checking, then writing, per record
         # a file is validated completely before the workspace is opened, so a bad file creates nothing
-        parsed = validate_file(args.source, task=args.task, source=args.name, progress=bar.report)
+        parsed = validate_file(args.source, task=args.task, source=args.name, progress=bar.report, declared=declared)
         with _open_ws(args) as ws:
             res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed,
-                              progress=bar.report)
+                              progress=bar.report, declared=declared)
     print(_import_words(res, term(args.source)) + degenerate_note(res.counts))
     return 0
 
@@ -1032,7 +1038,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import", help="import a file (JSONL/CSV/Parquet) or a registered dataset")
     p.add_argument("source", help="a file path or a dataset name such as pandalm or llmbar/Natural")
-    p.add_argument("--task", choices=("pairwise", "pointwise"), default="pairwise")
+    p.add_argument("--task", choices=("pairwise", "pointwise", "binary", "categorical"), default="pairwise",
+                   help="pairwise (two responses, A/B/tie), pointwise (one response, a score), binary (one "
+                   "response, one of two labels: --positive) or categorical (one response, one of --labels)")
+    p.add_argument("--positive", metavar="LABEL", help="--task binary: the label a pass rate counts (pass, yes, "
+                   "true, 1, C: as the file writes it)")
+    p.add_argument("--labels", metavar="A,B,...", help="--task categorical: the labels, lowest first with "
+                   "--ordinal; --task binary: the two labels, when the file does not show both")
+    p.add_argument("--ordinal", action="store_true", help="--task categorical: the labels are ordered (κ is "
+                   "quadratic-weighted)")
+    p.add_argument("--criteria", metavar="C1,C2,...", help="--task binary/categorical: each record is labelled "
+                   "on these criteria (human_labels: annotator -> {criterion: label}); one item per criterion")
     p.add_argument("--name", help="source name recorded on the items (default: the file stem)")
     p.add_argument("--from", dest="fmt", metavar="FORMAT", choices=("auto", *_format_names()),
                    help="the file's format: auto (detect it from the content) or one of "
@@ -1134,9 +1150,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--seed", type=_seed, default=0, help="seeds the sample, the gold draw and each annotator's order")
     sp.add_argument("--allow-shared-visibility", action="store_true", help="on an external server, push even "
                     "when annotators would see each other's labels (see `annotate check`)")
-    sp.add_argument("--kind", choices=("pairwise", "spans", "likert"), default="pairwise",
+    sp.add_argument("--kind", choices=("pairwise", "spans", "likert", "labels"), default="pairwise",
                     help="pairwise choices; spans: mark a response's unsupported stretches (its source shown); "
-                    "likert: rate one response on --rubric's scale (default project named after the kind)")
+                    "likert: rate one response on --rubric's scale; labels: pick one of a binary or categorical "
+                    "item's declared labels (a multi-criterion record is one task, a label per criterion) "
+                    "(default project named after the kind)")
     sp.add_argument("--rubric", default="pointwise-5", help="with --kind likert: the rubric (and scale) shown")
     sp = asub.add_parser("pull", help="fetch new annotations (incremental, validated); every project unless --project")
     sp.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -1145,8 +1163,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--add", nargs="*", metavar="EMAIL")
     sp.add_argument("--json", action="store_true", help="print the login details as JSON")
     for sp in asub.choices.values():
-        sp.add_argument("--project", help="the judgecal project (push: 'Blind review', 'Blind span review' or "
-                        "'Blind rating review' by --kind)")
+        sp.add_argument("--project", help="the judgecal project (push: 'Blind review', 'Blind span review', "
+                        "'Blind rating review' or 'Blind label review' by --kind)")
         sp.add_argument("--port", type=_port, default=8480)
         _ws_arg(sp)
     p.set_defaults(func=cmd_annotate)

@@ -8,6 +8,7 @@ read from the real published files in the data mirror.
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -207,22 +208,47 @@ def test_labelstudio_export_labels_predictions_skips_and_classes(tmp_path):
     assert m.items["labelstudio/12"].task == "pointwise"
 
 
-def test_judge_bench_real_files_wait_for_categorical_task_types(tmp_path, capsys):
+def test_judge_bench_categorical_metrics_become_label_items(tmp_path, capsys):
+    """medical-safety: two categorical metrics per instance, one expert label each, become one
+    categorical item per instance and metric (the metric its criterion); the counts are the file's own."""
     mirror = os.environ.get("JUDGECAL_DATA_MIRROR")
     f = Path(mirror or "/nonexistent") / "dmg-illc/JUDGE-BENCH/data/medical-safety/data.json"
     if not f.exists():
         pytest.skip("the JUDGE-BENCH mirror is not available")
     assert detect(f) == "judge-bench"
+    doc = json.loads(f.read_text("utf-8"))
+    declared = {a["metric"]: a["labels_list"] for a in doc["annotations"]}
+    want: dict[str, Counter[str]] = {m: Counter() for m in declared}
+    for inst in doc["instances"]:
+        for metric, judged in inst["annotations"].items():
+            want[metric].update(str(s) for s in judged["individual_human_scores"])
     m = map_file(f)
-    assert not m.items and not m.judgments
-    assert m.waiting == {"query risk level (categorical): instances": 3701,
-                         "query risk level (categorical): individual human labels": 3701,
-                         "response type (categorical): instances": 3701,
-                         "response type (categorical): individual human labels": 3701}  # one expert each
+    assert len(m.items) == 2 * len(doc["instances"]) and not m.waiting
+    got: dict[str, Counter[str]] = {metric: Counter() for metric in declared}
+    for a in m.annotations:
+        got[m.items[a.item_id].labels.criterion][a.label] += 1
+    assert got == want
+    one = m.items[f"judge-bench/{doc['instances'][0]['id']}/query risk level"]
+    assert one.labels.task == "categorical" and list(one.labels.labels) == declared["query risk level"]
+    assert one.metadata["record"] == f"judge-bench/{doc['instances'][0]['id']}"
     assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0
-    out = capsys.readouterr().out
-    assert "waiting 3701: query risk level (categorical): instances" in out and "nothing imported" in out
-    assert not (tmp_path / "ws").exists()
+    assert f"mapped: {len(m.items)} items" in capsys.readouterr().out
+
+
+def test_judge_bench_binary_metric_with_a_majority_label_only(tmp_path):
+    """ToxicChat's form: two labels, one of them a usual positive (1), and only the majority label:
+    a binary item whose one label is the ``majority`` rater's; a label outside labels_list is dropped."""
+    doc = {"dataset": "toxic-like", "annotations": [
+        {"metric": "toxicity", "category": "categorical", "labels_list": ["0", "1"], "prompt": "..."},
+        {"metric": "tone", "category": "categorical", "labels_list": ["calm", "angry"], "prompt": "..."}],
+        "instances": [{"id": "a", "instance": "hello there", "annotations": {
+            "toxicity": {"majority_human": "1", "individual_human_scores": []},
+            "tone": {"majority_human": "loud", "individual_human_scores": []}}}]}
+    m = map_file(_json(tmp_path / "jb.json", doc))
+    it = m.items["judge-bench/a/toxicity"]
+    assert (it.labels.task, it.labels.labels, it.labels.positive) == ("binary", ("0", "1"), "1")
+    assert [(a.annotator, a.label) for a in m.annotations] == [("majority", "1")]
+    assert "judge-bench/a/tone" not in m.items and sum(m.dropped.values()) == 1
 
 
 def test_judge_bench_graded_metric_becomes_pointwise_items(tmp_path):

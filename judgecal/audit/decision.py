@@ -54,6 +54,7 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
     "position": {"not_aligned_beyond": 0.80},
     "span_f1_ratio": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
     "span_score": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
+    "label_rate_gap": {"caution_above": 0.05, "not_aligned_above": 0.15},
     "reference": "pairwise",
     "business_loss": None,
     "gate": {"kappa_tolerance": 0.03, "accuracy_tolerance": 0.02, "invalid_rate_tolerance": 0.02,
@@ -91,6 +92,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "kappa_gap.caution_above": (0.0, 2.0, False), "kappa_gap.not_aligned_above": (0.0, 2.0, False),
     "accuracy_gap.caution_above": (0.0, 1.0, False), "accuracy_gap.not_aligned_above": (0.0, 1.0, False),
     "invalid_rate.caution_above": (0.0, 1.0, False), "invalid_rate.not_aligned_above": (0.0, 1.0, False),
+    "label_rate_gap.caution_above": (0.0, 1.0, False), "label_rate_gap.not_aligned_above": (0.0, 1.0, False),
     "position.not_aligned_beyond": (0.5, 1.0, False),
     "span_f1_ratio.not_aligned_below": (0.0, 1.0, False), "span_f1_ratio.aligned_at_least": (0.0, 1.0, False),
     "span_score.not_aligned_below": (0.0, 1.0, False), "span_score.aligned_at_least": (0.0, 1.0, False),
@@ -103,6 +105,7 @@ ORDERED = (("kappa.not_aligned_below", "kappa.aligned_at_least"),
            ("kappa_gap.caution_above", "kappa_gap.not_aligned_above"),
            ("accuracy_gap.caution_above", "accuracy_gap.not_aligned_above"),
            ("invalid_rate.caution_above", "invalid_rate.not_aligned_above"),
+           ("label_rate_gap.caution_above", "label_rate_gap.not_aligned_above"),
            ("span_f1_ratio.not_aligned_below", "span_f1_ratio.aligned_at_least"),
            ("span_score.not_aligned_below", "span_score.aligned_at_least"))
 
@@ -316,6 +319,8 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
                                f"holds an effect of {effect_of_interest:.0%}: too few items to rule it out"))
         elif flag in FLAG_WORDS:
             reasons.append((1, FLAG_WORDS[flag]))
+    if entry.get("labels"):
+        reasons += _label_reasons(entry["labels"], m, t)
     reasons += _no_sign_reasons(entry)
     pointwise = entry.get("kind") == "pointwise"
     hints = {k: how for k, (_, how) in PROBES.items()}
@@ -437,6 +442,65 @@ def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
                        f"{'passes' if alt.get('passed') else 'does not pass'}, winning rate "
                        f"{alt['winning_rate']:.2f} over {alt['n_annotators']} annotators"))
     return out, likeness
+
+
+def _label_reasons(labels: dict[str, Any], m: dict[str, Any], t: dict[str, Any]) -> list[tuple[int, str]]:
+    """A binary or categorical judge's rates, each against the trivial rater and the humans' own:
+
+    - its balanced accuracy (binary) or macro-F1's recall side must be clearly above what one constant label
+      gets: a balanced-accuracy interval reaching 0.5, or a label it never recognises (recall 0), is not
+      aligned — a judge that always says PASS on a 90%-pass set has TNR 0, however high its accuracy;
+    - like with like (two or more annotators): its TPR and TNR (per-label recall on a categorical set), pooled
+      over every (annotator, judgment) pair, beside the annotators' own over every pair of them; a gap above
+      ``label_rate_gap`` is a caution or not aligned.
+    """
+    out: list[tuple[int, str]] = []
+    binary = labels.get("task") == "binary"
+    names = ({"tpr": f"TPR (recall of {labels.get('positive')!r})", "tnr": "TNR"} if binary else
+             {f"recall_by_label.{lab}": f"recall of {lab!r}" for lab in labels.get("labels") or []})
+    never = [words for name, words in names.items() if (m.get(name) or {}).get("estimate") == 0]
+    if never:
+        out.append((2, f"{', '.join(never)} 0: it never recognises that label, as a rater always giving one "
+                       "label would"))
+    bal = m.get("balanced_accuracy") or {}
+    if binary and bal.get("estimate") is not None and not never:
+        lo = bal.get("ci_low")
+        words = f"balanced accuracy {_fmt(bal['estimate'])}{_ci(bal)} (0.5 = always one label)"
+        if lo is None or lo <= 0.5:
+            out.append((2, f"{words}: not clearly above a rater that always gives one label"))
+        else:
+            out.append((0, words))
+    like = labels.get("like_for_like") or {}
+    j, h = like.get("judge") or {}, like.get("humans") or {}
+    for name, words in names.items():
+        key = name.split(".", 1)
+        jm = (j.get("recall_by_label") or {}).get(key[1]) if len(key) == 2 else j.get(name)
+        hm = (h.get("recall_by_label") or {}).get(key[1]) if len(key) == 2 else h.get(name)
+        je, he = (jm or {}).get("estimate"), (hm or {}).get("estimate")
+        if je is None or he is None or not (math.isfinite(je) and math.isfinite(he)):
+            continue
+        gap = he - je
+        text = f"{words} {_fmt(je)} with each annotator beside the annotators' {_fmt(he)} with each other"
+        if gap > t["label_rate_gap"]["not_aligned_above"]:
+            out.append((2, f"{text}: {_fmt(gap)} below"))
+        elif gap > t["label_rate_gap"]["caution_above"]:
+            out.append((1, f"{text}: {_fmt(gap)} below"))
+        else:
+            out.append((0, text))
+    return out
+
+
+def criteria_verdict(overall: dict[str, Any], criteria: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The verdict of a judge of several criteria: the worst criterion's status, which criteria it can be
+    trusted on (``aligned``) and which not, each criterion's first reason; the pooled reasons after them."""
+    status = {c: part["verdict"]["status"] for c, part in criteria.items()}
+    worst = max((STATUSES.index(s) for s in status.values()), default=0)
+    reasons = [f"on {c}: {part['verdict']['status']}" + (f" ({part['verdict']['reasons'][0]})"
+                                                        if part["verdict"]["reasons"] else "")
+               for c, part in sorted(criteria.items(), key=lambda cp: -STATUSES.index(status[cp[0]]))]
+    return {**overall, "status": STATUSES[worst], "reasons": [*reasons, *overall["reasons"]],
+            "criteria": status, "trusted_on": [c for c, s in status.items() if s == "aligned"],
+            "not_trusted_on": [c for c, s in status.items() if s != "aligned"]}
 
 
 def _span_reasons(like: dict[str, Any], t: dict[str, Any]) -> list[tuple[int, str]]:

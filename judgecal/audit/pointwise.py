@@ -23,14 +23,16 @@ annotators who labelled the same item, both ways): the ceiling beside the judge.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from judgecal.audit.labels import label_set_of, labels_section
 from judgecal.audit.probe import AuditConfig, JudgeInput
+from judgecal.data.records import LabelSet
 from judgecal.stats.bootstrap import bootstrap_sums, metric, percentile_ci, safe_ratio
 from judgecal.stats.ordinal import NOMINAL, ORDINAL, pointwise_agreement, rater_agreement
 
@@ -48,6 +50,7 @@ class Scale:
     levels: tuple[str, ...]
     values: tuple[float, ...]
     ordinal: bool
+    from_labels: bool = False  # a declared label set: the judge answers a label (its verdict), not a score
 
     def codes(self, labels: pd.Series) -> np.ndarray:
         """Each human label's level code (-1: not on the scale)."""
@@ -57,7 +60,7 @@ class Scale:
         """Each judgment's level code and value: its score at the nearest level (ordinal), or its label
         (nominal); -1 and NaN when it gave none."""
         ok = (judgments["status"].astype(str) == "ok").to_numpy()
-        if self.ordinal:
+        if self.ordinal and not self.from_labels:
             raw = judgments["score"] if "score" in judgments else pd.Series(np.nan, index=judgments.index)
             score = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, copy=True)
             score[~ok] = np.nan
@@ -70,7 +73,12 @@ class Scale:
 
     def to_json(self) -> dict[str, Any]:
         return {"levels": list(self.levels), "values": list(self.values) if self.ordinal else None,
-                "kind": "ordinal" if self.ordinal else "nominal"}
+                "kind": "ordinal" if self.ordinal else "nominal", "declared": self.from_labels}
+
+    @classmethod
+    def of_labels(cls, ls: LabelSet) -> Scale:
+        """The scale of a declared label set: its labels in order, valued 0, 1, ... when ordinal."""
+        return cls(ls.labels, tuple(float(k) for k in range(len(ls.labels))), ls.ordinal, True)
 
 
 def scale_of(labels: pd.Series, scores: ArrayLike | None = None) -> Scale | None:
@@ -110,17 +118,25 @@ def is_pointwise(inp: JudgeInput) -> bool:
 
 
 def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig,
-                        clusters: pd.Series | None = None) -> dict[str, Any] | None:
+                        clusters: pd.Series | None = None, label_sets: pd.Series | None = None,
+                        scale: Scale | None = None) -> dict[str, Any] | None:
     """The judge's pointwise metrics and its ``pointwise`` section, or ``None`` when the truth has no scale
     for it. ``wide`` is the annotators' labels (items x annotators, :func:`judgecal.audit.human.annotator_matrix`);
-    ``clusters`` (item_id -> cluster, ``Workspace.response_clusters``) are resampled whole (default: items)."""
+    ``clusters`` (item_id -> cluster, ``Workspace.response_clusters``) are resampled whole (default: items).
+    Items with a declared label set (``label_sets``, item_id -> LabelSet) are read on that set
+    (:mod:`judgecal.audit.labels`); a judge of several sets (criteria) gets each one's figures apart."""
     jf = inp.judgments
     truth = inp.truth
+    if scale is None and label_sets is not None and len(label_sets):
+        sets = label_set_of(pd.Index(jf["item_id"].astype(str).unique()), label_sets)
+        if sets:
+            return _label_alignment(inp, wide, cfg, clusters, label_sets, sets)
     mine = truth.reindex(pd.Index(jf["item_id"].astype(str).unique()).intersection(truth.index))
     theirs = wide.reindex(mine.index).to_numpy(dtype=object).ravel()
     scores = pd.to_numeric(jf["score"], errors="coerce").to_numpy(dtype=np.float64) if "score" in jf else None
-    scale = scale_of(pd.Series([*mine.to_numpy(dtype=object), *theirs], dtype=object), scores)
-    if scale is None or (scale.ordinal and "score" not in jf):
+    if scale is None:
+        scale = scale_of(pd.Series([*mine.to_numpy(dtype=object), *theirs], dtype=object), scores)
+    if scale is None or (scale.ordinal and not scale.from_labels and "score" not in jf):
         return None
     t_code = scale.codes(truth.reindex(jf["item_id"].astype(str).to_numpy()).fillna(""))
     p_code, p_value = scale.judge_codes(jf)
@@ -153,6 +169,43 @@ def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig,
         out["like_for_like"] = _like_for_like(jf, mine.index, wide.reindex(mine.index), scale, p_code, p_value,
                                               humans, cfg, clusters)
     return out
+
+
+def _label_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig, clusters: pd.Series | None,
+                     label_sets: pd.Series, sets: list[LabelSet]) -> dict[str, Any] | None:
+    """A judge of declared label sets: the pointwise figures on each set's own scale plus its ``labels``
+    figures; one set is the judge's figures, several (criteria) are kept apart under ``criteria``."""
+    jf = inp.judgments
+    ids = jf["item_id"].astype(str)
+    keys = ids.map(lambda i: label_sets[i].key() if i in label_sets.index else None)
+    groups = pd.Series(_cluster_of(label_sets.index.to_numpy(dtype=str), clusters), index=label_sets.index)
+    parts: dict[str, dict[str, Any]] = {}
+    for ls in sets:
+        sub = replace(inp, judgments=jf[(keys == ls.key()).to_numpy()])
+        got = pointwise_alignment(sub, wide, cfg, clusters, scale=Scale.of_labels(ls))
+        if got is None:
+            continue
+        extra = labels_section(sub.judgments, inp.truth, wide, ls, groups, cfg)
+        got["metrics"].update(extra["metrics"])
+        got["labels"] = extra["section"]
+        on_truth = sub.judgments["item_id"].astype(str)
+        got["n_items_with_consensus"] = int(on_truth[on_truth.isin(inp.truth.index)].nunique())
+        parts[ls.criterion or ls.task] = got
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return next(iter(parts.values()))
+    # the judge over every criterion at once, on the labels they share (the first set's): its overall figures
+    base = replace(sets[0], criterion="")
+    shared = [ls.key() for ls in sets if replace(ls, criterion="").key() == base.key()]
+    pooled_in = replace(inp, judgments=jf[keys.isin(shared).to_numpy()])
+    pooled = pointwise_alignment(pooled_in, wide, cfg, clusters, scale=Scale.of_labels(base)) or {}
+    if pooled:
+        extra = labels_section(pooled_in.judgments, inp.truth, wide, base, groups, cfg)
+        pooled["metrics"].update(extra["metrics"])
+        pooled["labels"] = {**extra["section"], "criterion": None, "pooled_criteria": [
+            ls.criterion for ls in sets if ls.key() in shared and ls.criterion in parts]}
+    return {**(pooled or next(iter(parts.values()))), "criteria": parts}
 
 
 def _like_for_like(jf: pd.DataFrame, items: pd.Index, wide: pd.DataFrame, scale: Scale, p_code: np.ndarray,
@@ -248,18 +301,29 @@ def _ceiling(wide: pd.DataFrame, scale: Scale, cfg: AuditConfig, groups: np.ndar
 
 
 def add_pointwise(report: dict[str, Any], inputs: list[JudgeInput], wide: pd.DataFrame, cfg: AuditConfig,
-                  clusters: pd.Series | None = None) -> None:
-    """Pointwise metrics under each pointwise judge's ``metrics``, its ``pointwise`` section beside them."""
+                  clusters: pd.Series | None = None, label_sets: pd.Series | None = None) -> None:
+    """Pointwise metrics under each pointwise judge's ``metrics``, its ``pointwise`` section beside them
+    (and its ``labels`` section, per criterion under ``criteria``, on declared label sets)."""
     for inp in inputs:
         if not is_pointwise(inp):
             continue
-        got = pointwise_alignment(inp, wide, cfg, clusters)
+        got = pointwise_alignment(inp, wide, cfg, clusters, label_sets)
         if got is None:
             continue
         entry = report["judges"][inp.judge]
         for name, m in got["metrics"].items():
             entry["metrics"][name] = {**m, "p": None, "q": None, "mde": None}
         entry["pointwise"] = got["section"]
+        if got.get("labels"):
+            entry["labels"] = got["labels"]
+        if got.get("criteria"):
+            entry["criteria"] = {c: {"n_items_with_consensus": part["n_items_with_consensus"], "kind": "pointwise",
+                                     "metrics": {k: {**m, "p": None, "q": None, "mde": None}
+                                                 for k, m in part["metrics"].items()},
+                                     "pointwise": part["section"], "labels": part["labels"],
+                                     "reference": {"like_for_like": part["like_for_like"]}
+                                     if part.get("like_for_like") else {}}
+                                 for c, part in got["criteria"].items()}
         if got.get("like_for_like"):
             like = got["like_for_like"]
             entry["reference"] = {"like_for_like": like}

@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from judgecal.audit import confidence, human, models
-from judgecal.audit.decision import judge_verdict, load_thresholds
+from judgecal.audit.decision import criteria_verdict, judge_verdict, load_thresholds
 from judgecal.audit.pointwise import add_pointwise
 from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.audit.spans import span_alignment
@@ -65,7 +65,7 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
     step("spans")
     add_spans(report, ws, about.get("source"), cfg)
     step("pointwise")
-    add_pointwise(report, inputs, wide, cfg, ws.response_clusters())
+    add_pointwise(report, inputs, wide, cfg, ws.response_clusters(), ws.label_sets())
     human_kappa = _finite((humans.get("fleiss_kappa") or {}).get("estimate"))
     human_accuracy = _finite(humans["loo_accuracy"].get("estimate"))
     for inp in inputs:
@@ -96,6 +96,14 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
             accuracy = _finite((ceiling.get("accuracy") or {}).get("estimate"))
         entry["verdict"] = judge_verdict(entry, thresholds, human_kappa=kappa, human_accuracy=accuracy,
                                          effect_of_interest=cfg.effect_of_interest)
+        if entry.get("criteria"):  # a verdict per criterion, and which ones the judge can be trusted on
+            for part in entry["criteria"].values():
+                ceiling = part["pointwise"].get("humans") or {}
+                part["verdict"] = judge_verdict(
+                    part, thresholds, human_kappa=_finite((ceiling.get(part["pointwise"]["kappa"]) or {}).get("estimate")),
+                    human_accuracy=_finite((ceiling.get("accuracy") or {}).get("estimate")),
+                    effect_of_interest=cfg.effect_of_interest)
+            entry["verdict"] = criteria_verdict(entry["verdict"], entry["criteria"])
     return report
 
 

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.families import family_of
-from judgecal.data.records import VERDICTS, Annotation, Candidate, Item, Span
+from judgecal.data.label_tasks import Declared, LabelSetError, expected, match, resolve
+from judgecal.data.records import LABEL_TASKS, VERDICTS, Annotation, Candidate, Item, LabelSet, Span
 from judgecal.data.rows import parquet_rows, whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
@@ -47,6 +48,8 @@ PAIRWISE_FIELDS = {"id", "prompt", "response_a", "response_b", "model_a", "model
                    "family_b", "reference", "human_labels", "human_rationales", "metadata"}
 POINTWISE_FIELDS = {"id", "prompt", "response", "model", "family", "reference", "human_labels", "human_spans",
                     "human_rationales", "metadata"}
+LABEL_FIELDS = POINTWISE_FIELDS - {"human_spans"}  # a binary or categorical item: labels, not spans
+TASKS = ("pairwise", "pointwise", *LABEL_TASKS)
 SCORE_RANGE = (1, 10)
 MAX_ID_CHARS = 1_000  # an item id or an annotator's name: a key, shown in every table
 RESPONSES = ("response", "response_a", "response_b")  # may be empty: a refusal or a truncation is an output
@@ -277,14 +280,32 @@ Progress = Callable[[int, int, str], None]
 WRITE_CHUNK = 5000  # rows per write between two progress reports
 
 
-def parse_records(path: Path, task: str, source: str,
-                  progress: Progress | None = None) -> tuple[ImportResult, list[Problem]]:
+def _seen_labels(records: list[tuple[int, Any]]) -> list[Any]:
+    """Every human label value of the file, in order (inside criterion objects too)."""
+    out: list[Any] = []
+    for _, rec in records:
+        labels = rec.get("human_labels") if isinstance(rec, dict) else None
+        for v in (labels.values() if isinstance(labels, dict) else ()):
+            out.extend(v.values() if isinstance(v, dict) else [v])
+    return out
+
+
+def parse_records(path: Path, task: str, source: str, progress: Progress | None = None,
+                  declared: Declared | None = None) -> tuple[ImportResult, list[Problem]]:
     f = str(path)
     records, problems = _records(path)
     if not records and not problems:
         problems.append(Problem(f, None, None, "no records"))
     allowed = PAIRWISE_FIELDS if task == "pairwise" else POINTWISE_FIELDS
     result = ImportResult()
+    label_sets: dict[str, LabelSet] = {}
+    if declared is not None:
+        allowed = LABEL_FIELDS
+        try:
+            label_sets = {c: resolve(declared, _seen_labels(records), c) for c in (declared.criteria or ("",))}
+        except LabelSetError as exc:
+            return result, [*problems, Problem(f, None, "human_labels", str(exc))]
+        task = "pointwise"
     shape = None if problems else _other_task(records, task)
     if shape is not None:  # one line instead of every record's every field
         n, field, other = shape
@@ -355,6 +376,10 @@ def parse_records(path: Path, task: str, source: str,
             if label is None:  # the annotator skipped the item: not a label, not an error
                 result.counts["skipped_labels"] += 1
                 continue
+            if label_sets:
+                anns.extend(_labels_of(item_id, str(annotator), label, label_sets, source, f, n, problems,
+                                       result.counts))
+                continue
             if task == "pointwise":
                 label = _score(label)
             if isinstance(label, bool | list | dict) or label not in valid_labels:
@@ -366,6 +391,12 @@ def parse_records(path: Path, task: str, source: str,
         anns = _with_rationales(rec.get("human_rationales"), anns, f, n, problems)
         if prompt is None or len(cands) != len(keys):
             continue
+        if label_sets:
+            result.items.extend(_label_items(item_id, prompt, cands, reference, source, meta, label_sets))
+            result.annotations.extend(anns)
+            if len(label_sets) > 1:  # one record, one item per criterion: each is traced to its line
+                seen.update({f"{item_id}/{c}": n for c in label_sets})
+            continue
         result.items.append(Item(item_id, prompt, cands, task, reference, source, meta))  # type: ignore[arg-type]
         spans, bad = parse_spans(rec.get("human_spans"), cands[0].text, item_id, source, counts=result.counts)
         problems.extend(Problem(f, n, fld, msg) for fld, msg in bad)
@@ -374,17 +405,60 @@ def parse_records(path: Path, task: str, source: str,
     return result, problems
 
 
+def _labels_of(item_id: str, annotator: str, label: Any, label_sets: dict[str, LabelSet], source: str, f: str,
+               n: int, problems: list[Problem], counts: dict[str, int]) -> list[Annotation]:
+    """One annotator's label(s) on a binary or categorical record: one label, or with criteria an object
+    ``{criterion: label}`` (a criterion left out or ``null``: skipped)."""
+    fld = f"human_labels.{annotator}"
+    if "" in label_sets:
+        given = {"": label}
+    elif not isinstance(label, dict):
+        problems.append(Problem(f, n, fld, f"must be an object of criterion -> label ({', '.join(label_sets)})"))
+        return []
+    else:
+        given = {str(k): v for k, v in label.items()}
+    out = []
+    for crit, value in given.items():
+        where = f"{fld}.{crit}" if crit else fld
+        ls = label_sets.get(crit)
+        if ls is None:
+            problems.append(Problem(f, n, where, f"unknown criterion; declared: {', '.join(label_sets)}"))
+            continue
+        if value is None:
+            counts["skipped_labels"] += 1
+            continue
+        got = match(value, ls.labels)
+        if got is None:
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            problems.append(Problem(f, n, where, f"unknown label {shown}; expected {expected(ls)}"))
+            continue
+        iid = f"{item_id}/{crit}" if crit else item_id
+        out.append(Annotation(iid, annotator, got, None, None, source, f"{source}/{iid}/{annotator}"))
+    return out
+
+
+def _label_items(item_id: str, prompt: str, cands: list[Candidate], reference: str | None, source: str,
+                 meta: dict[str, Any], label_sets: dict[str, LabelSet]) -> list[Item]:
+    """The record's item, or one item per criterion (``<id>/<criterion>``, ``metadata.criterion`` and
+    ``metadata.record`` set), each carrying its label set."""
+    if "" in label_sets:
+        return [Item(item_id, prompt, cands, "pointwise", reference, source, meta, label_sets[""].to_dict())]
+    return [Item(f"{item_id}/{c}", prompt, cands, "pointwise", reference, source,
+                 {**meta, "criterion": c, "record": item_id}, ls.to_dict()) for c, ls in label_sets.items()]
+
+
 def _with_rationales(raw: Any, anns: list[Annotation], f: str, n: int,
                      problems: list[Problem]) -> list[Annotation]:
-    """``anns`` with each annotator's rationale (``human_rationales``: annotator -> text) attached; a rationale
-    must belong to an annotator who labelled the item. ``null`` or blank text is no rationale."""
+    """``anns`` with each annotator's rationale (``human_rationales``: annotator -> text) attached (to each
+    of their labels on a multi-criterion record); a rationale must belong to an annotator who labelled the
+    item. ``null`` or blank text is no rationale."""
     if raw is None:
         return anns
     if not isinstance(raw, dict):
         problems.append(Problem(f, n, "human_rationales", "must be an object of annotator -> text"))
         return anns
-    by_who = {a.annotator: a for a in anns}
-    out = dict(by_who)
+    who_labelled = {a.annotator for a in anns}
+    given: dict[str, str] = {}
     for who, text in raw.items():
         fld = f"human_rationales.{who}"
         if text is None or (isinstance(text, str) and not text.strip()):
@@ -393,20 +467,23 @@ def _with_rationales(raw: Any, anns: list[Annotation], f: str, n: int,
             problems.append(Problem(f, n, fld, f"must be text, not {type(text).__name__}"))
         elif len(text) > MAX_TEXT_CHARS:
             problems.append(Problem(f, n, fld, f"is {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}"))
-        elif str(who) not in by_who:
+        elif str(who) not in who_labelled:
             problems.append(Problem(f, n, fld, f"{who!r} has no label on this item in human_labels"))
         else:
-            out[str(who)] = replace(by_who[str(who)], rationale=text.strip())
-    return list(out.values())
+            given[str(who)] = text.strip()
+    return [replace(a, rationale=given[a.annotator]) if a.annotator in given else a for a in anns]
 
 
 def validate_file(path: str | Path, task: str = "pairwise", source: str | None = None,
-                  progress: Progress | None = None) -> ImportResult:
-    """Parse and validate ``path`` completely; raise :class:`ImportValidationError` naming every problem."""
-    if task not in ("pairwise", "pointwise"):
-        raise ValueError(f"task must be 'pairwise' or 'pointwise', got {task!r}")
+                  progress: Progress | None = None, declared: Declared | None = None) -> ImportResult:
+    """Parse and validate ``path`` completely; raise :class:`ImportValidationError` naming every problem.
+    ``task`` binary or categorical takes its labels from ``declared`` (:func:`judgecal.data.label_tasks.declare`)."""
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
+    if (task in LABEL_TASKS) != (declared is not None) or (declared is not None and declared.task != task):
+        raise ValueError(f"--task {task}: the labels are declared for binary and categorical tasks only")
     p = Path(path)
-    result, problems = parse_records(p, task, source or p.stem, progress)
+    result, problems = parse_records(p, task, source or p.stem, progress, declared)
     if problems:
         raise ImportValidationError(problems)
     return result
@@ -414,12 +491,12 @@ def validate_file(path: str | Path, task: str = "pairwise", source: str | None =
 
 def import_file(
     ws: Workspace, path: str | Path, task: str = "pairwise", source: str | None = None,
-    validated: ImportResult | None = None, progress: Progress | None = None,
+    validated: ImportResult | None = None, progress: Progress | None = None, declared: Declared | None = None,
 ) -> ImportResult:
     """Validate ``path`` completely (unless ``validated`` is given), then write all of it in one transaction
     (``progress`` hears the rows written so far, in chunks)."""
     p = Path(path)
-    result = validated if validated is not None else validate_file(p, task, source, progress)
+    result = validated if validated is not None else validate_file(p, task, source, progress, declared)
     rows = len(result.items) + len(result.annotations) + len(result.spans)
 
     def wrote(n: int) -> None:

@@ -48,9 +48,61 @@ class Candidate:
     family: str | None = None
 
 
+LABEL_TASKS: tuple[str, ...] = ("binary", "categorical")
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    """The labels a binary or categorical item may get, declared on import.
+
+    ``binary``: exactly two labels, ``positive`` the one a pass rate counts (``pass``, ``yes``, ``1``, ``C``:
+    whatever the file uses). ``categorical``: two or more labels; ``ordinal`` when their order (lowest
+    first) is meaningful, which weights κ. ``criterion`` names the rubric criterion an item is labelled on
+    (one item per criterion of a multi-criterion record), ``""`` for a single question.
+    """
+
+    task: str
+    labels: tuple[str, ...]
+    positive: str | None = None
+    ordinal: bool = False
+    criterion: str = ""
+
+    def __post_init__(self) -> None:
+        if self.task not in LABEL_TASKS:
+            raise ValueError(f"a label set's task is binary or categorical, not {self.task!r}")
+        if len(self.labels) < 2 or len(set(self.labels)) != len(self.labels) or not all(self.labels):
+            raise ValueError(f"a label set needs two or more distinct, non-empty labels, got {list(self.labels)}")
+        if self.task == "binary" and (len(self.labels) != 2 or self.positive not in self.labels):
+            raise ValueError(f"a binary label set has two labels and names the positive one, got {list(self.labels)} "
+                             f"with positive {self.positive!r}")
+        if self.task == "categorical" and self.positive is not None and self.positive not in self.labels:
+            raise ValueError(f"positive label {self.positive!r} is not one of {list(self.labels)}")
+
+    @property
+    def negative(self) -> str | None:
+        return next((lab for lab in self.labels if lab != self.positive), None) if self.task == "binary" else None
+
+    def key(self) -> tuple[Any, ...]:
+        """What makes two items' figures comparable: the same task, labels and criterion."""
+        return (self.task, self.labels, self.positive, self.ordinal, self.criterion)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task": self.task, "labels": list(self.labels), "positive": self.positive, "ordinal": self.ordinal,
+                "criterion": self.criterion}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LabelSet:
+        return cls(str(d["task"]), tuple(str(x) for x in d["labels"]), d.get("positive"), bool(d.get("ordinal")),
+                   str(d.get("criterion") or ""))
+
+
 @dataclass
 class Item:
-    """One thing to judge: a prompt with one (pointwise) or two (pairwise) candidates."""
+    """One thing to judge: a prompt with one (pointwise) or two (pairwise) candidates.
+
+    A pointwise item may carry a :class:`LabelSet` (``label_set``, as a dict): its human and judge labels
+    are then one of those labels (a binary or categorical task), not scores.
+    """
 
     item_id: str
     prompt: str
@@ -59,9 +111,17 @@ class Item:
     reference: str | None = None
     source: str = "user"
     metadata: dict[str, Any] = field(default_factory=dict)
+    label_set: dict[str, Any] | None = None
+
+    @property
+    def labels(self) -> LabelSet | None:
+        return LabelSet.from_dict(self.label_set) if self.label_set else None
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+        d = asdict(self)
+        if d["label_set"] is None:  # an item without one is stored as it always was
+            del d["label_set"]
+        return json.dumps(d, ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def from_json(cls, blob: str) -> Item:
@@ -97,6 +157,8 @@ class Judgment:
     cost_usd: float | None = None
     env: str | None = None
     created_at: float | None = None
+    # a binary or categorical judge's probability of each label (JSON object label -> p), when it gave them
+    p_labels: str | None = None
 
 
 @dataclass

@@ -30,11 +30,12 @@ from judgecal.data.records import (
     Consensus,
     Item,
     Judgment,
+    LabelSet,
     Span,
 )
 from judgecal.errors import UserError
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 # Additive migrations: version -> what it adds (the CREATE TABLE IF NOT EXISTS below does the work;
 # _MIGRATION_SQL holds the data a version copies forward, if any).
 MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids (ls_pulled)",
@@ -42,7 +43,8 @@ MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids
               4: "judge specs (judge_specs) and the (judge, spec_hash) index of judgments",
               5: "human and judge spans (spans)",
               6: "stability runs, their variants and per-item verdicts (stability_*)",
-              7: "annotators' rationales (annotations.rationale)"}
+              7: "annotators' rationales (annotations.rationale)",
+              8: "a label judge's label probabilities (judgments.p_labels)"}
 DB_NAME = "judgecal.sqlite"
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another process's write lock
 
@@ -386,6 +388,10 @@ class Workspace:
                 for f in ANNOTATION_FIELDS:  # columns added to the record since (7: rationale)
                     if f not in have:
                         tx.execute(f"ALTER TABLE annotations ADD COLUMN {f} TEXT")
+                have = {r[1] for r in tx.execute("PRAGMA table_info(judgments)")}
+                for f in JUDGMENT_FIELDS:  # columns added since (8: p_labels), at the end as in the record
+                    if f not in have:
+                        tx.execute(f'ALTER TABLE judgments ADD COLUMN "{f}" {_JUDGMENT_TYPES.get(f, "TEXT")}')
                 tx.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
         elif int(row[0]) != SCHEMA_VERSION:
             raise WorkspaceError(
@@ -513,6 +519,18 @@ class Workspace:
         q = ("SELECT item_id, dense_rank() OVER (ORDER BY json_extract(data, '$.prompt'), "
              "json_extract(data, '$.candidates[0].text')) FROM items WHERE task = 'pointwise'")
         return pd.Series({i: int(c) for i, c in self.conn.execute(q)}, dtype=np.int64)
+
+    def label_sets(self) -> pd.Series:
+        """item_id -> :class:`LabelSet` of the binary and categorical items (streamed from SQLite)."""
+        rows = self.conn.execute("SELECT item_id, json_extract(data, '$.label_set') FROM items "
+                                 "WHERE json_extract(data, '$.label_set') IS NOT NULL ORDER BY rowid")
+        cache: dict[str, LabelSet] = {}
+        out = {}
+        for i, blob in rows:
+            if blob not in cache:
+                cache[blob] = LabelSet.from_dict(json.loads(blob))
+            out[i] = cache[blob]
+        return pd.Series(out, dtype=object)
 
     def item_metadata(self, key: str) -> pd.Series:
         """item_id -> ``metadata[key]`` as text, for the items that carry it (streamed from SQLite)."""

@@ -8,6 +8,10 @@ One judgment per record, about an item already in the workspace:
   when ``response_a`` was shown first, ``BA`` when it was shown second (default ``AB``).
   Optional ``p_a``/``p_b``/``p_tie``: the judge's probabilities, oriented like the verdict.
 - pointwise items: ``score`` (a finite number) or ``verdict: invalid``; ``order`` is ``AB``.
+- binary and categorical items (imported with ``--task binary`` / ``categorical``): ``label``, one of the
+  item's labels (read as the item import reads them: ``PASS`` is ``pass``, ``true`` is ``true``), or
+  ``verdict: invalid``; optional ``p_<label>`` (``p_pass``, ``p_fail``), the judge's probability of each
+  label, kept as ``p_labels``; ``order`` is ``AB``.
 - optional everywhere: ``sample`` (integer >= 0, default 0), ``mutation`` (default ``none``),
   ``raw``, ``prompt_tokens``, ``completion_tokens``, ``latency_s``, ``cost_usd``.
 - pointwise items: ``spans`` — the judge's spans on the response, ``[[start, end] or [start, end,
@@ -30,6 +34,7 @@ may move an imported judge to a new spec.
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import time
@@ -39,8 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.importers import MAX_TEXT_CHARS, ImportValidationError, Problem, _records
+from judgecal.data.label_tasks import expected, match
 from judgecal.data.names import reserved_name_problem
-from judgecal.data.records import ORDERS, VERDICTS, Judgment, Span, stable_hash, to_item_orientation
+from judgecal.data.records import ORDERS, VERDICTS, Judgment, LabelSet, Span, stable_hash, to_item_orientation
+from judgecal.data.rows import whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
 from judgecal.judges.spec import JudgeSpec
@@ -56,7 +63,7 @@ MAX_LATENCY_S = 1e7  # about 116 days
 MAX_COST_USD = 1e9
 # What two imports of the same key must agree on (created_at is the time of the import).
 COMPARED = ("spec_hash", "verdict", "score", "status", "raw", "p_a", "p_b", "p_tie", "prompt_tokens",
-            "completion_tokens", "latency_s", "cost_usd")
+            "completion_tokens", "latency_s", "cost_usd", "p_labels")
 
 
 class _Bad(ValueError):
@@ -245,6 +252,60 @@ def _judgment(v: dict[str, Any], task: str, spec_hash: str, f: str, n: int, prob
     )
 
 
+def _is_label_field(k: str) -> bool:
+    """``label`` and ``p_<label>``: the fields of a binary or categorical judgment beyond :data:`FIELDS`."""
+    return k == "label" or (k.startswith("p_") and k not in FIELDS)
+
+
+def _label_judgment(rec: dict[str, Any], v: dict[str, Any], ls: LabelSet, spec_hash: str, f: str, n: int,
+                    problems: list[Problem]) -> Judgment | None:
+    """A binary or categorical judgment: ``label`` (one of the item's labels, matched as on the item import)
+    or ``verdict: invalid``; optional ``p_<label>`` probabilities (they sum to at most 1)."""
+    before = len(problems)
+    verdict, label = v.get("verdict"), rec.get("label")
+    want = expected(ls)
+    if verdict is not None and verdict != "invalid":
+        problems.append(Problem(f, n, "verdict", f"a {ls.task} item takes a label ({want}) or verdict: invalid"))
+    if "score" in v:
+        problems.append(Problem(f, n, "score", f"a {ls.task} item takes a label ({want}), not a score"))
+    if v["order"] != "AB":
+        problems.append(Problem(f, n, "order", "a pointwise item is shown in one order: AB"))
+    got = None
+    if verdict == "invalid":
+        if label is not None:
+            problems.append(Problem(f, n, "label", "an invalid judgment has no label"))
+    elif label is None:
+        problems.append(Problem(f, n, "label", f"missing required field ({want}, or verdict: invalid)"))
+    else:
+        got = match(label, ls.labels)
+        if got is None:
+            shown = repr(label) if len(repr(label)) <= 40 else repr(label)[:37] + "..."
+            problems.append(Problem(f, n, "label", f"unknown label {shown}; expected {want}"))
+    probs: dict[str, float] = {}
+    for k in sorted(x for x in rec if x.startswith("p_") and rec[x] is not None):
+        name = match(k[2:], ls.labels)
+        if name is None or name in probs:
+            problems.append(Problem(f, n, k, f"not the probability of one label ({want})"))
+            continue
+        try:
+            probs[name] = _probability(rec[k])
+        except _Bad as exc:
+            problems.append(Problem(f, n, k, str(exc)))
+    if sum(probs.values()) > 1.0 + 1e-6:
+        problems.append(Problem(f, n, "p_" + next(iter(probs)), f"the label probabilities sum to "
+                                f"{sum(probs.values()):.6g}, more than 1"))
+    if len(problems) > before:
+        return None
+    judge, item_id = v["judge"], v["item_id"]
+    return Judgment(
+        key=judgment_key(judge, item_id, "AB", v["sample"], v["mutation"]), item_id=item_id, judge=judge,
+        spec_hash=spec_hash, order="AB", mutation=v["mutation"], sample=v["sample"], raw=v["raw"],
+        verdict=got or "invalid", status="ok" if got else "invalid", prompt_tokens=v.get("prompt_tokens"),
+        completion_tokens=v.get("completion_tokens"), latency_s=v.get("latency_s"), cost_usd=v.get("cost_usd"),
+        created_at=time.time(), p_labels=json.dumps(probs, sort_keys=True, ensure_ascii=False) if probs else None,
+    )
+
+
 def _stored(ws: Workspace, keys: list[str]) -> dict[str, tuple[Any, ...]]:
     out: dict[str, tuple[Any, ...]] = {}
     cols = ", ".join(f'"{c}"' for c in COMPARED)
@@ -288,6 +349,7 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
     if not records and not problems:
         problems.append(Problem(f, None, None, "no records"))
     tasks = dict(ws.conn.execute("SELECT item_id, task FROM items").fetchall())
+    label_sets = ws.label_sets()
     with_spans = {str(r.get("item_id")) for _, r in records if isinstance(r, dict) and r.get("spans") is not None}
     texts = {it.item_id: it.candidates[0].text for it in ws.items(ids=with_spans)} if with_spans else {}
     seen: dict[str, int] = {}
@@ -301,9 +363,13 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
             continue
         before = len(problems)
         for k in sorted(set(rec) - set(FIELDS)):
-            problems.append(Problem(f, n, k, "unknown field for a judgment"))
+            if not _is_label_field(k):
+                problems.append(Problem(f, n, k, "unknown field for a judgment"))
+        ls = label_sets.get(str(whole_id(rec.get("item_id"))))
         v: dict[str, Any] = dict(DEFAULTS)
         for k, check in FIELDS.items():
+            if ls is not None and k.startswith("p_"):
+                continue  # a label's probability, read with the label
             if rec.get(k) is None:
                 if k in REQUIRED:
                     problems.append(Problem(f, n, k, "missing required field"))
@@ -329,7 +395,13 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
         if "spans" in v and task != "pointwise":
             problems.append(Problem(f, n, "spans", "spans apply to pointwise items (offsets into the response)"))
             continue
-        j = _judgment(v, task, hashes[v["judge"]], f, n, problems)
+        if ls is not None:
+            j = _label_judgment(rec, v, ls, hashes[v["judge"]], f, n, problems)
+        else:
+            for k in sorted(x for x in rec if _is_label_field(x)):
+                problems.append(Problem(f, n, k, "unknown field for a judgment (label and p_<label> are for "
+                                        "binary and categorical items)"))
+            j = _judgment(v, task, hashes[v["judge"]], f, n, problems)
         if j is None:
             continue
         if "spans" in v:

@@ -73,24 +73,37 @@ def _coincidence_rows(counts: NDArray[np.float64]) -> NDArray[np.float64]:
     return (outer / (m[ok] - 1)[:, None, None]).reshape(len(c), -1)
 
 
-def krippendorff_alpha_from_sums(o: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+def ordinal_delta2(n_c: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Krippendorff's ordinal distance ``δ²_ck = (sum_{g=c..k} n_g - (n_c + n_k) / 2)^2`` from the level
+    totals ``n_c`` (rows: replicates; levels in their order), as ``(replicates, K, K)``."""
+    cum = np.cumsum(n_c, axis=1)
+    lo = np.minimum.outer(np.arange(n_c.shape[1]), np.arange(n_c.shape[1]))
+    hi = np.maximum.outer(np.arange(n_c.shape[1]), np.arange(n_c.shape[1]))
+    between = cum[:, hi] - cum[:, lo] + n_c[:, lo]  # sum of n_g for g from min(c, k) to max(c, k)
+    return (between - (n_c[:, :, None] + n_c[:, None, :]) / 2) ** 2
+
+
+def krippendorff_alpha_from_sums(o: NDArray[np.float64], k: int, ordinal: bool = False) -> NDArray[np.float64]:
+    """``1 - (n - 1) sum o_ck δ²_ck / sum n_c n_k δ²_ck``: nominal ``δ² = [c != k]``, or :func:`ordinal_delta2`."""
     o = np.atleast_2d(o).reshape(-1, k, k)
     n_c = o.sum(2)
     n = n_c.sum(1)
-    off = ~np.eye(k, dtype=bool)
-    d_o = (o * off).sum((1, 2))
-    d_e = ((n_c[:, :, None] * n_c[:, None, :]) * off).sum((1, 2))
+    delta = ordinal_delta2(n_c) if ordinal else (~np.eye(k, dtype=bool)).astype(np.float64)[None]
+    d_o = (o * delta).sum((1, 2))
+    d_e = ((n_c[:, :, None] * n_c[:, None, :]) * delta).sum((1, 2))
     return 1 - stats.safe_ratio((n - 1) * d_o, d_e)
 
 
-def krippendorff_alpha(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
+def krippendorff_alpha(df: pd.DataFrame, n_boot: int = 2000, seed: int = 0, ordinal: bool = False) -> dict[str, Any]:
+    """Krippendorff's α of the long frame ``item_id, label`` (nominal; ``ordinal``: the labels sort in their
+    order, e.g. codes 0..K-1), with an item-bootstrap interval."""
     counts, _, labels = count_matrix(df)
     rows = _coincidence_rows(counts)
     k = len(labels)
     if len(rows) == 0:
         return stats.metric(float("nan"), float("nan"), float("nan"), 0)
     boot = stats.bootstrap_sums(rows, n_boot, seed)
-    est, lo, hi = stats.estimate_with_ci(lambda m: krippendorff_alpha_from_sums(m, k), rows, boot)
+    est, lo, hi = stats.estimate_with_ci(lambda m: krippendorff_alpha_from_sums(m, k, ordinal), rows, boot)
     return stats.metric(est, lo, hi, len(rows))
 
 

@@ -8,9 +8,13 @@ text, or fields such as ``user_prompt``/``query`` and ``response``), and per met
 A graded metric whose scores are whole numbers on judgecal's 1-10 scale becomes one pointwise item per
 instance (id ``<id>/<metric>``, the metric in ``metadata.metric``) with each person's score as a label
 under the source ``judge-bench:human`` (annotators ``rater-1``, ``rater-2``, ... by position), and the
-metric's prompt as the rubric text in the metadata. A categorical metric (yes/no, a class) waits for
-the binary/categorical task types: its instances are counted, not imported. The ``prompt`` is filled
-from the instance's fields (``{{ field }}``) to give the item's text.
+metric's prompt as the rubric text in the metadata. A categorical metric (``labels_list``: yes/no, a
+class) becomes one label item per instance and metric (:class:`~judgecal.data.records.LabelSet`, the
+metric as its criterion): binary when it has two labels and one of them is a usual positive (``1``,
+``Yes``, ``true``, ``pass``, ... as :data:`POSITIVES`), categorical otherwise, each person's label under
+the same source; an instance with a majority label only (ToxicChat) keeps it as the label of one rater,
+``majority``. A label outside ``labels_list`` drops that instance's metric, counted. The instance's fields
+are joined into the item's prompt (all but the response field).
 """
 
 from __future__ import annotations
@@ -21,11 +25,14 @@ from typing import Any
 
 from judgecal.data.formats.base import Mapped, Skip, finite, point_item, read_json_document
 from judgecal.data.importers import MAX_TEXT_CHARS, SCORE_RANGE, Problem
+from judgecal.data.label_tasks import match, text_of
+from judgecal.data.records import LabelSet
 from judgecal.data.rows import whole_id
 
 NAME = "judge-bench"
 DESCRIPTION = "JUDGE-BENCH files (annotations with category and labels; instances with individual_human_scores)"
 HUMANS = "judge-bench:human"
+POSITIVES = frozenset({"1", "yes", "true", "pass", "passed", "safe", "correct", "c", "y", "positive", "toxic"})
 _RESPONSE_KEYS = ("response", "output", "summary", "generation", "hypothesis", "translation")
 
 
@@ -57,6 +64,43 @@ def _whole_scores(scores: list[Any]) -> list[int] | None:
             return None
         out.append(int(x))
     return out
+
+
+def label_set(annotation: dict[str, Any], metric: str) -> LabelSet | None:
+    """The label set of a categorical metric (``None`` without a usable ``labels_list``)."""
+    labels = annotation.get("labels_list")
+    if not isinstance(labels, list) or len(labels) < 2:
+        return None
+    names = tuple(t for t in (text_of(x) for x in labels) if t)
+    if len(names) != len(labels) or len(set(names)) != len(names):
+        return None
+    positive = next((x for x in names if x.casefold() in POSITIVES), None) if len(names) == 2 else None
+    return LabelSet("binary" if positive else "categorical", names, positive, False, metric)
+
+
+def _categorical(m: Mapped, a: dict[str, Any], metric: str, iid0: Any, prompt: str, response: str,
+                 judged: dict[str, Any], scores: list[Any], dataset: str, at: tuple[str, str]) -> None:
+    ls = label_set(a, metric)
+    if ls is None:
+        m.drop(f"{metric}: a categorical metric without two or more distinct labels_list entries")
+        return
+    given = [(f"rater-{r}", s) for r, s in enumerate(scores, start=1)]
+    if not [s for _, s in given if s is not None]:
+        given = [("majority", judged.get("majority_human"))]
+    labels = [(who, None if s is None else match(s, ls.labels)) for who, s in given]
+    if any(got is None and s is not None for (_, s), (_, got) in zip(given, labels, strict=True)):
+        m.drop(f"{metric}: instances with a label outside its labels_list")
+        return
+    if all(got is None for _, got in labels):
+        m.drop(f"{metric}: instances without a human label")
+        return
+    iid = f"{NAME}/{iid0}/{metric}"
+    meta = {"metric": metric, "criterion": metric, "record": f"{NAME}/{iid0}", "dataset": dataset[:200]}
+    item = point_item(NAME, iid, prompt, response, None, meta)
+    item.label_set = ls.to_dict()
+    m.item(item, at[1], (at[0], None))
+    for who, got in labels:
+        m.label_or_skip(iid, who, got, HUMANS)
 
 
 def parse(path: Path) -> Mapped:
@@ -95,8 +139,8 @@ def parse(path: Path) -> Mapped:
                 if not isinstance(scores, list):
                     raise Skip(f"annotations.{metric}.individual_human_scores", "must be a list")
                 if a["category"] == "categorical":
-                    m.wait(f"{metric} (categorical): instances")
-                    m.wait(f"{metric} (categorical): individual human labels", len(scores))
+                    _categorical(m, a, metric, iid0, prompt, response, judged, scores, str(doc.get("dataset", "")),
+                                 (f, f"{f}: {where}"))
                     continue
                 if not [s for s in scores if s is not None]:
                     m.drop(f"{metric}: instances with a {'mean' if 'mean_human' in judged else 'majority'} "
