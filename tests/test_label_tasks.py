@@ -254,9 +254,11 @@ def toxic(tmp_path_factory):
     for i, lab in zip(ann["item_id"], ann["label"], strict=True):
         rows.append({"item_id": i, "judge": "always-0", "label": "0"})
         right = 0.85 if i.endswith("/toxicity") else 0.6
-        rows.append({"item_id": i, "judge": "noisy", "label": lab if rng.random() < right else "01"[lab == "0"]})
+        said = lab if rng.random() < right else "01"[lab == "0"]
+        p1 = float(rng.uniform(0.5, 1.0) if said == "1" else rng.uniform(0.0, 0.5))
+        rows.append({"item_id": i, "judge": "noisy", "label": said, "p_1": p1, "p_0": 1 - p1})
     report = _audit(ws, root / "out", _jsonl(root / "v.jsonl", rows))
-    return {"report": report, "ann": ann, "verdicts": pd.DataFrame(rows)}
+    return {"report": report, "ann": ann, "verdicts": pd.DataFrame(rows), "ws": ws}
 
 
 def test_toxicchat_rates_and_corrected_prevalence(toxic):
@@ -292,3 +294,31 @@ def test_toxicchat_verdict_per_criterion(toxic):
     assert rep["judges"]["noisy"]["criteria"]["jailbreaking"]["verdict"]["status"] == "not aligned"  # 60% right
     assert zero["status"] == "not aligned" and zero["trusted_on"] == []
     assert any(r.startswith("on toxicity: not aligned") for r in zero["reasons"])
+
+
+def test_label_judge_calibration_and_selective_evaluation_read_its_label_probabilities(toxic):
+    entry = toxic["report"]["judges"]["noisy"]
+    v = toxic["verdicts"][toxic["verdicts"]["judge"] == "noisy"]
+    conf = np.maximum(v["p_1"], v["p_0"]) / (v["p_1"] + v["p_0"])
+    cal = entry["calibration"]
+    assert cal["confidence"] == "token probabilities" and cal["n"] == len(v)
+    assert cal["mean_confidence"] == pytest.approx(conf.mean())
+    truth = toxic["ann"].set_index("item_id")["label"].reindex(v["item_id"]).to_numpy()
+    assert cal["agreement"] == pytest.approx((v["label"].to_numpy() == truth).mean())
+    assert entry["selective"]["n_items"] == len(v) and 0 <= entry["selective"]["coverage_all_items"] <= 1
+    assert "calibration" not in toxic["report"]["judges"]["always-0"]  # no probabilities, one call per item
+
+
+def test_plan_answers_how_many_labels_a_pass_rate_needs(toxic, capsys):
+    from scipy.stats import norm
+
+    capsys.readouterr()
+    assert main(["plan", "-w", str(toxic["ws"]), "--target-halfwidth", "0.02", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)["judges"]
+    assert {"noisy [toxicity]", "noisy [jailbreaking]"} <= set(res)
+    p = res["noisy [toxicity]"]
+    t = toxic["ann"][toxic["ann"]["item_id"].str.endswith("/toxicity")]["label"].eq("1").to_numpy(dtype=float)
+    z = norm.ppf(0.975)
+    assert p["sigma2"] == pytest.approx(t.var(ddof=1)) and p["n_labelled_measured"] == len(t)
+    assert p["n_human_only"] == int(np.ceil(z**2 * t.var(ddof=1) / 0.02**2))
+    assert p["n_ppi"] < p["n_human_only"] and p["quantity"] == "the pass rate (share '1')"

@@ -58,6 +58,34 @@ def item_confidence(judgments: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
     return empty, None
 
 
+def label_confidence(judgments: pd.DataFrame, labels: tuple[str, ...]) -> tuple[pd.DataFrame, str | None]:
+    """A binary or categorical judge's item_id -> ``verdict, confidence``: its label probabilities
+    (``p_labels``) averaged over its calls on the item, the argmax label and its normalised probability;
+    else the modal label's share of the item's valid calls when it was sampled more than once."""
+    empty = pd.DataFrame(columns=["verdict", "confidence"])
+    j = judgments
+    if "p_labels" in j and j["p_labels"].notna().any():
+        rows = j.loc[j["p_labels"].notna(), ["item_id", "p_labels"]]
+        probs = np.array([[float(d.get(lab, 0.0)) for lab in labels]
+                          for d in (json.loads(str(b)) for b in rows["p_labels"])], dtype=np.float64)
+        m = pd.DataFrame(probs, index=rows["item_id"].astype(str).to_numpy()).groupby(level=0, sort=True).mean()
+        total = m.to_numpy().sum(1)
+        ok = total > 0
+        best = m.to_numpy().argmax(1)
+        conf = np.where(ok, m.to_numpy().max(1) / np.where(ok, total, 1.0), np.nan)
+        return pd.DataFrame({"verdict": np.asarray(labels, dtype=object)[best], "confidence": conf},
+                            index=m.index)[ok], PROBS
+    if "sample" in j and (j["sample"] > 0).any():
+        v = j[j["verdict"].isin(labels) & (j["status"].astype(str) == "ok")]
+        if v.empty:
+            return empty, None
+        counts = pd.crosstab(v["item_id"].astype(str), v["verdict"].astype(str))
+        return pd.DataFrame({"verdict": counts.idxmax(1).to_numpy(dtype=object),
+                             "confidence": (counts.max(1) / counts.sum(1)).to_numpy(dtype=float)},
+                            index=counts.index), VOTES
+    return empty, None
+
+
 def _agree(conf: pd.DataFrame, truth: pd.Series) -> pd.DataFrame:
     both = conf.index.intersection(truth.index)
     out = conf.loc[both].copy()

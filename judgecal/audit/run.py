@@ -20,7 +20,7 @@ from judgecal.data.store import Workspace
 
 SCHEMA = "judgecal.audit/1"
 COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "score", "status", "p_a", "p_b", "p_tie",
-           "prompt_tokens",
+           "p_labels", "prompt_tokens",
            "completion_tokens", "latency_s", "cost_usd")
 
 

@@ -89,6 +89,8 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
                                                                       seed=cfg.seed, level=cfg.level)
                 entry["selective"] = confidence.selective_section(conf, truth, target=target, delta=delta,
                                                                   seed=cfg.seed)
+        elif entry.get("labels"):
+            _label_confidence(entry, inp, truth, wide, cfg, target, delta, epsilon)
         kappa, accuracy = human_kappa, human_accuracy
         if "pointwise" in entry:  # the humans' agreement on this judge's items and scale, never the pooled one
             ceiling = entry["pointwise"].get("humans") or {}
@@ -105,6 +107,25 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
                     effect_of_interest=cfg.effect_of_interest)
             entry["verdict"] = criteria_verdict(entry["verdict"], entry["criteria"])
     return report
+
+
+def _label_confidence(entry: dict[str, Any], inp: JudgeInput, truth: pd.Series, wide: pd.DataFrame, cfg: AuditConfig,
+                      target: float, delta: float, epsilon: float) -> None:
+    """A binary or categorical judge's calibration, Trust or Escalate and alternative annotator test, as a
+    pairwise judge's: from its label probabilities (or vote shares), and its first label on each item."""
+    labels = tuple(entry["labels"]["labels"])
+    jf = inp.judgments
+    ok = jf[(jf["status"].astype(str) == "ok") & jf["verdict"].isin(labels)]
+    first = ok.drop_duplicates("item_id").set_index(ok.drop_duplicates("item_id")["item_id"].astype(str))["verdict"]
+    alt = human.replace_annotator(wide.reindex(wide.index.intersection(first.index)), first.astype(object),
+                                  epsilon=epsilon, q=human.ALT_Q)
+    if alt is not None:
+        entry["replace_annotator"] = alt
+    conf, kind = confidence.label_confidence(jf, labels)
+    if kind is not None and len(conf):
+        entry["calibration"] = confidence.calibration_section(conf, kind, truth, n_boot=cfg.n_boot, seed=cfg.seed,
+                                                              level=cfg.level)
+        entry["selective"] = confidence.selective_section(conf, truth, target=target, delta=delta, seed=cfg.seed)
 
 
 def _finite(v: Any) -> float | None:
