@@ -80,8 +80,8 @@ def label_confidence(judgments: pd.DataFrame, labels: tuple[str, ...]) -> tuple[
         if v.empty:
             return empty, None
         counts = pd.crosstab(v["item_id"].astype(str), v["verdict"].astype(str))
-        return pd.DataFrame({"verdict": counts.idxmax(1).to_numpy(dtype=object),
-                             "confidence": (counts.max(1) / counts.sum(1)).to_numpy(dtype=float)},
+        return pd.DataFrame({"verdict": counts.idxmax(axis=1).to_numpy(dtype=object),
+                             "confidence": (counts.max(axis=1) / counts.sum(axis=1)).to_numpy(dtype=float)},
                             index=counts.index), VOTES
     return empty, None
 
