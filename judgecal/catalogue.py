@@ -39,8 +39,32 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
        "at the nearest level of the humans' scale) equals the human consensus.",
        reference="an annotator's leave-one-out accuracy; chance = Σ p_k² of the label shares (against the "
                  "consensus: for a like-for-like reading see agreement with each annotator)"),
-    _M("macro_f1", "Macro F1", "F1 per label (A, B, tie) averaged with equal weight, against the human consensus.",
-       reference="the humans' macro F1 with each other"),
+    _M("macro_f1", "Macro F1", "F1 per label (A, B, tie; a label judge's declared labels) averaged with equal "
+       "weight, against the human consensus.",
+       reference="the humans' macro F1 with each other; a rater always giving the most frequent label"),
+    _M("tpr", "TPR (recall of the positive label)", "A binary judge: the share of the items people gave the "
+       "positive label (pass, yes, ...) that the judge labels positive too.",
+       reference="the annotators' TPR with each other on the same items (like with like); always positive: 1",
+       flag="0 never aligned; more than 0.05 below the annotators' a caution, 0.15 not aligned (label_rate_gap)",
+       group="labels"),
+    _M("tnr", "TNR (recall of the negative label)", "A binary judge: the share of the items people gave the "
+       "negative label that the judge labels negative too.",
+       reference="the annotators' TNR with each other on the same items (like with like); always positive: 0",
+       flag="0 never aligned; more than 0.05 below the annotators' a caution, 0.15 not aligned (label_rate_gap)",
+       group="labels"),
+    _M("precision", "Precision", "A binary judge: the share of its positive labels that people gave the "
+       "positive label too.", reference="the annotators' precision with each other; the positive rate",
+       group="labels"),
+    _M("f1", "F1 of the positive label", "A binary judge: the harmonic mean of its precision and TPR.",
+       reference="the annotators' F1 with each other", group="labels"),
+    _M("balanced_accuracy", "Balanced accuracy", "A binary judge: (TPR + TNR) / 2, accuracy with the two "
+       "labels weighted equally whatever their shares.", reference="0.5 (always one label); the annotators' own",
+       flag="an interval reaching 0.5 is never aligned", group="labels"),
+    _M("recall_by_label", "Recall of a label", "The share of the items people gave this label that the judge "
+       "gives it too.", reference="the annotators' recall of it with each other; always this label: 1, else 0",
+       flag="0 never aligned; below the annotators' by label_rate_gap a caution or not aligned", group="labels"),
+    _M("precision_by_label", "Precision of a label", "The share of the judge's answers with this label that "
+       "people gave it too.", reference="the label's share among the people's labels", group="labels"),
     _M("cohen_kappa", "Cohen's κ", "Agreement with the human consensus beyond what chance would give "
        "(0 = chance, 1 = perfect).", unit="κ",
        reference="the humans' Fleiss' κ with each other (a different definition: a consensus is less noisy than "
@@ -123,8 +147,15 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
 
 
 def info(name: str) -> MetricInfo:
-    """The catalogue entry of ``name`` (a bare entry for a metric not catalogued yet)."""
-    return METRICS.get(name) or MetricInfo(name, name.replace("_", " "), "")
+    """The catalogue entry of ``name`` (``recall_by_label.<label>``: its family's, titled with the label; a
+    bare entry for a metric not catalogued yet)."""
+    if name in METRICS:
+        return METRICS[name]
+    family, dot, label = name.partition(".")
+    if dot and family in METRICS:
+        m = METRICS[family]
+        return MetricInfo(name, f"{m.title} {label!r}", m.definition, m.unit, m.reference, m.good, m.flag, m.group)
+    return MetricInfo(name, name.replace("_", " "), "")
 
 
 def fmt_number(x: float | None, digits: int = 3) -> str:
