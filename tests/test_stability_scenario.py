@@ -2,7 +2,7 @@
 
 import pytest
 
-from judgecal.stability.scenario import AXES, planted_instability
+from judgecal.audit.validate_stability import AXES, planted_instability
 
 
 @pytest.mark.parametrize("planted", AXES)

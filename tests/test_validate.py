@@ -13,7 +13,7 @@ def test_fast_validation_passes():
     assert {c["scenario"] for c in probes} == {s.name for s in SCENARIOS}
     # the model-level and decision statistics (judgecal.audit.validate_stats)
     from judgecal.audit.validate_like import TARGETS
-    from judgecal.stability.scenario import AXES
+    from judgecal.audit.validate_stability import AXES
 
     assert {c["scenario"] for c in res["checks"]} - {c["scenario"] for c in probes} == {
         "models", "selective", "alt_test", "calibration"} | {f"instability:{a}" for a in AXES} | {

@@ -203,8 +203,8 @@ def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: flo
     checks, coverage = check_all(seeds > 1, seeds, n_boot)
     results["checks"] += checks
     results["coverage"].update(coverage)
-    from judgecal.stability.scenario import AXES as STABILITY_AXES
-    from judgecal.stability.scenario import planted_instability
+    from judgecal.audit.validate_stability import AXES as STABILITY_AXES
+    from judgecal.audit.validate_stability import planted_instability
 
     for axis in STABILITY_AXES:  # instability planted on one axis of a stability run: the decomposition names it
         r = planted_instability(axis, n_items=n_items, seed=0)
