@@ -711,65 +711,23 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
            selective: tuple[float, float] | None = None,
            cluster: dict[str, Any] | None = None, summary_only: bool = False,
            progress: Any = None) -> tuple[dict[str, Any], Path, Path]:
-    from judgecal.audit.decision import load_thresholds
-    from judgecal.audit.run import run_audit
-    from judgecal.data.families import load_families
-    from judgecal.data.sources import SourceError, split_name
+    """:func:`judgecal.audit.pipeline.audit_workspace`, then audit.json and audit.html written to ``out``."""
+    from judgecal.audit.pipeline import AuditOptions, audit_workspace
     from judgecal.progress import Bar
     from judgecal.report.write import write_report
 
     bar = progress if progress is not None else Bar("audit", enabled=False)  # a judgecal.progress.Bar
-    steps = [0]  # run_audit's own steps; then stability, loop and the report
+    target, delta = selective if selective is not None else (None, None)
+    executor = None
+    if cluster is not None:  # --executor ray: the alignment figures from per-item sums on the cluster
+        from judgecal.distributed.audit import RayExecutor
 
-    def at(done: int, total: int, step: str) -> None:
-        steps[0] = total
-        bar.report(done, total + 3, step)
-
-    load_thresholds(ws.path)  # the workspace's configuration files are read before anything is computed
-    load_families(ws.path)  # or stored, so a bad one stops the audit with nothing half-written
-    method, source = split_name(consensus)
-    try:
-        if ws.consensus_frame(consensus).empty:
-            if method not in ("ds", "mv", "onecoin", "glad"):
-                raise UsageError(f"no consensus '{consensus}' in this workspace (methods there: "
-                                 f"{', '.join(sorted(set(ws.consensus_frame()['method']))) or 'none'})")
-            from judgecal.aggregate.consensus import compute_consensus
-
-            bar.report(0, None, f"consensus {consensus}")
-            compute_consensus(ws, (method,), source=source)
-        target, delta = selective if selective is not None else (None, None)
-        if cluster is not None:  # --executor ray: the alignment figures from per-item sums on the cluster
-            from judgecal.distributed.audit import WorkspaceChangedError, cluster_audit
-            from judgecal.distributed.cluster import RayUnavailableError, connect
-
-            try:
-                connect(cluster["address"])  # an unreachable cluster is said before the local part runs
-            except RayUnavailableError as exc:
-                raise UsageError(str(exc)) from None
-        report = run_audit(ws, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot,
-                           selective_target=target, selective_delta=delta, progress=at)
-        if cluster is not None:
-            bar.report(steps[0], None, "alignment on the cluster")
-            try:
-                report = cluster_audit(ws, report, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot,
-                                       **cluster)
-            except (RayUnavailableError, WorkspaceChangedError) as exc:
-                raise UsageError(str(exc)) from None
-    except SourceError as exc:
-        raise UsageError(str(exc)) from None
-    from judgecal.report.provenance import provenance
-    from judgecal.report.stability import attach_stability
-
-    bar.report(steps[0], None, "stability")
-    attach_stability(ws, report, n_boot=min(n_boot, 1000))
-    from judgecal.report.loop import attach_loop
-
-    bar.report(steps[0] + 1, None, "loop")
-    attach_loop(ws, report)  # gate, panels, align, cascades (judgecal/cli_loop.py)
-    bar.report(steps[0] + 2, None, "report")
-    report["provenance"] = provenance(ws, report)
+        executor = RayExecutor(cluster["address"], cluster["shard_dir"], cluster["n_shards"])
+    options = AuditOptions(consensus=consensus, invalid_as=invalid_as, n_boot=n_boot, selective_target=target,
+                           selective_delta=delta)
+    report = audit_workspace(ws, options, executor, progress=bar.report)
+    bar.report(0, None, "report")
     js, html = write_report(report, out, summary_only=summary_only)
-    bar.report(steps[0] + 3)
     ws.record_report(js)  # the explorer opens the latest audit wherever --out put it
     return report, js, html
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -349,3 +350,23 @@ def cluster_audit(ws: Any, report: dict[str, Any], *, consensus: str = "ds", inv
         if own:
             shutil.rmtree(folder, ignore_errors=True)
     return merge_into(report, dist, address)
+
+
+@dataclass
+class RayExecutor:
+    """``judgecal audit --executor ray``: the alignment step of :func:`judgecal.audit.pipeline.audit_workspace`
+    on a Ray cluster (:func:`cluster_audit`)."""
+
+    address: str | None = None
+    shard_dir: str | Path | None = None
+    n_shards: int = 16
+
+    def connect(self) -> None:
+        from judgecal.distributed.cluster import connect
+
+        connect(self.address)
+
+    def alignment(self, ws: Any, report: dict[str, Any], options: Any) -> dict[str, Any]:
+        return cluster_audit(ws, report, consensus=options.consensus, invalid_as=options.invalid_as,
+                             n_boot=options.n_boot, seed=options.seed, level=options.level, n_shards=self.n_shards,
+                             shard_dir=self.shard_dir, address=self.address)

@@ -1,0 +1,104 @@
+"""The one producer of an audit: :func:`audit_workspace` makes the ``audit.json`` that ``judgecal audit`` writes.
+
+The steps, in order: the workspace's configuration files are read (a bad one stops the audit before anything
+is computed or stored); the truth's consensus is computed when it is missing; every probe and section runs on
+every judge (:func:`judgecal.audit.run.run_audit`); with an executor (``--executor ray``), the alignment
+figures come from per-item sums on the cluster; then the stability runs, the loop's results and the
+provenance are attached. The CLI, the tests, ``validate`` and the explorer's fixtures call this function, so
+every surface reads the same report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from judgecal.data.store import Workspace
+from judgecal.errors import UserError
+
+CONSENSUS_METHODS = ("ds", "mv", "onecoin", "glad")
+
+
+class AuditError(UserError, ValueError):
+    """An audit that cannot run as asked: a consensus the workspace does not have and cannot compute."""
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What an audit computes: the truth (``<method>[:<source>]``), how an unreadable verdict counts, the
+    bootstrap, and the selective-evaluation target (``None``: the defaults)."""
+
+    consensus: str = "ds"
+    invalid_as: str = "tie"
+    n_boot: int = 2000
+    seed: int = 0
+    level: float = 0.95
+    selective_target: float | None = None
+    selective_delta: float | None = None
+
+
+class Executor(Protocol):
+    """Where the alignment figures are computed when not here (:class:`judgecal.distributed.audit.RayExecutor`)."""
+
+    def connect(self) -> None:
+        """Reach the cluster, or raise a :class:`judgecal.errors.JudgecalError` saying why."""
+
+    def alignment(self, ws: Workspace, report: dict[str, Any], options: AuditOptions) -> dict[str, Any]:
+        """``report`` with its alignment figures computed on the cluster."""
+
+
+# progress(done, total, step): where the audit is (judgecal.progress.Bar.report); total None: unknown
+Progress = Callable[[int, int | None, str], None]
+AFTER = ("stability", "loop", "provenance")  # the steps after run_audit's own
+
+
+def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor: Executor | None = None,
+                    progress: Progress | None = None) -> dict[str, Any]:
+    """The audit of ``ws`` as a JSON-ready dict (schema :data:`judgecal.audit.run.SCHEMA`)."""
+    from judgecal.audit.decision import load_thresholds
+    from judgecal.audit.run import run_audit
+    from judgecal.data.families import load_families
+    from judgecal.data.sources import split_name
+
+    o = options or AuditOptions()
+    tell = progress or (lambda done, total, step: None)
+    steps = [0]
+
+    def at(done: int, total: int, step: str) -> None:
+        steps[0] = total
+        tell(done, total + len(AFTER), step)
+
+    load_thresholds(ws.path)  # the workspace's configuration files are read before anything is computed
+    load_families(ws.path)  # or stored, so a bad one stops the audit with nothing half-written
+    method, source = split_name(o.consensus)
+    if ws.consensus_frame(o.consensus).empty:
+        if method not in CONSENSUS_METHODS:
+            raise AuditError(f"no consensus '{o.consensus}' in this workspace (methods there: "
+                             f"{', '.join(sorted(set(ws.consensus_frame()['method']))) or 'none'})")
+        from judgecal.aggregate.consensus import compute_consensus
+
+        tell(0, None, f"consensus {o.consensus}")
+        compute_consensus(ws, (method,), source=source)
+    if executor is not None:
+        executor.connect()  # an unreachable cluster is said before the local part runs
+    report = run_audit(ws, consensus=o.consensus, invalid_as=o.invalid_as, n_boot=o.n_boot, seed=o.seed,
+                       level=o.level, selective_target=o.selective_target, selective_delta=o.selective_delta,
+                       progress=at)
+    if executor is not None:
+        tell(steps[0], None, "alignment on the cluster")
+        report = executor.alignment(ws, report, o)
+    from judgecal.report.loop import attach_loop
+    from judgecal.report.provenance import provenance
+    from judgecal.report.stability import attach_stability
+
+    tell(steps[0], None, "stability")
+    attach_stability(ws, report, n_boot=min(o.n_boot, 1000))
+    tell(steps[0] + 1, None, "loop")
+    attach_loop(ws, report)  # gate, panels, align, cascades
+    tell(steps[0] + 2, None, "provenance")
+    report["provenance"] = provenance(ws, report)
+    return report
+
+
+__all__ = ["AuditError", "AuditOptions", "Executor", "audit_workspace"]
