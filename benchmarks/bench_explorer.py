@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import machine, peak_rss_mb  # noqa: E402
 
-from judgecal.audit.run import run_audit  # noqa: E402
+from judgecal.audit.pipeline import AuditOptions, audit_workspace  # noqa: E402
 from judgecal.data.records import Annotation, Candidate, Consensus, Item, Judgment  # noqa: E402
 from judgecal.data.store import Workspace  # noqa: E402
 from judgecal.report.write import json_safe  # noqa: E402
@@ -80,7 +80,7 @@ def audit(path: Path) -> dict[str, float]:
     """``judgecal audit``'s audit.json (200 bootstrap replicates: the explorer reads it, its CIs do not matter)."""
     t0 = time.perf_counter()
     ws = Workspace(path)
-    report = json_safe(run_audit(ws, n_boot=200))
+    report = json_safe(audit_workspace(ws, AuditOptions(n_boot=200)))
     ws.close()
     ws.reports_dir.mkdir(exist_ok=True)
     (ws.reports_dir / "audit.json").write_text(json.dumps(report, ensure_ascii=False, allow_nan=False), "utf-8")

@@ -18,7 +18,7 @@ TRUTH = "ds:pandalm"
 @pytest.fixture(scope="module")
 def app(tmp_path_factory, pandalm_ws):
     from judgecal.aggregate.consensus import compute_consensus
-    from judgecal.audit.run import run_audit
+    from judgecal.audit.pipeline import AuditOptions, audit_workspace
     from judgecal.report.write import write_report
 
     ws_dir = tmp_path_factory.mktemp("app") / "ws"
@@ -37,7 +37,7 @@ def app(tmp_path_factory, pandalm_ws):
                   Span("0", "replay/x/evil", 1, 1, 4, "bad", "k1", "judge"),
                   Span("pandalm/2", "expert-1", 0, 0, 3, "bad", "experts", "human")])
     compute_consensus(ws, ("ds",), source="pandalm")
-    write_report(run_audit(ws, consensus=TRUTH, n_boot=200), ws.reports_dir)
+    write_report(audit_workspace(ws, AuditOptions(consensus=TRUTH, n_boot=200)), ws.reports_dir)
     # after the audit: three repeated 1-5 scores per item of a pointwise judge, stored as a stability run
     from judgecal.stability.score import repeats_run
 

@@ -322,3 +322,17 @@ def test_plan_answers_how_many_labels_a_pass_rate_needs(toxic, capsys):
     assert p["sigma2"] == pytest.approx(t.var(ddof=1)) and p["n_labelled_measured"] == len(t)
     assert p["n_human_only"] == int(np.ceil(z**2 * t.var(ddof=1) / 0.02**2))
     assert p["n_ppi"] < p["n_human_only"] and p["quantity"] == "the pass rate (share '1')"
+
+
+def test_verdict_reasons_are_structured(dices, toxic):
+    """Each reason has a code, a severity and its metric beside the text; the worst severity is the status."""
+    for rep in (dices["report"], toxic["report"]):
+        for entry in rep["judges"].values():
+            v = entry["verdict"]
+            assert [d["text"] for d in v["details"]] == v["reasons"]
+            assert max(("aligned", "caution", "not aligned").index(d["severity"]) for d in v["details"]) == \
+                ("aligned", "caution", "not aligned").index(v["status"])
+    never = [d for d in dices["report"]["judges"]["always-no"]["verdict"]["details"] if d["code"] == "label_never"]
+    assert len(never) == 1 and never[0]["severity"] == "not aligned"
+    crit = [d for d in toxic["report"]["judges"]["always-0"]["verdict"]["details"] if d["code"] == "criterion"]
+    assert {d["criterion"] for d in crit} == {"toxicity", "jailbreaking"}

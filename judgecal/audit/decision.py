@@ -65,6 +65,16 @@ STATUSES = ("aligned", "caution", "not aligned")
 
 # flag -> what it means in words, from the one catalogue (the invalid rate has its own rule below)
 FLAG_WORDS = {code: f.words for code, f in FLAGS.items() if f.metric != "invalid_rate"}
+FLAG_METRIC = {code: f.metric for code, f in FLAGS.items()}
+# (severity 0 aligned-note / 1 caution / 2 not aligned, text, code, metric): one reason of a verdict
+Reason = tuple[int, str, str, str | None]
+
+
+def _r(severity: int, code: str, metric: str | None, text: str) -> Reason:
+    """A verdict's reason: what it says, how serious it is, which rule (``code``) and figure gave it."""
+    return (severity, text, code, metric)
+
+
 # metric that a probe produces -> (probe name, how to run it)
 PROBES = {
     "first_position_rate": ("position", "judge both presentation orders (--orders AB,BA)"),
@@ -230,7 +240,7 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
     status), ``not_tested_probes`` the names of the probes that were not run."""
     t = thresholds or DEFAULT_THRESHOLDS
     m = entry.get("metrics", {})
-    reasons: list[tuple[int, str]] = []  # (severity 0 aligned-note / 1 caution / 2 not aligned, text)
+    reasons: list[Reason] = []
 
     def est(name: str) -> float | None:
         v = m.get(name, {}).get("estimate")
@@ -250,75 +260,75 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
         words = f"span F1 {_fmt(span_f1)}{ref}"
         ratio = span_f1 / ceiling if ceiling else None
         if ratio is None:
-            reasons.append((1, f"{words}: no two annotators on its items, so no ceiling to read it against"))
+            reasons.append(_r(1, "span_no_ceiling", "span_f1", f"{words}: no two annotators on its items, so no ceiling to read it against"))
         elif ratio < t["span_f1_ratio"]["not_aligned_below"]:
-            reasons.append((2, f"{words}: less than {t['span_f1_ratio']['not_aligned_below']:.0%} of the humans' agreement"))
+            reasons.append(_r(2, "span_f1_ratio", "span_f1", f"{words}: less than {t['span_f1_ratio']['not_aligned_below']:.0%} of the humans' agreement"))
         elif ratio < t["span_f1_ratio"]["aligned_at_least"]:
-            reasons.append((1, f"{words}: below {t['span_f1_ratio']['aligned_at_least']:.0%} of the humans' agreement"))
+            reasons.append(_r(1, "span_f1_ratio", "span_f1", f"{words}: below {t['span_f1_ratio']['aligned_at_least']:.0%} of the humans' agreement"))
         else:
-            reasons.append((0, words))
+            reasons.append(_r(0, "span_f1_ratio", "span_f1", words))
     like = _chosen_reference(entry, t)
     likeness: dict[str, Any] | None = None
     if like is not None and n_items > 0 and span_f1 is None:
         got, likeness = _like_reasons(entry, like, t)
         reasons += got
         if n_items < t["min_items"]:
-            reasons.append((1, f"only {n_items} items with a human label (fewer than {t['min_items']})"))
+            reasons.append(_r(1, "too_few_items", None, f"only {n_items} items with a human label (fewer than {t['min_items']})"))
     elif n_items == 0 and span_f1 is None:
-        reasons.append((1, "no human labels on the items it judged: agreement not measured"))
+        reasons.append(_r(1, "no_human_labels", None, "no human labels on the items it judged: agreement not measured"))
     elif kappa is None and span_f1 is None:  # labelled items, but κ is 0/0
-        reasons.append((1, f"{kappa_word} undefined on its {n_items} items with a human label (the labels or "
+        reasons.append(_r(1, "kappa_undefined", kappa_name, f"{kappa_word} undefined on its {n_items} items with a human label (the labels or "
                            "its answers all on one level, or no answer readable): agreement not measured"))
     elif kappa is not None and n_items > 0:
         ref = f" against the humans' {_fmt(human_kappa)} with each other" if human_kappa is not None else ""
         words = f"{kappa_word} {_fmt(kappa)}{ref} (0 = chance, 1 = perfect)"
         if kappa < t["kappa"]["not_aligned_below"]:  # κ <= 0: chance or below, never "better"
-            reasons.append((2, f"{words}: {'no' if kappa <= 0 else 'barely'} better than chance"))
+            reasons.append(_r(2, "kappa", kappa_name, f"{words}: {'no' if kappa <= 0 else 'barely'} better than chance"))
         elif kappa < t["kappa"]["aligned_at_least"]:
-            reasons.append((1, f"{words}: moderate agreement"))
+            reasons.append(_r(1, "kappa", kappa_name, f"{words}: moderate agreement"))
         else:
-            reasons.append((0, f"{words}"))
+            reasons.append(_r(0, "kappa", kappa_name, f"{words}"))
         if human_kappa is not None:
             gap = human_kappa - kappa
             if gap > t["kappa_gap"]["not_aligned_above"]:
-                reasons.append((2, f"its {kappa_word} is {_fmt(gap)} below the humans' agreement with each other"))
+                reasons.append(_r(2, "kappa_gap", kappa_name, f"its {kappa_word} is {_fmt(gap)} below the humans' agreement with each other"))
             elif gap > t["kappa_gap"]["caution_above"]:
-                reasons.append((1, f"its {kappa_word} is {_fmt(gap)} below the humans' agreement with each other"))
+                reasons.append(_r(1, "kappa_gap", kappa_name, f"its {kappa_word} is {_fmt(gap)} below the humans' agreement with each other"))
         if n_items < t["min_items"]:
-            reasons.append((1, f"only {n_items} items with a human label (fewer than {t['min_items']})"))
+            reasons.append(_r(1, "too_few_items", None, f"only {n_items} items with a human label (fewer than {t['min_items']})"))
     if like is None and acc is not None and human_accuracy is not None:
         gap = human_accuracy - acc
         limit = tolerated_gap(t.get("business_loss"))
         if limit is not None:
             if gap > limit:
-                reasons.append((2, f"accuracy {_fmt(acc)} is {_fmt(gap)} below an annotator's {_fmt(human_accuracy)}, "
+                reasons.append(_r(2, "accuracy_gap", "accuracy", f"accuracy {_fmt(acc)} is {_fmt(gap)} below an annotator's {_fmt(human_accuracy)}, "
                                    f"more than the {_fmt(limit)} the business-loss budget tolerates"))
         elif gap > t["accuracy_gap"]["not_aligned_above"]:
-            reasons.append((2, f"accuracy {_fmt(acc)} is {_fmt(gap)} below an annotator's {_fmt(human_accuracy)}"))
+            reasons.append(_r(2, "accuracy_gap", "accuracy", f"accuracy {_fmt(acc)} is {_fmt(gap)} below an annotator's {_fmt(human_accuracy)}"))
         elif gap > t["accuracy_gap"]["caution_above"]:
-            reasons.append((1, f"accuracy {_fmt(acc)} is {_fmt(gap)} below an annotator's {_fmt(human_accuracy)}"))
+            reasons.append(_r(1, "accuracy_gap", "accuracy", f"accuracy {_fmt(acc)} is {_fmt(gap)} below an annotator's {_fmt(human_accuracy)}"))
     inv = est("invalid_rate")
     if inv is not None:
         if inv > t["invalid_rate"]["not_aligned_above"]:
-            reasons.append((2, f"{inv:.0%} of its answers could not be parsed"))
+            reasons.append(_r(2, "invalid_rate", "invalid_rate", f"{inv:.0%} of its answers could not be parsed"))
         elif inv > t["invalid_rate"]["caution_above"]:
-            reasons.append((1, f"{inv:.0%} of its answers could not be parsed"))
+            reasons.append(_r(1, "invalid_rate", "invalid_rate", f"{inv:.0%} of its answers could not be parsed"))
     first = m.get("first_position_rate", {})
     fpr = first.get("estimate")
     severe = t["position"]["not_aligned_beyond"]
     position_significant = first.get("q") is not None and first["q"] < t["alpha"]
     if fpr is not None and position_significant and max(fpr, 1 - fpr) > severe:
         side = "first" if fpr > 0.5 else "second"
-        reasons.append((2, f"picks the response shown {side} {max(fpr, 1 - fpr):.0%} of the time"))
+        reasons.append(_r(2, "position_severe", "first_position_rate", f"picks the response shown {side} {max(fpr, 1 - fpr):.0%} of the time"))
     for flag in entry.get("flags", []):
         if flag.startswith("position_bias:") and not flag.endswith("underpowered") and any(
-                "picks the response shown" in r for _, r in reasons):
+                r[2] == "position_severe" for r in reasons):
             continue
         if flag.endswith(":underpowered"):
-            reasons.append((1, f"{flag.split(':')[0].replace('_', ' ')}: not significant, but its interval still "
+            reasons.append(_r(1, "flag:" + flag, FLAG_METRIC.get(flag.split(":")[0]), f"{flag.split(':')[0].replace('_', ' ')}: not significant, but its interval still "
                                f"holds an effect of {effect_of_interest:.0%}: too few items to rule it out"))
         elif flag in FLAG_WORDS:
-            reasons.append((1, FLAG_WORDS[flag]))
+            reasons.append(_r(1, "flag:" + flag, FLAG_METRIC.get(flag), FLAG_WORDS[flag]))
     if entry.get("labels"):
         reasons += _label_reasons(entry["labels"], m, t)
     reasons += _no_sign_reasons(entry)
@@ -330,11 +340,13 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
     not_tested = [f"{PROBES[metric][0]}: not tested ({hints[metric]})" for metric in missing]
     if pointwise:  # one response per item: nothing to swap, pad or compare lengths against
         not_tested.append(", ".join(PROBES[k][0] for k in PAIRWISE_PROBES) + ": apply to pairwise judges only")
-    worst = max((s for s, _ in reasons), default=0)
+    worst = max((r[0] for r in reasons), default=0)
     status = STATUSES[worst]
-    ordered = [r for s, r in sorted(reasons, key=lambda sr: -sr[0])]
-    out: dict[str, Any] = {"status": status, "reasons": ordered, "not_tested": not_tested,
-                           "not_tested_probes": [PROBES[metric][0] for metric in missing]}
+    ordered = sorted(reasons, key=lambda r: -r[0])
+    out: dict[str, Any] = {"status": status, "reasons": [r[1] for r in ordered],
+                           "details": [{"severity": STATUSES[sev], "code": code, "metric": metric, "text": text}
+                                       for sev, text, code, metric in ordered],
+                           "not_tested": not_tested, "not_tested_probes": [PROBES[metric][0] for metric in missing]}
     if likeness is not None:
         out["human_likeness"] = likeness
     return out
@@ -358,12 +370,12 @@ def _ci(m: dict[str, Any]) -> str:
 
 
 def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
-                  ) -> tuple[list[tuple[int, str]], dict[str, Any]]:
+                  ) -> tuple[list[Reason], dict[str, Any]]:
     """The agreement reasons read like with like (:mod:`judgecal.stats.reference`): the judge's κ and
     agreement beside the humans' on the same definition and items; the gap counts only when its paired
     interval excludes 0; a judge not clearly above chance (κ's interval reaching 0, as a rater that always
     gives one label) is never aligned; weak agreement among the humans themselves is stated as such."""
-    out: list[tuple[int, str]] = []
+    out: list[Reason] = []
     j, h, d = like["judge"], like["humans"], like["difference"]
     jk, hk = float(j["kappa"]["estimate"]), float(h["kappa"]["estimate"])
     pairwise = like["name"] == "pairwise"
@@ -383,28 +395,28 @@ def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
     subjective = hk < t["kappa"]["not_aligned_below"]
     if trivial and (h_lo is not None and h_lo > 0):
         cls = "below the humans"
-        out.append((2, f"{base}: not clearly above chance, which a rater that always gives the same label "
+        out.append(_r(2, "like_kappa_chance", "pairwise_kappa", f"{base}: not clearly above chance, which a rater that always gives the same label "
                        "reaches (κ 0), while the annotators are clearly above it"))
     elif trivial:
         cls = "like the humans, at chance"
-        out.append((1, f"{base}: neither the judge nor the annotators are clearly above chance"))
+        out.append(_r(1, "like_kappa_chance", "pairwise_kappa", f"{base}: neither the judge nor the annotators are clearly above chance"))
     elif below:
         cls = "below the humans"
         sev = 2 if gap > t["kappa_gap"]["not_aligned_above"] else 1
         lo, hi = dk.get("ci_low"), dk.get("ci_high")
         ci = "" if lo is None or hi is None else f" (difference {_fmt(lo)} to {_fmt(hi)})"
-        out.append((sev, f"{base}: {_fmt(gap)} below the humans' agreement with each other{ci}"))
+        out.append(_r(sev, "like_kappa_gap", "pairwise_kappa", f"{base}: {_fmt(gap)} below the humans' agreement with each other{ci}"))
     elif d_lo is not None and d_lo > 0 and -gap > t["kappa_gap"]["caution_above"]:
         cls = "super-consistent"
-        out.append((0, f"{base}: agrees with people more than they agree with each other"))
+        out.append(_r(0, "like_kappa_super", "pairwise_kappa", f"{base}: agrees with people more than they agree with each other"))
     else:
         cls = "human-like"
-        out.append((0, f"{base}: agrees with people as well as they agree with each other"))
+        out.append(_r(0, "like_kappa_human", "pairwise_kappa", f"{base}: agrees with people as well as they agree with each other"))
     if subjective:
-        out.append((1, f"the annotators themselves agree weakly ({kw} {_fmt(hk)} with each other): the task is "
+        out.append(_r(1, "humans_subjective", "pairwise_kappa", f"the annotators themselves agree weakly ({kw} {_fmt(hk)} with each other): the task is "
                        "subjective here, and no single rater, human or model, is reliable on it"))
     elif hk < t["kappa"]["aligned_at_least"]:
-        out.append((0, f"the annotators agree moderately with each other ({kw} {_fmt(hk)})"))
+        out.append(_r(0, "humans_moderate", "pairwise_kappa", f"the annotators agree moderately with each other ({kw} {_fmt(hk)})"))
     ja, ha = j["accuracy"].get("estimate"), h["accuracy"].get("estimate")
     triv = like.get("trivial") or {}
     if ja is not None and ha is not None:
@@ -419,32 +431,32 @@ def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
         limit = tolerated_gap(t.get("business_loss"))
         if limit is not None:
             if agap > limit:
-                out.append((2, f"{words}: {_fmt(agap)} below, more than the {_fmt(limit)} the business-loss "
+                out.append(_r(2, "like_accuracy_gap", "pairwise_accuracy", f"{words}: {_fmt(agap)} below, more than the {_fmt(limit)} the business-loss "
                                "budget tolerates"))
         elif significant and agap > t["accuracy_gap"]["not_aligned_above"]:
-            out.append((2, f"{words}: {_fmt(agap)} below"))
+            out.append(_r(2, "like_accuracy_gap", "pairwise_accuracy", f"{words}: {_fmt(agap)} below"))
         elif significant and agap > t["accuracy_gap"]["caution_above"]:
-            out.append((1, f"{words}: {_fmt(agap)} below"))
+            out.append(_r(1, "like_accuracy_gap", "pairwise_accuracy", f"{words}: {_fmt(agap)} below"))
         if triv.get("accuracy") is not None and ja <= triv["accuracy"] + 1e-9 < ha:
-            out.append((1, f"{words}: no better than always answering {triv['label']!r}"))
+            out.append(_r(1, "like_accuracy_trivial", "pairwise_accuracy", f"{words}: no better than always answering {triv['label']!r}"))
     alt = entry.get("replace_annotator") or {}
     kz = alt.get("kappa_z") or {}
     likeness: dict[str, Any] = {"class": cls, "reference": like["name"], "subjective": bool(subjective),
                                 "judge_kappa": jk, "human_kappa": hk, "difference": dk}
     if isinstance(kz.get("z"), int | float) and math.isfinite(kz["z"]) and kz.get("n_pairs", 0) >= 2:
         likeness["kappa_z"] = {"z": kz["z"], "class": kz.get("pattern")}
-        out.append((0, f"Judge's Verdict κ z-score {kz['z']:.2f} over {kz['n_pairs']} annotator pairs: "
+        out.append(_r(0, "kappa_z", None, f"Judge's Verdict κ z-score {kz['z']:.2f} over {kz['n_pairs']} annotator pairs: "
                        f"{kz.get('pattern')}"))
     if alt.get("n_annotators", 0) >= 2 and alt.get("winning_rate") is not None and (
             (entry.get("reference") or {}).get("like_for_like") or {}).get("n_annotators", 0) >= 3:
         likeness["alt_test"] = {"passed": bool(alt.get("passed")), "winning_rate": alt["winning_rate"]}
-        out.append((0, f"alternative annotator test (ε {alt.get('epsilon')}): "
+        out.append(_r(0, "alt_test", None, f"alternative annotator test (ε {alt.get('epsilon')}): "
                        f"{'passes' if alt.get('passed') else 'does not pass'}, winning rate "
                        f"{alt['winning_rate']:.2f} over {alt['n_annotators']} annotators"))
     return out, likeness
 
 
-def _label_reasons(labels: dict[str, Any], m: dict[str, Any], t: dict[str, Any]) -> list[tuple[int, str]]:
+def _label_reasons(labels: dict[str, Any], m: dict[str, Any], t: dict[str, Any]) -> list[Reason]:
     """A binary or categorical judge's rates, each against the trivial rater and the humans' own:
 
     - its balanced accuracy (binary) or macro-F1's recall side must be clearly above what one constant label
@@ -454,22 +466,22 @@ def _label_reasons(labels: dict[str, Any], m: dict[str, Any], t: dict[str, Any])
       over every (annotator, judgment) pair, beside the annotators' own over every pair of them; a gap above
       ``label_rate_gap`` is a caution or not aligned.
     """
-    out: list[tuple[int, str]] = []
+    out: list[Reason] = []
     binary = labels.get("task") == "binary"
     names = ({"tpr": f"TPR (recall of {labels.get('positive')!r})", "tnr": "TNR"} if binary else
              {f"recall_by_label.{lab}": f"recall of {lab!r}" for lab in labels.get("labels") or []})
     never = [words for name, words in names.items() if (m.get(name) or {}).get("estimate") == 0]
     if never:
-        out.append((2, f"{', '.join(never)} 0: it never recognises that label, as a rater always giving one "
+        out.append(_r(2, "label_never", None, f"{', '.join(never)} 0: it never recognises that label, as a rater always giving one "
                        "label would"))
     bal = m.get("balanced_accuracy") or {}
     if binary and bal.get("estimate") is not None and not never:
         lo = bal.get("ci_low")
         words = f"balanced accuracy {_fmt(bal['estimate'])}{_ci(bal)} (0.5 = always one label)"
         if lo is None or lo <= 0.5:
-            out.append((2, f"{words}: not clearly above a rater that always gives one label"))
+            out.append(_r(2, "balanced_accuracy", "balanced_accuracy", f"{words}: not clearly above a rater that always gives one label"))
         else:
-            out.append((0, words))
+            out.append(_r(0, "balanced_accuracy", "balanced_accuracy", words))
     like = labels.get("like_for_like") or {}
     j, h = like.get("judge") or {}, like.get("humans") or {}
     for name, words in names.items():
@@ -482,11 +494,11 @@ def _label_reasons(labels: dict[str, Any], m: dict[str, Any], t: dict[str, Any])
         gap = he - je
         text = f"{words} {_fmt(je)} with each annotator beside the annotators' {_fmt(he)} with each other"
         if gap > t["label_rate_gap"]["not_aligned_above"]:
-            out.append((2, f"{text}: {_fmt(gap)} below"))
+            out.append(_r(2, "label_rate_gap", name, f"{text}: {_fmt(gap)} below"))
         elif gap > t["label_rate_gap"]["caution_above"]:
-            out.append((1, f"{text}: {_fmt(gap)} below"))
+            out.append(_r(1, "label_rate_gap", name, f"{text}: {_fmt(gap)} below"))
         else:
-            out.append((0, text))
+            out.append(_r(0, "label_rate_gap", name, text))
     return out
 
 
@@ -498,12 +510,16 @@ def criteria_verdict(overall: dict[str, Any], criteria: dict[str, dict[str, Any]
     reasons = [f"on {c}: {part['verdict']['status']}" + (f" ({part['verdict']['reasons'][0]})"
                                                         if part["verdict"]["reasons"] else "")
                for c, part in sorted(criteria.items(), key=lambda cp: -STATUSES.index(status[cp[0]]))]
+    details = [{"severity": part["verdict"]["status"], "code": "criterion", "metric": None, "criterion": c,
+                "text": text} for (c, part), text in zip(sorted(criteria.items(), key=lambda cp: -STATUSES.index(
+                    status[cp[0]])), reasons, strict=True)]
     return {**overall, "status": STATUSES[worst], "reasons": [*reasons, *overall["reasons"]],
+            "details": [*details, *overall.get("details", [])],
             "criteria": status, "trusted_on": [c for c, s in status.items() if s == "aligned"],
             "not_trusted_on": [c for c, s in status.items() if s != "aligned"]}
 
 
-def _span_reasons(like: dict[str, Any], t: dict[str, Any]) -> list[tuple[int, str]]:
+def _span_reasons(like: dict[str, Any], t: dict[str, Any]) -> list[Reason]:
     """A span judge read against its like-for-like reference and the best trivial marker
     (:func:`judgecal.stats.spans.span_reference`): never aligned unless clearly above that marker."""
     j, h = like["judge"].get("estimate"), like["humans"].get("estimate")
@@ -511,36 +527,36 @@ def _span_reasons(like: dict[str, Any], t: dict[str, Any]) -> list[tuple[int, st
     base_f1 = ((like.get("baselines") or {}).get(best) or {}).get("estimate")
     norm, above = like.get("normalised") or {}, like.get("above_baseline") or {}
     if j is None:
-        return [(1, "span F1 undefined on its items: agreement not measured")]
+        return [_r(1, "span_undefined", "span_score", "span F1 undefined on its items: agreement not measured")]
     words = f"span F1 {_fmt(j)} with each annotator"
     if h is None:
-        return [(1, f"{words}: no two annotators on its items, so no reference to read it against")]
+        return [_r(1, "span_no_reference", "span_score", f"{words}: no two annotators on its items, so no reference to read it against")]
     words += f" beside the annotators' {_fmt(h)} with each other (pairwise)"
     if base_f1 is not None:
         words += f"; the best trivial marker ({str(best).replace('_', ' ')}) gets {_fmt(base_f1)}"
     n = norm.get("estimate")
     if above.get("ci_low") is None or above["ci_low"] <= 0:
-        return [(2, f"{words}: not clearly above the trivial marker")]
+        return [_r(2, "span_trivial", "span_score", f"{words}: not clearly above the trivial marker")]
     if n is None:
-        return [(1, f"{words}: the annotators are no better than the trivial marker, so no scale to read it on")]
+        return [_r(1, "span_no_scale", "span_score", f"{words}: the annotators are no better than the trivial marker, so no scale to read it on")]
     words += f"; chance-corrected span score {_fmt(n)}{_ci(norm)} (0 = the trivial marker, 1 = the annotators)"
     if n < t["span_score"]["not_aligned_below"]:
-        return [(2, words)]
+        return [_r(2, "span_score", "span_score", words)]
     if n < t["span_score"]["aligned_at_least"]:
-        return [(1, words)]
-    return [(0, words)]
+        return [_r(1, "span_score", "span_score", words)]
+    return [_r(0, "span_score", "span_score", words)]
 
 
-def _no_sign_reasons(entry: dict[str, Any]) -> list[tuple[int, str]]:
+def _no_sign_reasons(entry: dict[str, Any]) -> list[Reason]:
     """Probes whose interval is pinned at the null: evidence of no bias, said so in words."""
     out = []
     pos = entry.get("position") or {}
     if pos.get("decisive_pairs") and pos.get("mcnemar_b") == 0 and pos.get("mcnemar_c") == 0:
-        out.append((0, "position: no sign of bias (identical in both orders)"))
+        out.append(_r(0, "no_sign", "first_position_rate", "position: no sign of bias (identical in both orders)"))
     for name, m in (entry.get("metrics") or {}).items():
         if name == "first_position_rate" or not isinstance(m, dict) or m.get("null_value") is None:
             continue
         if m.get("ci_low") == m.get("ci_high") == m.get("null_value") and m.get("estimate") == m["null_value"]:
             probe = next((p for k, (p, _) in PROBES.items() if k == name), name.replace("_", " "))
-            out.append((0, f"{probe}: no sign of bias (no variation at all)"))
+            out.append(_r(0, "no_sign", name, f"{probe}: no sign of bias (no variation at all)"))
     return out

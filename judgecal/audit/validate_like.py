@@ -60,7 +60,7 @@ def annotator_as_judge(seed: int, q: float, n_items: int = 300, n_boot: int = 40
     v = judge_verdict(entry_for(r[:, :3], r[:, 3], n_boot, seed))
     return {"status": v["status"], "class": (v.get("human_likeness") or {}).get("class"),
             "subjective": bool((v.get("human_likeness") or {}).get("subjective")),
-            "says_subjective": any("subjective" in x for x in v["reasons"])}
+            "says_subjective": any(d["code"] == "humans_subjective" for d in v["details"])}
 
 
 def majority_label(seed: int, n_items: int = 300, n_boot: int = 400) -> dict[str, Any]:
@@ -89,7 +89,8 @@ def order_consistent(seed: int, n_items: int = 300, n_boot: int = 400) -> dict[s
              **res.sections}
     verdict = judge_verdict(entry)
     return {"flags": [f for f in res.flags if f.startswith("position_bias")],
-            "no_sign": any("no sign of bias (identical in both orders)" in r for r in verdict["reasons"])}
+            "no_sign": any(d["code"] == "no_sign" and d["metric"] == "first_position_rate"
+                          for d in verdict["details"])}
 
 
 def span_world(rng: np.random.Generator, n_items: int = 200) -> tuple[S.Intervals, np.ndarray, np.ndarray]:
