@@ -51,14 +51,20 @@ class Request:
     seed: int | None = None
     logprobs: bool = True
     top_logprobs: int = 10
+    # a label judge's labels: a backend that can constrain its decoding (llama.cpp's grammars) answers one of
+    # them, then an optional reason on the next line; the others ignore it (their answer is parsed)
+    choices: tuple[str, ...] | None = None
 
     def message_dicts(self) -> list[dict[str, str]]:
         return [{"role": r, "content": c} for r, c in self.messages]
 
     def params(self) -> dict[str, object]:
-        """The settings that change the output (part of the cache key)."""
-        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed,
-                "logprobs": self.logprobs, "top_logprobs": self.top_logprobs if self.logprobs else None}
+        """The settings that change the output (part of the cache key; ``choices`` only when given)."""
+        out: dict[str, object] = {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed,
+                                  "logprobs": self.logprobs, "top_logprobs": self.top_logprobs if self.logprobs else None}
+        if self.choices is not None:
+            out["choices"] = list(self.choices)
+        return out
 
 
 @dataclass

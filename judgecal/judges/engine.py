@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import sqlite3
 import sys
@@ -20,27 +21,38 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 
-from judgecal.data.records import Item, Judgment, Span, stable_hash, to_item_orientation
+from judgecal.data.records import Item, Judgment, LabelSet, Span, stable_hash, to_item_orientation
 from judgecal.data.store import RunOwner, Workspace
 from judgecal.inert import term
 from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError, redact
 from judgecal.judges.mutations import mutate
-from judgecal.judges.parse import expected_score, label_probs, parse_score, parse_verdict
+from judgecal.judges.parse import (
+    expected_score,
+    label_probs,
+    label_set_probs,
+    parse_label,
+    parse_score,
+    parse_verdict,
+)
 from judgecal.judges.prices import Prices, load_prices
-from judgecal.judges.rubric import Rubric
+from judgecal.judges.rubric import Rubric, RubricError
 from judgecal.judges.spec import JudgeSpec
 from judgecal.progress import Bar
 
 
 def cache_key(backend: str, model: str, request: Request, item_id: str = "", order: str = "",
-              mutation: str = "none") -> str:
+              mutation: str = "none", labels: tuple[str, ...] | None = None) -> str:
     """Content hash of (backend, model, rendered prompt, output-changing parameters, seed).
 
     The item, order and mutation are part of the key too, so two items with the same text each
-    keep their own judgment.
+    keep their own judgment. A label judge's labels (which its answer is read against) are in the
+    rendered prompt, and in the key as well (``labels``; absent for other judges, whose keys are as before).
     """
-    return stable_hash({"backend": backend, "model": model, "messages": request.messages,
-                        "params": request.params(), "item": item_id, "order": order, "mutation": mutation}, 32)
+    d = {"backend": backend, "model": model, "messages": request.messages, "params": request.params(),
+         "item": item_id, "order": order, "mutation": mutation}
+    if labels is not None:
+        d["labels"] = list(labels)
+    return stable_hash(d, 32)
 
 
 @dataclass(frozen=True)
@@ -122,6 +134,7 @@ class Engine:
         self.env = environment_fingerprint(backend)
         self._texts: dict[str, str] = {}  # spans rubric: item -> the text its quotes are aligned to
         self._spans: dict[str, list[Span]] = {}  # spans rubric: judgment key -> its spans, until stored
+        self._label_sets: dict[str, LabelSet] = {}  # labels rubric: item -> the label set its answer is read on
 
     # -- planning ----------------------------------------------------------------------------
     def plan(self, items: Iterable[Item], *, orders: Sequence[str] = ("AB", "BA"), samples: int = 1,
@@ -129,20 +142,24 @@ class Engine:
         calls = []
         rubric = mutate(mutation, self.rubric)  # refuses a rubric the mutation does not apply to
         model = self.spec.call_identity()
+        items = list(items)
+        if rubric.kind == "labels":  # every item has a label set, or nothing is planned (nor the spec stored)
+            self._label_sets.update((item.item_id, rubric.item_labels(item)) for item in items)
         self._store_spec()
         if rubric.kind == "spans" and self.max_tokens < 32:
             print(f"{term(self.judge)}: max_tokens {self.max_tokens} leaves a span judge little room to quote "
                   "(quotes cut short end up unaligned); try --max-tokens 128", file=sys.stderr, flush=True)
         for item in items:
-            item_orders = orders if item.task == "pairwise" and rubric.kind != "spans" else ("AB",)
+            item_orders = orders if item.task == "pairwise" and rubric.kind not in ("spans", "labels") else ("AB",)
             if rubric.kind == "spans":
                 self._texts[item.item_id] = item.candidates[0].text
+            labels = self._label_sets[item.item_id].labels if rubric.kind == "labels" else None
             for order in item_orders:
                 for s in range(samples):
                     msgs = rubric.messages(item, order)
                     req = Request(tuple((m["role"], m["content"]) for m in msgs), self.max_tokens,
-                                  self.temperature, seed + s, self.logprobs, self.top_logprobs)
-                    key = cache_key(self.backend.name, model, req, item.item_id, order, mutation)
+                                  self.temperature, seed + s, self.logprobs, self.top_logprobs, labels)
+                    key = cache_key(self.backend.name, model, req, item.item_id, order, mutation, labels)
                     calls.append(Call(key, item.item_id, order, s, seed + s, mutation, req))
         return calls
 
@@ -174,10 +191,17 @@ class Engine:
         j.cost_usd = self._cost(resp.prompt_tokens, resp.completion_tokens)
         if resp.status != "ok":
             j.status = resp.status
-            j.verdict = "invalid" if self.rubric.kind == "pairwise" else None
+            j.verdict = "invalid" if self.rubric.kind in ("pairwise", "labels") else None
             return j
         if self.rubric.kind == "spans":
             self._span_judgment(j)
+        elif self.rubric.kind == "labels":
+            labels = self._label_set(j.item_id).labels
+            label = parse_label(resp.text, labels)
+            j.verdict, j.status = (label, "ok") if label is not None else ("invalid", "invalid")
+            p = label_set_probs(resp.top_logprobs, labels, resp.text) if resp.top_logprobs else None
+            if p is not None:
+                j.p_labels = json.dumps(p, ensure_ascii=False)
         elif self.rubric.kind == "pairwise":
             shown = parse_verdict(resp.text)
             j.verdict = to_item_orientation(shown, call.order) if shown else "invalid"
@@ -192,6 +216,16 @@ class Engine:
             if resp.top_logprobs:
                 j.expected_score = expected_score(resp.top_logprobs, self.rubric.scale_min, self.rubric.scale_max)
         return j
+
+    def _label_set(self, item_id: str) -> LabelSet:
+        """The label set of an item a labels rubric judges (planned here, else read from the workspace, as
+        when batch results are imported)."""
+        if item_id not in self._label_sets:
+            found = self.ws.items(ids=[item_id])
+            if not found:
+                raise RubricError(f"item {item_id!r} is not in the workspace; its label set is unknown")
+            self._label_sets[item_id] = self.rubric.item_labels(found[0])
+        return self._label_sets[item_id]
 
     def _span_judgment(self, j: Judgment) -> None:
         """A spans rubric's answer: quotes aligned to the candidate's text become judge spans (stored with

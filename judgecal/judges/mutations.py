@@ -79,9 +79,9 @@ def _fewshot_missing(r: Rubric) -> str | None:
 
 
 MUTATIONS: dict[str, Mutation] = {m.name: m for m in (
-    Mutation("whitespace", ("pairwise", "pointwise"), lambda r: None, _whitespace),
-    Mutation("instruction_after", ("pairwise", "pointwise"), _instruction_after_missing, _instruction_after),
-    Mutation("paraphrase", ("pairwise", "pointwise"), _paraphrase_missing, _paraphrase),
+    Mutation("whitespace", ("pairwise", "pointwise", "labels"), lambda r: None, _whitespace),
+    Mutation("instruction_after", ("pairwise", "pointwise", "labels"), _instruction_after_missing, _instruction_after),
+    Mutation("paraphrase", ("pairwise", "pointwise", "labels"), _paraphrase_missing, _paraphrase),
     Mutation("option_order", ("pairwise",), _option_order_missing,
              lambda r: replace(r, options=tuple(reversed(r.options)))),
     Mutation("fewshot_ab", ("pairwise", "pointwise"), _fewshot_missing, lambda r: replace(r, shots=r.fewshot)),

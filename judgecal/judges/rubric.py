@@ -17,6 +17,16 @@ A rubric of kind ``spans`` asks the judge to quote stretches of the one candidat
 (:mod:`judgecal.judges.quotes` aligns them); it may declare ``span_label`` (the label its spans get)
 and ``coverage`` (``{full: 1.0, partial: 0.5, none: 0.0}``: the answer first names one of these and the
 judgment's score is its value, as a key-fact coverage judge does).
+
+A rubric of kind ``labels`` judges one response of an item that carries a label set (binary or
+categorical, :class:`~judgecal.data.records.LabelSet`): the labels are the *item's*, filled in when it is
+rendered, never written in the rubric (a file may use pass/fail, yes/no, 1/0, C/I or safe/unsafe). Its
+template and question may show ``{options}`` (the item's labels in declared order: ``pass or fail``,
+``good, bad, or neutral``), ``{positive}`` and ``{negative}`` (a binary label set's two labels: a rubric
+that shows them judges binary items only) and ``{criterion}`` (the label set's criterion, else the
+rubric's own ``criterion`` text). It must show the labels (``{options}``, or ``{positive}`` and
+``{negative}``); it declares no ``labels``, ``options`` or few-shot examples (their answers would be
+some other file's labels). Rendering an item without a label set is refused.
 """
 
 from __future__ import annotations
@@ -26,10 +36,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.records import Candidate, Item, stable_hash
+from judgecal.data.records import Candidate, Item, LabelSet, stable_hash
 from judgecal.data.yamlfile import ConfigError, parse_yaml, read_text
 
-KINDS: tuple[str, ...] = ("pairwise", "pointwise", "spans")
+KINDS: tuple[str, ...] = ("pairwise", "pointwise", "spans", "labels")
 
 
 class RubricError(ConfigError):
@@ -74,16 +84,56 @@ class Rubric:
     span_label: str = ""  # kind spans: the label of the judge's spans
     coverage: tuple[tuple[str, float], ...] = ()  # kind spans: coverage label -> score, when asked for
     max_tokens: int | None = None  # the reply length the rubric needs (a span judge quotes text); None: 8
+    criterion: str = ""  # kind labels: shown as {criterion} when the item's label set names none
 
-    def _user(self, prompt: str, first: str, second: str, reference: str) -> str:
-        question = self.question.format(options=options_text(self.options)) if self.question else ""
-        fields = {"first": first, "second": second, "prompt": prompt, "reference": reference, "question": question}
+    def _user(self, prompt: str, first: str, second: str, reference: str,
+              label_fields: dict[str, str] | None = None) -> str:
+        extra = label_fields or {}
+        options = extra.get("options", options_text(self.options))
+        question = self.question.format_map({**extra, "options": options}) if self.question else ""
+        fields = {**extra, "first": first, "second": second, "prompt": prompt, "reference": reference,
+                  "question": question}
         return self.template.format_map(fields)
+
+    def label_fields(self, labels: LabelSet) -> dict[str, str]:
+        """What a ``labels`` rubric shows of a label set: ``options``, ``criterion`` and, for a binary
+        one, ``positive`` and ``negative``."""
+        out = {"options": options_text(labels.labels), "criterion": labels.criterion or self.criterion}
+        if labels.task == "binary" and labels.positive is not None and labels.negative is not None:
+            out.update(positive=labels.positive, negative=labels.negative)
+        return out
+
+    def item_labels(self, item: Item) -> LabelSet:
+        """The label set a ``labels`` rubric judges ``item`` on; an item without one is refused."""
+        where = f"rubric {self.name}" + (f" ({self.origin})" if self.origin else "")
+        try:
+            labels = item.labels
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RubricError(f"{where}: item {item.item_id!r} has an unreadable label set ({exc})") from None
+        if labels is None:
+            raise RubricError(f"{where} chooses one of an item's labels, and item {item.item_id!r} has no label set "
+                              "(binary or categorical); judge it with a pairwise or pointwise rubric, or pick items "
+                              "that have one (--source)")
+        if item.task != "pointwise" or len(item.candidates) != 1:
+            raise RubricError(f"{where}: item {item.item_id!r} is {item.task} with {len(item.candidates)} "
+                              "responses; a label judge reads one response (a pointwise item)")
+        return labels
 
     def messages(self, item: Item, order: str = "AB") -> list[dict[str, str]]:
         """Chat messages for ``item`` with its candidates shown in ``order`` (``AB`` or ``BA``)."""
         cands = item.candidates
-        if self.kind == "pairwise":
+        if self.kind == "labels":
+            labels = self.item_labels(item)
+            try:
+                user = self._user(item.prompt, cands[0].text, "", item.reference or "", self.label_fields(labels))
+            except KeyError as exc:
+                if exc.args[0] not in ("positive", "negative"):
+                    raise
+                raise RubricError(
+                    f"rubric {self.name} shows {{{exc.args[0]}}}, which the {labels.task} label set "
+                    f"({', '.join(labels.labels)}) of item {item.item_id!r} does not have: {{positive}} and "
+                    "{negative} need a binary label set (try --rubric labels)") from None
+        elif self.kind == "pairwise":
             if len(cands) != 2:
                 raise RubricError(f"rubric {self.name} needs 2 candidates, item {item.item_id} has {len(cands)}")
             first, second = (cands[0], cands[1]) if order == "AB" else (cands[1], cands[0])
@@ -149,13 +199,49 @@ def _span_fields(d: dict[str, Any], origin: str) -> tuple[str, tuple[tuple[str, 
     return label.strip(), tuple((k, float(v)) for k, v in cov.items())
 
 
+def _shows_labels(text: str) -> bool:
+    return "{options}" in text or ("{positive}" in text and "{negative}" in text)
+
+
+def _label_fields(d: dict[str, Any], origin: str) -> str:
+    """A ``labels`` rubric's own ``criterion`` text; the fields it may not declare are refused (and
+    ``criterion`` on other kinds)."""
+    if d["kind"] != "labels":
+        if "criterion" in d:
+            raise RubricError(f"{origin}: field 'criterion' applies to rubrics of kind labels only")
+        return ""
+    for key, why in (("labels", "the labels are each item's own (its label set), shown as {options}"),
+                     ("options", "the options are each item's labels, shown as {options}"),
+                     ("fewshot", "an example's answer would be some other label set's label"),
+                     ("shots", "an example's answer would be some other label set's label")):
+        if key in d:
+            raise RubricError(f"{origin}: field {key!r} does not apply to a rubric of kind labels: {why}")
+    crit = d.get("criterion", "")
+    if not isinstance(crit, str):
+        raise RubricError(f"{origin}: field 'criterion' must be a string")
+    template = str(d.get("template", ""))
+    para = d.get("paraphrase")
+    questions = [str(d.get("question") or "")]
+    if isinstance(para, dict) and para.get("question"):
+        questions.append(str(para["question"]))
+    if not all(_shows_labels(template + q) for q in questions):
+        raise RubricError(f"{origin}: a rubric of kind labels must show the item's labels as {{options}} (or "
+                          "{positive} and {negative}) in its template or question (and paraphrased question)")
+    if "{criterion}" in template + "".join(questions) and not crit.strip():
+        raise RubricError(f"{origin}: field 'criterion' is required: the rubric shows {{criterion}}, and an "
+                          "item's label set may name none")
+    return crit.strip()
+
+
 def _from_dict(d: dict[str, Any], origin: str) -> Rubric:
     for key in ("name", "kind", "system", "template"):
         if key not in d:
             raise RubricError(f"{origin}: missing field {key!r}")
     if d["kind"] not in KINDS:
-        raise RubricError(f"{origin}: kind must be pairwise, pointwise or spans, got {d['kind']!r}")
+        raise RubricError(f"{origin}: kind must be pairwise, pointwise or spans, or labels (one of an item's "
+                          f"labels), got {d['kind']!r}")
     span_label, coverage = _span_fields(d, origin)
+    criterion = _label_fields(d, origin)
     for key in ("name", "system", "template"):
         _str(d, key, origin)
     scale = d.get("scale") or {}
@@ -192,9 +278,14 @@ def _from_dict(d: dict[str, Any], origin: str) -> Rubric:
         scale_min=smin, scale_max=smax, version=stable_hash(d, 12), question=question.strip(),
         options=tuple(raw_opts), paraphrase_system=p_system.strip(), paraphrase_question=p_question.strip(),
         fewshot=fewshot, shots=shots, origin=origin, span_label=span_label, coverage=coverage, max_tokens=max_tokens,
+        criterion=criterion,
     )
+    check = Item("check", "p", [Candidate("x"), Candidate("y")], reference="r")
+    if rubric.kind == "labels":  # a binary item: a rubric may show {positive} and {negative}
+        check = Item("check", "p", [Candidate("x")], "pointwise", reference="r",
+                     label_set=LabelSet("binary", ("yes", "no"), "yes", criterion="c").to_dict())
     try:  # every placeholder is one the renderer fills
-        rubric.messages(Item("check", "p", [Candidate("x"), Candidate("y")], reference="r"))
+        rubric.messages(check)
     except (KeyError, IndexError, ValueError) as exc:
         raise RubricError(f"{origin}: field 'template' or 'question' has an unknown placeholder ({exc})") from None
     return rubric

@@ -137,10 +137,11 @@ def completion_prompt(messages: tuple[tuple[str, str], ...]) -> str:
 
 
 class FirstStepLogprobs:
-    """A llama.cpp logits processor that keeps the top-k log-softmax of the first step."""
+    """A llama.cpp logits processor that keeps the top-k log-softmax of the first step, and that of the
+    ``also`` tokens (a label judge's labels' first tokens) when they are not among the top k."""
 
-    def __init__(self, k: int) -> None:
-        self.k = k
+    def __init__(self, k: int, also: tuple[int, ...] = ()) -> None:
+        self.k, self.also = k, also
         self.top: list[tuple[int, float]] | None = None
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
@@ -152,8 +153,24 @@ class FirstStepLogprobs:
             logz = m + math.log(float(np.exp(x - m).sum()))
             idx = np.argpartition(-x, self.k)[: self.k]
             idx = idx[np.argsort(-x[idx])]
-            self.top = [(int(i), float(x[i] - logz)) for i in idx]
+            extra = [t for t in dict.fromkeys(self.also) if t not in set(idx.tolist())]
+            self.top = [(int(i), float(x[i] - logz)) for i in (*idx.tolist(), *extra)]
         return scores
+
+
+def choice_grammar(choices: tuple[str, ...]) -> str:
+    """GBNF for ``label (newline reason)?`` over ``choices`` (labels are the user's text: every character
+    other than a plain printable ASCII one is written as a hexadecimal escape inside the literal)."""
+
+    def literal(label: str) -> str:
+        out = []
+        for ch in label:
+            o = ord(ch)
+            out.append(ch if 32 <= o < 127 and ch not in '"\\' else (f"\\x{o:02x}" if o < 256 else
+                                                                     f"\\u{o:04x}" if o < 65536 else f"\\U{o:08x}"))
+        return '"' + "".join(out) + '"'
+
+    return "root ::= (" + " | ".join(literal(c) for c in choices) + ') ("\\n" [^\\n]*)?\n'
 
 
 class LocalBackend:
@@ -200,12 +217,17 @@ class LocalBackend:
 
         if self.deterministic:
             llm.reset()
-        probe = FirstStepLogprobs(req.top_logprobs)
+        # a label judge's labels (its decoding held to them): each label's first token is read as well
+        firsts = tuple(ids[0] for ids in (llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)
+                                          for c in req.choices or ()) if ids)
+        probe = FirstStepLogprobs(req.top_logprobs, firsts)
         kw: dict[str, Any] = {
             "max_tokens": req.max_tokens, "temperature": req.temperature,
             "seed": req.seed if req.seed is not None else -1,
             "logits_processor": LogitsProcessorList([probe]) if req.logprobs else None,
         }
+        if req.choices:
+            kw["grammar"] = self._grammar(req.choices)
         out: Any
         if completion:
             out = llm.create_completion(text, stop=COMPLETION_STOP, **kw)
@@ -219,6 +241,14 @@ class LocalBackend:
         usage = out.get("usage") or {}
         return Response(reply.strip() if completion else reply, top,
                         usage.get("prompt_tokens"), usage.get("completion_tokens"))
+
+    @staticmethod
+    def _grammar(choices: tuple[str, ...]) -> Any:
+        """A GBNF grammar for one of ``choices``, then optionally a newline and a one-line reason (parsed per
+        call: a grammar's state is not shared between the worker threads)."""
+        from llama_cpp import LlamaGrammar
+
+        return LlamaGrammar.from_string(choice_grammar(choices), verbose=False)
 
     async def generate(self, request: Request) -> Response:
         return await asyncio.to_thread(self._generate, request)
