@@ -110,7 +110,7 @@ def _env(torch: Any, dtype: str, batch: int, det: bool, backend: str) -> dict[st
     env: dict[str, Any] = {"backend": backend, "dtype": dtype, "batch_size": batch, "deterministic": det}
     try:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from judgecal.stability.fingerprint import cpu_info, torch_info
+        from judgecal.judges.fingerprint import cpu_info, torch_info
 
         env |= {"torch": torch_info(), "cpu": cpu_info()}
     except Exception:  # noqa: BLE001 - the repository's package may not import here: the essentials then

@@ -325,7 +325,7 @@ def make_engine(ws: Any, args: argparse.Namespace) -> Any:
     spec, rubric = resolve_judge(args.judge, rubric=args.rubric, temperature=args.temperature,
                                  max_tokens=args.max_tokens, base_url=getattr(args, "base_url", None))
     if getattr(args, "deterministic", False):
-        from judgecal.stability.determinism import deterministic_spec, enable
+        from judgecal.judges.determinism import deterministic_spec, enable
 
         try:
             spec = deterministic_spec(spec)

@@ -4,7 +4,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from judgecal.stability import fingerprint as fp
+from judgecal.judges import fingerprint as fp
 
 
 def test_fingerprint_of_the_embedded_judge(local_backend):

@@ -53,7 +53,7 @@ def backend_for(judge: str, options: dict[str, Any]) -> Backend:
         if judge.startswith("local/"):
             opts.setdefault("workers", _assigned_cpus())
         _BACKENDS[key] = make_backend(judge, **opts)
-        from judgecal.stability.fingerprint import fingerprint_json
+        from judgecal.judges.fingerprint import fingerprint_json
 
         _ENV[key] = fingerprint_json(_BACKENDS[key])
     return _BACKENDS[key]

@@ -88,8 +88,8 @@ class RunStats:
 
 
 def environment_fingerprint(backend: Backend) -> str:
-    """The environment of every judgment (see :mod:`judgecal.stability.fingerprint`)."""
-    from judgecal.stability.fingerprint import fingerprint_json
+    """The environment of every judgment (see :mod:`judgecal.judges.fingerprint`)."""
+    from judgecal.judges.fingerprint import fingerprint_json
 
     return fingerprint_json(backend)
 

@@ -6,7 +6,7 @@
   judges against the same truth with the same settings; the generation time is left out.
 - ``environment``: the machine the audit ran on (judgecal, Python, platform, the numerical libraries)
   and, per judge, the environment fingerprints recorded with its judgments
-  (:mod:`judgecal.stability.fingerprint`): how many distinct ones, and the fields of the most common.
+  (:mod:`judgecal.judges.fingerprint`): how many distinct ones, and the fields of the most common.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from judgecal import __version__
 from judgecal.data.records import stable_hash
-from judgecal.stability import fingerprint as fp
+from judgecal.judges import fingerprint as fp
 
 LIBRARIES = ("numpy", "scipy", "pandas", "crowd-kit", "evalica")
 # fingerprint fields a reader of the report needs (the rest stay in the judgments' env column)

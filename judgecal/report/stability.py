@@ -27,7 +27,7 @@ def stability_tables(stab: dict[str, Any] | None) -> dict[str, list[dict[str, An
     - ``environment``: what each variant changed in the environment fingerprint;
     - ``agreement``: the same model on another backend, and another judge on the same items.
     """
-    from judgecal.stability.fingerprint import describe
+    from judgecal.judges.fingerprint import describe
 
     out: dict[str, list[dict[str, Any]]] = {"runs": [], "axes": [], "environment": [], "agreement": []}
     for run in (stab or {}).get("runs", []):

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judgecal.stability import fingerprint as fp
+from judgecal.judges import fingerprint as fp
 from judgecal.stability.runs import StabilityError
 from judgecal.stability.score import summarise_run
 

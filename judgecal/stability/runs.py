@@ -199,7 +199,7 @@ def run_stability(ws: Any, judge: str, axes: Sequence[str], *, items: int | None
 
     base, rub = resolve_judge(judge, rubric=rubric, temperature=temperature, max_tokens=max_tokens)
     if deterministic:
-        from judgecal.stability.determinism import deterministic_spec, enable
+        from judgecal.judges.determinism import deterministic_spec, enable
 
         base = deterministic_spec(base)
         enable(0)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal.data.records import stable_hash
-from judgecal.stability import fingerprint as fp
+from judgecal.judges import fingerprint as fp
 from judgecal.stability.runs import StabilityError, figures, stat_for, truth_labels
 from judgecal.stats import stability as st
 

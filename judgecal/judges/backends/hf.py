@@ -27,7 +27,7 @@ class HFBackend:
         self.n_ctx = n_ctx
         self.deterministic = deterministic
         if deterministic:
-            from judgecal.stability.determinism import enable
+            from judgecal.judges.determinism import enable
 
             enable(0, torch=True)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
