@@ -19,7 +19,7 @@ INTERNAL = {"judgecal.data.formats.base.Skip", "judgecal.data.verdicts._Bad"}  #
 def _errors() -> list[type[BaseException]]:
     found = []
     for mod in pkgutil.walk_packages(judgecal.__path__, "judgecal."):
-        if mod.name.startswith(("judgecal.apps", "judgecal.annotation_assets")):
+        if mod.name.startswith(("judgecal.apps", "judgecal.annotation_assets")) or mod.name.endswith("__main__"):
             continue
         m = importlib.import_module(mod.name)
         for _, obj in inspect.getmembers(m, inspect.isclass):

@@ -1,6 +1,6 @@
 """What `judgecal stability score` prints for a judge axis: figures in words, never a Python ``None``."""
 
-from judgecal.stability.cli import cross_judge_line
+from judgecal.cli.stability import cross_judge_line
 
 
 def test_cross_judge_line_says_undefined_instead_of_none():

@@ -1193,13 +1193,13 @@ def build_parser() -> argparse.ArgumentParser:
     _ws_arg(p, default="demo-workspace")
     p.set_defaults(func=cmd_demo)
 
-    from judgecal.stability.cli import add_parser as add_stability_parser
+    from judgecal.cli.stability import add_parser as add_stability_parser
 
     add_stability_parser(sub, _ws_arg, _count)
-    from judgecal.cli_loop import add_parsers as add_loop_parsers
+    from judgecal.cli.loop import add_parsers as add_loop_parsers
 
     add_loop_parsers(sub)  # gate, regrade, panel, align, cascade
-    from judgecal.cli_serve import add_parser as add_serve_parser
+    from judgecal.cli.serve import add_parser as add_serve_parser
 
     add_serve_parser(sub, _count, _port)
     return ap
@@ -1256,9 +1256,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"judgecal {args.command}: unexpected error: {type(exc).__name__}: {term(first)} "
               "(set JUDGECAL_DEBUG=1 for the traceback)", file=sys.stderr)
         return 1
-
-
-if __name__ == "__main__":  # python -m judgecal.cli: run the imported module, whose error types the
-    from judgecal.cli import main as _main  # command modules raise (this one runs as __main__, a second copy)
-
-    sys.exit(_main())
