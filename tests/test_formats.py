@@ -204,8 +204,74 @@ def test_labelstudio_export_labels_predictions_skips_and_classes(tmp_path):
     assert m.counts["skipped_labels"] == 1  # the cancelled annotation
     assert [(j.judge, j.verdict) for j in m.judgments.values()] == [("gpt-4o-judge", "B")]
     assert [(s.start, s.end, s.label) for s in m.spans] == [(0, 3, "wrong")]
-    assert sum(m.waiting.values()) == 1  # the 'Hallucination' class waits for categorical task types
-    assert m.items["labelstudio/12"].task == "pointwise"
+    # the 'Hallucination' class is the only value of its control in the file: no label set, counted
+    assert list(m.dropped) == ["c: one label only ('Hallucination'), which no usual pair completes; a label set "
+                               "needs two (import the file in judgecal's own schema with --task binary/categorical "
+                               "--labels to declare them)"]
+    assert m.items["labelstudio/12"].task == "pointwise" and sorted(m.items) == ["labelstudio/11", "labelstudio/12"]
+
+
+def _ls_choice(control, value, to="text"):
+    return {"from_name": control, "to_name": to, "type": "choices", "value": {"choices": [value]}}
+
+
+def test_labelstudio_classes_become_label_items_and_predictions_label_judgments(tmp_path, capsys):
+    """A classification project (one response per task, a Yes/No control and a three-class control), one
+    annotator and a model's predictions: label items per control, people's labels and the model's label
+    verdicts on them; the audit's labels section and accuracy through the CLI."""
+    judge = ["Yes", "No", "Yes", "Yes", "No", "Yes"]
+    human = ["Yes", "No", "No", "Yes", "Yes", "Yes"]
+    topics = ["maths", "history", "maths", "art", "history", "maths"]
+    tasks = [{"id": k, "data": {"question": f"Q{k}?", "text": f"Answer {k}."},
+              "annotations": [{"id": 10 + k, "completed_by": 7, "lead_time": 3.0, "was_cancelled": False,
+                               "result": [_ls_choice("faithful", h), _ls_choice("topic", t)]}],
+              "predictions": [{"model_version": "judge-v2", "result": [_ls_choice("faithful", j)]}]}
+             for k, (j, h, t) in enumerate(zip(judge, human, topics, strict=True))]
+    tasks.append({"id": 99, "data": {"question": "Multi", "text": "x"}, "annotations": [
+        {"completed_by": 7, "result": [{"from_name": "tags", "to_name": "text", "type": "choices",
+                                        "value": {"choices": ["a", "b"]}}]}]})
+    f = _json(tmp_path / "project-2-at-2026.json", tasks)
+    m = map_file(f)
+    faithful, topic = m.label_sets["faithful"], m.label_sets["topic"]
+    assert (faithful.task, faithful.labels, faithful.positive) == ("binary", ("Yes", "No"), "Yes")
+    assert (topic.task, topic.labels) == ("categorical", ("maths", "history", "art"))  # first seen first
+    assert sorted(m.items) == sorted([f"labelstudio/{k}/{c}" for k in range(6) for c in ("faithful", "topic")]
+                                     + ["labelstudio/99"])  # (its multi-select dropped, the task stays)
+    it = m.items["labelstudio/0/faithful"]
+    assert (it.prompt, it.candidates[0].text, it.metadata["record"]) == ("Q0?", "Answer 0.", "labelstudio/0")
+    assert sorted((j.item_id, j.verdict) for j in m.judgments.values()) == [
+        (f"labelstudio/{k}/faithful", j) for k, j in enumerate(judge)]
+    assert sorted((a.item_id, a.label) for a in m.annotations) == sorted(
+        [(f"labelstudio/{k}/faithful", h) for k, h in enumerate(human)]
+        + [(f"labelstudio/{k}/topic", t) for k, t in enumerate(topics)])
+    assert {a.time_spent_s for a in m.annotations} == {3.0} and {a.annotator for a in m.annotations} == {"ls-7"}
+    assert m.dropped == {"tags: choices of none or several values (a multi-select, not one label)": 1}
+    ws, out = tmp_path / "ws", tmp_path / "out"
+    assert main(["import", str(f), "-w", str(ws)]) == 0
+    assert "labels of topic: categorical maths/history/art" in capsys.readouterr().out
+    assert main(["aggregate", "-w", str(ws)]) == 0
+    assert main(["audit", "-w", str(ws), "--n-boot", "100", "--out", str(out)]) == 0
+    entry = json.loads((out / "audit.json").read_text("utf-8"))["judges"]["judge-v2"]
+    assert (entry["labels"]["task"], entry["labels"]["labels"], entry["labels"]["positive"]) == (
+        "binary", ["Yes", "No"], "Yes")
+    agree = sum(j == h for j, h in zip(judge, human, strict=True)) / len(judge)
+    assert entry["metrics"]["accuracy"]["estimate"] == pytest.approx(agree)
+
+
+def test_labelstudio_class_on_one_response_of_a_pair(tmp_path):
+    """On a pair, a control about one response (its to_name) labels that response; one about the prompt or
+    the pair as a whole cannot be a label item (it rates one response) and is counted as dropped."""
+    task = {"id": 5, "data": {"prompt": "Name a prime.", "response_a": "2", "response_b": "Nine"},
+            "annotations": [{"completed_by": 1, "result": [
+                _ls_choice("pref", "A better", "prompt"), _ls_choice("b_correct", "No", "response_b"),
+                _ls_choice("topic", "Maths", "prompt")]}]}
+    m = map_file(_json(tmp_path / "pairs.json", [task]))
+    it = m.items["labelstudio/5/b_correct"]
+    assert (it.task, it.candidates[0].text, it.labels.labels) == ("pointwise", "Nine", ("Yes", "No"))
+    assert sorted((a.item_id, a.label) for a in m.annotations) == [("labelstudio/5", "A"),
+                                                                    ("labelstudio/5/b_correct", "No")]
+    assert m.dropped == {"topic: people's choices on a pair that rate neither response alone (a label item rates "
+                         "one response)": 1}
 
 
 def test_judge_bench_categorical_metrics_become_label_items(tmp_path, capsys):
@@ -223,7 +289,7 @@ def test_judge_bench_categorical_metrics_become_label_items(tmp_path, capsys):
         for metric, judged in inst["annotations"].items():
             want[metric].update(str(s) for s in judged["individual_human_scores"])
     m = map_file(f)
-    assert len(m.items) == 2 * len(doc["instances"]) and not m.waiting
+    assert len(m.items) == 2 * len(doc["instances"]) and not m.dropped
     got: dict[str, Counter[str]] = {metric: Counter() for metric in declared}
     for a in m.annotations:
         got[m.items[a.item_id].labels.criterion][a.label] += 1

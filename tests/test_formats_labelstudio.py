@@ -69,9 +69,11 @@ def test_labelstudio_export_from_a_real_server(tmp_path):
     assert m.counts["skipped_labels"] == 1  # the skipped task
     assert sorted((j.item_id, j.judge, j.verdict) for j in m.judgments.values()) == [
         (first, "judge-v1", "A"), (second, "judge-v1", "tie")]
-    assert m.waiting == {"annotations with choices that are not a side (a class or yes/no)": 1}
-    # Label Studio's export names a prediction nobody annotated from by its id only
-    assert m.dropped == {"predictions exported by id only (their result is not in the file)": 1}
+    # the topic control is about the prompt of a pair, not one response: no label item; and Label Studio's
+    # export names a prediction nobody annotated from by its id only
+    assert m.dropped == {"predictions exported by id only (their result is not in the file)": 1,
+                         "topic: people's choices on a pair that rate neither response alone (a label item rates "
+                         "one response)": 1}
     ws = tmp_path / "ws"
     assert main(["import", str(f), "-w", str(ws)]) == 0
     with Workspace(ws) as w:

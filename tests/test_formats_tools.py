@@ -50,6 +50,8 @@ log = ia.eval(task, model=model, model_roles={"grader": grader}, display="none",
 assert log.status == "success", log.error
 log = read_eval_log(log.location)
 edit_score(log, "q1", "rated", ScoreEdit(value=6.0, provenance=ProvenanceData(author="alice", reason="too generous")))
+for sid in ("q1", "q2"):  # bob's verdicts on the C/I grader: he agrees on q1, not on q2 (an empty answer is right)
+    edit_score(log, sid, "model_graded_qa", ScoreEdit(value="C", provenance=ProvenanceData(author="bob", reason="")))
 write_eval_log(log, str(folder / "edited.eval"))
 write_eval_log(log, str(folder / "edited.json"))
 """
@@ -72,24 +74,80 @@ def _inspect_log(folder):
 
 def test_inspect_log_written_by_inspect_ai(tmp_path, capsys):
     ev, js = _inspect_log(tmp_path)
+    qa = "model_graded_qa"
     for f in (ev, js):
         assert detect(f) == "inspect"
         m = map_file(f)
-        assert sorted(m.items) == ["inspect/task/3", "inspect/task/q1", "inspect/task/q2"]
-        assert m.items["inspect/task/q2"].candidates[0].text == "" and m.counts["empty_responses"] == 1
-        got = sorted((j.item_id, j.judge, j.score, j.raw) for j in m.judgments.values())
+        samples = ["inspect/task/3", "inspect/task/q1", "inspect/task/q2"]
+        assert sorted(m.items) == sorted(samples + [f"{i}/{qa}" for i in samples])
+        assert m.items["inspect/task/q2"].candidates[0].text == "" and m.counts["empty_responses"] == 2
+        got = sorted((j.item_id, j.judge, j.score, j.raw) for j in m.judgments.values() if j.judge == "rated")
         # the scorer's own 8 stays the judge's verdict; alice's edit to 6 is her label
         assert got == [("inspect/task/3", "rated", 9.0, "Rating 9"), ("inspect/task/q1", "rated", 8.0, "Rating 8"),
                        ("inspect/task/q2", "rated", 2.0, "Rating 2")]
-        assert [(a.item_id, a.annotator, a.label, a.source) for a in m.annotations] == [
-            ("inspect/task/q1", "alice", "6", "inspect:human")]
-        assert m.waiting == {"model_graded_qa: verdicts that are not numbers (C/I/P, booleans or labels)": 3}
+        # the C/I grader is a binary judge on each sample's item for it; bob's edits are his labels there
+        labels = sorted((j.item_id, j.verdict, j.status, j.score) for j in m.judgments.values() if j.judge == qa)
+        assert labels == [(f"inspect/task/3/{qa}", "C", "ok", None), (f"inspect/task/q1/{qa}", "C", "ok", None),
+                          (f"inspect/task/q2/{qa}", "I", "ok", None)]
+        for i in samples:
+            it = m.items[f"{i}/{qa}"]
+            assert (it.task, it.labels.task, it.labels.labels, it.labels.positive) == ("pointwise", "binary",
+                                                                                       ("C", "I"), "C")
+            assert it.metadata["criterion"] == qa and it.metadata["record"] == i
+            assert it.candidates[0].text == m.items[i].candidates[0].text
+        assert sorted((a.item_id, a.annotator, a.label, a.source) for a in m.annotations) == [
+            ("inspect/task/q1", "alice", "6", "inspect:human"), (f"inspect/task/q1/{qa}", "bob", "C", "inspect:human"),
+            (f"inspect/task/q2/{qa}", "bob", "C", "inspect:human")]
+        assert not m.dropped
         assert m.specs["rated"].model == "mockllm/model"
-    assert main(["import", str(ev), "-w", str(tmp_path / "ws")]) == 0
-    out = capsys.readouterr().out
-    assert "detected inspect" in out and "waiting 3: model_graded_qa" in out
-    with Workspace(tmp_path / "ws") as ws:
-        assert ws.judges() == ["rated"] and len(ws.annotations_frame()) == 1
+    ws, out = tmp_path / "ws", tmp_path / "out"
+    assert main(["import", str(ev), "-w", str(ws)]) == 0
+    said = capsys.readouterr().out
+    assert "detected inspect" in said and f"labels of {qa}: binary C/I (positive C)" in said
+    with Workspace(ws) as w:
+        assert sorted(w.judges()) == [qa, "rated"] and len(w.annotations_frame()) == 3
+    # bob agrees with the grader on q1 (C) and not on q2 (the grader's I): accuracy 1/2
+    entry = _audit_judge(ws, out, qa)
+    assert (entry["labels"]["task"], entry["labels"]["labels"], entry["labels"]["positive"]) == ("binary", ["C", "I"], "C")
+    assert entry["metrics"]["accuracy"]["estimate"] == pytest.approx(1 / 2)
+
+
+def _audit_judge(ws, out, judge):
+    """``aggregate`` and ``audit`` through the CLI; the judge's entry of audit.json."""
+    assert main(["aggregate", "-w", str(ws)]) == 0
+    assert main(["audit", "-w", str(ws), "--n-boot", "100", "--out", str(out)]) == 0
+    return json.loads((out / "audit.json").read_text("utf-8"))["judges"][judge]
+
+
+def _by_hand(judge, human):
+    """The share of items on which the judge's label is the person's."""
+    return sum(j == h for j, h in zip(judge, human, strict=True)) / len(judge)
+
+
+def test_inspect_partial_credit_booleans_and_several_values(tmp_path):
+    """A JSON log in Inspect's shape: model_graded_qa(partial_credit=True) gives C/P/I (an ordinal set, lowest
+    first), a scorer of booleans a binary true/false one, a score of several values is dropped."""
+    def sample(sid, qa, ok, multi=None):
+        scores = {"graded": {"value": qa, "explanation": f"GRADE: {qa}"}, "is_ok": {"value": ok}}
+        if multi is not None:
+            scores["rubric"] = {"value": multi}
+        return {"id": sid, "epoch": 1, "input": f"Q{sid}", "target": "t", "output": {"completion": f"A{sid}"},
+                "scores": scores}
+
+    log = {"version": 2, "status": "success", "eval": {"task": "t", "model": "mockllm/model", "scorers": [
+        {"name": "graded", "options": {"partial_credit": True}}, {"name": "is_ok"}, {"name": "rubric"}]},
+        "samples": [sample(1, "C", True, {"a": 1, "b": "C"}), sample(2, "P", False), sample(3, "I", True)]}
+    f = tmp_path / "log.json"
+    f.write_text(json.dumps(log))
+    m = map_file(f)
+    assert (m.label_sets["graded"].task, m.label_sets["graded"].labels, m.label_sets["graded"].ordinal) == (
+        "categorical", ("I", "P", "C"), True)
+    assert (m.label_sets["is_ok"].labels, m.label_sets["is_ok"].positive) == (("true", "false"), "true")
+    got = sorted((j.item_id, j.verdict) for j in m.judgments.values())
+    assert got == [("inspect/t/1/graded", "C"), ("inspect/t/1/is_ok", "true"), ("inspect/t/2/graded", "P"),
+                   ("inspect/t/2/is_ok", "false"), ("inspect/t/3/graded", "I"), ("inspect/t/3/is_ok", "true")]
+    assert sorted(m.items) == sorted(i for i, _ in got)  # every sample's verdicts are labels: its items only
+    assert m.dropped == {"rubric: scores with several values (an object or a list)": 1}
 
 
 PROMPTFOO = {  # `promptfoo eval -o results.json`, version 3 layout
@@ -126,14 +184,61 @@ def test_promptfoo_results_json(tmp_path):
     f.write_text(json.dumps(PROMPTFOO))
     assert detect(f) == "promptfoo"
     m = map_file(f)
-    assert sorted(m.items) == ["promptfoo/0/0/openai:gpt-4o-mini", "promptfoo/1/0/openai:gpt-4o-mini"]
-    got = sorted((j.item_id.split("/")[1], j.judge, j.score, j.raw, j.prompt_tokens) for j in m.judgments.values())
+    assert sorted(i for i in m.items if not m.items[i].labels) == ["promptfoo/0/0/openai:gpt-4o-mini",
+                                                                    "promptfoo/1/0/openai:gpt-4o-mini"]
+    got = sorted((j.item_id.split("/")[1], j.judge, j.score, j.raw, j.prompt_tokens) for j in m.judgments.values()
+                 if j.score is not None)
     assert got == [("0", "promptfoo:g-eval/openai:gpt-4o", 0.8, "Coherent and correct.", 280),
                    ("1", "promptfoo:g-eval/openai:gpt-4o", 0.4, "Empty.", None)]
     assert m.specs["promptfoo:g-eval/openai:gpt-4o"].rubric == "The answer is correct and concise"
-    assert m.waiting == {"promptfoo:llm-rubric pass/fail verdicts": 1, "human pass/fail ratings": 1}
+    # each assertion's pass: llm-rubric is that alone; g-eval's at its threshold is a judge of its own
+    o0, o1 = "promptfoo/0/0/openai:gpt-4o-mini", "promptfoo/1/0/openai:gpt-4o-mini"
+    geval, polite = "g-eval: The answer is correct and concise", "llm-rubric: is polite"
+    got = sorted((j.item_id, j.judge, j.verdict, j.raw) for j in m.judgments.values() if j.score is None)
+    assert got == [(f"{o0}/{geval}", "promptfoo:g-eval/openai:gpt-4o pass/fail", "pass", "Coherent and correct."),
+                   (f"{o0}/{polite}", "promptfoo:llm-rubric/openai:gpt-4o", "pass", "The output is polite"),
+                   (f"{o1}/{geval}", "promptfoo:g-eval/openai:gpt-4o pass/fail", "fail", "Empty.")]
+    assert dict(m.specs["promptfoo:g-eval/openai:gpt-4o pass/fail"].options) == {"threshold": 0.7}
+    for iid in (f"{o0}/{geval}", f"{o0}/{polite}", f"{o0}/overall"):
+        ls = m.items[iid].labels
+        assert (ls.task, ls.labels, ls.positive) == ("binary", ("pass", "fail"), "pass")
+    assert m.items[f"{o0}/{polite}"].labels.criterion == polite
+    # the thumbs down in promptfoo's viewer is a person's label on the output as a whole
+    assert [(a.item_id, a.annotator, a.label, a.source) for a in m.annotations] == [
+        (f"{o0}/overall", "promptfoo-human", "fail", "promptfoo:human")]
     assert m.dropped == {"deterministic assertions (contains), not judges": 1}
-    assert m.counts["empty_responses"] == 1
+    assert m.counts["empty_responses"] == 2  # the empty output and its g-eval item
+
+
+def test_promptfoo_pass_fail_judge_against_people_end_to_end(tmp_path):
+    """An llm-rubric judge's pass/fail on six outputs, people's pass/fail on the same outputs (imported first in
+    judgecal's own schema, with the ids promptfoo's outputs get): the audit's labels section and accuracy."""
+    judge = ["pass", "pass", "fail", "pass", "fail", "fail"]
+    human = ["pass", "fail", "fail", "pass", "pass", "fail"]
+    rows = [{"promptIdx": 0, "testIdx": k, "vars": {"q": f"Q{k}"}, "prompt": {"raw": f"Answer: Q{k}"},
+             "provider": {"id": "my-model"}, "response": {"output": f"A{k}"},
+             "gradingResult": {"pass": j == "pass", "componentResults": [
+                 {"pass": j == "pass", "score": float(j == "pass"), "reason": "why",
+                  "assertion": {"type": "llm-rubric", "value": "is polite", "metric": "polite"}}]}}
+            for k, j in enumerate(judge)]
+    f = tmp_path / "results.json"
+    f.write_text(json.dumps({"results": {"version": 3, "results": rows},
+                             "config": {"defaultTest": {"options": {"provider": "openai:gpt-4o"}}}}))
+    people = tmp_path / "people.jsonl"
+    people.write_text("".join(json.dumps({
+        "id": f"promptfoo/{k}/0/my-model", "prompt": f"Answer: Q{k}", "response": f"A{k}", "model": "my-model",
+        "metadata": {"vars": {"q": f"Q{k}"}}, "human_labels": {"carol": {"polite": h}}}) + "\n"
+        for k, h in enumerate(human)))
+    ws = tmp_path / "ws"
+    assert main(["import", str(people), "--task", "binary", "--positive", "pass", "--labels", "pass,fail",
+                 "--criteria", "polite", "-w", str(ws)]) == 0
+    assert main(["import", str(f), "--from", "promptfoo", "-w", str(ws)]) == 0
+    with Workspace(ws) as w:
+        assert len(w.item_ids()) == 6  # the outputs' polite items are the people's items
+    entry = _audit_judge(ws, tmp_path / "out", "promptfoo:llm-rubric/openai:gpt-4o")
+    assert (entry["labels"]["task"], entry["labels"]["labels"], entry["labels"]["criterion"]) == (
+        "binary", ["pass", "fail"], "polite")
+    assert entry["metrics"]["accuracy"]["estimate"] == pytest.approx(_by_hand(judge, human))
 
 
 DEEPEVAL = {  # .deepeval/.latest_test_run.json
@@ -159,14 +264,56 @@ def test_deepeval_test_run(tmp_path):
     f.write_text(json.dumps(DEEPEVAL))
     assert detect(f) == "deepeval"
     m = map_file(f)
-    got = sorted((j.item_id, j.judge, j.score, j.status, j.cost_usd) for j in m.judgments.values())
+    got = sorted((j.item_id, j.judge, j.score, j.status, j.cost_usd) for j in m.judgments.values() if j.score
+                 is not None or j.item_id.count("/") == 1)
     assert got == [("deepeval/test_case_0", "Answer Relevancy (gpt-4.1)", 1.0, "ok", 0.0021),
                    ("deepeval/test_case_1", "Answer Relevancy (gpt-4.1)", None, "invalid", None)]
     assert m.items["deepeval/test_case_1"].candidates[0].text == ""
     assert m.items["deepeval/test_case_0"].reference.startswith("You're eligible")
-    assert m.waiting == {"Correctness [GEval]: strict-mode pass/fail verdicts": 1}
+    # each metric's pass/fail: the strict metric is that alone, the graded one a second judge of its own
+    labels = sorted((j.item_id, j.judge, j.verdict, j.status, j.cost_usd) for j in m.judgments.values()
+                    if j.item_id.count("/") == 2)
+    assert labels == [
+        ("deepeval/test_case_0/Answer Relevancy", "Answer Relevancy (gpt-4.1) pass/fail", "pass", "ok", None),
+        ("deepeval/test_case_0/Correctness [GEval]", "Correctness [GEval] (gpt-4.1)", "fail", "ok", 0.001),
+        ("deepeval/test_case_1/Answer Relevancy", "Answer Relevancy (gpt-4.1) pass/fail", "invalid", "invalid", None)]
+    it = m.items["deepeval/test_case_0/Correctness [GEval]"]
+    assert (it.labels.task, it.labels.labels, it.labels.positive, it.labels.criterion) == (
+        "binary", ("pass", "fail"), "pass", "Correctness [GEval]")
+    assert it.reference == m.items["deepeval/test_case_0"].reference and it.metadata["record"] == "deepeval/test_case_0"
+    assert not m.dropped
     assert dict(m.specs["Answer Relevancy (gpt-4.1)"].options) == {"threshold": 0.5}
+    assert dict(m.specs["Correctness [GEval] (gpt-4.1)"].options) == {"threshold": 0.5, "strict_mode": True}
     assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0
+
+
+def test_deepeval_strict_metric_against_people_end_to_end(tmp_path, capsys):
+    """A strict-mode G-Eval metric on six test cases (each stored as its metric's item only), people's pass/fail
+    imported first in judgecal's own schema with the same ids: the audit's labels section and accuracy."""
+    judge = ["pass", "fail", "pass", "pass", "fail", "pass"]
+    human = ["pass", "fail", "fail", "pass", "pass", "pass"]
+    metric = "Correctness [GEval]"
+    cases = [{"name": f"test_case_{k}", "input": f"Question {k}?", "actualOutput": f"Answer {k}.",
+              "success": j == "pass", "order": k, "metricsData": [
+                  {"name": metric, "threshold": 1.0, "success": j == "pass", "score": float(j == "pass"),
+                   "reason": "...", "strictMode": True, "evaluationModel": "gpt-4.1", "evaluationCost": 0.001}]}
+             for k, j in enumerate(judge)]
+    f = tmp_path / ".latest_test_run.json"
+    f.write_text(json.dumps({"testFile": "test_app.py", "testCases": cases}))
+    assert sorted(map_file(f).items) == [f"deepeval/test_case_{k}/{metric}" for k in range(6)]
+    people = tmp_path / "people.jsonl"
+    people.write_text("".join(json.dumps({"id": f"deepeval/test_case_{k}", "prompt": f"Question {k}?",
+                                          "response": f"Answer {k}.", "human_labels": {"alice": {metric: h}}}) + "\n"
+                              for k, h in enumerate(human)))
+    ws = tmp_path / "ws"
+    assert main(["import", str(people), "--task", "binary", "--positive", "pass", "--labels", "pass,fail",
+                 "--criteria", metric, "-w", str(ws)]) == 0
+    assert main(["import", str(f), "--from", "deepeval", "-w", str(ws)]) == 0
+    assert f"labels of {metric}: binary pass/fail (positive pass)" in capsys.readouterr().out
+    entry = _audit_judge(ws, tmp_path / "out", f"{metric} (gpt-4.1)")
+    assert (entry["labels"]["task"], entry["labels"]["labels"], entry["labels"]["positive"]) == (
+        "binary", ["pass", "fail"], "pass")
+    assert entry["metrics"]["accuracy"]["estimate"] == pytest.approx(_by_hand(judge, human))
 
 
 MLFLOW_TRACES = [  # mlflow.search_traces() rows, assessments as Assessment.to_dictionary() writes them
@@ -193,10 +340,12 @@ def test_mlflow_traces_with_assessments(tmp_path):
     assert detect(f) == "mlflow"
     m = map_file(f)
     assert m.items["tr-1"].prompt.startswith('{"messages"') and m.items["tr-1"].candidates[0].text.startswith("An open")
-    assert [(j.judge, j.score, j.raw) for j in m.judgments.values()] == [
-        ("relevance (openai:/gpt-4o-mini)", 4.0, "Mostly relevant.")]
+    assert [(j.item_id, j.judge, j.score, j.verdict, j.raw) for j in m.judgments.values()] == [
+        ("tr-1", "relevance (openai:/gpt-4o-mini)", 4.0, None, "Mostly relevant."),
+        ("tr-1/is_safe", "is_safe (openai:/gpt-4o-mini)", None, "true", "")]
+    ls = m.items["tr-1/is_safe"].labels  # a boolean feedback: binary true/false on the trace's item for it
+    assert (ls.task, ls.labels, ls.positive, ls.criterion) == ("binary", ("true", "false"), "true", "is_safe")
     assert [(a.annotator, a.label, a.source) for a in m.annotations] == [("bob@example.com", "5", "mlflow:human")]
-    assert m.waiting == {"is_safe: LLM verdicts that are not numbers (booleans or labels)": 1}
     assert m.dropped == {"length_ok: code scorers (not judges)": 1, "expectations (ground truth, not feedback)": 1}
 
 
@@ -222,10 +371,16 @@ def test_langsmith_feedback_on_runs_already_imported(tmp_path, capsys):
     assert main(["import", str(runs), "--task", "pointwise", "-w", str(ws)]) == 0
     assert main(["import", str(fb), "-w", str(ws)]) == 0
     out = capsys.readouterr().out
-    assert "waiting 1: correct: LLM verdicts that are not numbers" in out
+    assert "labels of correct: binary true/false (positive true)" in out
     with Workspace(ws) as w:
-        assert w.judges() == ["helpfulness"]
-        assert w.judgments_frame()["score"].tolist() == [0.7]
+        assert sorted(w.judges()) == ["correct", "helpfulness"]
+        j = w.judgments_frame().set_index("judge")
+        assert j.loc["helpfulness", "score"] == 0.7
+        assert (j.loc["correct", "item_id"], j.loc["correct", "verdict"]) == ("r-2/correct", "true")
+        # the run's item for `correct` is built from the run already in the workspace
+        it = w.items(ids=["r-2/correct"])[0]
+        assert (it.prompt, it.candidates[0].text, it.labels.labels, it.metadata["record"]) == (
+            "Is 2 prime?", "Yes", ("true", "false"), "r-2")
         assert w.annotations_frame()[["annotator", "label"]].values.tolist() == [["u-42", "8"]]
 
 
@@ -238,10 +393,93 @@ def test_phoenix_span_annotations_csv(tmp_path):
                  "s1,quality,HUMAN,,7,,What is 2+2?,4\n")
     assert detect(f) == "phoenix"  # a CSV export is recognised too
     m = map_file(f)
-    assert [(j.judge, j.score) for j in m.judgments.values()] == [("quality", 0.85)]
+    assert [(j.item_id, j.judge, j.score, j.verdict) for j in m.judgments.values()] == [
+        ("s1", "quality", 0.85, None), ("s1/hallucination", "hallucination", None, "factual")]
+    ls = m.items["s1/hallucination"].labels  # Phoenix's hallucination rails: factual / hallucinated
+    assert (ls.task, ls.labels, ls.positive) == ("binary", ("factual", "hallucinated"), "factual")
     assert [(a.annotator, a.label) for a in m.annotations] == [("phoenix-human", "7")]
-    assert m.waiting == {"hallucination: LLM verdicts that are not numbers (booleans or labels)": 1}
     assert m.items["s1"].candidates[0].text == "4"
+
+
+def test_mlflow_yes_no_feedback_against_people_end_to_end(tmp_path, capsys):
+    """MLflow's built-in judges answer "yes"/"no"; a person's assessments on the same traces: one binary item
+    per trace for the assessment, the judge's verdicts and the people's labels on it, audited."""
+    judge = ["yes", "no", "yes", "yes", "no", "no", "yes"]
+    human = ["yes", "no", "no", "yes", "yes", "no", "yes"]
+    rows = [{"trace_id": f"tr-{k}", "request": {"question": f"Q{k}?"}, "response": f"A{k}.", "assessments": [
+        {"assessment_name": "correctness", "trace_id": f"tr-{k}", "feedback": {"value": j}, "rationale": "...",
+         "source": {"source_type": "LLM_JUDGE", "source_id": "openai:/gpt-4o-mini"}},
+        {"assessment_name": "correctness", "trace_id": f"tr-{k}", "feedback": {"value": h},
+         "source": {"source_type": "HUMAN", "source_id": "dana@example.com"}}]}
+        for k, (j, h) in enumerate(zip(judge, human, strict=True))]
+    f = tmp_path / "traces.json"
+    f.write_text(json.dumps(rows))
+    m = map_file(f)
+    assert sorted(m.items) == sorted([f"tr-{k}" for k in range(7)] + [f"tr-{k}/correctness" for k in range(7)])
+    ls = m.items["tr-0/correctness"].labels
+    assert (ls.task, ls.labels, ls.positive) == ("binary", ("yes", "no"), "yes")
+    assert all(j.verdict in ls.labels for j in m.judgments.values())
+    assert sorted(a.label for a in m.annotations) == sorted(human)
+    ws = tmp_path / "ws"
+    assert main(["import", str(f), "-w", str(ws)]) == 0
+    entry = _audit_judge(ws, tmp_path / "out", "correctness (openai:/gpt-4o-mini)")
+    assert (entry["labels"]["task"], entry["labels"]["labels"], entry["labels"]["criterion"]) == (
+        "binary", ["yes", "no"], "correctness")
+    assert entry["metrics"]["accuracy"]["estimate"] == pytest.approx(_by_hand(judge, human))
+    # a later file's judge says "YES" only: read as the stored "yes" of that criterion
+    later = tmp_path / "later.jsonl"
+    later.write_text(json.dumps({"assessment_name": "correctness", "trace_id": "tr-0", "feedback": {"value": "YES"},
+                                 "source": {"source_type": "LLM_JUDGE", "source_id": "anthropic:/claude"}}) + "\n")
+    assert main(["import", str(later), "--from", "mlflow", "-w", str(ws)]) == 0
+    with Workspace(ws) as w:
+        j = w.judgments_frame()
+        assert j.loc[j["judge"] == "correctness (anthropic:/claude)", "verdict"].tolist() == ["yes"]
+    # ... but a label the stored criterion does not have is refused, with nothing written
+    later.write_text("".join(json.dumps({"assessment_name": "correctness", "trace_id": f"tr-{k}", "feedback": {
+        "value": v}, "source": {"source_type": "LLM_JUDGE", "source_id": "other"}}) + "\n"
+        for k, v in enumerate(["yes", "unsure"])))
+    capsys.readouterr()
+    assert main(["import", str(later), "--from", "mlflow", "-w", str(ws)]) == 2
+    assert "is in the workspace with labels ['yes', 'no']; this file gives it binary labels ['yes', 'unsure']" in (
+        capsys.readouterr().err)
+
+
+def test_feedback_labels_sets_per_name_from_the_whole_file(tmp_path):
+    """Each feedback name has one label set for the file, from every value given under it: classes in the
+    order first seen, 0/1 thumbs as binary 1/0, booleans with 1/0 among them as true/false; a name with
+    one label no usual pair completes is dropped with its reason; mostly numbers are scores."""
+    def fb(run, key, kind, score=None, value=None):
+        src = {"type": kind, "user_id": "u-1"} if kind == "app" else {"type": kind}
+        return {"run_id": run, "key": key, "score": score, "value": value, "feedback_source": src,
+                "inputs": {"q": run}, "outputs": {"a": run.upper()}}
+
+    f = tmp_path / "feedback.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in [
+        fb("r1", "tone", "model", value="calm"), fb("r2", "tone", "app", value="angry"),
+        fb("r1", "tone", "app", value="neutral"), fb("r3", "tone", "model", value="Calm"),
+        fb("r1", "thumbs", "app", score=1), fb("r2", "thumbs", "app", score=0),
+        fb("r1", "grounded", "model", score=True), fb("r2", "grounded", "app", score=0),
+        fb("r1", "vibe", "model", value="sparkly"),
+        fb("r3", "helpful", "model", score=0.4), fb("r1", "helpful", "model", score=0.9),
+        fb("r2", "helpful", "model", value="N/A")]))
+    m = map_file(f)
+    sets = {c: (ls.task, ls.labels, ls.positive) for c, ls in m.label_sets.items()}
+    assert sets == {"tone": ("categorical", ("calm", "angry", "neutral"), None),
+                    "thumbs": ("binary", ("1", "0"), "1"), "grounded": ("binary", ("true", "false"), "true")}
+    for it in m.items.values():
+        if it.labels is not None:
+            assert it.labels == m.label_sets[it.labels.criterion]
+    assert sorted((j.item_id, j.verdict) for j in m.judgments.values() if "/" in j.item_id) == [
+        ("r1/grounded", "true"), ("r1/tone", "calm"), ("r3/tone", "calm")]
+    assert sorted((a.item_id, a.label) for a in m.annotations) == [
+        ("r1/thumbs", "1"), ("r1/tone", "neutral"), ("r2/grounded", "false"), ("r2/thumbs", "0"), ("r2/tone", "angry")]
+    # mostly numbers: a score criterion, on which the stray "N/A" is an output that gave no score
+    assert [(j.item_id, j.score, j.status) for j in m.judgments.values() if "/" not in j.item_id] == [
+        ("r3", 0.4, "ok"), ("r1", 0.9, "ok"), ("r2", None, "invalid")]
+    assert list(m.dropped) == ["vibe: one label only ('sparkly'), which no usual pair completes; a label set needs "
+                               "two (import the file in judgecal's own schema with --task binary/categorical "
+                               "--labels to declare them)"]
+    assert {"r1", "r2", "r3"} <= set(m.items)  # the runs stay items: later feedback files refer to them
 
 
 MLFLOW_RUN = r"""
@@ -294,12 +532,12 @@ def test_mlflow_traces_written_by_mlflow(tmp_path, capsys):
     f, ids = tmp_path / "traces.json", json.loads((tmp_path / "ids.json").read_text())
     assert detect(f) == "mlflow"
     m = map_file(f)
-    assert sorted((j.item_id, j.score, j.raw) for j in m.judgments.values()) == sorted(
-        [(ids[0], 4.0, "Mostly relevant."), (ids[1], 2.0, "Empty.")])
+    assert sorted((j.item_id, j.score, j.verdict, j.raw) for j in m.judgments.values()) == sorted(
+        [(ids[0], 4.0, None, "Mostly relevant."), (ids[1], 2.0, None, "Empty."), (f"{ids[1]}/safe", None, "true", "")])
     assert [(a.item_id, a.annotator, a.label) for a in m.annotations] == [(ids[0], "bob", "5")]
-    assert m.items[ids[0]].candidates[0].text == "An open source platform." and m.counts["empty_responses"] == 1
+    assert m.items[ids[0]].candidates[0].text == "An open source platform." and m.counts["empty_responses"] == 2
     assert json.loads(m.items[ids[0]].prompt) == {"question": "What is MLflow?"}
-    assert m.waiting == {"safe: LLM verdicts that are not numbers (booleans or labels)": 1}
+    assert m.items[f"{ids[1]}/safe"].labels.labels == ("true", "false")
     assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0
 
 
@@ -371,10 +609,14 @@ def test_promptfoo_results_written_by_promptfoo(tmp_path):
     assert detect(f) == "promptfoo"
     m = map_file(f)
     assert sorted(m.items) == ["promptfoo/0/0/my-model", "promptfoo/1/0/my-model"]
-    assert sorted((j.item_id, j.judge, j.score, j.raw) for j in m.judgments.values()) == [
+    assert sorted((j.item_id, j.judge, j.score, j.raw) for j in m.judgments.values() if j.score is not None) == [
         ("promptfoo/0/0/my-model", "promptfoo:g-eval/file://grader.js", 0.8, "Correct and concise."),
         ("promptfoo/1/0/my-model", "promptfoo:g-eval/file://grader.js", 0.2, "Empty.")]
     assert m.specs["promptfoo:g-eval/file://grader.js"].rubric == "The answer is correct and concise"
-    assert m.waiting == {"promptfoo:llm-rubric pass/fail verdicts": 1}
+    geval = "g-eval: The answer is correct and concise"
+    assert sorted((j.item_id, j.judge, j.verdict) for j in m.judgments.values() if j.score is None) == [
+        (f"promptfoo/0/0/my-model/{geval}", "promptfoo:g-eval/file://grader.js pass/fail", "pass"),
+        ("promptfoo/0/0/my-model/llm-rubric: is polite", "promptfoo:llm-rubric/file://grader.js", "pass"),
+        (f"promptfoo/1/0/my-model/{geval}", "promptfoo:g-eval/file://grader.js pass/fail", "fail")]
     assert m.dropped == {"deterministic assertions (contains), not judges": 1}
-    assert m.counts["empty_responses"] == 1
+    assert m.counts["empty_responses"] == 2

@@ -8,10 +8,12 @@ detected from its content when exactly one format claims it; ``--from`` names th
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
 from judgecal.data.formats.base import Mapped, Skip, head_records
+from judgecal.data.formats.labels import words
 from judgecal.data.importers import ImportValidationError, Problem
 from judgecal.data.records import Item
 from judgecal.data.store import Workspace
@@ -93,7 +95,11 @@ def write(ws: Workspace, mapped: Mapped) -> None:
                 raise ImportValidationError([Problem(w, None, None, (
                     f"refers to {i!r}, which is not an item in the workspace: import the runs first "
                     "(judgecal's own schema, their ids as item ids), then this file")) for i, w in missing])
-        new = [it for i, it in mapped.items.items() if i not in stored or _texts(stored[i]) != _texts(it)]
+        items = {**mapped.items, **_derived(ws, mapped)}
+        if len(items) > len(mapped.items):
+            stored.update((it.item_id, it) for it in ws.items(ids=[i for i in items if i not in stored]))
+        _same_labels(mapped, items, stored)
+        new = [it for i, it in items.items() if i not in stored or _texts(stored[i]) != _texts(it)]
         used = {j.judge for j in mapped.judgments.values()}
         clash = _other_specs(ws, {n: mapped.specs[n].spec_hash for n in used}, replace=False)
         if clash:  # two specs are two judges: a name the workspace gives another judge is refused
@@ -108,12 +114,68 @@ def write(ws: Workspace, mapped: Mapped) -> None:
         ws.add_spans(mapped.spans, conn=tx)
 
 
+def _derived(ws: Workspace, mapped: Mapped) -> dict[str, Item]:
+    """The criterion items of records that are in the workspace already (feedback on runs imported before):
+    the run's texts with the file's label set; a run that is not one response is refused."""
+    if not mapped.derived:
+        return {}
+    want = {r for r, _ in mapped.derived.values()}
+    bases = {it.item_id: it for it in ws.items(ids=want)} | {i: it for i, it in mapped.items.items() if i in want}
+    out: dict[str, Item] = {}
+    bad: list[Problem] = []
+    for iid, (rec, ls) in mapped.derived.items():
+        b = bases.get(rec)
+        if b is None or iid in mapped.items:
+            continue  # (a record that is nowhere is refused above, as every external record is)
+        if b.task != "pointwise" or len(b.candidates) != 1 or b.label_set:
+            bad.append(Problem(mapped.external.get(rec, mapped.path), None, ls.criterion, (
+                f"a {ls.task} label on {rec!r}, which is not one response in the workspace (a label item rates "
+                "one response)")))
+            continue
+        out[iid] = Item(iid, b.prompt, [b.candidates[0]], "pointwise", b.reference, mapped.fmt,
+                        {**b.metadata, "criterion": ls.criterion, "record": rec}, ls.to_dict())
+        mapped.origins.setdefault(iid, mapped.external.get(rec, mapped.path))
+    if bad:
+        raise ImportValidationError(bad)
+    return out
+
+
+def _same_labels(mapped: Mapped, items: dict[str, Item], stored: dict[str, Item]) -> None:
+    """A criterion item already in the workspace keeps its label set: this file's labels are read as its
+    labels when each of them is one (another file's spelling or more labels), else nothing is written."""
+    from judgecal.data.label_tasks import match
+
+    bad: list[Problem] = []
+    for iid, it in items.items():
+        old = stored.get(iid)
+        if it.label_set is None or old is None or old.label_set == it.label_set:
+            continue
+        have, mine = old.labels, it.labels
+        assert mine is not None
+        names = {x: match(x, have.labels) for x in mine.labels} if have is not None else {}
+        if have is None or have.task != mine.task or None in names.values() or (
+                mine.task == "binary" and names[str(mine.positive)] != have.positive):
+            bad.append(Problem(mapped.origins.get(iid, mapped.path), None, mine.criterion or None, (
+                f"item {iid!r} is in the workspace with labels {list(have.labels) if have else 'none'}; this file "
+                f"gives it {mine.task} labels {list(mine.labels)}")))
+            continue
+        items[iid] = replace(it, label_set=have.to_dict())
+        for j in mapped.judgments.values():
+            if j.item_id == iid and j.status == "ok" and j.verdict in names:
+                j.verdict = names[j.verdict]
+        for a in mapped.annotations:
+            if a.item_id == iid and a.label in names:
+                a.label = str(names[a.label])
+    if bad:
+        raise ImportValidationError(bad)
+
+
 def _texts(item: Item) -> tuple[str, str, tuple[str, ...]]:
     return item.task, item.prompt, tuple(c.text for c in item.candidates)
 
 
 def format_summary(m: Mapped, path: str, detected: bool) -> list[str]:
-    """The summary in words: what was mapped, accepted, dropped and what waits."""
+    """The summary in words: what was mapped, each criterion's labels, what was accepted and dropped."""
     s = m.summary()
     lines = [f"{path}: {'detected' if detected else 'read as'} {m.fmt}",
              f"  mapped: {s['items']} items, {s['judgments']} judgments from {len(s['judges'])} judge(s)"
@@ -127,8 +189,7 @@ def format_summary(m: Mapped, path: str, detected: bool) -> list[str]:
         lines.append("  " + degenerate_note(m.counts).lstrip("; "))
     for why, n in s["dropped"].items():
         lines.append(f"  dropped {n}: {why}")
-    for what, n in s["waiting_for_binary_categorical"].items():
-        lines.append(f"  waiting {n}: {what} (binary/categorical verdicts and labels arrive with those task types; "
-                     "not imported yet)")
+    for crit, ls in m.label_sets.items():
+        lines.append(f"  labels of {crit}: {words(ls)}")
     lines += [f"  note: {n}" for n in s["notes"]]
     return lines

@@ -3,9 +3,11 @@
 A format module maps one file, all or nothing, into judgecal's records: items, verdicts (in item
 orientation, with order, probabilities, raw text, tokens, cost and latency when the file has them),
 human labels under a named source, and a judge spec per grader. What it cannot map is counted with
-its reason: ``dropped`` (it has no place in judgecal, e.g. a grader error), ``waiting`` (a binary or
-categorical verdict or label — pass/fail, C/I, a class — that waits for the binary/categorical task
-types; counted, never silently dropped). Malformed input is a :class:`Problem` naming file, line and
+its reason in ``dropped`` (it has no place in judgecal, e.g. a deterministic assertion or a code scorer),
+never silently. A binary or categorical verdict or label (pass/fail, C/I, a boolean, a class) is a
+:class:`Vote` until the whole file is read; :meth:`Mapped.settle` then gives each criterion one label set
+for the file (:mod:`judgecal.data.formats.labels`) and makes each vote a verdict or a label on the
+criterion's item ``<record>/<criterion>``. Malformed input is a :class:`Problem` naming file, line and
 field, and nothing is written.
 """
 
@@ -16,27 +18,27 @@ import math
 import numbers
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from judgecal.data.families import family_of
+from judgecal.data.formats.labels import declare, label_text
 from judgecal.data.importers import MAX_TEXT_CHARS, Problem, _scan
 from judgecal.data.records import (
     Annotation,
     Candidate,
     Item,
     Judgment,
+    LabelSet,
     Span,
     stable_hash,
     to_item_orientation,
 )
 from judgecal.data.rows import parquet_rows, whole_id
 from judgecal.judges.spec import JudgeSpec
-
-WAITING = "binary/categorical"  # the task types these records wait for
 
 
 class Skip(ValueError):
@@ -46,6 +48,31 @@ class Skip(ValueError):
         super().__init__(message)
         self.field = field
         self.line = line
+
+
+@dataclass
+class Vote:
+    """A binary or categorical value given on one record and criterion, kept until the file's label set of
+    that criterion is known: a judge's verdict (``judge``) or a person's label (``annotator``, ``source``)."""
+
+    criterion: str
+    record: str  # the record's item id; the criterion's item is ``<record>/<criterion>``
+    base: Item | None  # the record's texts (a pointwise item); None: the record is in the workspace already
+    value: Any  # the file's value; None: a person skipped it
+    judge: str | None = None
+    annotator: str = ""
+    source: str = ""
+    raw: Any = ""
+    invalid: bool = False  # a judge's call that gave no value (an error)
+    where: tuple[str, int | None] = ("", None)
+    extra: dict[str, Any] = field(default_factory=dict)  # tokens, cost, latency; a person's time_spent_s
+
+    @property
+    def item_id(self) -> str:
+        return f"{self.record}/{self.criterion}"
+
+
+Declare = Callable[[str, list[str]], LabelSet | str]
 
 
 @dataclass
@@ -61,7 +88,6 @@ class Mapped:
     spans: list[Span] = field(default_factory=list)
     origins: dict[str, str] = field(default_factory=dict)  # item id -> file:line
     dropped: Counter[str] = field(default_factory=Counter)  # reason -> records
-    waiting: Counter[str] = field(default_factory=Counter)  # what waits for binary/categorical task types
     counts: dict[str, int] = field(default_factory=lambda: {"empty_responses": 0, "zero_length_spans": 0,
                                                             "skipped_labels": 0})
     problems: list[Problem] = field(default_factory=list)
@@ -69,6 +95,10 @@ class Mapped:
     # items the file refers to without their texts (feedback on runs): id -> where; they must be in the
     # workspace already (imported with those ids), or nothing is written
     external: dict[str, str] = field(default_factory=dict)
+    votes: list[Vote] = field(default_factory=list)  # binary/categorical values until :meth:`settle`
+    label_sets: dict[str, LabelSet] = field(default_factory=dict)  # criterion -> its label set in this file
+    # criterion items of records in the workspace (their texts are there): item id -> (record id, label set)
+    derived: dict[str, tuple[str, LabelSet]] = field(default_factory=dict)
 
     # -- building ------------------------------------------------------------------------------
     def records(self, path: Path) -> Iterator[tuple[int | None, dict[str, Any]]]:
@@ -157,9 +187,68 @@ class Mapped:
         else:
             self.label(item_id, annotator, label, source)
 
-    def wait(self, what: str, n: int = 1) -> None:
-        if n:
-            self.waiting[what] += n
+    def vote(self, criterion: str, record: str, value: Any, *, base: Item | None, judge: str | None = None,
+             annotator: str = "", source: str = "", raw: Any = "", invalid: bool = False,
+             where: tuple[str, int | None] = ("", None), **extra: Any) -> None:
+        """A binary or categorical value of ``record`` on ``criterion`` (see :class:`Vote`); ``judge`` must be
+        registered (:meth:`judge`)."""
+        self.votes.append(Vote(criterion, record, base, value, judge, annotator, source, raw, invalid, where, extra))
+
+    def settle(self, declare_set: Declare = declare, keep_records: bool = False) -> None:
+        """Give each criterion its label set (``declare_set(criterion, label texts seen)``, first seen first; a
+        text instead of a set is why there is none, and the criterion's votes are dropped with it) and make
+        every vote a verdict or a label on the criterion's item. A record item that then carries nothing
+        (no verdict, label or span of its own) is left out, its criterion items standing for it, unless
+        ``keep_records`` (a run that later feedback files refer to)."""
+        by: dict[str, list[Vote]] = {}
+        for v in self.votes:
+            by.setdefault(v.criterion, []).append(v)
+        records = {v.record for v in self.votes if v.base is not None}
+        self.votes = []
+        for crit, votes in by.items():
+            texts = [t for v in votes if not v.invalid and (t := label_text(v.value)) is not None]
+            ls = declare_set(crit, texts)
+            if isinstance(ls, str):
+                self.drop(f"{crit}: {ls}", len(votes))
+                continue
+            self.label_sets[crit] = ls
+            for v in votes:
+                self._settle(v, ls)
+        if keep_records:
+            return
+        used = ({j.item_id for j in self.judgments.values()} | {a.item_id for a in self.annotations}
+                | {s.item_id for s in self.spans})
+        carried = {it.metadata.get("record") for it in self.items.values() if it.label_set}
+        for r in sorted((records & carried) - used):
+            item = self.items.get(r)
+            if item is not None and not item.label_set:
+                del self.items[r]
+                self.origins.pop(r, None)
+                self.counts["empty_responses"] -= sum(not c.text.strip() for c in item.candidates)
+
+    def _settle(self, v: Vote, ls: LabelSet) -> None:
+        from judgecal.data.label_tasks import match
+
+        iid = v.item_id
+        if v.judge is None and v.value is None:
+            self.counts["skipped_labels"] += 1
+            return
+        got = None if v.invalid else match(v.value, ls.labels)
+        if v.judge is None and got is None:
+            self.drop(f"{v.criterion}: human labels that are not one label (a number with a fraction, a list)")
+            return
+        if v.base is None:
+            self.derived.setdefault(iid, (v.record, ls))
+        else:
+            b = v.base
+            item = Item(iid, b.prompt, [b.candidates[0]], "pointwise", b.reference, b.source,
+                        {**b.metadata, "criterion": v.criterion, "record": v.record}, ls.to_dict())
+            origin = self.origins.get(v.record) or (f"{v.where[0]}:{v.where[1]}" if v.where[1] else v.where[0])
+            self.item(item, origin, v.where)
+        if v.judge is not None:
+            self.verdict(v.judge, iid, verdict=got or "invalid", raw=v.raw, where=v.where, **v.extra)
+        else:
+            self.label(iid, v.annotator, str(got), v.source, order=None, time_spent_s=v.extra.get("time_spent_s"))
 
     def drop(self, why: str, n: int = 1) -> None:
         if n:
@@ -168,11 +257,12 @@ class Mapped:
     # -- reporting -----------------------------------------------------------------------------
     def summary(self) -> dict[str, Any]:
         judges = Counter(j.judge for j in self.judgments.values())
-        return {"format": self.fmt, "items": len(self.items), "judgments": len(self.judgments),
-                "judges": dict(judges), "human_labels": len(self.annotations),
+        return {"format": self.fmt, "items": len(self.items) + len(set(self.derived) - set(self.items)),
+                "judgments": len(self.judgments), "judges": dict(judges), "human_labels": len(self.annotations),
                 "label_sources": dict(Counter(a.source for a in self.annotations)), "spans": len(self.spans),
+                "label_sets": {c: ls.to_dict() for c, ls in self.label_sets.items()},
                 "accepted": {k: v for k, v in self.counts.items() if v}, "dropped": dict(self.dropped),
-                "waiting_for_binary_categorical": dict(self.waiting), "notes": list(self.notes)}
+                "notes": list(self.notes)}
 
 
 # -- reading ---------------------------------------------------------------------------------------

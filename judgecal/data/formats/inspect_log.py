@@ -5,10 +5,19 @@ The header names the evaluated model (``eval.model``), the grader (``eval.model_
 scorers (``eval.scorers[]``). Each sample (``id``, ``epoch``, ``input``, ``output.completion``) becomes a
 pointwise item (one per epoch: ``inspect/<task>/<id>``, ``/e<epoch>`` after the first); each score
 ``scores.<name>`` is a verdict of the judge ``<name>``: the first ``history`` entry when the score was
-edited (the scorer's own value), else the score. A numeric value is a score; ``C``/``I``/``P``, booleans
-and other text are binary or categorical and wait for those task types. Later ``history`` entries carry
-a ``provenance`` (``author``, ``reason``): each is a person's label (source ``inspect:human``), a whole
-number on judgecal's 1-10 scale, else it waits as well. A sample's ``error`` makes no verdict.
+edited (the scorer's own value), else the score. Later ``history`` entries carry a ``provenance``
+(``author``, ``reason``): each is a person's label (source ``inspect:human``; the last edit by each
+person counts). A sample's ``error`` makes no verdict.
+
+A scorer whose values in the log (its own and people's edits) are numbers (or mostly: another value is
+then an invalid verdict) gives scores on the sample's item, and an edit is a label when it is a whole
+number on judgecal's 1-10 scale (another edit is counted as dropped). Any other scorer gives labels: ``C``/``I`` (``CORRECT``/``INCORRECT``) make a
+binary task (labels ``C``, ``I``, positive ``C``), and with ``P`` (``PARTIAL``) an ordinal categorical one
+(``I``, ``P``, ``C``, lowest first); booleans, ``N`` (no answer) or other labels are read as any format's
+are (:func:`judgecal.data.formats.labels.declare`). Each sample's label verdict and edits go on its item
+for the scorer, ``<sample item>/<scorer>`` (the scorer as the criterion); a value that is no label (a
+fraction among labels) is an invalid verdict. A score with several values (an object or a list) is
+counted as dropped.
 """
 
 from __future__ import annotations
@@ -20,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.formats.base import Mapped, Skip, finite, obj, point_item, read_json_document
+from judgecal.data.formats.labels import declare, mostly_numbers, seen
 from judgecal.data.importers import MAX_TEXT_CHARS, SCORE_RANGE, Problem
+from judgecal.data.records import Item, LabelSet
 
 NAME = "inspect"
 DESCRIPTION = "Inspect eval logs (.eval zip or .json): samples with scores, score edits as human labels"
@@ -94,6 +105,7 @@ def parse(path: Path) -> Mapped:
     ev = header["eval"]
     task, model, grader = str(ev.get("task", "task")), ev.get("model"), _grader(header)
     scorers = {s.get("name"): s for s in ev.get("scorers") or [] if isinstance(s, dict)}
+    found: list[tuple[Item, str, Values, dict[str, Any] | None, str]] = []
     for where, s in samples:
         try:
             if not isinstance(s, dict):
@@ -113,42 +125,84 @@ def parse(path: Path) -> Mapped:
                 raise Skip("input", f"a text is over the limit of {MAX_TEXT_CHARS:,} characters")
             iid = f"{NAME}/{task}/{sid}" + (f"/e{epoch}" if epoch not in (1, None) else "")
             meta = {"epoch": epoch, "target": s["target"]} if isinstance(s.get("target"), str) else {"epoch": epoch}
-            m.item(point_item(NAME, iid, prompt, completion, model if isinstance(model, str) else None, meta),
-                   f"{f}: {where}", (f, None))
+            item = point_item(NAME, iid, prompt, completion, model if isinstance(model, str) else None, meta)
+            m.item(item, f"{f}: {where}", (f, None))
             for name, score in obj(s.get("scores")).items():
-                _score(m, iid, str(name), score, scorers.get(name), grader, f"{where}.scores.{name}")
+                found.append((item, str(name), _values(score, f"{where}.scores.{name}"), scorers.get(name),
+                              f"{where}.scores.{name}"))
         except Skip as exc:
             m.problems.append(Problem(f, None, f"{where}.{exc.field}" if exc.field else where, str(exc)))
     if not samples:
         m.problems.append(Problem(f, None, "samples", "the log holds no samples"))
+    given: dict[str, list[Any]] = {}
+    for _, name, ((own, _), edits), _, _ in found:
+        given.setdefault(name, []).extend([own, *(v for _, v in edits)])
+    numeric = {name: mostly_numbers(vs, finite) for name, vs in given.items()}
+    for item, name, values, scorer, where in found:
+        _score(m, item, name, values, numeric[name], scorer, grader, where)
+    m.settle(_declare)
     return m
 
 
-def _score(m: Mapped, iid: str, name: str, score: Any, scorer: dict[str, Any] | None, grader: str | None, where: str) -> None:
+Values = tuple[tuple[Any, Any], list[tuple[str, Any]]]  # ((the scorer's value, its explanation), [(author, edit)])
+
+
+def _values(score: Any, where: str) -> Values:
+    """The scorer's own value (the first ``history`` entry when the score was edited) and people's edits."""
     if not isinstance(score, dict):
         raise Skip(None, f"{where} must be an object")
     history = [h for h in score.get("history") or [] if isinstance(h, dict)]
     original = history[0] if history and not history[0].get("provenance") else score
-    value = original.get("value")
+    edits = []
+    for edit in history:
+        prov = edit.get("provenance")
+        if isinstance(prov, dict) and isinstance(prov.get("author"), str) and edit.get("value") != "UNCHANGED":
+            edits.append((prov["author"], edit.get("value")))
+    raw = original.get("explanation")
+    return (original.get("value"), raw if raw != "UNCHANGED" else score.get("explanation")), edits
+
+
+CORRECT = {"correct": "C", "incorrect": "I", "partial": "P"}
+
+
+def _declare(criterion: str, values: list[str]) -> LabelSet | str:
+    """Inspect's own labels: ``C``/``I`` binary, with ``P`` ordinal ``I`` < ``P`` < ``C``; else as any format."""
+    labels = {CORRECT.get(x.casefold(), x.upper()) for x in seen(values)}
+    if labels <= {"C", "I"}:
+        return LabelSet("binary", ("C", "I"), "C", False, criterion)
+    if labels <= {"C", "I", "P"}:
+        return LabelSet("categorical", ("I", "P", "C"), None, True, criterion)
+    return declare(criterion, values)
+
+
+def _score(m: Mapped, item: Item, name: str, values: Values, numeric: bool, scorer: dict[str, Any] | None,
+           grader: str | None, where: str) -> None:
+    """One sample's score of ``name``: a score and 1-10 labels on the sample's item when the scorer's values
+    are numbers, else a label verdict and labels on its item for the scorer."""
+    (value, raw), edits = values
+    if isinstance(value, dict | list) or any(isinstance(v, dict | list) for _, v in edits):
+        m.drop(f"{name}: scores with several values (an object or a list)")
+        return
     options = (scorer or {}).get("options") or {}
     judge = m.judge(name, grader or name, rubric=f"inspect scorer {name}",
                     scorer_options=json.dumps(options, sort_keys=True, default=str) if options else None)
+    if not numeric:
+        m.vote(name, item.item_id, _named(value), base=item, judge=judge, raw=raw, invalid=value is None,
+               where=(where, None))
+        for author, v in edits:
+            m.vote(name, item.item_id, _named(v), base=item, annotator=author, source=HUMANS, where=(where, None))
+        return
     x = finite(value)
-    if x is None:
-        m.wait(f"{name}: verdicts that are not numbers (C/I/P, booleans or labels)")
-    else:
-        raw = original.get("explanation")
-        m.verdict(judge, iid, score=x, raw=raw if raw != "UNCHANGED" else score.get("explanation"),
-                  where=(where, None))
-    for edit in history:
-        prov = edit.get("provenance")
-        if not isinstance(prov, dict) or not isinstance(prov.get("author"), str):
-            continue
-        v = edit.get("value")
-        if v == "UNCHANGED":
-            continue
+    m.verdict(judge, item.item_id, score=x, verdict="invalid" if x is None else None, raw=raw, where=(where, None))
+    for author, v in edits:
         y = finite(v)
         if y is None or not y.is_integer() or not SCORE_RANGE[0] <= y <= SCORE_RANGE[1]:
-            m.wait(f"{name}: human edits that are not whole numbers {SCORE_RANGE[0]}-{SCORE_RANGE[1]}")
+            m.drop(f"{name}: human edits that are not whole numbers {SCORE_RANGE[0]}-{SCORE_RANGE[1]} "
+                   "(judgecal's pointwise labels)")
             continue
-        m.label(iid, prov["author"], str(int(y)), HUMANS, order=None)  # the last edit by each person counts
+        m.label(item.item_id, author, str(int(y)), HUMANS, order=None)  # the last edit by each person counts
+
+
+def _named(v: Any) -> Any:
+    """``CORRECT``/``INCORRECT``/``PARTIAL`` (the names of Inspect's constants) as ``C``/``I``/``P``."""
+    return CORRECT.get(v.strip().casefold(), v) if isinstance(v, str) else v

@@ -11,9 +11,19 @@ by id alone is counted as dropped. The item's texts are found by the usual field
 
 A result maps by its type: ``choices`` that name a side (``A``, ``B``, ``A better``, ``Response A``,
 ``Tie``, ``Both bad`` …) are pairwise labels; ``rating`` a 1-10 score; ``labels`` with ``start``/``end``
-spans on the response. Other choices (a class, yes/no) wait for the binary/categorical task types and
-are counted. A cancelled annotation (``was_cancelled``, a skip) is not a label. Labels go under the
-source ``labelstudio:human``, annotators named ``ls-<user id>``.
+spans on the response. A cancelled annotation (``was_cancelled``, a skip) is not a label. Labels go under
+the source ``labelstudio:human``, annotators named ``ls-<user id>``.
+
+Other choices (a class, yes/no, or any choice on a single response) are binary or categorical: each
+``choices`` control (its ``from_name``) is a criterion, its item ``<task item>/<from_name>``, and its label
+set comes from the values the file gives it, people's and predictions' alike, in the order first seen
+(:func:`judgecal.data.formats.labels.declare`: ``Yes``/``No`` binary with positive ``Yes``, a class list
+categorical; an export does not carry the labeling config, so a choice nobody picked is not in the set).
+A person's choice is their label, a prediction's a verdict of its judge. On a pair, such a control is
+about one response when its ``to_name`` is that response's field (its item is that response), and is
+counted as dropped otherwise (a label item rates one response). A choice of several values (a
+multi-select) is counted as dropped. A task whose only labels are such choices is stored as its
+criterion items only.
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ from judgecal.data.formats.base import (
     text_of,
 )
 from judgecal.data.importers import MAX_TEXT_CHARS, SCORE_RANGE, Problem
-from judgecal.data.records import Span
+from judgecal.data.records import Item, Span
 from judgecal.data.rows import whole_id
 
 NAME = "labelstudio"
@@ -72,27 +82,30 @@ def _texts(data: dict[str, Any]) -> tuple[str, list[str], str]:
     return prompt, [text(rk)], rk
 
 
-def _reading(result: Any, pairwise: bool, response_field: str, text: str) -> tuple[list[tuple[str, Any]], int]:
-    """The result list as (kind, value) readings — ``side``, ``score`` or ``span`` — and how many
-    results wait for binary/categorical task types."""
+def _reading(result: Any, pairwise: bool, response_field: str, text: str) -> list[tuple[str, Any]]:
+    """The result list as (kind, value) readings: ``side``, ``score``, ``span``, ``class`` (``(from_name,
+    to_name, choice)``) or ``multi`` (a choice of several values, dropped)."""
     if not isinstance(result, list):
         raise Skip("result", "must be a list")
     out: list[tuple[str, Any]] = []
-    waiting = 0
     for r in result:
         if not isinstance(r, dict) or not isinstance(r.get("value"), dict):
             raise Skip("result", "each result needs a value object")
         kind, value = r.get("type"), r["value"]
         if kind == "choices":
             picked = value.get("choices")
-            if not isinstance(picked, list) or len(picked) != 1 or not isinstance(picked[0], str):
-                waiting += 1
+            if not isinstance(picked, list) or not all(isinstance(x, str) for x in picked):
+                raise Skip("result.value.choices", "must be a list of texts")
+            if len(picked) != 1:
+                out.append(("multi", str(r.get("from_name") or "choices")))  # (none picked: no label either)
                 continue
             side = SIDES.get(picked[0].strip().lower())
             if pairwise and side is not None:
                 out.append(("side", side))
             else:
-                waiting += 1
+                to = r.get("to_name")
+                out.append(("class", (str(r.get("from_name") or "choices"), to if isinstance(to, str) else None,
+                                      picked[0])))
         elif kind == "rating":
             x = finite(value.get("rating"))
             if x is None or not x.is_integer() or not SCORE_RANGE[0] <= x <= SCORE_RANGE[1]:
@@ -105,7 +118,29 @@ def _reading(result: Any, pairwise: bool, response_field: str, text: str) -> tup
                 raise Skip("result.value", f"[{s!r}, {e!r}] is not a span of the {len(text)}-character response")
             labels = value.get("labels") or [""]
             out.append(("span", (s, e, str(labels[0]))))
-    return out, waiting
+    return out
+
+
+def _classes(m: Mapped, item: Item, rfield: str, readings: list[tuple[str, Any]], who: str,
+             where: tuple[str, int | None], **vote: Any) -> None:
+    """The task's class choices as votes on its criterion items (``vote``: the judge, or the person)."""
+    for kind, v in readings:
+        if kind == "multi":
+            m.drop(f"{v}: choices of none or several values (a multi-select, not one label)")
+            continue
+        if kind != "class":
+            continue
+        control, to, choice = v
+        base = item
+        if item.task == "pairwise":
+            fields = (rfield, dict(PAIRS)[rfield])
+            if to not in fields:
+                m.drop(f"{control}: {who} on a pair that rate neither response alone (a label item rates one "
+                       "response)")
+                continue
+            c = item.candidates[fields.index(to)]
+            base = point_item(NAME, item.item_id, item.prompt, c.text, c.model)
+        m.vote(control, item.item_id, choice, base=base, where=where, **vote)
 
 
 def _predictions(m: Mapped, task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -171,9 +206,10 @@ def parse(path: Path) -> Mapped:
                 who = ann.get("completed_by")
                 who = who.get("id", who.get("email")) if isinstance(who, dict) else who
                 annotator = f"ls-{who}"
-                readings, waiting = _reading(ann.get("result"), pairwise, rfield, texts[-1])
-                m.wait("annotations with choices that are not a side (a class or yes/no)", waiting)
+                readings = _reading(ann.get("result"), pairwise, rfield, texts[-1])
                 spent = finite(ann.get("lead_time"))
+                _classes(m, item, rfield, readings, "people's choices", where, annotator=annotator, source=HUMANS,
+                         time_spent_s=spent)
                 marks = [v for kind, v in readings if kind == "span"]
                 for kind, v in readings:
                     if kind in ("side", "score"):
@@ -187,8 +223,9 @@ def parse(path: Path) -> Mapped:
             for pred in _predictions(m, task):
                 version = pred.get("model_version")
                 judge = m.judge(f"{version}" if isinstance(version, str) and version.strip() else "labelstudio-prediction")
-                readings, waiting = _reading(pred.get("result"), pairwise, rfield, texts[-1])
-                m.wait("predictions with choices that are not a side (a class or yes/no)", waiting)
+                readings = _reading(pred.get("result"), pairwise, rfield, texts[-1])
+                _classes(m, item, rfield, readings, "predicted choices", where, judge=judge,
+                         raw=text_of(pred.get("result")))
                 got = [(kind, v) for kind, v in readings if kind in ("side", "score")]
                 if got:
                     kind, v = got[0]
@@ -199,6 +236,7 @@ def parse(path: Path) -> Mapped:
                     m.drop("predicted spans (judge spans come with `import --as judgments`)")
         except Skip as exc:
             m.problems.append(Problem(f, n, exc.field, str(exc)))
+    m.settle()
     if not m.items and not m.problems:
         m.problems.append(Problem(f, None, None, "no tasks"))
     if any(m.items[j.item_id].task == "pairwise" for j in m.judgments.values()):

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.formats.base import Mapped, Skip, obj
-from judgecal.data.formats.feedback import Feedback, add
+from judgecal.data.formats.feedback import Feedback, add, add_all
 
 NAME = "langsmith"
 DESCRIPTION = "LangSmith feedback (run_id, key, score/value, comment, feedback_source.type)"
@@ -41,6 +41,7 @@ def _source(rec: dict[str, Any]) -> dict[str, Any]:
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
+    pending: list[Feedback] = []
     for n, rec in m.records(path):
         with m.at(path, n):
             run, key = rec.get("run_id"), rec.get("key")
@@ -55,5 +56,6 @@ def parse(path: Path) -> Mapped:
             value = rec.get("score") if rec.get("score") is not None else rec.get("value")
             who = src.get("user_name") or src.get("user_id")
             add(m, Feedback(run, key, kind, value, rec.get("comment"), str(who) if who and kind == "human" else None,
-                            rec.get("inputs"), rec.get("outputs")), f"{f}:{n}" if n else f)
+                            rec.get("inputs"), rec.get("outputs")), f"{f}:{n}" if n else f, pending)
+    add_all(m, pending)
     return m

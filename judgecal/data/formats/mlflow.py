@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.formats.base import Mapped, Skip, obj
-from judgecal.data.formats.feedback import Feedback, add, add_run
+from judgecal.data.formats.feedback import Feedback, add, add_all, add_run
 
 NAME = "mlflow"
 DESCRIPTION = "MLflow assessments (assessment_name, trace_id, source.source_type, feedback.value), or traces with them"
@@ -45,6 +45,7 @@ def _feedback(a: dict[str, Any], request: Any = None, response: Any = None) -> F
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
+    pending: list[Feedback] = []
     for n, rec in m.records(path):
         where = f"{f}:{n}" if n else f
         with m.at(path, n):
@@ -63,5 +64,6 @@ def parse(path: Path) -> Mapped:
                 if fb is None:
                     m.drop("expectations (ground truth, not feedback)")
                     continue
-                add(m, fb, where)
+                add(m, fb, where, pending)
+    add_all(m, pending)
     return m

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.formats.base import Mapped, Skip, obj
-from judgecal.data.formats.feedback import Feedback, add
+from judgecal.data.formats.feedback import Feedback, add, add_all
 
 NAME = "phoenix"
 DESCRIPTION = "Phoenix span annotations / evaluations (span_id, name, annotator_kind, label/score/explanation)"
@@ -32,6 +32,7 @@ def _result(rec: dict[str, Any], k: str) -> Any:
 def parse(path: Path) -> Mapped:
     m = Mapped(NAME)
     f = str(path)
+    pending: list[Feedback] = []
     for n, rec in m.records(path):
         with m.at(path, n):
             span = rec.get("span_id", rec.get("context.span_id"))
@@ -53,5 +54,6 @@ def parse(path: Path) -> Mapped:
             add(m, Feedback(span, name, kind, value, _result(rec, "explanation"),
                             str(who) if who and kind == "human" else None,
                             rec.get("attributes.input.value"), rec.get("attributes.output.value")),
-                f"{f}:{n}" if n else f)
+                f"{f}:{n}" if n else f, pending)
+    add_all(m, pending)
     return m

@@ -7,9 +7,19 @@
 written by its provider. A model-graded assertion (``llm-rubric``, ``g-eval``, ``factuality``,
 ``model-graded-*``, ``answer-relevance``, ``context-*``, ``select-best``) is a judge named
 ``promptfoo:<type>/<grader>`` with its rubric; its verdict is a score when the score is graded (``g-eval``,
-or any score other than 0 and 1), else it is pass/fail and waits for the binary task type. A ``human``
-assertion (a rating in promptfoo's viewer) is a person's label, pass/fail as well. Deterministic
-assertions (``contains``, ``equals``, ``javascript`` …) are not judges and are counted as dropped.
+or any score other than 0 and 1). Deterministic assertions (``contains``, ``equals``, ``javascript`` …) are
+not judges and are counted as dropped.
+
+Every assertion also passes or fails (``pass``): that is a binary judgment (labels ``pass``/``fail``,
+positive ``pass``) on the output's item for the assertion, ``<output item>/<criterion>``, the criterion
+being the assertion's ``metric`` when it names one, else ``<type>: <value>`` (a long value cut, with a
+short hash that keeps two values apart). An assertion that is pass/fail only (``llm-rubric``, a 0/1
+score) is that judgment alone, by ``promptfoo:<type>/<grader>``; a graded one keeps its score under that
+name and its pass/fail (at its threshold) is the judge ``promptfoo:<type>/<grader> pass/fail``, as a
+DeepEval metric's is. A ``human`` assertion (a thumbs up or down in promptfoo's viewer, which rates the
+output as a whole) is a person's pass/fail label (``promptfoo-human``, source ``promptfoo:human``) on the
+criterion ``overall``; one without a ``pass`` is counted as dropped. An output whose only verdicts are
+pass/fail is stored as its criterion items only.
 """
 
 from __future__ import annotations
@@ -27,7 +37,9 @@ from judgecal.data.formats.base import (
     read_json_document,
     text_of,
 )
+from judgecal.data.formats.labels import pass_fail
 from judgecal.data.importers import MAX_TEXT_CHARS, Problem
+from judgecal.data.records import Item, stable_hash
 
 NAME = "promptfoo"
 DESCRIPTION = "promptfoo results.json (results.results[] with gradingResult.componentResults[])"
@@ -77,37 +89,67 @@ def parse(path: Path) -> Mapped:
                 raise Skip("response.output", f"a text is over the limit of {MAX_TEXT_CHARS:,} characters")
             iid = f"{NAME}/{r.get('testIdx', k)}/{r.get('promptIdx', 0)}/{provider}"
             vars_ = obj(r.get("vars"))
-            m.item(point_item(NAME, iid, prompt, output, provider, {"vars": vars_}), f"{f}: {where}", (f, None))
+            item = point_item(NAME, iid, prompt, output, provider, {"vars": vars_})
+            m.item(item, f"{f}: {where}", (f, None))
             grading = obj(r.get("gradingResult"))
             for c, comp in enumerate(listed(grading.get("componentResults"), "gradingResult.componentResults")):
-                _component(m, iid, comp, default_grader, f"{where}.gradingResult.componentResults[{c}]")
+                _component(m, item, comp, default_grader, f"{where}.gradingResult.componentResults[{c}]")
         except Skip as exc:
             m.problems.append(Problem(f, None, f"{where}.{exc.field}" if exc.field else where, str(exc)))
+    m.settle(lambda criterion, _: pass_fail(criterion))
     return m
 
 
-def _component(m: Mapped, iid: str, comp: Any, default_grader: str | None, where: str) -> None:
+def criterion(a: dict[str, Any], kind: str) -> str:
+    """The assertion's criterion: its ``metric``, else ``<type>: <value>`` (cut to 60 characters, with a hash)."""
+    if isinstance(a.get("metric"), str) and a["metric"].strip():
+        return a["metric"].strip()[:200]
+    value = " ".join(text_of(a.get("value")).split())
+    if not value:
+        return str(kind)
+    if len(value) > 60:
+        value = f"{value[:60]}… #{stable_hash(value, 6)}"
+    return f"{kind}: {value}"
+
+
+def _passed(comp: dict[str, Any], score: float | None) -> bool | None:
+    if isinstance(comp.get("pass"), bool):
+        return bool(comp["pass"])
+    return None if score not in (0.0, 1.0) else score == 1.0
+
+
+def _component(m: Mapped, item: Item, comp: Any, default_grader: str | None, where: str) -> None:
     if not isinstance(comp, dict) or not isinstance(comp.get("assertion"), dict):
         m.drop("grading results without an assertion")
         return
     a = comp["assertion"]
     kind = a.get("type")
     score = finite(comp.get("score"))
+    iid = item.item_id
     if kind == "human":
-        if score is not None and score not in (0.0, 1.0):
-            m.wait("human ratings with a fractional score (judgecal's labels are 1-10)")
-        else:
-            m.wait("human pass/fail ratings")
+        passed = comp.get("pass")
+        if not isinstance(passed, bool):
+            m.drop("human ratings without a pass/fail")
+            return
+        m.vote("overall", iid, "pass" if passed else "fail", base=item, annotator="promptfoo-human",
+               source=f"{NAME}:human", where=(where, None))
         return
     if kind not in MODEL_GRADED:
         m.drop(f"deterministic assertions ({kind}), not judges")
         return
     grader = _provider(a.get("provider")) or default_grader or "default grader"
     rubric = a.get("rubricPrompt") or a.get("value") or ""
-    judge = m.judge(f"promptfoo:{kind}/{grader}", grader, rubric=text_of(rubric))
-    if kind in GRADED_SCORES or (score is not None and score not in (0.0, 1.0)):
-        tokens = obj(comp.get("tokensUsed"))
-        m.verdict(judge, iid, score=score, raw=comp.get("reason"), prompt_tokens=tokens.get("prompt"),
-                  completion_tokens=tokens.get("completion"), where=(where, None))
-    else:
-        m.wait(f"promptfoo:{kind} pass/fail verdicts")
+    name = f"promptfoo:{kind}/{grader}"
+    tokens = obj(comp.get("tokensUsed"))
+    cost: dict[str, Any] = {"prompt_tokens": tokens.get("prompt"), "completion_tokens": tokens.get("completion")}
+    graded = kind in GRADED_SCORES or (score is not None and score not in (0.0, 1.0))
+    if graded:
+        judge = m.judge(name, grader, rubric=text_of(rubric))
+        m.verdict(judge, iid, score=score, raw=comp.get("reason"), where=(where, None), **cost)
+        name, cost = f"{name} pass/fail", {}
+    passed = _passed(comp, None if graded else score)
+    if graded and passed is None:
+        return  # a graded assertion without a pass/fail: its score is all it gave
+    judge = m.judge(name, grader, rubric=text_of(rubric), threshold=finite(a.get("threshold")) if graded else None)
+    m.vote(criterion(a, str(kind)), iid, None if passed is None else ("pass" if passed else "fail"), base=item,
+           judge=judge, raw=comp.get("reason"), invalid=passed is None, where=(where, None), **cost)
