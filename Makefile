@@ -83,6 +83,7 @@ demo: $(VENV)/.demo-installed demo-pdf-libs
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
 	$(VENV)/bin/mypy judgecal apps
+	$(VENV)/bin/lint-imports
 
 # The documentation site: warnings are errors (a broken link or anchor fails the build); the CLI, metric and
 # audit.json reference pages are generated from the code (docs/hooks/reference.py).
@@ -92,6 +93,7 @@ docs: $(VENV)/.test-installed
 test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium pdf-libs
 	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
 	$(VENV)/bin/mypy judgecal apps
+	$(VENV)/bin/lint-imports
 	$(MAKE) docs
 	$(PY) -m pytest -q -ra
 

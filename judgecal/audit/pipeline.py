@@ -88,8 +88,8 @@ def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor
     if executor is not None:
         tell(steps[0], None, "alignment on the cluster")
         report = executor.alignment(ws, report, o)
-    from judgecal.report.loop import attach_loop
-    from judgecal.report.provenance import provenance
+    from judgecal.audit.loop_section import attach_loop
+    from judgecal.audit.provenance import provenance
     from judgecal.report.stability import attach_stability
 
     tell(steps[0], None, "stability")

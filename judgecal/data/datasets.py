@@ -33,7 +33,7 @@ def replay_judgment(
 
     Its spec is the recorded judge's (backend ``replay``, no parameters): one judge across the
     dataset's subsets."""
-    from judgecal.judges.spec import JudgeSpec
+    from judgecal.data.specs import JudgeSpec
 
     spec = JudgeSpec.replay(judge).spec_hash
     status = "invalid" if verdict == "invalid" or (verdict is None and score is None) else "ok"

@@ -13,7 +13,7 @@ from judgecal.data.store import Workspace
 
 def replay_specs(judgments: Iterable[Judgment]) -> list[tuple[str, str, dict[str, Any]]]:
     """(spec_hash, name, spec) of each recorded judge among ``judgments``, for the workspace's spec table."""
-    from judgecal.judges.spec import JudgeSpec
+    from judgecal.data.specs import JudgeSpec
 
     specs = {j.judge: JudgeSpec.replay(j.judge) for j in judgments}
     return [(s.spec_hash, name, s.to_dict()) for name, s in specs.items()]

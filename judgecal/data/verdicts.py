@@ -49,8 +49,8 @@ from judgecal.data.names import reserved_name_problem
 from judgecal.data.records import ORDERS, VERDICTS, Judgment, LabelSet, Span, stable_hash, to_item_orientation
 from judgecal.data.rows import whole_id
 from judgecal.data.span_import import parse_spans
+from judgecal.data.specs import JudgeSpec
 from judgecal.data.store import Workspace
-from judgecal.judges.spec import JudgeSpec
 
 VERDICT_VALUES: tuple[str, ...] = (*VERDICTS, "invalid")
 MAX_NAME_CHARS = 200

@@ -1,15 +1,12 @@
-"""The loop part of a report: the last ``judgecal gate``, the panels, the alignments and the cascades of the
-workspace (``<workspace>/reports/{gate,panels,align,cascade}.json``) at ``audit.json``'s ``loop``, and the
-plain rows every surface (HTML/PDF report, explorer) shows of it."""
+"""The loop part of a report: the plain rows every surface (HTML/PDF report, explorer) shows of ``audit.json``'s
+``loop`` (:mod:`judgecal.audit.loop_section` reads it from the workspace)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-FILES = {"gate": "gate.json", "panels": "panels.json", "align": "align.json", "cascades": "cascade.json"}
-HEAVY = ("escalated", "verdicts")  # per-item maps kept in cascade.json only
+from judgecal.audit.loop_section import FILES
+
 TITLES = {
     "gate": "Gate: the candidate against the baseline on the same human-labelled items (paired bootstrap)",
     "panels": "Panels: strict majority of their members (undecided slots never broken)",
@@ -31,29 +28,6 @@ def built_from(a: dict[str, Any]) -> str:
                 f"({r.get('agree_with_truth', 0)} on train items agreeing with the truth, {r.get('positional', 0)} "
                 "left out for naming a shown position)")
     return f"{shots} examples from the judge's disagreements on the train split"
-
-def load_loop(reports_dir: str | Path) -> dict[str, Any]:
-    """What the loop commands stored, without the per-item maps; ``{}`` when none ran."""
-    out: dict[str, Any] = {}
-    for key, name in FILES.items():
-        try:
-            data = json.loads((Path(reports_dir) / name).read_text("utf-8"))
-        except (OSError, ValueError):
-            continue
-        if key == "cascades" and isinstance(data, dict):
-            data = {k: {f: v for f, v in c.items() if f not in HEAVY} for k, c in data.items() if isinstance(c, dict)}
-        if data:
-            out[key] = data
-    return out
-
-
-def attach_loop(ws: Any, report: dict[str, Any]) -> dict[str, Any]:
-    """Add ``loop`` to ``report`` when any loop command ran in the workspace; returns ``report``."""
-    loop = load_loop(ws.reports_dir)
-    if loop:
-        report["loop"] = loop
-    return report
-
 
 def _ci(r: dict[str, Any]) -> str:
     d, lo, hi = r.get("difference"), r.get("ci_low"), r.get("ci_high")

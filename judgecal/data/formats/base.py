@@ -38,7 +38,7 @@ from judgecal.data.records import (
     to_item_orientation,
 )
 from judgecal.data.rows import parquet_rows, whole_id
-from judgecal.judges.spec import JudgeSpec
+from judgecal.data.specs import JudgeSpec
 
 
 class Skip(ValueError):
