@@ -29,11 +29,14 @@ class MajorityVote:
     """The most frequent label per item, with posteriors = vote shares.
 
     Ties are broken deterministically, never by column order: an even split between ``A`` and
-    ``B`` is ``tie``; any other tie takes the first tied label in ``tie_break``, then sorted order.
+    ``B`` is ``tie`` (pairwise verdicts; ``ab_tie=False`` for items with a declared label set, where
+    ``tie`` is not a label and ``A``/``B`` may be ordinary labels); any other tie takes the first tied
+    label in ``tie_break``, then sorted order.
     """
 
-    def __init__(self, tie_break: Sequence[str] = ("tie", "A", "B")) -> None:
+    def __init__(self, tie_break: Sequence[str] = ("tie", "A", "B"), ab_tie: bool = True) -> None:
         self.tie_break = tuple(tie_break)
+        self.ab_tie = ab_tie
 
     def fit(self, df: pd.DataFrame) -> MajorityVote:
         coded, tasks, _, labels = _codes(df)
@@ -49,7 +52,7 @@ class MajorityVote:
             tied = [lab_list[j] for j in np.flatnonzero(row)]
             if len(tied) == 1:
                 out.append(tied[0])
-            elif set(tied) == {"A", "B"}:
+            elif self.ab_tie and set(tied) == {"A", "B"}:
                 out.append("tie")
             else:
                 out.append(next(lab_list[j] for j in order if row[j]))

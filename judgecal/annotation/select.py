@@ -8,6 +8,10 @@
 - ``escalate``: only the items one judge escalates under the Trust-or-Escalate threshold of the last
   audit (:mod:`judgecal.audit.confidence`), least confident first.
 Ties in a score are broken by a seeded random order, so selections are reproducible.
+
+For label review (``kind="labels"``) the items are the binary and categorical ones (those with a label
+set), drawn at random; a multi-criterion record is drawn whole: the budget counts records, and the ids
+returned are all of a record's criterion items (one task each record, see :func:`kinds.label_units`).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from judgecal.annotation.kinds import record_of
 from judgecal.data.store import Workspace
 
 STRATEGIES = ("random", "disagreement", "order_disagreement", "uncertainty", "escalate")
@@ -57,9 +62,12 @@ def scores(ws: Workspace, strategy: str, item_ids: list[str]) -> pd.Series:
 def select(ws: Workspace, strategy: str, budget: int, *, source: str | None = None, seed: int = 0,
            exclude: set[str] | None = None, judge: str | None = None, kind: str = "pairwise") -> list[str]:
     """Up to ``budget`` item ids, best first for ``strategy`` (``escalate`` needs ``judge``): pairwise items
-    for ``kind`` ``pairwise``, single-response items for ``spans`` and ``likert`` (drawn at random only)."""
+    for ``kind`` ``pairwise``, single-response items for ``spans`` and ``likert`` (drawn at random only),
+    items with a label set for ``labels`` (at random; ``budget`` records, each with all its criteria)."""
     if kind != "pairwise" and strategy != "random":
         raise ValueError(f"{kind} review draws its items at random: --strategy {strategy} ranks pairwise verdicts")
+    if kind == "labels":
+        return _label_units(ws, budget, source, seed, exclude or set())
     need = 2 if kind == "pairwise" else 1
     ids = [it.item_id for it in ws.items(source=source)
            if (it.task == "pairwise") == (kind == "pairwise") and len(it.candidates) == need]
@@ -77,3 +85,16 @@ def select(ws: Workspace, strategy: str, budget: int, *, source: str | None = No
     tiebreak = pd.Series(rng.random(len(ids)), index=ids)
     order = pd.DataFrame({"s": sc.reindex(ids).fillna(0.0), "t": tiebreak}).sort_values(["s", "t"], ascending=False)
     return order.index[:budget].tolist()
+
+
+def _label_units(ws: Workspace, budget: int, source: str | None, seed: int, exclude: set[str]) -> list[str]:
+    """``budget`` tasks of label review at random: items with a label set, a record with all its criteria."""
+    units: dict[tuple[str, str], list[str]] = {}  # (record, id) or (item, id): the two never collide
+    for it in ws.items(source=source):
+        if it.label_set and len(it.candidates) == 1:
+            rec = record_of(it)
+            units.setdefault(("record", rec) if rec else ("item", it.item_id), []).append(it.item_id)
+    names = [u for u, ids in units.items() if not exclude.intersection(ids)]
+    rng = np.random.default_rng(seed)
+    picked = [names[k] for k in rng.permutation(len(names))[:budget]]
+    return [i for u in picked for i in units[u]]

@@ -15,10 +15,12 @@ and Label Studio's ``maximum_annotations`` is the overlap.
 column ``choice``); the label stored for aggregation and audit is ``tie``: neither response is
 preferred (``AGGREGATE_AS``).
 
-Span and Likert review (``kind``, see ``kinds.py``) go through the same push and pull: the same opaque
-keys, organisations, orders and overlap. A pulled span annotation becomes human spans (source
+Span, Likert and label review (``kind``, see ``kinds.py``) go through the same push and pull: the same
+opaque keys, organisations, orders and overlap. A pulled span annotation becomes human spans (source
 ``label-studio:<project>``, the annotator as rater; one empty span when they marked nothing), a rating
-an annotation with an integer label.
+an annotation with an integer label, a label review's answer an annotation with the declared label. A
+multi-criterion record is one task (key ``K``) whose criterion items are recorded as copies ``K:crit_0``,
+``K:crit_1``, ...; its answer becomes one annotation per criterion item (``ls:<project>:<id>/crit_0``, ...).
 """
 
 from __future__ import annotations
@@ -97,21 +99,31 @@ def _unreachable(conn_url: str, exc: Exception) -> LabelStudioError:
 
 
 def create_project(ls: Any, title: str, maximum_annotations: int, kind: str = "pairwise",
-                   scale_max: int | None = None) -> int:
+                   scale_max: int | None = None, questions: tuple[kinds.Question, ...] = (),
+                   rubric: bool = False) -> int:
     """A new blind project of ``kind``; its guidelines are that kind's section, as HTML."""
-    p = ls.projects.create(title=title, label_config=kinds.label_config(kind, scale_max),
+    p = ls.projects.create(title=title, label_config=kinds.label_config(kind, scale_max, questions, rubric),
                            maximum_annotations=maximum_annotations, expert_instruction=guidelines_html(kind),
                            show_instruction=True, show_skip_button=True, sampling="Sequential sampling",
                            description=REVIEW_NOTE)
     return int(p.id)
 
 
-def _check_kind(ls: Any, pid: int, kind: str, project: str) -> None:
-    """Refuse to add ``kind`` tasks to a Label Studio project made for another kind of review."""
-    have = kinds.read_config(ls.projects.get(id=pid).label_config).kind
-    if have != kind:
-        raise LabelStudioError(f"project {project!r} holds {have} tasks, not {kind}; push them with another "
+def _check_kind(ls: Any, pid: int, kind: str, project: str, shown: _Shown | None = None) -> None:
+    """Refuse to add ``kind`` tasks to a Label Studio project made for another kind of review (a labels
+    project: for other questions, labels or criteria, or with or without a rubric)."""
+    have = kinds.read_config(ls.projects.get(id=pid).label_config)
+    if have.kind != kind:
+        raise LabelStudioError(f"project {project!r} holds {have.kind} tasks, not {kind}; push them with another "
                                f"--project (e.g. {kinds.DEFAULT_PROJECT[kind]!r})")
+    if kind == "labels" and shown is not None:
+        want = kinds.read_config(kinds.labels_config(shown.questions, bool(shown.rubric)))
+        if (have.questions, have.rubric) != (want.questions, want.rubric):
+            def ask(c: kinds.Config) -> str:
+                return "; ".join(f"{q.title[:40]!r}: {', '.join(q.labels[:6])}" for q in c.questions) + \
+                    (" with a rubric" if c.rubric else "")
+            raise LabelStudioError(f"project {project!r} asks {ask(have)}, not {ask(want)}; push these items with "
+                                   "another --project")
 
 
 @dataclass
@@ -142,8 +154,11 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     item_id -> known label (item orientation), drawn from ``gold_from``; gold items are mixed in
     unmarked. A higher ``overlap`` than the project was pushed with is applied to the items already
     sent; a lower one is refused. ``http`` is the transport of the per-organisation clients.
-    ``kind`` is ``pairwise``, ``spans`` or ``likert`` (see ``kinds.py``); a Likert task shows ``rubric``
-    (a :class:`judgecal.judges.rubric.Rubric`: its instructions and its scale). A project holds one kind.
+    ``kind`` is ``pairwise``, ``spans``, ``likert`` or ``labels`` (see ``kinds.py``); a Likert task shows
+    ``rubric`` (a :class:`judgecal.judges.rubric.Rubric`: its instructions and its scale), a labels task
+    ``rubric``'s instructions (or the text itself) when one is given. A project holds one kind; a labels
+    project one label set, or one set of criteria (``kinds.label_units``): items that differ are refused
+    before anything is created. ``created``/``already`` count tasks (a record's criteria are one task).
     """
     if kind not in kinds.KINDS:
         raise LabelStudioError(f"unknown kind of review {kind!r}; choose from {', '.join(kinds.KINDS)}")
@@ -162,10 +177,16 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     try:
         for it in items.values():
             kinds.check_item(kind, it)
+        questions, members = kinds.label_units(list(items.values())) if kind == "labels" else ((), {})
+        if questions:
+            kinds.labels_config(questions)  # a label the config cannot carry is refused here, before any change
     except kinds.KindError as exc:
         raise LabelStudioError(str(exc)) from None
-    shown = _Shown(kind, rubric.system.strip() if kind == "likert" else "",
-                   rubric.scale_max if kind == "likert" else None)
+    text = rubric if isinstance(rubric, str) else rubric.system if rubric is not None else ""
+    shown = _Shown(kind, text.strip() if kind in ("likert", "labels") else "",
+                   rubric.scale_max if kind == "likert" else None, questions, members)
+    unit = shown.unit_of()
+    wanted = list(dict.fromkeys(unit.get(i, i) for i in wanted))  # a record's criteria are one task
     res = PushResult()
     known = ws.ls_projects(project)
     old_overlap = next((int(p["overlap"]) for p in known.values() if p["overlap"]), None)
@@ -186,8 +207,8 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     emails = [r["email"] for r in reviewers]
     holders: dict[str, set[str]] = {}
     for i, who in zip(copies["item_id"], copies["annotator"], strict=True):
-        holders.setdefault(str(i), set()).add(str(who))
-    load = {e: int((copies["annotator"] == e).sum()) for e in emails}
+        holders.setdefault(unit.get(str(i), str(i)), set()).add(str(who))
+    load = {e: _tasks_of(copies, e) for e in emails}
     rng = random.Random(seed)
     plan: dict[str, list[str]] = {e: [] for e in emails}
     for item_id in wanted:
@@ -202,19 +223,22 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
             plan[e].append(item_id)
             load[e] += 1
     try:
+        # every project that gets tasks is checked before any is created or filled: a refusal changes nothing
+        for r in reviewers:
+            if r["email"] in known and plan[r["email"]]:
+                _check_kind(client(Connection(base, r["service_token"]), http), known[r["email"]]["project_id"],
+                            kind, project, shown)
         for r in reviewers:
             email = r["email"]
             org_ls = client(Connection(base, r["service_token"]), http)
             pid = known[email]["project_id"] if email in known else None
             if pid is None:
-                pid = create_project(org_ls, project, 1, kind, shown.scale_max)
-            elif plan[email]:
-                _check_kind(org_ls, pid, kind, project)
+                pid = create_project(org_ls, project, 1, kind, shown.scale_max, shown.questions, bool(shown.rubric))
             ws.ls_save_project(project, email, pid, r.get("org_id"), overlap, seed)
             res.project_ids[email] = pid
             todo = plan[email]
             _reviewer_rng(seed, email).shuffle(todo)
-            start = int((copies["annotator"] == email).sum())
+            start = _tasks_of(copies, email)
             rows = _import(ws, org_ls, project, email, pid, todo, items, gold, gold_from, start, shown)
             res.created += rows
             res.gold += sum(1 for i in todo if i in gold)
@@ -225,11 +249,29 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
 
 @dataclass(frozen=True)
 class _Shown:
-    """What a push shows beside each item: its kind, a Likert task's rubric text and scale."""
+    """What a push shows beside each item: its kind, a Likert task's rubric text and scale; a labels task's
+    questions and, per task (an item or a record), its items in question order (``kinds.label_units``)."""
 
     kind: str = "pairwise"
     rubric: str = ""
     scale_max: int | None = None
+    questions: tuple[kinds.Question, ...] = ()
+    members: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def records(self) -> bool:
+        """Whether each task is a record asked on its criteria (copies ``K:crit_0``, ...)."""
+        return bool(self.questions) and self.questions[0].control != "label"
+
+    def unit_of(self) -> dict[str, str]:
+        """item id -> the task it is asked in (the record's id for a criterion item)."""
+        return {i: u for u, ids in self.members.items() for i in ids} if self.records else {}
+
+
+def _tasks_of(copies: Any, annotator: str) -> int:
+    """How many tasks ``annotator`` ('' for a shared project) holds: the next free position."""
+    mine = copies.loc[copies["annotator"] == annotator, "position"]
+    return int(mine.max()) + 1 if len(mine) else 0
 
 
 def _push_shared(ws: Workspace, ls: Any, project: str, overlap: int, seed: int, wanted: list[str],
@@ -239,20 +281,21 @@ def _push_shared(ws: Workspace, ls: Any, project: str, overlap: int, seed: int, 
     try:
         if "" in known:
             pid = int(known[""]["project_id"])
-            _check_kind(ls, pid, shown.kind, project)
+            _check_kind(ls, pid, shown.kind, project, shown)
             if int(known[""]["overlap"] or overlap) != overlap:
                 ls.projects.update(id=pid, maximum_annotations=overlap)
         else:
             pid = next((int(p.id) for p in ls.projects.list() if p.title == project), None) or \
-                create_project(ls, project, overlap, shown.kind, shown.scale_max)
-            _check_kind(ls, pid, shown.kind, project)
+                create_project(ls, project, overlap, shown.kind, shown.scale_max, shown.questions, bool(shown.rubric))
+            _check_kind(ls, pid, shown.kind, project, shown)
         ws.ls_save_project(project, "", pid, None, overlap, seed)
         res.project_ids[""] = pid
-        have = set(copies["item_id"])
+        unit = shown.unit_of()
+        have = {unit.get(str(i), str(i)) for i in copies["item_id"]}
         todo = [i for i in wanted if i not in have]
         res.already = len(wanted) - len(todo)
         _reviewer_rng(seed, "").shuffle(todo)
-        res.created = _import(ws, ls, project, "", pid, todo, items, gold, gold_from, len(copies), shown)
+        res.created = _import(ws, ls, project, "", pid, todo, items, gold, gold_from, _tasks_of(copies, ""), shown)
         res.gold = sum(1 for i in todo if i in gold)
     except httpx.HTTPError as exc:
         raise _unreachable(base, exc) from None
@@ -261,20 +304,27 @@ def _push_shared(ws: Workspace, ls: Any, project: str, overlap: int, seed: int, 
 
 def _import(ws: Workspace, ls: Any, project: str, annotator: str, pid: int, todo: list[str], items: dict[str, Item],
             gold: dict[str, str], gold_from: str | None, start: int, shown: _Shown) -> int:
-    """Import ``todo`` in this order (Label Studio serves a project's tasks in import order), then record."""
+    """Import ``todo`` in this order (Label Studio serves a project's tasks in import order), then record;
+    returns how many tasks. A record's task is recorded as one copy per criterion item (``K:crit_0``, ...)."""
     rng = secrets.SystemRandom()
-    tasks, rows = [], []
-    for pos, item_id in enumerate(todo, start):
-        it = items[item_id]
+    tasks: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    for pos, unit in enumerate(todo, start):
+        parts = list(zip([f":{q.control}" for q in shown.questions], shown.members[unit], strict=True)) \
+            if shown.records else [("", unit)]
+        it = items[parts[0][1]]
         flipped = shown.kind == "pairwise" and rng.random() < 0.5
         key = secrets.token_hex(12)
         tasks.append({"data": kinds.task_data(shown.kind, it, key, flipped, shown.rubric)})
-        rows.append({"task_key": key, "project": project, "annotator": annotator, "project_id": pid,
+        rows.extend({"task_key": key + suffix, "project": project, "annotator": annotator, "project_id": pid,
                      "item_id": item_id, "flipped": int(flipped), "gold_label": gold.get(item_id),
-                     "gold_from": gold_from if item_id in gold else None, "position": pos, "pushed_at": time.time()})
+                     "gold_from": gold_from if item_id in gold else None, "position": pos, "pushed_at": time.time()}
+                    for suffix, item_id in parts)
     for s in range(0, len(tasks), 500):
         ls.projects.import_tasks(id=pid, request=tasks[s:s + 500])
-    return ws.ls_add_copies(rows) if rows else 0
+    if rows:
+        ws.ls_add_copies(rows)
+    return len(tasks)
 
 
 @dataclass
@@ -333,6 +383,12 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
         return res
     by_key = {str(k): (str(i), bool(f), str(a)) for k, i, f, a in
               zip(copies["task_key"], copies["item_id"], copies["flipped"], copies["annotator"], strict=True)}
+    records: dict[str, dict[str, str]] = {}  # a record's task key -> control (crit_0, ...) -> criterion item
+    for k, (i, _, _) in by_key.items():
+        head, sep, control = k.partition(":")
+        if sep:
+            records.setdefault(head, {})[control] = i
+    record_ids: dict[str, str] = {}
     tokens = {r["email"]: r["service_token"] for r in reviewers or [] if r.get("service_token")}
     known_people = _known_people(ls, reviewers or [])
     base = _base_url(ls)
@@ -368,10 +424,18 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
             if not (task.total_annotations or task.cancelled_annotations or task.annotations):
                 continue
             key = (task.data or {}).get("key")
-            if key not in by_key:
+            key = key if isinstance(key, str) else ""
+            members = records.get(key)
+            if key not in by_key and members is None:
                 res.problems.append(f"task {task.id}: unknown key, skipped")
                 continue
-            item_id, flipped, _ = by_key[key]
+            if members is not None:  # a record asked on its criteria: its row names the record
+                if not record_ids:
+                    record_ids = {str(k): str(v) for k, v in ws.item_metadata("record").items()}
+                first = next(iter(members.values()))
+                item_id, flipped = record_ids.get(first, first), False
+            else:
+                item_id, flipped, _ = by_key[key]
             for a in task.annotations or []:
                 a = a if isinstance(a, dict) else a.dict()
                 aid, updated = int(a["id"]), str(a.get("updated_at") or a.get("created_at"))
@@ -382,26 +446,32 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                 row = {"project_id": pid, "annotation_id": aid, "task_key": key, "item_id": item_id,
                        "annotator": changer, "completed_by": author, "updated_by": changer, "updated_at": updated}
                 ref = f"ls:{pid}:{aid}"
+                refs = [ref, *(f"{ref}/{c}" for c in members or ())]  # what an earlier pull stored of it
                 if {author, changer} != {owner or author}:
                     note = f"made by {author}, last changed by {changer}"
                     res.flagged.append(f"annotation {aid} on task {task.id} in "
                                        f"{f'the project of {owner}' if owner else 'the shared project'}: {note}; "
                                        "not counted")
                     labels.append({**row, "status": "flagged", "note": note})
-                    withdrawn.append(ref)
+                    withdrawn.extend(refs)
                     continue
                 if a.get("was_cancelled"):
                     res.cancelled += 1
                     res.problems.append(f"annotation {aid} on task {task.id} by {author}: cancelled (skipped by the "
                                         "annotator), not counted")
                     labels.append({**row, "status": "cancelled"})
-                    withdrawn.append(ref)
+                    withdrawn.extend(refs)
                     continue
                 result = a.get("result") or []
                 if cfg.kind == "spans":
                     regions, problem = kinds.parse_spans(result, cfg, texts[item_id])
                 elif cfg.kind == "likert":
                     rating, problem = kinds.parse_rating(result, cfg)
+                elif cfg.kind == "labels":
+                    picked, problem = kinds.parse_labels(result, cfg)
+                    asked = [q.control for q in cfg.questions]
+                    if not problem and sorted(members or {asked[0]: item_id}) != sorted(asked):
+                        problem = "the task does not match its project's labeling config"
                 else:
                     shown, problem = _parse(result)
                 rationale, bad = kinds.parse_rationale(result) if cfg.kind != "spans" else (None, None)
@@ -409,7 +479,7 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                 if problem:
                     res.problems.append(f"annotation {aid} on task {task.id} by {author}: {problem}, skipped")
                     labels.append({**row, "status": "rejected", "note": problem})
-                    withdrawn.append(ref)
+                    withdrawn.extend(refs)
                     continue
                 if cfg.kind == "spans":
                     tag = json.dumps({"annotation_id": ref})
@@ -424,6 +494,14 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                     choice = str(rating)
                     anns.append(Annotation(item_id, changer, choice, None, a.get("lead_time"), source, ref,
                                            rationale))
+                elif cfg.kind == "labels" and members is None:
+                    choice = picked[asked[0]]
+                    anns.append(Annotation(item_id, changer, choice, None, a.get("lead_time"), source, ref,
+                                           rationale))
+                elif cfg.kind == "labels" and members is not None:  # one per criterion item, one rationale
+                    choice = json.dumps({q.title: picked[q.control] for q in cfg.questions}, ensure_ascii=False)
+                    anns.extend(Annotation(members[c], changer, picked[c], None, a.get("lead_time"), source,
+                                           f"{ref}/{c}", rationale) for c in asked)
                 else:
                     choice = {"A": "B", "B": "A"}.get(str(shown), str(shown)) if flipped else str(shown)
                     anns.append(Annotation(item_id, changer, AGGREGATE_AS.get(choice, choice),

@@ -516,7 +516,8 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
             gold = _gold(ws, args.gold_from, args.gold, project, set(items), args.seed)
-            rubric = load_rubric(args.rubric) if args.kind == "likert" else None
+            rubric = (load_rubric(args.rubric or "pointwise-5") if args.kind == "likert" else
+                      load_rubric(args.rubric) if args.kind == "labels" and args.rubric else None)
             res = lstasks.push(ws, ls, items, project=project, overlap=args.overlap, gold=gold,
                                gold_from=args.gold_from, seed=args.seed, reviewers=people, kind=args.kind,
                                rubric=rubric)
@@ -1113,7 +1114,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "likert: rate one response on --rubric's scale; labels: pick one of a binary or categorical "
                     "item's declared labels (a multi-criterion record is one task, a label per criterion) "
                     "(default project named after the kind)")
-    sp.add_argument("--rubric", default="pointwise-5", help="with --kind likert: the rubric (and scale) shown")
+    sp.add_argument("--rubric", help="with --kind likert: the rubric (and scale) shown (default pointwise-5); with "
+                    "--kind labels: the rubric whose text annotators see beside the labels (default none)")
     sp = asub.add_parser("pull", help="fetch new annotations (incremental, validated); every project unless --project")
     sp.add_argument("--quiet", action="store_true", help="no progress bar")
     asub.add_parser("check", help="what each annotator can see and do; exit 1 when labels would not be independent")
