@@ -1,6 +1,6 @@
 """judgecal explorer: a multi-page Streamlit app over one workspace (``judgecal app --workspace DIR``).
 
-Pages: Overview (the trust dashboard), Judges, Biases, Models, Stability, Loop, Spans, Annotators, Items. It reads
+Pages: Overview (the trust dashboard), Judges, Labels (binary and categorical judges), Biases, Models, Stability, Loop, Spans, Annotators, Items. It reads
 ``<workspace>/reports/audit.json`` and the workspace database through small cached queries
 (:mod:`judgecal.apps.common`); it never calls a judge. How untrusted text is kept plain is described in
 :mod:`judgecal.apps.common`.
@@ -12,12 +12,14 @@ import streamlit as st
 from judgecal.apps.common import md_plain, report_bytes, ws_path
 from judgecal.apps.page_items import annotators_page, items_page
 from judgecal.apps.page_judges import biases, judges_page, overview
+from judgecal.apps.page_labels import labels_page
 from judgecal.apps.page_loop import loop_page
 from judgecal.apps.page_models import models_page, spans_page, stability_page
 
 PAGES = (
     (overview, "Overview", "overview"),
     (judges_page, "Judges", "judges"),
+    (labels_page, "Labels", "labels"),
     (biases, "Biases", "biases"),
     (models_page, "Models", "models"),
     (stability_page, "Stability", "stability"),

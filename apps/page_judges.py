@@ -334,6 +334,10 @@ def judges_page() -> None:
     if not pointwise.empty:
         st.header("Pointwise judges: labels and scores on the humans' scale")
         table(pointwise, "judges-pointwise", metrics={c: n for n, c in POINTWISE_COLUMNS.items()})
+        if any((j.get("labels") or {}).get("labels") for j in rep["judges"].values()):
+            st.caption("Binary and categorical judges: their confusion, TPR/TNR or each label's recall beside the "
+                       "annotators and a trivial rater, the corrected pass rate and the items where they part from "
+                       "the humans are on the Labels page.")
 
     truth = truth_series(rep)
     if truth.empty:

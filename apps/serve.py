@@ -8,6 +8,7 @@ import sys
 
 import judgecal.apps.page_items  # noqa: F401
 import judgecal.apps.page_judges  # noqa: F401
+import judgecal.apps.page_labels  # noqa: F401
 import judgecal.apps.page_models  # noqa: F401
 import pyarrow  # noqa: F401  (what Streamlit serialises every table with)
 from streamlit.web import cli

@@ -3,6 +3,7 @@ heatmap (model x model win rates). Every label is escaped; the SVG scales to the
 
 from __future__ import annotations
 
+import math
 from html import escape
 from typing import Any
 
@@ -138,3 +139,82 @@ def reliability_svg(bins: list[dict[str, Any]], size: int = 260) -> Markup | Non
                      f"<title>confidence {fmt_number(conf)}: agreement {fmt_number(acc)}, n = {n}</title></circle>")
     parts.append("</svg>")
     return Markup("".join(parts))  # noqa: S704 - numbers only, no text from the data
+
+
+def label_rates_svg(rates: list[dict[str, Any]], width: int = 640) -> Markup | None:
+    """A label judge's rates on a 0–1 axis: per rate the judge against the consensus (blue dot, CI), the
+    judge with each annotator (teal ring, CI) beside the annotators with each other (red diamond, dashed
+    CI), and the trivial rater always answering the commonest label (grey cross). Rows of
+    :func:`judgecal.report.labels.label_view`'s ``rates``."""
+    rows = [r for r in rates if any(_est(r.get(k)) is not None for k in ("judge", "like_judge", "humans"))]
+    if not rows:
+        return None
+    left, right, row_h = 230, 30, 26
+    height = row_h * len(rows) + 34
+    span = width - left - right
+
+    def x(v: float) -> float:
+        return left + min(max(v, 0.0), 1.0) * span
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" class="plot label-rates" '
+             'role="img">']
+    for t in (0.0, 0.5, 1.0):
+        parts.append(f'<line x1="{x(t):.1f}" y1="5" x2="{x(t):.1f}" y2="{height - 24}" stroke="#ddd"/>'
+                     f'<text x="{x(t):.1f}" y="{height - 10}" font-size="11" text-anchor="middle">{t:g}</text>')
+    marks = (("judge", -6, "#357", "circle", "judge against the consensus"),
+             ("like_judge", 0, "#2a7", "ring", "judge with each annotator"),
+             ("humans", 6, "#c33", "diamond", "annotators with each other"))
+    for i, r in enumerate(rows):
+        y = 15 + i * row_h
+        parts.append(f'<g><title>{escape(str(r["title"]))}</title><text x="{left - 8}" y="{y + 4}" font-size="12" '
+                     f'text-anchor="end">{escape(_short(str(r["title"])))}</text>')
+        for key, dy, color, shape, words in marks:
+            m = r.get(key)
+            est = _est(m)
+            if est is None:
+                continue
+            lo, hi = _est((m or {}).get("ci_low")), _est((m or {}).get("ci_high"))
+            tip = f"{words}: {fmt_number(est)}" + (f" ({fmt_number(lo)}–{fmt_number(hi)})" if lo is not None
+                                                   and hi is not None else "")
+            if lo is not None and hi is not None:
+                dash = ' stroke-dasharray="3 2"' if key == "humans" else ""
+                parts.append(f'<line x1="{x(lo):.1f}" y1="{y + dy}" x2="{x(hi):.1f}" y2="{y + dy}" stroke="{color}" '
+                             f'stroke-width="2"{dash}/>')
+            cx, cy = x(est), y + dy
+            if shape == "diamond":
+                parts.append(f'<path d="M{cx:.1f} {cy - 5} L{cx + 5:.1f} {cy} L{cx:.1f} {cy + 5} L{cx - 5:.1f} {cy} Z" '
+                             f'fill="{color}"><title>{escape(tip)}</title></path>')
+            elif shape == "ring":
+                parts.append(f'<circle cx="{cx:.1f}" cy="{cy}" r="4" fill="#fff" stroke="{color}" stroke-width="2">'
+                             f'<title>{escape(tip)}</title></circle>')
+            else:
+                parts.append(f'<circle cx="{cx:.1f}" cy="{cy}" r="4" fill="{color}"><title>{escape(tip)}</title>'
+                             '</circle>')
+        tv = _est(r.get("trivial"))
+        if tv is not None:
+            parts.append(f'<path class="trivial" d="M{x(tv) - 5:.1f} {y - 5} L{x(tv) + 5:.1f} {y + 5} M{x(tv) - 5:.1f} '
+                         f'{y + 5} L{x(tv) + 5:.1f} {y - 5}" stroke="#777" stroke-width="2"><title>trivial rater: '
+                         f'{fmt_number(tv)}</title></path>')
+        parts.append("</g>")
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - every piece of text above is escaped
+
+
+def prevalence_svg(rows: list[dict[str, Any]], width: int = 640) -> Markup | None:
+    """The pass rate four ways (judge-reported, Rogan–Gladen, PPI++, human-only), each with its interval, on
+    an axis from 0 to a little above the largest upper bound (rows of
+    :func:`judgecal.report.labels.prevalence_rows`)."""
+    shown = [(str(r["title"]), _est(r.get("estimate")), _est(r.get("ci_low")), _est(r.get("ci_high"))) for r in rows]
+    if not any(e is not None for _, e, _, _ in shown):
+        return None
+    top = max(v for row in shown for v in row[1:] if v is not None)
+    hi = min(1.0, max(0.1, math.ceil((top + 0.05) * 10) / 10))
+    return forest_svg(shown, lo=0.0, hi=hi, width=width)
+
+
+def _est(v: Any) -> float | None:
+    if isinstance(v, dict):
+        v = v.get("estimate")
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    return float(v) if math.isfinite(float(v)) else None

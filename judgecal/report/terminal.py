@@ -88,6 +88,48 @@ def _reasons(j: dict[str, Any], console: Console) -> None:
     console.print(grid)
 
 
+TERMINAL_RATES = ("macro_f1", "tpr", "tnr", "precision", "balanced_accuracy")
+
+
+def _label_ref(r: dict[str, Any], part: dict[str, Any]) -> str:
+    """What a label rate is read beside: the judge with each annotator and the annotators with each other
+    (when two annotators labelled its items), and the trivial rater on the consensus."""
+    out = []
+    if r["like_judge"]:
+        out.append(f"with each annotator {r['like_judge_text']}; annotators with each other {r['humans_text']}")
+    if part["trivial_label"] is not None:
+        out.append(f"trivial (always {part['trivial_label']!r}): {r['trivial_text']}")
+    return "; ".join(out)
+
+
+def _label_rows(j: dict[str, Any]) -> list[tuple[Text, Text, Text]]:
+    """A label judge's rates (macro F1; binary: TPR, TNR, precision, balanced accuracy; categorical: each
+    label's recall) and its pass rate four ways, per criterion when it was read on several."""
+    parts = [p for p in j["labels"] if p["criterion"] is not None] or j["labels"][:1]
+    rows = []
+    for part in parts:
+        if part["criterion"] is not None:
+            rows.append((Text(f"on {part['criterion']}", style="bold"), _status(part["verdict"]), Text("")))
+        for r in part["rates"]:
+            if r["name"] in TERMINAL_RATES or (part["task"] != "binary" and r["name"].startswith("recall_by_label.")):
+                rows.append((Text(r["title"]), Text(r["judge_text"]), Text(_label_ref(r, part))))
+        if part["pass_rate_line"]:
+            rows.append((Text(f"Pass rate ({part['positive']!r})"), Text(part["pass_rate_line"].split(": ", 1)[1]),
+                         Text("judge-reported: its own share; corrected: by its TPR/TNR and by PPI++ on the "
+                              "human-labelled items; human-only: those items alone")))
+    if j["labels_trusted"]:
+        rows.append((Text("Criteria"), Text(j["labels_trusted"]), Text("")))
+    return rows
+
+
+def _figure_table() -> Table:
+    t = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
+    t.add_column("figure", overflow="fold", no_wrap=False, min_width=14)
+    t.add_column("value", overflow="fold", min_width=19)
+    t.add_column("reference", overflow="fold", style="dim")
+    return t
+
+
 def _stacked(view: dict[str, Any], console: Console, titles: tuple[str, str]) -> None:
     console.print(Text(titles[0] if any(not j["span_only"] for j in view["judges"]) else titles[1], style="bold"))
     for j in view["judges"]:
@@ -95,13 +137,12 @@ def _stacked(view: dict[str, Any], console: Console, titles: tuple[str, str]) ->
         labelled = (f"{j['n_span_items']} items with human spans" if j["span_only"] else
                     f"{j['n_labelled']} items with a human label")
         console.print(Text.assemble(Text(j["name"], style="bold"), f"  ({j['n_judgments']} judgments, {labelled})"))
-        t = Table(show_header=False, box=None, pad_edge=False, padding=(0, 1))
-        t.add_column("figure", overflow="fold", no_wrap=False, min_width=14)
-        t.add_column("value", overflow="fold", min_width=19)
-        t.add_column("reference", overflow="fold", style="dim")
+        t = _figure_table()
         for f in _figures(j):
             if f["applies"]:
                 t.add_row(Text(f["title"]), Text(f["value"]), Text(j["references"].get(f["name"], "")))
+        for row in _label_rows(j):
+            t.add_row(*row)
         console.print(t)
         _reasons(j, console)
 
@@ -143,6 +184,12 @@ def print_summary(report: dict[str, Any], console: Console | None = None) -> Non
         for t in tables:
             console.print(t)
         for j in view["judges"]:
+            if rows := _label_rows(j):  # the label rates, beside the references the wide table has no room for
+                console.print(Text.assemble(Text(j["name"], style="bold"), ": labels"))
+                t = _figure_table()
+                for row in rows:
+                    t.add_row(*row)
+                console.print(t)
             _reasons(j, console)
     else:
         _stacked(view, console, titles)

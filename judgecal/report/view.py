@@ -22,11 +22,19 @@ from judgecal.catalogue import (
     info,
     summary_metrics,
 )
+from judgecal.report.labels import (
+    ORDINAL_ONLY,
+    is_label_judge,
+    is_nominal,
+    label_views,
+    metric_info,
+    trusted_words,
+)
 from judgecal.report.stability import stability_tables
 
 # a judge entry's sections that the detail shows with their own layout (the rest are shown generically)
 OWN_LAYOUT = {"kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage", "flags",
-              "verdict", "reference", "stability"}
+              "verdict", "reference", "stability", "labels", "criteria"}
 LIKE_WITH_LIKE = ("Like with like: a judge's agreement with people is read beside the people's agreement with each "
                   "other measured the same way on the same items — pairwise, the judge's mean Cohen's κ with each "
                   "annotator beside the annotators' mean κ with each other (leave-one-out in audit.json: each side "
@@ -54,6 +62,7 @@ SECTION_TITLES = {
     "selective": "Selective evaluation (Trust or Escalate): items it may decide alone",
     "spans": "Spans against the human span consensus",
     "pointwise": "Pointwise: agreement on the humans' scale, beside the annotators' own on the same items",
+    "labels": "Labels: what it says beside the humans",
 }
 
 
@@ -139,8 +148,9 @@ def _flags(entry: dict[str, Any]) -> list[dict[str, str]]:
 
 def _metric_rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
+    labels = entry.get("labels") if is_label_judge(entry) else None
     for name, m in (entry.get("metrics") or {}).items():
-        mi = info(name)
+        mi = metric_info(name, labels) if labels else info(name)
         rows.append({"name": name, "title": mi.title, "definition": mi.definition, "reference": mi.reference,
                      "good": mi.good, "value": fmt_metric(m), "n": m.get("n"),
                      "tested": m.get("p") is not None,
@@ -167,6 +177,9 @@ def _summary_figure(entry: dict[str, Any], name: str) -> dict[str, Any]:
     f["applies"] = f["present"] or name in summary_metrics({kind})
     if not f["applies"]:
         f["value"] = f"n/a ({kind})"
+    elif name in ORDINAL_ONLY and is_nominal(entry) and not f["present"]:
+        # a label set without an order: no weighted κ, rank correlation or distance between its labels
+        f["applies"], f["value"] = False, "n/a (nominal labels)"
     return f
 
 
@@ -301,6 +314,7 @@ def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any],
     stab = entry.get("stability")
     extra = {k: v for k, v in entry.items() if k not in OWN_LAYOUT and v not in (None, {}, [])}
     usage = entry.get("usage") or {}
+    parts = label_views(entry) if is_label_judge(entry) else []
     return {
         "name": name, "kind": entry.get("kind", "pairwise"), "n_judgments": entry.get("n_judgments"),
         "n_items": entry.get("n_items"), "n_labelled": entry.get("n_items_with_consensus"),
@@ -317,6 +331,7 @@ def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any],
         "span_summary": [{**_figure(entry, m), "applies": True} for m in SPAN_SUMMARY_METRICS]
         if (entry.get("spans") or {}).get("span_iou") else [],
         "metrics": _metric_rows(entry),
+        "labels": parts, "labels_trusted": trusted_words(parts[0]) if parts else None,
         "usage": usage,
         "stability": stab, "stability_line": stability_line(stab), "stability_tables": stability_tables(stab),
         "extra": extra,
@@ -328,6 +343,8 @@ def report_view(report: dict[str, Any]) -> dict[str, Any]:
     ref = human_reference(report)
     entries = report.get("judges") or {}
     columns = summary_metrics({e.get("kind", "pairwise") for e in entries.values()})
+    if entries and all(is_nominal(e) for e in entries.values()):  # no judge's labels have an order
+        columns = tuple(m for m in columns if m not in ORDINAL_ONLY)
     judges = [judge_view(n, e, ref, columns) for n, e in entries.items()]
     present = {f["code"] for j in judges for f in j["flags"]}
     legend = [flag_info(c) for c in sorted(present)]

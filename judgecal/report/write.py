@@ -13,7 +13,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from judgecal.catalogue import METRICS, fmt_metric, fmt_number, fmt_p
-from judgecal.report.plots import heatmap_svg, metric_forest, reliability_svg
+from judgecal.report.plots import heatmap_svg, label_rates_svg, metric_forest, prevalence_svg, reliability_svg
 from judgecal.report.summary import COLUMNS, LEGEND, NOTE, more_words, summary_rows
 from judgecal.report.view import report_view
 
@@ -69,7 +69,8 @@ def environment() -> jinja2.Environment:
     """The template environment: package templates, autoescaping always on."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("judgecal.report", "templates"), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.ChainableUndefined)
-    env.filters.update(num=_num, pval=fmt_p, metric=fmt_metric, nowrap=_nowrap, reliability=reliability_svg)
+    env.filters.update(num=_num, pval=fmt_p, metric=fmt_metric, nowrap=_nowrap, reliability=reliability_svg,
+                       label_rates=label_rates_svg, prevalence=prevalence_svg)
     return env
 
 

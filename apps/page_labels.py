@@ -1,0 +1,303 @@
+"""Labels: binary and categorical judges against the humans.
+
+For a judge of items with declared labels (``judgecal import --task binary|categorical``): its verdict per
+criterion, the confusion with the human truth, its rates beside the annotators' measured the same way and
+beside a trivial rater, the pass rate corrected by the human labels (binary), and the items where it and the
+human consensus part, each with the prompt, the response, the judge's raw answer and the annotators' labels
+and rationales. Every figure is read from audit.json through :func:`judgecal.report.labels.label_view`
+(the HTML report and the terminal read the same); the items come from the workspace's explorer queries.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import streamlit as st
+from judgecal.apps.common import audit_caption, chart_plain, md_plain, no_audit, query, report, table
+
+from judgecal.report.labels import criteria_of, is_label_judge, label_view, trusted_words
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+STATUS = {"aligned": ":green[**aligned**]", "caution": ":orange[**caution**]", "not aligned": ":red[**not aligned**]"}
+POOLED = "all criteria together (pooled)"
+MAX_LISTED = 200
+#: the disagreements read from SQLite (shortest ids first); the label and criterion filters apply to these
+MAX_DISAGREEMENTS = 20_000
+
+
+def _status(s: str) -> str:
+    return STATUS.get(s, md_plain(s))
+
+
+def labels_page() -> None:
+    st.title("Labels: binary and categorical judges against the humans")
+    rep = report()
+    if rep is None:
+        no_audit()
+        return
+    audit_caption(rep)
+    names = [n for n, e in rep["judges"].items() if is_label_judge(e)]
+    if not names:
+        st.info("No judge of binary or categorical items in this audit — produced by `judgecal import --task binary` "
+                "(or `--task categorical`) with the judges' verdicts, then `judgecal audit --workspace WS`.")
+        return
+    judge = st.selectbox("Judge", names, key="labels-judge")
+    entry = rep["judges"][judge]
+    crits = criteria_of(entry)
+    criterion = None
+    if crits:
+        options = list(range(len(crits) + 1))
+        if st.session_state.get("labels-criterion") not in options:
+            st.session_state.pop("labels-criterion", None)
+        k = st.selectbox("Criterion", options, key="labels-criterion",
+                         format_func=lambda i: crits[i] if i < len(crits) else POOLED,
+                         help="The judge was read on each criterion apart (one item per criterion); the pooled "
+                              "figures mix the criteria.")
+        criterion = crits[k] if k < len(crits) else None
+    view = label_view(entry, criterion)
+    if view is None:
+        st.info("This criterion has no label figures in the audit.")
+        return
+    verdict_section(entry, view, criterion)
+    confusion_section(view)
+    rates_section(view)
+    if view["task"] == "binary":
+        prevalence_section(view)
+    disagreements_section(rep, judge, view, crits)
+
+
+def verdict_section(entry: dict[str, Any], view: dict[str, Any], criterion: str | None) -> None:
+    with st.container(border=True, key="labels-verdict"):
+        if view["criteria"]:
+            st.markdown(md_plain((trusted_words(view) or "").capitalize() + "."))
+            table(pd.DataFrame([{"criterion": c["criterion"], "verdict": c["status"]} for c in view["criteria"]]),
+                  "labels-criteria", help={"verdict": "The judge's verdict on that criterion's items alone."})
+        where = (f" on {md_plain(criterion)}" if criterion is not None else
+                 f" on all criteria together ({md_plain(', '.join(view['pooled']))})" if view["pooled"] else "")
+        st.markdown(f"**Verdict{where}:** {_status(view['verdict']['status'])}")
+        if view["verdict"]["reasons"]:
+            st.text("\n".join(f"• {r}" for r in view["verdict"]["reasons"]))
+        labels = (" < " if view["ordinal"] else ", ").join(view["labels"])
+        pos = f"; a pass is {view['positive']!r}" if view["positive"] is not None else ""
+        st.caption(md_plain(f"{view['task']} labels: {labels}{pos} · {view['n_judgments']} judgments, "
+                            f"{view['n_with_truth']} with a human truth, {view['n_invalid']} unparsable · the humans: "
+                            f"{view['humans_basis']}"
+                            + "".join(f"; {h['title']} {h['value']}" for h in view["humans_agreement"])))
+
+
+def confusion_section(view: dict[str, Any]) -> None:
+    import plotly.graph_objects as go
+
+    st.subheader("Confusion: the human truth (rows) against the judge (columns)")
+    conf = view["confusion"]
+    labels, counts, shares = conf["labels"], conf["counts"], conf["shares"]
+    if not counts:
+        st.info("No judgment on an item with a human truth.")
+        return
+    rows = [{"human truth": lab, **{f"judge: {c}": counts[i][k] for k, c in enumerate(labels)},
+             "row total": conf["row_totals"][i]} for i, lab in enumerate(labels)]
+    c1, c2 = st.columns(2)
+    with c1:
+        table(pd.DataFrame(rows), "labels-confusion",
+              help={"row total": "Judgments on items whose human truth is this row's label."})
+        st.caption("Counts of judgments (each sample and order once) on items with a human truth; the heatmap "
+                   "beside shows each cell's share of its row (a row's shares are the judge's answers to that truth).")
+    text = [[f"{counts[i][k]}<br>({shares[i][k]:.0%})" if shares[i][k] is not None else f"{counts[i][k]}"
+             for k in range(len(labels))] for i in range(len(labels))]
+    fig = go.Figure(go.Heatmap(z=[[s if s is not None else 0 for s in row] for row in shares],
+                               x=[chart_plain(f"judge {c}") for c in labels],
+                               y=[chart_plain(f"humans {c}") for c in labels], text=text, texttemplate="%{text}",
+                               colorscale="Blues", zmin=0, zmax=1, showscale=False, hoverinfo="skip"))
+    fig.update_layout(height=140 + 60 * len(labels), margin={"l": 10, "r": 10, "t": 10, "b": 30},
+                      yaxis_autorange="reversed")
+    c2.plotly_chart(fig, key="labels-confusion-plot")
+
+
+def rates_section(view: dict[str, Any]) -> None:
+    st.subheader("Agreement and rates: the judge beside the annotators and a trivial rater")
+    like = view["has_like"]
+    rows = []
+    for r in view["rates"]:
+        row = {"figure": r["title"], "judge against the consensus (95% CI)": r["judge_text"],
+               "trivial rater": r["trivial_text"]}
+        if like:
+            row |= {"judge with each annotator": r["like_judge_text"],
+                    "annotators with each other": r["humans_text"], "trivial rater, same way": r["trivial_like_text"]}
+        rows.append(row)
+    table(pd.DataFrame(rows), "labels-rates", help={
+        "trivial rater": f"A rater {view['trivial_words']} (named below), against the consensus: recall 1 for "
+                         "that label and 0 for the others, balanced accuracy 0.5, κ 0.",
+        "judge with each annotator": "The judge's figure pooled over every (annotator, judgment) pair on items with "
+                                     "two or more annotators: like with like.",
+        "annotators with each other": "The annotators' own figure pooled over every ordered pair of them on the same "
+                                      "items: what the judge is read beside.",
+        "trivial rater, same way": "The trivial rater measured with each annotator on the same pairs."})
+    st.caption(md_plain(
+        f"Trivial rater: always {view['trivial_label']!r}, the consensus' most frequent label on these items — a "
+        "figure it reaches is not alignment. " + ("Like with like: " + view["like_definition"] + "." if like else
+                                                  "The judge with each annotator beside the annotators with each "
+                                                  "other: not measured (needs items labelled by two or more "
+                                                  "annotators).")))
+    with st.expander("What each figure means"):
+        st.text("\n".join(f"{r['title']}: {r['definition']}" for r in view["rates"]))
+    fig = rates_plot(view)
+    if fig is not None:
+        st.plotly_chart(fig, key="labels-rates-plot")
+
+
+def _errors(ms: list[dict[str, Any]]) -> dict[str, Any]:
+    """Plotly's asymmetric error bars of metric dicts (no bar where the interval was not computed)."""
+    def side(m: dict[str, Any], key: str) -> float:
+        v = m.get(key)
+        return abs(float(v) - float(m["estimate"])) if isinstance(v, int | float) else 0.0
+
+    return {"type": "data", "array": [side(m, "ci_high") for m in ms], "arrayminus": [side(m, "ci_low") for m in ms]}
+
+
+# each series a little above or below its row, so that equal figures do not hide each other
+SERIES = (("judge", "judge against the consensus", "#357", "circle", -0.22),
+          ("like_judge", "judge with each annotator", "#2a7", "circle-open", -0.07),
+          ("humans", "annotators with each other", "#c33", "diamond", 0.08))
+
+
+def rates_plot(view: dict[str, Any]) -> go.Figure | None:
+    """Per rate: the judge against the consensus, the judge with each annotator beside the annotators with each
+    other (each with its CI), and the trivial rater (grey cross)."""
+    import plotly.graph_objects as go
+
+    rates = view["rates"]
+    traces = []
+    for key, name, color, symbol, dy in SERIES:
+        pts = [(i, r[key]) for i, r in enumerate(rates) if r[key] and r[key].get("estimate") is not None]
+        if pts:
+            traces.append(go.Scatter(x=[m["estimate"] for _, m in pts], y=[i + dy for i, _ in pts], mode="markers",
+                                     name=name, marker={"color": color, "symbol": symbol, "size": 10},
+                                     error_x=_errors([m for _, m in pts])))
+    triv = [(i, r["trivial"]) for i, r in enumerate(rates) if r["trivial"] is not None]
+    if triv:
+        traces.append(go.Scatter(x=[v for _, v in triv], y=[i + 0.22 for i, _ in triv], mode="markers",
+                                 name=chart_plain(f"trivial rater (always {view['trivial_label']!r})"),
+                                 marker={"color": "#777", "symbol": "x", "size": 10}))
+    if not traces:
+        return None
+    fig = go.Figure(traces)
+    low = min([0.0, *(x for t in traces for x in t.x)])  # a κ below chance
+    fig.update_layout(xaxis_title="estimate (95% CI)", xaxis_range=[low - 0.02, 1.02], height=160 + 40 * len(rates),
+                      yaxis={"tickvals": list(range(len(rates))), "ticktext": [chart_plain(r["title"]) for r in rates],
+                             "autorange": "reversed", "zeroline": False},
+                      margin={"l": 10, "r": 10, "t": 30, "b": 40})
+    return fig
+
+
+def prevalence_section(view: dict[str, Any]) -> None:
+    import plotly.graph_objects as go
+
+    st.subheader(f"Pass rate: the share labelled {md_plain(repr(view['positive']))}, corrected by the human labels")
+    rows = view["prevalence"]
+    if not rows:
+        st.info("Not computed: the audit has no pass rate for this judge.")
+        return
+    table(pd.DataFrame([{"estimate": r["title"], "pass rate (95% CI)": r["value"], "n": r["n"], "how": r["definition"]}
+                        for r in rows]), "labels-prevalence",
+          help={"n": "Items the estimate reads: every judged item (judge-reported) or the human-labelled ones."})
+    pts = [(i, r) for i, r in enumerate(rows) if r["estimate"] is not None]
+    if pts:
+        top = max(max(r["estimate"], r["ci_high"] or 0.0) for _, r in pts) or 1.0
+        fig = go.Figure(go.Scatter(x=[r["estimate"] for _, r in pts], y=[i for i, _ in pts], mode="markers",
+                                   marker={"size": 11, "color": "#357"}, name="pass rate",
+                                   error_x=_errors([r["metric"] for _, r in pts])))
+        for i, r in enumerate(rows):
+            if r["estimate"] is None:  # an empty row says why, never a missing one
+                fig.add_annotation(x=0, y=i, text=chart_plain(r["value"]), showarrow=False, xanchor="left",
+                                   font={"color": "#777"})
+        fig.update_layout(xaxis_title="pass rate (95% CI)", height=120 + 50 * len(rows), showlegend=False,
+                          xaxis_range=[-0.03 * top, 1.08 * top],
+                          yaxis={"tickvals": list(range(len(rows))), "ticktext": [chart_plain(r["title"]) for r in rows],
+                                 "autorange": "reversed", "zeroline": False},
+                          margin={"l": 10, "r": 10, "t": 20, "b": 40})
+        st.plotly_chart(fig, key="labels-prevalence-plot")
+    if view["prevalence_words"]:
+        st.caption(md_plain(view["prevalence_words"]))
+    if view["plan_words"]:
+        with st.container(border=True, key="labels-plan"):
+            st.markdown("**How many human labels?** " + md_plain(view["plan_words"]))
+
+
+# -- the items where the judge and the humans part -------------------------------------------------------
+def _criterion_of(ids: pd.Series) -> pd.Series:
+    sets = query("label_sets")
+    return ids.map(lambda i: getattr(sets.get(i), "criterion", None) or "")
+
+
+def disagreements_section(rep: dict[str, Any], judge: str, view: dict[str, Any], crits: list[str]) -> None:
+    st.header("Where the judge and the humans part")
+    method = str(rep.get("settings", {}).get("consensus", "ds"))
+    n, found = query("explorer_find_items", judge, method, humans=True, limit=MAX_DISAGREEMENTS)
+    if not n:
+        st.info("The judge's label equals the human consensus on every item it labelled.")
+        return
+    found = pd.DataFrame({"item_id": found["item_id"], "criterion": _criterion_of(found["item_id"]),
+                          "human consensus": found["humans"], "judge's label": found["judge AB"]})
+    c1, c2, c3 = st.columns(3)
+    humans = c1.multiselect("human label", view["labels"], key="labels-f-human")
+    judged = c2.multiselect("judge's label", sorted(set(found["judge's label"].dropna().astype(str))),
+                            key="labels-f-judge")
+    where = c3.multiselect("criterion", crits, key="labels-f-criterion") if crits else []
+    keep = pd.Series(True, index=found.index)
+    if humans:
+        keep &= found["human consensus"].astype(str).isin(humans)
+    if judged:
+        keep &= found["judge's label"].astype(str).isin(judged)
+    if where:
+        keep &= found["criterion"].isin(where)
+    shown = found[keep]
+    cut = f"; the first {MAX_DISAGREEMENTS:,} (shortest ids first) are filtered" if n > MAX_DISAGREEMENTS else ""
+    st.caption(md_plain(f"{n:,} items where the judge's label (its first sample, unmutated prompt) differs from "
+                        f"the human consensus ({method}){cut}; {len(shown):,} match the filters"
+                        + (f", the first {MAX_LISTED} listed" if len(shown) > MAX_LISTED else "") + "."))
+    cols = ["item_id", *(["criterion"] if crits else []), "human consensus", "judge's label"]
+    table(shown[cols].head(MAX_LISTED), "labels-disagreements", height=260)
+    if shown.empty:
+        st.info("No disagreement matches these filters.")
+        return
+    disagreement_view(shown["item_id"].head(MAX_LISTED).tolist(), judge)
+
+
+@st.fragment
+def disagreement_view(ids: list[str], judge: str) -> None:
+    """One disagreement opened: a fragment, so picking another item reruns only this part."""
+    item_id = st.selectbox("Open a disagreement", ids, key="labels-item")
+    item = query("explorer_item", item_id)
+    if item is None:
+        st.warning("No item with this id in the workspace.")
+        return
+    c1, c2 = st.columns(2)
+    with c1:
+        st.subheader("Prompt")
+        st.text(item.prompt or "(empty prompt)")
+    with c2:
+        st.subheader("Response")
+        for cand in item.candidates:
+            if cand.model:
+                st.text(f"model: {cand.model}")
+            st.text(cand.text or "(empty response)")
+    st.subheader("The judge's answer, as it wrote it")
+    j = query("explorer_item_judgments", item_id, query("judge_names"))
+    mine = j[j["judge"] == judge] if not j.empty else j
+    if mine.empty:
+        st.text("No judgment of this judge on this item.")
+    for _, r in mine.head(10).iterrows():
+        st.caption(md_plain(f"label {r['verdict']} · sample {r['sample']} · {r['status']}"))
+        st.text(r["raw"] or "(empty)")
+    st.subheader("The humans: labels and rationales")
+    ann = query("explorer_item_annotations", item_id)
+    if ann.empty:
+        st.text("No human label on this item.")
+        return
+    wrote = int(ann["rationale"].notna().sum()) if "rationale" in ann else 0
+    st.caption(f"{len(ann)} labels; {wrote} with a rationale.")
+    table(ann[[c for c in ("annotator", "label", "rationale", "source") if c in ann]], "labels-item-annotations",
+          height=min(420, 38 + 35 * len(ann)))
