@@ -197,6 +197,9 @@ def prevalence_section(view: dict[str, Any]) -> None:
 
     st.subheader(f"Pass rate: the share labelled {md_plain(repr(view['positive']))}, corrected by the human labels")
     rows = view["prevalence"]
+    if not rows and view["pooled"]:
+        st.info("Per criterion only: a pass rate over several criteria is the pass rate of nothing. Pick a criterion.")
+        return
     if not rows:
         st.info("Not computed: the audit has no pass rate for this judge.")
         return

@@ -39,32 +39,31 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
        "at the nearest level of the humans' scale) equals the human consensus.",
        reference="an annotator's leave-one-out accuracy; chance = Σ p_k² of the label shares (against the "
                  "consensus: for a like-for-like reading see agreement with each annotator)"),
-    _M("macro_f1", "Macro F1", "F1 per label (A, B, tie; a label judge's declared labels) averaged with equal "
-       "weight, against the human consensus.",
+    _M("macro_f1", "Macro F1", "F1 of each label (A, B, tie; a label judge's declared labels, one nobody gives "
+       "counting 0) averaged with equal weight, against the human truth.",
        reference="the humans' macro F1 with each other; a rater always giving the most frequent label"),
-    _M("tpr", "TPR (recall of the positive label)", "A binary judge: the share of the items people gave the "
-       "positive label (pass, yes, ...) that the judge labels positive too.",
+    _M("tpr", "TPR (recall of {positive})", "True-positive rate: of the items the humans labelled {positive}, the "
+       "share the judge labels {positive}.",
        reference="the annotators' TPR with each other on the same items (like with like); always positive: 1",
        flag="0 never aligned; more than 0.05 below the annotators' a caution, 0.15 not aligned (label_rate_gap)",
        group="labels"),
-    _M("tnr", "TNR (recall of the negative label)", "A binary judge: the share of the items people gave the "
-       "negative label that the judge labels negative too.",
+    _M("tnr", "TNR (recall of {negative})", "True-negative rate: of the items the humans labelled {negative}, the "
+       "share the judge labels {negative}.",
        reference="the annotators' TNR with each other on the same items (like with like); always positive: 0",
        flag="0 never aligned; more than 0.05 below the annotators' a caution, 0.15 not aligned (label_rate_gap)",
        group="labels"),
-    _M("precision", "Precision", "A binary judge: the share of its positive labels that people gave the "
-       "positive label too.", reference="the annotators' precision with each other; the positive rate",
+    _M("precision", "Precision of {positive}", "Of the items the judge labels {positive}, the share the humans "
+       "labelled {positive}.", reference="the annotators' precision with each other; the positive rate",
        group="labels"),
-    _M("f1", "F1 of the positive label", "A binary judge: the harmonic mean of its precision and TPR.",
+    _M("f1", "F1 of {positive}", "Harmonic mean of the precision and the TPR of {positive}.",
        reference="the annotators' F1 with each other", group="labels"),
-    _M("balanced_accuracy", "Balanced accuracy", "A binary judge: (TPR + TNR) / 2, accuracy with the two "
-       "labels weighted equally whatever their shares.", reference="0.5 (always one label); the annotators' own",
+    _M("balanced_accuracy", "Balanced accuracy", "(TPR + TNR) / 2: a rater always giving one label gets 0.5.", reference="0.5 (always one label); the annotators' own",
        flag="an interval reaching 0.5 is never aligned", group="labels"),
-    _M("recall_by_label", "Recall of a label", "The share of the items people gave this label that the judge "
-       "gives it too.", reference="the annotators' recall of it with each other; always this label: 1, else 0",
+    _M("recall_by_label", "Recall of {label}", "Of the items the humans labelled {label}, the share the judge labels "
+       "{label}.", reference="the annotators' recall of it with each other; always this label: 1, else 0",
        flag="0 never aligned; below the annotators' by label_rate_gap a caution or not aligned", group="labels"),
-    _M("precision_by_label", "Precision of a label", "The share of the judge's answers with this label that "
-       "people gave it too.", reference="the label's share among the people's labels", group="labels"),
+    _M("precision_by_label", "Precision of {label}", "Of the items the judge labels {label}, the share the humans "
+       "labelled {label}.", reference="the label's share among the people's labels", group="labels"),
     _M("cohen_kappa", "Cohen's κ", "Agreement with the human consensus beyond what chance would give "
        "(0 = chance, 1 = perfect).", unit="κ",
        reference="the humans' Fleiss' κ with each other (a different definition: a consensus is less noisy than "
@@ -146,16 +145,21 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
 )}
 
 
-def info(name: str) -> MetricInfo:
-    """The catalogue entry of ``name`` (``recall_by_label.<label>``: its family's, titled with the label; a
-    bare entry for a metric not catalogued yet)."""
-    if name in METRICS:
-        return METRICS[name]
+# the words a label metric's title and definition take when no judge's labels are known
+GENERIC_LABELS = {"label": "a label", "positive": "the positive label", "negative": "the negative label"}
+
+
+def info(name: str, words: dict[str, str] | None = None) -> MetricInfo:
+    """The catalogue entry of ``name``, its ``{label}``/``{positive}``/``{negative}`` filled from ``words``
+    (a judge's labels, quoted) or generic ones; ``recall_by_label.<label>`` is its family's entry worded for
+    that label. A bare entry for a metric not catalogued yet."""
     family, dot, label = name.partition(".")
-    if dot and family in METRICS:
-        m = METRICS[family]
-        return MetricInfo(name, f"{m.title} {label!r}", m.definition, m.unit, m.reference, m.good, m.flag, m.group)
-    return MetricInfo(name, name.replace("_", " "), "")
+    m = METRICS.get(name) or (METRICS.get(family) if dot else None)
+    if m is None:
+        return MetricInfo(name, name.replace("_", " "), "")
+    w = {**GENERIC_LABELS, **(words or {}), **({"label": repr(label)} if dot else {})}
+    return MetricInfo(name, m.title.format(**w), m.definition.format(**w), m.unit, m.reference, m.good, m.flag,
+                      m.group)
 
 
 def fmt_number(x: float | None, digits: int = 3) -> str:

@@ -284,7 +284,7 @@ def test_pass_rate_plan_closed_forms() -> None:
     z = sps.norm.ppf(0.975)
     p = y.mean()
     plan = pass_rate_plan(y, good, n_all=20_000, halfwidth=0.02)
-    assert plan["n_human_only"] == math.ceil(z**2 * p * (1 - p) / 0.02**2)
+    assert plan["n_human_only"] == math.ceil(z**2 * p * (1 - p) * len(y) / (len(y) - 1) / 0.02**2 - 1e-9)
     assert plan["pass_rate"] == pytest.approx(p) and plan["n_labelled"] == 300
     assert plan["n_ppi"] <= plan["n_human_only"] / 2
     # the planned labels come out of the 20 000 items: N = n_all - n_ppi, a fixed point of plan_from_data
@@ -300,7 +300,7 @@ def test_pass_rate_plan_closed_forms() -> None:
     noise = rng.integers(0, 2, 300)
     weak = pass_rate_plan(y, noise, n_all=20_000, halfwidth=0.02, level=0.9)
     z90 = sps.norm.ppf(0.95)
-    assert weak["n_human_only"] == math.ceil(z90**2 * p * (1 - p) / 0.02**2)
+    assert weak["n_human_only"] == math.ceil(z90**2 * p * (1 - p) * len(y) / (len(y) - 1) / 0.02**2 - 1e-9)
     assert weak["n_ppi"] >= 0.9 * weak["n_human_only"]
     with pytest.raises(ValueError, match="halfwidth"):
         pass_rate_plan(y, good, n_all=1000, halfwidth=0)

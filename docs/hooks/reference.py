@@ -62,7 +62,7 @@ def metrics_page() -> str:
     from judgecal.audit.decision import PAIRWISE_PROBES
     from judgecal.audit.decision import PROBES as HOW_TO_RUN
     from judgecal.audit.probes import PROBES
-    from judgecal.catalogue import FLAGS, METRICS, SEVERITIES
+    from judgecal.catalogue import FLAGS, METRICS, SEVERITIES, info
 
     out = ["# Metrics, flags and probes", "",
            "Generated from `judgecal/catalogue.py` and the registered probes when the site is built. The "
@@ -71,7 +71,8 @@ def metrics_page() -> str:
            "item-level (cluster) bootstrap percentile interval; a tested metric adds `null_value`, `p`, `q` "
            "(Benjamini–Hochberg over every tested metric of the report) and `mde`.", ""]
     groups: dict[str, list[Any]] = {}
-    for m in METRICS.values():
+    for name in METRICS:
+        m = info(name)  # a label metric worded generically ("the positive label")
         groups.setdefault(m.group, []).append(m)
     out += ["## Metrics", ""]
     for group, ms in groups.items():

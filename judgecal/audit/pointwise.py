@@ -203,7 +203,9 @@ def _label_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig, clus
     if pooled:
         extra = labels_section(pooled_in.judgments, inp.truth, wide, base, groups, cfg)
         pooled["metrics"].update(extra["metrics"])
-        pooled["labels"] = {**extra["section"], "criterion": None, "pooled_criteria": [
+        # a pass rate over several criteria is the pass rate of nothing: the pooled part has none
+        section = {k: v for k, v in extra["section"].items() if k not in ("prevalence", "plan")}
+        pooled["labels"] = {**section, "criterion": None, "pooled_criteria": [
             ls.criterion for ls in sets if ls.key() in shared and ls.criterion in parts]}
     return {**(pooled or next(iter(parts.values()))), "criteria": parts}
 
@@ -253,14 +255,13 @@ def _like_for_like(jf: pd.DataFrame, items: pd.Index, wide: pd.DataFrame, scale:
 
     present = codes[basis][codes[basis] >= 0]
     mode = int(np.bincount(present, minlength=k).argmax()) if present.size else 0
-    per_ann = [float((codes[basis, c][codes[basis, c] >= 0] == mode).mean())
-               for c in range(codes.shape[1]) if (codes[basis, c] >= 0).any()]
+    pooled = float((present == mode).mean()) if present.size else None  # over (annotator, item) pairs, as the judge's
     judge: dict[str, Any] = {"kappa": figures[kname], "accuracy": figures["accuracy"], "chance_accuracy": chance(figures)}
     hum: dict[str, Any] = {"kappa": humans[kname], "accuracy": humans["accuracy"], "chance_accuracy": chance(humans)}
     word = "weighted κ" if scale.ordinal else "κ"
     return {"n_items": int(basis.sum()), "n_annotators": int(codes.shape[1]), "labels": list(scale.levels),
             "kappa_word": word,
-            "trivial": {"label": str(scale.levels[mode]), "accuracy": float(np.mean(per_ann)) if per_ann else None,
+            "trivial": {"label": str(scale.levels[mode]), "accuracy": pooled,
                         "kappa": 0.0, "words": f"always answering {scale.levels[mode]!r}, the annotators' most "
                                                  "frequent level"},
             "pairwise": {"definition": f"the judge's {word} and agreement pooled over every (annotator, judgment) "

@@ -22,8 +22,8 @@ annotator from the annotators' labels over the same (annotator, judgment) pairs 
 (each label's recall ``n`` in ``like_for_like.judge``). Nothing here is estimated; nothing formats HTML
 or markdown (each renderer escapes what it is given).
 
-The label metrics' titles and definitions live here (:data:`LABEL_METRICS`, read through
-:func:`metric_info`) until :mod:`judgecal.catalogue` carries them.
+The label metrics' titles and definitions are the catalogue's (:func:`judgecal.catalogue.info`), worded
+with the judge's own labels by :func:`metric_info`.
 """
 
 from __future__ import annotations
@@ -31,25 +31,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from judgecal.catalogue import METRICS, MetricInfo, fmt_metric, fmt_number
+from judgecal.catalogue import MetricInfo, fmt_metric, fmt_number, info
 
-# name -> (title, definition); ``{label}`` is the label a per-label figure is of, ``{positive}`` the positive one
-LABEL_METRICS: dict[str, tuple[str, str]] = {
-    "tpr": ("TPR (recall of {positive})", "True-positive rate: of the items the humans labelled {positive}, the "
-            "share the judge labels {positive}."),
-    "tnr": ("TNR (recall of {negative})", "True-negative rate: of the items the humans labelled {negative}, the "
-            "share the judge labels {negative}."),
-    "precision": ("Precision of {positive}", "Of the items the judge labels {positive}, the share the humans "
-                  "labelled {positive}."),
-    "f1": ("F1 of {positive}", "Harmonic mean of the precision and the TPR of {positive}."),
-    "balanced_accuracy": ("Balanced accuracy", "(TPR + TNR) / 2: a rater always giving one label gets 0.5."),
-    "macro_f1": ("Macro F1", "F1 of each declared label averaged with equal weight (a label nobody gives counts "
-                 "0), against the human truth."),
-    "recall_by_label": ("Recall of {label}", "Of the items the humans labelled {label}, the share the judge labels "
-                        "{label}."),
-    "precision_by_label": ("Precision of {label}", "Of the items the judge labels {label}, the share the humans "
-                           "labelled {label}."),
-}
+# the label metrics: their titles and definitions are the catalogue's, worded with a judge's labels
+LABEL_METRICS = ("tpr", "tnr", "precision", "f1", "balanced_accuracy", "macro_f1", "recall_by_label",
+                 "precision_by_label")
 BINARY_RATES = ("tpr", "tnr", "precision", "f1", "balanced_accuracy", "macro_f1")
 PREVALENCE = (
     ("judge_reported", "judge-reported", "the share of every item the judge labelled that it labels {positive}"),
@@ -90,19 +76,18 @@ def criteria_of(entry: dict[str, Any]) -> list[str]:
 
 
 def metric_info(name: str, labels: dict[str, Any] | None = None) -> MetricInfo:
-    """The title and definition of ``name``: a label metric's from :data:`LABEL_METRICS` (worded with the
-    judge's ``labels`` section: its positive label, the label of a per-label figure), else the catalogue's."""
-    base, _, label = name.partition(".")
+    """The catalogue entry of ``name`` worded with the judge's ``labels`` section (its positive label, the
+    label of a per-label figure)."""
+    base = name.partition(".")[0]
     if base not in LABEL_METRICS or (base == "macro_f1" and labels is None):
-        return METRICS.get(name) or MetricInfo(name, name.replace("_", " "), "")
+        return info(name)
     lab = labels or {}
     names = [str(x) for x in lab.get("labels") or []]
     pos = lab.get("positive")
     neg = next((x for x in names if x != str(pos)), None) if pos is not None else None
-    words = {"label": _q(label), "positive": _q(pos) if pos is not None else "the positive label",
-             "negative": _q(neg) if neg is not None else "the negative label"}
-    title, definition = LABEL_METRICS[base]
-    return MetricInfo(name, title.format(**words), definition.format(**words), good="higher")
+    words = {k: v for k, v in (("positive", _q(pos) if pos is not None else None),
+                               ("negative", _q(neg) if neg is not None else None)) if v is not None}
+    return info(name, words)
 
 
 def rate_names(labels: dict[str, Any], kappa: str = "cohen_kappa") -> list[str]:

@@ -349,7 +349,7 @@ def report_view(report: dict[str, Any]) -> dict[str, Any]:
     present = {f["code"] for j in judges for f in j["flags"]}
     legend = [flag_info(c) for c in sorted(present)]
     used = {m["name"] for j in judges for m in j["metrics"]} | set(columns)
-    glossary = [METRICS[m] for m in METRICS if m in used]
+    glossary = [info(m) for m in METRICS if m in used]
     prov = report.get("provenance") or {}
     return {
         "report": report, "settings": report.get("settings") or {}, "consensus": report.get("consensus") or {},

@@ -285,8 +285,9 @@ def pass_rate_plan(truth_pos: ArrayLike, judge_pos_labelled: ArrayLike, n_all: i
                    level: float = 0.95) -> dict[str, Any]:
     """Human labels a pass-rate interval of half-width ``h`` needs, from a pilot of labelled items.
 
-    Human only: ``n = ceil(z^2 p (1 - p) / h^2)`` with ``p`` the pilot's pass rate (the normal-approximation
-    interval of a proportion). With PPI++: :func:`judgecal.stats.ppi.plan_from_data` (``sigma^2`` the
+    Human only: ``n = ceil(z^2 s^2 / h^2)`` with ``s^2 = p (1 - p) n / (n - 1)``, the pilot's variance with
+    divisor ``n - 1`` (the normal-approximation interval of a proportion), the same ``sigma^2`` the PPI++
+    plan reads, so the two counts are comparable and PPI++ never needs more. With PPI++: :func:`judgecal.stats.ppi.plan_from_data` (``sigma^2`` the
     pilot's ``var(Y)`` with divisor ``n - 1``, ``rho = corr(Y, Yhat)``), where the labels come out of the
     ``n_all`` judged items, so the unlabelled count is ``N = n_all - n_ppi``: solved as the fixed point of
     that equation (the iteration is monotone, so it settles). Returns ``n_human_only``, ``n_ppi`` (each
@@ -311,7 +312,6 @@ def pass_rate_plan(truth_pos: ArrayLike, judge_pos_labelled: ArrayLike, n_all: i
         raise ValueError(f"n_all ({n_all}) counts every judged item, so it cannot be below n_labelled ({n})")
     z = float(special.ndtri(0.5 + level / 2))
     p = float(y.mean())
-    n_h = max(0, math.ceil(z * z * p * (1 - p) / halfwidth**2 - 1e-9))
     n_u = n_all - n
     plan = plan_from_data(y, yl, halfwidth, level=level, n_unlabelled=n_u)
     for _ in range(10_000):
@@ -320,7 +320,7 @@ def pass_rate_plan(truth_pos: ArrayLike, judge_pos_labelled: ArrayLike, n_all: i
             break
         n_u = nxt
         plan = plan_from_data(y, yl, halfwidth, level=level, n_unlabelled=n_u)
-    n_p = int(plan["n_ppi"])
+    n_p, n_h = int(plan["n_ppi"]), max(0, int(plan["n_human_only"]))
     return {"n_human_only": n_h, "n_ppi": n_p, "more_human_only": max(n_h - n, 0),
             "more_ppi": max(n_p - n, 0), "enough_items": n_p <= n_all, "pass_rate": p, "z": z,
             "halfwidth": halfwidth, "level": level, "n_labelled": n, "n_all": int(n_all), "n_unlabelled": n_u,
