@@ -18,7 +18,7 @@ from conftest import free_port, wait_http
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-PAGES = ("Overview", "Judges", "Biases", "Models", "Stability", "Loop", "Spans", "Annotators", "Items")
+PAGES = ("Overview", "Judges", "Labels", "Biases", "Models", "Stability", "Loop", "Spans", "Annotators", "Items")
 
 
 @contextmanager
