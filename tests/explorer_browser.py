@@ -79,7 +79,7 @@ class Browser:
 
     @staticmethod
     def _h1(title: str) -> str:
-        return {"Overview": "Overview", "Judges": "Judges", "Biases": "Biases", "Models": "Models",
+        return {"Overview": "Overview", "Judges": "Judges", "Labels": "Labels", "Biases": "Biases", "Models": "Models",
                 "Stability": "Stability", "Loop": "Closing the loop", "Spans": "Spans", "Annotators": "Annotators", "Items": "Items"}[title]
 
     def grid(self, key: str) -> tuple[list[str], list[list[str]]]:
