@@ -36,7 +36,6 @@ human labels an interval of a given half-width needs with and without the judge.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
