@@ -41,7 +41,7 @@ class AuditOptions:
 class Executor(Protocol):
     """Where the alignment figures are computed when not here (:class:`judgecal.distributed.audit.RayExecutor`)."""
 
-    def connect(self) -> None:
+    def reach(self) -> None:
         """Reach the cluster, or raise a :class:`judgecal.errors.JudgecalError` saying why."""
 
     def alignment(self, ws: Workspace, report: dict[str, Any], options: AuditOptions) -> dict[str, Any]:
@@ -50,7 +50,7 @@ class Executor(Protocol):
 
 # progress(done, total, step): where the audit is (judgecal.progress.Bar.report); total None: unknown
 Progress = Callable[[int, int | None, str], None]
-AFTER = ("stability", "loop", "provenance")  # the steps after run_audit's own
+AFTER = ("stability", "loop", "report")  # the steps after run_audit's own (the caller writes the report files)
 
 
 def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor: Executor | None = None,
@@ -81,7 +81,7 @@ def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor
         tell(0, None, f"consensus {o.consensus}")
         compute_consensus(ws, (method,), source=source)
     if executor is not None:
-        executor.connect()  # an unreachable cluster is said before the local part runs
+        executor.reach()  # an unreachable cluster is said before the local part runs
     report = run_audit(ws, consensus=o.consensus, invalid_as=o.invalid_as, n_boot=o.n_boot, seed=o.seed,
                        level=o.level, selective_target=o.selective_target, selective_delta=o.selective_delta,
                        progress=at)
@@ -96,7 +96,7 @@ def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor
     attach_stability(ws, report, n_boot=min(o.n_boot, 1000))
     tell(steps[0] + 1, None, "loop")
     attach_loop(ws, report)  # gate, panels, align, cascades
-    tell(steps[0] + 2, None, "provenance")
+    tell(steps[0] + 2, None, "report")
     report["provenance"] = provenance(ws, report)
     return report
 

@@ -58,8 +58,7 @@ def judge_environments(ws: Any) -> dict[str, dict[str, Any]]:
     fields of the most common one."""
     names = ws.judge_names()
     counts: dict[str, dict[str, int]] = {}
-    for judge, h, env, n in ws.conn.execute(
-            "SELECT judge, spec_hash, env, COUNT(*) FROM judgments GROUP BY judge, spec_hash, env"):
+    for judge, h, env, n in ws.environment_counts():
         name = names.get((judge, h), judge)
         per = counts.setdefault(name, {})
         per[env or ""] = per.get(env or "", 0) + int(n)

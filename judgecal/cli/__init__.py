@@ -727,8 +727,8 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
     options = AuditOptions(consensus=consensus, invalid_as=invalid_as, n_boot=n_boot, selective_target=target,
                            selective_delta=delta)
     report = audit_workspace(ws, options, executor, progress=bar.report)
-    bar.report(0, None, "report")
     js, html = write_report(report, out, summary_only=summary_only)
+    bar.report(bar.total or 0)  # the last step (the report: provenance, then these files) is done
     ws.record_report(js)  # the explorer opens the latest audit wherever --out put it
     return report, js, html
 

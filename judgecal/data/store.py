@@ -723,6 +723,11 @@ class Workspace:
         yield from pd.read_sql_query(f"SELECT {select} FROM judgments", self.conn,
                                      params=col_args if "judge" in cols else [], chunksize=chunk)
 
+    def environment_counts(self) -> list[tuple[str, str, str | None, int]]:
+        """``(judge, spec_hash, env, judgments)`` for each environment fingerprint a spec's judgments carry."""
+        return [(str(j), str(h), e, int(n)) for j, h, e, n in self.conn.execute(
+            "SELECT judge, spec_hash, env, COUNT(*) FROM judgments GROUP BY judge, spec_hash, env")]
+
     def count_judgments(self, judge: str | None = None) -> int:
         if judge is None:
             return int(self.conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])

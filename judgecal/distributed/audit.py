@@ -361,7 +361,7 @@ class RayExecutor:
     shard_dir: str | Path | None = None
     n_shards: int = 16
 
-    def connect(self) -> None:
+    def reach(self) -> None:
         from judgecal.distributed.cluster import connect
 
         connect(self.address)
