@@ -49,6 +49,12 @@ def label_set_of(items: pd.Index, label_sets: pd.Series) -> list[LabelSet]:
     return list(out.values())
 
 
+def label_set_keys(item_ids: pd.Series, label_sets: pd.Series) -> pd.Series:
+    """Each id's :meth:`LabelSet.key` (``None`` for an item without a label set), one lookup per distinct id."""
+    keys = {i: ls.key() for i, ls in label_sets.reindex(pd.Index(item_ids.unique())).dropna().items()}
+    return item_ids.map(keys)
+
+
 def _fig(m: dict[str, Any]) -> dict[str, Any]:
     return {**m, "p": None, "q": None, "mde": None}
 
@@ -182,4 +188,4 @@ def _first_per_item(item_ids: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["label_set_of", "labels_section", "metrics_of"]
+__all__ = ["label_set_keys", "label_set_of", "labels_section", "metrics_of"]

@@ -225,14 +225,14 @@ def _pass_rate_plans(inp: Any, truth: pd.Series, label_sets: pd.Series, halfwidt
     """A binary judge's plan for the evaluated system's pass rate (each criterion apart, named
     ``judge [criterion]``): :func:`judgecal.stats.classification.pass_rate_plan` on its first valid label
     per item, the human-labelled items as the pilot."""
-    from judgecal.audit.labels import label_set_of
+    from judgecal.audit.labels import label_set_keys, label_set_of
     from judgecal.stats.classification import pass_rate_plan
 
     jf = inp.judgments
     ids = jf["item_id"].astype(str)
     out: dict[str, dict[str, Any]] = {}
     sets = [ls for ls in label_set_of(pd.Index(ids.unique()), label_sets) if ls.task == "binary"]
-    keys = ids.map(lambda i: label_sets[i].key() if i in label_sets.index else None)
+    keys = label_set_keys(ids, label_sets)
     for ls in sets:
         mine = jf[(keys == ls.key()).to_numpy()]
         ok = mine[(mine["status"].astype(str) == "ok") & mine["verdict"].isin(ls.labels)].drop_duplicates("item_id")

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from judgecal.audit.labels import label_set_of, labels_section
+from judgecal.audit.labels import label_set_keys, label_set_of, labels_section
 from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.data.records import LabelSet
 from judgecal.stats.bootstrap import bootstrap_sums, metric, percentile_ci, safe_ratio
@@ -177,7 +177,7 @@ def _label_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig, clus
     figures; one set is the judge's figures, several (criteria) are kept apart under ``criteria``."""
     jf = inp.judgments
     ids = jf["item_id"].astype(str)
-    keys = ids.map(lambda i: label_sets[i].key() if i in label_sets.index else None)
+    keys = label_set_keys(ids, label_sets)
     groups = pd.Series(_cluster_of(label_sets.index.to_numpy(dtype=str), clusters), index=label_sets.index)
     parts: dict[str, dict[str, Any]] = {}
     for ls in sets:
