@@ -217,29 +217,6 @@ def overview() -> None:
 
 
 # -- Judges --------------------------------------------------------------------------------------------
-def item_verdicts(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Per (item, judge) one verdict: the two orders' common verdict, a tie when they disagree, the one
-    order's verdict when only one was judged; ``invalid`` counts as a tie."""
-    ab, ba = verdicts["AB"].replace("invalid", "tie"), verdicts["BA"].replace("invalid", "tie")
-    v = np.where(ab.isna(), ba, np.where(ba.isna(), ab, np.where(ab == ba, ab, "tie")))
-    return verdicts.assign(verdict=v)
-
-
-def truth_series(rep: dict[str, Any]) -> pd.Series:
-    method = str(rep.get("settings", {}).get("consensus", "ds"))
-    cons = query("consensus_frame", method)
-    if cons.empty and ":" in method:
-        cons = query("consensus_frame", method.split(":")[0])
-    return cons.set_index("item_id")["label"]
-
-
-def wilson(k: float, n: float) -> tuple[float, float]:
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
-    return float(lo), float(hi)
-
-
 def agreement_plot(rows: list[tuple[str, dict[str, Any] | None]], ref: dict[str, float | None], title: str) -> go.Figure:
     import plotly.graph_objects as go
 
@@ -339,14 +316,6 @@ def judges_page() -> None:
                        "annotators and a trivial rater, the corrected pass rate and the items where they part from "
                        "the humans are on the Labels page.")
 
-    truth = truth_series(rep)
-    if truth.empty:
-        needs("No human consensus, so no confusion matrices", "judgecal aggregate --workspace WS")
-        return
-    def verdicts(*names: str) -> pd.DataFrame:  # the named judges' item verdicts beside the truth, one query each
-        iv = pd.concat([item_verdicts(query("explorer_verdicts", judge=n)) for n in names], ignore_index=True)
-        return iv.assign(humans=iv["item_id"].map(truth)).dropna(subset=["humans"])
-
     st.header("Judge against the humans, item by item")
     # the confusion, the breakdowns and the paired difference read A/B/tie verdicts: a pointwise judge's
     # score would be compared with the humans' labels as text, every item "wrong"
@@ -355,60 +324,71 @@ def judges_page() -> None:
         st.info("Every judge here is pointwise: its agreement on the humans' scale is in the table above; "
                 "the item-by-item confusion, the breakdowns and the paired comparison are for judges of pairs.")
         return
-    st.caption("One verdict per item: the verdict both orders agree on, a tie when they disagree; "
-               "an unparsable answer counts as a tie.")
+    if not any(rep["judges"][n].get("breakdown") for n in judges):
+        needs("This audit has no item-by-item section (no human consensus on the pairs, or an audit written "
+              "before it existed)", "judgecal audit --workspace WS")
+        return
+    st.caption("One verdict per item: the verdict both orders agree on, a tie when they disagree; an unparsable "
+               f"answer counts as {'a tie' if rep.get('settings', {}).get('invalid_as', 'tie') == 'tie' else 'invalid'}"
+               " (the audit's invalid_as).")
     pick = st.selectbox("Judge", judges, key="conf-judge")
-    mine = verdicts(pick)
-    labels = ["A", "B", "tie"]
-    conf = pd.crosstab(pd.Categorical(mine["humans"], labels), pd.Categorical(mine["verdict"], labels),
-                       dropna=False).reindex(index=labels, columns=labels, fill_value=0)
-    conf.index.name = None
-    shown = conf.reset_index().rename(columns={"index": "humans said"})
-    shown.columns = ["humans said", *[f"judge said {c}" for c in labels]]
+    confusion_section(rep["judges"][pick].get("breakdown") or {})
+    confidence_section(rep, pick)
+    comparison_section(rep, judges)
+
+
+def confusion_section(b: dict[str, Any]) -> None:
+    """The judge's confusion with the humans and its accuracy by category and model (audit.json ``breakdown``)."""
+    import plotly.graph_objects as go
+
+    if not b:
+        st.info("No item of this judge has a human label.")
+        return
+    humans, judge = b["humans"], b["judge"]
+    shown = pd.DataFrame(b["confusion"], columns=[f"judge said {c}" for c in judge])
+    shown.insert(0, "humans said", humans)
     c1, c2 = st.columns(2)
     with c1:
         table(shown, "judges-confusion")
-    c2.plotly_chart(go.Figure(go.Heatmap(z=conf.to_numpy(), x=[f"judge {c}" for c in labels],
-                                         y=[f"humans {c}" for c in labels], colorscale="Blues",
+    c2.plotly_chart(go.Figure(go.Heatmap(z=b["confusion"], x=[f"judge {c}" for c in judge],
+                                         y=[f"humans {c}" for c in humans], colorscale="Blues",
                                          texttemplate="%{z}", showscale=False)).update_layout(
         height=300, margin={"l": 10, "r": 10, "t": 10, "b": 30}, yaxis_autorange="reversed"), key="conf-plot")
 
     st.subheader("Where it agrees: by category and by candidate model")
-    idx = query("explorer_items_index").set_index("item_id")
-    mine = mine.join(idx[["category", "model_a", "model_b"]], on="item_id")
-    mine = mine.assign(right=(mine["verdict"] == mine["humans"]).astype(float))
+    col = "accuracy (Wilson 95% CI)"
 
-    def breakdown(df: pd.DataFrame, col: str) -> pd.DataFrame:
-        g = df.groupby(col, dropna=True)["right"].agg(["sum", "size"])
-        out = [{col: str(k), "items": int(n), "accuracy (Wilson 95% CI)": fmt_interval(s / n, *wilson(s, n))}
-               for k, (s, n) in g.iterrows()]
-        return pd.DataFrame(out, columns=[col, "items", "accuracy (Wilson 95% CI)"])
+    def groups(rows: list[dict[str, Any]], name: str) -> pd.DataFrame:
+        return pd.DataFrame([{name: g["value"], "items": g["n"], col: fmt_m(g["accuracy"])} for g in rows],
+                            columns=[name, "items", col])
 
     c1, c2 = st.columns(2)
     with c1:
-        if mine["category"].notna().any():
-            table(breakdown(mine, "category"), "judges-by-category")
+        if b.get("by_category"):
+            table(groups(b["by_category"], "category"), "judges-by-category")
         else:
             st.info("The items carry no category (metadata.category).")
     with c2:
-        models = pd.concat([mine.assign(model=mine["model_a"]), mine.assign(model=mine["model_b"])])
-        if models["model"].notna().any():
-            table(breakdown(models, "model"), "judges-by-model")
+        if b.get("by_model"):
+            table(groups(b["by_model"], "model"), "judges-by-model")
         else:
             st.info("The items do not name their candidates' models.")
 
-    confidence_section(rep, pick)
 
+def comparison_section(rep: dict[str, Any], judges: list[str]) -> None:
+    """Is one judge significantly better than another (audit.json ``comparisons``, a paired item bootstrap)?"""
     st.subheader("Is one judge significantly better than another?")
     if len(judges) < 2:
         st.info("One judge only.")
         return
+    comp = rep.get("comparisons") or {}
     c1, c2 = st.columns(2)
     x = c1.selectbox("Judge X", judges, index=0, key="pair-x")
     y = c2.selectbox("Judge Y", judges, index=1, key="pair-y")
-    res = paired_difference(verdicts(*dict.fromkeys((x, y))), x, y, int(rep.get("settings", {}).get("n_boot", 2000)))
+    res = paired_row(comp, x, y)
     if res is None:
-        st.info("The two judges share no item with a human label.")
+        st.info(comp.get("note") or ("The same judge twice." if x == y else
+                                     "The two judges share no item with a human label."))
         return
     table(pd.DataFrame([res]), "judges-paired",
           help={"accuracy X − Y": "Difference in item-level accuracy on the items both judged, with a paired item "
@@ -417,30 +397,22 @@ def judges_page() -> None:
     st.text(res["in words"])
 
 
-def paired_difference(iv: pd.DataFrame, x: str, y: str, n_boot: int) -> dict[str, Any] | None:
-    """Accuracy of X minus Y on the items both judged, with a paired item bootstrap (one index matrix for
-    both judges, :func:`judgecal.stats.bootstrap.bootstrap_sums`) and its two-sided bootstrap p-value."""
-    from judgecal.stats.bootstrap import bootstrap_sums, percentile_ci
-
-    a = iv[iv["judge"] == x].set_index("item_id")
-    b = iv[iv["judge"] == y].set_index("item_id")
-    common = a.index.intersection(b.index)
-    if x == y or len(common) == 0:
+def paired_row(comp: dict[str, Any], x: str, y: str) -> dict[str, Any] | None:
+    """The report's comparison of X and Y, turned so that it reads X − Y (a pair is stored once)."""
+    pair = next((p for p in comp.get("pairs") or [] if {p["x"], p["y"]} == {x, y} and x != y), None)
+    if pair is None or not pair.get("n_items"):
         return None
-    ra = (a.loc[common, "verdict"] == a.loc[common, "humans"]).to_numpy(dtype=float)
-    rb = (b.loc[common, "verdict"] == b.loc[common, "humans"]).to_numpy(dtype=float)
-    boot = bootstrap_sums(np.column_stack([ra, rb, np.ones_like(ra)]), n_boot, 0)
-    d = (boot[:, 0] - boot[:, 1]) / boot[:, 2]
-    est = float((ra - rb).mean())
-    lo, hi = percentile_ci(d)
-    p = float(min(1.0, 2 * min((d <= 0).mean(), (d >= 0).mean())))
-    sig = lo > 0 or hi < 0
+    flip = pair["x"] != x
+    d = pair["difference"]
+    est, lo, hi = ((-d["estimate"], -d["ci_high"], -d["ci_low"]) if flip else (d["estimate"], d["ci_low"], d["ci_high"]))
+    sig = bool(pair["significant"])
     words = (f"{x} is {'significantly ' if sig else 'not significantly '}"
-             f"{'better' if est > 0 else 'worse' if est < 0 else 'different'} than {y} on these {len(common)} items"
+             f"{'better' if est > 0 else 'worse' if est < 0 else 'different'} than {y} on these {pair['n_items']} items"
              + ("" if sig else " (the interval includes 0)"))
-    return {"judge X": x, "judge Y": y, "items": int(len(common)), "accuracy X": fmt_number(float(ra.mean())),
-            "accuracy Y": fmt_number(float(rb.mean())), "accuracy X − Y": fmt_interval(est, lo, hi),
-            "p (two-sided)": fmt_p(p), "in words": words}
+    acc_x, acc_y = (pair["accuracy_y"], pair["accuracy_x"]) if flip else (pair["accuracy_x"], pair["accuracy_y"])
+    return {"judge X": x, "judge Y": y, "items": int(pair["n_items"]), "accuracy X": fmt_number(acc_x),
+            "accuracy Y": fmt_number(acc_y), "accuracy X − Y": fmt_interval(est, lo, hi),
+            "p (two-sided)": fmt_p(pair.get("p")), "in words": words}
 
 
 # -- Biases -----------------------------------------------------------------------------------------------
@@ -466,7 +438,9 @@ HOW = {"position": "judgecal judge --orders AB,BA", "verbosity": "judgecal judge
        "injection": "judgecal probe injection"}
 
 
-def matters(name: str, m: dict[str, Any], flags: list[str], eoi: float) -> str:
+def matters(name: str, m: dict[str, Any], flags: list[str], eoi: float, alpha: float = 0.05) -> str:
+    """Whether a probe's figure shows a bias that matters, in words: its flag, its q against the report's
+    α, its interval against the effect of interest."""
     mine = [f for f in flags if f.split(":")[0] in name or name.split("_")[0] in f]
     if any(f.endswith("underpowered") for f in mine):
         return f"cannot tell: the interval still holds an effect of {eoi:.0%}"
@@ -477,7 +451,7 @@ def matters(name: str, m: dict[str, Any], flags: list[str], eoi: float) -> str:
         return "descriptive (no test)"
     if mine:
         return "yes: significant, and the interval reaches the effect of interest"
-    return "no: not significant" if q >= 0.05 else f"no: significant but smaller than {eoi:.0%}"
+    return "no: not significant" if q >= alpha else f"no: significant but smaller than {eoi:.0%}"
 
 
 def biases() -> None:
@@ -490,14 +464,16 @@ def biases() -> None:
     from judgecal.audit.decision import FLAG_WORDS
 
     eoi = float(rep.get("settings", {}).get("effect_of_interest", 0.05))
-    st.caption(f"A bias is flagged only when it is significant after Benjamini–Hochberg (q < 0.05) *and* at least "
+    alpha = float((rep.get("settings", {}).get("thresholds") or {}).get("alpha", 0.05))
+    st.caption(f"A bias is flagged only when it is significant after Benjamini–Hochberg (q < {alpha:g}) *and* at least "
                f"the effect of interest ({eoi:.0%}) away from its null. A probe that was not run says “not tested”.")
     legend = []
     for name, j in rep["judges"].items():
         v = verdict_of(name, j, rep)
         for f in j.get("flags", []):
-            severe = v["status"] == "not aligned" and f.startswith("position_bias") and any(
-                "picks the response shown" in r for r in v["reasons"])
+            severe = f.startswith("position_bias") and any(
+                d.get("code") == "position_severe" and d.get("severity") == "not aligned"
+                for d in v.get("details") or [])
             legend.append({"judge": name, "flag": f, "meaning": FLAG_WORDS.get(f, f.replace("_", " ").replace(":", ": ")),
                            "severity": "not aligned" if severe else "caution"})
     st.subheader("Flags")
@@ -531,7 +507,7 @@ def biases() -> None:
                     continue
                 rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": fmt_m(m), "n": m.get("n"),
                              "p": fmt_p(m.get("p")), "q (BH)": fmt_p(m.get("q")), "MDE": fmt_number(m.get("mde")),
-                             "null": mi.reference, "matters?": matters(name, m, j.get("flags", []), eoi)})
+                             "null": mi.reference, "matters?": matters(name, m, j.get("flags", []), eoi, alpha)})
                 if m.get("estimate") is not None and m.get("ci_low") is not None:
                     plot.append((judge, name, m))
         table(pd.DataFrame(rows), f"biases-{group}",
@@ -546,17 +522,12 @@ def biases() -> None:
 # probe groups that compare two responses shown together: they do not apply to a pointwise judge
 PAIRWISE_GROUPS = frozenset(info(m).group for m in PAIRWISE_PROBES)
 
-NULLS = {"first_position_rate": 0.5, "flip_rate": 0.0, "verbosity_excess": 0.0, "pad_pick_rate": 0.5,
-         "self_preference_excess": 0.0, "instability_rate": 0.0, "prompt_flip_rate": 0.0,
-         "injection_follow_rate": 0.0}
-
-
 def bias_plot(points: list[tuple[str, str, dict[str, Any]]], eoi: float) -> go.Figure | None:
     """Estimates with their intervals, the null (red) and the null ± the effect of interest (grey); only
     the metrics that have a null."""
     import plotly.graph_objects as go
 
-    points = [p for p in points if p[1] in NULLS]
+    points = [p for p in points if p[2].get("null_value") is not None]  # the report's null of each figure
     if not points:
         return None
     fig = go.Figure()
@@ -567,7 +538,7 @@ def bias_plot(points: list[tuple[str, str, dict[str, Any]]], eoi: float) -> go.F
             name=chart_plain(info(metric).title),
             error_x={"type": "data", "array": [m["ci_high"] - m["estimate"] for _, m in ps],
                      "arrayminus": [m["estimate"] - m["ci_low"] for _, m in ps]}))
-    for x in {NULLS[n] for _, n, _ in points}:
+    for x in {float(m["null_value"]) for _, _, m in points}:
         fig.add_vline(x=x, line_dash="dash", line_color="#c33", annotation_text=f"null {x:g}")
         for side in (-1, 1):
             fig.add_vline(x=x + side * eoi, line_dash="dot", line_color="#999")

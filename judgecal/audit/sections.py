@@ -4,6 +4,9 @@
 
 - ``models`` (:mod:`judgecal.audit.models`);
 - ``humans``: the truth's annotators, their Fleiss' κ and leave-one-out accuracy (:mod:`judgecal.audit.human`);
+- ``comparisons``: each two judges of pairs, the paired difference of their accuracies, and per judge of
+  pairs ``breakdown``: its confusion with the humans and its accuracy by category and by candidate model
+  (:mod:`judgecal.audit.breakdown`);
 - per judge: ``reference`` (κ and accuracy beside the base rate, a chance rater and the humans, and
   ``like_for_like``: the judge and the annotators measured the same way on the same items, pairwise and
   leave-one-out, :mod:`judgecal.stats.reference`; its pairwise judge side is also under ``metrics`` as
@@ -30,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgecal.audit import confidence, human, models
+from judgecal.audit import breakdown, confidence, human, models
 from judgecal.audit.decision import criteria_verdict, judge_verdict, load_thresholds
 from judgecal.audit.pointwise import add_pointwise
 from judgecal.audit.probe import AuditConfig, JudgeInput
@@ -54,6 +57,8 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
     verdicts = {inp.judge: models.item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
     step("models")
     report["models"] = models.models_section(items, truth, inputs, cfg, verdicts=verdicts, lc_texts=alpaca_texts(ws))
+    report["comparisons"] = breakdown.comparisons(verdicts, truth, cfg.n_boot, cfg.seed, cfg.level)
+    category = ws.item_metadata("category")
     step("humans")
     wide = human.annotator_matrix(ws, consensus, truth)
     humans = report["humans"] = human.humans_section(about, wide, cfg.n_boot, cfg.seed, cfg.level)
@@ -73,6 +78,7 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
         entry = report["judges"][inp.judge]
         if inp.pairwise:
             verdict = verdicts[inp.judge]
+            entry["breakdown"] = breakdown.judge_items(verdict, truth, category, items, cfg.level)
             entry["reference"] = human.judge_reference(verdict, truth, humans, wide, n_boot=cfg.n_boot,
                                                        seed=cfg.seed, level=cfg.level)
             pw = (entry["reference"].get("like_for_like") or {}).get("pairwise")

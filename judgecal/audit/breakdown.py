@@ -1,0 +1,106 @@
+"""Item by item: a pairwise judge against the humans, and judges against each other.
+
+Every figure here reads one verdict per item and judge, :func:`judgecal.audit.models.item_verdicts` (the
+two orders swap-debiased: their common verdict, a tie when they part; the first sample; an unreadable
+answer as the report's ``invalid_as`` says), against the truth's label of the item.
+
+- ``breakdown.confusion``: counts of (humans' label, judge's verdict) over ``A``, ``B``, ``tie`` (and
+  ``invalid`` when an unreadable answer is kept as such); rows are the humans.
+- ``breakdown.by_category`` / ``breakdown.by_model``: accuracy per item category (``metadata.category``) and per
+  candidate model (an item counts for both of its models), each with Wilson's interval
+  (:func:`judgecal.stats.proportion.wilson_interval`): a group's items are independent trials.
+- ``comparisons`` (report level): for each two judges, accuracy of X minus Y on the items both judged,
+  with a paired item bootstrap (the same resampled items for both, one weight matrix for every pair,
+  :func:`judgecal.stats.bootstrap.bootstrap_sums`; Efron & Tibshirani, 1993, ch. 6) and its two-sided
+  bootstrap p-value ``min(1, 2 min(P*(d <= 0), P*(d >= 0)))``.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgecal.stats.bootstrap import bootstrap_sums, metric, percentile_ci
+from judgecal.stats.proportion import wilson_interval
+
+LABELS = ("A", "B", "tie")
+MAX_COMPARED = 12  # judges: 66 pairs, three bootstrap columns each; beyond it the report says so
+
+
+def _right(verdicts: pd.Series, truth: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The judge's verdict on its items with a human label (``invalid`` for none) and whether it is right."""
+    v = verdicts[verdicts.index.isin(truth.index)].astype(object)
+    v = v.where(v.notna(), "invalid")
+    return v, (v.to_numpy() == truth.reindex(v.index).to_numpy()).astype(float)
+
+
+def _groups(right: pd.Series, groups: pd.Series, level: float) -> list[dict[str, Any]]:
+    """Accuracy per group value with Wilson's interval, groups in order of their names."""
+    g = groups.reindex(right.index)
+    frame = pd.DataFrame({"group": g, "right": right}).dropna()
+    if frame.empty:
+        return []
+    agg = frame.groupby("group", sort=True)["right"].agg(["sum", "size"])
+    lo, hi = wilson_interval(agg["sum"].to_numpy(), agg["size"].to_numpy(), level)
+    return [{"value": str(k), "n": int(n), "accuracy": metric(s / n, lo[i], hi[i], int(n))}
+            for i, (k, (s, n)) in enumerate(agg.iterrows())]
+
+
+def judge_items(verdicts: pd.Series, truth: pd.Series, category: pd.Series, models: pd.DataFrame,
+                level: float = 0.95) -> dict[str, Any]:
+    """A pairwise judge's ``breakdown`` section: confusion, accuracy by category and by candidate model."""
+    v, right = _right(verdicts, truth)
+    right_s = pd.Series(right, index=v.index)
+    labels = [*LABELS, *(["invalid"] if (v == "invalid").any() else [])]
+    humans = pd.Categorical(truth.reindex(v.index).to_numpy(), categories=list(LABELS))
+    judge = pd.Categorical(v.to_numpy(), categories=labels)
+    conf = pd.crosstab(humans, judge, dropna=False).reindex(index=list(LABELS), columns=labels, fill_value=0)
+    per_model = pd.concat([models["model_a"], models["model_b"]]) if len(models) else pd.Series(dtype=object)
+    both = pd.concat([right_s.reindex(models.index)] * 2) if len(models) else pd.Series(dtype=float)
+    by_model = _groups(pd.Series(both.to_numpy(), index=np.arange(len(both))),
+                       pd.Series(per_model.to_numpy(), index=np.arange(len(per_model))), level)
+    return {"n_items": int(len(v)), "humans": list(LABELS), "judge": labels,
+            "confusion": [[int(x) for x in row] for row in conf.to_numpy()],
+            "by_category": _groups(right_s, category, level), "by_model": by_model,
+            "interval": "Wilson score interval per group"}
+
+
+def comparisons(verdicts: dict[str, pd.Series], truth: pd.Series, n_boot: int = 2000, seed: int = 0,
+                level: float = 0.95) -> dict[str, Any]:
+    """Each two judges' paired accuracy difference (see the module docstring), every pair from one bootstrap."""
+    names = sorted(verdicts)
+    if len(names) < 2:
+        return {"pairs": [], "note": "one judge of pairs only"}
+    if len(names) > MAX_COMPARED:
+        return {"pairs": [], "note": f"{len(names)} judges of pairs: compared only up to {MAX_COMPARED}"}
+    items = truth.index
+    right, judged = {}, {}
+    for n in names:
+        v, r = _right(verdicts[n], truth)
+        right[n] = pd.Series(r, index=v.index).reindex(items).fillna(0.0).to_numpy()
+        judged[n] = items.isin(v.index).astype(float)
+    pairs = list(combinations(names, 2))
+    cols = np.column_stack([c for x, y in pairs for c in (judged[x] * judged[y] * right[x],
+                                                           judged[x] * judged[y] * right[y], judged[x] * judged[y])])
+    boot = bootstrap_sums(cols, n_boot, seed) if len(items) else np.empty((0, cols.shape[1]))
+    total = cols.sum(axis=0)
+    out = []
+    for k, (x, y) in enumerate(pairs):
+        n = int(total[3 * k + 2])
+        if n == 0:
+            out.append({"x": x, "y": y, "n_items": 0})
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = (boot[:, 3 * k] - boot[:, 3 * k + 1]) / boot[:, 3 * k + 2]
+        est = float((total[3 * k] - total[3 * k + 1]) / n)
+        lo, hi = percentile_ci(d, level)
+        finite = d[np.isfinite(d)]
+        p = float(min(1.0, 2 * min((finite <= 0).mean(), (finite >= 0).mean()))) if finite.size else None
+        out.append({"x": x, "y": y, "n_items": n, "accuracy_x": round(float(total[3 * k]) / n, 10),
+                    "accuracy_y": round(float(total[3 * k + 1]) / n, 10), "difference": metric(est, lo, hi, n),
+                    "p": p, "significant": bool(lo > 0 or hi < 0)})
+    return {"pairs": out, "method": "paired item bootstrap of accuracy X - Y on the items both judged",
+            "n_boot": n_boot}
