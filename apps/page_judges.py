@@ -18,7 +18,6 @@ from judgecal.apps.common import (
     md_plain,
     needs,
     no_audit,
-    query,
     report,
     table,
     ws_path,
@@ -265,7 +264,6 @@ def _cell(metrics: dict[str, Any], name: str) -> str:
 
 
 def judges_page() -> None:
-    import plotly.graph_objects as go
 
     st.title("Judges: agreement with the humans")
     rep = report()

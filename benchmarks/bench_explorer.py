@@ -39,7 +39,6 @@ from _common import machine, peak_rss_mb  # noqa: E402
 from judgecal.audit.pipeline import AuditOptions, audit_workspace  # noqa: E402
 from judgecal.data.records import Annotation, Candidate, Consensus, Item, Judgment  # noqa: E402
 from judgecal.data.store import Workspace  # noqa: E402
-from judgecal.report.write import json_safe  # noqa: E402
 
 N_ITEMS, N_JUDGES, ORDERS = 100_000, 5, ("AB", "BA")  # N_ITEMS: --items
 MODELS = [f"model-{k}" for k in range(8)]
@@ -80,7 +79,7 @@ def audit(path: Path) -> dict[str, float]:
     """``judgecal audit``'s audit.json (200 bootstrap replicates: the explorer reads it, its CIs do not matter)."""
     t0 = time.perf_counter()
     ws = Workspace(path)
-    report = json_safe(audit_workspace(ws, AuditOptions(n_boot=200)))
+    report = audit_workspace(ws, AuditOptions(n_boot=200)).to_json()
     ws.close()
     ws.reports_dir.mkdir(exist_ok=True)
     (ws.reports_dir / "audit.json").write_text(json.dumps(report, ensure_ascii=False, allow_nan=False), "utf-8")
@@ -95,7 +94,7 @@ def free_port() -> int:
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-PAGES = ("Judges", "Biases", "Models", "Stability", "Loop", "Spans", "Annotators", "Items")  # after the Overview
+PAGES = ("Judges", "Labels", "Biases", "Models", "Stability", "Loop", "Spans", "Annotators", "Items")  # after the Overview
 FILTERS = ("f-humans", "f-orders", "f-judges", "f-spans")
 
 

@@ -37,7 +37,7 @@ def app(tmp_path_factory, pandalm_ws):
                   Span("0", "replay/x/evil", 1, 1, 4, "bad", "k1", "judge"),
                   Span("pandalm/2", "expert-1", 0, 0, 3, "bad", "experts", "human")])
     compute_consensus(ws, ("ds",), source="pandalm")
-    write_report(audit_workspace(ws, AuditOptions(consensus=TRUTH, n_boot=200)), ws.reports_dir)
+    write_report(audit_workspace(ws, AuditOptions(consensus=TRUTH, n_boot=200)).to_json(), ws.reports_dir)
     # after the audit: three repeated 1-5 scores per item of a pointwise judge, stored as a stability run
     from judgecal.stability.score import repeats_run
 

@@ -46,7 +46,7 @@ def hostile(tmp_path_factory):
     ws.add_spans([Span(iid(0), HOSTILE["annotators"][0], 0, 0, 30, HOSTILE["category"], "hostile", "human"),
                   Span(iid(0), HOSTILE["judge"], 0, 7, 40, HOSTILE["category"], "k", "judge")])
     compute_consensus(ws, ("ds",))
-    write_report(audit_workspace(ws, AuditOptions(n_boot=100)), ws.reports_dir)
+    write_report(audit_workspace(ws, AuditOptions(n_boot=100)).to_json(), ws.reports_dir)
     ws.close()
     with serve(ws_dir) as url:
         b = Browser(url)

@@ -87,20 +87,20 @@ def comparisons(verdicts: dict[str, pd.Series], truth: pd.Series, n_boot: int = 
                                                            judged[x] * judged[y] * right[y], judged[x] * judged[y])])
     boot = bootstrap_sums(cols, n_boot, seed) if len(items) else np.empty((0, cols.shape[1]))
     total = cols.sum(axis=0)
-    out = []
+    out: list[dict[str, Any]] = []
     for k, (x, y) in enumerate(pairs):
-        n = int(total[3 * k + 2])
-        if n == 0:
+        n_common = int(total[3 * k + 2])
+        if n_common == 0:
             out.append({"x": x, "y": y, "n_items": 0})
             continue
         with np.errstate(divide="ignore", invalid="ignore"):
             d = (boot[:, 3 * k] - boot[:, 3 * k + 1]) / boot[:, 3 * k + 2]
-        est = float((total[3 * k] - total[3 * k + 1]) / n)
+        est = float((total[3 * k] - total[3 * k + 1]) / n_common)
         lo, hi = percentile_ci(d, level)
         finite = d[np.isfinite(d)]
         p = float(min(1.0, 2 * min((finite <= 0).mean(), (finite >= 0).mean()))) if finite.size else None
-        out.append({"x": x, "y": y, "n_items": n, "accuracy_x": round(float(total[3 * k]) / n, 10),
-                    "accuracy_y": round(float(total[3 * k + 1]) / n, 10), "difference": metric(est, lo, hi, n),
+        out.append({"x": x, "y": y, "n_items": n_common, "accuracy_x": round(float(total[3 * k]) / n_common, 10),
+                    "accuracy_y": round(float(total[3 * k + 1]) / n_common, 10), "difference": metric(est, lo, hi, n_common),
                     "p": p, "significant": bool(lo > 0 or hi < 0)})
     return {"pairs": out, "method": "paired item bootstrap of accuracy X - Y on the items both judged",
             "n_boot": n_boot}

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from judgecal.audit.report import AuditReport, json_safe
 from judgecal.data.store import Workspace
 from judgecal.errors import UserError
 
@@ -54,8 +55,8 @@ AFTER = ("stability", "loop", "report")  # the steps after run_audit's own (the 
 
 
 def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor: Executor | None = None,
-                    progress: Progress | None = None) -> dict[str, Any]:
-    """The audit of ``ws`` as a JSON-ready dict (schema :data:`judgecal.audit.run.SCHEMA`)."""
+                    progress: Progress | None = None) -> AuditReport:
+    """The audit of ``ws``, typed (:class:`judgecal.audit.report.AuditReport`; ``.to_json()`` is audit.json)."""
     from judgecal.audit.decision import load_thresholds
     from judgecal.audit.run import run_audit
     from judgecal.data.families import load_families
@@ -98,7 +99,7 @@ def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor
     attach_loop(ws, report)  # gate, panels, align, cascades
     tell(steps[0] + 2, None, "report")
     report["provenance"] = provenance(ws, report)
-    return report
+    return AuditReport.from_json(json_safe(report))
 
 
 __all__ = ["AuditError", "AuditOptions", "Executor", "audit_workspace"]

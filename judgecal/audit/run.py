@@ -14,11 +14,11 @@ from judgecal.audit.alignment import usage_metrics
 from judgecal.audit.injection import SOURCE as INJECTION_SOURCE
 from judgecal.audit.padding import SOURCE as PADDING_SOURCE
 from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult, evaluate
+from judgecal.audit.report import SCHEMA
 from judgecal.audit.truth import resolve_truth
 from judgecal.data.families import DEFAULT_FAMILIES, family_of, load_families
 from judgecal.data.store import Workspace
 
-SCHEMA = "judgecal.audit/1"
 COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "score", "status", "p_a", "p_b", "p_tie",
            "p_labels", "prompt_tokens",
            "completion_tokens", "latency_s", "cost_usd")
@@ -29,7 +29,8 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
               effect_of_interest: float = 0.05, selective_target: float | None = None,
               selective_delta: float | None = None,
               progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
-    """The audit as a JSON-ready dict (schema ``judgecal.audit/1``, documented in docs/reference/audit-json.md).
+    """The audit as a JSON-ready dict (schema ``judgecal.audit/2``, typed by
+    :class:`judgecal.audit.report.AuditReport`, documented in docs/reference/audit-json.md).
 
     The truth is the stored consensus ``consensus`` (``<method>[:<source>]``, see
     :mod:`judgecal.audit.truth`); every registered probe runs on every judge through

@@ -726,7 +726,7 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
         executor = RayExecutor(cluster["address"], cluster["shard_dir"], cluster["n_shards"])
     options = AuditOptions(consensus=consensus, invalid_as=invalid_as, n_boot=n_boot, selective_target=target,
                            selective_delta=delta)
-    report = audit_workspace(ws, options, executor, progress=bar.report)
+    report = audit_workspace(ws, options, executor, progress=bar.report).to_json()
     js, html = write_report(report, out, summary_only=summary_only)
     bar.report(bar.total or 0)  # the last step (the report: provenance, then these files) is done
     ws.record_report(js)  # the explorer opens the latest audit wherever --out put it
@@ -781,11 +781,16 @@ def _print_json(obj: Any) -> None:
     sys.stdout.write("\n")
 
 
+READABLE = ("judgecal.audit/1", "judgecal.audit/2")  # audit.json schemas `judgecal report` renders
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     """Render a stored audit.json again: the HTML page or the printable PDF."""
     import json
 
-    from judgecal.audit.run import SCHEMA
+    from pydantic import ValidationError
+
+    from judgecal.audit.report import SCHEMA, AuditReport
 
     src = Path(args.audit)
     try:
@@ -794,8 +799,15 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"{src}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{src}: not UTF-8 text, so not an audit.json") from None
-    if not isinstance(report, dict) or report.get("schema") != SCHEMA or not isinstance(report.get("judges"), dict):
+    if not isinstance(report, dict) or report.get("schema") not in READABLE or not isinstance(report.get("judges"), dict):
         raise UsageError(f"{src}: schema: not an audit.json of schema {SCHEMA} (write one with `judgecal audit`)")
+    if report["schema"] == SCHEMA:  # an earlier schema's file is rendered as it is
+        try:
+            AuditReport.from_json(report)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise UsageError(f"{src}: {where}: {err['msg']} (not an audit.json of schema {SCHEMA})") from None
     out = Path(args.out) if args.out else src.with_suffix(f".{args.format}")
     if args.format == "pdf":
         from judgecal.report.pdf import PdfError, write_pdf

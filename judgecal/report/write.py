@@ -4,7 +4,6 @@ autoescaping (inline CSS and SVG plots; every name and text from the workspace i
 from __future__ import annotations
 
 import json
-import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -12,29 +11,18 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from judgecal.audit.report import AuditReport, json_safe
 from judgecal.catalogue import METRICS, fmt_metric, fmt_number, fmt_p
 from judgecal.report.plots import heatmap_svg, label_rates_svg, metric_forest, prevalence_svg, reliability_svg
 from judgecal.report.summary import COLUMNS, LEGEND, NOTE, more_words, summary_rows
 from judgecal.report.view import report_view
 
 
-def json_safe(obj: Any) -> Any:
-    """NaN and infinities (undefined statistics) become ``null``; numpy scalars become Python numbers."""
-    if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
-def write_report(report: dict[str, Any], out_dir: str | Path, summary_only: bool = False) -> tuple[Path, Path]:
+def write_report(report: AuditReport | dict[str, Any], out_dir: str | Path,
+                 summary_only: bool = False) -> tuple[Path, Path]:
     """``audit.json`` (written atomically) and ``audit.html`` in ``out_dir`` (``summary_only``: the page
     without the per-judge detail, see :func:`render_html`)."""
-    report = json_safe(report)
+    report = report.to_json() if isinstance(report, AuditReport) else json_safe(report)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     js, html_path = out / "audit.json", out / "audit.html"
