@@ -3,9 +3,10 @@
 - ``reference/cli.md``: every command's ``--help``, read from ``judgecal.cli.build_parser``;
 - ``reference/metrics.md``: the metric and flag catalogue (``judgecal.catalogue``), the registered probes
   (``judgecal.audit.probes.PROBES``) and how to run each optional one (``judgecal.audit.decision``);
+- ``reference/audit-schema.md``: the typed parts of ``audit.json``, from its JSON Schema
+  (``judgecal.audit.report.json_schema``, the types of :class:`judgecal.audit.report.AuditReport`);
 - ``reference/audit-fields.md``: every field of an ``audit.json`` written by a real audit of the example
-  files in ``data/`` (its path, JSON type and value there). There is no typed schema of ``audit.json`` yet,
-  so this inventory is what can be generated: it lists what an audit writes, not what a schema allows.
+  files in ``data/`` (its path, JSON type and value there), the typed ones and the sections kept as written.
 
 The pages exist only in the built site; ``mkdocs build --strict`` fails when one of them cannot be made.
 """
@@ -143,12 +144,53 @@ def audit_fields_page() -> str:
            f"aggregated and audited (`judgecal audit --n-boot 200`), and every field of the `audit.json` written "
            f"(schema `{report.get('schema')}`) is listed with its JSON type and its value there. A judge's name "
            f"is shown as `<judge>`; an array of objects is described by its first entry (`[]`).", "",
-           "!!! note \"No typed schema yet\"", "    `audit.json` has no generated JSON Schema yet. This inventory "
+           "The typed parts (what every audit.json holds) are in the [schema](audit-schema.md); this inventory "
            "shows what one audit of pairwise verdicts writes; sections that need other data (stability runs, "
            "spans, pointwise judges, live probes, `--executor ray`) are absent here and described in "
            "[audit.json](audit-json.md).", "",
            "| field | type | value in the example |", "|---|---|---|"]
     out += [f"| `{p}` | {k} | {('`' + _md(v).replace('`', '') + '`') if v else ''} |" for p, (k, v) in rows.items()]
+    return "\n".join(out) + "\n"
+
+
+def _type(node: dict[str, Any]) -> str:
+    """A JSON Schema node's type in words (``Figure``, ``array of string``, ``number or null``)."""
+    if "$ref" in node:
+        return f"[{node['$ref'].rsplit('/', 1)[-1]}](#{node['$ref'].rsplit('/', 1)[-1].lower()})"
+    if "const" in node:
+        return f"`{json.dumps(node['const'])}`"
+    if "enum" in node:
+        return " or ".join(f"`{json.dumps(v)}`" for v in node["enum"])
+    if "anyOf" in node:
+        return " or ".join(_type(n) for n in node["anyOf"])
+    t = node.get("type", "any")
+    if t == "array":
+        return f"array of {_type(node.get('items') or {})}"
+    if t == "object" and isinstance(node.get("additionalProperties"), dict):
+        return f"object of {_type(node['additionalProperties'])} by name"
+    return str(t)
+
+
+def audit_schema_page() -> str:
+    from judgecal.audit.report import SCHEMA, json_schema
+
+    schema = json_schema()
+    out = ["# audit.json: the schema", "",
+           f"Generated from the types of `judgecal.audit.report` (schema `{SCHEMA}`) when the site is built. The "
+           "same JSON Schema ships with the package (`judgecal/audit/audit.schema.json`) for other tools to "
+           "validate an audit.json with; `judgecal report` refuses a file that does not fit it, naming the field. "
+           "An object marked *open* keeps the sections a probe or an analysis adds beside its typed fields "
+           "([audit.json](audit-json.md) says what they mean).", ""]
+    models = {"AuditReport": schema, **schema.get("$defs", {})}
+    for name, node in models.items():
+        doc = " ".join(str(node.get("description", "")).split())
+        open_ = node.get("additionalProperties", False) is not False
+        out += [f"## {name}", "", _md(doc) + (" *Open.*" if open_ else ""), "",
+                "| field | type | required |", "|---|---|---|"]
+        required = set(node.get("required", []))
+        out += [f"| `{f}` | {_md(_type(p))} | {'yes' if f in required else 'no'} |"
+                for f, p in node.get("properties", {}).items()]
+        out.append("")
     return "\n".join(out) + "\n"
 
 
@@ -167,7 +209,7 @@ def datasets_page() -> str:
 
 
 PAGES = {"reference/cli.md": cli_page, "reference/metrics.md": metrics_page,
-         "reference/audit-fields.md": audit_fields_page, "reference/datasets-registry.md": datasets_page}
+         "reference/audit-schema.md": audit_schema_page, "reference/audit-fields.md": audit_fields_page, "reference/datasets-registry.md": datasets_page}
 
 
 def on_files(files: Files, config: Any) -> Files:

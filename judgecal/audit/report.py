@@ -98,6 +98,8 @@ class Comparison(BaseModel):
 
 
 class Comparisons(BaseModel):
+    """Every two judges of pairs compared (a pair once, X before Y by name), from one shared bootstrap."""
+
     pairs: list[Comparison]
     method: str | None = None
     n_boot: int | None = None
