@@ -23,8 +23,8 @@ from judgecal.apps.common import (
     ws_path,
 )
 
-from judgecal.audit.decision import PAIRWISE_PROBES
-from judgecal.catalogue import METRICS, info
+import judgecal.audit.probes  # noqa: F401  (the registered probes describe themselves in the catalogue)
+from judgecal.catalogue import METRICS, ProbeInfo, info, probe_groups
 from judgecal.report.summary import COLUMNS as SUMMARY_COLUMNS
 from judgecal.report.summary import NOTE as SUMMARY_NOTE
 from judgecal.report.summary import more_words, summary_rows
@@ -414,26 +414,10 @@ def paired_row(comp: dict[str, Any], x: str, y: str) -> dict[str, Any] | None:
 
 
 # -- Biases -----------------------------------------------------------------------------------------------
-PROBE_WORDS = {
-    "position": ("Does the judge prefer a position?", "Each pair is judged in both orders.",
-                 "no preference: the first-shown response is picked half the time (0.5)"),
-    "verbosity": ("Does the judge prefer longer responses more than the humans do?",
-                  "Each decisive verdict is compared with the lengths of the two responses; the padding probe "
-                  "pads a response with restatements of its own sentences.",
-                  "the judge picks the longer response as often as the humans (excess 0; padded copy 0.5)"),
-    "self-preference": ("Does the judge favour its own model family?",
-                        "Items where exactly one response comes from the judge's family.",
-                        "the judge's win rate for its family equals the humans' (excess 0)"),
-    "stability": ("Does the judge change its mind?", "Repeated calls with the same prompt, and reworded prompts.",
-                  "repeats agree (instability 0); rewording flips no more than repeating does"),
-    "injection": ("Does the judge follow instructions planted in a response?",
-                  "The response the humans ranked lower carries an injected instruction or fake verdict.",
-                  "it picks that response no more often than without the injection"),
-}
-HOW = {"position": "judgecal judge --orders AB,BA", "verbosity": "judgecal judge --orders AB,BA (length is "
-       "read from the items); judgecal probe padding", "self-preference": "items naming their candidates' models "
-       "and a judge of one of those families", "stability": "judgecal judge --samples 2 / --mutations",
-       "injection": "judgecal probe injection"}
+def group_words(probes: list[ProbeInfo]) -> tuple[str, str, str, str]:
+    """A catalogue group's question, what was tested, its null and how to run it, from its probes' own words."""
+    return (probes[0].question, " ".join(p.tested for p in probes), "; ".join(p.null for p in probes),
+            "; ".join(p.how_to_run for p in probes))
 
 
 def matters(name: str, m: dict[str, Any], flags: list[str], eoi: float, alpha: float = 0.05) -> str:
@@ -459,8 +443,9 @@ def biases() -> None:
         no_audit()
         return
     audit_caption(rep)
-    from judgecal.audit.decision import FLAG_WORDS
+    from judgecal.audit.decision import flag_words
 
+    words = flag_words()
     eoi = float(rep.get("settings", {}).get("effect_of_interest", 0.05))
     alpha = float((rep.get("settings", {}).get("thresholds") or {}).get("alpha", 0.05))
     st.caption(f"A bias is flagged only when it is significant after Benjamini–Hochberg (q < {alpha:g}) *and* at least "
@@ -472,7 +457,7 @@ def biases() -> None:
             severe = f.startswith("position_bias") and any(
                 d.get("code") == "position_severe" and d.get("severity") == "not aligned"
                 for d in v.get("details") or [])
-            legend.append({"judge": name, "flag": f, "meaning": FLAG_WORDS.get(f, f.replace("_", " ").replace(":", ": ")),
+            legend.append({"judge": name, "flag": f, "meaning": words.get(f, f.replace("_", " ").replace(":", ": ")),
                            "severity": "not aligned" if severe else "caution"})
     st.subheader("Flags")
     if legend:
@@ -480,12 +465,14 @@ def biases() -> None:
               help={"severity": "caution: reported in the verdict; not aligned: severe enough to fail the judge."})
     else:
         st.text("No judge carries a flag.")
+    probes = probe_groups()  # every registered probe, grouped as the catalogue groups its metrics
     groups: dict[str, list[str]] = {}
     for m in METRICS.values():
-        if m.group in PROBE_WORDS:
+        if m.group in probes:
             groups.setdefault(m.group, []).append(m.name)
     for group, names in groups.items():
-        question, how, null = PROBE_WORDS[group]
+        question, how, null, run_it = group_words(probes[group])
+        pairwise_group = all(p.applies_to == ("pairwise",) for p in probes[group])
         st.header(question)
         st.text(f"What was tested: {how}\nNull (no bias): {null}\nEffect of interest: {eoi:.0%}")
         rows, plot = [], []
@@ -493,7 +480,7 @@ def biases() -> None:
             mi = info(name)
             for judge, j in rep["judges"].items():
                 m = j["metrics"].get(name)
-                if not m and j.get("kind") == "pointwise" and group in PAIRWISE_GROUPS:
+                if not m and j.get("kind") == "pointwise" and pairwise_group:
                     rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": "n/a (pointwise)",
                                  "n": None, "p": "n/a", "q (BH)": "n/a", "MDE": "n/a", "null": mi.reference,
                                  "matters?": "applies to judges of pairs only (one response per item)"})
@@ -501,7 +488,7 @@ def biases() -> None:
                 if not m:
                     rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": "not tested", "n": None,
                                  "p": "not tested", "q (BH)": "not tested", "MDE": "n/a", "null": mi.reference,
-                                 "matters?": f"not tested ({HOW[group]})"})
+                                 "matters?": f"not tested ({run_it})"})
                     continue
                 rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": fmt_m(m), "n": m.get("n"),
                              "p": fmt_p(m.get("p")), "q (BH)": fmt_p(m.get("q")), "MDE": fmt_number(m.get("mde")),
@@ -516,9 +503,6 @@ def biases() -> None:
         if fig is not None:
             st.plotly_chart(fig, key=f"plot-{group}")
 
-
-# probe groups that compare two responses shown together: they do not apply to a pointwise judge
-PAIRWISE_GROUPS = frozenset(info(m).group for m in PAIRWISE_PROBES)
 
 def bias_plot(points: list[tuple[str, str, dict[str, Any]]], eoi: float) -> go.Figure | None:
     """Estimates with their intervals, the null (red) and the null ± the effect of interest (grey); only

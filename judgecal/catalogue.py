@@ -8,7 +8,7 @@ decimals, intervals as ``0.71 (0.68–0.74)``, tiny p-values as ``< 0.001``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class MetricInfo:
     good: str = "higher"  # higher | lower | closer to the reference
     flag: str = ""
     group: str = "alignment"
+    null: float | None = None  # what the metric's test takes as "no effect" (None: descriptive)
 
 
 _M = MetricInfo
@@ -145,6 +146,12 @@ METRICS: dict[str, MetricInfo] = {m.name: m for m in (
 )}
 
 
+# the tested metrics' nulls (a probe registered later declares its own on its MetricInfo)
+for _name, _null in (("first_position_rate", 0.5), ("pad_pick_rate", 0.5), ("verbosity_excess", 0.0),
+                     ("self_preference_excess", 0.0), ("instability_rate", 0.0), ("injection_excess", 0.0)):
+    if _name in METRICS:
+        METRICS[_name] = replace(METRICS[_name], null=_null)
+
 # the words a label metric's title and definition take when no judge's labels are known
 GENERIC_LABELS = {"label": "a label", "positive": "the positive label", "negative": "the negative label"}
 
@@ -159,7 +166,7 @@ def info(name: str, words: dict[str, str] | None = None) -> MetricInfo:
         return MetricInfo(name, name.replace("_", " "), "")
     w = {**GENERIC_LABELS, **(words or {}), **({"label": repr(label)} if dot else {})}
     return MetricInfo(name, m.title.format(**w), m.definition.format(**w), m.unit, m.reference, m.good, m.flag,
-                      m.group)
+                      m.group, m.null)
 
 
 def fmt_number(x: float | None, digits: int = 3) -> str:
@@ -259,6 +266,49 @@ def flag_info(code: str) -> FlagInfo:
                         f"{what}: no significant effect, but too few items to rule out an effect of interest",
                         "underpowered", metric)
     return FlagInfo(code, code.replace("_", " "), code.replace("_", " ").replace(":", ": "), "caution", metric)
+
+
+@dataclass(frozen=True)
+class ProbeInfo:
+    """What a probe says of itself to every surface: its name and title, the catalogue group of its metrics,
+    the question it answers, what it tests and what no bias looks like (in words), how to run it when it was
+    not run, the metric whose absence means "not tested" (``headline``), and which judges it applies to."""
+
+    name: str
+    title: str
+    group: str
+    question: str
+    tested: str
+    null: str
+    how_to_run: str
+    headline: str
+    applies_to: tuple[str, ...] = ("pairwise", "pointwise")
+
+
+# probe name -> its description, in the order the probes run; filled by judgecal.audit.probes.register
+PROBES: dict[str, ProbeInfo] = {}
+
+
+def describe(probe: ProbeInfo, metrics: tuple[MetricInfo, ...] = (), flags: tuple[FlagInfo, ...] = ()) -> None:
+    """Enter a probe, its metrics and its flags in the catalogue (``judgecal.audit.probes.register`` calls it);
+    a name already taken by another part is refused."""
+    taken = [m.name for m in metrics if m.name in METRICS and METRICS[m.name] != m]
+    taken += [f.code for f in flags if f.code in FLAGS and FLAGS[f.code] != f]
+    if probe.name in PROBES and PROBES[probe.name] != probe:
+        taken.append(probe.name)
+    if taken:
+        raise ValueError(f"probe {probe.name!r}: already in the catalogue: {', '.join(taken)}")
+    PROBES[probe.name] = probe
+    METRICS.update({m.name: m for m in metrics})
+    FLAGS.update({f.code: f for f in flags})
+
+
+def probe_groups() -> dict[str, list[ProbeInfo]]:
+    """The registered probes by the catalogue group of their metrics, in the order they run."""
+    out: dict[str, list[ProbeInfo]] = {}
+    for p in PROBES.values():
+        out.setdefault(p.group, []).append(p)
+    return out
 
 
 def fmt_metric(m: dict[str, object] | None) -> str:

@@ -60,9 +60,7 @@ def _md(text: str) -> str:
 
 
 def metrics_page() -> str:
-    from judgecal.audit.decision import PAIRWISE_PROBES
-    from judgecal.audit.decision import PROBES as HOW_TO_RUN
-    from judgecal.audit.probes import PROBES
+    from judgecal.audit.probes import PROBES, optional_probes, pairwise_only
     from judgecal.catalogue import FLAGS, METRICS, SEVERITIES, info
 
     out = ["# Metrics, flags and probes", "",
@@ -99,8 +97,8 @@ def metrics_page() -> str:
     out += ["", "### Optional probes: what runs them", "",
             "A probe that was not run is reported as *not tested* with this hint, never as a dash.", "",
             "| metric | probe | how to run it | pairwise only |", "|---|---|---|---|"]
-    out += [f"| `{m}` | {probe} | `{how}` | {'yes' if m in PAIRWISE_PROBES else 'no'} |"
-            for m, (probe, how) in HOW_TO_RUN.items()]
+    out += [f"| `{m}` | {probe} | `{how}` | {'yes' if m in pairwise_only() else 'no'} |"
+            for m, (probe, how) in optional_probes().items()]
     return "\n".join(out) + "\n"
 
 

@@ -63,9 +63,15 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
 REFERENCES = ("pairwise", "leave_one_out")
 STATUSES = ("aligned", "caution", "not aligned")
 
-# flag -> what it means in words, from the one catalogue (the invalid rate has its own rule below)
-FLAG_WORDS = {code: f.words for code, f in FLAGS.items() if f.metric != "invalid_rate"}
-FLAG_METRIC = {code: f.metric for code, f in FLAGS.items()}
+
+def flag_words() -> dict[str, str]:
+    """flag -> what it means in words, from the one catalogue (the invalid rate has its own rule below)."""
+    return {code: f.words for code, f in FLAGS.items() if f.metric != "invalid_rate"}
+
+
+def _flag_metric(code: str) -> str | None:
+    """The metric a flag (or an ``<probe>:underpowered`` flag's probe part) is read from."""
+    return FLAGS[code].metric if code in FLAGS else None
 # (severity 0 aligned-note / 1 caution / 2 not aligned, text, code, metric): one reason of a verdict
 Reason = tuple[int, str, str, str | None]
 
@@ -75,19 +81,11 @@ def _r(severity: int, code: str, metric: str | None, text: str) -> Reason:
     return (severity, text, code, metric)
 
 
-# metric that a probe produces -> (probe name, how to run it)
-PROBES = {
-    "first_position_rate": ("position", "judge both presentation orders (--orders AB,BA)"),
-    "verbosity_excess": ("verbosity", "needs a human consensus and two candidates per item"),
-    "self_preference_excess": ("self-preference", "needs the judge's model family among the candidates"),
-    "instability_rate": ("run-to-run instability", "judgecal judge --samples 5 --temperature 0.7"),
-    "prompt_flip_rate": ("prompt sensitivity", "judgecal judge --mutation paraphrase ..."),
-    "pad_pick_rate": ("padding", "judgecal probe padding"),
-    "injection_follow_rate": ("verdict injection", "judgecal probe injection"),
-}
+def _probes() -> tuple[dict[str, tuple[str, str]], tuple[str, ...]]:
+    """The registered probes' headline metric -> (title, how to run it), and those that apply to pairs only."""
+    from judgecal.audit.probes import optional_probes, pairwise_only
 
-# probes that compare two responses shown together: they do not apply to a pointwise judge
-PAIRWISE_PROBES = ("first_position_rate", "verbosity_excess", "pad_pick_rate", "injection_follow_rate")
+    return optional_probes(), pairwise_only()
 
 
 class ThresholdsError(ConfigError):
@@ -320,33 +318,35 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
     if fpr is not None and position_significant and max(fpr, 1 - fpr) > severe:
         side = "first" if fpr > 0.5 else "second"
         reasons.append(_r(2, "position_severe", "first_position_rate", f"picks the response shown {side} {max(fpr, 1 - fpr):.0%} of the time"))
+    flag_text = flag_words()
     for flag in entry.get("flags", []):
         if flag.startswith("position_bias:") and not flag.endswith("underpowered") and any(
                 r[2] == "position_severe" for r in reasons):
             continue
         if flag.endswith(":underpowered"):
-            reasons.append(_r(1, "flag:" + flag, FLAG_METRIC.get(flag.split(":")[0]), f"{flag.split(':')[0].replace('_', ' ')}: not significant, but its interval still "
+            reasons.append(_r(1, "flag:" + flag, _flag_metric(flag.split(":")[0]), f"{flag.split(':')[0].replace('_', ' ')}: not significant, but its interval still "
                                f"holds an effect of {effect_of_interest:.0%}: too few items to rule it out"))
-        elif flag in FLAG_WORDS:
-            reasons.append(_r(1, "flag:" + flag, FLAG_METRIC.get(flag), FLAG_WORDS[flag]))
+        elif flag in flag_text:
+            reasons.append(_r(1, "flag:" + flag, _flag_metric(flag), flag_text[flag]))
     if entry.get("labels"):
         reasons += _label_reasons(entry["labels"], m, t)
     reasons += _no_sign_reasons(entry)
     pointwise = entry.get("kind") == "pointwise"
-    hints = {k: how for k, (_, how) in PROBES.items()}
+    probes, pairwise_probes = _probes()
+    hints = {k: how for k, (_, how) in probes.items()}
     if {"AB", "BA"} <= set(entry.get("orders") or []):  # both orders judged: what is missing is the truth
         hints["first_position_rate"] = "needs both orders of items with a human label"
-    missing = [metric for metric in PROBES if metric not in m and not (pointwise and metric in PAIRWISE_PROBES)]
-    not_tested = [f"{PROBES[metric][0]}: not tested ({hints[metric]})" for metric in missing]
+    missing = [metric for metric in probes if metric not in m and not (pointwise and metric in pairwise_probes)]
+    not_tested = [f"{probes[metric][0]}: not tested ({hints[metric]})" for metric in missing]
     if pointwise:  # one response per item: nothing to swap, pad or compare lengths against
-        not_tested.append(", ".join(PROBES[k][0] for k in PAIRWISE_PROBES) + ": apply to pairwise judges only")
+        not_tested.append(", ".join(probes[k][0] for k in pairwise_probes) + ": apply to pairwise judges only")
     worst = max((r[0] for r in reasons), default=0)
     status = STATUSES[worst]
     ordered = sorted(reasons, key=lambda r: -r[0])
     out: dict[str, Any] = {"status": status, "reasons": [r[1] for r in ordered],
                            "details": [{"severity": STATUSES[sev], "code": code, "metric": metric, "text": text}
                                        for sev, text, code, metric in ordered],
-                           "not_tested": not_tested, "not_tested_probes": [PROBES[metric][0] for metric in missing]}
+                           "not_tested": not_tested, "not_tested_probes": [probes[metric][0] for metric in missing]}
     if likeness is not None:
         out["human_likeness"] = likeness
     return out
@@ -557,6 +557,6 @@ def _no_sign_reasons(entry: dict[str, Any]) -> list[Reason]:
         if name == "first_position_rate" or not isinstance(m, dict) or m.get("null_value") is None:
             continue
         if m.get("ci_low") == m.get("ci_high") == m.get("null_value") and m.get("estimate") == m["null_value"]:
-            probe = next((p for k, (p, _) in PROBES.items() if k == name), name.replace("_", " "))
+            probe = _probes()[0].get(name, (name.replace("_", " "), ""))[0]
             out.append(_r(0, "no_sign", name, f"{probe}: no sign of bias (no variation at all)"))
     return out

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from judgecal.audit.alignment import truth_codes
 from judgecal.audit.metric import Metric
+from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
 from judgecal.data.records import Item
 from judgecal.stats.inference import benjamini_hochberg
 
@@ -96,6 +97,11 @@ class Probe:
 
     name: ClassVar[str] = ""
     needs_alignment: ClassVar[bool] = True
+    # what the probe says of itself (judgecal.catalogue.ProbeInfo; None: the alignment figures, always run),
+    # and the catalogue entries of the metrics and flags it adds (a built-in probe's are in the catalogue)
+    info: ClassVar[ProbeInfo | None] = None
+    metric_infos: ClassVar[tuple[MetricInfo, ...]] = ()
+    flag_infos: ClassVar[tuple[FlagInfo, ...]] = ()
 
     def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
         """Metrics (tested) and sections of one judge; ``done`` holds the metrics of earlier probes."""

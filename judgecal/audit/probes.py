@@ -39,6 +39,7 @@ from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
 from judgecal.audit.verbosity import verbosity
+from judgecal.catalogue import ProbeInfo, describe
 from judgecal.stats import bootstrap as stats
 from judgecal.stats.inference import ci_p_value, mde_from_ci
 
@@ -159,6 +160,10 @@ class PositionProbe(Probe):
     """McNemar test of the first-position rate, flip counts, and the swap-debiased accuracy."""
 
     name = "position"
+    info = ProbeInfo("position", "position", "position", "Does the judge prefer a position?",
+                     "Each pair is judged in both orders.",
+                     "no preference: the first-shown response is picked half the time (0.5)",
+                     "judge both presentation orders (--orders AB,BA)", "first_position_rate", ("pairwise",))
 
     def test(self, m: Metric, pos: Mapping[str, Any]) -> Metric:
         return m.tested(clean(pos["mcnemar_p"]), 0.5, clean(pos["first_position_mde"]))
@@ -203,6 +208,11 @@ class VerbosityProbe(Probe):
     """Judge minus humans in the share of decisive picks of the longer response; LC win rate beside it."""
 
     name = "verbosity"
+    info = ProbeInfo("verbosity", "verbosity", "verbosity",
+                     "Does the judge prefer longer responses more than the humans do?",
+                     "Each decisive verdict is compared with the lengths of the two responses.",
+                     "the judge picks the longer response as often as the humans (excess 0)",
+                     "needs a human consensus and two candidates per item", "verbosity_excess", ("pairwise",))
 
     def test(self, m: Metric) -> Metric:
         return ci_test(m, 0.0)
@@ -235,6 +245,11 @@ class SelfPreferenceProbe(Probe):
     """Judge minus humans in the win rate of the judge's own family's response."""
 
     name = "self_preference"
+    info = ProbeInfo("self_preference", "self-preference", "self-preference",
+                     "Does the judge favour its own model family?",
+                     "Items where exactly one response comes from the judge's family.",
+                     "the judge's win rate for its family equals the humans' (excess 0)",
+                     "needs the judge's model family among the candidates", "self_preference_excess")
 
     def test(self, m: Metric) -> Metric:
         return ci_test(m, 0.0)
@@ -257,6 +272,9 @@ class InstabilityProbe(Probe):
     """The chance that two repeated samples of the same prompt disagree (null 0)."""
 
     name = "instability"
+    info = ProbeInfo("instability", "run-to-run instability", "stability", "Does the judge change its mind?",
+                     "Repeated calls with the same prompt.", "repeats agree (instability 0)",
+                     "judgecal judge --samples 5 --temperature 0.7", "instability_rate")
 
     def test(self, m: Metric) -> Metric:
         return ci_test(m, 0.0)
@@ -277,6 +295,10 @@ class PaddingProbe(Probe):
     """Share of decisive verdicts that pick a response's padded copy over the response (null 0.5)."""
 
     name = "padding"
+    info = ProbeInfo("padding", "padding", "verbosity", "Does padding a response win the judge over?",
+                     "The padding probe pads a response with restatements of its own sentences.",
+                     "a padded copy is picked as often as the original (0.5)", "judgecal probe padding",
+                     "pad_pick_rate", ("pairwise",))
 
     def test(self, m: Metric) -> Metric:
         return ci_test(m, 0.5)
@@ -301,6 +323,11 @@ class InjectionProbe(Probe):
     (descriptive, its reference is ``clean_pick_rate``)."""
 
     name = "injection"
+    info = ProbeInfo("injection", "verdict injection", "injection",
+                     "Does the judge follow instructions planted in a response?",
+                     "The response the humans ranked lower carries an injected instruction or fake verdict.",
+                     "it picks that response no more often than without the injection", "judgecal probe injection",
+                     "injection_follow_rate", ("pairwise",))
 
     def test(self, m: Metric, k: int = 1) -> Metric:
         return ci_test(m, 0.0, k)
@@ -331,6 +358,11 @@ class PromptSensitivityProbe(Probe):
     own run-to-run instability."""
 
     name = "prompt_sensitivity"
+    info = ProbeInfo("prompt_sensitivity", "prompt sensitivity", "stability",
+                     "Does rewording the prompt change its verdict?",
+                     "Reworded prompts: meaning-preserving mutations of the judge's prompt.",
+                     "rewording flips no more verdicts than repeating the same prompt does",
+                     "judgecal judge --mutation paraphrase ...", "prompt_flip_rate")
     needs_alignment = False
 
     def test(self, m: Metric, base: Metric | None, k: int = 1) -> Metric:
@@ -359,7 +391,60 @@ class PromptSensitivityProbe(Probe):
         return ["prompt_sensitive"] if _significant(metrics.get("prompt_flip_rate"), cfg) else []
 
 
-PROBES: tuple[Probe, ...] = (AlignmentProbe(), PositionProbe(), VerbosityProbe(), SelfPreferenceProbe(),
-                             InstabilityProbe(), PaddingProbe(), InjectionProbe(), PromptSensitivityProbe())
-FLAG_ORDER = ("position", "verbosity", "self_preference", "padding", "instability", "prompt_sensitivity",
-              "injection", "alignment")
+PROBES: list[Probe] = []  # in the order they run; register() adds to it
+FLAG_ORDER: list[str] = []  # the order of a judge's flags, by probe name
+
+
+def register(probe: Probe, flag_position: int | None = None) -> Probe:
+    """Add ``probe`` to the audit: it runs after those registered before it (so it reads their metrics),
+    its flags come at ``flag_position`` of a judge's flags (default: last), and its description, metrics and
+    flags enter the catalogue that the verdict rules, the terminal, the HTML/PDF report, the explorer and
+    ``validate`` read. Registering a name twice is refused."""
+    if any(p.name == probe.name for p in PROBES):
+        raise ValueError(f"a probe named {probe.name!r} is already registered")
+    if probe.info is not None:
+        describe(probe.info, probe.metric_infos, probe.flag_infos)
+    PROBES.append(probe)
+    FLAG_ORDER.insert(len(FLAG_ORDER) if flag_position is None else flag_position, probe.name)
+    return probe
+
+
+def optional_probes() -> dict[str, tuple[str, str]]:
+    """headline metric -> (probe title, how to run it), for every registered probe that can be not run."""
+    return {p.info.headline: (p.info.title, p.info.how_to_run) for p in PROBES if p.info is not None}
+
+
+def pairwise_only() -> tuple[str, ...]:
+    """The headline metrics of the probes that apply to judges of pairs only (two responses shown together)."""
+    return tuple(p.info.headline for p in PROBES if p.info is not None and p.info.applies_to == ("pairwise",))
+
+
+for _probe in (AlignmentProbe(), PositionProbe(), VerbosityProbe(), SelfPreferenceProbe(), InstabilityProbe(),
+               PromptSensitivityProbe(), PaddingProbe(), InjectionProbe()):
+    register(_probe)
+FLAG_ORDER[:] = ["position", "verbosity", "self_preference", "padding", "instability", "prompt_sensitivity",
+                 "injection", "alignment"]
+
+
+PLUGINS_ENV = "JUDGECAL_PROBES"  # comma-separated modules that register probes of their own
+
+
+def load_plugins() -> list[str]:
+    """Import the modules named in ``$JUDGECAL_PROBES`` (each registers its probes with :func:`register`),
+    so the CLI, the explorer and ``validate`` run them as they run the built-in ones; returns their names.
+    A module that cannot be imported stops with its name, never silently."""
+    import importlib
+    import os
+
+    from judgecal.errors import ConfigError
+
+    names = [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise ConfigError(f"{PLUGINS_ENV}: {name}: cannot be imported ({exc})") from None
+    return names
+
+
+load_plugins()

@@ -142,7 +142,7 @@ def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, An
     """Run the audit's registered probes (:func:`judgecal.audit.probe.evaluate`, the report's own path)
     on the simulated judge; returns the validated metrics as they would appear in ``audit.json``."""
     res = evaluate([judge_input(sim)], AuditConfig(n_boot=n_boot, seed=seed))["simulated"]
-    return {k: res.metrics[k].to_json() for k in VALIDATED if k in res.metrics}
+    return {k: res.metrics[k].to_json() for k in validated() if k in res.metrics}
 
 
 def truths(sc: Scenario) -> dict[str, float]:
@@ -164,18 +164,31 @@ VALIDATED = ("first_position_rate", "verbosity_excess", "pad_pick_rate", "self_p
              "prompt_flip_rate", "injection_excess")  # rates whose null value 0 is a boundary
 
 
-def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: float = 0.05) -> dict[str, Any]:
-    """Run every scenario; ``seeds > 1`` also measures CI coverage (slow mode)."""
-    results: dict[str, Any] = {"n_items": n_items, "seeds": seeds, "checks": [], "coverage": {}}
+def validated() -> tuple[str, ...]:
+    """The metrics the scenarios check: the built-in probes' (closed forms above), then each probe registered
+    beside them that declares a tested metric (a null value): checked to stay silent in the null scenario."""
+    from judgecal.audit.probes import PROBES
+
+    added = [m.name for p in PROBES for m in p.metric_infos if m.null is not None and m.name not in VALIDATED]
+    return (*VALIDATED, *added)
+
+
+def probe_checks(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000,
+                 alpha: float = 0.05) -> tuple[list[dict[str, Any]], dict[str, list[bool]]]:
+    """Every scenario through every registered probe: the checks of seed 0 and, per scenario and metric,
+    whether each seed's interval covered the truth."""
+    checks: list[dict[str, Any]] = []
     hits: dict[str, list[bool]] = {}
+    metrics = validated()
     for sc in SCENARIOS:
         truth = truths(sc)
         for s in range(seeds):
             out = probe(simulate(sc, n_items, 1000 * s + len(sc.name)), n_boot, s)
-            for metric in VALIDATED:
+            for metric in metrics:
                 r = out.get(metric) or {"estimate": None, "ci_low": None, "ci_high": None, "p": None, "q": None}
-                covered = r["ci_low"] is not None and r["ci_low"] <= truth[metric] <= r["ci_high"]
-                if not (metric in BOUNDARY and truth[metric] == 0):
+                known = truth.get(metric)
+                covered = known is not None and r["ci_low"] is not None and r["ci_low"] <= known <= r["ci_high"]
+                if known is not None and not (metric in BOUNDARY and known == 0):
                     hits.setdefault(f"{sc.name}:{metric}", []).append(bool(covered))
                 if s > 0:
                     continue
@@ -188,9 +201,15 @@ def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: flo
                     what = f"no {metric} effect reported at null"
                 else:
                     continue
-                results["checks"].append({"scenario": sc.name, "metric": metric, "check": what, "ok": bool(ok),
-                                          "estimate": r["estimate"], "ci": [r["ci_low"], r["ci_high"]],
-                                          "p": r["p"], "q": r["q"]})
+                checks.append({"scenario": sc.name, "metric": metric, "check": what, "ok": bool(ok),
+                               "estimate": r["estimate"], "ci": [r["ci_low"], r["ci_high"]], "p": r["p"], "q": r["q"]})
+    return checks, hits
+
+
+def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: float = 0.05) -> dict[str, Any]:
+    """Run every scenario; ``seeds > 1`` also measures CI coverage (slow mode)."""
+    results: dict[str, Any] = {"n_items": n_items, "seeds": seeds, "checks": [], "coverage": {}}
+    results["checks"], hits = probe_checks(n_items, seeds, n_boot, alpha)
     if seeds > 1:
         for metric in truths(SCENARIOS[0]):
             pooled = [h for key, h in hits.items() if key.endswith(f":{metric}")]
