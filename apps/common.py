@@ -127,32 +127,6 @@ def query(name: str, *args: Any, **kwargs: Any) -> Any:
     return _query(str(p), stamp(p), name, args, tuple(sorted(kwargs.items())))
 
 
-@st.cache_data(max_entries=8, show_spinner="Computing the annotators' agreement...")
-def _annotators(path: str, key: Stamp) -> dict[str, Any]:
-    from judgecal.aggregate.agreement import fleiss_kappa, krippendorff_alpha, pairwise_cohen
-    from judgecal.aggregate.quality import annotator_report
-    from judgecal.annotation.tasks import gold_labels
-
-    ws = Workspace(path, create=False)
-    try:
-        ann = ws.annotations_frame()
-        if ann.empty:
-            return {"n": 0}
-        gold = gold_labels(ws)
-        return {"n": len(ann), "fleiss_kappa": fleiss_kappa(ann, 500),
-                "krippendorff_alpha": krippendorff_alpha(ann, 500), "pairwise": pairwise_cohen(ann, 500),
-                "annotators": annotator_report(ann, pd.Series(gold) if gold else None),
-                "sources": ann.groupby("source").agg(labels=("label", "size"), items=("item_id", "nunique"),
-                                                     annotators=("annotator", "nunique")).reset_index()}
-    finally:
-        ws.close()
-
-
-def annotators() -> dict[str, Any]:
-    p = ws_path()
-    return _annotators(str(p), stamp(p))
-
-
 # -- safe text ------------------------------------------------------------------------------------------
 _MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
 _AUTOLINK = re.compile(r"(?<=[:@])|(?=\.[^\W\d_])")  # where GFM autolinks and emoji shortcodes are found

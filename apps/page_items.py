@@ -8,44 +8,60 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 from judgecal.apps.common import (
-    annotators,
+    audit_caption,
     chart_plain,
     fmt_m,
     fmt_number,
     md_plain,
+    no_audit,
     query,
     report,
     table,
 )
+
+from judgecal.aggregate.annotators import by_source
 
 
 def annotators_page() -> None:
     import plotly.graph_objects as go
 
     st.title("Annotators: how far the people agree")
-    summ = annotators()
-    if summ["n"] == 0:
-        st.info("No human labels yet — produced by `judgecal annotate pull` or by importing a dataset with labels.")
+    rep = report()
+    if rep is None:
+        no_audit()
         return
+    summ = rep.get("annotators")
+    if not summ:
+        st.info("No human labels in this audit — produced by `judgecal annotate pull` or by importing a dataset "
+                "with labels, then `judgecal audit`.")
+        return
+    audit_caption(rep)
+    per = by_source(summ)
+    names = [str(s) for s in per]
+    pick = st.selectbox("Label source (one group of people at a time, never pooled)", names, key="ann-source") \
+        if len(per) > 1 else names[0]
+    src = per[next(s for s in per if str(s) == pick)]
     table(pd.DataFrame([
-        {"statistic": "Fleiss' κ", "value (95% CI)": fmt_m(summ["fleiss_kappa"]), "items": summ["fleiss_kappa"]["n"]},
-        {"statistic": "Krippendorff's α", "value (95% CI)": fmt_m(summ["krippendorff_alpha"]),
-         "items": summ["krippendorff_alpha"]["n"]},
+        {"statistic": "Fleiss' κ", "value (95% CI)": fmt_m(src["fleiss_kappa"]), "items": src["fleiss_kappa"]["n"]},
+        {"statistic": "Krippendorff's α", "value (95% CI)": fmt_m(src["krippendorff_alpha"]),
+         "items": src["krippendorff_alpha"]["n"]},
         *[{"statistic": f"Cohen's κ {pair.replace('|', ' vs ')}", "value (95% CI)": fmt_m(m), "items": m["n"]}
-          for pair, m in summ["pairwise"].items()],
+          for pair, m in src["pairwise_cohen_kappa"].items()],
     ]), "annotators-agreement",
         help={"value (95% CI)": "Agreement beyond chance (0 = chance, 1 = perfect), item-bootstrap interval."})
+    if src.get("pairwise_note"):
+        st.caption(md_plain(src["pairwise_note"]))
     st.subheader("Each annotator")
     rows = [{"annotator": name, "labels": r["n_labels"], "agreement with the others": fmt_m(r.get("loo_accuracy")),
              "gold accuracy": fmt_m(r.get("gold_accuracy")) if r.get("gold_accuracy") else "no gold items",
              "flags": ", ".join(f.replace("_", " ") for f in ("likely_spammer", "systematic_bias") if r.get(f))
-             or "none"} for name, r in summ["annotators"].items()]
+             or "none"} for name, r in src["annotators"].items()]
     table(pd.DataFrame(rows), "annotators-quality",
           help={"agreement with the others": "Share of the annotator's labels equal to the majority of the others "
                                              "on the same item (leave-one-out)."})
     st.subheader("Where the labels come from")
-    table(summ["sources"], "annotators-sources")
-    with_conf = [(n, r["confusion"]) for n, r in summ["annotators"].items() if "confusion" in r][:6]
+    table(pd.DataFrame(summ["sources"], columns=["source", "labels", "items", "annotators"]), "annotators-sources")
+    with_conf = [(n, r["confusion"]) for n, r in src["annotators"].items() if "confusion" in r][:6]
     if with_conf:
         st.subheader("Each annotator against the others")
         cols = st.columns(min(3, len(with_conf)))

@@ -250,6 +250,21 @@ def test_models_annotators_spans_and_stability_pages(app):
     src = b.assert_csv_is_grid("annotators-sources")
     assert dict(zip(src["source"], src["labels"].astype(int), strict=True)) == ann["source"].value_counts().to_dict()
     b.assert_csv_is_grid("annotators-quality")
+    # one source at a time, as `judgecal annotators` computes it: never a pool of the two sources
+    report = json.loads((ws_dir / "reports" / "audit.json").read_text())
+    per = report["annotators"]["by_source"]
+    first = next(iter(per))
+    agree = b.assert_csv_is_grid("annotators-agreement")
+    assert agree.iloc[0]["value (95% CI)"] == _fmt(per[first]["fleiss_kappa"])
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "judgecal.cli", "annotators", "-w", str(ws_dir), "--json",
+                          "--out", str(ws_dir.parent / "annotators.json")], capture_output=True, text=True)
+    cli = json.loads(res.stdout)["by_source"]
+    assert set(cli) == set(per)
+    for s in per:
+        assert cli[s]["fleiss_kappa"]["estimate"] == pytest.approx(per[s]["fleiss_kappa"]["estimate"])
     b.open("Spans")
     b.select("spans-item", "0")
     spans = b.assert_csv_is_grid("spans-item-1")

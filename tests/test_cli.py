@@ -81,5 +81,6 @@ def test_annotate_and_annotators_commands(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "pandalm-annotator1" in out and "Fleiss' kappa 0.86" in out
     rep = json.loads((tmp_path / "ws" / "reports" / "annotators.json").read_text())
-    assert set(rep) == {"source", "annotators", "fleiss_kappa", "krippendorff_alpha", "pairwise_cohen_kappa"}
+    assert set(rep) == {"source", "annotators", "fleiss_kappa", "krippendorff_alpha", "pairwise_cohen_kappa",
+                        "n_labels", "n_items", "n_annotators", "sources"}
     assert rep["source"] == "pandalm"

@@ -102,6 +102,7 @@ def llmbar(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
 
 
 def test_audit_shows_its_steps_and_json_stays_json(llmbar, tmp_path, capsys, on_a_terminal):  # type: ignore[no-untyped-def]
+    from judgecal.audit.pipeline import AFTER
     from judgecal.audit.probes import PROBES
     from judgecal.audit.sections import SECTION_STEPS
 
@@ -111,10 +112,11 @@ def test_audit_shows_its_steps_and_json_stays_json(llmbar, tmp_path, capsys, on_
     assert json.loads(cap.out) == json.loads((tmp_path / "audit.json").read_text())  # nothing else on stdout
     err = _plain(cap.err)
     report = json.loads(cap.out)
-    total = len(PROBES) + len(SECTION_STEPS) + len(report["judges"]) + 3  # then stability, loop, report
+    total = len(PROBES) + len(SECTION_STEPS) + len(report["judges"]) + 4  # then annotators, stability, loop, report
+    assert AFTER == ("annotators", "stability", "loop", "report")
     assert f"{total}/{total}" in err
     steps = [p.name for p in PROBES] + list(SECTION_STEPS) + [f"reference and verdict of {j}" for j in report["judges"]]
-    for step in [*steps, "stability", "loop", "report"]:  # each step is drawn as it starts
+    for step in [*steps, *AFTER]:  # each step is drawn as it starts
         assert f"audit: {step} " in err, step
     assert f"wrote {tmp_path / 'audit.json'}" in err
     assert main(["audit", "--json", "--quiet", "--n-boot", "50", "--out", str(tmp_path), "-w", llmbar]) == 0

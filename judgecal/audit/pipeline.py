@@ -3,8 +3,8 @@
 The steps, in order: the workspace's configuration files are read (a bad one stops the audit before anything
 is computed or stored); the truth's consensus is computed when it is missing; every probe and section runs on
 every judge (:func:`judgecal.audit.run.run_audit`); with an executor (``--executor ray``), the alignment
-figures come from per-item sums on the cluster; then the stability runs, the loop's results and the
-provenance are attached. The CLI, the tests, ``validate`` and the explorer's fixtures call this function, so
+figures come from per-item sums on the cluster; then the annotators' agreement per source
+(:mod:`judgecal.aggregate.annotators`), the stability runs, the loop's results and the provenance are attached. The CLI, the tests, ``validate`` and the explorer's fixtures call this function, so
 every surface reads the same report.
 """
 
@@ -51,7 +51,8 @@ class Executor(Protocol):
 
 # progress(done, total, step): where the audit is (judgecal.progress.Bar.report); total None: unknown
 Progress = Callable[[int, int | None, str], None]
-AFTER = ("stability", "loop", "report")  # the steps after run_audit's own (the caller writes the report files)
+# the steps after run_audit's own (the caller writes the report files)
+AFTER = ("annotators", "stability", "loop", "report")
 
 
 def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor: Executor | None = None,
@@ -89,15 +90,20 @@ def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor
     if executor is not None:
         tell(steps[0], None, "alignment on the cluster")
         report = executor.alignment(ws, report, o)
+    from judgecal.aggregate.annotators import annotators_report
     from judgecal.audit.loop_section import attach_loop
     from judgecal.audit.provenance import provenance
     from judgecal.report.stability import attach_stability
 
-    tell(steps[0], None, "stability")
+    tell(steps[0], None, "annotators")
+    ann = ws.annotations_frame()
+    if not ann.empty:  # each source's people, never pooled (what `judgecal annotators` writes)
+        report["annotators"] = annotators_report(ann, ws.ls_gold(None), min(o.n_boot, 1000))
+    tell(steps[0] + 1, None, "stability")
     attach_stability(ws, report, n_boot=min(o.n_boot, 1000))
-    tell(steps[0] + 1, None, "loop")
+    tell(steps[0] + 2, None, "loop")
     attach_loop(ws, report)  # gate, panels, align, cascades
-    tell(steps[0] + 2, None, "report")
+    tell(steps[0] + 3, None, "report")
     report["provenance"] = provenance(ws, report)
     return AuditReport.from_json(json_safe(report))
 

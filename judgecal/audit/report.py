@@ -156,6 +156,7 @@ class AuditReport(_Open):
     comparisons: Comparisons | None = None
     models: dict[str, Any] | None = None
     humans: dict[str, Any] | None = None
+    annotators: dict[str, Any] | None = None
     provenance: dict[str, Any] | None = None
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)

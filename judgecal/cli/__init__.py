@@ -658,32 +658,13 @@ def _gold(ws: Any, source: str | None, n: int, project: str, exclude: set[str], 
 def cmd_annotators(args: argparse.Namespace) -> int:
     import json
 
-    import pandas as pd
-
-    from judgecal.aggregate.agreement import fleiss_kappa, krippendorff_alpha, pairwise_cohen
-    from judgecal.aggregate.quality import annotator_report
+    from judgecal.aggregate.annotators import annotators_report, by_source
     from judgecal.annotation.tasks import gold_labels
-    from judgecal.data.sources import select, sources
 
     with _open_ws(args, create=False) as ws:
-        every = ws.annotations_frame()
-        chosen: dict[str | None, pd.DataFrame] = {args.source: select(every, args.source)} if args.source \
-            else {s: every[every["source"] == s] for s in sources(every)} or {None: every}
-        gold = gold_labels(ws)
-
-        def agreement(ann: pd.DataFrame) -> dict[str, Any]:
-            # agreement needs two annotators on one item; with fewer it is reported as not computable
-            shared = not ann.empty and int(ann.groupby("item_id")["annotator"].nunique().max()) >= 2
-            none = {"estimate": None, "ci_low": None, "ci_high": None, "n": 0}
-            return {"annotators": annotator_report(ann, pd.Series(gold) if gold else None),
-                    "fleiss_kappa": fleiss_kappa(ann, args.n_boot) if shared else none,
-                    "krippendorff_alpha": krippendorff_alpha(ann, args.n_boot) if shared else none,
-                    "pairwise_cohen_kappa": pairwise_cohen(ann, args.n_boot) if shared else {}}
-
         # agreement describes one group of people: never computed over a mix of sources
-        per = {src: agreement(ann) for src, ann in chosen.items()}
-        rep: dict[str, Any] = ({"source": next(iter(per)), **next(iter(per.values()))} if len(per) == 1
-                               else {"by_source": per})
+        rep = annotators_report(ws.annotations_frame(), gold_labels(ws), args.n_boot, args.source)
+        per = by_source(rep)
         out = Path(args.out) if args.out else ws.reports_dir / "annotators.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(rep, indent=2))
