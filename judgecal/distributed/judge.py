@@ -22,7 +22,7 @@ from typing import Any
 
 from judgecal.data.store import RunOwner
 from judgecal.distributed.cluster import cluster_cpus, connect
-from judgecal.distributed.worker import RetryPolicy, describe, judge_batch
+from judgecal.distributed.worker import describe, judge_batch
 from judgecal.judges.base import Request
 from judgecal.judges.engine import Call, Engine, RunStats
 from judgecal.progress import Bar
@@ -120,8 +120,7 @@ def run_on_ray(engine: Engine, calls: Sequence[Call], *, batch_size: int | None 
     if claims.held:
         engine.notice("claims", f"{len(claims.held)} calls are being made by another judge run on this workspace "
                       f"({', '.join(claims.holders) or 'ending'}); this run leaves them to it", stats)
-    policy = RetryPolicy(engine.max_retries, engine.timeout_s, engine.backoff_base, engine.backoff_cap,
-                         engine.max_retry_after)
+    policy = engine.policy  # the engine's own retry policy (judgecal.judges.retry), not a copy of its rule
     bucket: Any = None
     if rate_limit:
         from judgecal.distributed.ratelimit import TokenBucket

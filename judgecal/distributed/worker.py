@@ -2,8 +2,8 @@
 
 The backend is built once per worker process and kept (``_BACKENDS``): a worker process that Ray
 reuses for the next task keeps its loaded model (llama.cpp on CPU workers, a ``vllm.LLM`` on GPU
-workers). Retries of transient errors follow the engine's rule, full-jitter exponential backoff
-(Brooker 2015) or the server's ``Retry-After``; an API backend first reserves a slot in the cluster's
+workers). Retries of transient errors follow the engine's one policy (:mod:`judgecal.judges.retry`:
+full-jitter exponential backoff or the server's ``Retry-After``); an API backend first reserves a slot in the cluster's
 one :class:`~judgecal.distributed.ratelimit.TokenBucket`. Errors become data: a call that fails for
 good comes back as its error message, never as an exception that would fail the whole batch.
 """
@@ -13,24 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import random
-import time
-from dataclasses import dataclass
 from typing import Any
 
-from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError, redact
+from judgecal.judges.base import Backend, Request, Response
+from judgecal.judges.retry import RetryPolicy, call_with_retries
 
 _BACKENDS: dict[str, Backend] = {}
 _ENV: dict[str, str] = {}
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_retries: int = 6
-    timeout_s: float = 120.0
-    backoff_base: float = 0.5
-    backoff_cap: float = 30.0
-    max_retry_after: float = 60.0
 
 
 def _assigned_cpus() -> int:
@@ -73,30 +62,12 @@ def describe(judge: str, options: dict[str, Any]) -> dict[str, Any]:
 
 async def _one(b: Backend, req: Request, policy: RetryPolicy, bucket: Any,
                sem: asyncio.Semaphore) -> tuple[Response | None, float, str | None]:
+    async def reserve() -> None:  # a slot in the cluster's one token bucket, before every attempt
+        await asyncio.sleep(await bucket.reserve.remote())
+
     async with sem:
-        start = time.perf_counter()
-        last = "error"
-        for attempt in range(policy.max_retries + 1):
-            try:
-                if bucket is not None:
-                    await asyncio.sleep(await bucket.reserve.remote())
-                resp = await asyncio.wait_for(b.generate(req), policy.timeout_s)
-                return resp, time.perf_counter() - start, None
-            except (TimeoutError, TransientError) as exc:
-                last = f"{type(exc).__name__}: {exc}"
-                if attempt == policy.max_retries:
-                    break
-                hinted = getattr(exc, "retry_after", None)
-                delay = min(hinted, policy.max_retry_after) if hinted is not None else random.uniform(
-                    0, min(policy.backoff_cap, policy.backoff_base * 2**attempt))
-                await asyncio.sleep(delay)
-            except BackendError as exc:
-                last = f"BackendError: {exc}"
-                break
-            except Exception as exc:  # noqa: BLE001 - one failed call is recorded, the batch goes on
-                last = f"{type(exc).__name__}: {exc}"
-                break
-        return None, time.perf_counter() - start, redact(last, getattr(b, "secrets", ()))
+        return await call_with_retries(lambda: b.generate(req), policy, before=reserve if bucket is not None else None,
+                                       secrets=getattr(b, "secrets", ()))
 
 
 async def _run(b: Backend, batch: list[tuple[str, Request]], policy: RetryPolicy,

@@ -1,8 +1,7 @@
 """The judging engine: plan calls, skip cached ones, run the rest with bounded concurrency.
 
-Retries use exponential backoff with full jitter, ``delay = U(0, min(cap, base * 2**attempt))``
-(Brooker, "Exponential Backoff and Jitter", 2015), or the server's ``Retry-After`` when given.
-A ``Retry-After`` longer than ``max_retry_after`` is capped (with a message). Results are committed
+Retries follow the one policy of :mod:`judgecal.judges.retry` (the Ray workers use it too): exponential
+backoff with full jitter, or the server's ``Retry-After``, capped at ``max_retry_after`` (with a message). Results are committed
 in small batches, so a killed run loses at most the calls in flight; the content-hash key makes a
 re-run skip everything already stored. Concurrent runs on one workspace claim the keys they call
 (:meth:`Workspace.claim`): a key another live run holds is waited for, never called twice.
@@ -13,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import random
 import sqlite3
 import sys
 import time
@@ -24,7 +22,7 @@ from fnmatch import fnmatch
 from judgecal.data.records import Item, Judgment, LabelSet, Span, stable_hash, to_item_orientation
 from judgecal.data.store import RunOwner, Workspace
 from judgecal.inert import term
-from judgecal.judges.base import Backend, BackendError, Request, Response, TransientError, redact
+from judgecal.judges.base import Backend, Request, Response
 from judgecal.judges.mutations import mutate
 from judgecal.judges.parse import (
     expected_score,
@@ -35,6 +33,7 @@ from judgecal.judges.parse import (
     parse_verdict,
 )
 from judgecal.judges.prices import Prices, load_prices
+from judgecal.judges.retry import RetryPolicy, call_with_retries
 from judgecal.judges.rubric import Rubric, RubricError
 from judgecal.judges.spec import JudgeSpec
 from judgecal.progress import Bar
@@ -256,35 +255,21 @@ class Engine:
             print(term(f"{self.judge}: {message}"), file=sys.stderr, flush=True)
         stats.notices.append(f"[{kind}] {message}")
 
+    @property
+    def policy(self) -> RetryPolicy:
+        """The engine's retry policy (:mod:`judgecal.judges.retry`), the one a Ray worker is given too."""
+        return RetryPolicy(self.max_retries, self.timeout_s, self.backoff_base, self.backoff_cap, self.max_retry_after)
+
     async def _call(self, call: Call, stats: RunStats) -> Judgment:
-        start = time.perf_counter()
-        last = "error"
-        for attempt in range(self.max_retries + 1):
-            try:
-                async with asyncio.timeout(self.timeout_s):  # a timer, not a second task per call
-                    resp = await self.backend.generate(call.request)
-                return self.to_judgment(call, resp, time.perf_counter() - start)
-            except (TimeoutError, TransientError) as exc:
-                last = f"{type(exc).__name__}: {exc}"
-                if attempt == self.max_retries:
-                    break
-                stats.retries += 1
-                hinted = getattr(exc, "retry_after", None)
-                if hinted is not None and hinted > self.max_retry_after:
-                    self.notice("retry-after", f"the server asked to wait {hinted:.0f} s (Retry-After); waiting "
-                                f"{self.max_retry_after:g} s instead (--max-retry-after)", stats)
-                    hinted = self.max_retry_after
-                delay = hinted if hinted is not None else random.uniform(
-                    0, min(self.backoff_cap, self.backoff_base * 2**attempt))
-                await asyncio.sleep(delay)
-            except BackendError as exc:
-                last = f"BackendError: {exc}"
-                break
-            except Exception as exc:  # noqa: BLE001 - any other failure of one call is recorded, the run goes on
-                last = f"{type(exc).__name__}: {exc}"
-                break
-        error = redact(last, getattr(self.backend, "secrets", ()))
-        return self.to_judgment(call, None, time.perf_counter() - start, error)
+        def on_retry(attempt: int, exc: BaseException, hinted: float | None) -> None:
+            stats.retries += 1
+            if hinted is not None and hinted > self.max_retry_after:
+                self.notice("retry-after", f"the server asked to wait {hinted:.0f} s (Retry-After); waiting "
+                            f"{self.max_retry_after:g} s instead (--max-retry-after)", stats)
+
+        resp, latency, error = await call_with_retries(lambda: self.backend.generate(call.request), self.policy,
+                                                       on_retry=on_retry, secrets=getattr(self.backend, "secrets", ()))
+        return self.to_judgment(call, resp, latency, error)
 
     async def _heartbeat(self, owner: RunOwner) -> None:
         while True:
