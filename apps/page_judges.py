@@ -20,7 +20,6 @@ from judgecal.apps.common import (
     no_audit,
     report,
     table,
-    ws_path,
 )
 
 import judgecal.audit.probes  # noqa: F401  (the registered probes describe themselves in the catalogue)
@@ -38,17 +37,12 @@ STATUS_WORDS = {"aligned": ":green[**aligned**]", "caution": ":orange[**caution*
 
 
 def verdict_of(name: str, entry: dict[str, Any], rep: dict[str, Any]) -> dict[str, Any]:
-    """The audit's verdict of a judge; for an audit written before verdicts existed, the same rules
-    (:func:`judgecal.audit.decision.judge_verdict`) applied to its figures."""
+    """The audit's verdict of a judge, as the report wrote it; an audit written before verdicts existed has
+    none, and the explorer says so rather than judging the judge itself."""
     if entry.get("verdict"):
         return dict(entry["verdict"])
-    from judgecal.audit.decision import judge_verdict, load_thresholds
-
-    h = rep.get("humans") or {}
-    return judge_verdict(entry, load_thresholds(ws_path()),
-                         human_kappa=(h.get("fleiss_kappa") or {}).get("estimate"),
-                         human_accuracy=(h.get("loo_accuracy") or {}).get("estimate"),
-                         effect_of_interest=float(rep.get("settings", {}).get("effect_of_interest", 0.05)))
+    return {"status": "no verdict", "reasons": ["not computed in this audit: re-run `judgecal audit` to see it"],
+            "details": [], "not_tested": []}
 
 
 def stability_score(name: str, entry: dict[str, Any]) -> str:

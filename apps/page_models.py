@@ -31,6 +31,13 @@ def _wr(row: dict[str, Any]) -> str:
     return fmt_interval(row.get("estimate"), row.get("ci_low"), row.get("ci_high"))
 
 
+def _bt(row: dict[str, Any]) -> str:
+    """A Bradley–Terry row of audit.json (its strength is ``score``) with its interval and rank range."""
+    text = fmt_interval(row.get("score"), row.get("ci_low"), row.get("ci_high"))
+    lo, hi = row.get("rank_low"), row.get("rank_high")
+    return text + (f", rank {lo}–{hi}" if lo is not None and hi is not None and lo != hi else "")
+
+
 def models_page() -> None:
     import plotly.graph_objects as go
 
@@ -56,7 +63,7 @@ def models_page() -> None:
     for rank, model in enumerate((m.get("ranking") or {}).get(rater) or list(wr), 1):
         w, b = wr.get(model, {}), bt.get(model, {})
         rows.append({"rank": rank, "model": model, "win rate (95% CI)": _wr(w) if w else "n/a",
-                     "comparisons": w.get("n"), "Bradley–Terry (95% CI)": _wr(b) if b else "n/a"})
+                     "comparisons": w.get("n"), "Bradley–Terry (95% CI)": _bt(b) if b else "n/a"})
     st.subheader("Ranking")
     table(pd.DataFrame(rows), "models-ranking",
           help={"win rate (95% CI)": "(wins + ties/2) / comparisons, item-bootstrap interval.",

@@ -292,6 +292,10 @@ def test_models_annotators_spans_and_stability_pages(app):
     if report.get("models", {}).get("ranking"):
         rank = b.assert_csv_is_grid("models-ranking")
         assert list(rank["model"]) == report["models"]["ranking"]["humans"]
+        bt = report["models"].get("bradley_terry", {}).get("humans") or {}
+        for _, row in rank.iterrows():  # the strength beside its interval, never "n/a (lo–hi)"
+            if row["model"] in bt:
+                assert row["Bradley–Terry (95% CI)"].startswith(f"{bt[row['model']]['score']:.3f} (")
 
 
 def _count(b):

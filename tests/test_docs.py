@@ -73,7 +73,18 @@ def test_audit_fields_come_from_a_real_audit(site: Path) -> None:
     # the example judge of data/verdicts.jsonl, audited: its Fleiss kappa and the position figure are listed
     assert "judges.<judge>.metrics.first_position_rate.estimate" in text
     assert "consensus.n_labels" in text and "60" in text
-    assert "No typed schema yet" in text
+    assert "typed parts (what every audit.json holds) are in the" in text
+
+
+def test_audit_schema_page_comes_from_the_types(site: Path) -> None:
+    from judgecal.audit.report import json_schema
+
+    text = _text(site / "reference" / "audit-schema" / "index.html")
+    schema = json_schema()
+    for name, node in {"AuditReport": schema, **schema["$defs"]}.items():
+        assert name in text
+        for field in node.get("properties", {}):
+            assert field in text, (name, field)
 
 
 def test_statistics_page_carries_the_citations(site: Path) -> None:

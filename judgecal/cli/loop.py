@@ -13,7 +13,7 @@ def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple
     """The stored consensus ``consensus`` (computed when it is a known method and missing)."""
     from judgecal.aggregate.consensus import compute_consensus
     from judgecal.audit.truth import resolve_truth
-    from judgecal.cli import UsageError
+    from judgecal.cli.common import UsageError
     from judgecal.data.sources import split_name
 
     method, source = split_name(consensus)
@@ -27,7 +27,7 @@ def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from judgecal.cli import _open_ws
+    from judgecal.cli.common import _open_ws
     from judgecal.loop import gate
 
     with _open_ws(args, create=False) as ws:
@@ -55,7 +55,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_regrade(args: argparse.Namespace) -> int:
-    from judgecal.cli import _open_ws, make_engine
+    from judgecal.cli.common import _open_ws
+    from judgecal.cli.judging import make_engine
     from judgecal.loop.regrade import plan_like
 
     with _open_ws(args, create=False) as ws:
@@ -86,7 +87,7 @@ def save_section(ws: Any, name: str, key: str, value: dict[str, Any]) -> Path:
 
 
 def cmd_panel(args: argparse.Namespace) -> int:
-    from judgecal.cli import UsageError, _open_ws
+    from judgecal.cli.common import UsageError, _open_ws
     from judgecal.loop import inert
     from judgecal.loop.panel import load_panel, make_panel, run_panel
 
@@ -103,7 +104,8 @@ def cmd_panel(args: argparse.Namespace) -> int:
 
 
 def cmd_align(args: argparse.Namespace) -> int:
-    from judgecal.cli import _open_ws, make_engine
+    from judgecal.cli.common import _open_ws
+    from judgecal.cli.judging import make_engine
     from judgecal.loop import inert
     from judgecal.loop.align import run_align
 
@@ -168,7 +170,7 @@ def _cost(text: str) -> tuple[str, float]:
 
 
 def cmd_cascade(args: argparse.Namespace) -> int:
-    from judgecal.cli import _open_ws
+    from judgecal.cli.common import _open_ws
     from judgecal.loop import inert
     from judgecal.loop.cascade import run_cascade
 
@@ -195,7 +197,16 @@ def cmd_cascade(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Register the loop's commands on ``judgecal``'s subparsers."""
-    from judgecal.cli import MAX_N_BOOT, _count, _judge_opts, _open_unit, _orders, _seed, _upto, _ws_arg
+    from judgecal.cli.common import (
+        MAX_N_BOOT,
+        _count,
+        _judge_opts,
+        _open_unit,
+        _orders,
+        _seed,
+        _upto,
+        _ws_arg,
+    )
 
     n_boot = _upto(MAX_N_BOOT, "bootstrap replicates")
 

@@ -28,7 +28,7 @@ def server_command(model: str, *, host: str, port: int, threads: int, n_ctx: int
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from judgecal.cli import UsageError
+    from judgecal.cli.common import UsageError
     from judgecal.inert import term
 
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llama_cpp.server") is None \

@@ -162,7 +162,7 @@ def _pick_run(ws: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_stability(args: argparse.Namespace) -> int:
-    from judgecal.cli import _open_ws
+    from judgecal.cli.common import _open_ws
 
     with _open_ws(args, create=False) as ws:  # a StabilityError is a JudgecalError: one line, exit 2
         return _dispatch(ws, args)

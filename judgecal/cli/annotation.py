@@ -1,0 +1,248 @@
+"""People: `judgecal annotate` (blind review in Label Studio), `judgecal aggregate` (consensus) and `judgecal annotators`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from judgecal.cli.common import UsageError, _open_ws, _print_json
+from judgecal.inert import term
+
+
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.data.sources import sources
+
+    with _open_ws(args, create=False) as ws:
+        judges = tuple(args.with_judges.split(",")) if args.with_judges else ()
+        known = set(ws.judges()) | {stored for stored, _ in ws.judge_names()}
+        unknown = [j for j in judges if j not in known]
+        if unknown:
+            raise UsageError(f"--with-judges: no judgments from {unknown[0]!r} in this workspace "
+                             f"({len(known)} judges there; see `judgecal audit`)")
+        present = sources(ws.annotations_frame())
+        try:
+            counts = compute_consensus(ws, tuple(args.method), judges=judges, source=args.source)
+        except ValueError as exc:  # a source with no labels
+            raise UsageError(str(exc)) from None
+    if args.source is None and len(present) > 1:
+        print(f"human labels from {len(present)} sources ({term(', '.join(present))}): each aggregated on its own; "
+              "audit with --consensus METHOD:SOURCE (--source all pools them)")
+    print(", ".join(f"{m}: {n} items" for m, n in counts.items()))
+    return 0
+
+
+def cmd_annotate(args: argparse.Namespace) -> int:
+    import json
+
+    from judgecal.annotation import tasks as lstasks
+    from judgecal.annotation.server import ManagedServer, connection_for
+
+    if args.action == "server":
+        srv = ManagedServer(args.workspace or ".", args.port)
+        if args.op == "start":
+            conn = srv.start()
+            print(f"Label Studio is up at {conn.url} (admin login in {srv.cred_path})")
+        elif args.op == "stop":
+            print("stopped" if srv.stop() else "not running")
+        else:
+            print(json.dumps(srv.status()))
+        return 0
+    with _open_ws(args, create=False) as ws:
+        from judgecal.annotation.annotators import reviewers
+
+        external = bool(os.environ.get("JUDGECAL_LS_URL"))
+        conn = connection_for(args.workspace, args.port)
+        ls = lstasks.client(conn)
+        people = None if external else reviewers(ws.path)
+        if args.action == "check":
+            return _annotate_check(conn, people)
+        if args.action == "push":
+            from judgecal.annotation.select import select
+
+            if external and not args.allow_shared_visibility:
+                _refuse_shared(conn)
+            from judgecal.annotation.kinds import DEFAULT_PROJECT
+            from judgecal.judges.rubric import load_rubric
+
+            project = args.project or DEFAULT_PROJECT[args.kind]
+            try:
+                items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed, judge=args.judge,
+                               kind=args.kind)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+            gold = _gold(ws, args.gold_from, args.gold, project, set(items), args.seed)
+            rubric = (load_rubric(args.rubric or "pointwise-5") if args.kind == "likert" else
+                      load_rubric(args.rubric) if args.kind == "labels" and args.rubric else None)
+            res = lstasks.push(ws, ls, items, project=project, overlap=args.overlap, gold=gold,
+                               gold_from=args.gold_from, seed=args.seed, reviewers=people, kind=args.kind,
+                               rubric=rubric)
+            for m in res.messages:
+                print(term(m))
+            where = ", ".join(f"{p} ({who})" if who else str(p) for who, p in res.project_ids.items())
+            print(f"project(s) {term(where)}: {res.created} new tasks ({res.gold} gold), {res.already} items already there")
+            from judgecal.report.guidelines import write_review_page
+
+            print(f"how to review (the projects' instructions as one page): {write_review_page(ws.reports_dir)}")
+        elif args.action == "pull":
+            from judgecal.progress import Bar
+
+            copies = ws.ls_copies_frame()
+            projects = [args.project] if args.project else sorted(set(copies["project"]))
+            results = []
+            with Bar("pulling", int(copies["project"].isin(projects).sum()), enabled=not args.quiet,
+                     unit="tasks") as bar:  # per page of tasks, each project's annotators in turn
+                for project in projects:
+                    bar.report(bar.done, None, project)
+                    results.append((project, lstasks.pull(ws, ls, project=project, reviewers=people, progress=bar)))
+            for project, pulled in results:
+                print(f"{term(project)}: {pulled.new} new and {pulled.updated} updated annotations, "
+                      f"{pulled.cancelled} cancelled, {len(pulled.flagged)} not counted (made or changed by someone "
+                      "other than the project's annotator)")
+                for p in pulled.flagged:
+                    print(f"  not counted: {term(p)}", file=sys.stderr)
+                for p in pulled.problems:
+                    print(f"  skipped: {term(p)}", file=sys.stderr)
+        elif args.action == "annotators":
+            from judgecal.annotation.annotators import create_annotators, list_annotators
+
+            if args.add:
+                if external:
+                    raise UsageError("annotator accounts are made on the managed server only; on "
+                                     f"{conn.url} create them in Label Studio")
+                create_annotators(ManagedServer(args.workspace, args.port), args.add)
+            logins = list_annotators(args.workspace)
+            if args.json:
+                _print_json([{k: a[k] for k in ("email", "password", "url")} for a in logins])
+                return 0
+            for a in logins:
+                print(f"{term(a['email'])}\t{term(a['password'])}\t{term(a['url'])}")
+    return 0
+
+
+def _refuse_shared(conn: Any) -> None:
+    """Stop a push to an external server where annotators would see each other's labels."""
+    import httpx
+
+    from judgecal.annotation.check import organiser_view
+
+    with httpx.Client(base_url=conn.url, headers={"Authorization": f"Token {conn.token}"}, timeout=30) as c:
+        why = organiser_view(c)
+    if why:
+        raise UsageError(f"labels would not be independent on {conn.url}: {'; '.join(why)}. See `judgecal annotate "
+                         "check`; push anyway with --allow-shared-visibility")
+
+
+def _annotate_check(conn: Any, people: list[dict[str, Any]] | None) -> int:
+    """Report, as each annotator, what they can see and which writes into another's work the server refuses.
+
+    Exit 0 only when every check ran and nothing got through; 1 when labels would not be independent or
+    when nothing could be tried (an external server without annotator logins: "not checked").
+    """
+    import json
+
+    import httpx
+
+    from judgecal.annotation.annotators import login
+    from judgecal.annotation.check import (
+        annotator_area,
+        organiser_view,
+        probe,
+        probe_writes,
+        verdict,
+        write_verdict,
+    )
+
+    report: dict[str, Any] = {}
+    writes: dict[str, dict[str, str]] = {}
+    sessions: dict[str, httpx.Client] = {}
+    services: dict[str, httpx.Client] = {}
+    try:
+        for person in people or []:
+            email = person["email"]
+            sessions[email] = login(conn.url, email, person["password"])
+            services[email] = httpx.Client(base_url=conn.url, timeout=30,
+                                           headers={"Authorization": f"Token {person['service_token']}"})
+            report[email] = probe(sessions[email])
+        areas = {p["email"]: annotator_area(services[p["email"]]) for p in people or []}
+        for me in people or []:
+            mine = areas[me["email"]]
+            if mine is None:
+                writes[me["email"]] = {"writes": "not checked: no project of theirs yet (push first)"}
+                continue
+            writes[me["email"]] = {}
+            for other in people or []:
+                theirs = areas[other["email"]]
+                if other is me or theirs is None:
+                    continue
+                writes[me["email"]].update(probe_writes(
+                    sessions[me["email"]], {**me, **mine}, {**other, **theirs}, services[me["email"]],
+                    services[other["email"]]))
+    finally:
+        for c in [*sessions.values(), *services.values()]:
+            c.close()
+    for email, checks in writes.items():
+        report[email]["writes"] = checks or "not applicable: no other annotator"
+    for k, token in enumerate(t for t in os.environ.get("JUDGECAL_LS_ANNOTATOR_TOKENS", "").split(",") if t):
+        with httpx.Client(base_url=conn.url, headers={"Authorization": f"Token {token}"}, timeout=30) as c:
+            r = probe(c)
+            r["writes"] = "not checked: judgecal tries the writes on its managed server only"
+            report[r.get("email") or f"token {k + 1}"] = r
+    why = verdict(report) + write_verdict({e: w for e, w in writes.items() if "writes" not in w})
+    with httpx.Client(base_url=conn.url, headers={"Authorization": f"Token {conn.token}"}, timeout=30) as c:
+        why += organiser_view(c) if people is None else []
+    unchecked = [e for e, r in report.items() if isinstance(r.get("writes"), str) and
+                 r["writes"].startswith("not checked")]
+    independent: bool | str = False if why else "not checked" if unchecked or not report else True
+    print(json.dumps({"url": conn.url, "annotators": report, "independent": independent, "reasons": why,
+                      "not_checked": unchecked if report else ["every check: no annotator logins"]}, indent=1))
+    if not report:
+        print("not checked: no annotator logins to check with; set JUDGECAL_LS_ANNOTATOR_TOKENS (comma-separated) "
+              "for an external server", file=sys.stderr)
+    elif independent == "not checked":
+        print(f"not checked: the writes of {', '.join(unchecked)}", file=sys.stderr)
+    return 0 if independent is True else 1
+
+
+def _gold(ws: Any, source: str | None, n: int, project: str, exclude: set[str], seed: int) -> dict[str, str]:
+    """Gold items still to send: answers from a named annotator, source or stored consensus, seeded draw."""
+    from judgecal.annotation.gold import draw_gold
+
+    return draw_gold(ws, source, n, project=project, exclude=exclude, seed=seed)
+
+
+def cmd_annotators(args: argparse.Namespace) -> int:
+    import json
+
+    from judgecal.aggregate.annotators import annotators_report, by_source
+    from judgecal.annotation.tasks import gold_labels
+
+    with _open_ws(args, create=False) as ws:
+        # agreement describes one group of people: never computed over a mix of sources
+        rep = annotators_report(ws.annotations_frame(), gold_labels(ws), args.n_boot, args.source)
+        per = by_source(rep)
+        out = Path(args.out) if args.out else ws.reports_dir / "annotators.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(rep, indent=2))
+    if args.json:
+        _print_json(rep)
+        print(f"wrote {out}", file=sys.stderr)
+        return 0
+    from judgecal.catalogue import fmt_metric
+
+    for src, r in per.items():
+        if len(per) > 1:
+            print(f"source {term(src)}:")
+        for name, a in r["annotators"].items():
+            flags = [f for f in ("likely_spammer", "systematic_bias") if a.get(f)]
+            print(f"{term(name):40s} n={a['n_labels']:5d} leave-one-out accuracy {fmt_metric(a.get('loo_accuracy'))} "
+                  f"{' '.join(flags)}")
+        fk = r["fleiss_kappa"]
+        print((f"Fleiss' kappa {fmt_metric(fk)}" if fk["n"] else
+               "Fleiss' kappa not computable: no item was labelled by two annotators")
+              + (f" (source {term(src)})" if src is not None else ""))
+    print(f"wrote {out}")
+    return 0

@@ -1,0 +1,157 @@
+"""The audit and its reports: `judgecal audit`, `judgecal report`, `judgecal plan`, `judgecal validate`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from judgecal.cli.common import UsageError, _open_ws, _print_json, _refuse_together
+from judgecal.inert import term
+
+
+def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
+           selective: tuple[float, float] | None = None,
+           cluster: dict[str, Any] | None = None, summary_only: bool = False,
+           progress: Any = None) -> tuple[dict[str, Any], Path, Path]:
+    """:func:`judgecal.audit.pipeline.audit_workspace`, then audit.json and audit.html written to ``out``."""
+    from judgecal.audit.pipeline import AuditOptions, audit_workspace
+    from judgecal.progress import Bar
+    from judgecal.report.write import write_report
+
+    bar = progress if progress is not None else Bar("audit", enabled=False)  # a judgecal.progress.Bar
+    target, delta = selective if selective is not None else (None, None)
+    executor = None
+    if cluster is not None:  # --executor ray: the alignment figures from per-item sums on the cluster
+        from judgecal.distributed.audit import RayExecutor
+
+        executor = RayExecutor(cluster["address"], cluster["shard_dir"], cluster["n_shards"])
+    options = AuditOptions(consensus=consensus, invalid_as=invalid_as, n_boot=n_boot, selective_target=target,
+                           selective_delta=delta)
+    report = audit_workspace(ws, options, executor, progress=bar.report).to_json()
+    js, html = write_report(report, out, summary_only=summary_only)
+    bar.report(bar.total or 0)  # the last step (the report: provenance, then these files) is done
+    ws.record_report(js)  # the explorer opens the latest audit wherever --out put it
+    return report, js, html
+
+
+def print_summary(report: dict[str, Any]) -> None:
+    from judgecal.report.terminal import print_summary as show
+
+    show(report)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    local = args.executor == "local"
+    _refuse_together([(flag, given and local, "applies to --executor ray only") for flag, given in (
+        ("--address", args.address is not None), ("--shard-dir", args.shard_dir is not None),
+        ("--shards", args.shards is not None))])
+    from judgecal.progress import Bar
+
+    with _open_ws(args, create=False) as ws, Bar("audit", enabled=not args.quiet) as bar:  # per probe and judge
+        out = Path(args.out) if args.out else ws.reports_dir
+        cluster = None if local else {"address": args.address, "shard_dir": args.shard_dir,
+                                      "n_shards": args.shards or 16}
+        report, js, html = _audit(ws, out, args.consensus, args.invalid_as, args.n_boot,
+                                  (args.selective_target, args.selective_delta), cluster, args.summary_only, bar)
+    written, no_pdf = [js, html], None
+    if args.pdf:
+        from judgecal.report.pdf import PdfError, write_pdf
+
+        try:
+            written.append(write_pdf(report, out / "audit.pdf", summary_only=args.summary_only))
+        except PdfError as exc:
+            no_pdf = str(exc)
+    if args.json:
+        _print_json(js.read_text("utf-8"))
+    else:
+        print_summary(report)
+    print("\n".join(f"wrote {w}" for w in written), file=sys.stderr if args.json else sys.stdout)
+    if no_pdf:  # audit.json and audit.html are written; the PDF that was asked for is not
+        raise UsageError(no_pdf)
+    return 0
+
+
+READABLE = ("judgecal.audit/1", "judgecal.audit/2")  # audit.json schemas `judgecal report` renders
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Render a stored audit.json again: the HTML page or the printable PDF."""
+    import json
+
+    from pydantic import ValidationError
+
+    from judgecal.audit.report import SCHEMA, AuditReport
+
+    src = Path(args.audit)
+    try:
+        report = json.loads(src.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{src}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{src}: not UTF-8 text, so not an audit.json") from None
+    if not isinstance(report, dict) or report.get("schema") not in READABLE or not isinstance(report.get("judges"), dict):
+        raise UsageError(f"{src}: schema: not an audit.json of schema {SCHEMA} (write one with `judgecal audit`)")
+    if report["schema"] == SCHEMA:  # an earlier schema's file is rendered as it is
+        try:
+            AuditReport.from_json(report)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise UsageError(f"{src}: {where}: {err['msg']} (not an audit.json of schema {SCHEMA})") from None
+    out = Path(args.out) if args.out else src.with_suffix(f".{args.format}")
+    if args.format == "pdf":
+        from judgecal.report.pdf import PdfError, write_pdf
+
+        try:
+            write_pdf(report, out, summary_only=args.summary_only)
+        except PdfError as exc:
+            raise UsageError(str(exc)) from None
+    else:
+        from judgecal.report.write import render_html
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render_html(report, summary_only=args.summary_only), "utf-8")
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Human labels needed for a target CI half-width, human-only and with PPI++ (judgecal.audit.models)."""
+    import json
+
+    from judgecal.audit.models import format_plan, plan_workspace
+    from judgecal.data.sources import SourceError
+
+    with _open_ws(args, create=False) as ws:
+        try:
+            res = plan_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge,
+                                 n_unlabelled=args.unlabelled)
+        except (ValueError, SourceError) as exc:
+            raise UsageError(str(exc)) from None
+    print(json.dumps(res, indent=1) if args.json else "\n".join(term(line) for line in format_plan(res)))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    import json
+
+    from judgecal.audit.validate import validate
+    from judgecal.catalogue import fmt_interval, fmt_p
+
+    res = validate(n_items=args.items, seeds=args.seeds if args.slow else 1, n_boot=args.n_boot)
+    if args.out:
+        Path(args.out).write_text(json.dumps(res, indent=1))
+    if args.json:
+        _print_json(res)
+        return 0 if res["ok"] else 1
+    for c in res["checks"]:
+        print(f"{'ok  ' if c['ok'] else 'FAIL'} {c['scenario']:16s} {c['check']}: "
+              f"{fmt_interval(c['estimate'], c['ci'][0], c['ci'][1])} p {fmt_p(c['p'])}, q {fmt_p(c['q'])}")
+    for key, c in res["coverage"].items():
+        worst = min(c["by_scenario"].items(), key=lambda kv: kv[1])
+        print(f"{'ok  ' if c['ok'] else 'FAIL'} coverage {key}: {c['coverage']:.3f} pooled (want 0.93-0.97), "
+              f"lowest {worst[1]:.3f} ({worst[0]}, want >= 0.90)")
+    print("all checks passed" if res["ok"] else "some checks FAILED")
+    return 0 if res["ok"] else 1

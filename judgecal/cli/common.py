@@ -1,0 +1,220 @@
+"""What every command shares: the workspace argument, the usage error, argument types with their bounds, JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from judgecal.errors import UserError
+
+WORKSPACE_ENV = "JUDGECAL_WORKSPACE"
+
+
+def _ws_arg(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    p.add_argument("--workspace", "-w", default=os.environ.get(WORKSPACE_ENV, default),
+                   help=f"workspace folder (default: ${WORKSPACE_ENV}{' or ' + default if default else ''})")
+
+
+def _open_ws(args: argparse.Namespace, create: bool = True) -> Any:
+    from judgecal.data.store import Workspace
+
+    if not args.workspace:
+        raise UsageError(f"no workspace: pass --workspace DIR or set {WORKSPACE_ENV}")
+    return Workspace(args.workspace, create=create)
+
+
+class UsageError(UserError, RuntimeError):
+    """A command given what it cannot use (exit 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line: ``judgecal judge: argument --items: ...``."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def _open_unit(text: str) -> float:
+    """A number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1 (exclusive)")
+    return value
+
+
+def _count(text: str) -> int:
+    """A positive whole number (argparse ``type``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a positive number (1 or more)")
+    return value
+
+
+# Resource-sized arguments: the most one command runs (time and memory grow with each), and seeds
+# as the random generators take them (NumPy and llama.cpp: 32 bits).
+MAX_SAMPLES = 1_000
+MAX_N_BOOT = 100_000
+MAX_CONCURRENCY = 4_096
+MAX_SHARDS = 10_000
+MAX_SEEDS = 100_000
+MAX_ITEMS = 10_000_000
+MAX_SEED = 2**31 - 1 - MAX_SAMPLES  # sample s uses seed + s
+
+
+def _upto(hi: int, what: str) -> Any:
+    """A positive whole number of at most ``hi`` (argparse ``type``): more would run for hours or
+    exhaust memory instead of saying so."""
+    def check(text: str) -> int:
+        value = _count(text)
+        if value > hi:
+            raise argparse.ArgumentTypeError(f"{value:,} is more than {hi:,}, the most {what} one run takes")
+        return value
+    check.__name__ = "count"
+    return check
+
+
+def _natural(text: str) -> int:
+    """A whole number, 0 or more (argparse ``type``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not allowed; give 0 or more")
+    return value
+
+
+def _seed(text: str) -> int:
+    """A seed from 0 to :data:`MAX_SEED` (argparse ``type``)."""
+    value = _natural(text)
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{value} is too large; a seed is at most {MAX_SEED}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port; give 1-65535")
+    return value
+
+
+def _rate(text: str) -> float:
+    """Calls per second: a positive finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 1e6:
+        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a positive number of calls per second "
+                                         "(at most 1e6)")
+    return value
+
+
+def _base_url(text: str) -> str:
+    """An http(s) server address without credentials (:func:`judgecal.judges.spec.url_problem`)."""
+    from judgecal.judges.spec import url_problem
+
+    if why := url_problem(text):
+        raise argparse.ArgumentTypeError(why)
+    return text
+
+
+def _orders(text: str) -> list[str]:
+    """``AB``, ``BA`` or ``AB,BA``."""
+    orders = [o.strip().upper() for o in text.split(",")]
+    bad = [o for o in orders if o not in ("AB", "BA")]
+    if bad or len(set(orders)) != len(orders):
+        raise argparse.ArgumentTypeError(f"{text!r}: give AB, BA or AB,BA")
+    return orders
+
+
+def _mutation(text: str) -> str:
+    from judgecal.judges.mutations import MUTATIONS
+
+    if text != "none" and text not in MUTATIONS:
+        raise argparse.ArgumentTypeError(f"unknown mutation {text!r}; known: none, {', '.join(MUTATIONS)}")
+    return text
+
+
+def _temperature(text: str) -> float:
+    """A finite sampling temperature, 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a temperature from 0 to 100")
+    return value
+
+
+def _methods(text: str) -> tuple[str, ...]:
+    """A comma list of known consensus methods."""
+    from judgecal.aggregate.models import AGGREGATORS
+
+    methods = tuple(m.strip() for m in text.split(","))
+    bad = [m for m in methods if m not in AGGREGATORS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown method {bad[0]!r}; known: {', '.join(AGGREGATORS)}")
+    return methods
+
+
+def _refuse_together(pairs: list[tuple[str, bool, str]]) -> None:
+    """Refuse flags that cannot apply as given: ``(flag, given, why)`` for each."""
+    for flag, given, why in pairs:
+        if given:
+            raise UsageError(f"{flag} {why}; nothing was run")
+
+
+def _print_json(obj: Any) -> None:
+    """Machine-readable output of a command run with --json: JSON on stdout, nothing else there."""
+    import json
+
+    from judgecal.report.write import json_safe
+
+    sys.stdout.write(obj if isinstance(obj, str) else json.dumps(json_safe(obj), indent=2, ensure_ascii=False,
+                                                                   allow_nan=False, default=str))
+    sys.stdout.write("\n")
+
+
+def _judge_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rubric", default="pairwise", help="built-in rubric name or a YAML file (a judge spec "
+                   "file's own rubric wins)")
+    p.add_argument("--concurrency", type=_upto(MAX_CONCURRENCY, "concurrent calls"), default=16)
+    p.add_argument("--max-tokens", type=_upto(1_000_000, "tokens"), help="reply length (default: the rubric's, e.g. 256 for span "
+                   "rubrics, else 8; a judge spec file's own value wins)")
+    p.add_argument("--temperature", type=_temperature, default=0.0)
+    p.add_argument("--seed", type=_seed, default=0, help="seed of sample 0 (sample s uses seed + s)")
+    p.add_argument("--sample-seed", type=_seed, default=0, help="seed for choosing the item sample")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--timeout", type=_seconds, default=120.0, metavar="S",
+                   help="seconds one judge call may take before it is retried (default 120)")
+    p.add_argument("--max-retry-after", type=_seconds, default=60.0, metavar="S",
+                   help="wait at most this long when a server's Retry-After asks for more (default 60)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds (at most 86400, a day)")
+    return value
+
+
+def _format_names() -> tuple[str, ...]:
+    from judgecal.data.formats import FORMATS
+
+    return tuple(FORMATS)

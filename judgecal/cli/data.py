@@ -1,0 +1,155 @@
+"""Data in and out: `judgecal datasets`, `judgecal import` (items, labels, verdicts, other tools' files), `judgecal export`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from judgecal.cli.common import UsageError, _open_ws, _print_json
+from judgecal.inert import term
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    from judgecal.data import registry
+
+    if args.action == "list":
+        rows = [{"name": name, "description": spec.description, "repo": spec.files[0].repo,
+                 "commit": registry.COMMITS[spec.files[0].repo], "license": registry.LICENSES[spec.files[0].repo]}
+                for name, spec in registry.registry().items()]
+        if args.json:
+            _print_json(rows)
+            return 0
+        for r in rows:
+            print(f"{r['name']:32s} {r['description']}  [{r['repo']}@{r['commit'][:10]}, {r['license']}]")
+        return 0
+    paths = registry.fetch(args.name, progress=True)
+    print(f"{args.name}: {len(paths)} files ready")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from judgecal.data import registry
+
+    if args.kind == "judgments":
+        return _import_judgments(args)
+    if args.replace or args.spec:
+        raise UsageError("--replace and --spec apply to --as judgments only")
+    from judgecal.data.label_tasks import declare
+
+    declared = declare(args.task, args.labels, args.positive, args.ordinal, args.criteria)
+    dataset = args.source in registry.registry()
+    if declared is not None and (dataset or args.fmt):
+        raise UsageError(f"--task {args.task} reads judgecal's own schema; a dataset or --from format declares "
+                         "its own tasks")
+    if not dataset and (args.fmt or _other_format(args.source)):
+        return _import_format(args)
+    if not dataset:  # checked before the workspace is created
+        if not Path(args.source).exists():
+            raise UsageError(f"{args.source}: no such file, and not a dataset name (see `judgecal datasets list`)")
+        if not Path(args.source).is_file():
+            from judgecal.data.importers import not_a_file
+
+            raise UsageError(f"{args.source}: {not_a_file(Path(args.source))}")
+    from judgecal.data.importers import import_file, validate_file
+    from judgecal.data.ingest import import_dataset
+    from judgecal.data.rows import degenerate_note
+    from judgecal.progress import Bar
+
+    if dataset:
+        with _open_ws(args) as ws:
+            counts = import_dataset(ws, args.source)
+        print(f"imported {term(args.source)}: {counts['items']} items, {counts['annotations']} human labels, "
+              f"{counts['judgments']} recorded judgments from {counts['judges']} judges"
+              + (f", {counts['spans']} spans" if counts.get("spans") else ""))
+        return 0
+    with Bar(f"importing {args.source}", enabled=not args.quiet) as bar:  # checking, then writing, per record
+        # a file is validated completely before the workspace is opened, so a bad file creates nothing
+        parsed = validate_file(args.source, task=args.task, source=args.name, progress=bar.report, declared=declared)
+        with _open_ws(args) as ws:
+            res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed,
+                              progress=bar.report, declared=declared)
+    print(_import_words(res, term(args.source)) + degenerate_note(res.counts))
+    return 0
+
+
+def _other_format(source: str) -> bool:
+    """A file that is not in judgecal's own item schema but in one of the formats of ``--from``."""
+    from judgecal.data.formats import claims
+
+    return Path(source).is_file() and claims(Path(source))
+
+
+def _import_format(args: argparse.Namespace) -> int:
+    """``import FILE --from FORMAT`` (or a file detected as one): map it completely, then write it."""
+    from judgecal.data.formats import format_summary, map_file, write
+
+    if args.kind != "items" or args.name:
+        raise UsageError("--from maps a whole file (items, verdicts and labels, each source named by the format); "
+                         "--as judgments and --name are for judgecal's own schema")
+    mapped = map_file(args.source, None if args.fmt in (None, "auto") else args.fmt)
+    lines = format_summary(mapped, args.source, detected=args.fmt in (None, "auto"))
+    if mapped.items or mapped.external:
+        with _open_ws(args, create=not mapped.external) as ws:
+            write(ws, mapped)
+    else:
+        lines.append("  nothing imported: no record could be mapped")
+    print(term("\n".join(lines), keep_lines=True))
+    return 0
+
+
+def _import_words(res: Any, source: str) -> str:
+    """What an import wrote, in words: a re-import of the same file says that it wrote nothing."""
+    w = res.written
+    if not (w["items"] or w["annotations"] or w["changed_annotations"] or w["spans"]):
+        return (f"nothing new in {source}: its {len(res.items)} items and {len(res.annotations)} human labels"
+                + (f" and {len(res.spans)} spans" if res.spans else "") + " are already in the workspace")
+    old = len(res.items) - w["items"]
+    words = f"imported {w['items']} items" + (f" ({old} already there)" if old else "")
+    words += f" and {w['annotations']} human labels"
+    if w["changed_annotations"]:
+        words += f" ({w['changed_annotations']} stored labels replaced by the file's)"
+    if w["spans"]:
+        words += f", {w['spans']} spans"
+    return f"{words} from {source}"
+
+
+def _import_judgments(args: argparse.Namespace) -> int:
+    """Verdicts from the user's own pipeline, about items already in the workspace."""
+    from judgecal.data.verdicts import import_verdicts
+    from judgecal.judges.spec import load_spec
+
+    if args.name:
+        raise UsageError("--name applies to items; a judgment names its judge in the `judge` field")
+    if args.task != "pairwise":
+        raise UsageError("--task applies to items; a judgment's item says its task")
+    source = Path(args.source)
+    if not source.exists():
+        raise UsageError(f"{args.source}: no such file")
+    if not source.is_file():
+        from judgecal.data.importers import not_a_file
+
+        raise UsageError(f"{args.source}: {not_a_file(source)}")
+    spec = load_spec(args.spec) if args.spec else None  # a SpecError is a JudgecalError: one line, exit 2
+    with _open_ws(args, create=False) as ws:
+        res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
+    if not (res.new or res.replaced):
+        print(f"nothing new in {term(args.source)}: its {res.unchanged} judgments from {len(res.judges)} judge(s) "
+              f"({term(', '.join(res.judges))}) are already stored")
+        return 0
+    print(f"imported {res.new} new judgments from {len(res.judges)} judge(s) ({term(', '.join(res.judges))}) in "
+          f"{term(args.source)}; {res.unchanged} already stored, {res.replaced} replaced"
+          + (f"; {sum(len(v) for v in res.spans.values())} judge spans" if res.spans else "")
+          + (f"; {res.zero_length_spans} zero-length span(s) dropped (they mark nothing)" if res.zero_length_spans else ""))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    out = Path(args.file)
+    if out.suffix not in (".parquet", ".jsonl", ".json"):
+        raise UsageError(f"{out}: export writes .parquet or .jsonl (got {out.suffix or 'no suffix'!r})")
+    if not out.parent.is_dir():
+        raise UsageError(f"{out}: the folder {out.parent} does not exist")
+    with _open_ws(args, create=False) as ws:
+        print(f"wrote {ws.export(args.table, args.file)}")
+    return 0

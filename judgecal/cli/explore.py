@@ -1,0 +1,72 @@
+"""Looking at it: `judgecal app` (the explorer) and `judgecal demo` (the main job on the embedded defaults)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from judgecal.cli.audit import _audit, print_summary
+from judgecal.cli.common import UsageError, _open_ws
+from judgecal.cli.judging import _select_items, make_engine
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    ws = Path(args.workspace or "")
+    if not (ws / "judgecal.sqlite").exists():
+        raise UsageError(f"{ws}: not a judgecal workspace")
+    spec = importlib.util.find_spec("judgecal.apps.explorer")
+    script = spec.origin if spec and spec.origin else ""
+    cmd = [sys.executable, "-m", "judgecal.apps.serve", "run", script, "--server.headless", "true",
+           "--server.port", str(args.port), "--server.address", args.address,
+           "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer",
+           "--server.fileWatcherType", "none",  # a served workspace view, not a development server
+           "--", "--workspace", str(ws.resolve())]
+    # become the server (no child process left behind when this one is stopped)
+    sys.stdout.flush()
+    os.execv(sys.executable, cmd)
+    return 0  # pragma: no cover
+
+
+DEMO_ITEMS = 60  # live items of the embedded judge (120 calls, ~0.8 CPU-s each on 2 cores): the demo stays short
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    import time
+
+    from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.data.ingest import import_dataset
+
+    t0 = time.perf_counter()
+    with _open_ws(args) as ws:
+        if "pandalm" not in ws.sources():
+            counts = import_dataset(ws, "pandalm")
+            print(f"imported PandaLM: {counts['items']} items, {counts['annotations']} human labels, "
+                  f"2 recorded judges")
+        compute_consensus(ws, ("ds", "mv"))
+        items = _select_items(ws, "pandalm", args.items, args.sample_seed)
+        n_all = len(ws.items(source="pandalm"))
+        args.judge, args.rubric, args.temperature = "local/smollm2", "pairwise", 0.0
+        engine = make_engine(ws, args)
+        st = engine.run(engine.plan(items, orders=("AB", "BA"), seed=args.seed))
+        print(f"local/smollm2: {st.done} new calls, {st.cached} cached, {st.invalid} invalid, in {st.seconds:.1f}s")
+        report, js, html = _audit(ws, ws.reports_dir, "ds", "tie", args.n_boot)
+    print_summary(report)
+    if len(items) < n_all:  # say what the live judge's figures rest on
+        print(f"note: local/smollm2 judged {len(items)} of PandaLM's {n_all} items live (both orders) to keep the "
+              f"demo short; its figures rest on those items, so its intervals are wider than the recorded "
+              f"judges'. `judgecal demo --items {n_all}` judges every item (the calls already made are cached).")
+    print(f"audit.json: {js}\naudit.html: {html}")
+    from judgecal.report.pdf import PdfError, write_pdf
+
+    try:
+        pdf_line = f"trust report (PDF): {write_pdf(report, js.parent / 'audit.pdf')}"
+    except PdfError as exc:  # the demo's results stand without the PDF: say what to install, and finish
+        pdf_line = f"skipped the PDF trust report: {exc}"
+    print(f"demo finished in {time.perf_counter() - t0:.0f}s")
+    print(f"open the explorer: judgecal app --workspace {args.workspace}")
+    print(pdf_line)
+    return 0

@@ -1,0 +1,175 @@
+"""Judging: `judgecal judge` (the engine, locally or on Ray) and `judgecal probe` (padding and injection copies)."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from typing import Any
+
+from judgecal.cli.common import UsageError, _open_ws, _refuse_together
+from judgecal.inert import term
+
+
+def _select_items(ws: Any, source: str | None, n: int | None, seed: int) -> list[Any]:
+    """Items of ``source`` (probe pairs only when asked for by source), a seeded sample of ``n``."""
+    items = [it for it in ws.items(source=source) if source or not it.source.startswith("probe:")]
+    if n is not None and n < len(items):
+        items = random.Random(seed).sample(items, n)
+    return list(items)
+
+
+def make_engine(ws: Any, args: argparse.Namespace) -> Any:
+    from judgecal.judges.engine import Engine
+    from judgecal.judges.registry import make_backend
+    from judgecal.judges.spec import resolve_judge
+
+    # a spec file or shipped spec, or <backend>/<model> with this command's parameters
+    spec, rubric = resolve_judge(args.judge, rubric=args.rubric, temperature=args.temperature,
+                                 max_tokens=args.max_tokens, base_url=getattr(args, "base_url", None))
+    if getattr(args, "deterministic", False):
+        from judgecal.judges.determinism import deterministic_spec, enable
+
+        try:
+            spec = deterministic_spec(spec)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        enable(args.seed)
+    opts: dict[str, Any] = spec.backend_options()
+    timeout = getattr(args, "timeout", 120.0)
+    if spec.backend in ("openai", "openai-http", "anthropic"):
+        opts["timeout_s"] = timeout  # the SDK's own timeout, not shorter than the engine's
+    if getattr(args, "executor", "local") == "ray":  # the backend lives on the cluster's workers
+        from judgecal.distributed.judge import remote_backend
+
+        backend: Any = remote_backend(f"{spec.backend}/{spec.model}", opts, args.address)
+    else:
+        backend = make_backend(f"{spec.backend}/{spec.model}", **opts)
+    return Engine(ws, backend, rubric, spec=spec, concurrency=args.concurrency, progress=not args.quiet,
+                  timeout_s=timeout, max_retry_after=getattr(args, "max_retry_after", 60.0))
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    from judgecal.judges import batch
+    from judgecal.judges.spec import without_credentials
+
+    ray = args.executor == "ray"
+    _refuse_together([
+        ("--export-batch", bool(args.export_batch and args.import_batch), "and --import-batch cannot apply together "
+         "(export a manifest, run it, then import its results)"),
+        ("--address", args.address is not None and not ray, "applies to --executor ray only"),
+        ("--rate-limit", args.rate_limit is not None and not ray, "applies to --executor ray only"),
+        ("--executor ray", ray and bool(args.export_batch or args.import_batch),
+         "makes no calls with --export-batch or --import-batch"),
+    ])
+
+    if args.judge.startswith("replay/"):
+        from judgecal.judges.replay import replay
+
+        with _open_ws(args, create=False) as ws:
+            for name, n in replay(ws, args.judge).items():
+                print(term(f"{args.judge}: {n} recorded judgments stored from {name}"))
+        return 0
+    from judgecal.judges.backends.metric import MetricError, metric_request, run_metric_judge
+
+    try:
+        metric = metric_request(args.judge)
+    except MetricError as exc:
+        raise UsageError(f"{args.judge}: {exc}") from None
+    if metric is not None:  # a deterministic metric scores items, no model call
+        model_only = [flag for flag, given in (
+            ("--rubric", args.rubric != "pairwise"), ("--max-tokens", args.max_tokens is not None),
+            ("--temperature", args.temperature != 0.0), ("--samples", args.samples != 1),
+            ("--orders", list(args.orders) != ["AB", "BA"]), ("--mutation", bool(args.mutation)),
+            ("--base-url", bool(args.base_url)), ("--executor", args.executor != "local"),
+            ("--export-batch", bool(args.export_batch)), ("--import-batch", bool(args.import_batch)),
+            ("--deterministic", args.deterministic)) if given]
+        if model_only:
+            raise UsageError(f"{args.judge}: a metric judge calls no model; {', '.join(model_only)} would be ignored "
+                             "(its settings are options in a spec file)")
+        with _open_ws(args, create=False) as ws:
+            try:
+                got = run_metric_judge(ws, metric[0], _select_items(ws, args.source, args.items, args.sample_seed),
+                                       metric[1], metric[2])
+            except MetricError as exc:
+                raise UsageError(f"{args.judge}: {exc}") from None
+        print(f"{term(got['judge'])} (spec {got['spec_hash']}): {got['scored']} items scored, {got['skipped']} skipped "
+              "(not one response with a reference key fact)")
+        return 0
+    with _open_ws(args, create=False) as ws:
+        items = _select_items(ws, args.source, args.items, args.sample_seed)
+        if not items:
+            if args.source:
+                raise UsageError(f"no items from source {args.source!r} (sources in this workspace: "
+                                 f"{', '.join(ws.sources()) or 'none'})")
+            raise UsageError("no items to judge: import some first")
+        engine = make_engine(ws, args)
+        calls = [c for mut in (args.mutation or ["none"])
+                 for c in engine.plan(items, orders=args.orders, samples=args.samples, seed=args.seed,
+                                      mutation=mut)]
+        if args.export_batch:
+            n = batch.export_manifest(engine, calls, args.export_batch)
+            print(f"wrote {n} requests to {args.export_batch} (plan beside it)")
+            return 0
+        if args.import_batch:
+            counts = batch.import_results(engine, args.import_batch[0], args.import_batch[1])
+            print(" ".join(f"{k}={v}" for k, v in counts.items()))
+            return 0
+        if args.executor == "ray":
+            from judgecal.distributed.judge import run_on_ray
+
+            if args.rate_limit is not None and not 0 < args.rate_limit < float("inf"):
+                raise UsageError(f"--rate-limit {args.rate_limit}: give a positive number of calls per second")
+
+            st = run_on_ray(engine, calls, rate_limit=args.rate_limit)
+        else:
+            st = engine.run(calls)
+        name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
+        print(f"{term(name)} (spec {engine.spec_hash}): {st.planned} planned, {st.cached} cached, {st.done} run "
+              f"({st.invalid} invalid, {st.errors} errors, {st.retries} retries) in {st.seconds:.1f}s")
+        endpoint = engine.spec.endpoint or args.base_url or ""
+        for line in _error_lines(st.error_messages, st.errors, without_credentials(endpoint)):
+            print(line, file=sys.stderr)
+    return 1 if st.errors else 0
+
+
+# words of a failed connection in the error a backend records (httpx/openai/anthropic/asyncio)
+_UNREACHABLE = ("Connect", "Refused", "gaierror", "Unreachable", "NameResolution", "TimeoutError", "OSError")
+
+
+def _error_lines(messages: list[str], errors: int, endpoint: str) -> list[str]:
+    """The first errors of a run, each distinct one once (with how often it was seen among them), and a
+    server that could not be reached named once."""
+    from collections import Counter
+
+    lines = [f"  error: {term(m)}" + (f" (x{n})" if n > 1 else "") for m, n in Counter(messages).items()]
+    if endpoint and any(w in m for m in messages for w in _UNREACHABLE):
+        lines.append(f"  {errors} call(s) failed: the server at {term(endpoint)} could not be reached; is it "
+                     "running, and is the address (--base-url) right?")
+    return lines
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    """Plan and run a live probe's extra judge calls (cached and resumable like any judging)."""
+    from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.audit.injection import injected_items
+    from judgecal.audit.padding import padded_items
+
+    with _open_ws(args, create=False) as ws:
+        n = None if args.kind == "injection" else args.items  # the same sample as `judgecal judge --items`
+        base = [it for it in _select_items(ws, args.source, n, args.sample_seed) if not it.source.startswith("probe:")]
+        if args.kind == "injection":
+            if ws.consensus_frame("ds").empty:
+                compute_consensus(ws, ("ds",))
+            truth = ws.consensus_frame("ds").set_index("item_id")["label"]
+            base = [it for it in base if truth.get(it.item_id) in ("A", "B")]
+            base = base[: args.items] if args.items else base
+            probes, what, metric = injected_items(base, truth), "injected", "injection_follow_rate"
+        else:
+            probes, what, metric = padded_items(base), "padded", "pad_pick_rate"
+        ws.add_items(probes)
+        engine = make_engine(ws, args)
+        st = engine.run(engine.plan(base + probes, orders=("AB", "BA"), seed=args.seed))
+        print(f"{args.judge}: {len(probes)} {what} pairs over {len(base)} items; {st.done} calls run, "
+              f"{st.cached} cached; `judgecal audit` reports {metric}")
+    return 1 if st.errors else 0
