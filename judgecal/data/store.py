@@ -497,6 +497,10 @@ class Workspace:
             out = [it for it in out if it.item_id in wanted]
         return out
 
+    def item_tasks(self) -> dict[str, str]:
+        """item_id -> its task (``pairwise``, ``pointwise``, ...)."""
+        return {str(i): str(t) for i, t in self.conn.execute("SELECT item_id, task FROM items")}
+
     def item_facts(self) -> pd.DataFrame:
         """One row per item: source, task, the word lengths and families of its first two candidates.
 
@@ -542,6 +546,30 @@ class Workspace:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT source FROM items ORDER BY source")]
 
     # -- judgments -----------------------------------------------------------------------
+    def judgment_fields(self, keys: Iterable[str], columns: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """key -> the stored ``columns`` (fields of :class:`Judgment`) of each of ``keys`` that is stored."""
+        bad = [c for c in columns if c not in JUDGMENT_FIELDS]
+        if bad:
+            raise ValueError(f"not judgment fields: {', '.join(bad)}")
+        cols = ", ".join(f'"{c}"' for c in columns)
+        keys = list(keys)
+        out: dict[str, tuple[Any, ...]] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i:i + 900]
+            q = f"SELECT key, {cols} FROM judgments WHERE key IN ({', '.join('?' for _ in chunk)})"
+            out.update((r[0], tuple(r[1:])) for r in self.conn.execute(q, chunk))
+        return out
+
+    def judge_spec_hashes(self, judges: Iterable[str]) -> list[tuple[str, str]]:
+        """The distinct (judge, spec hash) pairs stored for ``judges``."""
+        names = list(judges)
+        out: list[tuple[str, str]] = []
+        for i in range(0, len(names), 900):
+            chunk = names[i:i + 900]
+            q = f"SELECT DISTINCT judge, spec_hash FROM judgments WHERE judge IN ({', '.join('?' for _ in chunk)})"
+            out += [(str(j), str(h)) for j, h in self.conn.execute(q, chunk)]
+        return out
+
     def add_judgments(
         self, judgments: Iterable[Judgment], conn: sqlite3.Connection | None = None, replace: bool = False
     ) -> int:

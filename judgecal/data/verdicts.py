@@ -307,28 +307,18 @@ def _label_judgment(rec: dict[str, Any], v: dict[str, Any], ls: LabelSet, spec_h
 
 
 def _stored(ws: Workspace, keys: list[str]) -> dict[str, tuple[Any, ...]]:
-    out: dict[str, tuple[Any, ...]] = {}
-    cols = ", ".join(f'"{c}"' for c in COMPARED)
-    for i in range(0, len(keys), 900):
-        chunk = keys[i : i + 900]
-        q = f"SELECT key, {cols} FROM judgments WHERE key IN ({', '.join('?' for _ in chunk)})"
-        out.update((r[0], tuple(r[1:])) for r in ws.conn.execute(q, chunk))
-    return out
+    return ws.judgment_fields(keys, COMPARED)
 
 
 def _other_specs(ws: Workspace, wanted: dict[str, str], replace: bool) -> dict[str, str]:
     """Judge name -> a spec hash already stored under that name other than the one this import gives
     it (``wanted``: name -> hash); with ``replace``, another *imported* spec of the name is allowed."""
     stored = ws.judge_specs()
-    names = sorted(wanted)
     out: dict[str, str] = {}
-    for i in range(0, len(names), 900):
-        chunk = names[i : i + 900]
-        q = f"SELECT DISTINCT judge, spec_hash FROM judgments WHERE judge IN ({', '.join('?' for _ in chunk)})"
-        for judge, h in ws.conn.execute(q, chunk):
-            imported = stored.get(h, ("", {}))[1].get("backend") == "import"
-            if h != wanted[judge] and not (replace and imported):
-                out[judge] = h
+    for judge, h in ws.judge_spec_hashes(sorted(wanted)):
+        imported = stored.get(h, ("", {}))[1].get("backend") == "import"
+        if h != wanted[judge] and not (replace and imported):
+            out[judge] = h
     return out
 
 
@@ -348,7 +338,7 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
     records, problems = _records(path)
     if not records and not problems:
         problems.append(Problem(f, None, None, "no records"))
-    tasks = dict(ws.conn.execute("SELECT item_id, task FROM items").fetchall())
+    tasks = ws.item_tasks()
     label_sets = ws.label_sets()
     with_spans = {str(r.get("item_id")) for _, r in records if isinstance(r, dict) and r.get("spans") is not None}
     texts = {it.item_id: it.candidates[0].text for it in ws.items(ids=with_spans)} if with_spans else {}

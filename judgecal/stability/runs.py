@@ -265,11 +265,5 @@ def run_stability(ws: Any, judge: str, axes: Sequence[str], *, items: int | None
 
 
 def _judgments(ws: Any, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    keys = list(keys)
-    for i in range(0, len(keys), 900):
-        chunk = keys[i:i + 900]
-        q = f"SELECT key, verdict, raw, status FROM judgments WHERE key IN ({', '.join('?' for _ in chunk)})"
-        for key, verdict, raw, status in ws.conn.execute(q, chunk):
-            out[key] = {"verdict": verdict if status != "error" else None, "raw": raw}
-    return out
+    return {key: {"verdict": verdict if status != "error" else None, "raw": raw}
+            for key, (verdict, raw, status) in ws.judgment_fields(keys, ("verdict", "raw", "status")).items()}
