@@ -36,26 +36,31 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
+def _parsed(text: str, kind: type[int] | type[float], what: str) -> Any:
+    """``kind(text)``, or an argparse error saying ``text`` is not ``what``."""
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+
+
+def _within(value: Any, ok: bool, why: str) -> Any:
+    """``value`` when ``ok``, else an argparse error saying ``why``."""
+    if not ok:
+        raise argparse.ArgumentTypeError(why)
+    return value
+
+
 def _open_unit(text: str) -> float:
     """A number strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1 (exclusive)")
-    return value
+    value = _parsed(text, float, "a number")
+    return float(_within(value, 0 < value < 1, f"{text} is not between 0 and 1 (exclusive)"))
 
 
 def _count(text: str) -> int:
     """A positive whole number (argparse ``type``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a positive number (1 or more)")
-    return value
+    value = _parsed(text, int, "a whole number")
+    return int(_within(value, value >= 1, f"{text} is not allowed; give a positive number (1 or more)"))
 
 
 # Resource-sized arguments: the most one command runs (time and memory grow with each), and seeds
@@ -83,13 +88,8 @@ def _upto(hi: int, what: str) -> Any:
 
 def _natural(text: str) -> int:
     """A whole number, 0 or more (argparse ``type``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not allowed; give 0 or more")
-    return value
+    value = _parsed(text, int, "a whole number")
+    return int(_within(value, value >= 0, f"{text} is not allowed; give 0 or more"))
 
 
 def _seed(text: str) -> int:
@@ -101,25 +101,15 @@ def _seed(text: str) -> int:
 
 
 def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{value} is not a port; give 1-65535")
-    return value
+    value = _parsed(text, int, "a port number")
+    return int(_within(value, 1 <= value <= 65535, f"{value} is not a port; give 1-65535"))
 
 
 def _rate(text: str) -> float:
     """Calls per second: a positive finite number."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value <= 1e6:
-        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a positive number of calls per second "
-                                         "(at most 1e6)")
-    return value
+    value = _parsed(text, float, "a number")
+    return float(_within(value, 0 < value <= 1e6, f"{text} is not allowed; give a positive number of calls per "
+                                                   "second (at most 1e6)"))
 
 
 def _base_url(text: str) -> str:
@@ -150,13 +140,8 @@ def _mutation(text: str) -> str:
 
 def _temperature(text: str) -> float:
     """A finite sampling temperature, 0 or more."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 100:
-        raise argparse.ArgumentTypeError(f"{text} is not allowed; give a temperature from 0 to 100")
-    return value
+    value = _parsed(text, float, "a number")
+    return float(_within(value, 0 <= value <= 100, f"{text} is not allowed; give a temperature from 0 to 100"))
 
 
 def _methods(text: str) -> tuple[str, ...]:

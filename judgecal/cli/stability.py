@@ -42,26 +42,22 @@ def _axes(text: str) -> tuple[str, ...]:
 
 
 def _positive(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < v < math.inf:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number > 0")
-    return v
+    from judgecal.cli.common import _parsed
+    from judgecal.cli.common import _within as ok_if
+
+    v = _parsed(text, float, "a number")
+    return float(ok_if(v, 0 < v < math.inf, f"{text!r}: give a finite number > 0"))
 
 
 def _within(lo: float, hi: float, integer: bool = False) -> Callable[[str], Any]:
     """A finite number from ``lo`` to ``hi`` (a whole one when ``integer``): a level a run can use."""
+    from judgecal.cli.common import _parsed
+    from judgecal.cli.common import _within as ok_if
+
     def check(text: str) -> Any:
-        try:
-            v: float = int(text) if integer else float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {'a whole number' if integer else 'a number'}") from None
-        if not lo <= v <= hi:  # NaN fails too
-            bounds = f"{lo} to {hi}" if integer else f"{lo:g} to {hi:g}"
-            raise argparse.ArgumentTypeError(f"{text} is not allowed; give {bounds}")
-        return v
+        v = _parsed(text, int if integer else float, "a whole number" if integer else "a number")
+        bounds = f"{lo} to {hi}" if integer else f"{lo:g} to {hi:g}"
+        return ok_if(v, lo <= v <= hi, f"{text} is not allowed; give {bounds}")  # NaN fails too
     return check
 
 
