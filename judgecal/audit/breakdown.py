@@ -10,9 +10,10 @@ answer as the report's ``invalid_as`` says), against the truth's label of the it
   candidate model (an item counts for both of its models), each with Wilson's interval
   (:func:`judgecal.stats.proportion.wilson_interval`): a group's items are independent trials.
 - ``comparisons`` (report level): for each two judges, accuracy of X minus Y on the items both judged,
-  with a paired item bootstrap (the same resampled items for both, one weight matrix for every pair,
-  :func:`judgecal.stats.bootstrap.bootstrap_sums`; Efron & Tibshirani, 1993, ch. 6) and its two-sided
-  bootstrap p-value ``min(1, 2 min(P*(d <= 0), P*(d >= 0)))``.
+  with a paired item bootstrap over the items a judge of pairs judged (the same resampled items for both, one
+  weight matrix for every pair, :func:`judgecal.stats.bootstrap.bootstrap_sums`; Efron & Tibshirani, 1993,
+  ch. 6) and its two-sided bootstrap p-value ``min(1, 2 min(P*(d <= 0), P*(d >= 0)))``. Judges of the same
+  items share their columns: K judges cost K + 1 columns, not three per pair.
 """
 
 from __future__ import annotations
@@ -76,31 +77,50 @@ def comparisons(verdicts: dict[str, pd.Series], truth: pd.Series, n_boot: int = 
         return {"pairs": [], "note": "one judge of pairs only"}
     if len(names) > MAX_COMPARED:
         return {"pairs": [], "note": f"{len(names)} judges of pairs: compared only up to {MAX_COMPARED}"}
-    items = truth.index
     right, judged = {}, {}
+    seen = [_right(verdicts[n], truth)[0].index for n in names]
+    items = truth.index[truth.index.isin(seen[0].append(seen[1:]))]  # judged by one of them at least
     for n in names:
         v, r = _right(verdicts[n], truth)
         right[n] = pd.Series(r, index=v.index).reindex(items).fillna(0.0).to_numpy()
         judged[n] = items.isin(v.index).astype(float)
-    pairs = list(combinations(names, 2))
-    cols = np.column_stack([c for x, y in pairs for c in (judged[x] * judged[y] * right[x],
-                                                           judged[x] * judged[y] * right[y], judged[x] * judged[y])])
-    boot = bootstrap_sums(cols, n_boot, seed) if len(items) else np.empty((0, cols.shape[1]))
-    total = cols.sum(axis=0)
+    # one bootstrap column per distinct sum: judges of the same items share their mask and their own columns
+    cols: list[np.ndarray] = []
+    at: dict[Any, int] = {}
+
+    def column(key: Any, values: np.ndarray) -> int:
+        if key not in at:
+            at[key] = len(cols)
+            cols.append(values)
+        return at[key]
+
+    pairs, spec = list(combinations(names, 2)), []
+    for x, y in pairs:
+        if np.array_equal(judged[x], judged[y]):
+            m = judged[x]
+            spec.append((column(("right", x), m * right[x]), column(("right", y), m * right[y]),
+                         column(("mask", m.tobytes()), m)))
+        else:
+            m = judged[x] * judged[y]
+            spec.append((column(("right", x, y), m * right[x]), column(("right", y, x), m * right[y]),
+                         column(("mask", m.tobytes()), m)))
+    mat = np.column_stack(cols)
+    boot = bootstrap_sums(mat, n_boot, seed) if len(items) else np.empty((0, mat.shape[1]))
+    total = mat.sum(axis=0)
     out: list[dict[str, Any]] = []
-    for k, (x, y) in enumerate(pairs):
-        n_common = int(total[3 * k + 2])
+    for (x, y), (cx, cy, cm) in zip(pairs, spec, strict=True):
+        n_common = int(total[cm])
         if n_common == 0:
             out.append({"x": x, "y": y, "n_items": 0})
             continue
         with np.errstate(divide="ignore", invalid="ignore"):
-            d = (boot[:, 3 * k] - boot[:, 3 * k + 1]) / boot[:, 3 * k + 2]
-        est = float((total[3 * k] - total[3 * k + 1]) / n_common)
+            d = (boot[:, cx] - boot[:, cy]) / boot[:, cm]
+        est = float((total[cx] - total[cy]) / n_common)
         lo, hi = percentile_ci(d, level)
         finite = d[np.isfinite(d)]
         p = float(min(1.0, 2 * min((finite <= 0).mean(), (finite >= 0).mean()))) if finite.size else None
-        out.append({"x": x, "y": y, "n_items": n_common, "accuracy_x": round(float(total[3 * k]) / n_common, 10),
-                    "accuracy_y": round(float(total[3 * k + 1]) / n_common, 10), "difference": metric(est, lo, hi, n_common),
-                    "p": p, "significant": bool(lo > 0 or hi < 0)})
+        out.append({"x": x, "y": y, "n_items": n_common, "accuracy_x": round(float(total[cx]) / n_common, 10),
+                    "accuracy_y": round(float(total[cy]) / n_common, 10),
+                    "difference": metric(est, lo, hi, n_common), "p": p, "significant": bool(lo > 0 or hi < 0)})
     return {"pairs": out, "method": "paired item bootstrap of accuracy X - Y on the items both judged",
             "n_boot": n_boot}
