@@ -3,7 +3,8 @@
 The steps, in order: the workspace's configuration files are read (a bad one stops the audit before anything
 is computed or stored); the truth's consensus is computed when it is missing; every probe and section runs on
 every judge (:func:`judgecal.audit.run.run_audit`); with an executor (``--executor ray``), the alignment
-figures come from per-item sums on the cluster; then the annotators' agreement per source
+and position figures come from per-item sums on the cluster, computed there first and read here instead of
+computed again; then the annotators' agreement per source
 (:mod:`judgecal.aggregate.annotators`), the stability runs, the loop's results and the provenance are attached. The CLI, the tests, ``validate`` and the explorer's fixtures call this function, so
 every surface reads the same report.
 """
@@ -45,8 +46,12 @@ class Executor(Protocol):
     def reach(self) -> None:
         """Reach the cluster, or raise a :class:`judgecal.errors.JudgecalError` saying why."""
 
-    def alignment(self, ws: Workspace, report: dict[str, Any], options: AuditOptions) -> dict[str, Any]:
-        """``report`` with its alignment figures computed on the cluster."""
+    def alignment(self, ws: Workspace, options: AuditOptions) -> dict[str, Any]:
+        """The alignment figures computed on the cluster: ``{"judges": {judge: {counts, "metrics",
+        "position"}}, ...}``; the audit reads them instead of computing them."""
+
+    def finish(self, report: dict[str, Any], computed: dict[str, Any]) -> dict[str, Any]:
+        """``report`` checked against what the cluster read (the same judgments) and told what ran where."""
 
 
 # progress(done, total, step): where the audit is (judgecal.progress.Bar.report); total None: unknown
@@ -82,14 +87,16 @@ def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor
 
         tell(0, None, f"consensus {o.consensus}")
         compute_consensus(ws, (method,), source=source)
+    computed = None
     if executor is not None:
-        executor.reach()  # an unreachable cluster is said before the local part runs
+        executor.reach()  # an unreachable cluster is said before anything runs here
+        tell(0, None, "alignment on the cluster")
+        computed = executor.alignment(ws, o)  # replaces the alignment sums and bootstrap here, not repeated
     report = run_audit(ws, consensus=o.consensus, invalid_as=o.invalid_as, n_boot=o.n_boot, seed=o.seed,
                        level=o.level, selective_target=o.selective_target, selective_delta=o.selective_delta,
-                       progress=at)
-    if executor is not None:
-        tell(steps[0], None, "alignment on the cluster")
-        report = executor.alignment(ws, report, o)
+                       progress=at, given=None if computed is None else computed["judges"])
+    if executor is not None and computed is not None:
+        report = executor.finish(report, computed)
     from judgecal.aggregate.annotators import annotators_report
     from judgecal.audit.loop_section import attach_loop
     from judgecal.audit.provenance import provenance

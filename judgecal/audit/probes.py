@@ -391,6 +391,42 @@ class PromptSensitivityProbe(Probe):
         return ["prompt_sensitive"] if _significant(metrics.get("prompt_flip_rate"), cfg) else []
 
 
+class GivenAlignment(AlignmentProbe):
+    """The alignment probe whose figures were computed elsewhere (``--executor ray``: from per-item sums on the
+    cluster, :mod:`judgecal.distributed.audit`), read instead of computed: ``given`` is judge -> ``{"metrics":
+    {name: metric object}, "position": section}``; its flags are the alignment probe's own."""
+
+    def __init__(self, given: Mapping[str, Mapping[str, Any]]) -> None:
+        self.given = given
+
+    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig,
+                done: Mapping[str, Mapping[str, Metric]]) -> dict[str, ProbeResult]:
+        out = {}
+        for inp in inputs:
+            g = self.given.get(inp.judge) or {}
+            res = out[inp.judge] = ProbeResult(metrics={k: Metric.of(m, null_value=m.get("null_value"), p=m.get("p"),
+                                                                     mde=m.get("mde"))
+                                                        for k, m in (g.get("metrics") or {}).items()})
+            if g.get("position"):
+                res.sections["position"] = dict(g["position"])
+        return out
+
+
+class GivenPosition(PositionProbe):
+    """The position probe whose test and section came with :class:`GivenAlignment`: nothing to compute; its
+    flags are the position probe's own."""
+
+    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig,
+                done: Mapping[str, Mapping[str, Metric]]) -> dict[str, ProbeResult]:
+        return {inp.judge: ProbeResult() for inp in inputs}
+
+
+def with_given_alignment(given: Mapping[str, Mapping[str, Any]]) -> list[Probe]:
+    """The registered probes, the alignment and position figures read from ``given`` instead of computed."""
+    return [GivenAlignment(given) if type(p) is AlignmentProbe else GivenPosition() if type(p) is PositionProbe
+            else p for p in PROBES]
+
+
 PROBES: list[Probe] = []  # in the order they run; register() adds to it
 FLAG_ORDER: list[str] = []  # the order of a judge's flags, by probe name
 

@@ -28,14 +28,17 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
               seed: int = 0, level: float = 0.95, judges: list[str] | None = None,
               effect_of_interest: float = 0.05, selective_target: float | None = None,
               selective_delta: float | None = None,
-              progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+              progress: Callable[[int, int, str], None] | None = None,
+              given: dict[str, Any] | None = None) -> dict[str, Any]:
     """The audit as a JSON-ready dict (schema ``judgecal.audit/2``, typed by
     :class:`judgecal.audit.report.AuditReport`, documented in docs/reference/audit-json.md).
 
     The truth is the stored consensus ``consensus`` (``<method>[:<source>]``, see
     :mod:`judgecal.audit.truth`); every registered probe runs on every judge through
     :func:`judgecal.audit.probe.evaluate`, the path ``judgecal validate`` checks. ``progress(done, total,
-    step)`` hears each step (a probe, a section, a judge's reference) as it starts.
+    step)`` hears each step (a probe, a section, a judge's reference) as it starts. ``given``: judge ->
+    alignment and position figures computed elsewhere (a Ray cluster's per-item sums), read instead of
+    computed (:func:`judgecal.audit.probes.with_given_alignment`).
     """
     cfg = AuditConfig(invalid_as=invalid_as, n_boot=n_boot, seed=seed, level=level,
                       effect_of_interest=effect_of_interest)
@@ -51,11 +54,12 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         "judges": {},
     }
     inputs = judge_inputs(ws, truth, judges)
-    from judgecal.audit.probes import PROBES
+    from judgecal.audit.probes import PROBES, with_given_alignment
     from judgecal.audit.sections import SECTION_STEPS, add_sections
 
     step = _counter(progress, len(PROBES) + len(SECTION_STEPS) + len(inputs))
-    results = evaluate(inputs, cfg, step=step)
+    # given: the alignment and position figures a cluster computed from per-item sums, read, not recomputed
+    results = evaluate(inputs, cfg, probes=None if given is None else with_given_alignment(given), step=step)
     for inp in inputs:
         report["judges"][inp.judge] = judge_entry(inp, results[inp.judge])
     report["settings"]["effect_of_interest"] = effect_of_interest

@@ -331,31 +331,37 @@ def merge_into(report: dict[str, Any], dist: dict[str, Any], address: str | None
     return report
 
 
-def cluster_audit(ws: Any, report: dict[str, Any], *, consensus: str = "ds", invalid_as: str = "tie",
-                  n_boot: int = 2000, seed: int = 0, level: float = 0.95, n_shards: int = 16,
-                  shard_dir: str | Path | None = None, address: str | None = None) -> dict[str, Any]:
-    """``judgecal audit --executor ray``: the alignment figures of ``report`` recomputed from Parquet shards
-    on the cluster (:func:`distributed_audit`, same consensus, seed and bootstrap) and merged in
-    (:func:`merge_into`). The shards go to ``shard_dir`` (a folder every node reads at the same path;
-    default a temporary folder inside the workspace, removed afterwards)."""
+def cluster_alignment(ws: Any, *, consensus: str = "ds", invalid_as: str = "tie", n_boot: int = 2000, seed: int = 0,
+                      level: float = 0.95, n_shards: int = 16, shard_dir: str | Path | None = None,
+                      address: str | None = None) -> dict[str, Any]:
+    """``judgecal audit --executor ray``'s alignment step: the figures from Parquet shards on the cluster
+    (:func:`distributed_audit`, same consensus, seed and bootstrap), which the audit then reads instead of
+    computing them. The shards go to ``shard_dir`` (a folder every node reads at the same path; default a
+    temporary folder inside the workspace, removed afterwards)."""
     import shutil
     import tempfile
 
     own = shard_dir is None
     folder = Path(tempfile.mkdtemp(prefix="audit-shards-", dir=ws.path)) if own else Path(str(shard_dir))
     try:
-        dist = distributed_audit(ws, folder, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot, seed=seed,
+        return distributed_audit(ws, folder, consensus=consensus, invalid_as=invalid_as, n_boot=n_boot, seed=seed,
                                  level=level, n_shards=n_shards, address=address)
     finally:
         if own:
             shutil.rmtree(folder, ignore_errors=True)
-    return merge_into(report, dist, address)
+
+
+def cluster_audit(ws: Any, report: dict[str, Any], **options: Any) -> dict[str, Any]:
+    """``report`` (computed here) with its alignment figures taken from :func:`cluster_alignment` and checked
+    by :func:`merge_into`: the cluster's read of the same judgments, for comparing the two paths."""
+    return merge_into(report, cluster_alignment(ws, **options), options.get("address"))
 
 
 @dataclass
 class RayExecutor:
     """``judgecal audit --executor ray``: the alignment step of :func:`judgecal.audit.pipeline.audit_workspace`
-    on a Ray cluster (:func:`cluster_audit`)."""
+    on a Ray cluster (:func:`cluster_alignment`), run before the rest of the audit, which reads its figures
+    instead of computing them; :meth:`finish` checks both read the same judgments (:func:`merge_into`)."""
 
     address: str | None = None
     shard_dir: str | Path | None = None
@@ -366,7 +372,10 @@ class RayExecutor:
 
         connect(self.address)
 
-    def alignment(self, ws: Any, report: dict[str, Any], options: Any) -> dict[str, Any]:
-        return cluster_audit(ws, report, consensus=options.consensus, invalid_as=options.invalid_as,
-                             n_boot=options.n_boot, seed=options.seed, level=options.level, n_shards=self.n_shards,
-                             shard_dir=self.shard_dir, address=self.address)
+    def alignment(self, ws: Any, options: Any) -> dict[str, Any]:
+        return cluster_alignment(ws, consensus=options.consensus, invalid_as=options.invalid_as,
+                                 n_boot=options.n_boot, seed=options.seed, level=options.level,
+                                 n_shards=self.n_shards, shard_dir=self.shard_dir, address=self.address)
+
+    def finish(self, report: dict[str, Any], computed: dict[str, Any]) -> dict[str, Any]:
+        return merge_into(report, computed, self.address)
