@@ -31,17 +31,26 @@ LABELS = ("A", "B", "tie")
 MAX_COMPARED = 12  # judges: 66 pairs, three bootstrap columns each; beyond it the report says so
 
 
-def _right(verdicts: pd.Series, truth: pd.Series) -> tuple[pd.Series, pd.Series]:
+def _index(values: Any) -> pd.Index:
+    """Item ids as a plain object index: hashed lookups, where a pyarrow-backed index would scan per value."""
+    return pd.Index(np.asarray(values, dtype=object))
+
+
+def _right(verdicts: pd.Series, truth: pd.Series) -> tuple[pd.Series, np.ndarray]:
     """The judge's verdict on its items with a human label (``invalid`` for none) and whether it is right."""
-    v = verdicts[verdicts.index.isin(truth.index)].astype(object)
-    v = v.where(v.notna(), "invalid")
-    return v, (v.to_numpy() == truth.reindex(v.index).to_numpy()).astype(float)
+    ids = _index(verdicts.index)
+    pos = _index(truth.index).get_indexer(ids)
+    keep = pos >= 0
+    v = verdicts.to_numpy(dtype=object)[keep]
+    v = np.where(pd.isna(v), "invalid", v)
+    right = (v == truth.to_numpy(dtype=object)[pos[keep]]).astype(float)
+    return pd.Series(v, index=ids[keep], dtype=object), right
 
 
 def _groups(right: pd.Series, groups: pd.Series, level: float) -> list[dict[str, Any]]:
     """Accuracy per group value with Wilson's interval, groups in order of their names."""
-    g = groups.reindex(right.index)
-    frame = pd.DataFrame({"group": g, "right": right}).dropna()
+    g = pd.Series(groups.to_numpy(dtype=object), index=_index(groups.index)).reindex(_index(right.index))
+    frame = pd.DataFrame({"group": g.to_numpy(), "right": right.to_numpy()}).dropna()
     if frame.empty:
         return []
     agg = frame.groupby("group", sort=True)["right"].agg(["sum", "size"])
@@ -56,11 +65,13 @@ def judge_items(verdicts: pd.Series, truth: pd.Series, category: pd.Series, mode
     v, right = _right(verdicts, truth)
     right_s = pd.Series(right, index=v.index)
     labels = [*LABELS, *(["invalid"] if (v == "invalid").any() else [])]
-    humans = pd.Categorical(truth.reindex(v.index).to_numpy(), categories=list(LABELS))
+    truth_at = truth.to_numpy(dtype=object)[_index(truth.index).get_indexer(v.index)]
+    humans = pd.Categorical(truth_at, categories=list(LABELS))
     judge = pd.Categorical(v.to_numpy(), categories=labels)
     conf = pd.crosstab(humans, judge, dropna=False).reindex(index=list(LABELS), columns=labels, fill_value=0)
     per_model = pd.concat([models["model_a"], models["model_b"]]) if len(models) else pd.Series(dtype=object)
-    both = pd.concat([right_s.reindex(models.index)] * 2) if len(models) else pd.Series(dtype=float)
+    at = right_s.reindex(_index(models.index))
+    both = pd.concat([at] * 2) if len(models) else pd.Series(dtype=float)
     by_model = _groups(pd.Series(both.to_numpy(), index=np.arange(len(both))),
                        pd.Series(per_model.to_numpy(), index=np.arange(len(per_model))), level)
     return {"n_items": int(len(v)), "humans": list(LABELS), "judge": labels,
@@ -78,12 +89,13 @@ def comparisons(verdicts: dict[str, pd.Series], truth: pd.Series, n_boot: int = 
     if len(names) > MAX_COMPARED:
         return {"pairs": [], "note": f"{len(names)} judges of pairs: compared only up to {MAX_COMPARED}"}
     right, judged = {}, {}
-    seen = [_right(verdicts[n], truth)[0].index for n in names]
-    items = truth.index[truth.index.isin(seen[0].append(seen[1:]))]  # judged by one of them at least
+    got = {n: _right(verdicts[n], truth) for n in names}
+    items = got[names[0]][0].index.append([got[n][0].index for n in names[1:]]).unique()  # judged by one at least
     for n in names:
-        v, r = _right(verdicts[n], truth)
-        right[n] = pd.Series(r, index=v.index).reindex(items).fillna(0.0).to_numpy()
-        judged[n] = items.isin(v.index).astype(float)
+        v, r = got[n]
+        pos = v.index.get_indexer(items)
+        right[n] = np.where(pos >= 0, r[pos], 0.0)
+        judged[n] = (pos >= 0).astype(float)
     # one bootstrap column per distinct sum: judges of the same items share their mask and their own columns
     cols: list[np.ndarray] = []
     at: dict[Any, int] = {}

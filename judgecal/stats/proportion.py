@@ -12,9 +12,10 @@ collapses (Brown, Cai & DasGupta, 2001, Stat Sci 16:101-133). It equals statsmod
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 FloatArray = NDArray[np.float64]
 
@@ -22,7 +23,7 @@ FloatArray = NDArray[np.float64]
 def wilson_interval(k: ArrayLike, n: ArrayLike, level: float = 0.95) -> tuple[FloatArray, FloatArray]:
     """Wilson's interval ``(low, high)`` for each ``k`` of ``n`` (arrays broadcast together)."""
     k_, n_ = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = NormalDist().inv_cdf(0.5 + level / 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = k_ / n_
         denom = 1 + z * z / n_
