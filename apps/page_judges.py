@@ -379,8 +379,8 @@ def comparison_section(rep: dict[str, Any], judges: list[str]) -> None:
     y = c2.selectbox("Judge Y", judges, index=1, key="pair-y")
     res = paired_row(comp, x, y)
     if res is None:
-        st.info(comp.get("note") or ("The same judge twice." if x == y else
-                                     "The two judges share no item with a human label."))
+        st.info(md_plain(comp.get("note") or ("The same judge twice." if x == y else
+                                              "The two judges share no item with a human label.")))
         return
     table(pd.DataFrame([res]), "judges-paired",
           help={"accuracy X − Y": "Difference in item-level accuracy on the items both judged, with a paired item "
@@ -396,8 +396,14 @@ def paired_row(comp: dict[str, Any], x: str, y: str) -> dict[str, Any] | None:
         return None
     flip = pair["x"] != x
     d = pair["difference"]
-    est, lo, hi = ((-d["estimate"], -d["ci_high"], -d["ci_low"]) if flip else (d["estimate"], d["ci_low"], d["ci_high"]))
+
+    def turned(v: float | None) -> float | None:
+        return None if v is None else -v
+
+    est, lo, hi = ((turned(d["estimate"]), turned(d["ci_high"]), turned(d["ci_low"])) if flip
+                   else (d["estimate"], d["ci_low"], d["ci_high"]))
     sig = bool(pair["significant"])
+    est = est or 0.0
     words = (f"{x} is {'significantly ' if sig else 'not significantly '}"
              f"{'better' if est > 0 else 'worse' if est < 0 else 'different'} than {y} on these {pair['n_items']} items"
              + ("" if sig else " (the interval includes 0)"))
@@ -467,7 +473,7 @@ def biases() -> None:
     for group, names in groups.items():
         question, how, null, run_it = group_words(probes[group])
         pairwise_group = all(p.applies_to == ("pairwise",) for p in probes[group])
-        st.header(question)
+        st.header(md_plain(question))
         st.text(f"What was tested: {how}\nNull (no bias): {null}\nEffect of interest: {eoi:.0%}")
         rows, plot = [], []
         for name in names:

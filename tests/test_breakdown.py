@@ -79,3 +79,14 @@ def test_comparisons_read_only_the_items_both_judged() -> None:
     assert pair["n_items"] == 2  # b and c
     assert (pair["accuracy_x"], pair["accuracy_y"]) == (0.5, 1.0)
     assert comparisons({"only": truth}, truth)["pairs"] == []
+
+
+def test_a_judge_with_no_labelled_item_is_compared_with_nothing_and_breaks_nothing() -> None:
+    truth = pd.Series(["A", "B"], index=["a", "b"])
+    out = comparisons({"labelled": pd.Series(["A", "A"], index=["a", "b"]),
+                       "elsewhere": pd.Series(["B"], index=["unlabelled"])}, truth, n_boot=50)
+    assert [(p["x"], p["y"], p["n_items"]) for p in out["pairs"]] == [("elsewhere", "labelled", 0)]
+    empty = judge_items(pd.Series(["B"], index=["unlabelled"], dtype=object), truth, pd.Series(dtype=object),
+                        pd.DataFrame(columns=["model_a", "model_b"]))
+    assert empty["n_items"] == 0 and empty["confusion"] == [[0, 0, 0]] * 3
+    assert empty["by_category"] == [] and empty["by_model"] == []

@@ -143,21 +143,23 @@ def test_the_cases_select_something_and_not_everything(ws):  # type: ignore[no-u
     assert ws.explorer_find_items(BOTH, "ds")[1]["item_id"].tolist()[:4] == ["0", "9", "10", "zz"]
 
 
-def test_the_item_verdict_is_the_judges_pages(ws):  # type: ignore[no-untyped-def]
-    """The SQL item verdict is the rule the Judges page's confusion matrix applies (``item_verdicts``)."""
-    from judgecal.apps.page_judges import item_verdicts
+def test_the_item_verdict_is_the_audits(ws):  # type: ignore[no-untyped-def]
+    """The Items page's SQL item verdict is the rule of the audit's item-by-item section (the Judges page's
+    confusion, :func:`judgecal.audit.models.item_verdicts` with an unreadable answer as a tie), so its "disagrees
+    with the humans" filter selects that confusion's off-diagonal."""
+    from judgecal.audit.models import item_verdicts
 
-    v = item_verdicts(ws.explorer_verdicts())
-    mine = v[v["judge"] == BOTH].set_index("item_id")
-    one = item_verdicts(ws.explorer_verdicts(judge=BOTH)).set_index("item_id")  # one judge's seek: the same rows
-    assert set(one["judge"]) == {BOTH} and one.sort_index().equals(mine.sort_index())
-    assert ws.explorer_verdicts(judge="nobody").empty
-    assert mine["verdict"].isin(["A", "B", "tie"]).all() and mine["BA"].isna().any()
-    for i, r in mine.iterrows():
-        assert r["verdict"] == _iv(*(None if pd.isna(r[o]) else r[o] for o in ("AB", "BA"))), i
+    sql = ws.explorer_verdicts(judge=BOTH).set_index("item_id")
+    assert set(sql["judge"]) == {BOTH} and ws.explorer_verdicts(judge="nobody").empty
+    assert sql["BA"].isna().any()  # one order only on some items
+    j = ws.judgments_frame(BOTH)
+    audit = item_verdicts(j[j["mutation"] == "none"], "tie")
+    mine = {i: _iv(*(None if pd.isna(r[o]) else r[o] for o in ("AB", "BA"))) for i, r in sql.iterrows()}
+    assert set(mine.values()) <= {"A", "B", "tie"}
+    assert mine == {i: audit[i] for i in mine}, "the SQL rule and the audit's differ"
     disagree = ws.explorer_find_items(BOTH, "ds", humans=True, limit=5000)[1]["item_id"]
     truth = ws.consensus_frame("ds").set_index("item_id")["label"]
-    assert set(disagree) == {i for i, r in mine.iterrows() if i in truth.index and r["verdict"] != truth[i]}
+    assert set(disagree) == {i for i, v in mine.items() if i in truth.index and v != truth[i]}
 
 
 def test_filter_choices_and_judges(ws):  # type: ignore[no-untyped-def]

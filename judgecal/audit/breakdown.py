@@ -93,8 +93,8 @@ def comparisons(verdicts: dict[str, pd.Series], truth: pd.Series, n_boot: int = 
     items = got[names[0]][0].index.append([got[n][0].index for n in names[1:]]).unique()  # judged by one at least
     for n in names:
         v, r = got[n]
-        pos = v.index.get_indexer(items)
-        right[n] = np.where(pos >= 0, r[pos], 0.0)
+        pos = v.index.get_indexer(items)  # -1: not judged, which reads the 0 appended
+        right[n] = np.append(r, 0.0)[pos]
         judged[n] = (pos >= 0).astype(float)
     # one bootstrap column per distinct sum: judges of the same items share their mask and their own columns
     cols: list[np.ndarray] = []

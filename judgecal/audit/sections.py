@@ -78,7 +78,9 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
         entry = report["judges"][inp.judge]
         if inp.pairwise:
             verdict = verdicts[inp.judge]
-            entry["breakdown"] = breakdown.judge_items(verdict, truth, category, items, cfg.level)
+            by_item = breakdown.judge_items(verdict, truth, category, items, cfg.level)
+            if by_item["n_items"]:  # a judge with no labelled item has nothing to break down
+                entry["breakdown"] = by_item
             entry["reference"] = human.judge_reference(verdict, truth, humans, wide, n_boot=cfg.n_boot,
                                                        seed=cfg.seed, level=cfg.level)
             pw = (entry["reference"].get("like_for_like") or {}).get("pairwise")

@@ -1066,7 +1066,7 @@ class Workspace:
         """``item_id, kind`` of the items with spans (a rater's empty mark counts as looked at)."""
         return pd.read_sql_query("SELECT DISTINCT item_id, kind FROM spans", self.conn)
 
-    # The Items page's item verdict (what apps/page_judges.item_verdicts computes in pandas), in SQL over
+    # The Items page's item verdict (the audit's judgecal.audit.models.item_verdicts, invalid as a tie), in SQL over
     # columns ``ab`` and ``ba``: the two orders' common verdict, a tie when they differ, the one order's
     # verdict when only one was judged; ``invalid`` counts as a tie.
     _ITEM_VERDICT = ("CASE WHEN ab IS NULL THEN {b} WHEN ba IS NULL THEN {a} WHEN {a} = {b} THEN {a} ELSE 'tie' END"
