@@ -447,7 +447,7 @@ def biases() -> None:
 
     words = flag_words()
     eoi = float(rep.get("settings", {}).get("effect_of_interest", 0.05))
-    alpha = float((rep.get("settings", {}).get("thresholds") or {}).get("alpha", 0.05))
+    alpha = float(rep.get("settings", {}).get("alpha", 0.05))  # the level the report's flags were raised at
     st.caption(f"A bias is flagged only when it is significant after Benjamini–Hochberg (q < {alpha:g}) *and* at least "
                f"the effect of interest ({eoi:.0%}) away from its null. A probe that was not run says “not tested”.")
     legend = []

@@ -126,11 +126,19 @@ def browser(label_ws: dict[str, Any]):  # type: ignore[no-untyped-def]
 def _pick(b: Any, key: str, option: str) -> None:
     """Choose ``option`` of a selectbox by typing it (a long list draws only its first options; a box chosen
     from a moment ago keeps the focus, and a click then closes its list)."""
-    b.page.keyboard.press("Escape")
-    box = b.page.locator(f".st-key-{key} input")
-    box.click()
-    box.fill(option)
-    b.page.get_by_role("option", name=option, exact=True).click()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(3):  # on a busy machine the list may not open on the first click: open it again
+        b.page.keyboard.press("Escape")
+        box = b.page.locator(f".st-key-{key} input")
+        box.click()
+        box.fill(option)
+        try:
+            b.page.get_by_role("option", name=option, exact=True).click(timeout=20_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
     b.idle()
 
 

@@ -63,7 +63,7 @@ class Verdict(_Open):
     not_tested_probes: list[str] = Field(default_factory=list)
 
 
-class GroupAccuracy(BaseModel):
+class GroupAccuracy(_Open):
     """A judge's accuracy on one group of items (a category, a candidate model), with Wilson's interval."""
 
     value: str
@@ -71,7 +71,7 @@ class GroupAccuracy(BaseModel):
     accuracy: Figure
 
 
-class Breakdown(BaseModel):
+class Breakdown(_Open):
     """A judge of pairs item by item: the confusion with the humans (rows ``humans``, columns ``judge``)
     and its accuracy by category and by candidate model."""
 
@@ -84,7 +84,7 @@ class Breakdown(BaseModel):
     interval: str
 
 
-class Comparison(BaseModel):
+class Comparison(_Open):
     """Accuracy of judge X minus judge Y on the items both judged, with its paired bootstrap interval."""
 
     x: str
@@ -97,7 +97,7 @@ class Comparison(BaseModel):
     significant: bool | None = None
 
 
-class Comparisons(BaseModel):
+class Comparisons(_Open):
     """Every two judges of pairs compared (a pair once, X before Y by name), from one shared bootstrap."""
 
     pairs: list[Comparison]
@@ -133,6 +133,7 @@ class Settings(_Open):
     bootstrap: str
     effect_of_interest: float | None = None
     multiple_testing: str | None = None
+    alpha: float | None = None
     thresholds: dict[str, Any] | None = None
 
 
@@ -167,7 +168,8 @@ class AuditReport(_Open):
         return cls.model_validate(data)
 
     def to_json(self) -> dict[str, Any]:
-        """``audit.json``'s object: every field as it was set, in its order, nothing added."""
+        """``audit.json``'s object: every field as it was set, nothing added (typed fields first, then the
+        sections kept as written)."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 

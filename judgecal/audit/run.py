@@ -64,6 +64,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         report["judges"][inp.judge] = judge_entry(inp, results[inp.judge])
     report["settings"]["effect_of_interest"] = effect_of_interest
     report["settings"]["multiple_testing"] = "Benjamini-Hochberg over every tested metric of this report"
+    report["settings"]["alpha"] = cfg.alpha  # the level a probe's flag needs its BH q under
     extra: dict[str, float] = {}
     if selective_target is not None:
         extra["target"] = selective_target
