@@ -37,14 +37,15 @@ PLAN_HALFWIDTH = 0.03
 BT_MAX_BOOT = 200  # evalica's bootstrap refits the model per replicate (about 9 ms each on PandaLM)
 
 
-def item_models(ws: Workspace) -> pd.DataFrame:
+def item_models(ws: Workspace, category: pd.Series | None = None) -> pd.DataFrame:
     """item_id -> ``model_a, model_b, category`` for the two-candidate pairwise items (probe copies left
-    out) whose two candidates name two different models."""
+    out) whose two candidates name two different models; ``category``: the items' ``metadata.category``
+    when already read."""
     facts = ws.item_facts()
     keep = ((facts["task"] == "pairwise") & (facts["n_candidates"] == 2) & ~facts["source"].str.startswith("probe:")
             & facts["model_a"].notna() & facts["model_b"].notna() & (facts["model_a"] != facts["model_b"]))
     out = facts.loc[keep, ["model_a", "model_b"]].astype(str)
-    cat = ws.item_metadata("category")
+    cat = ws.item_metadata("category") if category is None else category
     out["category"] = cat.reindex(out.index).astype(object).map(lambda c: None if pd.isna(c) else str(c))
     return out
 

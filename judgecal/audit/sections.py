@@ -53,12 +53,12 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
                  step: Callable[[str], None] | None = None) -> dict[str, Any]:
     step = step or (lambda name: None)
     thresholds = load_thresholds(ws.path)
-    items = models.item_models(ws)
+    category = ws.item_metadata("category")  # read once: the models section and each judge's breakdown
+    items = models.item_models(ws, category)
     verdicts = {inp.judge: models.item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
     step("models")
     report["models"] = models.models_section(items, truth, inputs, cfg, verdicts=verdicts, lc_texts=alpaca_texts(ws))
     report["comparisons"] = breakdown.comparisons(verdicts, truth, cfg.n_boot, cfg.seed, cfg.level)
-    category = ws.item_metadata("category")
     step("humans")
     wide = human.annotator_matrix(ws, consensus, truth)
     humans = report["humans"] = human.humans_section(about, wide, cfg.n_boot, cfg.seed, cfg.level)

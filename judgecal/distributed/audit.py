@@ -351,12 +351,6 @@ def cluster_alignment(ws: Any, *, consensus: str = "ds", invalid_as: str = "tie"
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def cluster_audit(ws: Any, report: dict[str, Any], **options: Any) -> dict[str, Any]:
-    """``report`` (computed here) with its alignment figures taken from :func:`cluster_alignment` and checked
-    by :func:`merge_into`: the cluster's read of the same judgments, for comparing the two paths."""
-    return merge_into(report, cluster_alignment(ws, **options), options.get("address"))
-
-
 @dataclass
 class RayExecutor:
     """``judgecal audit --executor ray``: the alignment step of :func:`judgecal.audit.pipeline.audit_workspace`
