@@ -230,7 +230,7 @@ def main() -> None:
             built |= audit(ws)
         t0 = time.perf_counter()
         w = Workspace(ws)  # a workspace from an earlier judgecal gets the explorer's indexes here, not mid-measure
-        n_items = int(w.conn.execute("SELECT COUNT(*) FROM items").fetchone()[0])
+        n_items = len(w.item_ids())
         n_judgments = w.count_judgments()
         w.close()
         built["workspace_open_s"] = round(time.perf_counter() - t0, 2)

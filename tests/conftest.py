@@ -125,6 +125,6 @@ def copy_workspace(src, dst):  # type: ignore[no-untyped-def]
     from judgecal.data.store import Workspace
 
     dst.mkdir(parents=True)
-    src.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    src._db.conn.execute("PRAGMA wal_checkpoint(FULL)")
     shutil.copy(src.db_path, dst / "judgecal.sqlite")
     return Workspace(dst)

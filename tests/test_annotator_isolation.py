@@ -87,8 +87,8 @@ def test_finding_same_task_order_for_everyone(review, tmp_path):
     """Every annotator used to receive tasks in one order: now each order is drawn per annotator."""
     ws2 = copy_workspace(review["ws"], tmp_path / "ws2")
     try:
-        ws2.conn.execute("DELETE FROM ls_copies")
-        ws2.conn.execute("DELETE FROM ls_projects")
+        ws2._db.conn.execute("DELETE FROM ls_copies")
+        ws2._db.conn.execute("DELETE FROM ls_projects")
         res = lstasks.push(ws2, review["admin"], review["items"], project="Order check", overlap=2, seed=11,
                            reviewers=reviewers(review["ws"].path))
         copies = ws2.ls_copies_frame("Order check")

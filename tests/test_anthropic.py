@@ -65,7 +65,7 @@ def test_request_shape_retries_and_cost(tmp_path, monkeypatch):
     assert df.loc["AB", "verdict"] == "A" and df.loc["BA", "verdict"] == "A"  # "B" shown second-first
     assert df["cost_usd"].iloc[0] == pytest.approx((120 * 1.0 + 3 * 5.0) / 1e6)
     # the key never reaches the database
-    dump = "\n".join(eng.ws.conn.iterdump())
+    dump = "\n".join(eng.ws._db.conn.iterdump())
     assert "sk-ant-test" not in dump
 
 

@@ -699,7 +699,7 @@ def base_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert main(["import", str(root / "pw.jsonl"), "--task", "pointwise", "-w", str(ws)]) == 0
     assert main(["import", str(VERDICTS), "--as", "judgments", "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        w.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        w._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return ws
 
 

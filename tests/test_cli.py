@@ -61,7 +61,7 @@ def test_replay_judge_restores_recorded_verdicts(tmp_path, capsys):
     from judgecal.data.store import Workspace
 
     with Workspace(ws) as w:
-        w.conn.execute("DELETE FROM judgments WHERE judge = 'replay/llmbar/GPT-4/Swap_CoT'")
+        w._db.conn.execute("DELETE FROM judgments WHERE judge = 'replay/llmbar/GPT-4/Swap_CoT'")
     assert main(["judge", "--judge", "replay/llmbar/GPT-4/Swap_CoT", "-w", ws]) == 0
     assert "200 recorded judgments stored from llmbar/Natural" in capsys.readouterr().out
     assert main(["judge", "--judge", "replay/llmbar/GPT-5/Nope", "-w", ws]) == 2

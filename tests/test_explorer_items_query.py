@@ -182,7 +182,7 @@ def test_judge_pairs_are_every_distinct_pair(tmp_path):  # type: ignore[no-untyp
     specs = [("j", "h2"), ("j", ""), ("j", "h1"), ("a/b", "x"), ("k", "h1"), ("", "z"), ("j", "h1")]
     w.add_judgments([Judgment(key=f"{n}", item_id="i", judge=j, spec_hash=h, verdict="A")
                      for n, (j, h) in enumerate(specs * 3)])
-    scan = w.conn.execute("SELECT DISTINCT judge, spec_hash FROM judgments ORDER BY judge, spec_hash").fetchall()
-    assert w._judge_pairs() == scan and len(scan) == 6
+    scan = w._db.conn.execute("SELECT DISTINCT judge, spec_hash FROM judgments ORDER BY judge, spec_hash").fetchall()
+    assert w.judgments_repo._judge_pairs() == scan and len(scan) == 6
     assert set(w.judge_names()) == set(scan)
     w.close()

@@ -188,7 +188,7 @@ def test_anthropic_key_echo_is_redacted(tmp_path, vendor, monkeypatch):
     st = eng.run(eng.plan(w.items(), orders=("AB",)))
     assert st.errors == 1 and "HTTP 401" in st.error_messages[0]
     assert key not in st.error_messages[0]
-    w.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    w._db.conn.execute("PRAGMA wal_checkpoint(FULL)")
     assert key.encode() not in (tmp_path / "ws" / "judgecal.sqlite").read_bytes()
 
 
@@ -328,7 +328,7 @@ def test_two_judge_runs_at_once_make_each_call_once(tmp_path, vendor):
     assert "20 planned, 20 cached, 0 run" in out2
     with Workspace(ws) as w:
         assert w.count_judgments() == 20 and set(w.judgments_frame()["status"]) == {"ok"}
-        assert w.conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0  # released at the end
+        assert w._db.conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0  # released at the end
 
 
 def test_two_judge_runs_started_together_split_the_calls(tmp_path, vendor):
@@ -356,7 +356,7 @@ def test_claims_of_a_dead_or_silent_run_are_taken_over(tmp_path):
     me = RunOwner.here()
     c = w.claim(["k1", "k2", "k3", "k4"], me, stale_s=60)
     assert c.mine == {"k1", "k2", "k4"} and c.held == {"k3"} and c.holders == ["pid 1 on another-host"]
-    w.conn.execute("UPDATE runs SET heartbeat = heartbeat - 120 WHERE owner = 'silent'")
+    w._db.conn.execute("UPDATE runs SET heartbeat = heartbeat - 120 WHERE owner = 'silent'")
     assert w.claim(["k3"], me, stale_s=60).mine == {"k3"}
     # a live run's claims hold; an answered key is nobody's to claim
     other = RunOwner("other", os.getpid(), here.host)
@@ -396,12 +396,12 @@ def test_two_imports_of_the_same_ids_at_once_never_overwrite(tmp_path):
 def test_a_writer_that_cannot_get_the_lock_stops_with_a_clear_message(tmp_path, monkeypatch, capsys):
     import sqlite3
 
-    from judgecal.data import store
+    from judgecal.data.store import _db
 
     Workspace(tmp_path / "ws").close()
     holder = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write
-    monkeypatch.setattr(store, "BUSY_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(_db, "BUSY_TIMEOUT_S", 0.3)
     items = _write_items(tmp_path / "items.jsonl", 2)
     t0 = time.perf_counter()
     assert main(["import", str(items), "-w", str(tmp_path / "ws")]) == 2

@@ -123,9 +123,9 @@ def test_id_already_in_workspace(tmp_path):
     ws = Workspace(tmp_path / "ws")
     a = _jsonl(tmp_path / "a.jsonl", [GOOD])
     import_file(ws, a)
-    before = ws.conn.execute("SELECT data FROM items").fetchall()
+    before = ws._db.conn.execute("SELECT data FROM items").fetchall()
     import_file(ws, a)  # the same content again: idempotent
-    assert ws.conn.execute("SELECT data FROM items").fetchall() == before
+    assert ws._db.conn.execute("SELECT data FROM items").fetchall() == before
     other = {**GOOD, "response_b": "something else"}
     b = _jsonl(tmp_path / "b.jsonl", [{**GOOD, "id": "new"}, other])
     with pytest.raises(ItemConflictError, match=rf"{b}:2: id 'q1' is already in the workspace with a different "
@@ -133,7 +133,7 @@ def test_id_already_in_workspace(tmp_path):
         import_file(ws, b)
     # nothing of b was written: not the new id, not the other text
     assert ws.item_ids() == {"q1"}
-    assert ws.conn.execute("SELECT data FROM items").fetchall() == before
+    assert ws._db.conn.execute("SELECT data FROM items").fetchall() == before
 
 
 def test_pointwise_score_out_of_range(tmp_path):

@@ -138,8 +138,8 @@ def test_an_older_workspace_gains_the_p_labels_column(tmp_path):
     from judgecal.data.store import SCHEMA_VERSION
 
     with Workspace(tmp_path / "ws") as ws:
-        ws.conn.execute("ALTER TABLE judgments DROP COLUMN p_labels")
-        ws.conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+        ws._db.conn.execute("ALTER TABLE judgments DROP COLUMN p_labels")
+        ws._db.conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
     with Workspace(tmp_path / "ws") as ws:
         ws.add_judgments([Judgment("k", "i", "j", "h", verdict="pass", p_labels='{"pass": 1.0}')])
         assert ws.judgments_frame()["p_labels"].tolist() == ['{"pass": 1.0}']

@@ -182,9 +182,9 @@ def test_schema_2_workspace_keeps_its_label_studio_state(tmp_path):
     from judgecal.data.store import Workspace
 
     with Workspace(tmp_path / "old") as ws:
-        ws.conn.execute("INSERT INTO ls_tasks VALUES ('k1', 'Blind review', 7, 'item1', 1, 'A', NULL, 1.0)")
-        ws.conn.execute("INSERT INTO ls_pulled VALUES (11, 7, '2024-01-01T00:00:00.000000Z', 'ok')")
-        ws.conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        ws._db.conn.execute("INSERT INTO ls_tasks VALUES ('k1', 'Blind review', 7, 'item1', 1, 'A', NULL, 1.0)")
+        ws._db.conn.execute("INSERT INTO ls_pulled VALUES (11, 7, '2024-01-01T00:00:00.000000Z', 'ok')")
+        ws._db.conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     with Workspace(tmp_path / "old") as ws:
         copies = ws.ls_copies_frame("Blind review")
         assert copies[["task_key", "annotator", "project_id", "item_id", "flipped", "gold_label"]].values.tolist() == [

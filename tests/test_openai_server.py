@@ -107,4 +107,4 @@ def test_real_openai_api(tmp_path):
     assert st.errors == 0
     df = ws.judgments_frame()
     assert df["p_a"].notna().all() and df["cost_usd"].gt(0).all()
-    assert os.environ["OPENAI_API_KEY"] not in "\n".join(ws.conn.iterdump())
+    assert os.environ["OPENAI_API_KEY"] not in "\n".join(ws._db.conn.iterdump())

@@ -35,8 +35,8 @@ def test_an_older_workspace_gains_the_rationale_column(tmp_path):
     from judgecal.data.store import SCHEMA_VERSION
 
     with Workspace(tmp_path / "ws") as ws:
-        ws.conn.execute("ALTER TABLE annotations DROP COLUMN rationale")
-        ws.conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+        ws._db.conn.execute("ALTER TABLE annotations DROP COLUMN rationale")
+        ws._db.conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
     with Workspace(tmp_path / "ws") as ws:
         ws.add_annotations([Annotation("i", "a", "A", rationale="why")])
         assert ws.annotations_frame()["rationale"].tolist() == ["why"]

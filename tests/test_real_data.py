@@ -120,7 +120,7 @@ def test_parquet_nested_columns_read_as_json(tmp_path):
     assert res.counts == {"empty_responses": 0, "zero_length_spans": 1, "skipped_labels": 1}
     assert sorted(ws.annotations_frame()["label"]) == ["3", "5"]
     assert sorted((r.item_id, r.start, r.end) for r in ws.spans_frame().itertuples()) == [("1", 22, 41), ("2", 0, 0)]
-    assert json.loads(ws.conn.execute("SELECT data FROM items WHERE item_id = '1'").fetchone()[0])["metadata"]["cost"] == 0.125
+    assert json.loads(ws._db.conn.execute("SELECT data FROM items WHERE item_id = '1'").fetchone()[0])["metadata"]["cost"] == 0.125
 
 
 def test_parquet_with_a_pandas_index_and_a_malformed_row_is_refused_whole(tmp_path):

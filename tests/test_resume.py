@@ -37,7 +37,7 @@ def test_sigkill_then_resume_matches_uninterrupted(tmp_path, pandalm_ws):
     a, b = tmp_path / "a", tmp_path / "b"
     for d in (a, b):
         d.mkdir()
-        pandalm_ws.conn.execute("PRAGMA wal_checkpoint(FULL)")
+        pandalm_ws._db.conn.execute("PRAGMA wal_checkpoint(FULL)")
         shutil.copy(pandalm_ws.db_path, d / "judgecal.sqlite")
     env = {**os.environ}
     subprocess.run(_judge_cmd(a), check=True, env=env, capture_output=True)

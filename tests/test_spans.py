@@ -255,8 +255,8 @@ def test_older_workspace_gains_the_spans_table(tmp_path):
     from judgecal.data.store import SCHEMA_VERSION, Workspace
 
     with Workspace(tmp_path / "ws") as ws:
-        ws.conn.execute("DROP TABLE spans")
-        ws.conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+        ws._db.conn.execute("DROP TABLE spans")
+        ws._db.conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     with Workspace(tmp_path / "ws") as ws:
         assert ws.add_spans([Span("x", "r", 0, 1, 3, "bad")]) == 1
         assert ws.spans_frame(kind="human")[["start", "end"]].values.tolist() == [[1, 3]]

@@ -122,7 +122,7 @@ def test_a_rerun_at_another_temperature_is_a_second_judge_not_a_moved_n(tmp_path
         "judge:local/smollm2:AB": 30, "judge:local/smollm2:BA": 30,
         "judge:local/smollm2[temperature=0.7]:AB": 6, "judge:local/smollm2[temperature=0.7]:BA": 6}
     # the stored rows keep the base name: the suffix is the workspace's reading of two specs
-    raw = dict(ws.conn.execute("SELECT judge, COUNT(*) FROM judgments GROUP BY judge").fetchall())
+    raw = dict(ws._db.conn.execute("SELECT judge, COUNT(*) FROM judgments GROUP BY judge").fetchall())
     assert raw == {"local/smollm2": 72}
 
 
@@ -180,11 +180,11 @@ def test_replay_judges_keep_their_names(tmp_path, pandalm_ws):
 
 def test_schema_migration_adds_the_spec_table(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    ws.conn.execute("DROP TABLE judge_specs")
-    ws.conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION - 1),))
+    ws._db.conn.execute("DROP TABLE judge_specs")
+    ws._db.conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION - 1),))
     ws.close()
     with Workspace(tmp_path / "ws") as again:
-        version = again.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+        version = again._db.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
         assert int(version) == SCHEMA_VERSION >= 4
         assert again.judge_specs() == {}
 

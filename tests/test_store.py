@@ -13,7 +13,7 @@ def _j(key: str, verdict: str = "A") -> Judgment:
 
 def test_wal_schema_and_cache(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    assert ws.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert ws._db.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert ws.add_judgments([_j("k1"), _j("k2")]) == 2
     # the same key again is the cache: kept as it was
     assert ws.add_judgments([_j("k1", "B")]) == 0

@@ -10,15 +10,34 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_only_the_store_touches_the_database_connection() -> None:
-    pattern = re.compile(r"\b(?:ws|workspace|self\.ws)\.conn\b|\bsqlite3\.connect\(")
+    pattern = re.compile(r"\.conn\b|\b_db\.|\bsqlite3\.connect\(")
+    store = ROOT / "judgecal" / "data" / "store"
     offenders = []
     for path in [*(ROOT / "judgecal").rglob("*.py"), *(ROOT / "apps").rglob("*.py")]:
-        if path.relative_to(ROOT).as_posix() == "judgecal/data/store.py":
+        if path.is_relative_to(store):
             continue
         for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
             if pattern.search(line):
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+def test_the_workspace_has_no_public_connection(tmp_path: Path) -> None:
+    import sqlite3
+
+    from judgecal.data.store import Workspace
+    from judgecal.data.store.workspace import _Delegate
+
+    with Workspace(tmp_path / "ws") as ws:
+        assert not hasattr(ws, "conn")
+        public = {k: v for k, v in vars(ws).items() if not k.startswith("_")}
+        assert not [k for k, v in public.items() if isinstance(v, sqlite3.Connection)]
+        for repo in (v for k, v in public.items() if k.endswith("_repo")):
+            assert not [k for k in vars(repo) if not k.startswith("_")], repo  # a repository exposes only methods
+        assert ws.add_items.__self__ is ws.items_repo  # the Workspace methods are the repositories' own
+        delegates = {k: v for k, v in vars(Workspace).items() if isinstance(v, _Delegate)}
+        for name, d in delegates.items():  # each names its repository's method of that name
+            assert (d.method.__name__, d.method.__qualname__.split(".")[0]) == (name, type(getattr(ws, d.repo)).__name__)
 
 
 def test_the_cli_is_one_module_per_command_group() -> None:

@@ -1,0 +1,153 @@
+"""The workspace database, private to this package: the SQLite file opened (WAL, busy timeout), its schema
+created, versioned and migrated; all-or-nothing transactions; and the compact frame reader.
+
+Only the repositories of :mod:`judgecal.data.store` hold a :class:`Database`; nothing else reaches its connection.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgecal.data.records import ANNOTATION_FIELDS, JUDGMENT_FIELDS
+from judgecal.data.store._schema import (
+    _CLAIMS_SCHEMA,
+    _EXPLORER_SCHEMA,
+    _JUDGMENT_TYPES,
+    _LS_SCHEMA,
+    _MIGRATION_SQL,
+    _SCHEMA,
+    _SPANS_SCHEMA,
+    _SPECS_SCHEMA,
+    _STABILITY_SCHEMA,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+)
+from judgecal.data.store.errors import WorkspaceError
+
+DB_NAME = "judgecal.sqlite"
+BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another process's write lock
+
+
+class Database:
+    """One connection to a workspace's ``judgecal.sqlite``, its schema created or migrated on opening."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        if self.path.exists():
+            if not (os.access(self.path, os.R_OK | os.W_OK) and os.access(self.path.parent, os.W_OK | os.X_OK)):
+                raise WorkspaceError(f"{self.path}: the workspace is read-only; judgecal needs to write to "
+                                     "the database and its folder")
+            with open(self.path, "rb") as fh:
+                head = fh.read(16)
+            if head and head != b"SQLite format 3\x00":
+                raise WorkspaceError(f"{self.path}: not a judgecal workspace database (not SQLite, or damaged)")
+        self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(_SCHEMA + _LS_SCHEMA)
+        self.conn.executescript(_CLAIMS_SCHEMA)
+        self.conn.executescript(_SPECS_SCHEMA)
+        self.conn.executescript(_SPANS_SCHEMA)
+        self.conn.executescript(_STABILITY_SCHEMA)
+        self.conn.executescript(_EXPLORER_SCHEMA)
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) < SCHEMA_VERSION and all(v in MIGRATIONS for v in range(int(row[0]) + 1, SCHEMA_VERSION + 1)):
+            with self.transaction() as tx:
+                for v in range(int(row[0]) + 1, SCHEMA_VERSION + 1):
+                    for sql in _MIGRATION_SQL.get(v, ()):
+                        tx.execute(sql)
+                have = {r[1] for r in tx.execute("PRAGMA table_info(annotations)")}
+                for f in ANNOTATION_FIELDS:  # columns added to the record since (7: rationale)
+                    if f not in have:
+                        tx.execute(f"ALTER TABLE annotations ADD COLUMN {f} TEXT")
+                have = {r[1] for r in tx.execute("PRAGMA table_info(judgments)")}
+                for f in JUDGMENT_FIELDS:  # columns added since (8: p_labels), at the end as in the record
+                    if f not in have:
+                        tx.execute(f'ALTER TABLE judgments ADD COLUMN "{f}" {_JUDGMENT_TYPES.get(f, "TEXT")}')
+                tx.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        elif int(row[0]) != SCHEMA_VERSION:
+            raise WorkspaceError(
+                f"{self.path}: schema version {row[0]}, this judgecal reads {SCHEMA_VERSION}"
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """All-or-nothing: everything inside commits together or not at all.
+
+        ``BEGIN IMMEDIATE`` takes the workspace's write lock at once: a second writer waits for it
+        (up to the connection's 30 s busy timeout) and then stops with a clear message.
+        """
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise WorkspaceError(f"{self.path}: another judgecal process kept the workspace locked for "
+                                 f"{BUSY_TIMEOUT_S:g} s; try again when it has finished") from None
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+
+class Repository:
+    """One area's SQL over the workspace's :class:`Database` (the base of every repository)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._db.conn
+
+
+_FLOATS = ("p_a", "p_b", "p_tie", "score", "expected_score", "latency_s", "cost_usd", "created_at")
+_INTS = ("sample", "prompt_tokens", "completion_tokens", "seed")
+
+
+def _compact_frame(cursor: sqlite3.Cursor, cols: list[str], chunk: int = 20_000) -> pd.DataFrame:
+    """Rows of ``cursor`` as a frame of categoricals (text) and float64 / nullable integers (numbers).
+
+    Each chunk's text columns are factorised at once and their codes mapped into one dictionary per
+    column, so no per-row string object outlives its chunk.
+    """
+    lookup: list[dict[Any, int]] = [{} for _ in cols]
+    pieces: list[list[np.ndarray]] = [[] for _ in cols]
+    while rows := cursor.fetchmany(chunk):
+        table = np.array(rows, dtype=object).reshape(len(rows), len(cols))
+        del rows
+        for k, col in enumerate(cols):
+            values = table[:, k]
+            if col in _FLOATS or col in _INTS:
+                pieces[k].append(np.array(values, dtype=np.float64))
+            else:
+                codes, uniques = pd.factorize(values, use_na_sentinel=True)
+                lut = np.array([lookup[k].setdefault(u, len(lookup[k])) for u in uniques] + [-1], dtype=np.int32)
+                pieces[k].append(lut[codes])
+        del table
+    out: dict[str, Any] = {}
+    for k, col in enumerate(cols):
+        data: np.ndarray[Any, Any] = np.concatenate(pieces[k]) if pieces[k] else np.zeros(0)
+        pieces[k] = []
+        if col in _FLOATS:
+            out[col] = data
+        elif col in _INTS:
+            out[col] = pd.array(data, dtype="Int64") if np.isnan(data).any() else data.astype(np.int64)  # type: ignore[arg-type]
+        else:
+            out[col] = pd.Categorical.from_codes(data.astype(np.int32), categories=list(lookup[k]))  # type: ignore[call-overload]
+    return pd.DataFrame(out, columns=cols)

@@ -1,0 +1,60 @@
+"""Human labels and their consensus (tables ``annotations`` and ``consensus``)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import astuple
+
+import pandas as pd
+
+from judgecal.data.records import ANNOTATION_FIELDS, Annotation, Consensus
+from judgecal.data.store._db import Repository
+
+
+class AnnotationsRepository(Repository):
+    """Annotations (add, compare, read) and each consensus method's labels."""
+
+    def add_annotations(self, anns: Iterable[Annotation], conn: sqlite3.Connection | None = None) -> int:
+        c = conn or self._conn
+        before = c.total_changes
+        placeholders = ", ".join("?" for _ in ANNOTATION_FIELDS)
+        c.executemany(
+            f"INSERT OR REPLACE INTO annotations ({', '.join(ANNOTATION_FIELDS)}) VALUES ({placeholders})",
+            [astuple(a) for a in anns],
+        )
+        return c.total_changes - before
+
+    def changed_annotations(self, anns: Iterable[Annotation], conn: sqlite3.Connection | None = None) -> int:
+        """How many of ``anns`` are stored (same item, annotator and source) with another label: what
+        :meth:`add_annotations` would replace."""
+        c = conn or self._conn
+        want = {(a.item_id, a.annotator, a.source): a.label for a in anns}
+        ids = sorted({k[0] for k in want})
+        changed = 0
+        for i in range(0, len(ids), 900):
+            chunk = ids[i : i + 900]
+            q = f"SELECT item_id, annotator, source, label FROM annotations WHERE item_id IN ({', '.join('?' for _ in chunk)})"
+            changed += sum(1 for item, who, src, label in c.execute(q, chunk)
+                           if (item, who, src) in want and want[(item, who, src)] != label)
+        return changed
+
+    def annotations_frame(self) -> pd.DataFrame:
+        return pd.read_sql_query(
+            f"SELECT {', '.join(ANNOTATION_FIELDS)} FROM annotations ORDER BY rowid", self._conn
+        )
+
+    def set_consensus(self, rows: Iterable[Consensus], method: str) -> None:
+        with self._db.transaction() as tx:
+            tx.execute("DELETE FROM consensus WHERE method = ?", (method,))
+            tx.executemany(
+                "INSERT INTO consensus VALUES (?, ?, ?, ?)",
+                [(c.item_id, c.method, c.label, json.dumps(c.posterior)) for c in rows],
+            )
+
+    def consensus_frame(self, method: str | None = None) -> pd.DataFrame:
+        q, args = "SELECT item_id, method, label, posterior FROM consensus", []
+        if method is not None:
+            q, args = q + " WHERE method = ?", [method]
+        return pd.read_sql_query(q, self._conn, params=args)

@@ -1,0 +1,113 @@
+"""Items (table ``items``): adding them and reading them back, whole or as per-item facts."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+
+from judgecal.data.records import Item, LabelSet
+from judgecal.data.store._db import Repository
+from judgecal.data.store.errors import ItemConflictError
+
+
+class ItemsRepository(Repository):
+    """The items: add, ids, tasks, facts, response clusters, label sets, metadata, sources."""
+
+    def add_items(self, items: Iterable[Item], conn: sqlite3.Connection | None = None,
+                  origins: Mapping[str, str] | None = None, progress: Callable[[int], None] | None = None) -> int:
+        """Insert items; an id already stored with the same content is skipped (re-importing is
+        idempotent), one stored with other content raises :class:`ItemConflictError` and writes
+        nothing. Check and insert run in one write transaction (the caller's, when ``conn`` is
+        given), so two concurrent imports cannot overwrite each other. ``origins`` maps an id to where
+        it came from (``file:line``) for the message; ``progress(n)`` hears how many are inserted so far."""
+        items = list(items)
+        if conn is None:
+            with self._db.transaction() as tx:
+                return self.add_items(items, conn=tx, origins=origins, progress=progress)
+        before = conn.total_changes
+        conflicts: list[tuple[str, list[str]]] = []
+        for i in range(0, len(items), 900):
+            chunk = items[i : i + 900]
+            q = f"SELECT item_id, data FROM items WHERE item_id IN ({', '.join('?' for _ in chunk)})"
+            stored = dict(conn.execute(q, [it.item_id for it in chunk]).fetchall())
+            for it in chunk:
+                if it.item_id in stored:
+                    # both through JSON, so e.g. a tuple and the list it is stored as compare equal
+                    old = asdict(Item.from_json(stored[it.item_id]))
+                    diff = [k for k, v in asdict(Item.from_json(it.to_json())).items() if old.get(k) != v]
+                    if diff:
+                        conflicts.append((it.item_id, diff))
+        if conflicts:
+            raise ItemConflictError(conflicts, origins)
+        for i in range(0, len(items), 900):
+            conn.executemany("INSERT OR IGNORE INTO items VALUES (?, ?, ?, ?)",
+                             [(it.item_id, it.source, it.task, it.to_json()) for it in items[i : i + 900]])
+            if progress is not None:
+                progress(min(i + 900, len(items)))
+        return conn.total_changes - before
+
+    def item_ids(self) -> set[str]:
+        return {r[0] for r in self._conn.execute("SELECT item_id FROM items")}
+
+    def items(self, source: str | None = None, ids: Iterable[str] | None = None) -> list[Item]:
+        q, args = "SELECT data FROM items", []
+        if source is not None:
+            q, args = q + " WHERE source = ?", [source]
+        out = [Item.from_json(r[0]) for r in self._conn.execute(q + " ORDER BY rowid", args)]
+        if ids is not None:
+            wanted = set(ids)
+            out = [it for it in out if it.item_id in wanted]
+        return out
+
+    def item_tasks(self) -> dict[str, str]:
+        """item_id -> its task (``pairwise``, ``pointwise``, ...)."""
+        return {str(i): str(t) for i, t in self._conn.execute("SELECT item_id, task FROM items")}
+
+    def item_facts(self) -> pd.DataFrame:
+        """One row per item: source, task, the word lengths and families of its first two candidates.
+
+        Streamed from SQLite, so an audit never holds every response text at once.
+        """
+        q = ("SELECT item_id, source, task, json_extract(data, '$.candidates[0].text'), "
+             "json_extract(data, '$.candidates[1].text'), json_extract(data, '$.candidates[0].family'), "
+             "json_extract(data, '$.candidates[1].family'), json_array_length(data, '$.candidates'), "
+             "json_extract(data, '$.candidates[0].model'), json_extract(data, '$.candidates[1].model') "
+             "FROM items ORDER BY rowid")
+        rows = [(i, src, task, len(str(a).split()) if a is not None else 0,
+                 len(str(b).split()) if b is not None else 0, fa, fb, n, ma, mb)
+                for i, src, task, a, b, fa, fb, n, ma, mb in self._conn.execute(q)]
+        return pd.DataFrame(rows, columns=["item_id", "source", "task", "len_a", "len_b", "family_a", "family_b",
+                                           "n_candidates", "model_a", "model_b"]).set_index("item_id")
+
+    def response_clusters(self) -> pd.Series:
+        """item_id -> cluster number of the pointwise items: items with the same prompt and response (several
+        key facts checked against one summary) are one cluster (ranked in SQLite: no text leaves it)."""
+        q = ("SELECT item_id, dense_rank() OVER (ORDER BY json_extract(data, '$.prompt'), "
+             "json_extract(data, '$.candidates[0].text')) FROM items WHERE task = 'pointwise'")
+        return pd.Series({i: int(c) for i, c in self._conn.execute(q)}, dtype=np.int64)
+
+    def label_sets(self) -> pd.Series:
+        """item_id -> :class:`LabelSet` of the binary and categorical items (streamed from SQLite)."""
+        rows = self._conn.execute("SELECT item_id, json_extract(data, '$.label_set') FROM items "
+                                  "WHERE json_extract(data, '$.label_set') IS NOT NULL ORDER BY rowid")
+        cache: dict[str, LabelSet] = {}
+        out = {}
+        for i, blob in rows:
+            if blob not in cache:
+                cache[blob] = LabelSet.from_dict(json.loads(blob))
+            out[i] = cache[blob]
+        return pd.Series(out, dtype=object)
+
+    def item_metadata(self, key: str) -> pd.Series:
+        """item_id -> ``metadata[key]`` as text, for the items that carry it (streamed from SQLite)."""
+        rows = self._conn.execute("SELECT item_id, json_extract(data, '$.metadata.' || json_quote(?)) FROM items "
+                                  "ORDER BY rowid", (key,))
+        return pd.Series({i: str(v) for i, v in rows if v is not None}, dtype=object)
+
+    def sources(self) -> list[str]:
+        return [r[0] for r in self._conn.execute("SELECT DISTINCT source FROM items ORDER BY source")]

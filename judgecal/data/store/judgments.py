@@ -1,0 +1,197 @@
+"""Judgments and the judges that made them (tables ``judgments`` and ``judge_specs``): adding and reading
+judgments, the cache of answered calls, and one readable name per judge spec."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import attrgetter
+from typing import Any
+
+import pandas as pd
+
+from judgecal.data.records import JUDGMENT_FIELDS, Judgment
+from judgecal.data.store._db import Repository, _compact_frame
+from judgecal.data.store.naming import spec_names
+
+_judgment_row = attrgetter(*JUDGMENT_FIELDS)
+_JCOLS = ", ".join(f'"{f}"' for f in JUDGMENT_FIELDS)
+
+
+class JudgmentsRepository(Repository):
+    """Judgments (add, cache, verdicts, frames, counts, environments) and judge specs and names."""
+
+    def judgment_fields(self, keys: Iterable[str], columns: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """key -> the stored ``columns`` (fields of :class:`Judgment`) of each of ``keys`` that is stored."""
+        bad = [c for c in columns if c not in JUDGMENT_FIELDS]
+        if bad:
+            raise ValueError(f"not judgment fields: {', '.join(bad)}")
+        cols = ", ".join(f'"{c}"' for c in columns)
+        keys = list(keys)
+        out: dict[str, tuple[Any, ...]] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i:i + 900]
+            q = f"SELECT key, {cols} FROM judgments WHERE key IN ({', '.join('?' for _ in chunk)})"
+            out.update((r[0], tuple(r[1:])) for r in self._conn.execute(q, chunk))
+        return out
+
+    def judge_spec_hashes(self, judges: Iterable[str]) -> list[tuple[str, str]]:
+        """The distinct (judge, spec hash) pairs stored for ``judges``."""
+        names = list(judges)
+        out: list[tuple[str, str]] = []
+        for i in range(0, len(names), 900):
+            chunk = names[i:i + 900]
+            q = f"SELECT DISTINCT judge, spec_hash FROM judgments WHERE judge IN ({', '.join('?' for _ in chunk)})"
+            out += [(str(j), str(h)) for j, h in self._conn.execute(q, chunk)]
+        return out
+
+    def add_judgments(
+        self, judgments: Iterable[Judgment], conn: sqlite3.Connection | None = None, replace: bool = False
+    ) -> int:
+        """Insert judgments; a key already present is kept (the cache) unless ``replace``."""
+        c = conn or self._conn
+        before = c.total_changes
+        placeholders = ", ".join("?" for _ in JUDGMENT_FIELDS)
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        sql = f"{verb} INTO judgments ({_JCOLS}) VALUES ({placeholders})"
+        if conn is None:
+            with self._db.transaction() as tx:
+                tx.executemany(sql, map(_judgment_row, judgments))
+        else:
+            c.executemany(sql, map(_judgment_row, judgments))
+        return c.total_changes - before
+
+    def cached_keys(self, keys: Iterable[str]) -> set[str]:
+        """Keys already answered (a stored ``error`` is retried, not cached)."""
+        keys = list(keys)
+        found: set[str] = set()
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT key FROM judgments WHERE status != 'error' AND key IN ({', '.join('?' for _ in chunk)})"
+            found.update(r[0] for r in self._conn.execute(q, chunk))
+        return found
+
+    def verdicts_of(self, keys: Iterable[str]) -> dict[str, str]:
+        """key -> stored verdict (item orientation) of the calls ``keys`` that have one."""
+        keys = list(keys)
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 900):
+            chunk = keys[i : i + 900]
+            q = f"SELECT key, verdict FROM judgments WHERE key IN ({', '.join('?' for _ in chunk)})"
+            out.update((str(k), str(v)) for k, v in self._conn.execute(q, chunk) if v is not None)
+        return out
+
+    # -- judge specs (see _schema._SPECS_SCHEMA) ------------------------------------------------
+    def add_judge_specs(self, specs: Iterable[tuple[str, str, Mapping[str, Any]]],
+                        conn: sqlite3.Connection | None = None) -> int:
+        """Store ``(spec_hash, base name, spec)`` rows; a hash already stored keeps its first name."""
+        c = conn or self._conn
+        before = c.total_changes
+        c.executemany("INSERT OR IGNORE INTO judge_specs VALUES (?, ?, ?, ?)",
+                      [(h, name, json.dumps(dict(spec), sort_keys=True), time.time()) for h, name, spec in specs])
+        return c.total_changes - before
+
+    def judge_specs(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """spec_hash -> (base name, spec) of every stored spec."""
+        rows = self._conn.execute("SELECT spec_hash, name, spec FROM judge_specs").fetchall()
+        return {h: (name, json.loads(spec)) for h, name, spec in rows}
+
+    def judge_names(self) -> dict[tuple[str, str], str]:
+        """(stored judge, spec_hash) of every judgment -> the judge's name (:func:`spec_names`).
+
+        A stored spec is one judge whatever name its rows carry; a replay judge
+        (``replay/<dataset>/<judge>``) is named by its recorded source, one judge across the dataset's
+        subsets; any other (judge, spec_hash) without a stored spec is a judge of its own.
+        """
+        specs = self.judge_specs()
+        unit_of: dict[tuple[str, str], tuple[str, ...]] = {}
+        units: dict[tuple[str, ...], tuple[str, Mapping[str, Any] | None, str]] = {}
+        for judge, h in self._judge_pairs():
+            unit: tuple[str, ...]
+            if judge.startswith("replay/"):
+                unit, base, spec = ("name", judge), judge, None
+            elif h in specs:
+                unit, (base, spec) = ("spec", h), specs[h]
+            else:
+                unit, base, spec = ("pair", judge, h), judge, None
+            unit_of[(judge, h)] = unit
+            units.setdefault(unit, (base, spec, h))
+        names = spec_names([(u, base, spec, h) for u, (base, spec, h) in units.items()])
+        return {pair: names[u] for pair, u in unit_of.items()}
+
+    def _judge_pairs(self) -> list[tuple[str, str]]:
+        """Every distinct (judge, spec_hash) of the judgments in order, found by seeking the (judge, spec_hash)
+        index from one pair to the next: a few lookups per judge instead of a scan of every judgment."""
+        out: list[tuple[str, str]] = []
+        q = "SELECT judge, spec_hash FROM judgments INDEXED BY judgments_judge_spec WHERE "
+        row = self._conn.execute(q + "1 ORDER BY judge, spec_hash LIMIT 1").fetchone()
+        while row is not None:
+            out.append((row[0], row[1]))
+            judge, h = row
+            row = self._conn.execute(
+                q + ("judge IS ? AND spec_hash IS NOT NULL" if h is None else "judge IS ? AND spec_hash > ?")
+                + " ORDER BY spec_hash LIMIT 1", (judge,) if h is None else (judge, h)).fetchone()
+            if row is None:
+                row = self._conn.execute(
+                    q + ("judge IS NOT NULL" if judge is None else "judge > ?") + " ORDER BY judge, spec_hash LIMIT 1",
+                    () if judge is None else (judge,)).fetchone()
+        return out
+
+    def _judge_sql(self, judge: str | None) -> tuple[str, list[str], str, list[str]]:
+        """The judge column as named by :meth:`judge_names` (SQL and its arguments), and the WHERE
+        clause that keeps one named judge."""
+        names = self.judge_names()
+        renamed = [(j, h, n) for (j, h), n in names.items() if n != j]
+        col, col_args = '"judge"', []
+        if renamed:
+            col = "CASE " + " ".join("WHEN judge = ? AND spec_hash = ? THEN ?" for _ in renamed) + " ELSE judge END"
+            col_args = [x for row in renamed for x in row]
+        if judge is None:
+            return col, col_args, "", []
+        pairs = [pair for pair, n in names.items() if n == judge]
+        if not pairs:
+            return col, col_args, " WHERE 0", []
+        where = " WHERE " + " OR ".join("(judge = ? AND spec_hash = ?)" for _ in pairs)
+        return col, col_args, where, [x for pair in pairs for x in pair]
+
+    def judges(self) -> list[str]:
+        """Every judge, one name per spec."""
+        return sorted(set(self.judge_names().values()))
+
+    def judgments_frame(self, judge: str | None = None, columns: Iterable[str] | None = None,
+                        compact: bool = False) -> pd.DataFrame:
+        """Judgments as a frame; ``compact`` stores the text columns as categoricals and the numbers in
+        the narrowest exact types (an audit of a million judgments then fits in a few hundred MB).
+        The ``judge`` column names each spec apart (:meth:`judge_names`); ``judge`` selects one."""
+        cols = list(columns) if columns else list(JUDGMENT_FIELDS)
+        col, col_args, where, where_args = self._judge_sql(judge)
+        select = ", ".join(f'{col} AS "judge"' if c == "judge" else f'"{c}"' for c in cols)
+        q = f"SELECT {select} FROM judgments{where}"
+        args = (col_args if "judge" in cols else []) + where_args
+        if compact:
+            return _compact_frame(self._conn.execute(q, args), cols)
+        # read in chunks: the driver's row tuples for a million rows would double the peak memory
+        parts = list(pd.read_sql_query(q, self._conn, params=args, chunksize=100_000))
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
+    def judgment_chunks(self, columns: Iterable[str], chunk: int = 200_000) -> Iterator[pd.DataFrame]:
+        """Every judgment in frames of at most ``chunk`` rows (the ``judge`` column named as in
+        :meth:`judgments_frame`): a reader's memory holds one chunk, not the table."""
+        cols = list(columns)
+        col, col_args, _, _ = self._judge_sql(None)
+        select = ", ".join(f'{col} AS "judge"' if c == "judge" else f'"{c}"' for c in cols)
+        yield from pd.read_sql_query(f"SELECT {select} FROM judgments", self._conn,
+                                     params=col_args if "judge" in cols else [], chunksize=chunk)
+
+    def environment_counts(self) -> list[tuple[str, str, str | None, int]]:
+        """``(judge, spec_hash, env, judgments)`` for each environment fingerprint a spec's judgments carry."""
+        return [(str(j), str(h), e, int(n)) for j, h, e, n in self._conn.execute(
+            "SELECT judge, spec_hash, env, COUNT(*) FROM judgments GROUP BY judge, spec_hash, env")]
+
+    def count_judgments(self, judge: str | None = None) -> int:
+        if judge is None:
+            return int(self._conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
+        _, _, where, args = self._judge_sql(judge)
+        return int(self._conn.execute(f"SELECT COUNT(*) FROM judgments{where}", args).fetchone()[0])
