@@ -65,3 +65,23 @@ def test_bootstrap_ci_covers_and_matches_theory():
     se = np.sqrt(est * (1 - est) / len(x))
     assert lo < est < hi
     assert (hi - lo) == pytest.approx(2 * 1.96 * se, rel=0.1)
+
+
+@pytest.mark.parametrize("kind", ["counts", "fractions", "large"])
+def test_bootstrap_sums_equals_the_plain_product_in_double_precision(kind):
+    """W @ S in double precision, however it is computed: single precision only where it is exact (integer
+    sums whose replicated totals stay below 2**24), and the same replicates whatever the chunk size."""
+    rng = np.random.default_rng(4)
+    n = 3000
+    sums = {"counts": rng.integers(0, 4, size=(n, 6)).astype(float),
+            "fractions": rng.random((n, 6)),
+            "large": rng.integers(0, 4, size=(n, 6)).astype(float) * 10_000}[kind]  # 3000 * 30000 > 2**24
+    r = np.random.default_rng(11)
+    w = np.vstack([np.bincount(r.integers(0, n, size=n), minlength=n) for _ in range(250)]).astype(float)
+    boot = stats.bootstrap_sums(sums, n_boot=250, seed=11)
+    if kind == "fractions":
+        assert np.allclose(boot, w @ sums, rtol=1e-12, atol=0)
+    else:
+        assert np.array_equal(boot, w @ sums)
+    chunked = np.vstack(list(stats.bootstrap_weights(n, 250, np.random.default_rng(11), chunk=7)))
+    assert np.array_equal(chunked, w)
