@@ -18,7 +18,7 @@ FloatArray = NDArray[np.float64]
 
 
 def bootstrap_weights(n: int, n_boot: int, rng: np.random.Generator, chunk: int = 200,
-                      dtype: type[np.floating] = np.float64) -> Iterator[FloatArray]:
+                      dtype: type[np.float64] | type[np.float32] = np.float64) -> Iterator[FloatArray]:
     """Yield ``(c, n)`` weight matrices (item counts) for ``n_boot`` replicates, ``c <= chunk``.
 
     The replicates are the same whatever ``chunk`` is: row ``b`` is always the ``b``-th ``n`` draws of ``rng``.
@@ -60,7 +60,7 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
     n, m = sums.shape
     out = np.empty((max(n_boot, 0) if n else 0, m))
     dtype = np.float32 if _exact_in_float32(sums) else np.float64
-    cols = np.ascontiguousarray(sums.T, dtype=dtype)  # m x n
+    cols: FloatArray = np.ascontiguousarray(sums.T, dtype=dtype)  # m x n
     done = 0
     for w in bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype):
         out[done:done + len(w)] = (cols @ w.T).T
