@@ -85,3 +85,19 @@ def test_bootstrap_sums_equals_the_plain_product_in_double_precision(kind):
         assert np.array_equal(boot, w @ sums)
     chunked = np.vstack(list(stats.bootstrap_weights(n, 250, np.random.default_rng(11), chunk=7)))
     assert np.array_equal(chunked, w)
+
+
+def test_shared_weights_reuse_the_same_replicates_within_their_budget():
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 3, size=(400, 2)).astype(float), rng.random((400, 3))
+    plain = [stats.bootstrap_sums(a, 300, 2), stats.bootstrap_sums(b, 300, 2), stats.bootstrap_sums(a, 300, 3)]
+    with stats.shared_weights(budget_mb=1):
+        shared = [stats.bootstrap_sums(a, 300, 2), stats.bootstrap_sums(b, 300, 2), stats.bootstrap_sums(a, 300, 3)]
+        again = stats.bootstrap_sums(a, 300, 2)  # read back from the kept matrix
+        assert stats.bootstrap_sums(np.zeros((0, 2)), 300, 2).shape == (0, 2)
+    with stats.shared_weights(budget_mb=0):  # nothing fits: drawn each time
+        tiny = stats.bootstrap_sums(a, 300, 2)
+    for x, y in zip(plain, shared, strict=True):
+        assert np.allclose(x, y, rtol=1e-12, atol=0)
+    assert np.array_equal(again, plain[0]) and np.array_equal(tiny, plain[0])
+    assert not np.array_equal(plain[0], plain[2])  # another seed, other replicates

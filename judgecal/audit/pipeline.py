@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from judgecal.audit.report import AuditReport, json_safe
 from judgecal.data.store import Workspace
 from judgecal.errors import UserError
+from judgecal.stats.bootstrap import shared_weights
 
 CONSENSUS_METHODS = ("ds", "mv", "onecoin", "glad")
 
@@ -63,12 +64,16 @@ AFTER = ("annotators", "stability", "loop", "report")
 def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor: Executor | None = None,
                     progress: Progress | None = None) -> AuditReport:
     """The audit of ``ws``, typed (:class:`judgecal.audit.report.AuditReport`; ``.to_json()`` is audit.json)."""
+    with shared_weights():  # every section's item bootstrap of the same items draws its replicates once
+        return _audit(ws, options or AuditOptions(), executor, progress)
+
+
+def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: Progress | None) -> AuditReport:
     from judgecal.audit.decision import load_thresholds
     from judgecal.audit.run import run_audit
     from judgecal.data.families import load_families
     from judgecal.data.sources import split_name
 
-    o = options or AuditOptions()
     tell = progress or (lambda done, total, step: None)
     steps = [0]
 

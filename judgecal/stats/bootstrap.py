@@ -4,11 +4,18 @@ The item-level (cluster) bootstrap resamples items with replacement: replicate `
 item ``i`` by ``W[b, i] ~ Multinomial(n, 1/n)``; any statistic that is a function of per-item sums
 ``S`` (n x m) is evaluated on ``W @ S`` for all replicates at once (Efron & Tibshirani, 1993;
 Field & Welsh, 2007 for clustered data). Intervals are percentile intervals.
+
+``W`` depends only on ``(n, n_boot, seed)``. Inside :func:`shared_weights` (the audit opens it once),
+:func:`bootstrap_sums` draws each such ``W`` once and reuses it, as bytes, for every later call with the
+same key: the same replicates as drawing them again, without the cost (drawing ``n x n_boot`` integers
+is most of a narrow bootstrap's time). Outside it nothing is kept.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 import pandas as pd
@@ -17,22 +24,26 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 
 
-def bootstrap_weights(n: int, n_boot: int, rng: np.random.Generator, chunk: int = 200,
-                      dtype: type[np.float64] | type[np.float32] = np.float64) -> Iterator[FloatArray]:
-    """Yield ``(c, n)`` weight matrices (item counts) for ``n_boot`` replicates, ``c <= chunk``.
-
-    The replicates are the same whatever ``chunk`` is: row ``b`` is always the ``b``-th ``n`` draws of ``rng``.
-    """
-    if n <= 0:
-        return
+def _counts(n: int, n_boot: int, rng: np.random.Generator, chunk: int) -> Iterator[NDArray[np.int64]]:
+    """``(c, n)`` item counts of the next ``c <= chunk`` replicates, ``n_boot`` in all: replicate ``b`` is
+    always the ``b``-th ``n`` draws of ``rng``, whatever ``chunk`` is."""
     chunk = max(1, min(chunk, 2_000_000 // n))  # bounds the transient memory to ~50 MB
     done = 0
     while done < n_boot:
         c = min(chunk, n_boot - done)
         idx = rng.integers(0, n, size=(c, n))
         idx += np.arange(c)[:, None] * n
-        yield np.bincount(idx.ravel(), minlength=c * n).reshape(c, n).astype(dtype)
+        yield np.bincount(idx.ravel(), minlength=c * n).reshape(c, n)
         done += c
+
+
+def bootstrap_weights(n: int, n_boot: int, rng: np.random.Generator, chunk: int = 200,
+                      dtype: type[np.float64] | type[np.float32] = np.float64) -> Iterator[FloatArray]:
+    """Yield ``(c, n)`` weight matrices (item counts) for ``n_boot`` replicates, ``c <= chunk``; the same
+    replicates whatever ``chunk`` is."""
+    if n > 0:
+        for w in _counts(n, n_boot, rng, chunk):
+            yield w.astype(dtype)  # type: ignore[misc]
 
 
 # float32 holds every integer below 2**24 exactly: integer sums whose replicated totals stay below it are
@@ -49,6 +60,54 @@ def _exact_in_float32(sums: FloatArray) -> bool:
     return bool(np.isfinite(big) and big * sums.shape[0] < _EXACT32 and np.array_equal(sums, np.round(sums)))
 
 
+class _Shared:
+    """The weight matrices kept by :func:`shared_weights`: ``(n, n_boot, seed) -> W`` as ``uint8`` counts."""
+
+    def __init__(self, budget_bytes: int) -> None:
+        self.left = budget_bytes
+        self.kept: dict[tuple[int, int, int], NDArray[np.uint8]] = {}
+
+
+_SHARED: ContextVar[_Shared | None] = ContextVar("judgecal_shared_weights", default=None)
+
+
+@contextmanager
+def shared_weights(budget_mb: float = 64.0) -> Iterator[None]:
+    """Within the block, :func:`bootstrap_sums` draws each ``(n, n_boot, seed)`` weight matrix once and
+    reuses it; at most ``budget_mb`` of them are kept (one byte a weight), larger ones are drawn each time."""
+    token = _SHARED.set(_Shared(int(budget_mb * 2**20)))
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.float32]) -> Iterator[FloatArray]:
+    """:func:`bootstrap_weights` of ``default_rng(seed)``, kept for reuse inside :func:`shared_weights`."""
+    shared = _SHARED.get()
+    key = (n, n_boot, seed)
+    if n <= 0 or n_boot <= 0:
+        return
+    if shared is None or (key not in shared.kept and n * n_boot > shared.left):
+        yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
+        return
+    if key not in shared.kept:
+        kept: NDArray[np.uint8] = np.empty((n_boot, n), dtype=np.uint8)
+        done = 0
+        for w in _counts(n, n_boot, np.random.default_rng(seed), 200):
+            if w.max() > 255:  # never for a real bootstrap (a count above 255 of n items): drawn each time
+                yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
+                return
+            kept[done:done + len(w)] = w
+            done += len(w)
+        shared.kept[key] = kept
+        shared.left -= kept.size
+    matrix = shared.kept[key]
+    step = max(1, 2_000_000 // n)
+    for a in range(0, n_boot, step):
+        yield matrix[a:a + step].astype(dtype)  # type: ignore[misc]
+
+
 def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> FloatArray:
     """Replicated column totals ``W @ sums`` (``n_boot x m``) under the item bootstrap.
 
@@ -62,7 +121,7 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
     dtype = np.float32 if _exact_in_float32(sums) else np.float64
     cols: FloatArray = np.ascontiguousarray(sums.T, dtype=dtype)  # m x n
     done = 0
-    for w in bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype):
+    for w in _weights(n, n_boot, seed, dtype):
         out[done:done + len(w)] = (cols @ w.T).T
         done += len(w)
     return out
