@@ -89,7 +89,7 @@ def test_bootstrap_sums_equals_the_plain_product_in_double_precision(kind):
 
 def test_shared_weights_reuse_the_same_replicates_within_their_budget():
     rng = np.random.default_rng(5)
-    a, b = rng.integers(0, 3, size=(400, 2)).astype(float), rng.random((400, 3))
+    a, b = rng.integers(0, 3, size=(401, 2)).astype(float), rng.random((401, 3))  # an odd count: half a byte left
     plain = [stats.bootstrap_sums(a, 300, 2), stats.bootstrap_sums(b, 300, 2), stats.bootstrap_sums(a, 300, 3)]
     with stats.shared_weights(budget_mb=1):
         shared = [stats.bootstrap_sums(a, 300, 2), stats.bootstrap_sums(b, 300, 2), stats.bootstrap_sums(a, 300, 3)]

@@ -61,7 +61,8 @@ def _exact_in_float32(sums: FloatArray) -> bool:
 
 
 class _Shared:
-    """The weight matrices kept by :func:`shared_weights`: ``(n, n_boot, seed) -> W`` as ``uint8`` counts."""
+    """The weight matrices kept by :func:`shared_weights`: ``(n, n_boot, seed) ->`` ``W`` as 4-bit counts, two
+    to a byte (item ``2k`` in the low half of byte ``k``, item ``2k + 1`` in the high half)."""
 
     def __init__(self, budget_bytes: int) -> None:
         self.left = budget_bytes
@@ -74,12 +75,29 @@ _SHARED: ContextVar[_Shared | None] = ContextVar("judgecal_shared_weights", defa
 @contextmanager
 def shared_weights(budget_mb: float = 64.0) -> Iterator[None]:
     """Within the block, :func:`bootstrap_sums` draws each ``(n, n_boot, seed)`` weight matrix once and
-    reuses it; at most ``budget_mb`` of them are kept (one byte a weight), larger ones are drawn each time."""
+    reuses it; at most ``budget_mb`` of them are kept (half a byte a weight), larger ones are drawn each time."""
     token = _SHARED.set(_Shared(int(budget_mb * 2**20)))
     try:
         yield
     finally:
         _SHARED.reset(token)
+
+
+def _pack(w: NDArray[np.int64]) -> NDArray[np.uint8] | None:
+    """``w``'s counts as 4-bit halves of bytes; ``None`` when one is over 15 (a count no real bootstrap of
+    more than a handful of items draws: about 2e-14 of them for Multinomial(n, 1/n))."""
+    if w.max() > 15:
+        return None
+    even = w[:, 0::2].astype(np.uint8)
+    even[:, :w.shape[1] // 2] |= (w[:, 1::2] << 4).astype(np.uint8)
+    return even
+
+
+def _unpack(packed: NDArray[np.uint8], n: int, dtype: type[np.float64] | type[np.float32]) -> FloatArray:
+    out: FloatArray = np.empty((len(packed), n), dtype=dtype)  # type: ignore[assignment]
+    out[:, 0::2] = packed & 15
+    out[:, 1::2] = packed[:, :n // 2] >> 4
+    return out
 
 
 def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.float32]) -> Iterator[FloatArray]:
@@ -88,24 +106,26 @@ def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.f
     key = (n, n_boot, seed)
     if n <= 0 or n_boot <= 0:
         return
-    if shared is None or (key not in shared.kept and n * n_boot > shared.left):
+    size = n_boot * ((n + 1) // 2)
+    if shared is None or (key not in shared.kept and size > shared.left):
         yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
         return
     if key not in shared.kept:
-        kept: NDArray[np.uint8] = np.empty((n_boot, n), dtype=np.uint8)
+        kept: NDArray[np.uint8] = np.empty((n_boot, (n + 1) // 2), dtype=np.uint8)
         done = 0
         for w in _counts(n, n_boot, np.random.default_rng(seed), 200):
-            if w.max() > 255:  # never for a real bootstrap (a count above 255 of n items): drawn each time
+            packed = _pack(w)
+            if packed is None:  # drawn each time instead
                 yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
                 return
-            kept[done:done + len(w)] = w
+            kept[done:done + len(w)] = packed
             done += len(w)
         shared.kept[key] = kept
-        shared.left -= kept.size
+        shared.left -= size
     matrix = shared.kept[key]
     step = max(1, 2_000_000 // n)
     for a in range(0, n_boot, step):
-        yield matrix[a:a + step].astype(dtype)  # type: ignore[misc]
+        yield _unpack(matrix[a:a + step], n, dtype)
 
 
 def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> FloatArray:
