@@ -111,8 +111,8 @@ def models_page() -> None:
 
 @st.cache_data(max_entries=4, show_spinner="Summarising the stability runs...")
 def _stability(path: str, key: Stamp) -> dict[str, Any]:
+    from judgecal.audit.stability_section import stability_summary
     from judgecal.data.store import Workspace
-    from judgecal.stability.score import stability_summary
 
     ws = Workspace(path, create=False)
     try:

@@ -7,7 +7,10 @@ peer is installed from the package index into its own virtual environment. Both 
 with B = 2,000 bootstrap replicates, alternating, each in a fresh process whose wall time and peak
 resident memory (``wait4``) are recorded. Prints JSON with the ratio and each tool's conclusions.
 
-    python benchmarks/bench_peer.py [--items 50000] [--runs 2] [--out FILE]
+    python benchmarks/bench_peer.py [--items 20000 50000] [--runs 2] [--out FILE]
+
+With several ``--items`` sizes, each size is one entry of ``sizes``. Each entry also holds ``profile``: one more
+judgecal audit of the same workspace, step by step (seconds and peak memory after each step).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import machine  # noqa: E402
+from _common import audit_profile, machine  # noqa: E402
 
 from judgecal.data.records import Candidate, Consensus, Item, Judgment  # noqa: E402
 from judgecal.data.store import Workspace  # noqa: E402
@@ -219,47 +222,57 @@ def our_conclusions(report: Path) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--items", type=int, default=50_000)
-    ap.add_argument("--runs", type=int, default=2)
-    ap.add_argument("--n-boot", type=int, default=2000)
-    ap.add_argument("--out", type=Path)
-    args = ap.parse_args()
-    peer = ensure_peer()
+def one_size(items: int, runs_wanted: int, n_boot: int, peer: Path) -> dict[str, Any]:
     ours = Path(sys.executable).parent / "judgecal"
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         t0 = time.perf_counter()
-        data = generate(args.items)
+        data = generate(items)
         n_peer = write_peer(data, t / "judgments.jsonl")
         n_ours = write_judgecal(data, t / "ws")
         del data
         prep = time.perf_counter() - t0
         env = {k: v for k, v in os.environ.items() if k != "JUDGECAL_WORKSPACE"}
         runs: dict[str, list[dict[str, Any]]] = {"peer": [], "judgecal": []}
-        for _ in range(args.runs):  # alternating, so both see the same machine load
+        load = [round(x, 2) for x in os.getloadavg()]
+        for _ in range(runs_wanted):  # alternating, so both see the same machine load
             runs["peer"].append(timed([str(peer), "analyze", "--judgments", str(t / "judgments.jsonl"), "--judge",
-                                       JUDGE, "-o", str(t / "peer"), "--n-boot", str(args.n_boot)], env))
+                                       JUDGE, "-o", str(t / "peer"), "--n-boot", str(n_boot)], env))
             runs["judgecal"].append(timed([str(ours), "audit", "-w", str(t / "ws"), "--consensus", "gold",
-                                           "--out", str(t / "ours"), "--n-boot", str(args.n_boot)], env))
+                                           "--out", str(t / "ours"), "--n-boot", str(n_boot)], env))
         best = {k: {"seconds": min(r["seconds"] for r in v), "peak_rss_mb": max(r["peak_rss_mb"] for r in v)}
                 for k, v in runs.items()}
         peer_c, our_c = peer_conclusions(t / "peer" / "card.json"), our_conclusions(t / "ours" / "audit.json")
-        result = {
-            "benchmark": "full audit, judgecal vs PyPI judgecal==0.1.0",
-            "items": args.items, "judgments_per_item": 16, "judgments": {"peer": n_peer, "judgecal": n_ours},
-            "n_boot": args.n_boot, "runs": runs, "best": best,
+        profile = audit_profile(str(t / "ws"), "gold", n_boot)
+        return {
+            "items": items, "judgments_per_item": 16, "judgments": {"peer": n_peer, "judgecal": n_ours},
+            "runs": runs, "best": best, "load_average_at_start": load,
             "speedup": round(best["peer"]["seconds"] / best["judgecal"]["seconds"], 2),
             "memory_ratio": round(best["peer"]["peak_rss_mb"] / best["judgecal"]["peak_rss_mb"], 2),
-            "targets": {"speedup": ">= 10", "memory_ratio": ">= 4"},
-            "planted": {"position_logit": POSITION, "log_length_logit": LENGTH, "self_logit": SELF_PREF,
-                        "template_offset_sd": TEMPLATE_SD, "logistic_noise_per_call": 1.0},
             "same_conclusions": same_conclusions(peer_c, our_c),
             "conclusions": {"peer": peer_c, "judgecal": our_c},
+            "profile": profile,
             "data_preparation_s": round(prep, 1),
-            "machine": machine(),
         }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--items", type=int, nargs="+", default=[20_000, 50_000])
+    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--n-boot", type=int, default=2000)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    peer = ensure_peer()
+    result = {
+        "benchmark": "full audit, judgecal vs PyPI judgecal==0.1.0",
+        "n_boot": args.n_boot,
+        "targets": {"speedup": ">= 20", "memory_ratio": ">= 5"},
+        "planted": {"position_logit": POSITION, "log_length_logit": LENGTH, "self_logit": SELF_PREF,
+                    "template_offset_sd": TEMPLATE_SD, "logistic_noise_per_call": 1.0},
+        "sizes": [one_size(n, args.runs, args.n_boot, peer) for n in args.items],
+        "machine": machine(),
+    }
     text = json.dumps(result, indent=1)
     print(text)
     if args.out:

@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import machine, peak_rss_mb  # noqa: E402
 
 from judgecal.aggregate.consensus import compute_consensus  # noqa: E402
+from judgecal.audit.stability_section import summarise_run  # noqa: E402
 from judgecal.data.ingest import import_dataset  # noqa: E402
 from judgecal.data.store import Workspace  # noqa: E402
 from judgecal.stability.runs import OTHER_EMBEDDED, run_stability  # noqa: E402
-from judgecal.stability.score import summarise_run  # noqa: E402
 
 # one or two levels per axis: on 2 shared cores a call of the embedded judge takes ~1-4 s
 LEVELS = {"temperature": (0.7,), "mutation": ("whitespace", "paraphrase"), "fewshot": ("fewshot_ab",),

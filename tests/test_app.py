@@ -271,8 +271,8 @@ def test_models_annotators_spans_and_stability_pages(app):
     assert sorted(spans["marked"]) == ["fine", "ine"]  # "fine"[0:4] by the expert, [1:4] by the judge
     assert "⟦fine⟧" in b.text() and "f⟦ine⟧" in b.text()
     b.open("Stability")
+    from judgecal.audit.stability_section import stability_summary
     from judgecal.data.store import Workspace
-    from judgecal.stability.score import stability_summary
 
     ws = Workspace(ws_dir)
     want = stability_summary(ws)["replay/x/scorer"]["score"]

@@ -99,9 +99,9 @@ def test_engine_judges_pandalm_items_in_both_orders(pandalm_ws, gemma_backend, t
 def test_cross_judge_agreement_of_the_two_embedded_judges(pandalm_ws, tmp_path, capsys):
     from sklearn.metrics import cohen_kappa_score
 
+    from judgecal.audit.stability_section import summarise_run
     from judgecal.cli import main
     from judgecal.data.store import Workspace
-    from judgecal.stability.score import summarise_run
 
     ws = copy_workspace(pandalm_ws, tmp_path / "ws")
     ws.close()

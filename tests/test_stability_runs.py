@@ -144,8 +144,8 @@ def test_run_file_errors_name_the_file_and_field(stab_ws, tmp_path, capsys):
 def test_stability_score_on_prometheus_repeated_gpt4_scores(tmp_path, mirror):
     import pandas as pd
 
+    from judgecal.audit.stability_section import stability_summary
     from judgecal.data.datasets import load_prometheus_mtbench
-    from judgecal.stability.score import stability_summary
 
     assert main(["import", "prometheus/mt-bench", "-w", str(tmp_path / "ws")]) == 0
     assert main(["stability", "repeats", "--judge", "replay/prometheus/gpt-4", "-w", str(tmp_path / "ws")]) == 0
@@ -166,7 +166,7 @@ def test_stability_score_on_prometheus_repeated_gpt4_scores(tmp_path, mirror):
 
 
 def test_cross_backend_and_summary_for_reports(stab_ws, tmp_path):
-    from judgecal.stability.score import stability_summary
+    from judgecal.audit.stability_section import stability_summary
 
     truth = dict(zip(*stab_ws.consensus_frame("ds")[["item_id", "label"]].to_numpy().T, strict=True))
     with_a = sorted(i for i in stab_ws.item_ids() if truth.get(i) == "A")

@@ -105,7 +105,7 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
     from judgecal.aggregate.annotators import annotators_report
     from judgecal.audit.loop_section import attach_loop
     from judgecal.audit.provenance import provenance
-    from judgecal.report.stability import attach_stability
+    from judgecal.audit.stability_section import attach_stability
 
     tell(steps[0], None, "annotators")
     ann = ws.annotations_frame()

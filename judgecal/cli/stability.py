@@ -134,7 +134,7 @@ def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], coun
 
 
 def _threshold(args: argparse.Namespace) -> float:
-    from judgecal.stability.score import GUARD_THRESHOLD_PP
+    from judgecal.audit.stability_section import GUARD_THRESHOLD_PP
     from judgecal.stats.stability import threshold_from_business
 
     given = (args.tolerated_error_increase, args.error_per_point)
@@ -165,6 +165,7 @@ def cmd_stability(args: argparse.Namespace) -> int:
 
 
 def _dispatch(ws: Any, args: argparse.Namespace) -> int:
+    from judgecal.audit.stability_section import summarise_run
     from judgecal.stability import score
 
     if args.action == "run":
@@ -223,7 +224,7 @@ def _dispatch(ws: Any, args: argparse.Namespace) -> int:
             moves = ", ".join(f"{m['figure']} {m['shift_pp']:+.2f}" for m in c["moves"])
             print(f"  {c['variant']}: {moves} points; {len(c['changed_items'])} verdicts changed")
         return code
-    summary = score.summarise_run(ws, run, n_boot=args.n_boot, threshold_pp=threshold, tolerance_pp=args.tolerance)
+    summary = summarise_run(ws, run, n_boot=args.n_boot, threshold_pp=threshold, tolerance_pp=args.tolerance)
     out.mkdir(parents=True, exist_ok=True)
     (out / "stability.json").write_text(score.dumps(summary), "utf-8")
     if args.json:

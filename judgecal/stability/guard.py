@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from judgecal.audit.stability_section import StabilityError, summarise_run
 from judgecal.judges import fingerprint as fp
-from judgecal.stability.runs import StabilityError
-from judgecal.stability.score import summarise_run
 
 
 def _prompt_text(prompt: str | None) -> list[str]:

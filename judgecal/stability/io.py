@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.audit.stability_section import StabilityError, figures, point_figures, truth_labels
 from judgecal.data.records import stable_hash, to_item_orientation
-from judgecal.stability.runs import StabilityError, figures, point_figures, truth_labels
 from judgecal.stats.winrate import swap_debiased
 
 FORMAT = "judgecal-stability-run/1"

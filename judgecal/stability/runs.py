@@ -35,9 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgecal.data.records import Item, stable_hash
-from judgecal.errors import UserError
-from judgecal.stats import stability as st
+from judgecal.audit.stability_section import StabilityError, figures, point_figures, truth_labels
+from judgecal.data.records import stable_hash
 from judgecal.stats.winrate import swap_debiased
 
 AXES = ("seed", "temperature", "mutation", "fewshot", "batch_size", "concurrency", "backend", "judge")
@@ -50,10 +49,6 @@ DEFAULT_LEVELS: dict[str, tuple[Any, ...]] = {
 STABILITY_AXES = AXES[:-1]  # the default: every axis of one judge (``judge`` is asked for by name)
 OTHER_BACKEND = {"local": "hf", "hf": "local"}
 OTHER_EMBEDDED = {"smollm2": "gemma3", "gemma3": "smollm2"}  # the two embedded judges, two model families
-
-
-class StabilityError(UserError, ValueError):
-    """A stability run that cannot be planned (an axis that does not apply, no consensus, no items)."""
 
 
 @dataclass
@@ -148,41 +143,6 @@ class _Backends:
         if key not in self.loaded:
             self.loaded[key] = make_backend(f"{spec.backend}/{spec.model}", **opts)
         return self.loaded[key]
-
-
-def truth_labels(ws: Any, consensus: str) -> dict[str, str]:
-    """item -> consensus label (A, B or tie) of the stored consensus ``consensus``."""
-    df = ws.consensus_frame(consensus)
-    if df.empty:
-        raise StabilityError(f"no stored consensus {consensus!r}: run `judgecal aggregate` first")
-    return dict(zip(df["item_id"], df["label"], strict=True))
-
-
-def figures(verdicts: pd.DataFrame, items: Sequence[Item],
-            truth: dict[str, str]) -> tuple[list[str], dict[str, np.ndarray]]:
-    """Headline figure names and per-item sums ``(n, V, K)`` per figure: accuracy, kappa, then
-    ``winrate:<model>`` for every model among the items. ``verdicts`` is items × variants."""
-    ids = [it.item_id for it in items]
-    v = verdicts.reindex(ids).to_numpy(dtype=object)
-    t = np.array([truth.get(i) for i in ids], dtype=object)
-    ma = np.array([it.candidates[0].model if it.candidates else None for it in items], dtype=object)
-    mb = np.array([it.candidates[1].model if len(it.candidates) > 1 else None for it in items], dtype=object)
-    parts = {"accuracy": st.accuracy_sums(v, t), "kappa": st.confusion_sums(v, t)}
-    for m in sorted({x for x in (*ma, *mb) if x}):
-        parts[f"winrate:{m}"] = st.winrate_sums(v, ma, mb, m)
-    return list(parts), parts
-
-
-def stat_for(name: str) -> Any:
-    return st.kappa_stat if name == "kappa" else st.ratio_stat
-
-
-def point_figures(sums: dict[str, np.ndarray]) -> list[dict[str, float | None]]:
-    """Each variant's figures from the per-item sums."""
-    n_var = next(iter(sums.values())).shape[1]
-    vals = {k: stat_for(k)(s.sum(axis=0)) for k, s in sums.items()}
-    return [{k: (None if not np.isfinite(vals[k][j]) else round(float(vals[k][j]), 10)) for k in vals}
-            for j in range(n_var)]
 
 
 def run_stability(ws: Any, judge: str, axes: Sequence[str], *, items: int | None = None, source: str | None = None,
