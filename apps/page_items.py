@@ -109,7 +109,7 @@ def _filtered(rep: AuditReport | None, judges: list[str]) -> tuple[int, pd.DataF
 def items_page() -> None:
     st.title("Items: where the judges and the humans part")
     rep = report()
-    judges = list(rep["judges"]) if rep else query("explorer_judges")
+    judges = list(rep.judges) if rep else query("explorer_judges")
     n, listed, focus = _filtered(rep, judges)
     st.caption(f"{n:,} items match" + (f"; the first {MAX_LISTED} are listed" if n > MAX_LISTED else ""))
     table(listed.drop(columns=["task"]), "items", height=260)  # shortest ids first

@@ -286,9 +286,9 @@ def judges_page() -> None:
     chance = chance_accuracy(rep.consensus.label_counts)  # Σ p_k² of the truth's labels
     rows = []
     for name, j in rep.judges.items():
-        pointwise = j.kind == "pointwise"  # no A/B/tie labels to average an F1 over
+        scores = j.kind == "pointwise"  # no A/B/tie labels to average an F1 over
         rows.append({"judge": name, "accuracy": fmt_m(j.metrics.get("accuracy")),
-                     "macro F1": "n/a (pointwise)" if pointwise else fmt_m(j.metrics.get("macro_f1")),
+                     "macro F1": "n/a (pointwise)" if scores else fmt_m(j.metrics.get("macro_f1")),
                      "κ": fmt_m(j.metrics.get("cohen_kappa")),
                      "chance accuracy": fmt_number((j.reference.chance_accuracy if j.reference else None) or chance),
                      **like_cells(j),
@@ -463,8 +463,8 @@ def biases() -> None:
 
     words = flag_words()
     s = rep.settings
-    eoi = float(s.effect_of_interest if "effect_of_interest" in s.model_fields_set else 0.05)
-    alpha = float(s.alpha if "alpha" in s.model_fields_set else 0.05)  # the level the report's flags were raised at
+    eoi = s.effect_of_interest if s.effect_of_interest is not None else 0.05
+    alpha = s.alpha if s.alpha is not None else 0.05  # the level the report's flags were raised at
     st.caption(f"A bias is flagged only when it is significant after Benjamini–Hochberg (q < {alpha:g}) *and* at least "
                f"the effect of interest ({eoi:.0%}) away from its null. A probe that was not run says “not tested”.")
     legend = []
@@ -483,15 +483,16 @@ def biases() -> None:
         st.text("No judge carries a flag.")
     probes = probe_groups()  # every registered probe, grouped as the catalogue groups its metrics
     groups: dict[str, list[str]] = {}
-    for m in METRICS.values():
-        if m.group in probes:
-            groups.setdefault(m.group, []).append(m.name)
+    for metric in METRICS.values():
+        if metric.group in probes:
+            groups.setdefault(metric.group, []).append(metric.name)
     for group, names in groups.items():
         question, how, null, run_it = group_words(probes[group])
         pairwise_group = all(p.applies_to == ("pairwise",) for p in probes[group])
         st.header(md_plain(question))
         st.text(f"What was tested: {how}\nNull (no bias): {null}\nEffect of interest: {eoi:.0%}")
-        rows, plot = [], []
+        rows: list[dict[str, Any]] = []
+        plot: list[tuple[str, str, Figure]] = []
         for name in names:
             mi = info(name)
             for judge, j in rep.judges.items():
