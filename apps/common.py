@@ -23,7 +23,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from judgecal.catalogue import fmt_interval, fmt_metric, fmt_number, fmt_p, info
+from judgecal.audit.report import AuditReport, read_report
+from judgecal.catalogue import Estimated, fmt_interval, fmt_metric, fmt_number, fmt_p, info
 from judgecal.data.store import DB_NAME, Workspace
 from judgecal.inert import csv_frame
 
@@ -82,12 +83,13 @@ def report_path() -> Path | None:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def _report(path: str, key: tuple[int, int]) -> dict[str, Any] | None:
+def _report(path: str, key: tuple[int, int]) -> AuditReport | None:
+    """The typed report of the audit.json at ``path`` (an earlier schema's upgraded), per state."""
     p = Path(path)
-    return json.loads(p.read_text("utf-8")) if p.exists() else None
+    return read_report(json.loads(p.read_text("utf-8"))) if p.exists() else None
 
 
-def report() -> dict[str, Any] | None:
+def report() -> AuditReport | None:
     p = report_path()
     if p is None:
         return None
@@ -149,7 +151,7 @@ def chart_plain(value: Any) -> str:
 
 
 # -- numbers ----------------------------------------------------------------------------------------------
-def fmt_m(m: dict[str, Any] | None) -> str:
+def fmt_m(m: dict[str, Any] | Estimated | None) -> str:
     """A metric object as ``0.710 (0.680–0.740)``; ``not tested`` when absent, ``undefined`` without a value."""
     return fmt_metric(m)
 
@@ -192,9 +194,8 @@ def needs(what: str, command: str) -> None:
     st.info(f"{what} — produced by `{command}`.")
 
 
-def audit_caption(rep: dict[str, Any]) -> None:
-    s = rep.get("settings", {})
-    n = (rep.get("consensus") or {}).get("n_items")
-    st.caption(f"Audit {md_plain(str(rep.get('generated_at', '')))} · truth: consensus "
-               f"{md_plain(str(s.get('consensus', '')))} over {n} items · {s.get('n_boot')} bootstrap replicates · "
-               f"{int(float(s.get('ci_level', 0.95)) * 100)}% intervals (item bootstrap)")
+def audit_caption(rep: AuditReport) -> None:
+    s = rep.settings
+    st.caption(f"Audit {md_plain(rep.generated_at)} · truth: consensus {md_plain(s.consensus)} over "
+               f"{rep.consensus.n_items} items · {s.n_boot} bootstrap replicates · "
+               f"{int(float(s.ci_level) * 100)}% intervals (item bootstrap)")

@@ -20,6 +20,7 @@ from judgecal.apps.common import (
 )
 
 from judgecal.aggregate.annotators import by_source
+from judgecal.audit.report import Annotators, AuditReport
 
 
 def annotators_page() -> None:
@@ -30,44 +31,44 @@ def annotators_page() -> None:
     if rep is None:
         no_audit()
         return
-    summ = rep.get("annotators")
-    if not summ:
+    summ = rep.annotators
+    if summ is None:
         st.info("No human labels in this audit — produced by `judgecal annotate pull` or by importing a dataset "
                 "with labels, then `judgecal audit`.")
         return
     audit_caption(rep)
-    per = by_source(summ)
+    per = {s: Annotators.model_validate(part) for s, part in by_source(summ.to_json()).items()}
     names = [str(s) for s in per]
     pick = st.selectbox("Label source (one group of people at a time, never pooled)", names, key="ann-source") \
         if len(per) > 1 else names[0]
     src = per[next(s for s in per if str(s) == pick)]
+    fk, ka = src.fleiss_kappa, src.krippendorff_alpha
     table(pd.DataFrame([
-        {"statistic": "Fleiss' κ", "value (95% CI)": fmt_m(src["fleiss_kappa"]), "items": src["fleiss_kappa"]["n"]},
-        {"statistic": "Krippendorff's α", "value (95% CI)": fmt_m(src["krippendorff_alpha"]),
-         "items": src["krippendorff_alpha"]["n"]},
-        *[{"statistic": f"Cohen's κ {pair.replace('|', ' vs ')}", "value (95% CI)": fmt_m(m), "items": m["n"]}
-          for pair, m in src["pairwise_cohen_kappa"].items()],
+        {"statistic": "Fleiss' κ", "value (95% CI)": fmt_m(fk), "items": fk.n if fk else None},
+        {"statistic": "Krippendorff's α", "value (95% CI)": fmt_m(ka), "items": ka.n if ka else None},
+        *[{"statistic": f"Cohen's κ {pair.replace('|', ' vs ')}", "value (95% CI)": fmt_m(m), "items": m.n}
+          for pair, m in src.pairwise_cohen_kappa.items()],
     ]), "annotators-agreement",
         help={"value (95% CI)": "Agreement beyond chance (0 = chance, 1 = perfect), item-bootstrap interval."})
-    if src.get("pairwise_note"):
-        st.caption(md_plain(src["pairwise_note"]))
+    if note := src.section("pairwise_note"):
+        st.caption(md_plain(note))
     st.subheader("Each annotator")
-    rows = [{"annotator": name, "labels": r["n_labels"], "agreement with the others": fmt_m(r.get("loo_accuracy")),
-             "gold accuracy": fmt_m(r.get("gold_accuracy")) if r.get("gold_accuracy") else "no gold items",
-             "flags": ", ".join(f.replace("_", " ") for f in ("likely_spammer", "systematic_bias") if r.get(f))
-             or "none"} for name, r in src["annotators"].items()]
+    rows = [{"annotator": name, "labels": r.n_labels, "agreement with the others": fmt_m(r.loo_accuracy),
+             "gold accuracy": fmt_m(gold) if (gold := r.section("gold_accuracy")) else "no gold items",
+             "flags": ", ".join(f.replace("_", " ") for f in ("likely_spammer", "systematic_bias") if getattr(r, f))
+             or "none"} for name, r in src.annotators.items()]
     table(pd.DataFrame(rows), "annotators-quality",
           help={"agreement with the others": "Share of the annotator's labels equal to the majority of the others "
                                              "on the same item (leave-one-out)."})
     st.subheader("Where the labels come from")
-    table(pd.DataFrame(summ["sources"], columns=["source", "labels", "items", "annotators"]), "annotators-sources")
-    with_conf = [(n, r["confusion"]) for n, r in src["annotators"].items() if "confusion" in r][:6]
+    table(pd.DataFrame(summ.sources, columns=["source", "labels", "items", "annotators"]), "annotators-sources")
+    with_conf = [(n, r.confusion) for n, r in src.annotators.items() if r.confusion is not None][:6]
     if with_conf:
         st.subheader("Each annotator against the others")
         cols = st.columns(min(3, len(with_conf)))
         for k, (name, conf) in enumerate(with_conf):
-            fig = go.Figure(go.Heatmap(z=conf["counts"], x=[chart_plain(c) for c in conf["cols_annotator"]],
-                                       y=[chart_plain(r) for r in conf["rows_consensus"]],
+            fig = go.Figure(go.Heatmap(z=conf.counts, x=[chart_plain(c) for c in conf.cols_annotator],
+                                       y=[chart_plain(r) for r in conf.rows_consensus],
                                        colorscale="Blues", showscale=False, texttemplate="%{z}"))
             fig.update_layout(title={"text": chart_plain(name), "font": {"size": 12}}, xaxis_title="annotator said",
                               yaxis_title="the others said", height=300, margin={"l": 10, "r": 10, "t": 40, "b": 40})
@@ -77,7 +78,7 @@ def annotators_page() -> None:
 MAX_LISTED = 200
 
 
-def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[int, pd.DataFrame, str | None]:
+def _filtered(rep: AuditReport | None, judges: list[str]) -> tuple[int, pd.DataFrame, str | None]:
     """The filters, and what they select: the store selects in SQLite (``explorer_find_items``) how many items
     match and the first :data:`MAX_LISTED`; each filter's choices are read from an index."""
     focus = st.selectbox("Judge in focus", judges, key="items-judge") if judges else None
@@ -97,7 +98,7 @@ def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[int, pd.Da
     model = c2.multiselect("model", sorted(models), key="f-model")
     src = c3.multiselect("label source", query("explorer_label_source_names"), key="f-source")
 
-    method = str(rep.get("settings", {}).get("consensus", "ds")) if rep else None
+    method = rep.settings.consensus if rep else None
     n, found = query("explorer_find_items", focus, method, humans=disagree_h, orders=disagree_o,
                      judges=disagree_j, spans=spans, categories=tuple(v for c in cat for v in cats[c]),
                      models=tuple(v for m in model for v in models[m]), label_sources=tuple(src),
@@ -108,7 +109,7 @@ def _filtered(rep: dict[str, Any] | None, judges: list[str]) -> tuple[int, pd.Da
 def items_page() -> None:
     st.title("Items: where the judges and the humans part")
     rep = report()
-    judges = list(rep["judges"]) if rep else query("explorer_judges")
+    judges = list(rep.judges) if rep else query("explorer_judges")
     n, listed, focus = _filtered(rep, judges)
     st.caption(f"{n:,} items match" + (f"; the first {MAX_LISTED} are listed" if n > MAX_LISTED else ""))
     table(listed.drop(columns=["task"]), "items", height=260)  # shortest ids first

@@ -23,6 +23,16 @@ from judgecal.apps.common import (
 )
 
 import judgecal.audit.probes  # noqa: F401  (the registered probes describe themselves in the catalogue)
+from judgecal.audit.report import (
+    AuditReport,
+    Breakdown,
+    Comparisons,
+    Figure,
+    GroupAccuracy,
+    Humans,
+    Judge,
+    Reason,
+)
 from judgecal.catalogue import METRICS, ProbeInfo, info, probe_groups
 from judgecal.report.summary import COLUMNS as SUMMARY_COLUMNS
 from judgecal.report.summary import NOTE as SUMMARY_NOTE
@@ -36,38 +46,39 @@ STATUS_WORDS = {"aligned": ":green[**aligned**]", "caution": ":orange[**caution*
                 "not aligned": ":red[**not aligned**]"}
 
 
-def verdict_of(name: str, entry: dict[str, Any], rep: dict[str, Any]) -> dict[str, Any]:
-    """The audit's verdict of a judge, as the report wrote it; an audit written before verdicts existed has
-    none, and the explorer says so rather than judging the judge itself."""
-    if entry.get("verdict"):
-        return dict(entry["verdict"])
-    return {"status": "no verdict", "reasons": ["not computed in this audit: re-run `judgecal audit` to see it"],
-            "details": [], "not_tested": []}
+NO_VERDICT = ["not computed in this audit: re-run `judgecal audit` to see it"]
 
 
-def stability_score(name: str, entry: dict[str, Any]) -> str:
-    s = (entry.get("stability") or {}).get("score")
+def verdict_of(entry: Judge) -> tuple[str, list[str], list[Reason]]:
+    """The audit's verdict of a judge as the report wrote it (status, reasons, structured reasons); an audit
+    written before verdicts existed has none, and the explorer says so rather than judging the judge itself."""
+    v = entry.verdict
+    return (v.status, list(v.reasons), list(v.details)) if v else ("no verdict", list(NO_VERDICT), [])
+
+
+def stability_score(name: str, entry: Judge) -> str:
+    s = (entry.section("stability") or {}).get("score")  # the stability section is kept as written
     if not s:
         return "not measured"
     return f"{fmt_ci(s.get('score'), s.get('ci'))} ({s.get('figure')})"
 
 
-def _verdict_kappa(j: dict[str, Any]) -> str:
+def _verdict_kappa(j: Judge) -> str:
     """The κ the judge's verdict reads: a pointwise judge's on an ordinal scale is quadratic-weighted."""
-    name = (j.get("pointwise") or {}).get("kappa", "cohen_kappa")
-    value = fmt_m(j["metrics"].get(name))
-    return f"{value}, weighted" if name == "weighted_kappa" and j["metrics"].get(name) else value
+    name = j.pointwise.kappa if j.pointwise else "cohen_kappa"
+    value = fmt_m(j.metrics.get(name))
+    return f"{value}, weighted" if name == "weighted_kappa" and j.metrics.get(name) else value
 
 
-def humans_row(h: dict[str, Any]) -> dict[str, Any]:
+def humans_row(h: Humans) -> dict[str, Any]:
     """The Judges page's reference row: the annotators' Fleiss' κ and leave-one-out accuracy, or "not
     measured" when one annotator labelled each item (nobody to agree with, where it read "undefined")."""
-    several = (h.get("n_annotators") or 0) > 1
+    several = (h.n_annotators or 0) > 1
     return {"judge": "humans with each other",
-            "accuracy": f"{fmt_m(h.get('loo_accuracy'))} {ANOTHER_LOO}" if several else "not measured (one annotator)",
+            "accuracy": f"{fmt_m(h.loo_accuracy)} {ANOTHER_LOO}" if several else "not measured (one annotator)",
             "macro F1": "n/a",
-            "κ": f"{fmt_m(h.get('fleiss_kappa'))} {ANOTHER_FLEISS}" if several else "not measured (one annotator)",
-            "chance accuracy": "n/a", "items with a human label": int(h.get("n_items") or 0)}
+            "κ": f"{fmt_m(h.fleiss_kappa)} {ANOTHER_FLEISS}" if several else "not measured (one annotator)",
+            "chance accuracy": "n/a", "items with a human label": int(h.n_items or 0)}
 
 
 LIKE_KAPPA, LIKE_HUMANS = "κ with each annotator", "annotators with each other (same items, same way)"
@@ -79,40 +90,50 @@ LIKE_CAPTION = ("Like with like: a judge's κ with each annotator is read beside
                 "the humans' Fleiss' κ.")
 
 
-def like_cells(j: dict[str, Any]) -> dict[str, str]:
+def like_cells(j: Judge) -> dict[str, str]:
     """The like-for-like pair of a judge: its mean κ with each annotator and the annotators' with each other
     on the same items (audit.json ``reference.like_for_like.pairwise``), or why it is not measured."""
     from judgecal.report.view import like_reference
 
     like = like_reference(j)
     if like is None:
-        why = "n/a (pointwise)" if j.get("kind") == "pointwise" else "not measured (needs two annotators)"
+        why = "n/a (pointwise)" if j.kind == "pointwise" else "not measured (needs two annotators)"
         return {LIKE_KAPPA: why, LIKE_HUMANS: why}
     return {LIKE_KAPPA: like["judge_kappa"], LIKE_HUMANS: f"{like['kappa']} ({like['n_items']} items)"}
 
 
-def like_plot(rep: dict[str, Any]) -> go.Figure | None:
+def _estimated(m: Figure | None) -> Figure | None:
+    return m if m is not None and m.estimate is not None else None
+
+
+def _errors(ms: list[Figure]) -> dict[str, Any]:
+    """Plotly's horizontal error bars of figures that have an estimate (no interval: none drawn)."""
+    return {"type": "data", "array": [(m.ci_high or m.estimate or 0.0) - (m.estimate or 0.0) for m in ms],
+            "arrayminus": [(m.estimate or 0.0) - (m.ci_low or m.estimate or 0.0) for m in ms]}
+
+
+def like_plot(rep: AuditReport) -> go.Figure | None:
     """Each judge's κ with each annotator (dot, CI) beside the annotators' κ with each other on its items
     (red diamond, CI): the reference is per judge, so it sits on the judge's row, never as one shared line."""
     import plotly.graph_objects as go
 
+    from judgecal.report.view import like_definition
+
     names, judge, humans = [], [], []
-    for name, j in rep["judges"].items():
-        pw = ((j.get("reference") or {}).get("like_for_like") or {}).get("pairwise")
-        if pw and pw["judge"]["kappa"].get("estimate") is not None and pw["humans"]["kappa"].get("estimate") is not None:
+    for name, j in rep.judges.items():
+        pw = like_definition(j)
+        jk = _estimated(pw.judge.kappa) if pw and pw.judge else None
+        hk = _estimated(pw.humans.kappa) if pw and pw.humans else None
+        if jk is not None and hk is not None:
             names.append(chart_plain(name))
-            judge.append(pw["judge"]["kappa"])
-            humans.append(pw["humans"]["kappa"])
+            judge.append(jk)
+            humans.append(hk)
     if not names:
         return None
 
-    def trace(ms: list[dict[str, Any]], label: str, color: str, symbol: str) -> go.Scatter:
-        est = [m["estimate"] for m in ms]
-        return go.Scatter(x=est, y=names, mode="markers", name=label, marker={"color": color, "symbol": symbol,
-                                                                              "size": 10},
-                          error_x={"type": "data", "array": [(m.get("ci_high") or m["estimate"]) - m["estimate"]
-                                                             for m in ms],
-                                   "arrayminus": [m["estimate"] - (m.get("ci_low") or m["estimate"]) for m in ms]})
+    def trace(ms: list[Figure], label: str, color: str, symbol: str) -> go.Scatter:
+        return go.Scatter(x=[m.estimate for m in ms], y=names, mode="markers", name=label,
+                          marker={"color": color, "symbol": symbol, "size": 10}, error_x=_errors(ms))
 
     fig = go.Figure([trace(judge, "judge with each annotator", "#357", "circle"),
                      trace(humans, "annotators with each other (same items)", "#c33", "diamond")])
@@ -122,34 +143,34 @@ def like_plot(rep: dict[str, Any]) -> go.Figure | None:
     return fig
 
 
-def trust_table(rep: dict[str, Any]) -> pd.DataFrame:
-    models = rep.get("models") or {}
+def trust_table(rep: AuditReport) -> pd.DataFrame:
     rows = []
-    for name, j in rep["judges"].items():
-        v = verdict_of(name, j, rep)
-        align = (models.get("system_alignment") or {}).get(name, {}).get("spearman")
-        usage = j.get("usage") or {}
+    for name, j in rep.judges.items():
+        status, reasons, _ = verdict_of(j)
+        sa = rep.models.system_alignment.get(name) if rep.models else None
+        align = sa.spearman if sa else None
+        usage = j.usage  # cost and latency per judgment, kept as written
         lat = usage.get("latency_s_mean")
-        rows.append({"judge": name, "verdict": v["status"],
+        rows.append({"judge": name, "verdict": status,
                      "Alignment Score": fmt_m(align) if align else "not measured",
                      "Stability Score": stability_score(name, j),
                      **like_cells(j),  # what the verdict reads, first; the consensus figure beside it
                      "κ with the humans": _verdict_kappa(j),
-                     "accuracy": fmt_m(j["metrics"].get("accuracy")),
+                     "accuracy": fmt_m(j.metrics.get("accuracy")),
                      "cost per 1,000 (USD)": fmt_number(usage.get("cost_usd_per_1k")),
                      "time per 1,000 (s)": fmt_number(None if lat is None else lat * 1000, 1),
-                     "judgments": int(j.get("n_judgments", 0)), "reasons": "; ".join(v["reasons"]) or "none"})
-    h = rep.get("humans") or {}
-    if h:
+                     "judgments": int(j.n_judgments), "reasons": "; ".join(reasons) or "none"})
+    h = rep.humans
+    if h is not None and h.to_json():
+        several = (h.n_annotators or 0) > 1
         rows.append({"judge": "humans (reference)", "verdict": "reference",
                      "Alignment Score": "1 (by definition)", "Stability Score": "not measured",
                      LIKE_KAPPA: "in each judge's row", LIKE_HUMANS: "in each judge's row",
-                     "κ with the humans": f"{fmt_m(h.get('fleiss_kappa'))} {ANOTHER_FLEISS}"
-                     if (h.get("n_annotators") or 0) > 1 else "not measured (one annotator)",
-                     "accuracy": f"{fmt_m(h.get('loo_accuracy'))} {ANOTHER_LOO}" if (h.get("n_annotators") or 0) > 1
+                     "κ with the humans": f"{fmt_m(h.fleiss_kappa)} {ANOTHER_FLEISS}" if several
                      else "not measured (one annotator)",
-                     "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.get("n_items") or 0),
-                     "reasons": f"{h.get('n_annotators')} annotators on {h.get('n_items')} items; κ is their Fleiss' κ, "
+                     "accuracy": f"{fmt_m(h.loo_accuracy)} {ANOTHER_LOO}" if several else "not measured (one annotator)",
+                     "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.n_items or 0),
+                     "reasons": f"{h.n_annotators} annotators on {h.n_items} items; κ is their Fleiss' κ, "
                                 "accuracy an annotator's agreement with the others (leave-one-out)"})
     return pd.DataFrame(rows)
 
@@ -196,30 +217,26 @@ def overview() -> None:
         no_audit()
         return
     audit_caption(rep)
-    verdicts = {name: verdict_of(name, j, rep) for name, j in rep["judges"].items()}
-    # page one of the trust report, in its order and words (an audit without verdicts: the same rules applied)
-    rows = summary_rows({**rep, "judges": {n: {**j, "verdict": verdicts[n]} for n, j in rep["judges"].items()}})
-    for k, row in enumerate(rows):
-        summary_card(k, row, [str(r) for r in verdicts[row["judge"]].get("reasons") or []])
+    # page one of the trust report, in its order and words (an audit without verdicts says so)
+    for k, row in enumerate(summary_rows(rep)):
+        summary_card(k, row, verdict_of(rep.judges[row["judge"]])[1])
     st.caption(md_plain(SUMMARY_NOTE))
     table(trust_table(rep), "overview", help=OVERVIEW_HELP,
           metrics={"κ with the humans": "cohen_kappa", "accuracy": "accuracy"})
     st.caption(LIKE_CAPTION)
-    if "humans" not in rep:
+    if rep.humans is None:
         st.info("This audit predates the humans' reference section: re-run `judgecal audit` to see it here.")
 
 
 # -- Judges --------------------------------------------------------------------------------------------
-def agreement_plot(rows: list[tuple[str, dict[str, Any] | None]], ref: dict[str, float | None], title: str) -> go.Figure:
+def agreement_plot(rows: list[tuple[str, Figure | None]], ref: dict[str, float | None], title: str) -> go.Figure:
     import plotly.graph_objects as go
 
-    names = [chart_plain(n) for n, m in rows if m and m.get("estimate") is not None]
-    ms = [m for _, m in rows if m and m.get("estimate") is not None]
-    est = [m["estimate"] for m in ms]
-    fig = go.Figure(go.Scatter(
-        x=est, y=names, mode="markers", name="judge",
-        error_x={"type": "data", "array": [(m.get("ci_high") or m["estimate"]) - m["estimate"] for m in ms],
-                 "arrayminus": [m["estimate"] - (m.get("ci_low") or m["estimate"]) for m in ms]}))
+    shown = [(chart_plain(n), m) for n, m in rows if m is not None and m.estimate is not None]
+    ms = [m for _, m in shown]
+    fig = go.Figure(go.Scatter(x=[m.estimate for m in ms], y=[n for n, _ in shown], mode="markers", name="judge",
+                               error_x=_errors(ms)))
+    names = [n for n, _ in shown]
     for (label, x), color in zip(ref.items(), ("#2a7", "#c33", "#888"), strict=False):
         if x is not None and np.isfinite(x):
             fig.add_vline(x=x, line_dash="dash", line_color=color, annotation_text=label)
@@ -231,26 +248,26 @@ POINTWISE_COLUMNS = {"accuracy": "accuracy", "cohen_kappa": "κ", "weighted_kapp
                      "spearman_rho": "Spearman's ρ", "mae": "mean abs. error"}
 
 
-def pointwise_table(rep: dict[str, Any]) -> pd.DataFrame:
+def pointwise_table(rep: AuditReport) -> pd.DataFrame:
     """One row per pointwise judge (audit.json's ``pointwise`` section) and, under it, the annotators' own
     agreement on its items when several labelled them ("not measured" otherwise)."""
     rows = []
-    for name, j in rep["judges"].items():
-        pw = j.get("pointwise")
-        if not pw:
+    for name, j in rep.judges.items():
+        pw = j.pointwise
+        if pw is None:
             continue
-        scale = pw.get("scale") or {}
-        sep = " < " if scale.get("kind") == "ordinal" else ", "  # a nominal scale's labels have no order
-        kind = f"{scale.get('kind', '')}: {sep.join(scale.get('levels') or [])}"
-        rows.append({"judge": name, "scale": kind, **{col: _cell(j["metrics"], m) for m, col in POINTWISE_COLUMNS.items()}})
-        hum = pw.get("humans") or {}
+        scale = pw.scale
+        sep = " < " if scale and scale.kind == "ordinal" else ", "  # a nominal scale's labels have no order
+        kind = f"{(scale.kind or '') if scale else ''}: {sep.join(scale.levels if scale else [])}"
+        rows.append({"judge": name, "scale": kind, **{col: _cell(j.metrics, m) for m, col in POINTWISE_COLUMNS.items()}})
+        hum = pw.humans or {}  # the annotators' figures by metric name, kept as written
         rows.append({"judge": f"  annotators on its items ({hum.get('n_items', 0)} items)" if hum else
                      "  annotators on its items: not measured (one label per item)", "scale": kind,
                      **{col: _cell(hum, m) for m, col in POINTWISE_COLUMNS.items()}})
     return pd.DataFrame(rows)
 
 
-def _cell(metrics: dict[str, Any], name: str) -> str:
+def _cell(metrics: dict[str, Figure] | dict[str, Any], name: str) -> str:
     """A pointwise figure: ``n/a`` where the scale has none (a nominal scale's ρ), ``undefined`` where it
     is 0/0 on these items (every label on one level), else its estimate and CI."""
     m = metrics.get(name)
@@ -265,26 +282,25 @@ def judges_page() -> None:
         no_audit()
         return
     audit_caption(rep)
-    h = rep.get("humans") or {}
-    chance = chance_accuracy((rep.get("consensus") or {}).get("label_counts"))  # Σ p_k² of the truth's labels
+    h = rep.humans
+    chance = chance_accuracy(rep.consensus.label_counts)  # Σ p_k² of the truth's labels
     rows = []
-    for name, j in rep["judges"].items():
-        ref = j.get("reference") or {}
-        pointwise = j.get("kind") == "pointwise"  # no A/B/tie labels to average an F1 over
-        rows.append({"judge": name, "accuracy": fmt_m(j["metrics"].get("accuracy")),
-                     "macro F1": "n/a (pointwise)" if pointwise else fmt_m(j["metrics"].get("macro_f1")),
-                     "κ": fmt_m(j["metrics"].get("cohen_kappa")),
-                     "chance accuracy": fmt_number(ref.get("chance_accuracy") or chance),
+    for name, j in rep.judges.items():
+        scores = j.kind == "pointwise"  # no A/B/tie labels to average an F1 over
+        rows.append({"judge": name, "accuracy": fmt_m(j.metrics.get("accuracy")),
+                     "macro F1": "n/a (pointwise)" if scores else fmt_m(j.metrics.get("macro_f1")),
+                     "κ": fmt_m(j.metrics.get("cohen_kappa")),
+                     "chance accuracy": fmt_number((j.reference.chance_accuracy if j.reference else None) or chance),
                      **like_cells(j),
-                     "items with a human label": int(j.get("n_items_with_consensus", 0))})
-    if h:
+                     "items with a human label": int(j.n_items_with_consensus)})
+    if h is not None and h.to_json():
         rows.append(humans_row(h))
     table(pd.DataFrame(rows), "judges-agreement",
           metrics={"accuracy": "accuracy", "macro F1": "macro_f1", "κ": "cohen_kappa"},
           help={"chance accuracy": "Accuracy of a rater drawing labels at random with the humans' label shares "
                                    "(Σ p_k²)."})
-    chance = next((j.get("reference", {}).get("chance_accuracy") for j in rep["judges"].values()
-                   if j.get("reference")), chance)
+    chance = next((j.reference.chance_accuracy for j in rep.judges.values() if j.reference and j.reference.to_json()),
+                  chance)
     st.subheader("Like with like: each judge beside the annotators, measured the same way")
     st.caption(LIKE_CAPTION)
     fig = like_plot(rep)
@@ -293,9 +309,9 @@ def judges_page() -> None:
     else:
         st.caption("Not measured: needs items labelled by two annotators (re-run `judgecal audit` on such labels).")
     c1, c2 = st.columns(2)
-    c1.plotly_chart(agreement_plot([(n, j["metrics"].get("accuracy")) for n, j in rep["judges"].items()],
+    c1.plotly_chart(agreement_plot([(n, j.metrics.get("accuracy")) for n, j in rep.judges.items()],
                                    {"chance": chance}, "accuracy against the consensus (95% CI)"), key="acc-plot")
-    c2.plotly_chart(agreement_plot([(n, j["metrics"].get("cohen_kappa")) for n, j in rep["judges"].items()],
+    c2.plotly_chart(agreement_plot([(n, j.metrics.get("cohen_kappa")) for n, j in rep.judges.items()],
                                    {"chance": 0.0}, "Cohen's κ with the consensus (95% CI)"), key="kappa-plot")
     st.caption("Against the consensus: no humans' line here, because the humans' Fleiss' κ and leave-one-out "
                "accuracy are other definitions; the like-for-like comparison is the plot above.")
@@ -303,7 +319,7 @@ def judges_page() -> None:
     if not pointwise.empty:
         st.header("Pointwise judges: labels and scores on the humans' scale")
         table(pointwise, "judges-pointwise", metrics={c: n for n, c in POINTWISE_COLUMNS.items()})
-        if any((j.get("labels") or {}).get("labels") for j in rep["judges"].values()):
+        if any((j.section("labels") or {}).get("labels") for j in rep.judges.values()):
             st.caption("Binary and categorical judges: their confusion, TPR/TNR or each label's recall beside the "
                        "annotators and a trivial rater, the corrected pass rate and the items where they part from "
                        "the humans are on the Labels page.")
@@ -311,38 +327,38 @@ def judges_page() -> None:
     st.header("Judge against the humans, item by item")
     # the confusion, the breakdowns and the paired difference read A/B/tie verdicts: a pointwise judge's
     # score would be compared with the humans' labels as text, every item "wrong"
-    judges = [n for n, j in rep["judges"].items() if j.get("kind", "pairwise") != "pointwise"]
+    judges = [n for n, j in rep.judges.items() if j.kind != "pointwise"]
     if not judges:
         st.info("Every judge here is pointwise: its agreement on the humans' scale is in the table above; "
                 "the item-by-item confusion, the breakdowns and the paired comparison are for judges of pairs.")
         return
-    if not any(rep["judges"][n].get("breakdown") for n in judges):
+    if not any(rep.judges[n].breakdown for n in judges):
         needs("This audit has no item-by-item section (no human consensus on the pairs, or an audit written "
               "before it existed)", "judgecal audit --workspace WS")
         return
     st.caption("One verdict per item: the verdict both orders agree on, a tie when they disagree; an unparsable "
-               f"answer counts as {'a tie' if rep.get('settings', {}).get('invalid_as', 'tie') == 'tie' else 'invalid'}"
+               f"answer counts as {'a tie' if rep.settings.invalid_as == 'tie' else 'invalid'}"
                " (the audit's invalid_as).")
     pick = st.selectbox("Judge", judges, key="conf-judge")
-    confusion_section(rep["judges"][pick].get("breakdown") or {})
+    confusion_section(rep.judges[pick].breakdown)
     confidence_section(rep, pick)
     comparison_section(rep, judges)
 
 
-def confusion_section(b: dict[str, Any]) -> None:
+def confusion_section(b: Breakdown | None) -> None:
     """The judge's confusion with the humans and its accuracy by category and model (audit.json ``breakdown``)."""
     import plotly.graph_objects as go
 
-    if not b:
+    if b is None:
         st.info("No item of this judge has a human label.")
         return
-    humans, judge = b["humans"], b["judge"]
-    shown = pd.DataFrame(b["confusion"], columns=[f"judge said {c}" for c in judge])
+    humans, judge = b.humans, b.judge
+    shown = pd.DataFrame(b.confusion, columns=[f"judge said {c}" for c in judge])
     shown.insert(0, "humans said", humans)
     c1, c2 = st.columns(2)
     with c1:
         table(shown, "judges-confusion")
-    c2.plotly_chart(go.Figure(go.Heatmap(z=b["confusion"], x=[f"judge {c}" for c in judge],
+    c2.plotly_chart(go.Figure(go.Heatmap(z=b.confusion, x=[f"judge {c}" for c in judge],
                                          y=[f"humans {c}" for c in humans], colorscale="Blues",
                                          texttemplate="%{z}", showscale=False)).update_layout(
         height=300, margin={"l": 10, "r": 10, "t": 10, "b": 30}, yaxis_autorange="reversed"), key="conf-plot")
@@ -350,37 +366,37 @@ def confusion_section(b: dict[str, Any]) -> None:
     st.subheader("Where it agrees: by category and by candidate model")
     col = "accuracy (Wilson 95% CI)"
 
-    def groups(rows: list[dict[str, Any]], name: str) -> pd.DataFrame:
-        return pd.DataFrame([{name: g["value"], "items": g["n"], col: fmt_m(g["accuracy"])} for g in rows],
+    def groups(rows: list[GroupAccuracy], name: str) -> pd.DataFrame:
+        return pd.DataFrame([{name: g.value, "items": g.n, col: fmt_m(g.accuracy)} for g in rows],
                             columns=[name, "items", col])
 
     c1, c2 = st.columns(2)
     with c1:
-        if b.get("by_category"):
-            table(groups(b["by_category"], "category"), "judges-by-category")
+        if b.by_category:
+            table(groups(b.by_category, "category"), "judges-by-category")
         else:
             st.info("The items carry no category (metadata.category).")
     with c2:
-        if b.get("by_model"):
-            table(groups(b["by_model"], "model"), "judges-by-model")
+        if b.by_model:
+            table(groups(b.by_model, "model"), "judges-by-model")
         else:
             st.info("The items do not name their candidates' models.")
 
 
-def comparison_section(rep: dict[str, Any], judges: list[str]) -> None:
+def comparison_section(rep: AuditReport, judges: list[str]) -> None:
     """Is one judge significantly better than another (audit.json ``comparisons``, a paired item bootstrap)?"""
     st.subheader("Is one judge significantly better than another?")
     if len(judges) < 2:
         st.info("One judge only.")
         return
-    comp = rep.get("comparisons") or {}
+    comp = rep.comparisons
     c1, c2 = st.columns(2)
     x = c1.selectbox("Judge X", judges, index=0, key="pair-x")
     y = c2.selectbox("Judge Y", judges, index=1, key="pair-y")
     res = paired_row(comp, x, y)
     if res is None:
-        st.info(md_plain(comp.get("note") or ("The same judge twice." if x == y else
-                                              "The two judges share no item with a human label.")))
+        st.info(md_plain((comp.note if comp else None) or ("The same judge twice." if x == y else
+                                                           "The two judges share no item with a human label.")))
         return
     table(pd.DataFrame([res]), "judges-paired",
           help={"accuracy X − Y": "Difference in item-level accuracy on the items both judged, with a paired item "
@@ -389,28 +405,28 @@ def comparison_section(rep: dict[str, Any], judges: list[str]) -> None:
     st.text(res["in words"])
 
 
-def paired_row(comp: dict[str, Any], x: str, y: str) -> dict[str, Any] | None:
+def paired_row(comp: Comparisons | None, x: str, y: str) -> dict[str, Any] | None:
     """The report's comparison of X and Y, turned so that it reads X − Y (a pair is stored once)."""
-    pair = next((p for p in comp.get("pairs") or [] if {p["x"], p["y"]} == {x, y} and x != y), None)
-    if pair is None or not pair.get("n_items"):
+    pair = next((p for p in (comp.pairs if comp else []) if {p.x, p.y} == {x, y} and x != y), None)
+    if pair is None or not pair.n_items or pair.difference is None:
         return None
-    flip = pair["x"] != x
-    d = pair["difference"]
+    flip = pair.x != x
+    d = pair.difference
 
     def turned(v: float | None) -> float | None:
         return None if v is None else -v
 
-    est, lo, hi = ((turned(d["estimate"]), turned(d["ci_high"]), turned(d["ci_low"])) if flip
-                   else (d["estimate"], d["ci_low"], d["ci_high"]))
-    sig = bool(pair["significant"])
+    est, lo, hi = ((turned(d.estimate), turned(d.ci_high), turned(d.ci_low)) if flip
+                   else (d.estimate, d.ci_low, d.ci_high))
+    sig = bool(pair.significant)
     est = est or 0.0
     words = (f"{x} is {'significantly ' if sig else 'not significantly '}"
-             f"{'better' if est > 0 else 'worse' if est < 0 else 'different'} than {y} on these {pair['n_items']} items"
+             f"{'better' if est > 0 else 'worse' if est < 0 else 'different'} than {y} on these {pair.n_items} items"
              + ("" if sig else " (the interval includes 0)"))
-    acc_x, acc_y = (pair["accuracy_y"], pair["accuracy_x"]) if flip else (pair["accuracy_x"], pair["accuracy_y"])
-    return {"judge X": x, "judge Y": y, "items": int(pair["n_items"]), "accuracy X": fmt_number(acc_x),
+    acc_x, acc_y = (pair.accuracy_y, pair.accuracy_x) if flip else (pair.accuracy_x, pair.accuracy_y)
+    return {"judge X": x, "judge Y": y, "items": int(pair.n_items), "accuracy X": fmt_number(acc_x),
             "accuracy Y": fmt_number(acc_y), "accuracy X − Y": fmt_interval(est, lo, hi),
-            "p (two-sided)": fmt_p(pair.get("p")), "in words": words}
+            "p (two-sided)": fmt_p(pair.p), "in words": words}
 
 
 # -- Biases -----------------------------------------------------------------------------------------------
@@ -420,15 +436,15 @@ def group_words(probes: list[ProbeInfo]) -> tuple[str, str, str, str]:
             "; ".join(p.how_to_run for p in probes))
 
 
-def matters(name: str, m: dict[str, Any], flags: list[str], eoi: float, alpha: float = 0.05) -> str:
+def matters(name: str, m: Figure, flags: list[str], eoi: float, alpha: float = 0.05) -> str:
     """Whether a probe's figure shows a bias that matters, in words: its flag, its q against the report's
     α, its interval against the effect of interest."""
     mine = [f for f in flags if f.split(":")[0] in name or name.split("_")[0] in f]
     if any(f.endswith("underpowered") for f in mine):
         return f"cannot tell: the interval still holds an effect of {eoi:.0%}"
-    if m.get("ci_low") is not None and m.get("ci_low") == m.get("ci_high") == m.get("null_value"):
+    if m.ci_low is not None and m.ci_low == m.ci_high == m.null_value:
         return "no sign of bias (identical in both orders, or no variation at all)"
-    q = m.get("q", m.get("p"))
+    q = m.q if "q" in m.model_fields_set else m.p
     if q is None:
         return "descriptive (no test)"
     if mine:
@@ -446,17 +462,17 @@ def biases() -> None:
     from judgecal.audit.decision import flag_words
 
     words = flag_words()
-    eoi = float(rep.get("settings", {}).get("effect_of_interest", 0.05))
-    alpha = float(rep.get("settings", {}).get("alpha", 0.05))  # the level the report's flags were raised at
+    s = rep.settings
+    eoi = s.effect_of_interest if s.effect_of_interest is not None else 0.05
+    alpha = s.alpha if s.alpha is not None else 0.05  # the level the report's flags were raised at
     st.caption(f"A bias is flagged only when it is significant after Benjamini–Hochberg (q < {alpha:g}) *and* at least "
                f"the effect of interest ({eoi:.0%}) away from its null. A probe that was not run says “not tested”.")
     legend = []
-    for name, j in rep["judges"].items():
-        v = verdict_of(name, j, rep)
-        for f in j.get("flags", []):
+    for name, j in rep.judges.items():
+        details = verdict_of(j)[2]
+        for f in j.flags:
             severe = f.startswith("position_bias") and any(
-                d.get("code") == "position_severe" and d.get("severity") == "not aligned"
-                for d in v.get("details") or [])
+                d.code == "position_severe" and d.severity == "not aligned" for d in details)
             legend.append({"judge": name, "flag": f, "meaning": words.get(f, f.replace("_", " ").replace(":", ": ")),
                            "severity": "not aligned" if severe else "caution"})
     st.subheader("Flags")
@@ -467,20 +483,21 @@ def biases() -> None:
         st.text("No judge carries a flag.")
     probes = probe_groups()  # every registered probe, grouped as the catalogue groups its metrics
     groups: dict[str, list[str]] = {}
-    for m in METRICS.values():
-        if m.group in probes:
-            groups.setdefault(m.group, []).append(m.name)
+    for metric in METRICS.values():
+        if metric.group in probes:
+            groups.setdefault(metric.group, []).append(metric.name)
     for group, names in groups.items():
         question, how, null, run_it = group_words(probes[group])
         pairwise_group = all(p.applies_to == ("pairwise",) for p in probes[group])
         st.header(md_plain(question))
         st.text(f"What was tested: {how}\nNull (no bias): {null}\nEffect of interest: {eoi:.0%}")
-        rows, plot = [], []
+        rows: list[dict[str, Any]] = []
+        plot: list[tuple[str, str, Figure]] = []
         for name in names:
             mi = info(name)
-            for judge, j in rep["judges"].items():
-                m = j["metrics"].get(name)
-                if not m and j.get("kind") == "pointwise" and pairwise_group:
+            for judge, j in rep.judges.items():
+                m = j.metrics.get(name)
+                if not m and j.kind == "pointwise" and pairwise_group:
                     rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": "n/a (pointwise)",
                                  "n": None, "p": "n/a", "q (BH)": "n/a", "MDE": "n/a", "null": mi.reference,
                                  "matters?": "applies to judges of pairs only (one response per item)"})
@@ -490,10 +507,10 @@ def biases() -> None:
                                  "p": "not tested", "q (BH)": "not tested", "MDE": "n/a", "null": mi.reference,
                                  "matters?": f"not tested ({run_it})"})
                     continue
-                rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": fmt_m(m), "n": m.get("n"),
-                             "p": fmt_p(m.get("p")), "q (BH)": fmt_p(m.get("q")), "MDE": fmt_number(m.get("mde")),
-                             "null": mi.reference, "matters?": matters(name, m, j.get("flags", []), eoi, alpha)})
-                if m.get("estimate") is not None and m.get("ci_low") is not None:
+                rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": fmt_m(m), "n": m.n,
+                             "p": fmt_p(m.p), "q (BH)": fmt_p(m.q), "MDE": fmt_number(m.mde),
+                             "null": mi.reference, "matters?": matters(name, m, j.flags, eoi, alpha)})
+                if m.estimate is not None and m.ci_low is not None:
                     plot.append((judge, name, m))
         table(pd.DataFrame(rows), f"biases-{group}",
               help={"MDE": "Minimum detectable effect: the smallest effect this many items would detect with 80% "
@@ -504,23 +521,23 @@ def biases() -> None:
             st.plotly_chart(fig, key=f"plot-{group}")
 
 
-def bias_plot(points: list[tuple[str, str, dict[str, Any]]], eoi: float) -> go.Figure | None:
+def bias_plot(points: list[tuple[str, str, Figure]], eoi: float) -> go.Figure | None:
     """Estimates with their intervals, the null (red) and the null ± the effect of interest (grey); only
     the metrics that have a null."""
     import plotly.graph_objects as go
 
-    points = [p for p in points if p[2].get("null_value") is not None]  # the report's null of each figure
+    points = [p for p in points if p[2].null_value is not None]  # the report's null of each figure
     if not points:
         return None
     fig = go.Figure()
     for metric in dict.fromkeys(n for _, n, _ in points):
         ps = [(j, m) for j, n, m in points if n == metric]
         fig.add_trace(go.Scatter(
-            x=[m["estimate"] for _, m in ps], y=[chart_plain(j) for j, _ in ps], mode="markers",
+            x=[m.estimate for _, m in ps], y=[chart_plain(j) for j, _ in ps], mode="markers",
             name=chart_plain(info(metric).title),
-            error_x={"type": "data", "array": [m["ci_high"] - m["estimate"] for _, m in ps],
-                     "arrayminus": [m["estimate"] - m["ci_low"] for _, m in ps]}))
-    for x in {float(m["null_value"]) for _, _, m in points}:
+            error_x={"type": "data", "array": [(m.ci_high or 0.0) - (m.estimate or 0.0) for _, m in ps],
+                     "arrayminus": [(m.estimate or 0.0) - (m.ci_low or 0.0) for _, m in ps]}))
+    for x in {float(m.null_value) for _, _, m in points if m.null_value is not None}:
         fig.add_vline(x=x, line_dash="dash", line_color="#c33", annotation_text=f"null {x:g}")
         for side in (-1, 1):
             fig.add_vline(x=x + side * eoi, line_dash="dot", line_color="#999")
@@ -534,15 +551,15 @@ def _yes(v: Any) -> str:
     return "n/a" if v is None else ("yes" if v else "no")
 
 
-def confidence_section(rep: dict[str, Any], pick: str) -> None:
+def confidence_section(rep: AuditReport, pick: str) -> None:
     """Could the judge replace an annotator (alternative annotator test), and is its confidence calibrated
     and usable to keep only the verdicts it is sure of (selective evaluation)?"""
     import plotly.graph_objects as go
 
     st.subheader("Could it replace an annotator? Is its confidence calibrated?")
     rows = []
-    for name, j in rep["judges"].items():
-        alt, cal, sel = j.get("replace_annotator") or {}, j.get("calibration") or {}, j.get("selective") or {}
+    for name, j in rep.judges.items():  # these three sections are kept as written
+        alt, cal, sel = (j.section(k) or {} for k in ("replace_annotator", "calibration", "selective"))
         rows.append({
             "judge": name,
             "replaces an annotator": _yes(alt.get("passed")) if alt else "not tested (needs annotators' labels)",
@@ -563,7 +580,7 @@ def confidence_section(rep: dict[str, Any], pick: str) -> None:
         "selective: feasible": "Whether a confidence threshold keeps verdicts that agree with the humans at the "
                                "target rate with the stated risk.",
         "kept (coverage)": "Share of items the judge may decide alone at that threshold."})
-    cal = rep["judges"].get(pick, {}).get("calibration") or {}
+    cal = (rep.judges[pick].section("calibration") if pick in rep.judges else None) or {}
     bins = [b for b in cal.get("reliability", []) if b.get("n") and b.get("confidence") is not None]
     if bins:
         fig = go.Figure(go.Scatter(x=[b["confidence"] for b in bins], y=[b["accuracy"] for b in bins],

@@ -21,6 +21,8 @@ from judgecal.report.labels import criteria_of, is_label_judge, label_view, trus
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
+    from judgecal.audit.report import AuditReport
+
 STATUS = {"aligned": ":green[**aligned**]", "caution": ":orange[**caution**]", "not aligned": ":red[**not aligned**]"}
 POOLED = "all criteria together (pooled)"
 MAX_LISTED = 200
@@ -39,13 +41,14 @@ def labels_page() -> None:
         no_audit()
         return
     audit_caption(rep)
-    names = [n for n, e in rep["judges"].items() if is_label_judge(e)]
+    judges = {n: e.to_json() for n, e in rep.judges.items()}  # the labels sections are kept as written
+    names = [n for n, e in judges.items() if is_label_judge(e)]
     if not names:
         st.info("No judge of binary or categorical items in this audit — produced by `judgecal import --task binary` "
                 "(or `--task categorical`) with the judges' verdicts, then `judgecal audit --workspace WS`.")
         return
     judge = st.selectbox("Judge", names, key="labels-judge")
-    entry = rep["judges"][judge]
+    entry = judges[judge]
     crits = criteria_of(entry)
     criterion = None
     if crits:
@@ -235,9 +238,9 @@ def _criterion_of(ids: pd.Series) -> pd.Series:
     return ids.map(lambda i: getattr(sets.get(i), "criterion", None) or "")
 
 
-def disagreements_section(rep: dict[str, Any], judge: str, view: dict[str, Any], crits: list[str]) -> None:
+def disagreements_section(rep: AuditReport, judge: str, view: dict[str, Any], crits: list[str]) -> None:
     st.header("Where the judge and the humans part")
-    method = str(rep.get("settings", {}).get("consensus", "ds"))
+    method = rep.settings.consensus
     n, found = query("explorer_find_items", judge, method, humans=True, limit=MAX_DISAGREEMENTS)
     if not n:
         st.info("The judge's label equals the human consensus on every item it labelled.")

@@ -24,17 +24,18 @@ from judgecal.apps.common import (
     ws_path,
 )
 
+from judgecal.audit.report import Strength, WinRate
 from judgecal.catalogue import info
 
 
-def _wr(row: dict[str, Any]) -> str:
-    return fmt_interval(row.get("estimate"), row.get("ci_low"), row.get("ci_high"))
+def _wr(row: WinRate) -> str:
+    return fmt_interval(row.estimate, row.ci_low, row.ci_high)
 
 
-def _bt(row: dict[str, Any]) -> str:
+def _bt(row: Strength) -> str:
     """A Bradley–Terry row of audit.json (its strength is ``score``) with its interval and rank range."""
-    text = fmt_interval(row.get("score"), row.get("ci_low"), row.get("ci_high"))
-    lo, hi = row.get("rank_low"), row.get("rank_high")
+    text = fmt_interval(row.score, row.ci_low, row.ci_high)
+    lo, hi = row.rank_low, row.rank_high
     return text + (f", rank {lo}–{hi}" if lo is not None and hi is not None and lo != hi else "")
 
 
@@ -46,33 +47,34 @@ def models_page() -> None:
     if rep is None:
         no_audit()
         return
-    if not rep.get("models"):
+    m = rep.models
+    if m is None or not m.to_json():
         needs("No model-level results yet", "judgecal audit --workspace WS (items must name their candidates' models)")
         return
     audit_caption(rep)
-    m = rep["models"]
-    raters = list(m.get("raters") or m.get("win_rate", {}))
+    raters = list(m.raters or m.win_rate)
     if not raters:
         st.info("No rater has verdicts on items naming two different models.")
         return
     rater = st.selectbox("Rater", raters, key="models-rater")
     st.caption("humans = the human consensus; a judge's item verdict is swap-debiased when both orders were judged.")
-    wr = (m.get("win_rate") or {}).get(rater) or {}
-    bt = (m.get("bradley_terry") or {}).get(rater) or {}
+    wr = m.win_rate.get(rater) or {}
+    bt = m.bradley_terry.get(rater) or {}
     rows = []
-    for rank, model in enumerate((m.get("ranking") or {}).get(rater) or list(wr), 1):
-        w, b = wr.get(model, {}), bt.get(model, {})
-        rows.append({"rank": rank, "model": model, "win rate (95% CI)": _wr(w) if w else "n/a",
-                     "comparisons": w.get("n"), "Bradley–Terry (95% CI)": _bt(b) if b else "n/a"})
+    for rank, model in enumerate(m.ranking.get(rater) or list(wr), 1):
+        w, b = wr.get(model), bt.get(model)
+        rows.append({"rank": rank, "model": model, "win rate (95% CI)": _wr(w) if w and w.to_json() else "n/a",
+                     "comparisons": w.n if w else None,
+                     "Bradley–Terry (95% CI)": _bt(b) if b and b.to_json() else "n/a"})
     st.subheader("Ranking")
     table(pd.DataFrame(rows), "models-ranking",
           help={"win rate (95% CI)": "(wins + ties/2) / comparisons, item-bootstrap interval.",
                 "Bradley–Terry (95% CI)": "Bradley–Terry strength fitted to every comparison (evalica)."})
-    mx = (m.get("matrix") or {}).get(rater)
-    if mx and mx.get("models"):
+    mx = m.matrix.get(rater)
+    if mx and mx.models:
         st.subheader("Win rate of the row model against the column model")
-        names = mx["models"]
-        est, lo, hi = mx["estimate"], mx.get("ci_low"), mx.get("ci_high")
+        names = mx.models
+        est, lo, hi = mx.estimate, mx.ci_low, mx.ci_high
         text = [[(fmt_interval(est[i][k], lo[i][k] if lo else None, hi[i][k] if hi else None)
                   if est[i][k] == est[i][k] else "") for k in range(len(names))] for i in range(len(names))]
         fig = go.Figure(go.Heatmap(z=est, x=[chart_plain(n) for n in names], y=[chart_plain(n) for n in names],
@@ -82,23 +84,24 @@ def models_page() -> None:
         frame = pd.DataFrame(text, columns=names)
         frame.insert(0, "model", names)
         table(frame, "models-matrix")
-    sa = m.get("system_alignment") or {}
+    sa = m.system_alignment
     if sa:
         st.subheader("Does each judge rank the models as the humans do?")
-        rows = [{"judge": j, "Spearman (95% CI)": fmt_m(a.get("spearman")), "p": fmt_p((a.get("spearman") or {})
-                 .get("p_value")), "Kendall τ (95% CI)": fmt_m(a.get("kendall")),
-                 "reversed model pairs": len(a.get("reversed_pairs") or [])} for j, a in sa.items()]
+        rows = [{"judge": j, "Spearman (95% CI)": fmt_m(a.spearman), "p": fmt_p(a.spearman.p_value if a.spearman
+                                                                                 else None),
+                 "Kendall τ (95% CI)": fmt_m(a.kendall), "reversed model pairs": len(a.reversed_pairs)}
+                for j, a in sa.items()]
         table(pd.DataFrame(rows), "models-alignment",
               help={"Spearman (95% CI)": "Alignment Score: rank correlation of the judge's and the humans' model "
                                          "win rates."})
-    ppi = m.get("ppi") or {}
+    ppi = m.ppi
     if ppi:
         st.subheader("Corrected win rates (human-calibrated, PPI++)")
         st.caption("Prediction-powered inference: the judge's verdicts on every item, corrected by its errors on "
                    "the human-labelled ones; the interval is valid however good the judge is.")
         rows = []
         for judge, p in ppi.items():
-            for model, r in (p.get("win_rate") or {}).items():
+            for model, r in p.win_rate.items():  # each row: its estimate, interval and what PPI++ used
                 rows.append({"judge": judge, "model": model, "corrected win rate": fmt_interval(
                     r.get("estimate"), r.get("ci_low"), r.get("ci_high")),
                     **{k: (fmt_number(v) if isinstance(v, float) else v) for k, v in r.items()
@@ -123,8 +126,8 @@ def _stability(path: str, key: Stamp) -> dict[str, Any]:
 
 def stability_page() -> None:
     st.title("Stability: does the judge give the same answers?")
-    rep = report() or {}
-    summ = {j: e["stability"] for j, e in rep.get("judges", {}).items() if e.get("stability")}
+    rep = report()
+    summ = {j: e.section("stability") for j, e in (rep.judges if rep else {}).items() if e.section("stability")}
     if not summ:
         p = ws_path()
         summ = _stability(str(p), stamp(p))
@@ -195,15 +198,16 @@ def spans_page() -> None:
         needs("No spans in this workspace",
               "judgecal import faithbench (human spans) or judgecal judge --rubric spans-hallucination")
         return
-    rep = report() or {}
+    rep = report()
     rows = []
-    for judge, j in rep.get("judges", {}).items():
-        ceiling = (j.get("spans") or {}).get("human_f1") or {}
+    for judge, j in (rep.judges if rep else {}).items():
+        ceiling = j.spans.human_f1 if j.spans else None
         for name in ("span_iou", "span_f1"):
-            if name in j.get("metrics", {}):
+            if name in j.metrics:
                 rows.append({"judge": judge, "metric": info(name).title,
-                             "estimate (95% CI)": fmt_m(j["metrics"][name]),
-                             "annotators with each other (F1)": fmt_m(ceiling) if ceiling.get("estimate") is not None
+                             "estimate (95% CI)": fmt_m(j.metrics[name]),
+                             "annotators with each other (F1)": fmt_m(ceiling)
+                             if ceiling is not None and ceiling.estimate is not None
                              else "not measured (one annotator per item)"})
     if rows:
         table(pd.DataFrame(rows), "spans-metrics", metrics={"estimate (95% CI)": "span_f1"},

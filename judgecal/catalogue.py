@@ -8,7 +8,9 @@ decimals, intervals as ``0.71 (0.68–0.74)``, tiny p-values as ``< 0.001``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -311,17 +313,32 @@ def probe_groups() -> dict[str, list[ProbeInfo]]:
     return out
 
 
-def fmt_metric(m: dict[str, object] | None) -> str:
-    """A metric of audit.json (``estimate``, ``ci_low``, ``ci_high``) as ``0.710 (0.680–0.740)``;
-    ``not tested`` when the metric is absent, ``undefined`` when it was computed but has no value (0/0,
-    e.g. κ on items that all carry one label)."""
+class Estimated(Protocol):
+    """A figure of the typed report (:class:`judgecal.audit.report.Figure` and its kin): an estimate and its
+    interval."""
+
+    @property
+    def estimate(self) -> float | None: ...
+
+    @property
+    def ci_low(self) -> float | None: ...
+
+    @property
+    def ci_high(self) -> float | None: ...
+
+
+def fmt_metric(m: Mapping[str, object] | Estimated | None) -> str:
+    """A metric of audit.json (``estimate``, ``ci_low``, ``ci_high``; its dict or its typed figure) as
+    ``0.710 (0.680–0.740)``; ``not tested`` when the metric is absent, ``undefined`` when it was computed
+    but has no value (0/0, e.g. κ on items that all carry one label)."""
     if not m:
         return "not tested"
-    if m.get("estimate") is None:
-        return "undefined"
 
     def num(key: str) -> float | None:
-        v = m.get(key)
+        v = m.get(key) if isinstance(m, Mapping) else getattr(m, key, None)
         return float(v) if isinstance(v, int | float) else None
+
+    if (m.get("estimate") if isinstance(m, Mapping) else m.estimate) is None:
+        return "undefined"
 
     return fmt_interval(num("estimate"), num("ci_low"), num("ci_high"))

@@ -359,6 +359,8 @@ def test_a_judge_with_no_readable_answer_keeps_the_kind_of_its_items(task, tmp_p
 def test_explorer_pointwise_rows_say_undefined_and_keep_a_nominal_scale_unordered():
     from judgecal.apps.page_judges import pointwise_table
 
+    from judgecal.audit.report import read_report
+
     def m(est):  # type: ignore[no-untyped-def]
         return {"estimate": est, "ci_low": est, "ci_high": est, "n": 3}
 
@@ -368,7 +370,7 @@ def test_explorer_pointwise_rows_say_undefined_and_keep_a_nominal_scale_unordere
                  "pointwise": {"scale": {"kind": "ordinal", "levels": ["1", "2"]}, "kappa": "weighted_kappa"}},
         "labels": {"metrics": {"accuracy": m(0.5), "cohen_kappa": m(0.2)},
                    "pointwise": {"scale": {"kind": "nominal", "levels": ["no", "yes"]}, "kappa": "cohen_kappa"}}}}
-    t = pointwise_table(rep).set_index("judge")
+    t = pointwise_table(read_report(rep)).set_index("judge")
     assert t.loc["flat", "weighted κ"] == "undefined" and t.loc["flat", "accuracy"].startswith("1.000")
     assert t.loc["flat", "scale"] == "ordinal: 1 < 2" and t.loc["labels", "scale"] == "nominal: no, yes"
     assert t.loc["labels", "Spearman's ρ"] == "n/a" and t.loc["labels", "κ"].startswith("0.200")

@@ -192,9 +192,10 @@ def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  #
     row, reads the weighted one; with one annotator per item the humans' row said "undefined"."""
     from judgecal.apps.page_judges import trust_table
 
+    from judgecal.audit.report import read_report
     from judgecal.catalogue import fmt_metric
 
-    rows = trust_table(mixed).set_index("judge")
+    rows = trust_table(read_report(mixed)).set_index("judge")
     likert = mixed["judges"]["acme/likert-judge"]
     assert rows.loc["acme/likert-judge", "κ with the humans"] == f"{fmt_metric(likert['metrics']['weighted_kappa'])}, weighted"
     pair = mixed["judges"]["acme/pair-judge"]
@@ -203,20 +204,21 @@ def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  #
         f"{fmt_metric(mixed['humans']['fleiss_kappa'])} (Fleiss' κ among them: another definition than a judge's "
         "κ with the consensus)")
     one = {**mixed, "humans": {**mixed["humans"], "n_annotators": 1}}
-    assert trust_table(one).set_index("judge").loc["humans (reference)", "κ with the humans"] == \
+    assert trust_table(read_report(one)).set_index("judge").loc["humans (reference)", "κ with the humans"] == \
         "not measured (one annotator)"
 
 
 def test_judges_page_humans_row_with_one_annotator_is_not_measured(mixed):  # type: ignore[no-untyped-def]
     from judgecal.apps.page_judges import humans_row
 
+    from judgecal.audit.report import Humans
     from judgecal.catalogue import fmt_metric
 
-    row = humans_row(mixed["humans"])
+    row = humans_row(Humans.model_validate(mixed["humans"]))
     assert row["κ"].startswith(fmt_metric(mixed["humans"]["fleiss_kappa"]) + " (Fleiss' κ among them: another")
     assert row["accuracy"].startswith(fmt_metric(mixed["humans"]["loo_accuracy"]) + " (leave-one-out: another")
-    one = humans_row({**mixed["humans"], "n_annotators": 1,
-                      "fleiss_kappa": {"estimate": None}, "loo_accuracy": {"estimate": None}})
+    one = humans_row(Humans.model_validate({**mixed["humans"], "n_annotators": 1,
+                                            "fleiss_kappa": {"estimate": None}, "loo_accuracy": {"estimate": None}}))
     assert one["κ"] == one["accuracy"] == "not measured (one annotator)"
 
 

@@ -15,9 +15,20 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, ClassVar, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 SCHEMA = "judgecal.audit/2"
 SCHEMA_FILE = Path(__file__).with_name("audit.schema.json")
@@ -25,9 +36,49 @@ Status = Literal["aligned", "caution", "not aligned"]
 
 
 class _Open(BaseModel):
-    """A part of the report whose own fields are typed and whose sections beyond them are kept as written."""
+    """A part of the report whose own fields are typed and whose sections beyond them are kept as written.
+
+    A part typed since this schema began writes its typed fields first, then the rest in the order it was
+    read. A part typed later (``_written_first`` names the fields it wrote first before that, ``()`` where it
+    was kept as written) writes those, then every other key in the order it was read, so typing a section
+    moves no key of ``audit.json`` (nor what the reports show in its order)."""
 
     model_config = ConfigDict(extra="allow")
+    _written_first: ClassVar[tuple[str, ...] | None] = None
+    _read_order: tuple[str, ...] = PrivateAttr(default=())
+
+    def section(self, name: str) -> Any:
+        """A section kept as written (one these types do not name), or ``None`` when absent."""
+        return (self.model_extra or {}).get(name)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_order(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+        model = handler(data)
+        if cls._written_first is not None and isinstance(data, dict) and isinstance(model, _Open):
+            model._read_order = tuple(data)
+        return model
+
+    @model_serializer(mode="wrap")
+    def _in_order(self, handler: SerializerFunctionWrapHandler) -> Any:
+        out = handler(self)
+        first = self._written_first
+        if first is None or not isinstance(out, dict):
+            return out
+        keys = [k for k in first if k in out]
+        keys += [k for k in self._read_order if k in out and k not in keys]
+        return {**{k: out[k] for k in keys}, **out}
+
+    def to_json(self) -> dict[str, Any]:
+        """This part as ``audit.json`` holds it: every field as it was set, nothing added (typed fields first,
+        then the sections kept as written)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+class _Kept(_Open):
+    """A section typed after this schema began: every key written in the order it was read."""
+
+    _written_first = ()
 
 
 class Figure(_Open):
@@ -41,6 +92,16 @@ class Figure(_Open):
     p: float | None = None
     q: float | None = None
     mde: float | None = None
+
+
+class HumanLikeness(_Kept):
+    """How close a judge is to the humans (a verdict's ``human_likeness``): its class and the like-for-like
+    definition (``pairwise`` or ``leave_one_out``) the verdict read."""
+
+    class_: str | None = Field(None, alias="class")
+    reference: str | None = None
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
 class Reason(_Open):
@@ -61,6 +122,9 @@ class Verdict(_Open):
     details: list[Reason] = Field(default_factory=list)
     not_tested: list[str] = Field(default_factory=list)
     not_tested_probes: list[str] = Field(default_factory=list)
+    human_likeness: HumanLikeness | None = None
+
+    _written_first = ("status", "reasons", "details", "not_tested", "not_tested_probes")
 
 
 class GroupAccuracy(_Open):
@@ -106,6 +170,94 @@ class Comparisons(_Open):
     note: str | None = None
 
 
+class LikeSide(_Kept):
+    """One side of a like-for-like comparison (the judge, or the annotators with each other): κ and agreement
+    measured the same way on the same items, and chance on that basis."""
+
+    kappa: Figure | None = None
+    accuracy: Figure | None = None
+    chance_accuracy: float | None = None
+    blocks: int | None = None
+
+
+class LikeDefinition(_Kept):
+    """The judge beside the annotators under one definition (``pairwise`` or ``leave_one_out``)."""
+
+    definition: str | None = None
+    judge: LikeSide | None = None
+    humans: LikeSide | None = None
+    difference: dict[str, Figure] | None = None
+
+
+class Trivial(_Kept):
+    """A trivial rater: always the annotators' most frequent label."""
+
+    label: Any = None
+    accuracy: float | None = None
+    kappa: float | None = None
+    words: str | None = None
+
+
+class LikeForLike(_Kept):
+    """``reference.like_for_like`` (:mod:`judgecal.stats.reference`): the judge and the annotators measured
+    the same way on the same items; a definition is absent or ``null`` where it cannot be computed."""
+
+    n_items: int | None = None
+    n_annotators: int | None = None
+    labels: list[Any] | None = None
+    kappa_word: str | None = None
+    trivial: Trivial | None = None
+    pairwise: LikeDefinition | None = None
+    leave_one_out: LikeDefinition | None = None
+
+
+class JudgeReference(_Kept):
+    """What a judge's figures are read against: chance, the base rate, the humans' κ and the like-for-like
+    reference."""
+
+    chance_accuracy: float | None = None
+    base_rate: float | None = None
+    human_kappa: float | None = None
+    human_kappa_ci: list[float | None] | None = None
+    like_for_like: LikeForLike | None = None
+
+
+class Scale(_Kept):
+    """The humans' rating scale of a pointwise judge: its levels and whether they are ordered."""
+
+    levels: list[Any]
+    kind: str | None = None
+
+
+class JudgePointwise(_Kept):
+    """A pointwise judge's section: its scale, which κ its verdict reads, and the annotators' own agreement
+    on the same items (``humans``, by metric name)."""
+
+    scale: Scale | None = None
+    kappa: str = "cohen_kappa"
+    humans: dict[str, Any] | None = None
+
+
+class SpanLike(_Kept):
+    """A span judge's like-for-like reference: its mean pairwise character F1 with each annotator beside
+    the annotators' with each other and the trivial markers', on the same items."""
+
+    n_items: int | None = None
+    judge: Figure | None = None
+    humans: Figure | None = None
+    baselines: dict[str, Figure] = Field(default_factory=dict)
+    best_baseline: str | None = None
+
+
+class JudgeSpans(_Kept):
+    """A span judge's figures against the span consensus, the annotators' pairwise F1 and its like-for-like
+    reference."""
+
+    span_iou: Figure | None = None
+    human_f1: Figure | None = None
+    like_for_like: SpanLike | None = None
+
+
 class Judge(_Open):
     """One judge: what it judged, its figures (:class:`Figure` by metric name), flags, verdict, breakdown."""
 
@@ -119,6 +271,12 @@ class Judge(_Open):
     flags: list[str]
     verdict: Verdict | None = None
     breakdown: Breakdown | None = None
+    reference: JudgeReference | None = None
+    pointwise: JudgePointwise | None = None
+    spans: JudgeSpans | None = None
+
+    _written_first = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage",
+                      "flags", "verdict", "breakdown")
 
 
 class Settings(_Open):
@@ -143,6 +301,128 @@ class Truth(_Open):
     method: str
     aggregator: str | None = None
     source: str | None = None
+    n_items: int | None = None
+    n_annotators: int | None = None
+    n_labels: int | None = None
+    label_counts: dict[str, int | float] | None = None
+    fleiss_kappa: Figure | None = None
+
+    _written_first = ("method", "aggregator", "source")
+
+
+class Interval(_Kept):
+    """An estimate with its interval (each ``null`` where undefined)."""
+
+    estimate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class WinRate(Interval):
+    """A model's win rate by one rater: (wins + ties/2) / comparisons, with its item-bootstrap interval."""
+
+    n: int | None = None
+
+
+class Strength(_Kept):
+    """A model's Bradley–Terry strength (``score``) by one rater, its interval, its rank and rank range."""
+
+    score: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    rank: int | None = None
+    rank_low: int | None = None
+    rank_high: int | None = None
+
+
+class WinMatrix(_Kept):
+    """The win rate of the row model against the column model (``null`` where two never met)."""
+
+    models: list[str]
+    estimate: list[list[float | None]]
+    ci_low: list[list[float | None]] | None = None
+    ci_high: list[list[float | None]] | None = None
+    n: list[list[int | None]] | None = None
+
+
+class RankCorrelation(Interval):
+    """A rank correlation of a judge's model win rates with the humans', its interval and p-value."""
+
+    p_value: float | None = None
+
+
+class SystemAlignment(_Kept):
+    """Does a judge rank the models as the humans do: Spearman and Kendall, and the model pairs it reverses."""
+
+    spearman: RankCorrelation | None = None
+    kendall: RankCorrelation | None = None
+    reversed_pairs: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CorrectedWinRates(_Kept):
+    """A judge's win rates corrected by its errors on the human-labelled items (PPI++), by model; each row
+    holds the estimate and interval and what the correction used."""
+
+    win_rate: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class Models(_Kept):
+    """Which model is better, by each rater (``humans`` = the consensus, then each judge): win rates,
+    the win matrix, Bradley–Terry strengths, the ranking, system alignment and corrected win rates."""
+
+    models: list[str] = Field(default_factory=list)
+    raters: list[str] | None = None
+    win_rate: dict[str, dict[str, WinRate]] = Field(default_factory=dict)
+    matrix: dict[str, WinMatrix] = Field(default_factory=dict)
+    bradley_terry: dict[str, dict[str, Strength]] = Field(default_factory=dict)
+    ranking: dict[str, list[str]] = Field(default_factory=dict)
+    system_alignment: dict[str, SystemAlignment] = Field(default_factory=dict)
+    ppi: dict[str, CorrectedWinRates] = Field(default_factory=dict)
+
+
+class Humans(_Kept):
+    """The humans' own agreement: Fleiss' κ among the annotators and an annotator's leave-one-out accuracy."""
+
+    source: str | None = None
+    n_annotators: int | None = None
+    n_items: int | None = None
+    fleiss_kappa: Figure | None = None
+    loo_accuracy: Figure | None = None
+
+
+class Confusion(_Kept):
+    """An annotator's labels (columns) against the consensus' (rows)."""
+
+    rows_consensus: list[Any] = Field(default_factory=list)
+    cols_annotator: list[Any] = Field(default_factory=list)
+    counts: list[list[int | float]] = Field(default_factory=list)
+
+
+class Annotator(_Kept):
+    """One annotator: how many labels, its leave-one-out accuracy, chance agreement, confusion and warnings."""
+
+    n_labels: int | None = None
+    loo_accuracy: Figure | None = None
+    chance_agreement: float | None = None
+    confusion: Confusion | None = None
+    likely_spammer: bool | None = None
+    systematic_bias: bool | None = None
+    most_used_label: Any = None
+    most_used_share: float | None = None
+
+
+class Annotators(_Kept):
+    """The annotators of the truth's source: each one's quality and their agreement with each other."""
+
+    source: str | None = None
+    annotators: dict[str, Annotator] = Field(default_factory=dict)
+    fleiss_kappa: Figure | None = None
+    krippendorff_alpha: Figure | None = None
+    pairwise_cohen_kappa: dict[str, Figure] = Field(default_factory=dict)
+    n_labels: int | None = None
+    n_items: int | None = None
+    n_annotators: int | None = None
+    sources: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class AuditReport(_Open):
@@ -155,22 +435,92 @@ class AuditReport(_Open):
     consensus: Truth
     judges: dict[str, Judge]
     comparisons: Comparisons | None = None
-    models: dict[str, Any] | None = None
-    humans: dict[str, Any] | None = None
-    annotators: dict[str, Any] | None = None
+    models: Models | None = None
+    humans: Humans | None = None
+    annotators: Annotators | None = None
     provenance: dict[str, Any] | None = None
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
+    _upgraded_from: str | None = PrivateAttr(default=None)
+
+    @property
+    def schema_read(self) -> str:
+        """The schema of the object it was read from: an earlier one's (upgraded by :func:`read_report`),
+        ``""`` for a part of an audit that names none, else this one."""
+        return self.schema_ if self._upgraded_from is None else self._upgraded_from
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AuditReport:
         """The report from ``audit.json``'s object (a :class:`pydantic.ValidationError` names the bad field)."""
         return cls.model_validate(data)
 
-    def to_json(self) -> dict[str, Any]:
-        """``audit.json``'s object: every field as it was set, nothing added (typed fields first, then the
-        sections kept as written)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+def _filled(model: type[BaseModel], data: Any) -> Any:
+    """``data`` with each field ``model`` requires and ``data`` lacks set to an empty value of its type
+    (``None`` where it may be null, else ``""``, ``0``, ``[]``, ``{}``, a literal's first value, a nested part
+    filled the same way), and the
+    parts present filled in turn; what ``data`` holds is kept as it is."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        ann = field.annotation
+        if key not in out:
+            if field.is_required():
+                out[key] = _empty(ann)
+            continue
+        out[key] = _fill_value(ann, out[key])
+    return out
+
+
+def _parts(ann: Any) -> list[Any]:
+    """The alternatives of a union annotation (``X | None``), or the annotation alone."""
+    args = get_args(ann)
+    return [a for a in args if a is not type(None)] if get_origin(ann) in (Union, UnionType) else [ann]
+
+
+def _fill_value(ann: Any, value: Any) -> Any:
+    for part in _parts(ann):
+        if isinstance(part, type) and issubclass(part, BaseModel) and isinstance(value, dict):
+            return _filled(part, value)
+        if get_origin(part) is dict and isinstance(value, dict):
+            inner = get_args(part)[1]
+            return {k: _fill_value(inner, v) for k, v in value.items()}
+        if get_origin(part) is list and isinstance(value, list):
+            inner = get_args(part)[0]
+            return [_fill_value(inner, v) for v in value]
+    return value
+
+
+def _empty(ann: Any) -> Any:
+    if type(None) in get_args(ann):
+        return None  # a figure's estimate that may be undefined: undefined
+    part = _parts(ann)[0]
+    origin = get_origin(part)
+    if origin is Literal:
+        return get_args(part)[0]
+    if isinstance(part, type) and issubclass(part, BaseModel):
+        return _filled(part, {})
+    return {dict: {}, list: []}.get(origin) if origin else {str: "", int: 0, float: 0.0}.get(part)
+
+
+def read_report(data: AuditReport | dict[str, Any]) -> AuditReport:
+    """The typed report a surface reads: an :class:`AuditReport` as it is; ``audit.json``'s object of this
+    schema validated (a :class:`pydantic.ValidationError` names the bad field); an earlier schema's
+    (``judgecal.audit/1``) or a part of one upgraded: the fields the types require and it lacks are set
+    empty, what it holds is validated as it is."""
+    if isinstance(data, AuditReport):
+        return data
+    clean = json_safe(data)
+    if clean.get("schema") == SCHEMA:
+        try:
+            return AuditReport.from_json(clean)
+        except ValidationError:
+            pass  # a part of an audit (a test's, a page's) without every field: upgraded like an earlier one
+    report = AuditReport.from_json(_filled(AuditReport, {**clean, "schema": SCHEMA}))
+    report._upgraded_from = str(clean.get("schema", ""))
+    return report
 
 
 def json_safe(obj: Any) -> Any:

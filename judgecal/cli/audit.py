@@ -5,16 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgecal.cli.common import UsageError, _open_ws, _print_json, _refuse_together
 from judgecal.inert import term
+
+if TYPE_CHECKING:
+    from judgecal.audit.report import AuditReport
 
 
 def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
            selective: tuple[float, float] | None = None,
            cluster: dict[str, Any] | None = None, summary_only: bool = False,
-           progress: Any = None) -> tuple[dict[str, Any], Path, Path]:
+           progress: Any = None) -> tuple[AuditReport, Path, Path]:
     """:func:`judgecal.audit.pipeline.audit_workspace`, then audit.json and audit.html written to ``out``."""
     from judgecal.audit.pipeline import AuditOptions, audit_workspace
     from judgecal.progress import Bar
@@ -29,14 +32,14 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
         executor = RayExecutor(cluster["address"], cluster["shard_dir"], cluster["n_shards"])
     options = AuditOptions(consensus=consensus, invalid_as=invalid_as, n_boot=n_boot, selective_target=target,
                            selective_delta=delta)
-    report = audit_workspace(ws, options, executor, progress=bar.report).to_json()
+    report = audit_workspace(ws, options, executor, progress=bar.report)
     js, html = write_report(report, out, summary_only=summary_only)
     bar.report(bar.total or 0)  # the last step (the report: provenance, then these files) is done
     ws.record_report(js)  # the explorer opens the latest audit wherever --out put it
     return report, js, html
 
 
-def print_summary(report: dict[str, Any]) -> None:
+def print_summary(report: AuditReport) -> None:
     from judgecal.report.terminal import print_summary as show
 
     show(report)
@@ -82,24 +85,23 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from pydantic import ValidationError
 
-    from judgecal.audit.report import SCHEMA, AuditReport
+    from judgecal.audit.report import SCHEMA, AuditReport, json_safe, read_report
 
     src = Path(args.audit)
     try:
-        report = json.loads(src.read_text("utf-8"))
+        data = json.loads(src.read_text("utf-8"))
     except json.JSONDecodeError as exc:
         raise UsageError(f"{src}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
     except UnicodeDecodeError:
         raise UsageError(f"{src}: not UTF-8 text, so not an audit.json") from None
-    if not isinstance(report, dict) or report.get("schema") not in READABLE or not isinstance(report.get("judges"), dict):
+    if not isinstance(data, dict) or data.get("schema") not in READABLE or not isinstance(data.get("judges"), dict):
         raise UsageError(f"{src}: schema: not an audit.json of schema {SCHEMA} (write one with `judgecal audit`)")
-    if report["schema"] == SCHEMA:  # an earlier schema's file is rendered as it is
-        try:
-            AuditReport.from_json(report)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err["loc"])
-            raise UsageError(f"{src}: {where}: {err['msg']} (not an audit.json of schema {SCHEMA})") from None
+    try:  # an earlier schema's file is upgraded: what it lacks is empty, what it holds must read as the types say
+        report = AuditReport.from_json(json_safe(data)) if data["schema"] == SCHEMA else read_report(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise UsageError(f"{src}: {where}: {err['msg']} (not an audit.json of schema {data['schema']})") from None
     out = Path(args.out) if args.out else src.with_suffix(f".{args.format}")
     if args.format == "pdf":
         from judgecal.report.pdf import PdfError, write_pdf

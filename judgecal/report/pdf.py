@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from judgecal.audit.report import AuditReport
 from judgecal.errors import ConfigError
 from judgecal.inert import inert_tree
 from judgecal.report.write import json_safe, render_html
@@ -53,16 +54,17 @@ def _no_fetch(url: str, *args: Any, **kwargs: Any) -> Any:
     raise ValueError(f"the trust report loads no external resource ({url[:60]})")
 
 
-def render_pdf(report: dict[str, Any], summary_only: bool = False) -> bytes:
-    """The trust report of ``report`` (an audit.json dict) as PDF bytes: the summary on page one, the
-    detail from page two (left out with ``summary_only``)."""
+def render_pdf(report: AuditReport | dict[str, Any], summary_only: bool = False) -> bytes:
+    """The trust report of ``report`` (the typed report or audit.json's object) as PDF bytes: the summary on
+    page one, the detail from page two (left out with ``summary_only``)."""
     weasyprint = _renderer()
+    data = {**report.to_json(), "schema": report.schema_read} if isinstance(report, AuditReport) else json_safe(report)
     # control characters shown escaped in the PDF's text
-    html = render_html(inert_tree(json_safe(report)), summary_only=summary_only)
+    html = render_html(inert_tree(data), summary_only=summary_only)
     return bytes(weasyprint.HTML(string=html, url_fetcher=_no_fetch, base_url=None).write_pdf())
 
 
-def write_pdf(report: dict[str, Any], path: str | Path, summary_only: bool = False) -> Path:
+def write_pdf(report: AuditReport | dict[str, Any], path: str | Path, summary_only: bool = False) -> Path:
     """Write the PDF atomically to ``path``."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -4,11 +4,13 @@ heatmap (model x model win rates). Every label is escaped; the SVG scales to the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
 from markupsafe import Markup
 
+from judgecal.audit.report import AuditReport, Figure, Judge
 from judgecal.catalogue import fmt_number
 
 
@@ -62,17 +64,18 @@ def forest_svg(rows: list[tuple[str, float | None, float | None, float | None]],
     return Markup("".join(parts))  # noqa: S704 - every piece of text above is escaped
 
 
-def metric_forest(report: dict[str, Any], metric: str, lo: float = 0.0, ref: float | None = None,
-                  ref_label: str = "", row_ref: Any = None) -> Markup | None:
-    """The forest of ``metric`` over the judges; ``row_ref(entry)`` gives each judge's own reference
-    (a metric dict), drawn on its row."""
-    rows, refs = [], []
-    for name, j in (report.get("judges") or {}).items():
-        m = (j.get("metrics") or {}).get(metric)
-        if m and m.get("estimate") is not None:
-            rows.append((str(name), m["estimate"], m.get("ci_low"), m.get("ci_high")))
+def metric_forest(report: AuditReport, metric: str, lo: float = 0.0, ref: float | None = None,
+                  ref_label: str = "", row_ref: Callable[[Judge], Figure | None] | None = None) -> Markup | None:
+    """The forest of ``metric`` over the judges; ``row_ref(judge)`` gives each judge's own reference
+    (a figure), drawn on its row."""
+    rows: list[tuple[str, float | None, float | None, float | None]] = []
+    refs: list[tuple[float | None, float | None, float | None]] = []
+    for name, j in report.judges.items():
+        m = j.metrics.get(metric)
+        if m is not None and m.estimate is not None:
+            rows.append((str(name), m.estimate, m.ci_low, m.ci_high))
             r = row_ref(j) if row_ref is not None else None
-            refs.append((r.get("estimate"), r.get("ci_low"), r.get("ci_high")) if r else (None, None, None))
+            refs.append((r.estimate, r.ci_low, r.ci_high) if r is not None else (None, None, None))
     if not rows:
         return None
     return forest_svg(rows, lo=lo, ref=ref, ref_label=ref_label, row_refs=refs if row_ref is not None else None)

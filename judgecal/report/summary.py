@@ -15,8 +15,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from judgecal.audit.report import AuditReport, Judge, read_report
 from judgecal.catalogue import fmt_metric, fmt_number
-from judgecal.report.view import SECTIONS, stability_line
+from judgecal.report.view import SECTIONS, like_definition, stability_line
 
 #: the columns of a row's figures, beside the figure's title; each row names them in its ``headers``
 COLUMNS = ("judge", "humans", "chance", "trivial")
@@ -49,86 +50,81 @@ def _figure(title: str, judge: str, humans: str, chance: str, trivial: str) -> d
 Figures = tuple[str, dict[str, str], list[dict[str, str]]]  # basis in words, column headers, figures
 
 
-def _like_figures(entry: dict[str, Any], definition: str) -> Figures | None:
+def _like_figures(entry: Judge, definition: str) -> Figures | None:
     """The judge and the annotators measured the same way (``reference.like_for_like``)."""
-    lfl = (entry.get("reference") or {}).get("like_for_like") or {}
-    d = lfl.get(definition) or {}
-    if not d or not d.get("judge") or not d.get("humans"):
+    d = like_definition(entry, definition)
+    lfl = entry.reference.like_for_like if entry.reference else None
+    if d is None or d.judge is None or d.humans is None or lfl is None:
         return None
-    j, h = d["judge"], d["humans"]
-    triv = lfl.get("trivial") or {}
-    kword = str(lfl.get("kappa_word") or "κ")
-    label = f"always {str(triv.get('label'))!r}" if triv.get("label") is not None else "always one label"
-    trivial_acc = _num(triv.get("accuracy"))
+    j, h, triv = d.judge, d.humans, lfl.trivial
+    kword = lfl.kappa_word or "κ"
+    label = f"always {str(triv.label)!r}" if triv is not None and triv.label is not None else "always one label"
+    trivial_acc = _num(triv.accuracy) if triv else None
     words = "pairwise" if definition == "pairwise" else "leave-one-out"
-    basis = f"like with like: {words}, the same {lfl.get('n_items')} items, {lfl.get('n_annotators')} annotators"
+    basis = f"like with like: {words}, the same {lfl.n_items} items, {lfl.n_annotators} annotators"
     return basis, PAIRWISE if definition == "pairwise" else LEAVE_ONE_OUT, [
-        _figure(kword, fmt_metric(j.get("kappa")), fmt_metric(h.get("kappa")), "0.000",
-                f"{fmt_number(_num(triv.get('kappa')) or 0.0)} ({label})"),  # a constant rater's κ is 0
-        _figure("agreement", fmt_metric(j.get("accuracy")), fmt_metric(h.get("accuracy")),
-                fmt_number(_num(j.get("chance_accuracy"))),
+        _figure(kword, fmt_metric(j.kappa), fmt_metric(h.kappa), "0.000",
+                f"{fmt_number((_num(triv.kappa) if triv else None) or 0.0)} ({label})"),  # a constant rater's κ is 0
+        _figure("agreement", fmt_metric(j.accuracy), fmt_metric(h.accuracy), fmt_number(_num(j.chance_accuracy)),
                 f"{fmt_number(trivial_acc)} ({label})" if trivial_acc is not None else "not measured"),
     ]
 
 
-def _span_figures(entry: dict[str, Any]) -> Figures | None:
+def _span_figures(entry: Judge) -> Figures | None:
     """A span judge: mean pairwise character F1 beside the annotators' and the best trivial marker's."""
-    like = (entry.get("spans") or {}).get("like_for_like") or {}
-    if not like or not like.get("judge") or not like.get("n_items"):  # no item with two annotators' spans
+    like = entry.spans.like_for_like if entry.spans else None
+    if like is None or like.judge is None or not like.n_items:  # no item with two annotators' spans
         return None
-    best = like.get("best_baseline")
-    base = ((like.get("baselines") or {}).get(best) or {}) if best else {}
-    trivial = f"{fmt_metric(base)} ({str(best).replace('_', ' ')})" if best else "not measured"
-    basis = f"like with like: mean pairwise character F1, the same {like.get('n_items')} items"
+    best = like.best_baseline
+    trivial = f"{fmt_metric(like.baselines.get(best))} ({best.replace('_', ' ')})" if best else "not measured"
+    basis = f"like with like: mean pairwise character F1, the same {like.n_items} items"
     return basis, {**PAIRWISE, "trivial": "the best trivial marker"}, [
-        _figure("span F1", fmt_metric(like.get("judge")), fmt_metric(like.get("humans")), "n/a", trivial)]
+        _figure("span F1", fmt_metric(like.judge), fmt_metric(like.humans), "n/a", trivial)]
 
 
-def _consensus_figures(entry: dict[str, Any]) -> Figures:
+def _consensus_figures(entry: Judge) -> Figures:
     """Without two annotators on its items: the judge against the consensus, no human reference to read."""
-    metrics = entry.get("metrics") or {}
-    if not entry.get("n_items_with_consensus"):
+    if not entry.n_items_with_consensus:
         return "no human label on the items it judged: agreement not measured", CONSENSUS, []
-    ref = entry.get("reference") or {}
-    kname = (entry.get("pointwise") or {}).get("kappa", "cohen_kappa")
+    ref = entry.reference
+    kname = entry.pointwise.kappa if entry.pointwise else "cohen_kappa"
     missing = "not measured (needs two annotators)"
-    base = _num(ref.get("base_rate"))
+    base = _num(ref.base_rate) if ref else None
     return "against the consensus: no items with two annotators, so no like-for-like reference", CONSENSUS, [
-        _figure("weighted κ" if kname == "weighted_kappa" else "κ", fmt_metric(metrics.get(kname)), missing,
+        _figure("weighted κ" if kname == "weighted_kappa" else "κ", fmt_metric(entry.metrics.get(kname)), missing,
                 "0.000", "0.000 (always one label)"),
-        _figure("accuracy", fmt_metric(metrics.get("accuracy")), missing, fmt_number(_num(ref.get("chance_accuracy"))),
+        _figure("accuracy", fmt_metric(entry.metrics.get("accuracy")), missing,
+                fmt_number(_num(ref.chance_accuracy) if ref else None),
                 f"{fmt_number(base)} (always the most frequent label)" if base is not None else "not measured"),
     ]
 
 
-def summary_row(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+def summary_row(name: str, entry: Judge) -> dict[str, Any]:
     """One judge's row of page one (see the module's docstring)."""
-    got_v = entry.get("verdict")
-    v: dict[str, Any] = got_v if isinstance(got_v, dict) else {}
-    status = str(v.get("status") or "no verdict")
-    reasons = [str(r) for r in v.get("reasons") or []]
-    if status == "no verdict":
-        reasons = [f"not computed; produced by {SECTIONS['verdict']}"]
-    definition = str((v.get("human_likeness") or {}).get("reference") or "pairwise")
+    v = entry.verdict
+    status = v.status if v else "no verdict"
+    reasons = list(v.reasons) if v else [f"not computed; produced by {SECTIONS['verdict']}"]
+    definition = (v.human_likeness.reference if v and v.human_likeness else None) or "pairwise"
     got = (_span_figures(entry) or _like_figures(entry, definition)
            or _like_figures(entry, "leave_one_out" if definition == "pairwise" else "pairwise")
            or _consensus_figures(entry))
-    if "not_tested_probes" in v:  # the structured list (audits before it carry the sentences only)
-        probes = [str(p) for p in v["not_tested_probes"]]
+    if v and "not_tested_probes" in v.model_fields_set:  # the structured list (earlier audits: sentences only)
+        probes = list(v.not_tested_probes)
         not_tested = ", ".join(probes) if probes else "nothing: every probe ran"
     else:
         probes = []
-        not_tested = "; ".join(str(r) for r in v.get("not_tested") or []) or "nothing: every probe ran"
+        not_tested = "; ".join(v.not_tested if v else []) or "nothing: every probe ran"
     return {"judge": name, "status": status, "reason": reasons[0] if reasons else NO_REASON,
-            "more_reasons": max(len(reasons) - 1, 0), "n_labelled": entry.get("n_items_with_consensus") or 0,
+            "more_reasons": max(len(reasons) - 1, 0), "n_labelled": entry.n_items_with_consensus or 0,
             "basis": got[0], "headers": got[1], "figures": got[2], "not_tested": not_tested,
             "not_tested_probes": probes,
-            "stability": stability_line(entry.get("stability"))}
+            "stability": stability_line(entry.section("stability"))}
 
 
-def summary_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """Page one's rows, one per judge in audit.json's order."""
-    return [summary_row(name, entry) for name, entry in (report.get("judges") or {}).items()]
+def summary_rows(report: AuditReport | dict[str, Any]) -> list[dict[str, Any]]:
+    """Page one's rows, one per judge in audit.json's order (``audit.json``'s object is read as the typed
+    report, :func:`judgecal.audit.report.read_report`)."""
+    return [summary_row(name, entry) for name, entry in read_report(report).judges.items()]
 
 
 def more_words(row: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from judgecal.audit.report import AuditReport, read_report
 from judgecal.catalogue import SPAN_SUMMARY_METRICS, info
 from judgecal.inert import inert_tree, term
 from judgecal.report.view import report_view
@@ -147,36 +148,38 @@ def _stacked(view: dict[str, Any], console: Console, titles: tuple[str, str]) ->
         _reasons(j, console)
 
 
-def truth_lines(report: dict[str, Any], view: dict[str, Any]) -> list[str]:
+def truth_lines(report: AuditReport, view: dict[str, Any]) -> list[str]:
     """The truth each kind of judge was read against, named: the label consensus (its scale when the
     labels are ratings) for judges read against it, the human spans for span judges."""
     from judgecal.audit.truth import describe, describe_spans
 
-    cons = report.get("consensus") or {}
+    cons = report.consensus
     rated = [j for j in view["judges"] if not j["span_only"]]
     lines = []
     if rated or not view["judges"]:
-        scale = next(((e.get("pointwise") or {})["scale"] for e in (report.get("judges") or {}).values()
-                      if (e.get("pointwise") or {}).get("scale")), None)
-        if rated and {j["kind"] for j in rated} == {"pointwise"} and not cons.get("n_labels"):
-            lines.append(f"truth: no human ratings of the judged responses ({cons.get('method', 'ds')} holds "
+        scale = next((e.pointwise.scale for e in report.judges.values() if e.pointwise and e.pointwise.scale), None)
+        if rated and {j["kind"] for j in rated} == {"pointwise"} and not cons.n_labels:
+            lines.append(f"truth: no human ratings of the judged responses ({cons.method or 'ds'} holds "
                          "none): a pointwise judge's agreement is not measured")
         elif scale:
-            levels = (" < " if scale.get("kind") == "ordinal" else ", ").join(str(v) for v in scale["levels"])
-            lines.append(f"truth: {describe(cons)}; ratings on the {scale.get('kind', 'nominal')} scale {levels}")
+            levels = (" < " if scale.kind == "ordinal" else ", ").join(str(v) for v in scale.levels)
+            lines.append(f"truth: {describe(cons.to_json())}; ratings on the {scale.kind or 'nominal'} scale {levels}")
         else:
-            lines.append(f"truth: {describe(cons)}")
-    if report.get("spans") and any(j["span_summary"] for j in view["judges"]):
-        lines.append(f"truth for spans: {describe_spans(report['spans'])}")
+            lines.append(f"truth: {describe(cons.to_json())}")
+    spans = report.section("spans")
+    if spans and any(j["span_summary"] for j in view["judges"]):
+        lines.append(f"truth for spans: {describe_spans(spans)}")
     return [term(line) for line in lines]
 
 
-def print_summary(report: dict[str, Any], console: Console | None = None) -> None:
-    """Verdicts and key figures of every judge, then the truth the audit used."""
+def print_summary(report: AuditReport | dict[str, Any], console: Console | None = None) -> None:
+    """Verdicts and key figures of every judge, then the truth the audit used (``audit.json``'s object is
+    read as the typed report, :func:`judgecal.audit.report.read_report`)."""
     console = console or Console()
+    report = read_report(report)
     view = inert_tree(report_view(report))  # names and reasons come from files and models
-    spans = report.get("spans") or {}
-    titles = (f"Judges against the human consensus ({term(report['settings']['consensus'])}, 95% CI)",
+    spans = report.section("spans") or {}
+    titles = (f"Judges against the human consensus ({term(report.settings.consensus)}, 95% CI)",
               f"Span judges against the human spans (source {term(str(spans.get('source')))}, 95% CI)")
     if not view["judges"]:
         console.print(Text("no judge in this workspace yet: run `judgecal judge` or import verdicts"))

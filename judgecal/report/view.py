@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from judgecal.audit.report import AuditReport, Figure, Judge, LikeDefinition, read_report
 from judgecal.catalogue import (
     FLAGS,
     METRICS,
@@ -72,6 +73,10 @@ def _num(v: Any) -> float | None:
     return float(v) if math.isfinite(float(v)) else None
 
 
+def _estimate(m: Figure | None) -> float | None:
+    return _num(m.estimate) if m is not None else None
+
+
 def chance_accuracy(label_counts: dict[str, Any] | None) -> float | None:
     """Accuracy of a rater that answers at random with the consensus' label shares: ``Σ p_k²``."""
     counts = [c for c in (_num(v) for v in (label_counts or {}).values()) if c]
@@ -79,16 +84,16 @@ def chance_accuracy(label_counts: dict[str, Any] | None) -> float | None:
     return sum((c / total) ** 2 for c in counts) if total else None
 
 
-def human_reference(report: dict[str, Any]) -> dict[str, Any]:
+def human_reference(report: AuditReport) -> dict[str, Any]:
     """The humans' own agreement: Fleiss' κ among the annotators and an annotator's leave-one-out accuracy."""
-    humans = report.get("humans") or {}
-    cons = report.get("consensus") or {}
-    fk = humans.get("fleiss_kappa") or cons.get("fleiss_kappa") or {}
-    loo = humans.get("loo_accuracy") or {}
-    return {"kappa": fmt_metric(fk) if _num(fk.get("estimate")) is not None else None,
-            "accuracy": fmt_metric(loo) if _num(loo.get("estimate")) is not None else None,
-            "chance_accuracy": chance_accuracy(cons.get("label_counts")),
-            "n_annotators": humans.get("n_annotators", cons.get("n_annotators"))}
+    humans, cons = report.humans, report.consensus
+    fk = (humans.fleiss_kappa if humans else None) or cons.fleiss_kappa
+    loo = humans.loo_accuracy if humans else None
+    return {"kappa": fmt_metric(fk) if _estimate(fk) is not None else None,
+            "accuracy": fmt_metric(loo) if _estimate(loo) is not None else None,
+            "chance_accuracy": chance_accuracy(cons.label_counts),
+            "n_annotators": humans.n_annotators if humans and "n_annotators" in humans.model_fields_set
+            else cons.n_annotators}
 
 
 def stability_line(stab: dict[str, Any] | None) -> str | None:
@@ -127,18 +132,17 @@ def consensus_words(name: str) -> str:
     return words + (f"; labels of source {source}" if source else "")
 
 
-def _verdict(name: str, entry: dict[str, Any]) -> dict[str, Any]:
-    v = entry.get("verdict")
-    if isinstance(v, dict) and v.get("status"):
-        return {"status": str(v["status"]), "reasons": [str(r) for r in v.get("reasons") or []],
-                "not_tested": [str(r) for r in v.get("not_tested") or []]}
+def _verdict(name: str, entry: Judge) -> dict[str, Any]:
+    v = entry.verdict
+    if v is not None:
+        return {"status": v.status, "reasons": list(v.reasons), "not_tested": list(v.not_tested)}
     return {"status": "no verdict", "reasons": [f"not computed; produced by {SECTIONS['verdict']}"],
             "not_tested": []}
 
 
-def _flags(entry: dict[str, Any]) -> list[dict[str, str]]:
+def _flags(entry: Judge) -> list[dict[str, str]]:
     out = []
-    for code in entry.get("flags") or []:
+    for code in entry.flags:
         f = flag_info(str(code))
         out.append({"code": f.code, "title": f.title, "words": f.words, "severity": f.severity,
                     "metric": info(f.metric).title})
@@ -146,99 +150,117 @@ def _flags(entry: dict[str, Any]) -> list[dict[str, str]]:
     return sorted(out, key=lambda f: order.index(f["severity"]) if f["severity"] in order else 9)
 
 
-def _metric_rows(entry: dict[str, Any]) -> list[dict[str, Any]]:
+def _labels(entry: Judge) -> dict[str, Any]:
+    """What :func:`judgecal.report.labels.is_label_judge` and ``is_nominal`` read of a judge: its ``labels``
+    section, kept as written."""
+    return {"labels": entry.section("labels")}
+
+
+def _metric_rows(entry: Judge) -> list[dict[str, Any]]:
     rows = []
-    labels = entry.get("labels") if is_label_judge(entry) else None
-    for name, m in (entry.get("metrics") or {}).items():
+    labels = entry.section("labels") if is_label_judge(_labels(entry)) else None
+    for name, m in entry.metrics.items():
         mi = metric_info(name, labels) if labels else info(name)
         rows.append({"name": name, "title": mi.title, "definition": mi.definition, "reference": mi.reference,
-                     "good": mi.good, "value": fmt_metric(m), "n": m.get("n"),
-                     "tested": m.get("p") is not None,
-                     "p": m.get("p"), "q": m.get("q"), "mde": _num(m.get("mde"))})
+                     "good": mi.good, "value": fmt_metric(m), "n": m.n, "tested": m.p is not None,
+                     "p": m.p, "q": m.q, "mde": _num(m.mde)})
     return rows
 
 
-def _figure(entry: dict[str, Any], name: str) -> dict[str, Any]:
-    m = (entry.get("metrics") or {}).get(name)
+def _figure(entry: Judge, name: str) -> dict[str, Any]:
+    m = entry.metrics.get(name)
     mi = info(name)
     value = fmt_metric(m)
-    if not m and mi.group in ("alignment", "pointwise") and not entry.get("n_items_with_consensus"):
+    if m is None and mi.group in ("alignment", "pointwise") and not entry.n_items_with_consensus:
         value = "not measured"  # no human label: agreement is not a probe, nothing to run, no truth to read
-    elif not m and name in ("pairwise_kappa", "pairwise_accuracy"):
+    elif m is None and name in ("pairwise_kappa", "pairwise_accuracy"):
         value = "not measured (needs two annotators)"
     return {"name": name, "title": mi.title, "definition": mi.definition, "value": value,
-            "present": bool(m and m.get("estimate") is not None)}
+            "present": m is not None and m.estimate is not None}
 
 
-def _summary_figure(entry: dict[str, Any], name: str) -> dict[str, Any]:
+def _summary_figure(entry: Judge, name: str) -> dict[str, Any]:
     """A summary cell: the figure, or ``n/a`` where the metric does not apply to the judge's kind."""
     f = _figure(entry, name)
-    kind = entry.get("kind", "pairwise")
+    kind = entry.kind
     f["applies"] = f["present"] or name in summary_metrics({kind})
     if not f["applies"]:
         f["value"] = f"n/a ({kind})"
-    elif name in ORDINAL_ONLY and is_nominal(entry) and not f["present"]:
+    elif name in ORDINAL_ONLY and is_nominal(_labels(entry)) and not f["present"]:
         # a label set without an order: no weighted κ, rank correlation or distance between its labels
         f["applies"], f["value"] = False, "n/a (nominal labels)"
     return f
 
 
-def like_reference(entry: dict[str, Any], definition: str = "pairwise") -> dict[str, Any] | None:
+def like_definition(entry: Judge, definition: str = "pairwise") -> LikeDefinition | None:
+    """A judge's like-for-like comparison under ``definition`` (``pairwise`` or ``leave_one_out``), when both
+    sides were measured."""
+    lfl = entry.reference.like_for_like if entry.reference else None
+    d = None if lfl is None else lfl.pairwise if definition == "pairwise" else lfl.leave_one_out
+    return d if d is not None and d.judge is not None and d.humans is not None else None
+
+
+def like_reference(entry: Judge, definition: str = "pairwise") -> dict[str, Any] | None:
     """A judge's like-for-like reference (``reference.like_for_like``, :mod:`judgecal.stats.reference`): the
     humans' κ and agreement measured as the judge's on the same items, with chance and a trivial rater
     on the same basis, as text; ``None`` without two annotators."""
-    lfl = (entry.get("reference") or {}).get("like_for_like") or {}
-    d = lfl.get(definition)
-    if not d:
+    d = like_definition(entry, definition)
+    if d is None or d.humans is None or d.judge is None or entry.reference is None:
         return None
-    triv = lfl.get("trivial") or {}
-    h, j = d["humans"], d["judge"]
+    lfl = entry.reference.like_for_like
+    triv = lfl.trivial if lfl else None
+    h, j = d.humans, d.judge
     words = "pairwise" if definition == "pairwise" else "leave-one-out"
-    return {"definition": definition, "words": words, "definition_text": d.get("definition", ""),
-            "n_items": lfl.get("n_items"), "n_annotators": lfl.get("n_annotators"),
-            "kappa": fmt_metric(h["kappa"]), "accuracy": fmt_metric(h["accuracy"]),
-            "kappa_estimate": _num(h["kappa"].get("estimate")), "accuracy_estimate": _num(h["accuracy"].get("estimate")),
-            "judge_kappa": fmt_metric(j["kappa"]), "judge_accuracy": fmt_metric(j["accuracy"]),
-            "chance_humans": _num(h.get("chance_accuracy")), "chance_judge": _num(j.get("chance_accuracy")),
-            "difference_kappa": fmt_metric(d["difference"]["kappa"]),
-            "trivial": (f"always {triv.get('label')!r}: {fmt_number(_num(triv.get('accuracy')))}"
-                        if triv.get("accuracy") is not None else "")}
+    return {"definition": definition, "words": words, "definition_text": d.definition or "",
+            "n_items": lfl.n_items if lfl else None, "n_annotators": lfl.n_annotators if lfl else None,
+            "kappa": fmt_metric(h.kappa), "accuracy": fmt_metric(h.accuracy),
+            "kappa_estimate": _estimate(h.kappa), "accuracy_estimate": _estimate(h.accuracy),
+            "judge_kappa": fmt_metric(j.kappa), "judge_accuracy": fmt_metric(j.accuracy),
+            "chance_humans": _num(h.chance_accuracy), "chance_judge": _num(j.chance_accuracy),
+            "difference_kappa": fmt_metric((d.difference or {}).get("kappa")),
+            "trivial": (f"always {triv.label!r}: {fmt_number(_num(triv.accuracy))}"
+                        if triv is not None and triv.accuracy is not None else "")}
 
 
-def _span_reference(entry: dict[str, Any]) -> dict[str, str]:
+def _span_reference(entry: Judge) -> dict[str, str]:
     """A span judge's like-for-like reference in words: the annotators with each other and the best trivial
     marker, as mean pairwise character F1 on the same items."""
-    like = (entry.get("spans") or {}).get("like_for_like") or {}
-    if not like or not like.get("judge"):
+    like = entry.spans.like_for_like if entry.spans else None
+    if like is None or like.judge is None:
         return {}
-    best = like.get("best_baseline")
-    base = ((like.get("baselines") or {}).get(best) or {}) if best else {}
-    markers = "; ".join(f"{k.replace('_', ' ')}: {fmt_metric(v)}" for k, v in (like.get("baselines") or {}).items())
-    return {"span_f1_pairwise": f"annotators with each other: {fmt_metric(like.get('humans'))} (pairwise, the same "
-                                f"{like.get('n_items')} items); trivial markers: {markers or 'n/a'}",
+    best = like.best_baseline
+    base = like.baselines.get(best) if best else None
+    markers = "; ".join(f"{k.replace('_', ' ')}: {fmt_metric(v)}" for k, v in like.baselines.items())
+    return {"span_f1_pairwise": f"annotators with each other: {fmt_metric(like.humans)} (pairwise, the same "
+                                f"{like.n_items} items); trivial markers: {markers or 'n/a'}",
             "span_score": f"0 = the best trivial marker ({(best or 'n/a').replace('_', ' ')}: {fmt_metric(base)}); "
                           f"1 = the annotators with each other"}
 
 
-def span_only(entry: dict[str, Any]) -> bool:
+def span_only(entry: Judge) -> bool:
     """A judge that marks spans and has no agreement figure on human labels: its span figures are its summary."""
     if not any(_figure(entry, m)["present"] for m in SPAN_SUMMARY_METRICS):
         return False
-    own = summary_metrics({entry.get("kind", "pairwise")})
+    own = summary_metrics({entry.kind})
     return not any(_figure(entry, m)["present"] for m in own if m != "invalid_rate")
 
 
-def _span_consensus_reference(entry: dict[str, Any]) -> dict[str, str]:
+def _span_consensus_reference(entry: Judge) -> dict[str, str]:
     """What the figures against the span consensus are read beside: the annotators' pairwise F1, a
     different definition (the like-for-like one is span F1 with each annotator)."""
-    humans = (entry.get("spans") or {}).get("human_f1")
-    if not humans:
+    humans = entry.spans.human_f1 if entry.spans else None
+    if humans is None:
         return {}
     ref = f"against the span consensus; annotators' pairwise F1 (another definition): {fmt_metric(humans)}"
     return {"span_iou": ref, "span_f1": ref}
 
 
-def _references(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str | None,
+def _pointwise_humans(entry: Judge) -> dict[str, Any]:
+    """A pointwise judge's annotators with each other on its items, by metric name (``{}`` for another)."""
+    return (entry.pointwise.humans or {}) if entry.pointwise else {}
+
+
+def _references(entry: Judge, kappa_ref: str | None, accuracy_ref: str | None,
                 chance: float | None) -> dict[str, str]:
     """What each summary figure of a judge is read against: the humans with each other measured the same
     way on the same items (like with like), chance on the same basis; the consensus figures say that
@@ -253,25 +275,24 @@ def _references(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str 
         refs["pairwise_accuracy"] = (f"annotators with each other: {like['accuracy']} ({n}); chance: "
                                      f"{fmt_number(like['chance_judge'])} (judge), {fmt_number(like['chance_humans'])} "
                                      f"(annotators); {like['trivial']}")
-    elif entry.get("kind", "pairwise") == "pairwise":
+    elif entry.kind == "pairwise":
         refs["pairwise_kappa"] = refs["pairwise_accuracy"] = "not measured: needs two annotators on its items"
     refs.update(_span_reference(entry))
     refs.update(_span_consensus_reference(entry))
-    humans = (entry.get("pointwise") or {}).get("humans") or {}
-    for k, m in humans.items():  # a pointwise judge: the annotators' own agreement on the same items
+    for k, m in _pointwise_humans(entry).items():  # a pointwise judge: the annotators' own agreement on the same items
         if isinstance(m, dict) and _num(m.get("estimate")) is not None:
             refs[k] = f"against the consensus; annotators with each other: {fmt_metric(m)}" + (
                 f"; chance: {chance:.3f}" if k == "accuracy" and chance is not None else "")
     return refs
 
 
-def _agreement(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str | None,
+def _agreement(entry: Judge, kappa_ref: str | None, accuracy_ref: str | None,
                chance: float | None) -> list[dict[str, str]]:
     """The figures a judge's verdict reads, each with what it is read against. A pointwise judge's κ is its
     own (weighted on an ordinal scale) beside the annotators' agreement on the same items, not the
     consensus' Fleiss' κ."""
-    humans = (entry.get("pointwise") or {}).get("humans") or {}
-    kappa = (entry.get("pointwise") or {}).get("kappa", "cohen_kappa")
+    humans = _pointwise_humans(entry)
+    kappa = entry.pointwise.kappa if entry.pointwise else "cohen_kappa"
     out = []
     like = like_reference(entry)
     if like:  # the figures the verdict reads first, each beside the humans measured the same way
@@ -301,62 +322,65 @@ def _agreement(entry: dict[str, Any], kappa_ref: str | None, accuracy_ref: str |
     return out
 
 
-def judge_view(name: str, entry: dict[str, Any], ref: dict[str, Any],
+def judge_view(name: str, entry: Judge, ref: dict[str, Any],
                columns: tuple[str, ...] | None = None) -> dict[str, Any]:
     """A judge's summary row (``columns``: the summary's metrics; by default its own kind's) and detail."""
-    jr = entry.get("reference") or {}
+    jr = entry.reference
     kappa_ref = ref["kappa"]
-    if kappa_ref is None and _num(jr.get("human_kappa")) is not None:
-        ci = jr.get("human_kappa_ci") or [None, None]
-        kappa_ref = fmt_interval(_num(jr["human_kappa"]), _num(ci[0]), _num(ci[1]))
-    chance = _num(jr.get("chance_accuracy"))
+    if kappa_ref is None and jr is not None and _num(jr.human_kappa) is not None:
+        ci = jr.human_kappa_ci or [None, None]
+        kappa_ref = fmt_interval(_num(jr.human_kappa), _num(ci[0]), _num(ci[1]))
+    chance = _num(jr.chance_accuracy) if jr else None
     chance = chance if chance is not None else ref["chance_accuracy"]
-    stab = entry.get("stability")
-    extra = {k: v for k, v in entry.items() if k not in OWN_LAYOUT and v not in (None, {}, [])}
-    usage = entry.get("usage") or {}
-    parts = label_views(entry) if is_label_judge(entry) else []
+    stab = entry.section("stability")
+    raw = entry.to_json()
+    extra = {k: v for k, v in raw.items() if k not in OWN_LAYOUT and v not in (None, {}, [])}
+    parts = label_views(raw) if is_label_judge(raw) else []
+    likeness = entry.verdict.human_likeness if entry.verdict else None
+    span_iou = entry.spans.span_iou if entry.spans else None
     return {
-        "name": name, "kind": entry.get("kind", "pairwise"), "n_judgments": entry.get("n_judgments"),
-        "n_items": entry.get("n_items"), "n_labelled": entry.get("n_items_with_consensus"),
-        "orders": ", ".join(entry.get("orders") or []) or "n/a",
+        "name": name, "kind": entry.kind, "n_judgments": entry.n_judgments,
+        "n_items": entry.n_items, "n_labelled": entry.n_items_with_consensus,
+        "orders": ", ".join(entry.orders) or "n/a",
         "verdict": _verdict(name, entry), "flags": _flags(entry),
         "kappa": _figure(entry, "cohen_kappa"), "accuracy": _figure(entry, "accuracy"),
         "kappa_ref": kappa_ref, "accuracy_ref": ref["accuracy"], "chance_accuracy": chance,
         "references": _references(entry, kappa_ref, ref["accuracy"], chance),
         "agreement": _agreement(entry, kappa_ref, ref["accuracy"], chance),
-        "like": like_reference(entry), "human_likeness": (entry.get("verdict") or {}).get("human_likeness"),
-        "summary": [_summary_figure(entry, m)
-                    for m in (columns or summary_metrics({entry.get("kind", "pairwise")}))],
-        "span_only": span_only(entry), "n_span_items": ((entry.get("spans") or {}).get("span_iou") or {}).get("n"),
-        "span_summary": [{**_figure(entry, m), "applies": True} for m in SPAN_SUMMARY_METRICS]
-        if (entry.get("spans") or {}).get("span_iou") else [],
+        "like": like_reference(entry), "human_likeness": likeness.to_json() if likeness else None,
+        "summary": [_summary_figure(entry, m) for m in (columns or summary_metrics({entry.kind}))],
+        "span_only": span_only(entry), "n_span_items": span_iou.n if span_iou else None,
+        "span_summary": [{**_figure(entry, m), "applies": True} for m in SPAN_SUMMARY_METRICS] if span_iou else [],
         "metrics": _metric_rows(entry),
         "labels": parts, "labels_trusted": trusted_words(parts[0]) if parts else None,
-        "usage": usage,
+        "usage": entry.usage,
         "stability": stab, "stability_line": stability_line(stab), "stability_tables": stability_tables(stab),
         "extra": extra,
     }
 
 
-def report_view(report: dict[str, Any]) -> dict[str, Any]:
-    """Everything the template shows, from an ``audit.json`` dict."""
+def report_view(report: AuditReport | dict[str, Any]) -> dict[str, Any]:
+    """Everything the template shows, from the typed report (or ``audit.json``'s object, read as one: an
+    earlier schema's upgraded, :func:`judgecal.audit.report.read_report`); the template is given plain data,
+    its sections as ``audit.json`` holds them."""
+    report = read_report(report)
+    data = {**report.to_json(), "schema": report.schema_read}  # an earlier schema's file names its own
     ref = human_reference(report)
-    entries = report.get("judges") or {}
-    columns = summary_metrics({e.get("kind", "pairwise") for e in entries.values()})
-    if entries and all(is_nominal(e) for e in entries.values()):  # no judge's labels have an order
+    entries = report.judges
+    columns = summary_metrics({e.kind for e in entries.values()})
+    if entries and all(is_nominal(_labels(e)) for e in entries.values()):  # no judge's labels have an order
         columns = tuple(m for m in columns if m not in ORDINAL_ONLY)
     judges = [judge_view(n, e, ref, columns) for n, e in entries.items()]
     present = {f["code"] for j in judges for f in j["flags"]}
     legend = [flag_info(c) for c in sorted(present)]
     used = {m["name"] for j in judges for m in j["metrics"]} | set(columns)
     glossary = [info(m) for m in METRICS if m in used]
-    prov = report.get("provenance") or {}
     return {
-        "report": report, "settings": report.get("settings") or {}, "consensus": report.get("consensus") or {},
+        "report": data, "settings": data["settings"], "consensus": data["consensus"],
         "judges": judges, "ref": ref, "legend": legend, "severities": SEVERITIES, "glossary": glossary,
-        "known_flags": FLAGS, "models": report.get("models"), "humans": report.get("humans"),
-        "provenance": prov, "sections": SECTIONS, "section_titles": SECTION_TITLES,
-        "consensus_words": consensus_words(str((report.get("settings") or {}).get("consensus", ""))),
+        "known_flags": FLAGS, "models": data.get("models"), "humans": data.get("humans"),
+        "provenance": report.provenance or {}, "sections": SECTIONS, "section_titles": SECTION_TITLES,
+        "consensus_words": consensus_words(report.settings.consensus),
         "any_stability": any(j["stability"] for j in judges), "summary_metrics": columns,
         "like_with_like": LIKE_WITH_LIKE,
     }

@@ -4,6 +4,7 @@ autoescaping (inline CSS and SVG plots; every name and text from the workspace i
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from judgecal.audit.report import AuditReport, json_safe
+from judgecal.audit.report import AuditReport, Figure, Judge, json_safe, read_report
 from judgecal.catalogue import METRICS, fmt_metric, fmt_number, fmt_p
 from judgecal.report.plots import heatmap_svg, label_rates_svg, metric_forest, prevalence_svg, reliability_svg
 from judgecal.report.summary import COLUMNS, LEGEND, NOTE, more_words, summary_rows
@@ -22,12 +23,12 @@ def write_report(report: AuditReport | dict[str, Any], out_dir: str | Path,
                  summary_only: bool = False) -> tuple[Path, Path]:
     """``audit.json`` (written atomically) and ``audit.html`` in ``out_dir`` (``summary_only``: the page
     without the per-judge detail, see :func:`render_html`)."""
-    report = report.to_json() if isinstance(report, AuditReport) else json_safe(report)
+    data = report.to_json() if isinstance(report, AuditReport) else json_safe(report)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     js, html_path = out / "audit.json", out / "audit.html"
     tmp = js.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False), "utf-8")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False), "utf-8")
     tmp.replace(js)
     tmp_html = html_path.with_suffix(".html.tmp")
     tmp_html.write_text(render_html(report, summary_only=summary_only), "utf-8")
@@ -62,22 +63,22 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def _plots(report: dict[str, Any], view: dict[str, Any]) -> list[dict[str, Any]]:
-    humans = report.get("humans") or {}
-    fk = (humans.get("fleiss_kappa") or (report.get("consensus") or {}).get("fleiss_kappa") or {}).get("estimate")
-    loo = (humans.get("loo_accuracy") or {}).get("estimate")
-    del fk, loo  # the consensus figures have no like-for-like line: the humans' Fleiss' κ is another definition
+def _plots(report: AuditReport | dict[str, Any], view: dict[str, Any]) -> list[dict[str, Any]]:
+    # the consensus figures have no like-for-like line: the humans' Fleiss' κ is another definition
+    report = read_report(report)
 
-    def humans_side(key: str) -> Any:
-        def get(entry: dict[str, Any]) -> dict[str, Any] | None:
-            pw = ((entry.get("reference") or {}).get("like_for_like") or {}).get("pairwise") or {}
-            return (pw.get("humans") or {}).get(key)
+    def humans_side(key: str) -> Callable[[Judge], Figure | None]:
+        def get(entry: Judge) -> Figure | None:
+            lfl = entry.reference.like_for_like if entry.reference else None
+            humans = lfl.pairwise.humans if lfl and lfl.pairwise else None
+            return (humans.kappa if key == "kappa" else humans.accuracy) if humans else None
         return get
 
-    def span_side(entry: dict[str, Any]) -> dict[str, Any] | None:
-        return ((entry.get("spans") or {}).get("like_for_like") or {}).get("humans")
+    def span_side(entry: Judge) -> Figure | None:
+        like = entry.spans.like_for_like if entry.spans else None
+        return like.humans if like else None
 
-    row_refs = {"pairwise_kappa": humans_side("kappa"), "pairwise_accuracy": humans_side("accuracy"),
+    row_refs: dict[str, Callable[[Judge], Figure | None]] = {"pairwise_kappa": humans_side("kappa"), "pairwise_accuracy": humans_side("accuracy"),
                 "span_f1_pairwise": span_side}
     specs = [("pairwise_kappa", -0.2, None, "the annotators with each other (pairwise, its items)"),
              ("pairwise_accuracy", 0.0, None, "the annotators with each other (pairwise, its items)"),
@@ -109,14 +110,16 @@ def _plots(report: dict[str, Any], view: dict[str, Any]) -> list[dict[str, Any]]
     return out
 
 
-def render_html(report: dict[str, Any], summary_only: bool = False) -> str:
+def render_html(report: AuditReport | dict[str, Any], summary_only: bool = False) -> str:
     """The trust report as one self-contained HTML page: page one the summary (:mod:`judgecal.report.summary`:
     each judge's verdict, the reason that matters most, its figures beside the humans' like-for-like reference,
-    chance and a trivial rater, what was not tested), then the detail, left out with ``summary_only``."""
-    report = json_safe(report)
+    chance and a trivial rater, what was not tested), then the detail, left out with ``summary_only``.
+    ``audit.json``'s object is read as the typed report (an earlier schema's upgraded,
+    :func:`judgecal.audit.report.read_report`)."""
+    report = read_report(report)
     view = report_view(report)
-    matrix = ((report.get("models") or {}).get("matrix") or {}).get("humans")
-    heat = heatmap_svg(matrix["models"], matrix["estimate"]) if matrix and matrix.get("models") else None
+    matrix = report.models.matrix.get("humans") if report.models else None
+    heat = heatmap_svg(matrix.models, matrix.estimate) if matrix and matrix.models else None
     from judgecal.report.loop import TITLES, loop_tables
 
     page_one = {"summary": summary_rows(report), "summary_columns": COLUMNS, "summary_legend": LEGEND,
@@ -125,4 +128,4 @@ def render_html(report: dict[str, Any], summary_only: bool = False) -> str:
         return environment().get_template("audit.html.j2").render(**view, **page_one, catalogue=METRICS)
     return environment().get_template("audit.html.j2").render(
         **view, **page_one, catalogue=METRICS, plots=_plots(report, view), heatmap=heat,
-        loop_parts=loop_tables(report.get("loop")), loop_titles=TITLES)
+        loop_parts=loop_tables(report.section("loop")), loop_titles=TITLES)
