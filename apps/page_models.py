@@ -112,14 +112,14 @@ def models_page() -> None:
             st.info("Too few human-labelled items for corrected win rates.")
 
 
-@st.cache_data(max_entries=4, show_spinner="Summarising the stability runs...")
-def _stability(path: str, key: Stamp) -> dict[str, Any]:
-    from judgecal.audit.stability_section import stability_summary
+@st.cache_data(max_entries=4, show_spinner=False)
+def _stored_runs(path: str, key: Stamp) -> int:
+    """How many stability runs the workspace stores (a typed store query: the explorer scores none itself)."""
     from judgecal.data.store import Workspace
 
     ws = Workspace(path, create=False)
     try:
-        return stability_summary(ws) if ws.stability_runs() else {}
+        return len(ws.stability_runs())
     finally:
         ws.close()
 
@@ -130,9 +130,11 @@ def stability_page() -> None:
     summ = {j: e.section("stability") for j, e in (rep.judges if rep else {}).items() if e.section("stability")}
     if not summ:
         p = ws_path()
-        summ = _stability(str(p), stamp(p))
-    if not summ:
-        needs("No stability run yet", "judgecal stability run --workspace WS --judge J")
+        stored = _stored_runs(str(p), stamp(p))
+        if stored:  # scored by the audit, never here: the page shows what audit.json holds
+            needs(f"{stored} stability run(s) stored but not yet in an audit", "judgecal audit --workspace WS")
+        else:
+            needs("No stability run yet", "judgecal stability run --workspace WS --judge J")
         return
     rows, figs = [], []
     for judge, e in summ.items():
