@@ -271,12 +271,23 @@ def test_models_annotators_spans_and_stability_pages(app):
     assert sorted(spans["marked"]) == ["fine", "ine"]  # "fine"[0:4] by the expert, [1:4] by the judge
     assert "⟦fine⟧" in b.text() and "f⟦ine⟧" in b.text()
     b.open("Stability")
-    from judgecal.audit.stability_section import stability_summary
+    # the run was stored after the audit: the page says so and names the command; it scores nothing itself
+    assert "1 stability run(s) stored but not yet in an audit" in b.text()
+    assert "judgecal audit --workspace WS" in b.text()
+    from judgecal.audit.pipeline import AuditOptions, audit_workspace
     from judgecal.data.store import Workspace
+    from judgecal.report.write import write_report
 
+    report_file = ws_dir / "reports" / "audit.json"
+    before = report_file.read_bytes()
     ws = Workspace(ws_dir)
-    want = stability_summary(ws)["replay/x/scorer"]["score"]
-    ws.close()
+    try:  # audited again, the run is in the report, and the page shows the report's figures
+        write_report(audit_workspace(ws, AuditOptions(consensus=TRUTH, n_boot=200)).to_json(), ws.reports_dir)
+    finally:
+        ws.close()
+    want = json.loads(report_file.read_text())["judges"]["replay/x/scorer"]["stability"]["score"]
+    b.open("Spans")
+    b.open("Stability")
     stab = b.assert_csv_is_grid("stability-scores")
     row = stab[stab["judge"] == "replay/x/scorer"].iloc[0]
     lo, hi = want["ci"]
@@ -287,6 +298,7 @@ def test_models_annotators_spans_and_stability_pages(app):
     assert set(axes["axis"]) == {"repeat"}  # one axis: it carries every moved figure's whole variance
     shares = pd.to_numeric(axes["share"], errors="coerce").dropna()
     assert len(shares) >= 1 and (shares == 1.0).all()
+    report_file.write_bytes(before)  # the module's other tests read the first audit
     b.open("Models")
     report = json.loads((ws_dir / "reports" / "audit.json").read_text())
     if report.get("models", {}).get("ranking"):
