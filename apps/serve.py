@@ -56,7 +56,7 @@ class Bundles:
                        send: Callable[[Message], Awaitable[None]]) -> None:
         path = scope.get("path", "")
         if scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD") or path not in self.files:
-            await self.app(scope, receive, self.announcing(send) if scope["type"] == "http" else send)
+            await self.app(scope, receive, self.announcing(send) if scope.get("method") == "GET" else send)
             return
         if path not in self.cache:
             body = self.files[path].read_bytes()
