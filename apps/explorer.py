@@ -9,7 +9,7 @@ Pages: Overview (the trust dashboard), Judges, Labels (binary and categorical ju
 from __future__ import annotations
 
 import streamlit as st
-from judgecal.apps.common import md_plain, report_bytes, ws_path
+from judgecal.apps.common import md_plain, report_path, ws_path
 from judgecal.apps.page_items import annotators_page, items_page
 from judgecal.apps.page_judges import biases, judges_page, overview
 from judgecal.apps.page_labels import labels_page
@@ -37,10 +37,10 @@ def main() -> None:
     nav = st.navigation(pages)
     with st.sidebar:
         st.caption(f"Workspace: {md_plain(str(ws_path()))}")
-        data = report_bytes()
-        if data is not None:
-            st.download_button("Download audit.json", data, file_name="audit.json", mime="application/json",
-                               key="dl-audit-json")
+        path = report_path()
+        if path is not None:  # read when clicked (a deferred download), not on every run of every page
+            st.download_button("Download audit.json", path.read_bytes, file_name="audit.json",
+                               mime="application/json", key="dl-audit-json", on_click="ignore")
     nav.run()
 
 
