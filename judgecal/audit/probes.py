@@ -142,7 +142,12 @@ class AlignmentProbe(Probe):
                 if js is not None:
                     sums[inp.judge] = js
         if sums:
-            boot = stats.bootstrap_sums(np.hstack([js.sums for js in sums.values()]), cfg.n_boot, cfg.seed)
+            every = np.hstack([js.sums for js in sums.values()])
+            start = 0
+            for js in sums.values():  # each judge's sums become a view of the one matrix (not kept twice)
+                js.sums = every[:, start:start + js.sums.shape[1]]
+                start += js.sums.shape[1]
+            boot = stats.bootstrap_sums(every, cfg.n_boot, cfg.seed)
             start = 0
             for judge, js in sums.items():
                 w = js.sums.shape[1]

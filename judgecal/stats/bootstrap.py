@@ -51,13 +51,16 @@ def bootstrap_weights(n: int, n_boot: int, rng: np.random.Generator, chunk: int 
 _EXACT32 = 2**24
 
 
-def _exact_in_float32(sums: FloatArray) -> bool:
+def _exact_in_float32(sums: FloatArray, block: int = 4096) -> bool:
     """Every entry an integer and every partial total of ``W @ sums`` below 2**24 in magnitude (a replicate's
-    weights sum to ``n``), so single-precision products and sums are exact."""
+    weights sum to ``n``), so single-precision products and sums are exact. Checked a block of rows at a
+    time: no copy of ``sums``."""
     if sums.size == 0:
         return False
-    big = float(np.abs(sums).max())
-    return bool(np.isfinite(big) and big * sums.shape[0] < _EXACT32 and np.array_equal(sums, np.round(sums)))
+    big = max(float(sums.max()), -float(sums.min()))
+    if not (np.isfinite(big) and big * sums.shape[0] < _EXACT32):
+        return False
+    return all(np.array_equal(part, np.round(part)) for part in (sums[a:a + block] for a in range(0, len(sums), block)))
 
 
 class _Shared:
@@ -139,7 +142,7 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
     n, m = sums.shape
     out = np.empty((max(n_boot, 0) if n else 0, m))
     dtype = np.float32 if _exact_in_float32(sums) else np.float64
-    cols: FloatArray = np.ascontiguousarray(sums.T, dtype=dtype)  # m x n
+    cols: FloatArray = sums.T if dtype is np.float64 else sums.T.astype(dtype)  # m x n (a view in double)
     done = 0
     for w in _weights(n, n_boot, seed, dtype):
         out[done:done + len(w)] = (cols @ w.T).T
