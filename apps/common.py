@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from pydantic import ValidationError
 
 from judgecal.audit.report import AuditReport, read_report
 from judgecal.catalogue import Estimated, fmt_interval, fmt_metric, fmt_number, fmt_p, info
@@ -90,11 +91,22 @@ def _report(path: str, key: tuple[int, int]) -> AuditReport | None:
 
 
 def report() -> AuditReport | None:
+    """The typed report the explorer shows (``None``: no audit yet); an audit.json that cannot be read as one
+    stops the page with its path, the first field at fault and the command that writes a new one."""
     p = report_path()
     if p is None:
         return None
     s = p.stat()
-    return _report(str(p), (s.st_size, s.st_mtime_ns))
+    try:
+        return _report(str(p), (s.st_size, s.st_mtime_ns))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        why = f"{'.'.join(str(x) for x in first['loc'])}: {first['msg']}"
+    except (OSError, ValueError) as exc:  # unreadable, or not JSON
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    st.error(f"{md_plain(str(p))} cannot be read as an audit ({md_plain(why)}) — write a new one with "
+             "`judgecal audit --workspace WS`.")
+    st.stop()
 
 
 def no_audit() -> None:

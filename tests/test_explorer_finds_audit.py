@@ -65,5 +65,21 @@ def test_explorer_says_where_it_looked_then_opens_the_latest_audit(ws: Path) -> 
             assert "example/acme-judge" in text and "not aligned" in text
             assert report["generated_at"] in text  # the caption names the audit shown
             assert b.errors == []
+            # an audit.json that is not an audit: its path, the field at fault and the command, no traceback
+            target = tmp / "reports" / "audit.json"
+            bad = json.loads(target.read_text("utf-8"))
+            first = next(iter(bad["judges"]))
+            bad["judges"][first]["metrics"]["accuracy"]["estimate"] = "high"
+            target.write_text(json.dumps(bad), "utf-8")
+            b.page.reload()
+            b.page.get_by_text("cannot be read as an audit").wait_for(timeout=60_000)
+            text = b.text()
+            assert f"judges.{first}.metrics.accuracy.estimate" in text and "judgecal audit --workspace" in text
+            assert b.page.locator("[data-testid='stException']").count() == 0
+            target.write_text("{not json", "utf-8")
+            b.page.reload()
+            b.page.get_by_text("cannot be read as an audit").wait_for(timeout=60_000)
+            assert str(target.resolve()) in b.text() or str(target) in b.text()
+            assert b.page.locator("[data-testid='stException']").count() == 0
         finally:
             b.close()
