@@ -24,6 +24,7 @@ from judgecal.data.store._schema import (
     _LS_SCHEMA,
     _MIGRATION_SQL,
     _SCHEMA,
+    _SNAPSHOT_SCHEMA,
     _SPANS_SCHEMA,
     _SPECS_SCHEMA,
     _STABILITY_SCHEMA,
@@ -58,6 +59,7 @@ class Database:
         self.conn.executescript(_SPANS_SCHEMA)
         self.conn.executescript(_STABILITY_SCHEMA)
         self.conn.executescript(_EXPLORER_SCHEMA)
+        self.conn.executescript(_SNAPSHOT_SCHEMA)
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
@@ -103,6 +105,20 @@ class Database:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: every query inside sees the same state of the database (WAL), whatever
+        another process commits meanwhile. Inside a transaction already, that one is used."""
+        if self.conn.in_transaction:
+            yield self.conn
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield self.conn
+        finally:
+            self.conn.execute("COMMIT")
 
 
 class Repository:

@@ -144,6 +144,15 @@ CREATE TABLE IF NOT EXISTS stability_verdicts (
 );
 """
 
+# -- Write counters (meta '<table>_version') of the tables the columnar copies of snapshot.py are made from --
+# The store's writers (add_judgments, add_items) advance them once per batch; these triggers advance them for a
+# change made any other way (an UPDATE or DELETE by hand; an insert from outside takes a new, larger rowid).
+_SNAPSHOT_SCHEMA = "".join(f"""
+CREATE TRIGGER IF NOT EXISTS {table}_{verb.lower()}d AFTER {verb} ON {table} BEGIN
+    INSERT INTO meta (key, value) VALUES ('{table}_version', '1')
+    ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+END;""" for table in ("judgments", "items") for verb in ("UPDATE", "DELETE"))
+
 # -- Explorer indexes (read by explorer.ExplorerRepository; no data of their own, so no migration) -----
 # judgments_explorer covers the item verdicts the Items page filters on (the first sample of the unmutated
 # prompt, per judge and item, in each order): one judge's verdicts are one index range read in item order,

@@ -6,13 +6,18 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from judgecal.data.records import Item, LabelSet
+from judgecal.data.store import snapshot
 from judgecal.data.store._db import Repository
+from judgecal.data.store._schema import SCHEMA_VERSION
 from judgecal.data.store.errors import ItemConflictError
+
+FACTS = ("item_id", "source", "task", "len_a", "len_b", "family_a", "family_b", "n_candidates", "model_a", "model_b")
 
 
 class ItemsRepository(Repository):
@@ -49,7 +54,10 @@ class ItemsRepository(Repository):
                              [(it.item_id, it.source, it.task, it.to_json()) for it in items[i : i + 900]])
             if progress is not None:
                 progress(min(i + 900, len(items)))
-        return conn.total_changes - before
+        added = conn.total_changes - before
+        if added:
+            snapshot.bump_version(conn, "items")  # the items' facts kept in the cache folder are out of date
+        return added
 
     def item_ids(self) -> set[str]:
         return {r[0] for r in self._conn.execute("SELECT item_id FROM items")}
@@ -71,8 +79,19 @@ class ItemsRepository(Repository):
     def item_facts(self) -> pd.DataFrame:
         """One row per item: source, task, the word lengths and families of its first two candidates.
 
-        Streamed from SQLite, so an audit never holds every response text at once.
+        Streamed from SQLite, so an audit never holds every response text at once, and kept in the cache
+        folder while the items are unchanged (:mod:`.snapshot`): counting words is most of the cost.
         """
+        folder = Path(self._db.path).parent
+        with self._db.reading() as conn:
+            key = snapshot.table_state(conn, "items", SCHEMA_VERSION)
+            facts = snapshot.load_frame(folder, "item_facts", key, list(FACTS))
+            if facts is None:
+                facts = self._item_facts(conn)
+                snapshot.save_frame(folder, "item_facts", key, facts)
+        return facts.set_index("item_id")
+
+    def _item_facts(self, conn: sqlite3.Connection) -> pd.DataFrame:
         q = ("SELECT item_id, source, task, json_extract(data, '$.candidates[0].text'), "
              "json_extract(data, '$.candidates[1].text'), json_extract(data, '$.candidates[0].family'), "
              "json_extract(data, '$.candidates[1].family'), json_array_length(data, '$.candidates'), "
@@ -80,9 +99,8 @@ class ItemsRepository(Repository):
              "FROM items ORDER BY rowid")
         rows = [(i, src, task, len(str(a).split()) if a is not None else 0,
                  len(str(b).split()) if b is not None else 0, fa, fb, n, ma, mb)
-                for i, src, task, a, b, fa, fb, n, ma, mb in self._conn.execute(q)]
-        return pd.DataFrame(rows, columns=["item_id", "source", "task", "len_a", "len_b", "family_a", "family_b",
-                                           "n_candidates", "model_a", "model_b"]).set_index("item_id")
+                for i, src, task, a, b, fa, fb, n, ma, mb in conn.execute(q)]
+        return pd.DataFrame(rows, columns=list(FACTS))
 
     def response_clusters(self) -> pd.Series:
         """item_id -> cluster number of the pointwise items: items with the same prompt and response (several

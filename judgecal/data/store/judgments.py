@@ -8,12 +8,15 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from judgecal.data.records import JUDGMENT_FIELDS, Judgment
+from judgecal.data.store import snapshot
 from judgecal.data.store._db import Repository, _compact_frame
+from judgecal.data.store._schema import SCHEMA_VERSION
 from judgecal.data.store.naming import spec_names
 
 _judgment_row = attrgetter(*JUDGMENT_FIELDS)
@@ -22,6 +25,11 @@ _JCOLS = ", ".join(f'"{f}"' for f in JUDGMENT_FIELDS)
 
 class JudgmentsRepository(Repository):
     """Judgments (add, cache, verdicts, frames, counts, environments) and judge specs and names."""
+
+    @property
+    def _folder(self) -> Path:
+        """The workspace folder (its ``cache/`` holds the columnar copies, :mod:`.snapshot`)."""
+        return Path(self._db.path).parent
 
     def judgment_fields(self, keys: Iterable[str], columns: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """key -> the stored ``columns`` (fields of :class:`Judgment`) of each of ``keys`` that is stored."""
@@ -59,9 +67,15 @@ class JudgmentsRepository(Repository):
         if conn is None:
             with self._db.transaction() as tx:
                 tx.executemany(sql, map(_judgment_row, judgments))
+                added = tx.total_changes - before
+                if added:
+                    snapshot.bump_version(tx, "judgments")  # the columnar copies of the judgments are out of date
         else:
             c.executemany(sql, map(_judgment_row, judgments))
-        return c.total_changes - before
+            added = c.total_changes - before
+            if added:
+                snapshot.bump_version(c, "judgments")
+        return added
 
     def cached_keys(self, keys: Iterable[str]) -> set[str]:
         """Keys already answered (a stored ``error`` is retried, not cached)."""
@@ -170,11 +184,35 @@ class JudgmentsRepository(Repository):
         select = ", ".join(f'{col} AS "judge"' if c == "judge" else f'"{c}"' for c in cols)
         q = f"SELECT {select} FROM judgments{where}"
         args = (col_args if "judge" in cols else []) + where_args
+        if compact and judge is None:  # the audit's read: from its columnar copy while the judgments are unchanged
+            with self._db.reading() as conn:
+                key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps([sorted(cols), col_args])}"
+                frame = snapshot.load_frame(self._folder, "judgments", key, cols)
+                if frame is None:
+                    frame = _compact_frame(conn.execute(q, args), cols)
+                    snapshot.save_frame(self._folder, "judgments", key, frame)
+            return frame
         if compact:
             return _compact_frame(self._conn.execute(q, args), cols)
         # read in chunks: the driver's row tuples for a million rows would double the peak memory
         parts = list(pd.read_sql_query(q, self._conn, params=args, chunksize=100_000))
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
+    def judgment_columns(self, columns: Sequence[str]) -> Iterator[pd.Series]:
+        """The columns of ``judgments_frame(columns=columns, compact=True)``, one at a time and in that order:
+        a reader that keeps part of each (one judge's rows) never holds the whole frame besides its parts."""
+        cols = list(columns)
+        _, col_args, _, _ = self._judge_sql(None)
+        with self._db.reading() as conn:
+            key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps([sorted(cols), col_args])}"
+        stream = snapshot.load_columns(self._folder, "judgments", key, cols)
+        if stream is None:  # no copy yet, or another state's: the frame is read (and its copy made) once
+            frame = self.judgments_frame(columns=cols, compact=True)
+            stream = snapshot.load_columns(self._folder, "judgments", key, cols)
+            if stream is None:  # the copy could not be written: the frame's own columns, each dropped once given
+                return (frame.pop(c) for c in cols)
+            del frame
+        return stream
 
     def judgment_chunks(self, columns: Iterable[str], chunk: int = 200_000) -> Iterator[pd.DataFrame]:
         """Every judgment in frames of at most ``chunk`` rows (the ``judge`` column named as in
@@ -186,9 +224,16 @@ class JudgmentsRepository(Repository):
                                      params=col_args if "judge" in cols else [], chunksize=chunk)
 
     def environment_counts(self) -> list[tuple[str, str, str | None, int]]:
-        """``(judge, spec_hash, env, judgments)`` for each environment fingerprint a spec's judgments carry."""
-        return [(str(j), str(h), e, int(n)) for j, h, e, n in self._conn.execute(
-            "SELECT judge, spec_hash, env, COUNT(*) FROM judgments GROUP BY judge, spec_hash, env")]
+        """``(judge, spec_hash, env, judgments)`` for each environment fingerprint a spec's judgments carry
+        (a scan of every judgment, kept in the cache folder while the judgments are unchanged)."""
+        with self._db.reading() as conn:
+            key = snapshot.table_state(conn, "judgments", SCHEMA_VERSION)
+            rows = snapshot.load_json(self._folder, "environments", key)
+            if rows is None:
+                rows = [[str(j), str(h), e, int(n)] for j, h, e, n in conn.execute(
+                    "SELECT judge, spec_hash, env, COUNT(*) FROM judgments GROUP BY judge, spec_hash, env")]
+                snapshot.save_json(self._folder, "environments", key, rows)
+        return [(str(j), str(h), None if e is None else str(e), int(n)) for j, h, e, n in rows]
 
     def count_judgments(self, judge: str | None = None) -> int:
         if judge is None:

@@ -1,0 +1,177 @@
+"""The columnar copy of the audit's judgments frame (judgecal.data.store.snapshot): read back exactly, used
+only while the judgments are unchanged, and never a reason for a read to fail."""
+
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgecal.data.records import Judgment
+from judgecal.data.store import Workspace
+from judgecal.data.store._db import _compact_frame
+
+COLS = ["item_id", "judge", "order", "sample", "verdict", "p_a", "prompt_tokens", "latency_s", "p_labels"]
+
+
+def _rows(n: int, start: int = 0) -> list[Judgment]:
+    return [Judgment(key=f"k{i}", item_id=f"i{i % 7}", judge=f"t/j{i % 2}", spec_hash="s", order="AB" if i % 3 else "BA",
+                     sample=i % 4, verdict=[None, "A", "B", "tie", "invalid"][i % 5], p_a=None if i % 2 else 0.1 * i,
+                     prompt_tokens=None if i == 3 else i, latency_s=1 / (i + 3), env=f"env{i % 2}")
+            for i in range(start, start + n)]
+
+
+def _from_sqlite(ws: Workspace) -> pd.DataFrame:
+    """The frame read from the database itself, bypassing the copy."""
+    col, args, _, _ = ws.judgments_repo._judge_sql(None)
+    select = ", ".join(f'{col} AS "judge"' if c == "judge" else f'"{c}"' for c in COLS)
+    return _compact_frame(ws._db.conn.execute(f"SELECT {select} FROM judgments", args), COLS)
+
+
+def _same_columns(columns, frame: pd.DataFrame) -> None:
+    got = list(columns)
+    assert len(got) == len(COLS)
+    for name, column in zip(COLS, got, strict=True):
+        pd.testing.assert_series_equal(column.reset_index(drop=True), frame[name], check_names=False)
+
+
+def _copy(ws: Workspace):
+    return ws.path / "cache" / "judgments.arrow"
+
+
+def test_the_copy_reads_back_exactly_and_is_used(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(45))
+    first = ws.judgments_frame(columns=COLS, compact=True)
+    assert _copy(ws).exists()
+    stamp = _copy(ws).stat().st_mtime_ns
+    again = ws.judgments_frame(columns=COLS, compact=True)
+    assert _copy(ws).stat().st_mtime_ns == stamp  # read from the copy, not written again
+    pd.testing.assert_frame_equal(again, first)
+    pd.testing.assert_frame_equal(again, _from_sqlite(ws))  # dtypes too: categoricals, Int64 with a gap
+    assert str(again["prompt_tokens"].dtype) == "Int64" and again["prompt_tokens"].isna().sum() == 1
+    # the same copy serves the columns in another order, and one at a time
+    reordered = ws.judgments_frame(columns=COLS[::-1], compact=True)
+    assert list(reordered.columns) == COLS[::-1] and _copy(ws).stat().st_mtime_ns == stamp
+    _same_columns(ws.judgment_columns(COLS), first)
+
+
+@pytest.mark.parametrize("change", ["add", "add_in_transaction", "replace", "update_by_hand", "delete_by_hand"])
+def test_any_change_to_the_judgments_makes_a_new_copy(tmp_path, change):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(20))
+    ws.judgments_frame(columns=COLS, compact=True)
+    conn = ws._db.conn
+    if change == "add":
+        ws.add_judgments(_rows(5, start=20))
+    elif change == "add_in_transaction":
+        with ws.transaction() as tx:
+            ws.add_judgments(_rows(5, start=20), conn=tx)
+    elif change == "replace":
+        row = _rows(1, start=4)[0]
+        row.verdict = "A" if row.verdict != "A" else "B"
+        ws.add_judgments([row], replace=True)
+    elif change == "update_by_hand":  # the row count and the largest rowid stay as they were
+        conn.execute("UPDATE judgments SET verdict = 'B' WHERE key = 'k1'")
+    else:
+        conn.execute("DELETE FROM judgments WHERE key = 'k19'")  # the last row: the largest rowid changes too
+    got = ws.judgments_frame(columns=COLS, compact=True)
+    pd.testing.assert_frame_equal(got, _from_sqlite(ws))
+    _same_columns(ws.judgment_columns(COLS), _from_sqlite(ws))
+
+
+def test_an_unchanged_add_keeps_the_copy(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(10))
+    ws.judgments_frame(columns=COLS, compact=True)
+    stamp = _copy(ws).stat().st_mtime_ns
+    assert ws.add_judgments(_rows(10)) == 0  # every key already answered: nothing changed
+    ws.judgments_frame(columns=COLS, compact=True)
+    assert _copy(ws).stat().st_mtime_ns == stamp
+
+
+def test_a_damaged_or_foreign_copy_is_read_again_from_the_database(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(30))
+    expected = _from_sqlite(ws)
+    ws.judgments_frame(columns=COLS, compact=True)
+    _copy(ws).write_bytes(_copy(ws).read_bytes()[:200])  # truncated
+    pd.testing.assert_frame_equal(ws.judgments_frame(columns=COLS, compact=True), expected)
+    _copy(ws).write_bytes(b"not arrow at all")
+    _same_columns(ws.judgment_columns(COLS), expected)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
+def test_a_cache_folder_that_cannot_be_written_is_not_an_error(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(30))
+    (ws.path / "cache").mkdir()
+    (ws.path / "cache").chmod(0o500)
+    try:
+        frame = ws.judgments_frame(columns=COLS, compact=True)
+        columns = list(ws.judgment_columns(COLS))
+    finally:
+        (ws.path / "cache").chmod(0o700)
+    pd.testing.assert_frame_equal(frame, _from_sqlite(ws))
+    _same_columns(columns, frame)
+    assert not list((ws.path / "cache").iterdir())
+
+
+def test_a_cache_path_that_is_a_file_is_not_an_error(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(30))
+    (ws.path / "cache").write_text("a file where the folder would be")
+    frame = ws.judgments_frame(columns=COLS, compact=True)
+    pd.testing.assert_frame_equal(frame, _from_sqlite(ws))
+    _same_columns(ws.judgment_columns(COLS), frame)
+    assert sorted(n for _, _, _, n in ws.environment_counts()) == [15, 15]
+
+
+def test_environment_counts_follow_the_judgments(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(10))
+    assert sorted((e, n) for _, _, e, n in ws.environment_counts()) == [("env0", 5), ("env1", 5)]
+    assert (ws.path / "cache" / "environments.json").exists()
+    ws.add_judgments(_rows(3, start=10))
+    assert sorted((e, n) for _, _, e, n in ws.environment_counts()) == [("env0", 7), ("env1", 6)]
+    ws._db.conn.execute("UPDATE judgments SET env = NULL WHERE key = 'k0'")
+    assert sorted((str(e), n) for _, _, e, n in ws.environment_counts()) == [("None", 1), ("env0", 6), ("env1", 6)]
+
+
+def test_the_audit_reads_the_same_with_and_without_the_copy(tmp_path):
+    """judge_inputs splits the columns one at a time: each judge's frames equal the rows of the whole frame."""
+    from judgecal.audit.run import COLUMNS, judge_inputs
+
+    ws = Workspace(tmp_path / "ws")
+    rows = _rows(60)
+    for i, r in enumerate(rows):
+        r.mutation = "none" if i % 5 else "paraphrase"
+    ws.add_judgments(rows)
+    truth = pd.Series(["A"] * 7, index=pd.Index([f"i{i}" for i in range(7)], dtype=object))
+    whole = ws.judgments_frame(columns=COLUMNS, compact=True)
+    for inp in judge_inputs(ws, truth):
+        mine = whole[whole["judge"] == inp.judge]
+        pd.testing.assert_frame_equal(inp.judgments, mine[mine["mutation"] == "none"], check_index_type=False)
+        pd.testing.assert_frame_equal(inp.mutated, mine[mine["mutation"] != "none"], check_index_type=False)
+        assert len(inp.probes) == 0
+    assert np.isclose(whole["latency_s"].sum(), sum(1 / (i + 3) for i in range(60)))
+
+
+def test_item_facts_are_kept_while_the_items_are_unchanged(tmp_path):
+    from judgecal.data.records import Candidate, Item
+
+    ws = Workspace(tmp_path / "ws")
+    ws.add_items([Item(f"i{k}", "Which is better?", [Candidate("one two three", "m1"), Candidate("", "m2")])
+                  for k in range(5)])
+    fresh = ws.items_repo._item_facts(ws._db.conn).set_index("item_id")
+    first = ws.item_facts()
+    pd.testing.assert_frame_equal(first, fresh)
+    assert first.loc["i0", "len_a"] == 3 and first.loc["i0", "len_b"] == 0  # an empty response counts 0 words
+    cached = ws.path / "cache" / "item_facts.arrow"
+    stamp = cached.stat().st_mtime_ns
+    pd.testing.assert_frame_equal(ws.item_facts(), fresh)
+    assert cached.stat().st_mtime_ns == stamp
+    ws.add_items([Item("i9", "Which?", [Candidate("a b", "m3"), Candidate("c", "m4")])])
+    assert ws.item_facts().loc["i9", "model_a"] == "m3"
+    ws._db.conn.execute("""UPDATE items SET data = json_set(data, '$.candidates[0].text', 'x y z w') WHERE item_id = 'i1'""")
+    assert ws.item_facts().loc["i1", "len_a"] == 4
