@@ -139,8 +139,9 @@ def sums_spec(sums: NDArray[np.float64], k: int) -> list[tuple[str, Stat, int]]:
 def metrics_from(js: JudgeSums, boot: NDArray[np.float64], level: float = 0.95) -> dict[str, dict[str, Any]]:
     """Point estimates from the sums, percentile CIs from the replicated sums ``boot``."""
     out = {}
+    totals = js.sums.sum(0, keepdims=True)  # once, not once per metric
     for name, fn, n in js.spec:
-        est, lo, hi = stats.estimate_with_ci(fn, js.sums, boot, level)
+        est, lo, hi = stats.estimate_with_ci(fn, totals, boot, level)
         out[name] = stats.metric(est, lo, hi, n)
     return out
 

@@ -57,11 +57,12 @@ def instability(judgments: pd.DataFrame, *, n_boot: int = 2000, seed: int = 0,
     np.add.at(sums, items, per_group)
     boot = stats.bootstrap_sums(sums, n_boot, seed)
     out: dict[str, Any] = {"repeats_per_group": n_rep, "n_groups": int(len(n))}
+    totals = sums.sum(0, keepdims=True)
     for name, fn, size in (
         ("instability_rate", lambda m: stats.safe_ratio(m[:, 0], m[:, 1]), len(n)),
         ("unanimity_rate", lambda m: stats.safe_ratio(m[:, 2], m[:, 3]), len(n)),
         ("fleiss_kappa_across_samples", lambda m: fleiss_kappa_from_sums(m[:, 4:], n_rep, 3), int(same.sum())),
     ):
-        est, lo, hi = stats.estimate_with_ci(fn, sums, boot, level)
+        est, lo, hi = stats.estimate_with_ci(fn, totals, boot, level)
         out[name] = stats.metric(est, lo, hi, size)
     return out

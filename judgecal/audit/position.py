@@ -86,6 +86,7 @@ def debiased_from(sums: np.ndarray, boot: np.ndarray, n_pairs: int, level: float
     """``debiased_accuracy`` and ``paired_single_order_accuracy`` from :func:`debiased_sums` and their
     bootstrap replicates."""
     out = {}
+    sums = sums.sum(0, keepdims=True)  # the totals, once
     for name, k in (("debiased_accuracy", 0), ("paired_single_order_accuracy", 1)):
         def acc(m: Any, k: int = k) -> Any:
             return stats.safe_ratio(m[:, k], m[:, 2])

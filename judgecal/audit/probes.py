@@ -140,9 +140,10 @@ class AlignmentProbe(Probe):
             if inp.pairwise and len(inp.truth):
                 js = judge_sums(inp.judgments, inp.codes, inp.truth.to_numpy(), len(inp.truth), cfg.invalid_as)
                 if js is not None:
+                    js.sums = stats.exact_float32(js.sums)  # counts: exact in single precision, half the memory
                     sums[inp.judge] = js
         if sums:
-            every = np.hstack([js.sums for js in sums.values()])
+            every = np.hstack([js.sums for js in sums.values()])  # single precision if every judge's is
             start = 0
             for js in sums.values():  # each judge's sums become a view of the one matrix (not kept twice)
                 js.sums = every[:, start:start + js.sums.shape[1]]

@@ -37,10 +37,8 @@ def _version(dist: str) -> str | None:
 def truth_digest(ws: Any, consensus: str) -> str:
     """sha256 (16 hex digits) of the consensus' sorted ``item_id<TAB>label`` lines."""
     frame = ws.consensus_frame(consensus)
-    h = hashlib.sha256()
-    for item, label in sorted(zip(frame["item_id"].astype(str), frame["label"].astype(str), strict=True)):
-        h.update(f"{item}\t{label}\n".encode())
-    return h.hexdigest()[:16]
+    lines = sorted(zip(frame["item_id"].astype(str).tolist(), frame["label"].astype(str).tolist(), strict=True))
+    return hashlib.sha256("".join(f"{item}\t{label}\n" for item, label in lines).encode()).hexdigest()[:16]
 
 
 def judge_specs(ws: Any, judges: list[str]) -> dict[str, list[dict[str, Any]]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from typing import Any
@@ -90,26 +91,40 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     """Each judge's :class:`JudgeInput`, read from the workspace once: probe pairs (padded, injected
     copies) only feed their probes; alignment and bias use the unmutated prompt, mutations feed the
     prompt-sensitivity probe."""
-    frame = ws.judgments_frame(columns=COLUMNS, compact=True)
     facts = ws.item_facts()
     families = load_families(ws.path)
     probe_of = facts["source"][facts["source"].str.startswith("probe:")]
-    is_probe = frame["item_id"].isin(probe_of.index).to_numpy()
-    unmutated = (frame["mutation"] == "none").to_numpy()
+    first = ("item_id", "judge", "mutation")  # what splits the rows; the other columns follow one at a time
+    columns = ws.judgment_columns([*first, *(c for c in COLUMNS if c not in first)])
+    read = {c: next(columns) for c in first}
+    is_probe = read["item_id"].isin(probe_of.index).to_numpy()
+    unmutated = (read["mutation"] == "none").to_numpy()
+    judge_col = read["judge"].to_numpy(dtype=object)  # shared strings: 8 bytes a row
+    names = judges or sorted({str(j) for j in set(judge_col[~is_probe & unmutated])})
+    rows = {judge: {part: np.flatnonzero(mask) for part, mask in (
+        ("judgments", mine & ~is_probe & unmutated), ("mutated", mine & ~is_probe & ~unmutated),
+        ("probes", mine & is_probe & unmutated))} for judge in names for mine in [judge_col == judge]}
+    del is_probe, unmutated, judge_col
+    parts: dict[str, dict[str, dict[str, Any]]] = {j: {p: {} for p in per} for j, per in rows.items()}
+    following = ((c, next(columns)) for c in COLUMNS if c not in first)
+    for name, column in itertools.chain([(c, read.pop(c)) for c in first], following):
+        values = column.array  # each judge's rows of this column, then the column is let go
+        for judge, per in rows.items():
+            for part, at in per.items():
+                parts[judge][part][name] = values.take(at)
+        del column, values
     pairs = facts[(facts["task"] == "pairwise") & (facts["n_candidates"] == 2)].drop(probe_of.index)
     lens = pairs[["len_a", "len_b"]]
     injected = ws.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
     padded = frozenset(probe_of.index[probe_of == PADDING_SOURCE])
-    judge_col = frame["judge"].to_numpy(dtype=object)  # shared strings: 8 bytes a row
-    names = judges or sorted({str(j) for j in set(judge_col[~is_probe & unmutated])})
-    out = []
-    for judge in names:
-        mine = judge_col == judge
-        out.append(JudgeInput(
-            judge=judge, judgments=frame[mine & ~is_probe & unmutated], truth=truth,
-            mutated=frame[mine & ~is_probe & ~unmutated], probes=frame[mine & is_probe & unmutated],
-            lens=lens, own_is_a=own_candidates(pairs, judge, families), padded=padded, injected=injected))
-    return out
+
+    def frame(judge: str, part: str) -> pd.DataFrame:  # the rows keep their place in the table as their label
+        return pd.DataFrame(parts[judge].pop(part), index=pd.Index(rows[judge][part]), columns=list(COLUMNS),
+                            copy=False)  # the columns taken above, not copied again into blocks
+
+    return [JudgeInput(judge=judge, judgments=frame(judge, "judgments"), truth=truth, mutated=frame(judge, "mutated"),
+                       probes=frame(judge, "probes"), lens=lens, own_is_a=own_candidates(pairs, judge, families),
+                       padded=padded, injected=injected) for judge in names]
 
 
 def judge_entry(inp: JudgeInput, res: JudgeResult) -> dict[str, Any]:

@@ -23,7 +23,10 @@ def resolve_truth(ws: Workspace, consensus: str, n_boot: int = 2000,
     source, the sources it draws on, how many annotators gave how many labels on its items, and their
     Fleiss' kappa (item-bootstrap CI)."""
     cons = ws.consensus_frame(consensus)
-    truth = pd.Series(cons["label"].to_numpy(dtype=str), index=cons["item_id"].to_numpy(dtype=str))
+    # plain object indexes: every judge's lookup reuses this index's hash table (a pyarrow-backed string
+    # index would be converted to Python strings again on each lookup)
+    truth = pd.Series(cons["label"].to_numpy(dtype=str).astype(object),
+                      index=pd.Index(cons["item_id"].to_numpy(dtype=str).astype(object), dtype=object))
     method, selector = split_name(consensus)
     ann = ws.annotations_frame()
     present = sources(ann)

@@ -27,12 +27,18 @@ from judgecal.stats.winrate import _frame, as_objects, model_index, model_sums, 
 FloatArray = NDArray[np.float64]
 
 
+def _floats(x: ArrayLike) -> FloatArray:
+    """``x`` as floats, NaN for what is missing or not a number (a numeric column as it is)."""
+    if isinstance(x, (pd.Series, np.ndarray)) and pd.api.types.is_numeric_dtype(x.dtype) and x.dtype != bool:
+        return np.asarray(pd.Series(x).to_numpy(dtype=float, na_value=np.nan), dtype=float)
+    return np.asarray(pd.to_numeric(pd.Series(as_objects(x)), errors="coerce"), dtype=float)
+
+
 def preference_of_a(p_a: ArrayLike, p_b: ArrayLike, p_tie: ArrayLike, verdict: ArrayLike,
                     invalid_as: str = "tie") -> FloatArray:
     """Per judgment, the probability that candidate A won (see the module docstring); NaN for no
     comparison (an unparsable verdict under ``invalid_as="wrong"``, or anything else unknown)."""
-    a, b, t = (np.asarray(pd.to_numeric(pd.Series(as_objects(x)), errors="coerce"), dtype=float)
-               for x in (p_a, p_b, p_tie))
+    a, b, t = (_floats(x) for x in (p_a, p_b, p_tie))
     t = np.where(np.isnan(t), 0.0, t)
     has = np.isfinite(a) & np.isfinite(b) & ((a + b + t) > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
