@@ -270,20 +270,6 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def _return_large_frees_to_the_os() -> None:
-    """Make glibc serve every allocation over 128 KiB by mmap, so a freed array leaves the process
-    (glibc otherwise raises that threshold after the first large free and keeps later arrays on the
-    heap, where an audit's transient arrays add up to hundreds of MB of resident memory)."""
-    import contextlib
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if sys.platform.startswith("linux") and name:
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(name).mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
-
-
 def main(argv: list[str] | None = None) -> int:
     import sqlite3
 
@@ -293,7 +279,6 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors (already printed)
         return exc.code if isinstance(exc.code, int) else 2
-    _return_large_frees_to_the_os()
     try:
         return int(args.func(args))
     except JudgecalError as exc:  # the one place the hierarchy becomes an exit status (judgecal/errors.py)
