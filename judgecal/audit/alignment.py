@@ -46,30 +46,39 @@ class JudgeSums:
     classes: tuple[str, ...] = ()
 
 
+def _coded(column: pd.Series, rows: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.object_]]:
+    """``column``'s values at ``rows`` as codes into its distinct values (-1: missing) and those values."""
+    codes, values = pd.factorize(column.iloc[rows], use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.intp), np.asarray(values, dtype=object)
+
+
 def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray[Any], n_items: int,
                invalid_as: str = "tie") -> JudgeSums | None:
     """Sums for one pairwise judge; ``codes`` gives each row's index into ``truth`` (-1: no consensus)."""
     keep = (codes >= 0) & judgments["verdict"].notna().to_numpy()
     if not keep.any():
         return None
-    j = judgments[keep]
-    code = codes[keep]
-    # object arrays of shared strings (8 bytes a row), codes where possible
-    verdict = j["verdict"].to_numpy(dtype=object)
-    pred = np.where(verdict == "invalid", "tie" if invalid_as == "tie" else "invalid", verdict)
-    true = np.asarray(truth, dtype=object)[code]
-    classes = pd.Index(sorted({str(c) for c in (*LABELS, *pd.unique(pred), *pd.unique(true))}))
+    rows = np.flatnonzero(keep)
+    code = codes[rows]
+    # each text column factorised once: a test against a label is one over its few distinct values, then looked
+    # up per row (the missing value, code -1, reads the entry appended last)
+    verdict, v_values = _coded(judgments["verdict"], rows)  # no missing verdict is kept
+    pred_values = np.where(v_values == "invalid", "tie" if invalid_as == "tie" else "invalid", v_values)
+    true_all = np.asarray(truth, dtype=object)
+    classes = pd.Index(sorted({str(c) for c in (*LABELS, *pred_values[np.unique(verdict)],
+                                                 *pd.unique(true_all[np.unique(code)]))}))
     k = len(classes)
-    t_code, p_code = classes.get_indexer(pd.Index(true)), classes.get_indexer(pd.Index(pred))
-    order = j["order"].to_numpy(dtype=object)
-    is_ab, is_ba = order == "AB", order == "BA"
-    del order
+    t_code = classes.get_indexer(pd.Index(true_all))[code]
+    p_code = classes.get_indexer(pd.Index(pred_values))[verdict]
+    order, o_values = _coded(judgments["order"], rows)
+    is_ab, is_ba = np.append(o_values == "AB", False)[order], np.append(o_values == "BA", False)[order]
     correct = (t_code == p_code).astype(float)
-    invalid = (j["status"].to_numpy(dtype=object) != "ok").astype(float)
+    status, s_values = _coded(judgments["status"], rows)
+    invalid = np.append(s_values != "ok", True)[status].astype(float)
 
     # Pair the two orders of the same (item, sample, mutation) by an integer key.
-    mut = pd.factorize(j["mutation"])[0]
-    sample = j["sample"].to_numpy(dtype=np.int64)
+    mut = pd.factorize(judgments["mutation"].iloc[rows])[0]
+    sample = judgments["sample"].to_numpy(dtype=np.int64)[rows]
     key = (code.astype(np.int64) * (sample.max() + 1) + sample) * (mut.max() + 1) + mut
     first_ab = pd.Series(np.flatnonzero(is_ab), index=key[is_ab])
     first_ab = first_ab[~first_ab.index.duplicated()]
@@ -77,18 +86,19 @@ def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray
     first_ba = first_ba[~first_ba.index.duplicated()]
     both = first_ab.index.intersection(first_ba.index)
     rows_ab, rows_ba = first_ab.reindex(both).to_numpy(), first_ba.reindex(both).to_numpy()
-    n = len(j)
+    n = len(rows)
     same, pair, both_correct = np.zeros(n), np.zeros(n), np.zeros(n)
-    same[rows_ab] = verdict[rows_ab] == verdict[rows_ba]
+    same[rows_ab] = verdict[rows_ab] == verdict[rows_ba]  # equal codes: equal verdicts
     pair[rows_ab] = 1.0
     dec_pair, flip = np.zeros(n), np.zeros(n)
-    both_dec = np.isin(verdict[rows_ab], ("A", "B")) & np.isin(verdict[rows_ba], ("A", "B"))
+    is_decisive = np.isin(v_values, ("A", "B"))[verdict]
+    both_dec = is_decisive[rows_ab] & is_decisive[rows_ba]
     dec_pair[rows_ab] = both_dec
     flip[rows_ab] = both_dec & (verdict[rows_ab] != verdict[rows_ba])
     both_correct[rows_ab] = correct[rows_ab] * correct[rows_ba]
     in_pair = np.isin(key, both.to_numpy())
-    decisive = np.isin(verdict, ("A", "B")) & in_pair
-    picked_first = ((verdict == "A") & is_ab) | ((verdict == "B") & is_ba)
+    decisive = is_decisive & in_pair
+    picked_first = ((v_values == "A")[verdict] & is_ab) | ((v_values == "B")[verdict] & is_ba)
 
     cols = {"correct": lambda: correct, "one": lambda: None, "invalid": lambda: invalid,
             "correct_ab": lambda: correct * is_ab, "n_ab": lambda: is_ab, "correct_ba": lambda: correct * is_ba,

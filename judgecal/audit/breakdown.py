@@ -32,7 +32,10 @@ MAX_COMPARED = 12  # judges: 66 pairs, three bootstrap columns each; beyond it t
 
 
 def _index(values: Any) -> pd.Index:
-    """Item ids as a plain object index: hashed lookups, where a pyarrow-backed index would scan per value."""
+    """Item ids as a plain object index: hashed lookups, where a pyarrow-backed index would scan per value. An
+    object index is used as it is, so its hash table (built on the first lookup) serves every later one."""
+    if isinstance(values, pd.Index) and values.dtype == object:
+        return values
     return pd.Index(np.asarray(values, dtype=object))
 
 

@@ -68,7 +68,7 @@ def item_verdicts(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Series
     # numpy assigns repeated indices in order, so the smallest sample (last in ``rows``) is kept
     ab[codes[rows][first]] = v[rows][first]
     ba[codes[rows][~first]] = v[rows][~first]
-    return pd.Series(winrate.swap_debiased(ab, ba), index=pd.Index([str(i) for i in ids]), dtype=object)
+    return pd.Series(winrate.swap_debiased(ab, ba), index=pd.Index([str(i) for i in ids], dtype=object), dtype=object)
 
 
 def _records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -84,7 +84,7 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
     load_thresholds(ws.path)  # the workspace's configuration files are read before anything is computed
     load_families(ws.path)  # or stored, so a bad one stops the audit with nothing half-written
     method, source = split_name(o.consensus)
-    if ws.consensus_frame(o.consensus).empty:
+    if not ws.has_consensus(o.consensus):
         if method not in CONSENSUS_METHODS:
             raise AuditError(f"no consensus '{o.consensus}' in this workspace (methods there: "
                              f"{', '.join(sorted(set(ws.consensus_frame()['method']))) or 'none'})")

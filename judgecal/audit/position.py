@@ -44,9 +44,10 @@ def debiased_verdicts(pairs: pd.DataFrame) -> pd.Series:
     return pd.Series(v, index=pairs.index, name="debiased")
 
 
-def position_tests(judgments: pd.DataFrame) -> dict[str, Any]:
-    """Flip rate, McNemar (exact and mid-p) and the MDE of the first-position rate at this sample size."""
-    pairs = paired_orders(judgments)
+def position_tests(judgments: pd.DataFrame, pairs: pd.DataFrame | None = None) -> dict[str, Any]:
+    """Flip rate, McNemar (exact and mid-p) and the MDE of the first-position rate at this sample size;
+    ``pairs``: :func:`paired_orders` of ``judgments`` when already made."""
+    pairs = paired_orders(judgments) if pairs is None else pairs
     if pairs.empty:
         return {}
     decisive = pairs["verdict_ab"].isin(["A", "B"]) & pairs["verdict_ba"].isin(["A", "B"])
@@ -63,10 +64,12 @@ def position_tests(judgments: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def debiased_sums(judgments: pd.DataFrame, truth: pd.Series, invalid_as: str = "tie") -> tuple[np.ndarray, int]:
+def debiased_sums(judgments: pd.DataFrame, truth: pd.Series, invalid_as: str = "tie",
+                  pairs: pd.DataFrame | None = None) -> tuple[np.ndarray, int]:
     """Per-item sums over ``truth``'s items (rows in its order): swap-debiased verdict right, the mean of
-    the two single-order verdicts right, pairs; and the number of pairs with a consensus."""
-    pairs = paired_orders(judgments)
+    the two single-order verdicts right, pairs; and the number of pairs with a consensus. ``pairs``:
+    :func:`paired_orders` of ``judgments`` when already made."""
+    pairs = paired_orders(judgments) if pairs is None else pairs
     code = truth_codes(pairs["item_id"], truth)
     pairs, code = pairs[code >= 0], code[code >= 0]
     deb = debiased_verdicts(pairs).to_numpy(dtype=object)

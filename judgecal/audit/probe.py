@@ -63,7 +63,7 @@ class JudgeInput:
         """Each judgment's index into ``truth`` (-1: no consensus)."""
         return truth_codes(self.judgments["item_id"], self.truth)
 
-    @property
+    @cached_property
     def pairwise(self) -> bool:
         """A judge of pairs: some verdict A / B / tie, or only verdicts (``invalid``) and no score on items
         whose human label, where there is one, is A / B / tie; a pointwise judge's unreadable answers are
@@ -79,7 +79,7 @@ class JudgeInput:
         labels = self.truth.reindex(pd.Index(self.judgments["item_id"].astype(str).unique())).dropna()
         return bool(labels.astype(str).isin(("A", "B", "tie")).all())
 
-    @property
+    @cached_property
     def orders(self) -> list[str]:
         return sorted(str(o) for o in self.judgments["order"].unique()) if len(self.judgments) else []
 

@@ -34,7 +34,7 @@ from judgecal.audit.injection import injection_follow
 from judgecal.audit.instability import instability
 from judgecal.audit.metric import Metric, clean
 from judgecal.audit.padding import padding_preference
-from judgecal.audit.position import debiased_from, debiased_sums, position_tests
+from judgecal.audit.position import debiased_from, debiased_sums, paired_orders, position_tests
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.sensitivity import prompt_sensitivity
@@ -181,13 +181,16 @@ class PositionProbe(Probe):
         out, deb = {}, {}
         for inp in inputs:
             res = out[inp.judge] = ProbeResult()
-            pos = position_tests(inp.judgments) if inp.orders == ["AB", "BA"] else {}
+            if inp.orders != ["AB", "BA"]:
+                continue
+            pairs = paired_orders(inp.judgments)  # made once for both uses
+            pos = position_tests(inp.judgments, pairs)
             if not pos:
                 continue
             res.sections["position"] = pos
             if "first_position_rate" in done[inp.judge]:
                 res.metrics["first_position_rate"] = self.test(done[inp.judge]["first_position_rate"], pos)
-            sums, n_pairs = debiased_sums(inp.judgments, inp.truth, cfg.invalid_as)
+            sums, n_pairs = debiased_sums(inp.judgments, inp.truth, cfg.invalid_as, pairs)
             if n_pairs:
                 deb[inp.judge] = (sums, n_pairs)
         if deb:

@@ -36,8 +36,8 @@ def _version(dist: str) -> str | None:
 
 def truth_digest(ws: Any, consensus: str) -> str:
     """sha256 (16 hex digits) of the consensus' sorted ``item_id<TAB>label`` lines."""
-    frame = ws.consensus_frame(consensus)
-    lines = sorted(zip(frame["item_id"].astype(str).tolist(), frame["label"].astype(str).tolist(), strict=True))
+    labels = ws.consensus_labels(consensus)
+    lines = sorted(zip(labels.index.astype(str).tolist(), labels.astype(str).tolist(), strict=True))
     return hashlib.sha256("".join(f"{item}\t{label}\n" for item, label in lines).encode()).hexdigest()[:16]
 
 

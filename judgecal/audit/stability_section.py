@@ -35,10 +35,10 @@ class StabilityError(UserError, ValueError):
 
 def truth_labels(ws: Any, consensus: str) -> dict[str, str]:
     """item -> consensus label (A, B or tie) of the stored consensus ``consensus``."""
-    df = ws.consensus_frame(consensus)
-    if df.empty:
+    labels = ws.consensus_labels(consensus)
+    if labels.empty:
         raise StabilityError(f"no stored consensus {consensus!r}: run `judgecal aggregate` first")
-    return dict(zip(df["item_id"], df["label"], strict=True))
+    return dict(zip(labels.index, labels, strict=True))
 
 
 def figures(verdicts: pd.DataFrame, items: Sequence[Item],

@@ -22,11 +22,11 @@ def resolve_truth(ws: Workspace, consensus: str, n_boot: int = 2000,
     """``item_id -> label`` of the consensus ``consensus`` and the report's description of it: method,
     source, the sources it draws on, how many annotators gave how many labels on its items, and their
     Fleiss' kappa (item-bootstrap CI)."""
-    cons = ws.consensus_frame(consensus)
     # plain object indexes: every judge's lookup reuses this index's hash table (a pyarrow-backed string
     # index would be converted to Python strings again on each lookup)
-    truth = pd.Series(cons["label"].to_numpy(dtype=str).astype(object),
-                      index=pd.Index(cons["item_id"].to_numpy(dtype=str).astype(object), dtype=object))
+    cons = ws.consensus_labels(consensus)
+    truth = pd.Series(cons.to_numpy(dtype=str).astype(object),
+                      index=pd.Index(cons.index.to_numpy(dtype=str).astype(object), dtype=object))
     method, selector = split_name(consensus)
     ann = ws.annotations_frame()
     present = sources(ann)

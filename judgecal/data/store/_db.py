@@ -165,5 +165,7 @@ def _compact_frame(cursor: sqlite3.Cursor, cols: list[str], chunk: int = 20_000)
         elif col in _INTS:
             out[col] = pd.array(data, dtype="Int64") if np.isnan(data).any() else data.astype(np.int64)  # type: ignore[arg-type]
         else:
-            out[col] = pd.Categorical.from_codes(data.astype(np.int32), categories=list(lookup[k]))  # type: ignore[call-overload]
+            # plain object categories: a pyarrow-backed one would be converted to Python strings on each lookup
+            out[col] = pd.Categorical.from_codes(data.astype(np.int32),  # type: ignore[call-overload]
+                                                 categories=pd.Index(list(lookup[k]), dtype=object))
     return pd.DataFrame(out, columns=cols)

@@ -53,6 +53,15 @@ class AnnotationsRepository(Repository):
                 [(c.item_id, c.method, c.label, json.dumps(c.posterior)) for c in rows],
             )
 
+    def has_consensus(self, method: str) -> bool:
+        """Whether the consensus ``method`` is stored (one row looked up, none read)."""
+        return self._conn.execute("SELECT 1 FROM consensus WHERE method = ? LIMIT 1", (method,)).fetchone() is not None
+
+    def consensus_labels(self, method: str) -> pd.Series:
+        """item_id -> label of the consensus ``method`` (without the posteriors :meth:`consensus_frame` reads)."""
+        rows = self._conn.execute("SELECT item_id, label FROM consensus WHERE method = ?", (method,)).fetchall()
+        return pd.Series([r[1] for r in rows], index=pd.Index([r[0] for r in rows], dtype=object), dtype=object)
+
     def consensus_frame(self, method: str | None = None) -> pd.DataFrame:
         q, args = "SELECT item_id, method, label, posterior FROM consensus", []
         if method is not None:

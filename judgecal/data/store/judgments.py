@@ -186,7 +186,7 @@ class JudgmentsRepository(Repository):
         args = (col_args if "judge" in cols else []) + where_args
         if compact and judge is None:  # the audit's read: from its columnar copy while the judgments are unchanged
             with self._db.reading() as conn:
-                key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps([sorted(cols), col_args])}"
+                key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps(col_args)}"
                 frame = snapshot.load_frame(self._folder, "judgments", key, cols)
                 if frame is None:
                     frame = _compact_frame(conn.execute(q, args), cols)
@@ -204,7 +204,7 @@ class JudgmentsRepository(Repository):
         cols = list(columns)
         _, col_args, _, _ = self._judge_sql(None)
         with self._db.reading() as conn:
-            key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps([sorted(cols), col_args])}"
+            key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps(col_args)}"
         stream = snapshot.load_columns(self._folder, "judgments", key, cols)
         if stream is None:  # no copy yet, or another state's: the frame is read (and its copy made) once
             frame = self.judgments_frame(columns=cols, compact=True)

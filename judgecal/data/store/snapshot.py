@@ -60,6 +60,16 @@ def _replace(target: Path, write: Any) -> None:
         Path(tmp).unlink(missing_ok=True)
 
 
+def _plain(column: pd.Series) -> pd.Series:
+    """A categorical column with its categories as plain Python strings, as the store reads them from SQLite
+    (Arrow hands them back as pyarrow-backed strings, which are converted again on every lookup)."""
+    if isinstance(column.dtype, pd.CategoricalDtype) and column.dtype.categories.dtype != object:
+        cats = pd.Index(column.dtype.categories.to_numpy(dtype=object), dtype=object)
+        return pd.Series(pd.Categorical.from_codes(column.cat.codes.to_numpy(), categories=cats, validate=False),
+                         index=column.index, name=column.name)
+    return column
+
+
 def load_frame(folder: Path, name: str, key: str, columns: list[str]) -> pd.DataFrame | None:
     """``columns`` of the frame stored as ``name`` under ``key``; ``None`` when there is none, another key's,
     or a damaged one."""
@@ -77,6 +87,8 @@ def load_frame(folder: Path, name: str, key: str, columns: list[str]) -> pd.Data
     frame = table.select(columns).to_pandas(split_blocks=True, self_destruct=True)
     del table
     pa.default_memory_pool().release_unused()
+    for c in frame.columns:
+        frame[c] = _plain(frame[c])
     return frame
 
 
@@ -103,7 +115,7 @@ def load_columns(folder: Path, name: str, key: str, columns: list[str]) -> Itera
             options = pa.ipc.IpcReadOptions(included_fields=[names.index(c)])
             with pa.OSFile(str(path)) as source:
                 table = pa.ipc.open_file(source, options=options).read_all()
-            column = table.to_pandas(split_blocks=True, self_destruct=True)[c]
+            column = _plain(table.to_pandas(split_blocks=True, self_destruct=True)[c])
             del table
             pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed memory otherwise
             yield column

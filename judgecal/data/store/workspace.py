@@ -143,6 +143,8 @@ class Workspace:
     annotations_frame = _Delegate("annotations_repo", AnnotationsRepository.annotations_frame)
     set_consensus = _Delegate("annotations_repo", AnnotationsRepository.set_consensus)
     consensus_frame = _Delegate("annotations_repo", AnnotationsRepository.consensus_frame)
+    consensus_labels = _Delegate("annotations_repo", AnnotationsRepository.consensus_labels)
+    has_consensus = _Delegate("annotations_repo", AnnotationsRepository.has_consensus)
 
     # -- Label Studio
     ls_projects = _Delegate("labelstudio_repo", LabelStudioRepository.ls_projects)
