@@ -104,15 +104,16 @@ def test_shared_weights_reuse_the_same_replicates_within_their_budget():
 
 
 def test_counts_kept_in_single_precision_bootstrap_to_the_same_replicates():
-    """exact_float32 halves integer count sums; bootstrap_sums of them equals the double-precision run, and a
-    sum that single precision cannot hold exactly (a fraction, or totals past 2**24) stays double."""
+    """Integer counts given in single precision bootstrap to exactly the double-precision replicates; single
+    precision sums that are not exact there (a fraction; totals past 2**24) are multiplied in double."""
     rng = np.random.default_rng(3)
     counts = rng.integers(0, 5, size=(300, 7)).astype(float)
-    single = stats.exact_float32(counts)
-    assert single.dtype == np.float32 and np.array_equal(single, counts)
+    single = counts.astype(np.float32)
     np.testing.assert_array_equal(stats.bootstrap_sums(single, 200, 1), stats.bootstrap_sums(counts, 200, 1))
-    for kept in (counts + 0.5, counts * 2.0**20):
-        assert stats.exact_float32(kept).dtype == np.float64
+    for inexact in (counts + 0.5, counts * 2.0**18 + 1):
+        np.testing.assert_allclose(stats.bootstrap_sums(inexact.astype(np.float32), 100, 1),
+                                   stats.bootstrap_sums(inexact.astype(np.float32).astype(np.float64), 100, 1),
+                                   rtol=0)
     # a view of single-precision columns (the alignment probe's per-judge slices) is summed without a copy
     wide = np.hstack([single, single])
     np.testing.assert_array_equal(stats.bootstrap_sums(wide[:, 7:], 50, 2), stats.bootstrap_sums(counts, 50, 2))

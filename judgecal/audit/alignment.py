@@ -52,21 +52,50 @@ def _coded(column: pd.Series, rows: NDArray[np.intp]) -> tuple[NDArray[np.intp],
     return np.asarray(codes, dtype=np.intp), np.asarray(values, dtype=object)
 
 
-def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray[Any], n_items: int,
-               invalid_as: str = "tie") -> JudgeSums | None:
-    """Sums for one pairwise judge; ``codes`` gives each row's index into ``truth`` (-1: no consensus)."""
+@dataclass
+class SumsShape:
+    """What :func:`judge_sums` will write, known before it runs: the rows kept, the confusion classes, the
+    number of columns, and the most rows of one item (every column is a count of rows, so this bounds them)."""
+
+    rows: NDArray[np.intp]
+    classes: pd.Index
+    width: int
+    most_per_item: int
+
+
+def sums_shape(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray[Any],
+               invalid_as: str = "tie") -> SumsShape | None:
+    """:class:`SumsShape` of one judge's :func:`judge_sums` (``None``: no judgment to sum)."""
     keep = (codes >= 0) & judgments["verdict"].notna().to_numpy()
     if not keep.any():
         return None
     rows = np.flatnonzero(keep)
+    code = codes[rows]
+    verdict, v_values = _coded(judgments["verdict"], rows)
+    pred_values = np.where(v_values == "invalid", "tie" if invalid_as == "tie" else "invalid", v_values)
+    true_all = np.asarray(truth, dtype=object)
+    classes = pd.Index(sorted({str(c) for c in (*LABELS, *pred_values[np.unique(verdict)],
+                                                 *pd.unique(true_all[np.unique(code)]))}))
+    return SumsShape(rows, classes, len(SUM_COLUMNS) + len(classes) ** 2, int(np.bincount(code).max()))
+
+
+def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray[Any], n_items: int,
+               invalid_as: str = "tie", shape: SumsShape | None = None,
+               out: NDArray[np.floating[Any]] | None = None) -> JudgeSums | None:
+    """Sums for one pairwise judge; ``codes`` gives each row's index into ``truth`` (-1: no consensus).
+    ``shape``: :func:`sums_shape` when already found; ``out``: the ``n_items x shape.width`` array (a view
+    of a larger one; single precision is exact while ``shape.most_per_item`` times the items is below 2**24,
+    every column being a count of rows) to write them into instead of a new one."""
+    shape = shape or sums_shape(judgments, codes, truth, invalid_as)
+    if shape is None:
+        return None
+    rows, classes = shape.rows, shape.classes
     code = codes[rows]
     # each text column factorised once: a test against a label is one over its few distinct values, then looked
     # up per row (the missing value, code -1, reads the entry appended last)
     verdict, v_values = _coded(judgments["verdict"], rows)  # no missing verdict is kept
     pred_values = np.where(v_values == "invalid", "tie" if invalid_as == "tie" else "invalid", v_values)
     true_all = np.asarray(truth, dtype=object)
-    classes = pd.Index(sorted({str(c) for c in (*LABELS, *pred_values[np.unique(verdict)],
-                                                 *pd.unique(true_all[np.unique(code)]))}))
     k = len(classes)
     t_code = classes.get_indexer(pd.Index(true_all))[code]
     p_code = classes.get_indexer(pd.Index(pred_values))[verdict]
@@ -107,7 +136,7 @@ def judge_sums(judgments: pd.DataFrame, codes: NDArray[np.int64], truth: NDArray
             "dec_pair": lambda: dec_pair}
     names = list(cols)
     assert tuple(names) == SUM_COLUMNS
-    sums = np.zeros((n_items, len(names) + k * k))
+    sums: NDArray[np.float64] = np.zeros((n_items, len(names) + k * k)) if out is None else out  # type: ignore[assignment]
     for c, values in enumerate(cols.values()):  # one weight vector alive at a time
         sums[:, c] = np.bincount(code, weights=values(), minlength=n_items)
     cell = t_code * k + p_code

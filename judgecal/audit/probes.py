@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgecal.audit.alignment import judge_sums, metrics_from
+from judgecal.audit.alignment import judge_sums, metrics_from, sums_shape
 from judgecal.audit.injection import injection_follow
 from judgecal.audit.instability import instability
 from judgecal.audit.metric import Metric, clean
@@ -135,19 +135,23 @@ class AlignmentProbe(Probe):
     def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig,
                 done: Mapping[str, Mapping[str, Metric]]) -> dict[str, ProbeResult]:
         out = {inp.judge: ProbeResult() for inp in inputs}
+        shapes = {inp.judge: shape for inp in inputs if inp.pairwise and len(inp.truth)
+                  and (shape := sums_shape(inp.judgments, inp.codes, inp.truth.to_numpy(), cfg.invalid_as))}
         sums = {}
-        for inp in inputs:
-            if inp.pairwise and len(inp.truth):
-                js = judge_sums(inp.judgments, inp.codes, inp.truth.to_numpy(), len(inp.truth), cfg.invalid_as)
-                if js is not None:
-                    js.sums = stats.exact_float32(js.sums)  # counts: exact in single precision, half the memory
-                    sums[inp.judge] = js
-        if sums:
-            every = np.hstack([js.sums for js in sums.values()])  # single precision if every judge's is
+        if shapes:
+            # every judge's sums written into one matrix (their columns side by side), in single precision when
+            # every count and bootstrap total of them is an integer below 2**24 (exact there, half the memory)
+            n = len(inputs[0].truth)
+            exact = max(s.most_per_item for s in shapes.values()) * n < 2**24
+            every = np.zeros((n, sum(s.width for s in shapes.values())), dtype=np.float32 if exact else np.float64)
             start = 0
-            for js in sums.values():  # each judge's sums become a view of the one matrix (not kept twice)
-                js.sums = every[:, start:start + js.sums.shape[1]]
-                start += js.sums.shape[1]
+            for inp in inputs:
+                if (shape := shapes.get(inp.judge)) is not None:
+                    js = judge_sums(inp.judgments, inp.codes, inp.truth.to_numpy(), n, cfg.invalid_as, shape,
+                                    every[:, start:start + shape.width])
+                    assert js is not None  # a shape was found, so there are judgments to sum
+                    sums[inp.judge] = js
+                    start += shape.width
             boot = stats.bootstrap_sums(every, cfg.n_boot, cfg.seed)
             start = 0
             for judge, js in sums.items():

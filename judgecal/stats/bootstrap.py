@@ -65,13 +65,6 @@ def _exact_in_float32(sums: FloatArray, block: int = 4096) -> bool:
     return all(np.array_equal(part, np.round(part)) for part in (sums[a:a + block] for a in range(0, len(sums), block)))
 
 
-def exact_float32(sums: FloatArray) -> FloatArray:
-    """``sums`` in single precision when every value and every bootstrap total of them is exact there
-    (:func:`_exact_in_float32`: integer counts of fewer than 2**24), else unchanged: half the memory, and the
-    same figures from :func:`bootstrap_sums` and from every statistic that sums them in double precision."""
-    return sums.astype(np.float32) if sums.dtype != np.float32 and _exact_in_float32(sums) else sums
-
-
 class _Shared:
     """The weight matrices kept by :func:`shared_weights`: ``(n, n_boot, seed) ->`` ``W`` as 4-bit counts, two
     to a byte (item ``2k`` in the low half of byte ``k``, item ``2k + 1`` in the high half)."""
@@ -145,7 +138,8 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
 
     Computed as ``(sums^T @ W^T)^T`` chunk by chunk (BLAS runs the long inner dimension fastest that way),
     in single precision when that is exact (:func:`_exact_in_float32`): the values are those of ``W @ sums``
-    in double precision either way. ``sums`` may be single precision already (:func:`exact_float32`).
+    in double precision either way. ``sums`` may be single precision already (integer counts
+    a caller knows to be exact there); where they are not exact, they are multiplied in double precision.
     """
     sums = np.asarray(sums)
     if sums.dtype != np.float32:
