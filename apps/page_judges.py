@@ -57,10 +57,10 @@ def verdict_of(entry: Judge) -> tuple[str, list[str], list[Reason]]:
 
 
 def stability_score(name: str, entry: Judge) -> str:
-    s = (entry.section("stability") or {}).get("score")  # the stability section is kept as written
+    s = entry.stability.score if entry.stability else None
     if not s:
         return "not measured"
-    return f"{fmt_ci(s.get('score'), s.get('ci'))} ({s.get('figure')})"
+    return f"{fmt_ci(s.score, s.ci)} ({s.figure})"
 
 
 def _verdict_kappa(j: Judge) -> str:

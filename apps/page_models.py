@@ -127,7 +127,7 @@ def _stored_runs(path: str, key: Stamp) -> int:
 def stability_page() -> None:
     st.title("Stability: does the judge give the same answers?")
     rep = report()
-    summ = {j: e.section("stability") for j, e in (rep.judges if rep else {}).items() if e.section("stability")}
+    summ = {j: e.stability for j, e in (rep.judges if rep else {}).items() if e.stability}
     if not summ:
         p = ws_path()
         stored = _stored_runs(str(p), stamp(p))
@@ -138,15 +138,14 @@ def stability_page() -> None:
         return
     rows, figs = [], []
     for judge, e in summ.items():
-        s = e.get("score") or {}
-        rows.append({"judge": judge, "Stability Score": fmt_ci(s.get("score"), s.get("ci")) if s else "not measured",
-                     "weakest figure": s.get("figure") or "n/a", "guard": e.get("guard"),
-                     "runs": len(e.get("runs", []))})
-        for run in e.get("runs", []):
-            for fig, r in (run.get("figures") or {}).items():
-                figs.append({"judge": judge, "run": run.get("run_id"), "origin": run.get("origin"), "figure": fig,
-                             "score": fmt_ci(r.get("score"), r.get("score_ci")),
-                             "variants": len(run.get("variants", [])), "items": run.get("n_items")})
+        s = e.score
+        rows.append({"judge": judge, "Stability Score": fmt_ci(s.score, s.ci) if s else "not measured",
+                     "weakest figure": (s.figure if s else None) or "n/a", "guard": e.guard, "runs": len(e.runs)})
+        for run in e.runs:
+            for fig, r in run.figures.items():
+                figs.append({"judge": judge, "run": run.run_id, "origin": run.origin, "figure": fig,
+                             "score": fmt_ci(r.score, r.score_ci), "variants": len(run.variants),
+                             "items": run.n_items})
     table(pd.DataFrame(rows), "stability-scores",
           help={"Stability Score": "The lowest of the latest run's stability figures (1 = identical under every "
                                    "variant), with its bootstrap interval.",

@@ -189,10 +189,13 @@ def test_cross_backend_and_summary_for_reports(stab_ws, tmp_path):
                                             if r["score"] is not None)
     assert run["fingerprint_diffs"][0]["changes"][0]["field"] == "dtype"
     # the same summary as every surface shows it: the per-axis breakdown, the environment change, the agreement
+    from judgecal.audit.report import JudgeStability, json_safe
     from judgecal.report.stability import stability_tables
     from judgecal.report.write import render_html
 
-    parts = stability_tables(summary)
+    typed = JudgeStability.model_validate(json_safe(summary))  # as audit.json's reader types it
+    assert typed.to_json() == json_safe(summary)  # typing keeps every key and value as written
+    parts = stability_tables(typed)
     rid = run["run_id"][:12]
     [ax] = [r for r in parts["axes"] if r["run"] == rid and r["figure"] == "accuracy"]
     assert ax["axis"] == "backend" and ax["share"] == 1.0 and ax["max_shift_pp"] == pytest.approx(-2.5)

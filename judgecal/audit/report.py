@@ -258,6 +258,129 @@ class JudgeSpans(_Kept):
     like_for_like: SpanLike | None = None
 
 
+class StabilityHeadline(_Kept):
+    """A judge's Stability Score: the lowest over the figures of its latest stability run."""
+
+    figure: str
+    score: float | None = None
+    ci: list[float | None] | None = None
+    run_id: str = ""
+
+
+class AxisShift(_Kept):
+    """One axis of a run (seed, temperature, mutation, backend, ...): its share of the squared shifts from the
+    base variant and its largest shift, at which variant."""
+
+    n_variants: int | None = None
+    sum_sq_pp2: float | None = None
+    share: float | None = None
+    max_shift_pp: float | None = None
+    variant: int | None = None
+
+
+class LargestShift(_Kept):
+    variant: int
+    axis: str
+    shift_pp: float | None = None
+
+
+class Decomposition(_Kept):
+    axes: dict[str, AxisShift] = Field(default_factory=dict)
+    total_sum_sq_pp2: float | None = None
+    top_axis: str | None = None
+    largest_shift: LargestShift | None = None
+
+
+class GuardViolation(_Kept):
+    variant: int
+    shift_pp: float | None = None
+    name: str | None = None
+    figure: str | None = None
+
+
+class StabilityFigure(_Kept):
+    """One figure (accuracy, kappa, a model's win rate) across a run's variants: each variant's value, the spread
+    (σ, in points) and Stability Score with their intervals, the per-axis decomposition, the guard's violations."""
+
+    figures: list[float | None] = Field(default_factory=list)
+    sigma_pp: float | None = None
+    sigma_ci: list[float | None] | None = None
+    score: float | None = None
+    score_ci: list[float | None] | None = None
+    n_items: int | None = None
+    n_variants: int | None = None
+    n_boot: int | None = None
+    decomposition: Decomposition | None = None
+    guard: list[GuardViolation] = Field(default_factory=list)
+
+
+class StabilityVariant(_Kept):
+    variant: int | None = None
+    name: str | None = None
+    axis: str | None = None
+    level: Any = None
+    reused_from: int | None = None
+    calls: int | None = None
+    paid: int | None = None
+    identical_outputs: float | None = None
+
+
+class CrossAgreement(_Kept):
+    """The same figure measured on another backend (``cross_backend``) or by another judge (``cross_judge``)."""
+
+    variant: str | None = None
+    figure: str | None = None
+    judge: str | None = None
+    difference_pp: float | None = None
+    tolerance_pp: float | None = None
+    within_tolerance: bool | None = None
+    item_agreement: float | None = None
+    kappa: float | None = None
+
+
+class FingerprintChange(_Kept):
+    """One field of the environment fingerprint that differs from the base variant's."""
+
+    field: str
+    before: Any = None
+    after: Any = None
+
+
+class FingerprintDiff(_Kept):
+    variant: str | None = None
+    changes: list[FingerprintChange] = Field(default_factory=list)
+
+
+class StabilityGuard(_Kept):
+    threshold_pp: float | None = None
+    status: Literal["pass", "fail"] = "pass"
+    violations: list[GuardViolation] = Field(default_factory=list)
+
+
+class StabilityRun(_Kept):
+    """One stored stability run of the judge (``judgecal stability run`` / ``import`` / ``repeats``)."""
+
+    run_id: str
+    judge: str | None = None
+    origin: str | None = None
+    kind: str | None = None
+    n_items: int | None = None
+    variants: list[StabilityVariant] = Field(default_factory=list)
+    figures: dict[str, StabilityFigure] = Field(default_factory=dict)
+    cross_backend: list[CrossAgreement] = Field(default_factory=list)
+    cross_judge: list[CrossAgreement] = Field(default_factory=list)
+    guard: StabilityGuard | None = None
+    fingerprint_diffs: list[FingerprintDiff] = Field(default_factory=list)
+
+
+class JudgeStability(_Kept):
+    """``judges.<judge>.stability``: every stored stability run of the judge and the headline of its latest."""
+
+    runs: list[StabilityRun] = Field(default_factory=list)
+    score: StabilityHeadline | None = None
+    guard: str | None = None
+
+
 class Judge(_Open):
     """One judge: what it judged, its figures (:class:`Figure` by metric name), flags, verdict, breakdown."""
 
@@ -274,6 +397,7 @@ class Judge(_Open):
     reference: JudgeReference | None = None
     pointwise: JudgePointwise | None = None
     spans: JudgeSpans | None = None
+    stability: JudgeStability | None = None
 
     _written_first = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage",
                       "flags", "verdict", "breakdown")

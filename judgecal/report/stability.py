@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from judgecal.audit.report import JudgeStability
 
-def stability_tables(stab: dict[str, Any] | None) -> dict[str, list[dict[str, Any]]]:
+
+def stability_tables(stab: JudgeStability | None) -> dict[str, list[dict[str, Any]]]:
     """A judge's stability summary as plain rows for every surface (HTML/PDF report, explorer):
 
     - ``runs``: one row per run and figure (origin ``gpu`` runs beside ``cpu`` ones), Stability Score and σ;
@@ -18,24 +20,23 @@ def stability_tables(stab: dict[str, Any] | None) -> dict[str, list[dict[str, An
     from judgecal.judges.fingerprint import describe
 
     out: dict[str, list[dict[str, Any]]] = {"runs": [], "axes": [], "environment": [], "agreement": []}
-    for run in (stab or {}).get("runs", []):
-        rid, origin = str(run.get("run_id", ""))[:12], run.get("origin")
-        names = [v.get("name") for v in run.get("variants") or []]
-        for fig, r in (run.get("figures") or {}).items():
-            out["runs"].append({"run": rid, "origin": origin, "figure": fig, "variants": r.get("n_variants"),
-                                "sigma_pp": r.get("sigma_pp"), "score": r.get("score"), "score_ci": r.get("score_ci"),
-                                "guard": "fail" if r.get("guard") else "pass"})
-            for axis, a in ((r.get("decomposition") or {}).get("axes") or {}).items():
-                v = a.get("variant")
-                out["axes"].append({"run": rid, "figure": fig, "axis": axis, "variants": a.get("n_variants"),
-                                    "share": a.get("share"), "max_shift_pp": a.get("max_shift_pp"),
-                                    "at": names[v] if isinstance(v, int) and v < len(names) else None})
-        for e in run.get("fingerprint_diffs") or []:
-            out["environment"].append({"run": rid, "variant": e.get("variant"), "changes": describe(e["changes"])})
-        for kind, key in (("backend", "cross_backend"), ("judge", "cross_judge")):
-            for c in run.get(key) or []:
-                out["agreement"].append({"run": rid, "kind": kind, "variant": c.get("variant"),
-                                         "figure": c.get("figure"), "difference_pp": c.get("difference_pp"),
-                                         "item_agreement": c.get("item_agreement"), "kappa": c.get("kappa"),
-                                         "within_tolerance": c.get("within_tolerance")})
+    for run in stab.runs if stab else []:
+        rid, origin = run.run_id[:12], run.origin
+        names = [v.name for v in run.variants]
+        for fig, r in run.figures.items():
+            out["runs"].append({"run": rid, "origin": origin, "figure": fig, "variants": r.n_variants,
+                                "sigma_pp": r.sigma_pp, "score": r.score, "score_ci": r.score_ci,
+                                "guard": "fail" if r.guard else "pass"})
+            for axis, a in (r.decomposition.axes if r.decomposition else {}).items():
+                v = a.variant
+                out["axes"].append({"run": rid, "figure": fig, "axis": axis, "variants": a.n_variants,
+                                    "share": a.share, "max_shift_pp": a.max_shift_pp,
+                                    "at": names[v] if v is not None and v < len(names) else None})
+        for e in run.fingerprint_diffs:
+            out["environment"].append({"run": rid, "variant": e.variant, "changes": describe([c.to_json() for c in e.changes])})
+        for kind, agreements in (("backend", run.cross_backend), ("judge", run.cross_judge)):
+            for c in agreements:
+                out["agreement"].append({"run": rid, "kind": kind, "variant": c.variant, "figure": c.figure,
+                                         "difference_pp": c.difference_pp, "item_agreement": c.item_agreement,
+                                         "kappa": c.kappa, "within_tolerance": c.within_tolerance})
     return out

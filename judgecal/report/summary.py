@@ -118,7 +118,7 @@ def summary_row(name: str, entry: Judge) -> dict[str, Any]:
             "more_reasons": max(len(reasons) - 1, 0), "n_labelled": entry.n_items_with_consensus or 0,
             "basis": got[0], "headers": got[1], "figures": got[2], "not_tested": not_tested,
             "not_tested_probes": probes,
-            "stability": stability_line(entry.section("stability"))}
+            "stability": stability_line(entry.stability)}
 
 
 def summary_rows(report: AuditReport | dict[str, Any]) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from judgecal.audit.report import AuditReport, Figure, Judge, LikeDefinition, read_report
+from judgecal.audit.report import AuditReport, Figure, Judge, JudgeStability, LikeDefinition, read_report
 from judgecal.catalogue import (
     FLAGS,
     METRICS,
@@ -96,20 +96,20 @@ def human_reference(report: AuditReport) -> dict[str, Any]:
             else cons.n_annotators}
 
 
-def stability_line(stab: dict[str, Any] | None) -> str | None:
+def stability_line(stab: JudgeStability | None) -> str | None:
     """``stable within ±x points at 95% confidence``: x = 1.96 σ, σ the spread (pp) of the headline figure
     across the variants of the judge's latest stability run (the figure with the lowest Stability Score)."""
-    if not stab or not stab.get("score") or not stab.get("runs"):
+    if not stab or not stab.score or not stab.runs:
         return None
-    figure = stab["score"].get("figure")
-    run = stab["runs"][-1]
-    fig = (run.get("figures") or {}).get(figure) or {}
-    sigma = _num(fig.get("sigma_pp"))
-    if sigma is None:
+    figure = stab.score.figure
+    run = stab.runs[-1]
+    fig = run.figures.get(figure)
+    sigma = _num(fig.sigma_pp) if fig else None
+    if fig is None or sigma is None:
         return None
-    n_var = fig.get("n_variants") or len(run.get("variants") or [])
+    n_var = fig.n_variants or len(run.variants)
     return (f"stable within ±{Z95 * sigma:.1f} points at 95% confidence ({info(figure).title.lower()}: "
-            f"σ = {sigma:.2f} points across {n_var} variants, Stability Score {fmt_number(_num(fig.get('score')), 1)})")
+            f"σ = {sigma:.2f} points across {n_var} variants, Stability Score {fmt_number(_num(fig.score), 1)})")
 
 
 AGGREGATORS = {
@@ -332,7 +332,7 @@ def judge_view(name: str, entry: Judge, ref: dict[str, Any],
         kappa_ref = fmt_interval(_num(jr.human_kappa), _num(ci[0]), _num(ci[1]))
     chance = _num(jr.chance_accuracy) if jr else None
     chance = chance if chance is not None else ref["chance_accuracy"]
-    stab = entry.section("stability")
+    stab = entry.stability
     raw = entry.to_json()
     extra = {k: v for k, v in raw.items() if k not in OWN_LAYOUT and v not in (None, {}, [])}
     parts = label_views(raw) if is_label_judge(raw) else []
@@ -354,7 +354,8 @@ def judge_view(name: str, entry: Judge, ref: dict[str, Any],
         "metrics": _metric_rows(entry),
         "labels": parts, "labels_trusted": trusted_words(parts[0]) if parts else None,
         "usage": entry.usage,
-        "stability": stab, "stability_line": stability_line(stab), "stability_tables": stability_tables(stab),
+        "stability": stab.to_json() if stab else None, "stability_line": stability_line(stab),
+        "stability_tables": stability_tables(stab),
         "extra": extra,
     }
 
