@@ -149,15 +149,15 @@ def trust_table(rep: AuditReport) -> pd.DataFrame:
         status, reasons, _ = verdict_of(j)
         sa = rep.models.system_alignment.get(name) if rep.models else None
         align = sa.spearman if sa else None
-        usage = j.usage  # cost and latency per judgment, kept as written
-        lat = usage.get("latency_s_mean")
+        usage = j.usage  # cost and latency per 1,000 judgments
+        lat = usage.latency_s_mean
         rows.append({"judge": name, "verdict": status,
                      "Alignment Score": fmt_m(align) if align else "not measured",
                      "Stability Score": stability_score(name, j),
                      **like_cells(j),  # what the verdict reads, first; the consensus figure beside it
                      "κ with the humans": _verdict_kappa(j),
                      "accuracy": fmt_m(j.metrics.get("accuracy")),
-                     "cost per 1,000 (USD)": fmt_number(usage.get("cost_usd_per_1k")),
+                     "cost per 1,000 (USD)": fmt_number(usage.cost_usd_per_1k),
                      "time per 1,000 (s)": fmt_number(None if lat is None else lat * 1000, 1),
                      "judgments": int(j.n_judgments), "reasons": "; ".join(reasons) or "none"})
     h = rep.humans

@@ -258,6 +258,17 @@ class JudgeSpans(_Kept):
     like_for_like: SpanLike | None = None
 
 
+class Usage(_Kept):
+    """What a judge's calls cost: tokens and dollars per 1,000 judgments, latency (``None``: not recorded)."""
+
+    judgments: int | None = None
+    prompt_tokens_per_1k: float | None = None
+    completion_tokens_per_1k: float | None = None
+    cost_usd_per_1k: float | None = None
+    latency_s_mean: float | None = None
+    latency_s_p95: float | None = None
+
+
 class StabilityHeadline(_Kept):
     """A judge's Stability Score: the lowest over the figures of its latest stability run."""
 
@@ -390,7 +401,7 @@ class Judge(_Open):
     n_items_with_consensus: int
     orders: list[str]
     metrics: dict[str, Figure]
-    usage: dict[str, Any]
+    usage: Usage
     flags: list[str]
     verdict: Verdict | None = None
     breakdown: Breakdown | None = None
