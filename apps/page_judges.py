@@ -558,19 +558,19 @@ def confidence_section(rep: AuditReport, pick: str) -> None:
 
     st.subheader("Could it replace an annotator? Is its confidence calibrated?")
     rows = []
-    for name, j in rep.judges.items():  # these three sections are kept as written
-        alt, cal, sel = (j.section(k) or {} for k in ("replace_annotator", "calibration", "selective"))
+    for name, j in rep.judges.items():
+        alt, cal, sel = j.replace_annotator, j.calibration, j.selective
         rows.append({
             "judge": name,
-            "replaces an annotator": _yes(alt.get("passed")) if alt else "not tested (needs annotators' labels)",
-            "winning rate": fmt_number(alt.get("winning_rate")) if alt else "n/a",
-            "confidence": cal.get("confidence") or "none recorded",
-            "ECE (95% CI)": fmt_m(cal.get("ece")) if cal else "not tested",
-            "mean confidence": fmt_number(cal.get("mean_confidence")) if cal else "n/a",
-            "agreement": fmt_number(cal.get("agreement")) if cal else "n/a",
-            "selective: feasible": _yes(sel.get("feasible")) if sel else "not tested",
-            "kept (coverage)": fmt_number(sel.get("coverage")) if sel else "n/a",
-            "escalated to people": sel.get("n_escalated") if sel else None})
+            "replaces an annotator": _yes(alt.passed) if alt else "not tested (needs annotators' labels)",
+            "winning rate": fmt_number(alt.winning_rate) if alt else "n/a",
+            "confidence": (cal.confidence if cal else None) or "none recorded",
+            "ECE (95% CI)": fmt_m(cal.ece) if cal else "not tested",
+            "mean confidence": fmt_number(cal.mean_confidence) if cal else "n/a",
+            "agreement": fmt_number(cal.agreement) if cal else "n/a",
+            "selective: feasible": _yes(sel.feasible) if sel else "not tested",
+            "kept (coverage)": fmt_number(sel.coverage) if sel else "n/a",
+            "escalated to people": sel.n_escalated if sel else None})
     table(pd.DataFrame(rows), "judges-confidence", help={
         "replaces an annotator": "Alternative annotator test: the judge agrees with the others at least as often "
                                  "as the annotator it would replace (within ε), for enough annotators (BY-corrected).",
@@ -580,12 +580,12 @@ def confidence_section(rep: AuditReport, pick: str) -> None:
         "selective: feasible": "Whether a confidence threshold keeps verdicts that agree with the humans at the "
                                "target rate with the stated risk.",
         "kept (coverage)": "Share of items the judge may decide alone at that threshold."})
-    cal = (rep.judges[pick].section("calibration") if pick in rep.judges else None) or {}
-    bins = [b for b in cal.get("reliability", []) if b.get("n") and b.get("confidence") is not None]
+    cal = rep.judges[pick].calibration if pick in rep.judges else None
+    bins = [b for b in (cal.reliability if cal else []) if b.n and b.confidence is not None]
     if bins:
-        fig = go.Figure(go.Scatter(x=[b["confidence"] for b in bins], y=[b["accuracy"] for b in bins],
+        fig = go.Figure(go.Scatter(x=[b.confidence for b in bins], y=[b.accuracy for b in bins],
                                    mode="markers+lines", name="judge",
-                                   text=[f"n = {b['n']}" for b in bins]))
+                                   text=[f"n = {b.n}" for b in bins]))
         fig.add_shape(type="line", x0=0, y0=0, x1=1, y1=1, line={"dash": "dash", "color": "#888"})
         fig.update_layout(xaxis_title="stated confidence", yaxis_title="agreement with the humans",
                           xaxis_range=[0, 1], yaxis_range=[0, 1], height=320,

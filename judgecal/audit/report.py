@@ -392,6 +392,73 @@ class JudgeStability(_Kept):
     guard: str | None = None
 
 
+class ReplaceAnnotator(_Kept):
+    """The alternative annotator test (Calderon et al., 2025): could the judge replace one of the annotators?"""
+
+    winning_rate: float | None = None
+    passed: bool | None = None
+    advantage_probability: float | None = None
+    epsilon: float | None = None
+    q: float | None = None
+    n_annotators: int | None = None
+    per_annotator: list[dict[str, Any]] = Field(default_factory=list)
+    min_items: int | None = None
+    kappa_z: Any = None
+
+
+class ReliabilityBin(_Kept):
+    """One bin of the reliability diagram: stated confidence against agreement with the humans."""
+
+    bin_low: float | None = None
+    bin_high: float | None = None
+    n: int | None = None
+    confidence: float | None = None
+    accuracy: float | None = None
+
+
+class Recalibrated(_Kept):
+    method: str | None = None
+    ece: Figure | None = None
+
+
+class Calibration(_Kept):
+    """How well the judge's stated confidence matches its agreement with the humans."""
+
+    confidence: str | None = None
+    n: int | None = None
+    n_bins: int | None = None
+    mean_confidence: float | None = None
+    agreement: float | None = None
+    ece: Figure | None = None
+    reliability: list[ReliabilityBin] = Field(default_factory=list)
+    recalibrated: Recalibrated | None = None
+
+
+class HeldOut(_Kept):
+    n: int | None = None
+    n_kept: int | None = None
+    coverage: float | None = None
+    agreement: float | None = None
+
+
+class Selective(_Kept):
+    """Trust or Escalate (Jung et al., 2025): the confidence threshold above which the judge decides alone."""
+
+    threshold: float | None = None
+    target: float | None = None
+    delta: float | None = None
+    n_calibration: int | None = None
+    n_kept: int | None = None
+    coverage: float | None = None
+    agreement: float | None = None
+    agreement_lower_bound: float | None = None
+    feasible: bool | None = None
+    held_out: HeldOut | None = None
+    n_items: int | None = None
+    n_escalated: int | None = None
+    coverage_all_items: float | None = None
+
+
 class Judge(_Open):
     """One judge: what it judged, its figures (:class:`Figure` by metric name), flags, verdict, breakdown."""
 
@@ -409,6 +476,9 @@ class Judge(_Open):
     pointwise: JudgePointwise | None = None
     spans: JudgeSpans | None = None
     stability: JudgeStability | None = None
+    replace_annotator: ReplaceAnnotator | None = None
+    calibration: Calibration | None = None
+    selective: Selective | None = None
 
     _written_first = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage",
                       "flags", "verdict", "breakdown")
