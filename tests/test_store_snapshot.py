@@ -175,3 +175,70 @@ def test_item_facts_are_kept_while_the_items_are_unchanged(tmp_path):
     assert ws.item_facts().loc["i9", "model_a"] == "m3"
     ws._db.conn.execute("""UPDATE items SET data = json_set(data, '$.candidates[0].text', 'x y z w') WHERE item_id = 'i1'""")
     assert ws.item_facts().loc["i1", "len_a"] == 4
+
+
+def test_columns_being_read_come_from_one_copy_while_another_replaces_it(tmp_path):
+    """Another process re-judges (rows move to the end) and writes a new copy while this one streams columns:
+    every column it gets still comes from the copy it started with."""
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(6))
+    before = _from_sqlite(ws)
+    ws.judgments_frame(columns=COLS, compact=True)
+    stream = ws.judgment_columns(COLS)
+    first = next(stream)
+    other = Workspace(ws.path)
+    again = _rows(2)
+    for r in again:
+        r.verdict = "tie"
+    other.add_judgments(again, replace=True)
+    other.judgments_frame(columns=COLS, compact=True)  # a new copy under the same name
+    _same_columns([first, *stream], before)
+    _same_columns(ws.judgment_columns(COLS), _from_sqlite(ws))  # and the next read sees the new state
+
+
+def test_no_copy_is_made_or_used_inside_a_transaction_that_is_rolled_back(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(4))
+    with pytest.raises(RuntimeError), ws.transaction() as tx:
+        ws.add_judgments(_rows(2, start=100), conn=tx)
+        assert len(ws.judgments_frame(columns=COLS, compact=True)) == 6  # it sees its own rows...
+        assert len(list(ws.judgment_columns(COLS))[0]) == 6
+        raise RuntimeError("rolled back")
+    assert not _copy(ws).exists()  # ...but keeps no copy of them
+    ws.add_judgments(_rows(2, start=200))  # as many rows again: the state must not match a rolled-back one
+    pd.testing.assert_frame_equal(ws.judgments_frame(columns=COLS, compact=True), _from_sqlite(ws))
+
+
+def test_a_database_made_again_never_reads_the_old_copy(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(6))
+    ws.judgments_frame(columns=COLS, compact=True)
+    ws.close()
+    (tmp_path / "ws" / "judgecal.sqlite").unlink()
+    ws = Workspace(tmp_path / "ws")  # the same size again, other verdicts: same row count, same largest rowid
+    rows = _rows(6)
+    for r in rows:
+        r.verdict = "tie"
+    ws.add_judgments(rows)
+    got = ws.judgments_frame(columns=COLS, compact=True)
+    assert set(got["verdict"].dropna()) == {"tie"}
+
+
+def test_a_text_column_holding_a_blob_is_read_from_the_database_each_time(tmp_path):
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(4))
+    ws._db.conn.execute("UPDATE judgments SET verdict = CAST('tie' AS BLOB) WHERE key = 'k0'")
+    first = ws.judgments_frame(columns=COLS, compact=True)
+    second = ws.judgments_frame(columns=COLS, compact=True)
+    assert list(first["verdict"].astype(object)) == list(second["verdict"].astype(object))
+    assert not _copy(ws).exists()
+
+
+def test_a_judge_asked_for_twice_is_read_once(tmp_path):
+    from judgecal.audit.run import judge_inputs
+
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(20))
+    truth = pd.Series(["A"] * 7, index=pd.Index([f"i{i}" for i in range(7)], dtype=object))
+    a, b = judge_inputs(ws, truth, ["t/j0", "t/j0"])
+    assert a is b and len(a.judgments) == 10

@@ -100,7 +100,8 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     is_probe = read["item_id"].isin(probe_of.index).to_numpy()
     unmutated = (read["mutation"] == "none").to_numpy()
     judge_col = read["judge"].to_numpy(dtype=object)  # shared strings: 8 bytes a row
-    names = judges or sorted({str(j) for j in set(judge_col[~is_probe & unmutated])})
+    asked = judges or sorted({str(j) for j in set(judge_col[~is_probe & unmutated])})
+    names = list(dict.fromkeys(asked))  # a judge named twice is read once
     rows = {judge: {part: np.flatnonzero(mask) for part, mask in (
         ("judgments", mine & ~is_probe & unmutated), ("mutated", mine & ~is_probe & ~unmutated),
         ("probes", mine & is_probe & unmutated))} for judge in names for mine in [judge_col == judge]}
@@ -122,9 +123,11 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
         return pd.DataFrame(parts[judge].pop(part), index=pd.Index(rows[judge][part]), columns=list(COLUMNS),
                             copy=False)  # the columns taken above, not copied again into blocks
 
-    return [JudgeInput(judge=judge, judgments=frame(judge, "judgments"), truth=truth, mutated=frame(judge, "mutated"),
-                       probes=frame(judge, "probes"), lens=lens, own_is_a=own_candidates(pairs, judge, families),
-                       padded=padded, injected=injected) for judge in names]
+    built = {judge: JudgeInput(judge=judge, judgments=frame(judge, "judgments"), truth=truth,
+                               mutated=frame(judge, "mutated"), probes=frame(judge, "probes"), lens=lens,
+                               own_is_a=own_candidates(pairs, judge, families), padded=padded, injected=injected)
+             for judge in names}
+    return [built[judge] for judge in asked]
 
 
 def judge_entry(inp: JudgeInput, res: JudgeResult) -> dict[str, Any]:

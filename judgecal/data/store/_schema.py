@@ -144,13 +144,13 @@ CREATE TABLE IF NOT EXISTS stability_verdicts (
 );
 """
 
-# -- Write counters (meta '<table>_version') of the tables the columnar copies of snapshot.py are made from --
-# The store's writers (add_judgments, add_items) advance them once per batch; these triggers advance them for a
-# change made any other way (an UPDATE or DELETE by hand; an insert from outside takes a new, larger rowid).
+# -- Write tokens (meta '<table>_version') of the tables the columnar copies of snapshot.py are made from ----
+# The store's writers (add_judgments, add_items) draw a new random token once per batch; these triggers draw one
+# for a change made any other way (an UPDATE or DELETE by hand; an insert from outside takes a new, larger rowid).
 _SNAPSHOT_SCHEMA = "".join(f"""
 CREATE TRIGGER IF NOT EXISTS {table}_{verb.lower()}d AFTER {verb} ON {table} BEGIN
-    INSERT INTO meta (key, value) VALUES ('{table}_version', '1')
-    ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1;
+    INSERT INTO meta (key, value) VALUES ('{table}_version', lower(hex(randomblob(8))))
+    ON CONFLICT (key) DO UPDATE SET value = lower(hex(randomblob(8)));
 END;""" for table in ("judgments", "items") for verb in ("UPDATE", "DELETE"))
 
 # -- Explorer indexes (read by explorer.ExplorerRepository; no data of their own, so no migration) -----

@@ -82,6 +82,8 @@ class ItemsRepository(Repository):
         Streamed from SQLite, so an audit never holds every response text at once, and kept in the cache
         folder while the items are unchanged (:mod:`.snapshot`): counting words is most of the cost.
         """
+        if self._conn.in_transaction:  # what it holds may still be rolled back: no copy
+            return self._item_facts(self._conn).set_index("item_id")
         folder = Path(self._db.path).parent
         with self._db.reading() as conn:
             key = snapshot.table_state(conn, "items", SCHEMA_VERSION)

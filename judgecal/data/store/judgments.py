@@ -184,7 +184,9 @@ class JudgmentsRepository(Repository):
         select = ", ".join(f'{col} AS "judge"' if c == "judge" else f'"{c}"' for c in cols)
         q = f"SELECT {select} FROM judgments{where}"
         args = (col_args if "judge" in cols else []) + where_args
-        if compact and judge is None:  # the audit's read: from its columnar copy while the judgments are unchanged
+        # the audit's read: from its columnar copy while the judgments are unchanged (never inside a write
+        # transaction, whose rows may still be rolled back)
+        if compact and judge is None and not self._conn.in_transaction:
             with self._db.reading() as conn:
                 key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps(col_args)}"
                 frame = snapshot.load_frame(self._folder, "judgments", key, cols)
@@ -202,6 +204,9 @@ class JudgmentsRepository(Repository):
         """The columns of ``judgments_frame(columns=columns, compact=True)``, one at a time and in that order:
         a reader that keeps part of each (one judge's rows) never holds the whole frame besides its parts."""
         cols = list(columns)
+        if self._conn.in_transaction:  # what it holds may still be rolled back: no copy
+            frame = self.judgments_frame(columns=cols, compact=True)
+            return (frame.pop(c) for c in cols)
         _, col_args, _, _ = self._judge_sql(None)
         with self._db.reading() as conn:
             key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps(col_args)}"
@@ -226,12 +231,14 @@ class JudgmentsRepository(Repository):
     def environment_counts(self) -> list[tuple[str, str, str | None, int]]:
         """``(judge, spec_hash, env, judgments)`` for each environment fingerprint a spec's judgments carry
         (a scan of every judgment, kept in the cache folder while the judgments are unchanged)."""
+        q = "SELECT judge, spec_hash, env, COUNT(*) FROM judgments GROUP BY judge, spec_hash, env"
+        if self._conn.in_transaction:  # what it holds may still be rolled back: no copy
+            return [(str(j), str(h), e, int(n)) for j, h, e, n in self._conn.execute(q)]
         with self._db.reading() as conn:
             key = snapshot.table_state(conn, "judgments", SCHEMA_VERSION)
             rows = snapshot.load_json(self._folder, "environments", key)
             if rows is None:
-                rows = [[str(j), str(h), e, int(n)] for j, h, e, n in conn.execute(
-                    "SELECT judge, spec_hash, env, COUNT(*) FROM judgments GROUP BY judge, spec_hash, env")]
+                rows = [[str(j), str(h), e, int(n)] for j, h, e, n in conn.execute(q)]
                 snapshot.save_json(self._folder, "environments", key, rows)
         return [(str(j), str(h), None if e is None else str(e), int(n)) for j, h, e, n in rows]
 

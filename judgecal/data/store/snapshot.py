@@ -2,18 +2,20 @@
 
 Reading a million judgments out of SQLite costs seconds (every cell becomes a Python object on the way); the
 same frame read back from an Arrow IPC file costs a tenth of a second. Each copy carries the *state* of the
-table it was made from (:func:`table_state`: a counter every write to the table advances, the largest rowid
-and the schema version) and is used only while that state is unchanged, so a copy can be stale but is
-never read stale. A copy that cannot be written (a full disk) or read (a damaged file) is
+table it was made from (:func:`table_state`: a random token every write to the table replaces, the largest
+rowid and the schema version) and is used only while that state is unchanged, so a copy can be stale but is
+never read stale. Copies are made and used only outside a write transaction (what it holds may still be rolled
+back), and only of frames whose text columns are text (a stray BLOB would come back with another type). A copy that cannot be written (a full disk) or read (a damaged file) is
 simply made again from the database: the database is the record, the cache folder can be deleted at any time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import sqlite3
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,15 +27,20 @@ _KEY = b"judgecal.state"
 TABLES = ("judgments", "items")  # the tables with copies; meta '<table>_version' counts the writes to each
 
 
+# a fresh random token per write, not a counter: a database deleted and imported again, or restored from a backup
+# and then written to, never comes back to a state an old copy was made from
+NEW_TOKEN = "lower(hex(randomblob(8)))"
+
+
 def bump_version(conn: sqlite3.Connection, table: str) -> None:
-    """Advance ``table``'s write counter (inside the writer's own transaction)."""
-    conn.execute("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key) DO UPDATE SET "
-                 "value = CAST(value AS INTEGER) + 1", (f"{table}_version",))
+    """Give ``table`` a new write token (inside the writer's own transaction)."""
+    conn.execute(f"INSERT INTO meta (key, value) VALUES (?, {NEW_TOKEN}) ON CONFLICT (key) DO UPDATE SET "
+                 f"value = {NEW_TOKEN}", (f"{table}_version",))
 
 
 def table_state(conn: sqlite3.Connection, table: str, schema_version: int) -> str:
-    """``table``'s state: write counter, largest rowid and schema version (an insert made outside the
-    store takes a new rowid; an update or delete advances the counter by trigger)."""
+    """``table``'s state: write token, largest rowid and schema version (an insert made outside the
+    store takes a new rowid; an update or delete draws a new token by trigger)."""
     assert table in TABLES
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (f"{table}_version",)).fetchone()
     top = conn.execute(f"SELECT MAX(rowid) FROM {table}").fetchone()[0]
@@ -47,17 +54,14 @@ def _path(folder: Path, name: str, suffix: str) -> Path:
 def _replace(target: Path, write: Any) -> None:
     """Write through a temporary file in the same folder and rename it over ``target`` (readers never see
     half a file); any failure leaves no file behind and is not an error (the copy is made again next time)."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}")
     try:
         target.parent.mkdir(exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        os.close(fd)
-    except OSError:
-        return
-    try:
-        write(tmp)
+        write(str(tmp))  # created with the process's usual permissions, like the database
         os.replace(tmp, target)
     except (OSError, ValueError, TypeError, ImportError):
-        Path(tmp).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def _plain(column: pd.Series) -> pd.Series:
@@ -84,7 +88,10 @@ def load_frame(folder: Path, name: str, key: str, columns: list[str]) -> pd.Data
     if (table.schema.metadata or {}).get(_KEY) != key.encode() or any(c not in table.schema.names for c in columns):
         return None
     # one block per column, numbers read in place from the mapped file: the frame costs its own size once
-    frame = table.select(columns).to_pandas(split_blocks=True, self_destruct=True)
+    try:
+        frame = table.select(columns).to_pandas(split_blocks=True, self_destruct=True)
+    except (pa.ArrowException, ValueError, TypeError):
+        return None
     del table
     pa.default_memory_pool().release_unused()
     for c in frame.columns:
@@ -99,26 +106,31 @@ def load_columns(folder: Path, name: str, key: str, columns: list[str]) -> Itera
     import pyarrow as pa
 
     path = _path(folder, name, "arrow")
-    try:
-        with pa.OSFile(str(path)) as source:
-            reader = pa.ipc.open_file(source)
-            if (reader.schema.metadata or {}).get(_KEY) != key.encode() or reader.num_record_batches != 1:
-                return None
-            names = reader.schema.names
+    try:  # the one file every column is read from: a copy written meanwhile replaces the name, not this file
+        source = pa.OSFile(str(path))
     except (OSError, pa.ArrowException):
         return None
-    if any(c not in names for c in columns):
+    try:
+        reader = pa.ipc.open_file(source)
+        ok = (reader.schema.metadata or {}).get(_KEY) == key.encode() and reader.num_record_batches == 1
+        names = reader.schema.names
+    except (OSError, pa.ArrowException):
+        ok, names = False, []
+    if not ok or any(c not in names for c in columns):
+        source.close()
         return None
 
     def read() -> Iterator[pd.Series]:
-        for c in columns:
-            options = pa.ipc.IpcReadOptions(included_fields=[names.index(c)])
-            with pa.OSFile(str(path)) as source:
+        try:
+            for c in columns:
+                options = pa.ipc.IpcReadOptions(included_fields=[names.index(c)])
                 table = pa.ipc.open_file(source, options=options).read_all()
-            column = _plain(table.to_pandas(split_blocks=True, self_destruct=True)[c])
-            del table
-            pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed memory otherwise
-            yield column
+                column = _plain(table.to_pandas(split_blocks=True, self_destruct=True)[c])
+                del table
+                pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed memory otherwise
+                yield column
+        finally:
+            source.close()
 
     return read()
 
@@ -128,6 +140,10 @@ def save_frame(folder: Path, name: str, key: str, frame: pd.DataFrame) -> None:
     import pyarrow as pa
 
     def write(tmp: str) -> None:
+        for c in frame.columns:  # a stray BLOB among texts would be read back as bytes: no copy of such a frame
+            values = frame[c].cat.categories if isinstance(frame[c].dtype, pd.CategoricalDtype) else frame[c]
+            if values.dtype == object and not all(isinstance(v, str) for v in values.dropna()):
+                raise TypeError(f"column {c} holds values that are not text")
         table = pa.Table.from_pandas(frame, preserve_index=False)
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), _KEY: key.encode()})
         with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
