@@ -61,7 +61,7 @@ def annotators_page() -> None:
           help={"agreement with the others": "Share of the annotator's labels equal to the majority of the others "
                                              "on the same item (leave-one-out)."})
     st.subheader("Where the labels come from")
-    table(pd.DataFrame(summ.sources, columns=["source", "labels", "items", "annotators"]), "annotators-sources")
+    table(pd.DataFrame([x.to_json() for x in summ.sources], columns=["source", "labels", "items", "annotators"]), "annotators-sources")
     with_conf = [(n, r.confusion) for n, r in src.annotators.items() if r.confusion is not None][:6]
     if with_conf:
         st.subheader("Each annotator against the others")

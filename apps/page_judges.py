@@ -260,14 +260,15 @@ def pointwise_table(rep: AuditReport) -> pd.DataFrame:
         sep = " < " if scale and scale.kind == "ordinal" else ", "  # a nominal scale's labels have no order
         kind = f"{(scale.kind or '') if scale else ''}: {sep.join(scale.levels if scale else [])}"
         rows.append({"judge": name, "scale": kind, **{col: _cell(j.metrics, m) for m, col in POINTWISE_COLUMNS.items()}})
-        hum = pw.humans or {}  # the annotators' figures by metric name, kept as written
-        rows.append({"judge": f"  annotators on its items ({hum.get('n_items', 0)} items)" if hum else
-                     "  annotators on its items: not measured (one label per item)", "scale": kind,
-                     **{col: _cell(hum, m) for m, col in POINTWISE_COLUMNS.items()}})
+        hum = pw.humans if pw.humans is not None and pw.humans.to_json() else None
+        figs = hum.figures() if hum else {}  # the annotators' figures by metric name
+        rows.append({"judge": f"  annotators on its items ({hum.n_items if hum.n_items is not None else 0} items)"
+                     if hum else "  annotators on its items: not measured (one label per item)", "scale": kind,
+                     **{col: _cell(figs, m) for m, col in POINTWISE_COLUMNS.items()}})
     return pd.DataFrame(rows)
 
 
-def _cell(metrics: dict[str, Figure] | dict[str, Any], name: str) -> str:
+def _cell(metrics: dict[str, Figure], name: str) -> str:
     """A pointwise figure: ``n/a`` where the scale has none (a nominal scale's ρ), ``undefined`` where it
     is 0/0 on these items (every label on one level), else its estimate and CI."""
     m = metrics.get(name)
@@ -319,7 +320,7 @@ def judges_page() -> None:
     if not pointwise.empty:
         st.header("Pointwise judges: labels and scores on the humans' scale")
         table(pointwise, "judges-pointwise", metrics={c: n for n, c in POINTWISE_COLUMNS.items()})
-        if any((j.section("labels") or {}).get("labels") for j in rep.judges.values()):
+        if any(j.labels is not None and j.labels.labels for j in rep.judges.values()):
             st.caption("Binary and categorical judges: their confusion, TPR/TNR or each label's recall beside the "
                        "annotators and a trivial rater, the corrected pass rate and the items where they part from "
                        "the humans are on the Labels page.")

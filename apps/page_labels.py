@@ -21,7 +21,7 @@ from judgecal.report.labels import criteria_of, is_label_judge, label_view, trus
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-    from judgecal.audit.report import AuditReport
+    from judgecal.audit.report import AuditReport, Figure, Judge
 
 STATUS = {"aligned": ":green[**aligned**]", "caution": ":orange[**caution**]", "not aligned": ":red[**not aligned**]"}
 POOLED = "all criteria together (pooled)"
@@ -41,7 +41,7 @@ def labels_page() -> None:
         no_audit()
         return
     audit_caption(rep)
-    judges = {n: e.to_json() for n, e in rep.judges.items()}  # the labels sections are kept as written
+    judges = rep.judges
     names = [n for n, e in judges.items() if is_label_judge(e)]
     if not names:
         st.info("No judge of binary or categorical items in this audit — produced by `judgecal import --task binary` "
@@ -72,7 +72,7 @@ def labels_page() -> None:
     disagreements_section(rep, judge, view, crits)
 
 
-def verdict_section(entry: dict[str, Any], view: dict[str, Any], criterion: str | None) -> None:
+def verdict_section(entry: Judge, view: dict[str, Any], criterion: str | None) -> None:
     with st.container(border=True, key="labels-verdict"):
         if view["criteria"]:
             st.markdown(md_plain((trusted_words(view) or "").capitalize() + "."))
@@ -151,13 +151,12 @@ def rates_section(view: dict[str, Any]) -> None:
         st.plotly_chart(fig, key="labels-rates-plot")
 
 
-def _errors(ms: list[dict[str, Any]]) -> dict[str, Any]:
-    """Plotly's asymmetric error bars of metric dicts (no bar where the interval was not computed)."""
-    def side(m: dict[str, Any], key: str) -> float:
-        v = m.get(key)
-        return abs(float(v) - float(m["estimate"])) if isinstance(v, int | float) else 0.0
+def _errors(ms: list[Figure]) -> dict[str, Any]:
+    """Plotly's asymmetric error bars of figures (no bar where the interval was not computed)."""
+    def side(m: Figure, v: float | None) -> float:
+        return abs(float(v) - float(m.estimate or 0.0)) if isinstance(v, int | float) else 0.0
 
-    return {"type": "data", "array": [side(m, "ci_high") for m in ms], "arrayminus": [side(m, "ci_low") for m in ms]}
+    return {"type": "data", "array": [side(m, m.ci_high) for m in ms], "arrayminus": [side(m, m.ci_low) for m in ms]}
 
 
 # each series a little above or below its row, so that equal figures do not hide each other
@@ -174,9 +173,9 @@ def rates_plot(view: dict[str, Any]) -> go.Figure | None:
     rates = view["rates"]
     traces = []
     for key, name, color, symbol, dy in SERIES:
-        pts = [(i, r[key]) for i, r in enumerate(rates) if r[key] and r[key].get("estimate") is not None]
+        pts = [(i, r[key]) for i, r in enumerate(rates) if r[key] and r[key].estimate is not None]
         if pts:
-            traces.append(go.Scatter(x=[m["estimate"] for _, m in pts], y=[i + dy for i, _ in pts], mode="markers",
+            traces.append(go.Scatter(x=[m.estimate for _, m in pts], y=[i + dy for i, _ in pts], mode="markers",
                                      name=name, marker={"color": color, "symbol": symbol, "size": 10},
                                      error_x=_errors([m for _, m in pts])))
     triv = [(i, r["trivial"]) for i, r in enumerate(rates) if r["trivial"] is not None]

@@ -30,7 +30,7 @@ def loop_page() -> None:
         needs("No audit yet", "judgecal audit --workspace WS")
         return
     audit_caption(rep)
-    tables = loop_tables(rep.section("loop"))
+    tables = loop_tables(rep.loop)
     for key, rows in tables.items():
         st.subheader(TITLES[key])
         if rows:

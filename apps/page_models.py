@@ -103,8 +103,8 @@ def models_page() -> None:
         for judge, p in ppi.items():
             for model, r in p.win_rate.items():  # each row: its estimate, interval and what PPI++ used
                 rows.append({"judge": judge, "model": model, "corrected win rate": fmt_interval(
-                    r.get("estimate"), r.get("ci_low"), r.get("ci_high")),
-                    **{k: (fmt_number(v) if isinstance(v, float) else v) for k, v in r.items()
+                    r.estimate, r.ci_low, r.ci_high),
+                    **{k: (fmt_number(v) if isinstance(v, float) else v) for k, v in r.to_json().items()
                        if k not in ("estimate", "ci_low", "ci_high")}})
         if rows:
             table(pd.DataFrame(rows), "models-ppi")

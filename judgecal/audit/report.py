@@ -115,7 +115,8 @@ class Reason(_Open):
 
 class Verdict(_Open):
     """A judge's verdict: its status, its reasons most serious first (sentences and structured), and what
-    was not tested."""
+    was not tested; a judge of several criteria also has each criterion's status and which ones it can be
+    trusted on (``aligned``) and which not."""
 
     status: Status
     reasons: list[str]
@@ -123,6 +124,9 @@ class Verdict(_Open):
     not_tested: list[str] = Field(default_factory=list)
     not_tested_probes: list[str] = Field(default_factory=list)
     human_likeness: HumanLikeness | None = None
+    criteria: dict[str, Status] | None = None
+    trusted_on: list[str] | None = None
+    not_trusted_on: list[str] | None = None
 
     _written_first = ("status", "reasons", "details", "not_tested", "not_tested_probes")
 
@@ -229,13 +233,31 @@ class Scale(_Kept):
     kind: str | None = None
 
 
+class PointwiseHumans(_Kept):
+    """The annotators' agreement with each other on a pointwise judge's items and scale (every pair of them
+    who labelled an item, both ways): the judge's own figures, measured the same way."""
+
+    accuracy: Figure | None = None
+    cohen_kappa: Figure | None = None
+    weighted_kappa: Figure | None = None
+    spearman_rho: Figure | None = None
+    mae: Figure | None = None
+    n_annotators: int | None = None
+    n_items: int | None = None
+    basis: str | None = None
+
+    def figures(self) -> dict[str, Figure]:
+        """The figures by metric name, in the order they were written."""
+        return {k: v for k in self.to_json() if isinstance(v := getattr(self, k, None), Figure)}
+
+
 class JudgePointwise(_Kept):
     """A pointwise judge's section: its scale, which κ its verdict reads, and the annotators' own agreement
-    on the same items (``humans``, by metric name)."""
+    on the same items (``humans``)."""
 
     scale: Scale | None = None
     kappa: str = "cohen_kappa"
-    humans: dict[str, Any] | None = None
+    humans: PointwiseHumans | None = None
 
 
 class SpanLike(_Kept):
@@ -392,6 +414,21 @@ class JudgeStability(_Kept):
     guard: str | None = None
 
 
+class AnnotatorTest(_Kept):
+    """The alternative annotator test against one annotator left out: on how many items, how often the judge
+    and that annotator agree with the others (ρ), their mean difference, the one-sided t-test and whether
+    the Benjamini–Yekutieli procedure rejects it (the judge is as good as that annotator)."""
+
+    annotator: str
+    n: int | None = None
+    rho_judge: float | None = None
+    rho_human: float | None = None
+    mean_diff: float | None = None
+    t: float | None = None
+    p_value: float | None = None
+    rejected: bool | None = None
+
+
 class ReplaceAnnotator(_Kept):
     """The alternative annotator test (Calderon et al., 2025): could the judge replace one of the annotators?"""
 
@@ -401,7 +438,7 @@ class ReplaceAnnotator(_Kept):
     epsilon: float | None = None
     q: float | None = None
     n_annotators: int | None = None
-    per_annotator: list[dict[str, Any]] = Field(default_factory=list)
+    per_annotator: list[AnnotatorTest] = Field(default_factory=list)
     min_items: int | None = None
     kappa_z: Any = None
 
@@ -459,6 +496,165 @@ class Selective(_Kept):
     coverage_all_items: float | None = None
 
 
+class LabelConfusion(_Kept):
+    """A label judge's confusion matrix: judgments counted by the human truth's label (``rows``) and the
+    judge's (``columns``), in the order of ``labels``."""
+
+    rows: str | None = None
+    columns: str | None = None
+    labels: list[str] = Field(default_factory=list)
+    counts: list[list[int]] = Field(default_factory=list)
+
+
+class AlphaFigure(Figure):
+    """Krippendorff's α, with the level of measurement it was computed at (``nominal`` or ``ordinal``)."""
+
+    level_of_measurement: str | None = None
+
+
+class LabelHumans(_Kept):
+    """The annotators' agreement with each other on a label judge's items."""
+
+    fleiss_kappa: Figure | None = None
+    krippendorff_alpha: AlphaFigure | None = None
+    n_items: int | None = None
+    n_annotators: int | None = None
+
+
+class LabelSide(_Kept):
+    """One side of a label judge's like-for-like comparison (the judge with each annotator, or the annotators
+    with each other), pooled over its pairs: accuracy, κ, macro F1, each label's recall and, binary, the rates
+    of the positive label."""
+
+    accuracy: Figure | None = None
+    kappa: Figure | None = None
+    macro_f1: Figure | None = None
+    recall_by_label: dict[str, Figure] = Field(default_factory=dict)
+    tpr: Figure | None = None
+    tnr: Figure | None = None
+    precision: Figure | None = None
+    f1: Figure | None = None
+    balanced_accuracy: Figure | None = None
+
+    def rate(self, name: str) -> Figure | None:
+        """The figure ``name`` as a judge's metrics name it (``cohen_kappa``/``weighted_kappa`` read ``kappa``,
+        ``recall_by_label.<label>`` one label's recall); ``None`` where this side has none."""
+        base, _, label = name.partition(".")
+        if base == "recall_by_label":
+            return self.recall_by_label.get(label)
+        key = "kappa" if name in ("cohen_kappa", "weighted_kappa") else name
+        got = getattr(self, key) if key in LabelSide.model_fields else None
+        return got if isinstance(got, Figure) else None
+
+
+class LabelLikeForLike(_Kept):
+    """A label judge's like-for-like comparison: the judge with each annotator beside the annotators with each
+    other, on the same items."""
+
+    definition: str | None = None
+    judge: LabelSide | None = None
+    humans: LabelSide | None = None
+
+
+class PassRateFigure(Figure):
+    """A corrected pass rate: Rogan–Gladen's with the bootstrap replicates it was undefined in, PPI++'s with
+    its λ and its interval's width against the human-only one's."""
+
+    n_undefined: int | None = None
+    lam: float | None = None
+    width_ratio: float | None = None
+
+
+class Prevalence(_Kept):
+    """A binary judge's pass rate (the share labelled ``positive``) four ways: as the judge reports it,
+    corrected by Rogan–Gladen and by PPI++ with the human labels, and from the human labels alone."""
+
+    judge_reported: Figure | None = None
+    human_only: Figure | None = None
+    rogan_gladen: PassRateFigure | None = None
+    ppi: PassRateFigure | None = None
+    n_labelled: int | None = None
+    n_all: int | None = None
+    positive: str | None = None
+
+
+class PpiPlan(_Kept):
+    """The PPI++ label plan (:func:`judgecal.stats.ppi.plan_labels`): the labels each way, the gain, and the
+    ceiling of that gain (Dorner et al.) with its note."""
+
+    target_halfwidth: float | None = None
+    level: float | None = None
+    sigma2: float | None = None
+    rho: float | None = None
+    n_unlabelled: int | None = None
+    n_human_only: int | None = None
+    n_ppi: int | None = None
+    gain: float | None = None
+    n_ppi_if_judge_not_better: int | None = None
+    exceeds_ceiling: bool | None = None
+    ceiling: float | None = None
+    ceiling_note: str | None = None
+    n_labelled_measured: int | None = None
+    rho_defined: bool | None = None
+
+
+class PassRatePlan(_Kept):
+    """How many human labels a binary judge's pass rate within ± ``halfwidth`` needs, human-only and with
+    PPI++, beside the labelled and judged items there are (:func:`judgecal.stats.classification.pass_rate_plan`)."""
+
+    n_human_only: int | None = None
+    n_ppi: int | None = None
+    more_human_only: int | None = None
+    more_ppi: int | None = None
+    enough_items: bool | None = None
+    pass_rate: float | None = None
+    z: float | None = None
+    halfwidth: float | None = None
+    level: float | None = None
+    n_labelled: int | None = None
+    n_all: int | None = None
+    n_unlabelled: int | None = None
+    sigma2: float | None = None
+    rho: float | None = None
+    rho_defined: bool | None = None
+    ppi_plan: PpiPlan | None = None
+
+
+class LabelsSection(_Kept):
+    """A binary or categorical judge's ``labels`` section (:mod:`judgecal.audit.labels`): its declared label
+    set, the confusion with the human truth, the counts, the annotators' own agreement, the like-for-like
+    comparison, and (binary) the pass rate and its plan; ``pooled_criteria`` names the criteria a pooled part
+    reads together (no pass rate there)."""
+
+    task: str | None = None
+    labels: list[str] = Field(default_factory=list)
+    positive: str | None = None
+    ordinal: bool | None = None
+    criterion: str | None = None
+    confusion: LabelConfusion | None = None
+    n_invalid: int | None = None
+    n_judgments: int | None = None
+    n_with_truth: int | None = None
+    humans: LabelHumans | None = None
+    like_for_like: LabelLikeForLike | None = None
+    prevalence: Prevalence | None = None
+    plan: PassRatePlan | None = None
+    pooled_criteria: list[str] | None = None
+
+
+class CriterionPart(_Kept):
+    """A label judge's figures on one criterion's items alone (``judges.<judge>.criteria.<criterion>``): its
+    metrics, pointwise and labels sections, like-for-like reference and verdict, as a judge's."""
+
+    n_items_with_consensus: int | None = None
+    kind: str | None = None
+    metrics: dict[str, Figure] = Field(default_factory=dict)
+    pointwise: JudgePointwise | None = None
+    labels: LabelsSection | None = None
+    reference: JudgeReference | None = None
+    verdict: Verdict | None = None
+
+
 class Judge(_Open):
     """One judge: what it judged, its figures (:class:`Figure` by metric name), flags, verdict, breakdown."""
 
@@ -479,9 +675,60 @@ class Judge(_Open):
     replace_annotator: ReplaceAnnotator | None = None
     calibration: Calibration | None = None
     selective: Selective | None = None
+    labels: LabelsSection | None = None
+    criteria: dict[str, CriterionPart] | None = None
 
     _written_first = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage",
                       "flags", "verdict", "breakdown")
+
+
+class LevelBand(_Kept):
+    """A figure's bands: not aligned below the first bound, aligned from the second (between: caution)."""
+
+    not_aligned_below: int | float | None = None
+    aligned_at_least: int | float | None = None
+
+
+class GapBand(_Kept):
+    """A gap's (or a rate's) bands: caution above the first bound, not aligned above the second."""
+
+    caution_above: int | float | None = None
+    not_aligned_above: int | float | None = None
+
+
+class PositionBand(_Kept):
+    """Position bias: not aligned when the first-position rate lies beyond this share (either way)."""
+
+    not_aligned_beyond: int | float | None = None
+
+
+class GateTolerances(_Kept):
+    """How much worse a gate's candidate may be on each metric before it fails (``judgecal gate``)."""
+
+    kappa_tolerance: int | float | None = None
+    accuracy_tolerance: int | float | None = None
+    invalid_rate_tolerance: int | float | None = None
+    bias_tolerance: int | float | None = None
+
+
+class Thresholds(_Kept):
+    """The thresholds the verdicts read (:mod:`judgecal.audit.decision`): judgecal's defaults overridden key by
+    key by ``<workspace>/thresholds.yaml``; each bound as the file gives it (a whole number stays one)."""
+
+    version: int | str | None = Field(None, description="the thresholds file's version, as the file gives it")
+    alpha: float | None = None
+    min_items: int | None = None
+    kappa: LevelBand | None = None
+    kappa_gap: GapBand | None = None
+    accuracy_gap: GapBand | None = None
+    invalid_rate: GapBand | None = None
+    position: PositionBand | None = None
+    span_f1_ratio: LevelBand | None = None
+    span_score: LevelBand | None = None
+    label_rate_gap: GapBand | None = None
+    reference: str | None = None
+    business_loss: dict[str, float] | None = None
+    gate: GateTolerances | None = None
 
 
 class Settings(_Open):
@@ -497,11 +744,12 @@ class Settings(_Open):
     effect_of_interest: float | None = None
     multiple_testing: str | None = None
     alpha: float | None = None
-    thresholds: dict[str, Any] | None = None
+    thresholds: Thresholds | None = None
 
 
 class Truth(_Open):
-    """The consensus the judges were read against: its method and source, its annotators and labels."""
+    """The consensus the judges were read against: its method and source (and the sources its labels come
+    from), its annotators and labels."""
 
     method: str
     aggregator: str | None = None
@@ -509,6 +757,7 @@ class Truth(_Open):
     n_items: int | None = None
     n_annotators: int | None = None
     n_labels: int | None = None
+    sources: list[str] | None = None
     label_counts: dict[str, int | float] | None = None
     fleiss_kappa: Figure | None = None
 
@@ -556,19 +805,52 @@ class RankCorrelation(Interval):
     p_value: float | None = None
 
 
+class ModelPair(_Kept):
+    """Two models' win-rate difference (``model_1`` − ``model_2``) by the humans (``reference``) and by the
+    judge, each with its interval; ``reversed``: the judge orders them the other way, ``significant``: and the
+    humans' interval excludes 0."""
+
+    model_1: str
+    model_2: str
+    diff_reference: float | None = None
+    diff_reference_ci_low: float | None = None
+    diff_reference_ci_high: float | None = None
+    diff_judge: float | None = None
+    diff_judge_ci_low: float | None = None
+    diff_judge_ci_high: float | None = None
+    reversed: bool | None = None
+    significant: bool | None = None
+
+
 class SystemAlignment(_Kept):
     """Does a judge rank the models as the humans do: Spearman and Kendall, and the model pairs it reverses."""
 
     spearman: RankCorrelation | None = None
     kendall: RankCorrelation | None = None
-    reversed_pairs: list[dict[str, Any]] = Field(default_factory=list)
+    reversed_pairs: list[ModelPair] = Field(default_factory=list)
+
+
+class CorrectedWinRate(_Kept):
+    """A model's PPI++ win rate and interval beside the human-only (classical) one on the same labelled items,
+    with what the correction used (λ, the labelled and unlabelled counts) and the interval's width against
+    the human-only one's."""
+
+    estimate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    lam: float | None = None
+    n_labelled: int | None = None
+    n_unlabelled: int | None = None
+    classical_estimate: float | None = None
+    classical_ci_low: float | None = None
+    classical_ci_high: float | None = None
+    width_ratio: float | None = None
 
 
 class CorrectedWinRates(_Kept):
-    """A judge's win rates corrected by its errors on the human-labelled items (PPI++), by model; each row
-    holds the estimate and interval and what the correction used."""
+    """A judge's win rates corrected by its errors on the human-labelled items (PPI++), by model."""
 
-    win_rate: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    win_rate: dict[str, CorrectedWinRate] = Field(default_factory=dict)
 
 
 class Models(_Kept):
@@ -616,6 +898,15 @@ class Annotator(_Kept):
     most_used_share: float | None = None
 
 
+class AnnotatorSource(_Kept):
+    """One source of human labels: how many labels, items and annotators it holds."""
+
+    source: str | None = None
+    labels: int | None = None
+    items: int | None = None
+    annotators: int | None = None
+
+
 class Annotators(_Kept):
     """The annotators of the truth's source: each one's quality and their agreement with each other."""
 
@@ -627,7 +918,176 @@ class Annotators(_Kept):
     n_labels: int | None = None
     n_items: int | None = None
     n_annotators: int | None = None
-    sources: list[dict[str, Any]] = Field(default_factory=list)
+    sources: list[AnnotatorSource] = Field(default_factory=list)
+
+
+class LoopMetric(_Kept):
+    """One metric of a paired comparison (:mod:`judgecal.loop.compare`): the baseline's and the candidate's
+    figure, the difference (candidate − baseline) with its paired-bootstrap interval, the tolerance and
+    ``result`` (``worse``, ``not worse``, ``undefined``)."""
+
+    baseline: float | None = None
+    candidate: float | None = None
+    difference: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    tolerance: float | None = None
+    result: str | None = None
+
+
+class Gate(_Kept):
+    """The last ``judgecal gate``: may the candidate judge replace the baseline (no metric worse beyond its
+    tolerance and significantly so)."""
+
+    baseline: str | None = None
+    candidate: str | None = None
+    n_items: int | None = None
+    metrics: dict[str, LoopMetric] = Field(default_factory=dict)
+    failed: list[str] = Field(default_factory=list)
+    passed: bool | None = None
+
+
+class PanelRun(_Kept):
+    """A panel (``judgecal panel``): its members, its rule, and how many verdict slots a strict majority
+    decided (unanimously) or left undecided."""
+
+    members: list[str] = Field(default_factory=list)
+    rule: str | None = None
+    slots: int | None = None
+    decided: int | None = None
+    no_majority: int | None = None
+    unanimous: int | None = None
+
+
+class AlignSplit(_Kept):
+    """How an alignment split the human-labelled items into train and held-out."""
+
+    n_train: int | None = None
+    n_held_out: int | None = None
+
+
+class AlignComparison(_Kept):
+    """The candidate against the judge it was built from on the held-out split, metric by metric."""
+
+    metrics: dict[str, LoopMetric] = Field(default_factory=dict)
+
+
+class AlignOptimizer(_Kept):
+    """The example sets an optimizer (``--method optimizer``) scored on the train split."""
+
+    library: str | None = None
+    optimizer: str | None = None
+    candidates: int | None = None
+    n_val: int | None = None
+    best_val_agreement: float | None = None
+
+
+class AlignRationales(_Kept):
+    """The annotators' rationales quoted as guidelines (``--method guidelines``)."""
+
+    used: int | None = None
+    agree_with_truth: int | None = None
+    positional: int | None = None
+
+
+class Alignment(_Kept):
+    """One ``judgecal align`` candidate: the judge it was built from, how (``method``: its examples
+    (``shots``, item ids) or ``guidelines``), the split, and the held-out comparison with its conclusion."""
+
+    judge: str | None = None
+    method: str | None = None
+    split: AlignSplit | None = None
+    shots: list[str] = Field(default_factory=list)
+    guidelines: list[str] = Field(default_factory=list)
+    rationales: AlignRationales | None = None
+    optimizer: AlignOptimizer | None = None
+    held_out: AlignComparison | None = None
+    conclusion: str | None = None
+
+
+class StageItems(_Kept):
+    """What a cascade's stage decided on one set of items (all items, or the held-out ones)."""
+
+    reached: int | None = None
+    decided: int | None = None
+    share_decided: float | None = None
+    agreement: float | None = None
+
+
+class CascadeStage(_Kept):
+    """One judge of a cascade: the confidence threshold it decides at and what it decided."""
+
+    judge: str | None = None
+    threshold: float | None = None
+    held_out: StageItems | None = None
+    all_items: StageItems | None = None
+
+
+class CascadeHeldOut(_Kept):
+    """What the judges of a cascade decided together on the held-out items, and their agreement there."""
+
+    decided: int | None = None
+    coverage: float | None = None
+    agreement: float | None = None
+    to_people: int | None = None
+
+
+class Cascade(_Kept):
+    """One ``judgecal cascade`` (cheap judge, stronger judge, people) without its per-item maps: each stage,
+    the target agreement and ``delta``, the held-out result, the share left to people and the cost."""
+
+    stages: list[CascadeStage] = Field(default_factory=list)
+    target: float | None = None
+    delta: float | None = None
+    held_out: CascadeHeldOut | None = None
+    share_to_people: float | None = None
+    cost_per_item: float | None = None
+
+
+class Loop(_Kept):
+    """``loop``: what the loop commands of the workspace stored (:mod:`judgecal.audit.loop_section`): the last
+    gate, the panels, the alignments and the cascades, each by name."""
+
+    gate: Gate | None = None
+    panels: dict[str, PanelRun] = Field(default_factory=dict)
+    align: dict[str, Alignment] = Field(default_factory=dict)
+    cascades: dict[str, Cascade] = Field(default_factory=dict)
+
+
+class AuditEnvironment(_Kept):
+    """The machine an audit ran on: judgecal, Python, the platform and the numerical libraries' versions."""
+
+    judgecal: str | None = None
+    python: str | None = None
+    platform: str | None = None
+    libraries: dict[str, str] = Field(default_factory=dict)
+
+
+class JudgeEnvironment(_Kept):
+    """The environment fingerprints recorded with a judge's judgments: how many distinct ones, over how many
+    judgments, and the shown fields of the most common (``common``: free-form, whatever the backend recorded
+    (:mod:`judgecal.judges.fingerprint`), or a sentence when none was)."""
+
+    fingerprints: int | None = None
+    judgments: int | None = None
+    common: dict[str, Any] | str | None = None
+
+
+class Environment(_Kept):
+    """The audit's machine and each judge's recorded environment."""
+
+    audit: AuditEnvironment | None = None
+    judges: dict[str, JudgeEnvironment] = Field(default_factory=dict)
+
+
+class Provenance(_Kept):
+    """Where the figures come from (:mod:`judgecal.audit.provenance`): the configuration hash, the truth's
+    digest, each judge's spec hashes and the environment."""
+
+    config_hash: str | None = None
+    truth_digest: str | None = None
+    judge_spec_hashes: dict[str, list[str]] = Field(default_factory=dict)
+    environment: Environment | None = None
 
 
 class AuditReport(_Open):
@@ -643,9 +1103,13 @@ class AuditReport(_Open):
     models: Models | None = None
     humans: Humans | None = None
     annotators: Annotators | None = None
-    provenance: dict[str, Any] | None = None
+    provenance: Provenance | None = None
+    loop: Loop | None = None
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
+    # the fields typed since this schema began come first; ``loop``, typed later, stays where it was read
+    _written_first = ("schema", "judgecal_version", "generated_at", "settings", "consensus", "judges",
+                      "comparisons", "models", "humans", "annotators", "provenance")
     _upgraded_from: str | None = PrivateAttr(default=None)
 
     @property

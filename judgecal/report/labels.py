@@ -1,7 +1,8 @@
 """What a binary or categorical ("label") judge's figures are read beside, from ``audit.json``.
 
-A judge of items with a declared label set carries a ``labels`` section (and, labelled on several
-criteria, one per criterion under ``criteria``). This module turns one such part into plain data that
+A judge of items with a declared label set carries a ``labels`` section (:class:`~judgecal.audit.report.LabelsSection`;
+labelled on several criteria, one per criterion under ``criteria``, :class:`~judgecal.audit.report.CriterionPart`).
+This module turns one such part of the typed report into plain data that
 every surface renders the same way (the explorer's Labels page, the HTML/PDF report, the terminal):
 
 - the confusion matrix (rows: the human truth, columns: the judge) with each row's shares;
@@ -31,6 +32,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from judgecal.audit.report import CriterionPart, Figure, Judge, LabelSide, LabelsSection
 from judgecal.catalogue import MetricInfo, fmt_metric, fmt_number, info
 
 # the label metrics: their titles and definitions are the catalogue's, worded with a judge's labels
@@ -60,62 +62,62 @@ def _q(label: Any) -> str:
     return repr(str(label))
 
 
-def is_label_judge(entry: dict[str, Any]) -> bool:
+def is_label_judge(entry: Judge) -> bool:
     """A judge of items with a declared label set (binary or categorical)."""
-    return isinstance(entry.get("labels"), dict) and bool(entry["labels"].get("labels"))
+    return entry.labels is not None and bool(entry.labels.labels)
 
 
-def is_nominal(entry: dict[str, Any]) -> bool:
+def is_nominal(entry: Judge) -> bool:
     """A label judge whose labels have no order: weighted κ, Spearman's ρ and the mean error do not apply."""
-    return is_label_judge(entry) and not entry["labels"].get("ordinal")
+    return is_label_judge(entry) and not (entry.labels and entry.labels.ordinal)
 
 
-def criteria_of(entry: dict[str, Any]) -> list[str]:
+def criteria_of(entry: Judge) -> list[str]:
     """The criteria a judge was read on one by one (``[]`` for one label set)."""
-    return [str(c) for c in (entry.get("criteria") or {})]
+    return [str(c) for c in (entry.criteria or {})]
 
 
-def metric_info(name: str, labels: dict[str, Any] | None = None) -> MetricInfo:
+def metric_info(name: str, labels: LabelsSection | None = None) -> MetricInfo:
     """The catalogue entry of ``name`` worded with the judge's ``labels`` section (its positive label, the
     label of a per-label figure)."""
     base = name.partition(".")[0]
     if base not in LABEL_METRICS or (base == "macro_f1" and labels is None):
         return info(name)
-    lab = labels or {}
-    names = [str(x) for x in lab.get("labels") or []]
-    pos = lab.get("positive")
+    names = [str(x) for x in labels.labels] if labels else []
+    pos = labels.positive if labels else None
     neg = next((x for x in names if x != str(pos)), None) if pos is not None else None
     words = {k: v for k, v in (("positive", _q(pos) if pos is not None else None),
                                ("negative", _q(neg) if neg is not None else None)) if v is not None}
     return info(name, words)
 
 
-def rate_names(labels: dict[str, Any], kappa: str = "cohen_kappa") -> list[str]:
+def rate_names(labels: LabelsSection, kappa: str = "cohen_kappa") -> list[str]:
     """The figures a label part shows, in order: accuracy and κ (``kappa``: the κ the judge is read on,
     quadratic-weighted on an ordered set), then its rates."""
-    if labels.get("task") == "binary":
+    if labels.task == "binary":
         return ["accuracy", kappa, *BINARY_RATES]
-    names = [str(x) for x in labels.get("labels") or []]
+    names = [str(x) for x in labels.labels]
     return ["accuracy", kappa, *(f"recall_by_label.{x}" for x in names), *(f"precision_by_label.{x}" for x in names),
             "macro_f1"]
 
 
-def confusion_view(labels: dict[str, Any]) -> dict[str, Any]:
+def confusion_view(labels: LabelsSection) -> dict[str, Any]:
     """The confusion counts with their row totals and row-normalised shares (``None`` for an empty row)."""
-    conf = labels.get("confusion") or {}
-    names = [str(x) for x in conf.get("labels") or labels.get("labels") or []]
-    counts = [[int(c) for c in row] for row in conf.get("counts") or []]
+    conf = labels.confusion
+    names = [str(x) for x in (conf.labels if conf else []) or labels.labels]
+    counts = [[int(c) for c in row] for row in (conf.counts if conf else [])]
     totals = [sum(r) for r in counts]
     shares = [[(c / t if t else None) for c in r] for r, t in zip(counts, totals, strict=True)]
     return {"labels": names, "counts": counts, "row_totals": totals, "col_totals": [sum(c) for c in zip(*counts, strict=True)]
             if counts else [], "shares": shares, "n": sum(totals), "majority": _majority(labels, totals),
-            "rows": str(conf.get("rows") or "human truth"), "columns": str(conf.get("columns") or "judge")}
+            "rows": str((conf.rows if conf else None) or "human truth"),
+            "columns": str((conf.columns if conf else None) or "judge")}
 
 
-def trivial_figures(labels: dict[str, Any], totals: list[int] | list[float]) -> dict[str, float | None]:
+def trivial_figures(labels: LabelsSection, totals: list[int] | list[float]) -> dict[str, float | None]:
     """What a rater always answering the commonest truth label gets, per rate (see the module), from the
     truth's count of each label on the basis the figures beside it are measured on."""
-    names = [str(x) for x in labels.get("labels") or []]
+    names = [str(x) for x in labels.labels]
     n = sum(totals)
     if not n or len(totals) != len(names):
         return {}
@@ -128,37 +130,32 @@ def trivial_figures(labels: dict[str, Any], totals: list[int] | list[float]) -> 
     for x in names:
         out[f"recall_by_label.{x}"] = 1.0 if x == m else 0.0
         out[f"precision_by_label.{x}"] = share if x == m else None  # it never gives the others: 0/0
-    pos = labels.get("positive")
-    if labels.get("task") == "binary" and pos is not None:
+    pos = labels.positive
+    if labels.task == "binary" and pos is not None:
         on = str(pos) == m
         out.update({"tpr": 1.0 if on else 0.0, "tnr": 0.0 if on else 1.0, "precision": share if on else None,
                     "f1": 2 * share / (1 + share) if on else 0.0, "balanced_accuracy": 0.5})
     return out
 
 
-def _majority(labels: dict[str, Any], totals: list[int] | list[float]) -> str | None:
-    names = [str(x) for x in labels.get("labels") or []]
+def _majority(labels: LabelsSection, totals: list[int] | list[float]) -> str | None:
+    names = [str(x) for x in labels.labels]
     if not sum(totals) or len(totals) != len(names):
         return None
     return names[max(range(len(totals)), key=lambda k: (totals[k], -k))]
 
 
-def _like_totals(labels: dict[str, Any]) -> list[int]:
+def _like_totals(labels: LabelsSection) -> list[int]:
     """The annotators' count of each label over the judge's (annotator, judgment) pairs of ``like_for_like``
     (each label's recall is over the pairs whose annotator gave it): the trivial rater's basis there."""
-    side = ((labels.get("like_for_like") or {}).get("judge") or {}).get("recall_by_label") or {}
-    return [int((side.get(str(x)) or {}).get("n") or 0) for x in labels.get("labels") or []]
+    like = labels.like_for_like
+    side = like.judge.recall_by_label if like and like.judge else {}
+    return [int(f.n or 0) if (f := side.get(str(x))) is not None else 0 for x in labels.labels]
 
 
-def _like(side: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+def _like(side: LabelSide | None, name: str) -> Figure | None:
     """A rate of one side of ``like_for_like`` (``recall_by_label`` is a mapping there)."""
-    if not side:
-        return None
-    base, _, label = name.partition(".")
-    if base == "recall_by_label":
-        return (side.get("recall_by_label") or {}).get(label)
-    got = side.get("kappa" if name in ("cohen_kappa", "weighted_kappa") else name)
-    return got if isinstance(got, dict) else None
+    return side.rate(name) if side is not None else None
 
 
 def _trivial_text(name: str, value: float | None, majority: str | None, positive: Any = None) -> str:
@@ -170,161 +167,165 @@ def _trivial_text(name: str, value: float | None, majority: str | None, positive
     return fmt_number(value)
 
 
-def part_of(entry: dict[str, Any], criterion: str | None = None) -> dict[str, Any]:
+def part_of(entry: Judge, criterion: str | None = None) -> Judge | CriterionPart | None:
     """The judge's figures on one criterion (``criteria[criterion]``), or its top-level ones."""
     if criterion is None:
         return entry
-    return (entry.get("criteria") or {}).get(criterion) or {}
+    return (entry.criteria or {}).get(criterion)
 
 
-def prevalence_rows(labels: dict[str, Any]) -> list[dict[str, Any]]:
+def prevalence_rows(labels: LabelsSection) -> list[dict[str, Any]]:
     """A binary part's pass rate, four ways, each with its interval (``[]`` when not computed)."""
-    prev = labels.get("prevalence") or {}
-    if not prev:
+    prev = labels.prevalence
+    if prev is None or not prev.to_json():
         return []
-    pos = _q(prev.get("positive", labels.get("positive")))
+    pos = _q(prev.positive if "positive" in prev.model_fields_set else labels.positive)
     rows = []
     for key, title, definition in PREVALENCE:
-        m = prev.get(key) or None
+        m: Figure | None = getattr(prev, key)
         rows.append({"name": key, "title": title, "definition": definition.format(positive=pos), "metric": m,
-                     "value": fmt_metric(m) if m else "not computed", "n": (m or {}).get("n"),
-                     "estimate": _num((m or {}).get("estimate")), "ci_low": _num((m or {}).get("ci_low")),
-                     "ci_high": _num((m or {}).get("ci_high"))})
+                     "value": fmt_metric(m) if m else "not computed", "n": m.n if m else None,
+                     "estimate": _num(m.estimate) if m else None, "ci_low": _num(m.ci_low) if m else None,
+                     "ci_high": _num(m.ci_high) if m else None})
     return rows
 
 
-def pass_rate_line(labels: dict[str, Any]) -> str | None:
+def pass_rate_line(labels: LabelsSection) -> str | None:
     """``pass rate ('1'): judge-reported X, corrected (Rogan–Gladen) Y, PPI++ Z, human-only W``."""
     rows = prevalence_rows(labels)
-    if not rows:
+    prev = labels.prevalence
+    if not rows or prev is None:
         return None
-    pos = _q((labels.get("prevalence") or {}).get("positive", labels.get("positive")))
+    pos = _q(prev.positive if "positive" in prev.model_fields_set else labels.positive)
     return f"pass rate ({pos}): " + ", ".join(f"{r['title']} {r['value']}" for r in rows)
 
 
-def prevalence_words(labels: dict[str, Any]) -> str | None:
+def prevalence_words(labels: LabelsSection) -> str | None:
     """How the four pass rates were computed: the labelled and judged counts, the undefined corrections."""
-    prev = labels.get("prevalence") or {}
-    if not prev:
+    prev = labels.prevalence
+    if prev is None or not prev.to_json():
         return None
-    n_l, n_all = prev.get("n_labelled"), prev.get("n_all")
+    n_l, n_all = prev.n_labelled, prev.n_all
     out = (f"The judge labelled {n_all} items, {n_l} of them with a human label; the corrections read its TPR "
            "and TNR (Rogan–Gladen) or its errors (PPI++) on the labelled ones.")
     if n_l is not None and n_l == n_all:
         out += (" Every judged item carries a human label, so both corrections equal the human-only rate here: "
                 "they matter where the judge labels items people did not.")
-    rg = prev.get("rogan_gladen") or {}
-    if rg and rg.get("estimate") is None:
+    rg = prev.rogan_gladen
+    if rg is not None and rg.to_json() and rg.estimate is None:
         out += " Rogan–Gladen is undefined: TPR + TNR ≤ 1, the judge is no better than chance."
-    elif rg.get("n_undefined"):
-        out += f" {rg['n_undefined']} bootstrap replicates had no correction (TPR + TNR ≤ 1 there)."
-    ppi = prev.get("ppi") or {}
-    if _num(ppi.get("width_ratio")) is not None and n_l != n_all:
-        out += f" PPI++'s interval is {fmt_number(_num(ppi['width_ratio']), 2)}× the width of the human-only one."
+    elif rg is not None and rg.n_undefined:
+        out += f" {rg.n_undefined} bootstrap replicates had no correction (TPR + TNR ≤ 1 there)."
+    ratio = _num(prev.ppi.width_ratio) if prev.ppi else None
+    if ratio is not None and n_l != n_all:
+        out += f" PPI++'s interval is {fmt_number(ratio, 2)}× the width of the human-only one."
     return out
 
 
-def plan_words(labels: dict[str, Any]) -> str | None:
+def plan_words(labels: LabelsSection) -> str | None:
     """The plan in words: how many human labels a pass rate within ± the half-width needs."""
-    plan = labels.get("plan") or {}
-    if not plan:
+    plan = labels.plan
+    if plan is None or not plan.to_json():
         return None
-    h, level = _num(plan.get("halfwidth")), _num(plan.get("level"))
+    h, level = _num(plan.halfwidth), _num(plan.level)
     pct = f"{level:.0%}" if level is not None else "95%"
-    words = (f"For a pass rate within ±{fmt_number(h, 2)} at {pct} confidence: {plan.get('n_human_only')} human "
-             f"labels on their own, or {plan.get('n_ppi')} with PPI++ (the judge labelling the other items)")
-    gain = _num((plan.get("ppi_plan") or {}).get("gain"))
+    words = (f"For a pass rate within ±{fmt_number(h, 2)} at {pct} confidence: {plan.n_human_only} human "
+             f"labels on their own, or {plan.n_ppi} with PPI++ (the judge labelling the other items)")
+    ppi = plan.ppi_plan
+    gain = _num(ppi.gain) if ppi else None
     if gain is not None and gain > 1.005:
         words += f": {fmt_number(gain, 2)}× fewer"
-    words += f". {plan.get('n_labelled')} of the {plan.get('n_all')} judged items carry a human label now"
-    more_h, more_p = plan.get("more_human_only") or 0, plan.get("more_ppi") or 0
+    words += f". {plan.n_labelled} of the {plan.n_all} judged items carry a human label now"
+    more_h, more_p = plan.more_human_only or 0, plan.more_ppi or 0
     words += (f": {more_h} more needed human-only, {more_p} with PPI++." if more_h or more_p else
               ": enough for both.")
-    if plan.get("enough_items") is False:
+    if plan.enough_items is False:
         words += " The judged items are too few for the PPI++ plan: judge more items."
-    if plan.get("rho_defined") is False:
+    if plan.rho_defined is False:
         words += (" The judge's and the humans' labels do not vary together on the labelled items (one side is "
                   "constant): the judge buys nothing here.")
-    if (plan.get("ppi_plan") or {}).get("exceeds_ceiling"):
-        words += " " + str((plan.get("ppi_plan") or {}).get("ceiling_note") or "")
-    if plan.get("pass_rate") in (0, 0.0, 1, 1.0):
+    if ppi is not None and ppi.exceeds_ceiling:
+        words += " " + str(ppi.ceiling_note or "")
+    if plan.pass_rate in (0, 0.0, 1, 1.0):
         words += " The labelled items all carry one label: read the plan as \"no variance seen\", not \"no labels needed\"."
     return words
 
 
-def _status(part: dict[str, Any]) -> dict[str, Any]:
-    v = part.get("verdict")
-    if isinstance(v, dict) and v.get("status"):
-        return {"status": str(v["status"]), "reasons": [str(r) for r in v.get("reasons") or []]}
+def _status(part: Judge | CriterionPart) -> dict[str, Any]:
+    v = part.verdict
+    if v is not None and v.status:
+        return {"status": str(v.status), "reasons": [str(r) for r in v.reasons]}
     return {"status": "no verdict", "reasons": []}
 
 
-def label_view(entry: dict[str, Any], criterion: str | None = None) -> dict[str, Any] | None:
+def label_view(entry: Judge, criterion: str | None = None) -> dict[str, Any] | None:
     """Everything a surface shows of one label part of a judge (``criterion``: one of :func:`criteria_of`;
     ``None``: the top-level figures, pooled over its criteria when it has several). ``None`` when the
     judge has no such part."""
     part = part_of(entry, criterion)
-    labels = part.get("labels") if isinstance(part.get("labels"), dict) else None
-    if not labels:
+    labels = part.labels if part is not None else None
+    if part is None or labels is None or not labels.to_json():
         return None
-    metrics = part.get("metrics") or {}
+    metrics = part.metrics
     conf = confusion_view(labels)
     trivial = trivial_figures(labels, conf["row_totals"])
-    like = labels.get("like_for_like") or {}
-    like_tot = _like_totals(labels) if like else []
-    like_major = _majority(labels, like_tot) if like else None
-    trivial_like = trivial_figures(labels, like_tot) if like else {}
+    like = labels.like_for_like
+    has_like = like is not None and bool(like.to_json())
+    like_tot = _like_totals(labels) if has_like else []
+    like_major = _majority(labels, like_tot) if has_like else None
+    trivial_like = trivial_figures(labels, like_tot) if has_like else {}
     rates = []
-    kappa = str((part.get("pointwise") or {}).get("kappa") or "cohen_kappa")
+    kappa = str((part.pointwise.kappa if part.pointwise else None) or "cohen_kappa")
     for name in rate_names(labels, kappa):
         mi = metric_info(name, labels)
-        judge, lj, lh = metrics.get(name), _like(like.get("judge"), name), _like(like.get("humans"), name)
+        judge = metrics.get(name)
+        lj, lh = (_like(like.judge, name), _like(like.humans, name)) if like else (None, None)
         t, tl = trivial.get(name), trivial_like.get(name)
         rates.append({"name": name, "title": mi.title, "definition": mi.definition,
                       "judge": judge, "judge_text": fmt_metric(judge),
-                      "trivial": t, "trivial_text": _trivial_text(name, t, conf["majority"], labels.get("positive")),
-                      "like_judge": lj, "like_judge_text": fmt_metric(lj) if lj else _no_like(like, name),
-                      "humans": lh, "humans_text": fmt_metric(lh) if lh else _no_like(like, name),
+                      "trivial": t, "trivial_text": _trivial_text(name, t, conf["majority"], labels.positive),
+                      "like_judge": lj, "like_judge_text": fmt_metric(lj) if lj else _no_like(has_like),
+                      "humans": lh, "humans_text": fmt_metric(lh) if lh else _no_like(has_like),
                       "trivial_like": tl if lj else None,
-                      "trivial_like_text": _trivial_text(name, tl, like_major, labels.get("positive")) if lj else _no_like(like, name)})
-    crit = entry.get("criteria") or {}
-    got_v = entry.get("verdict")
-    v: dict[str, Any] = got_v if isinstance(got_v, dict) else {}
-    humans = labels.get("humans") or {}
+                      "trivial_like_text": _trivial_text(name, tl, like_major, labels.positive) if lj
+                      else _no_like(has_like)})
+    crit = entry.criteria or {}
+    v = entry.verdict
+    humans = labels.humans if labels.humans is not None and labels.humans.to_json() else None
+    alpha = humans.krippendorff_alpha if humans else None
+    level = alpha.level_of_measurement if alpha and "level_of_measurement" in alpha.model_fields_set else "nominal"
     return {
-        "criterion": criterion, "pooled": [str(c) for c in labels.get("pooled_criteria") or []],
-        "task": str(labels.get("task") or ""), "labels": conf["labels"], "ordinal": bool(labels.get("ordinal")),
-        "positive": None if labels.get("positive") is None else str(labels["positive"]),
-        "n_judgments": labels.get("n_judgments"), "n_with_truth": labels.get("n_with_truth"),
-        "n_invalid": labels.get("n_invalid"),
+        "criterion": criterion, "pooled": [str(c) for c in labels.pooled_criteria or []],
+        "task": str(labels.task or ""), "labels": conf["labels"], "ordinal": bool(labels.ordinal),
+        "positive": None if labels.positive is None else str(labels.positive),
+        "n_judgments": labels.n_judgments, "n_with_truth": labels.n_with_truth,
+        "n_invalid": labels.n_invalid,
         "verdict": _status(part),
         "confusion": conf, "trivial_label": conf["majority"], "trivial_like_label": like_major,
-        "trivial_words": TRIVIAL_WORDS, "has_like": bool(like), "rates": rates,
-        "like_definition": str(like.get("definition") or ""),
+        "trivial_words": TRIVIAL_WORDS, "has_like": has_like, "rates": rates,
+        "like_definition": str((like.definition if like else None) or ""),
         "humans_agreement": [
-            {"title": "Fleiss' κ", "value": _on_items(humans.get("fleiss_kappa"))},
-            {"title": f"Krippendorff's α ({(humans.get('krippendorff_alpha') or {}).get('level_of_measurement', 'nominal')})",
-             "value": _on_items(humans.get("krippendorff_alpha"))}] if humans else [],
-        "humans_basis": (f"{humans.get('n_annotators')} annotators on {humans.get('n_items')} items"
+            {"title": "Fleiss' κ", "value": _on_items(humans.fleiss_kappa)},
+            {"title": f"Krippendorff's α ({level})", "value": _on_items(alpha)}] if humans else [],
+        "humans_basis": (f"{humans.n_annotators} annotators on {humans.n_items} items"
                          if humans else "one annotator per item: the annotators' own figures are not measured"),
         "prevalence": prevalence_rows(labels), "pass_rate_line": pass_rate_line(labels),
         "prevalence_words": prevalence_words(labels), "plan_words": plan_words(labels),
-        "criteria": [{"criterion": str(c), "status": str((v.get("criteria") or {}).get(c)
+        "criteria": [{"criterion": str(c), "status": str(((v.criteria if v else None) or {}).get(c)
                                                           or _status(p)["status"])} for c, p in crit.items()],
-        "trusted_on": [str(c) for c in v.get("trusted_on") or []],
-        "not_trusted_on": [str(c) for c in v.get("not_trusted_on") or []],
+        "trusted_on": [str(c) for c in (v.trusted_on if v else None) or []],
+        "not_trusted_on": [str(c) for c in (v.not_trusted_on if v else None) or []],
     }
 
 
-def _on_items(m: dict[str, Any] | None) -> str:
+def _on_items(m: Figure | None) -> str:
     """``0.148 (0.131–0.170) on 298 items``: the humans' agreement with the items it was measured on (Fleiss' κ
     reads only the items with the most common number of labels)."""
-    n = (m or {}).get("n")
-    return fmt_metric(m) + (f" on {n} items" if m and n is not None else "")
+    return fmt_metric(m) + (f" on {m.n} items" if m and m.n is not None else "")
 
 
-def _no_like(like: dict[str, Any], name: str) -> str:
-    if not like:
+def _no_like(has_like: bool) -> str:
+    if not has_like:
         return "not measured (needs two annotators)"
     return "not measured"  # like_for_like carries no per-label precision
 
@@ -338,7 +339,7 @@ def trusted_words(view: dict[str, Any]) -> str | None:
     return f"trusted on: {yes}; not trusted on: {no}"
 
 
-def label_views(entry: dict[str, Any]) -> list[dict[str, Any]]:
+def label_views(entry: Judge) -> list[dict[str, Any]]:
     """Each part a report shows: one per criterion (the pooled figures after them), or the one part."""
     crit = criteria_of(entry)
     parts = [label_view(entry, c) for c in crit] + [label_view(entry)]

@@ -176,7 +176,7 @@ def label_rates_svg(rates: list[dict[str, Any]], width: int = 640) -> Markup | N
             est = _est(m)
             if est is None:
                 continue
-            lo, hi = _est((m or {}).get("ci_low")), _est((m or {}).get("ci_high"))
+            lo, hi = (_est(m.ci_low), _est(m.ci_high)) if isinstance(m, Figure) else (None, None)
             tip = f"{words}: {fmt_number(est)}" + (f" ({fmt_number(lo)}–{fmt_number(hi)})" if lo is not None
                                                    and hi is not None else "")
             if lo is not None and hi is not None:
@@ -216,8 +216,8 @@ def prevalence_svg(rows: list[dict[str, Any]], width: int = 640) -> Markup | Non
 
 
 def _est(v: Any) -> float | None:
-    if isinstance(v, dict):
-        v = v.get("estimate")
+    if isinstance(v, Figure):
+        v = v.estimate
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
     return float(v) if math.isfinite(float(v)) else None

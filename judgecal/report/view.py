@@ -150,15 +150,9 @@ def _flags(entry: Judge) -> list[dict[str, str]]:
     return sorted(out, key=lambda f: order.index(f["severity"]) if f["severity"] in order else 9)
 
 
-def _labels(entry: Judge) -> dict[str, Any]:
-    """What :func:`judgecal.report.labels.is_label_judge` and ``is_nominal`` read of a judge: its ``labels``
-    section, kept as written."""
-    return {"labels": entry.section("labels")}
-
-
 def _metric_rows(entry: Judge) -> list[dict[str, Any]]:
     rows = []
-    labels = entry.section("labels") if is_label_judge(_labels(entry)) else None
+    labels = entry.labels if is_label_judge(entry) else None
     for name, m in entry.metrics.items():
         mi = metric_info(name, labels) if labels else info(name)
         rows.append({"name": name, "title": mi.title, "definition": mi.definition, "reference": mi.reference,
@@ -186,7 +180,7 @@ def _summary_figure(entry: Judge, name: str) -> dict[str, Any]:
     f["applies"] = f["present"] or name in summary_metrics({kind})
     if not f["applies"]:
         f["value"] = f"n/a ({kind})"
-    elif name in ORDINAL_ONLY and is_nominal(_labels(entry)) and not f["present"]:
+    elif name in ORDINAL_ONLY and is_nominal(entry) and not f["present"]:
         # a label set without an order: no weighted κ, rank correlation or distance between its labels
         f["applies"], f["value"] = False, "n/a (nominal labels)"
     return f
@@ -255,9 +249,9 @@ def _span_consensus_reference(entry: Judge) -> dict[str, str]:
     return {"span_iou": ref, "span_f1": ref}
 
 
-def _pointwise_humans(entry: Judge) -> dict[str, Any]:
+def _pointwise_humans(entry: Judge) -> dict[str, Figure]:
     """A pointwise judge's annotators with each other on its items, by metric name (``{}`` for another)."""
-    return (entry.pointwise.humans or {}) if entry.pointwise else {}
+    return entry.pointwise.humans.figures() if entry.pointwise and entry.pointwise.humans else {}
 
 
 def _references(entry: Judge, kappa_ref: str | None, accuracy_ref: str | None,
@@ -280,7 +274,7 @@ def _references(entry: Judge, kappa_ref: str | None, accuracy_ref: str | None,
     refs.update(_span_reference(entry))
     refs.update(_span_consensus_reference(entry))
     for k, m in _pointwise_humans(entry).items():  # a pointwise judge: the annotators' own agreement on the same items
-        if isinstance(m, dict) and _num(m.get("estimate")) is not None:
+        if _estimate(m) is not None:
             refs[k] = f"against the consensus; annotators with each other: {fmt_metric(m)}" + (
                 f"; chance: {chance:.3f}" if k == "accuracy" and chance is not None else "")
     return refs
@@ -308,7 +302,7 @@ def _agreement(entry: Judge, kappa_ref: str | None, accuracy_ref: str | None,
         return out
     for name in (kappa, "accuracy"):
         h = humans.get(name)
-        if isinstance(h, dict) and _num(h.get("estimate")) is not None:
+        if _estimate(h) is not None:
             against = f"annotators with each other: {fmt_metric(h)}"
         elif name == "accuracy":
             against = f"an annotator: {accuracy_ref}" if accuracy_ref else ""
@@ -335,7 +329,7 @@ def judge_view(name: str, entry: Judge, ref: dict[str, Any],
     stab = entry.stability
     raw = entry.to_json()
     extra = {k: v for k, v in raw.items() if k not in OWN_LAYOUT and v not in (None, {}, [])}
-    parts = label_views(raw) if is_label_judge(raw) else []
+    parts = label_views(entry) if is_label_judge(entry) else []
     likeness = entry.verdict.human_likeness if entry.verdict else None
     span_iou = entry.spans.span_iou if entry.spans else None
     return {
@@ -369,7 +363,7 @@ def report_view(report: AuditReport | dict[str, Any]) -> dict[str, Any]:
     ref = human_reference(report)
     entries = report.judges
     columns = summary_metrics({e.kind for e in entries.values()})
-    if entries and all(is_nominal(_labels(e)) for e in entries.values()):  # no judge's labels have an order
+    if entries and all(is_nominal(e) for e in entries.values()):  # no judge's labels have an order
         columns = tuple(m for m in columns if m not in ORDINAL_ONLY)
     judges = [judge_view(n, e, ref, columns) for n, e in entries.items()]
     present = {f["code"] for j in judges for f in j["flags"]}
@@ -380,7 +374,7 @@ def report_view(report: AuditReport | dict[str, Any]) -> dict[str, Any]:
         "report": data, "settings": data["settings"], "consensus": data["consensus"],
         "judges": judges, "ref": ref, "legend": legend, "severities": SEVERITIES, "glossary": glossary,
         "known_flags": FLAGS, "models": data.get("models"), "humans": data.get("humans"),
-        "provenance": report.provenance or {}, "sections": SECTIONS, "section_titles": SECTION_TITLES,
+        "provenance": report.provenance.to_json() if report.provenance else {}, "sections": SECTIONS, "section_titles": SECTION_TITLES,
         "consensus_words": consensus_words(report.settings.consensus),
         "any_stability": any(j["stability"] for j in judges), "summary_metrics": columns,
         "like_with_like": LIKE_WITH_LIKE,

@@ -128,4 +128,4 @@ def render_html(report: AuditReport | dict[str, Any], summary_only: bool = False
         return environment().get_template("audit.html.j2").render(**view, **page_one, catalogue=METRICS)
     return environment().get_template("audit.html.j2").render(
         **view, **page_one, catalogue=METRICS, plots=_plots(report, view), heatmap=heat,
-        loop_parts=loop_tables(report.section("loop")), loop_titles=TITLES)
+        loop_parts=loop_tables(report.loop), loop_titles=TITLES)
