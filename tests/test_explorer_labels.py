@@ -339,3 +339,39 @@ def test_the_pdf_carries_the_labels_section(label_ws: dict[str, Any], tmp_path: 
     assert "Binary and categorical judges" in text and "Pass rate" in text
     p = label_ws["report"]["judges"][TOX]["criteria"]["toxicity"]["labels"]["prevalence"]
     assert fmt_metric(p["rogan_gladen"]).split(" ")[0] in text
+
+
+# -- the typed report ----------------------------------------------------------------------------------------
+def test_label_sections_are_typed_and_written_back_unchanged(label_ws: dict[str, Any]) -> None:
+    import jsonschema
+    from pydantic import ValidationError
+
+    from judgecal.audit.report import SCHEMA_FILE, AuditReport, LabelsSection, PassRateFigure, read_report
+
+    data = label_ws["report"]
+    jsonschema.validate(data, json.loads(SCHEMA_FILE.read_text("utf-8")))
+    report = read_report(data)
+    assert json.dumps(report.to_json()) == json.dumps(data)  # every key, in the order it was written
+    tox, raw = report.judges[TOX], data["judges"][TOX]
+    assert tox.criteria is not None and list(tox.criteria) == list(raw["criteria"]) == list(CRITERIA)
+    for c in CRITERIA:
+        part, written = tox.criteria[c], raw["criteria"][c]
+        assert isinstance(part.labels, LabelsSection) and part.labels.criterion == written["labels"]["criterion"]
+        prev = part.labels.prevalence
+        assert prev is not None and isinstance(prev.rogan_gladen, PassRateFigure)
+        assert prev.rogan_gladen.n_undefined == written["labels"]["prevalence"]["rogan_gladen"]["n_undefined"]
+        assert part.labels.confusion is not None and part.labels.confusion.counts == written["labels"]["confusion"]["counts"]
+        assert part.verdict is not None and part.verdict.status == written["verdict"]["status"]
+    assert tox.labels is not None and tox.labels.pooled_criteria == raw["labels"]["pooled_criteria"]
+    assert tox.verdict is not None and tox.verdict.trusted_on == raw["verdict"]["trusted_on"]
+    like = report.judges[DICES].labels.like_for_like  # type: ignore[union-attr]
+    assert like is not None and like.judge is not None
+    first = data["judges"][DICES]["labels"]["labels"][0]
+    assert like.judge.rate(f"recall_by_label.{first}") == like.judge.recall_by_label[first]
+    assert like.judge.rate("cohen_kappa") is like.judge.kappa and like.judge.rate("precision_by_label.x") is None
+    assert report.provenance is not None and report.provenance.config_hash == data["provenance"]["config_hash"]
+    bad = json.loads(json.dumps(data))
+    bad["judges"][TOX]["criteria"]["toxicity"]["labels"]["confusion"]["counts"] = "many"
+    with pytest.raises(ValidationError) as err:
+        AuditReport.from_json(bad)
+    assert err.value.errors()[0]["loc"][:6] == ("judges", TOX, "criteria", "toxicity", "labels", "confusion")

@@ -64,3 +64,27 @@ def test_explorer_loop_page(ws_dir):
             assert b.dialogs == [] and b.errors == []
         finally:
             b.close()
+
+
+def test_the_loop_section_is_typed_and_an_alignment_shows_its_held_out_rows(ws_dir):
+    from judgecal.audit.report import Loop, read_report
+    from judgecal.report.loop import loop_tables
+
+    data = json.loads((ws_dir / "reports" / "audit.json").read_text())
+    rep = read_report(data)
+    assert json.dumps(rep.to_json()) == json.dumps(data)  # typed, every key written back in its order
+    assert isinstance(rep.loop, Loop) and rep.loop.gate is not None
+    assert list(rep.loop.gate.metrics) == list(data["loop"]["gate"]["metrics"])
+    assert rep.loop.gate.passed is data["loop"]["gate"]["passed"]
+    (name,) = rep.loop.cascades
+    assert [s.judge for s in rep.loop.cascades[name].stages] == [s["judge"] for s in data["loop"]["cascades"][name]["stages"]]
+    metrics = {"accuracy": {"baseline": 0.61, "candidate": 0.66, "difference": 0.05, "ci_low": 0.01, "ci_high": 0.09,
+                            "worse_by": -0.05, "worse_bound": -0.01, "tolerance": 0.02, "result": "not worse"}}
+    align = {"judge": GPT, "candidate": "aligned/x", "method": "guidelines", "split": {"n_train": 40, "n_held_out": 60},
+             "shots": [], "guidelines": ["prefer the factual answer", "ignore length"],
+             "rationales": {"used": 1, "agree_with_truth": 7, "positional": 2}, "held_out": {"metrics": metrics},
+             "conclusion": "better on the held-out split"}
+    rows = loop_tables(Loop.model_validate({"align": {"aligned/x": align}}))["align"]
+    assert len(rows) == 1 and rows[0]["from"] == GPT and rows[0]["train labels"] == 40
+    assert rows[0]["held-out labels"] == 60 and rows[0]["difference (95% CI)"] == "+0.050 (+0.010 to +0.090)"
+    assert rows[0]["built from"].startswith("2 guidelines, 1 quoted") and "7 on train items" in rows[0]["built from"]
