@@ -128,3 +128,17 @@ def copy_workspace(src, dst):  # type: ignore[no-untyped-def]
     src._db.conn.execute("PRAGMA wal_checkpoint(FULL)")
     shutil.copy(src.db_path, dst / "judgecal.sqlite")
     return Workspace(dst)
+
+
+def json_differences(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two JSON values differ (floats equal to 1e-9, relative): the golden audits' comparison."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [f"{path}.{k}: only in one" for k in set(a) ^ set(b)]
+        return out + [d for k in set(a) & set(b) for d in json_differences(a[k], b[k], f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{path}: {len(a)} against {len(b)} entries"]
+        return [d for k, (x, y) in enumerate(zip(a, b, strict=True)) for d in json_differences(x, y, f"{path}[{k}]")]
+    if isinstance(a, float) and isinstance(b, int | float) and not isinstance(b, bool):
+        return [] if b == pytest.approx(a, rel=1e-9, abs=1e-12) else [f"{path}: {a} against {b}"]
+    return [] if a == b else [f"{path}: {a!r} against {b!r}"]

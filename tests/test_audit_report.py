@@ -16,6 +16,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from conftest import json_differences
 
 from judgecal.audit.pipeline import AuditOptions, audit_workspace
 from judgecal.audit.report import SCHEMA, SCHEMA_FILE, AuditReport, json_schema
@@ -70,24 +71,10 @@ def test_report_command_names_the_bad_field(tmp_path: Path, pandalm_report: Audi
     assert not bad.with_suffix(".html").exists()
 
 
-def _close(a: Any, b: Any, path: str = "") -> list[str]:
-    """Where two JSON values differ (floats equal to 1e-9, relative)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = [f"{path}.{k}: only in one" for k in set(a) ^ set(b)]
-        return out + [d for k in set(a) & set(b) for d in _close(a[k], b[k], f"{path}.{k}")]
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return [f"{path}: {len(a)} against {len(b)} entries"]
-        return [d for k, (x, y) in enumerate(zip(a, b, strict=True)) for d in _close(x, y, f"{path}[{k}]")]
-    if isinstance(a, float) and isinstance(b, int | float) and not isinstance(b, bool):
-        return [] if b == pytest.approx(a, rel=1e-9, abs=1e-12) else [f"{path}: {a} against {b}"]
-    return [] if a == b else [f"{path}: {a!r} against {b!r}"]
-
-
 def test_pandalm_audit_is_the_golden_one(pandalm_report: AuditReport) -> None:
     data = {k: v for k, v in pandalm_report.to_json().items() if k not in VOLATILE}
     if os.environ.get("JUDGECAL_GOLDEN_WRITE"):
         GOLDEN.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", "utf-8")
     golden = json.loads(GOLDEN.read_text("utf-8"))
-    diffs = _close(golden, data)
+    diffs = json_differences(golden, data)
     assert not diffs, "\n".join(diffs[:20])

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import json_differences
 
 from judgecal.audit.pipeline import AuditOptions, audit_workspace
 from judgecal.audit.report import AuditReport
@@ -28,20 +29,6 @@ GOLDEN = HERE / "golden" / "demo-audit.json"
 CALLS = HERE / "golden" / "demo-smollm2-judgments.jsonl"
 JUDGE = "local/smollm2"
 VOLATILE = ("judgecal_version", "generated_at", "provenance")  # the release, the clock, the machine and paths
-
-
-def _close(a: Any, b: Any, path: str = "") -> list[str]:
-    """Where two JSON values differ (floats equal to 1e-9, relative)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = [f"{path}.{k}: only in one" for k in set(a) ^ set(b)]
-        return out + [d for k in set(a) & set(b) for d in _close(a[k], b[k], f"{path}.{k}")]
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return [f"{path}: {len(a)} against {len(b)} entries"]
-        return [d for k, (x, y) in enumerate(zip(a, b, strict=True)) for d in _close(x, y, f"{path}[{k}]")]
-    if isinstance(a, float) and isinstance(b, int | float) and not isinstance(b, bool):
-        return [] if b == pytest.approx(a, rel=1e-9, abs=1e-12) else [f"{path}: {a} against {b}"]
-    return [] if a == b else [f"{path}: {a!r} against {b!r}"]
 
 
 def _calls() -> tuple[dict[str, Any], list[Judgment]]:
@@ -88,7 +75,7 @@ def test_the_demos_audit_is_the_golden_one(demo_report: AuditReport) -> None:
         GOLDEN.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", "utf-8")
     golden = json.loads(GOLDEN.read_text("utf-8"))
     assert list(golden) == list(data)  # the sections in the order audit.json writes them
-    diffs = _close(golden, data)
+    diffs = json_differences(golden, data)
     assert not diffs, "\n".join(diffs[:20])
     judge = demo_report.judges[JUDGE]
     assert judge.n_judgments == 120 and judge.n_items == 60  # the live judge's figures rest on the demo's items
