@@ -5,9 +5,11 @@
 :func:`json_schema`) is generated from these types, so the file, the schema and the code cannot drift
 apart (a test regenerates it and compares). The parts every surface reads are typed here: the settings,
 the truth, each judge's counts, figures (:class:`Figure`), flags, verdict with its structured reasons
-(:class:`Verdict`, :class:`Reason`), its item-by-item breakdown, and the comparisons of judges. The
-sections a probe or an analysis adds (``position``, ``labels``, ``pointwise``, ``stability``, ...) are
-kept as they are written, as extra fields, and described in docs/reference/audit-json.md.
+(:class:`Verdict`, :class:`Reason`), its item-by-item breakdown, and the comparisons of judges; a label
+judge's ``labels`` and ``criteria`` (:class:`LabelsSection`, :class:`CriterionPart`), the ``loop``
+(:class:`Loop`) and the ``provenance`` (:class:`Provenance`) among the sections typed later. The sections a
+probe adds (``position``, ``verbosity``, ...) are kept as they are written, as extra fields (read with
+:meth:`_Open.section`), and described in docs/reference/audit-json.md.
 """
 
 from __future__ import annotations
