@@ -67,7 +67,7 @@ def test_bootstrap_ci_covers_and_matches_theory():
     assert (hi - lo) == pytest.approx(2 * 1.96 * se, rel=0.1)
 
 
-@pytest.mark.parametrize("kind", ["counts", "fractions", "large"])
+@pytest.mark.parametrize("kind", ["counts", "fractions", "large", "halves", "constant"])
 def test_bootstrap_sums_equals_the_plain_product_in_double_precision(kind):
     """W @ S in double precision, however it is computed: single precision only where it is exact (integer
     sums whose replicated totals stay below 2**24), and the same replicates whatever the chunk size."""
@@ -75,7 +75,12 @@ def test_bootstrap_sums_equals_the_plain_product_in_double_precision(kind):
     n = 3000
     sums = {"counts": rng.integers(0, 4, size=(n, 6)).astype(float),
             "fractions": rng.random((n, 6)),
-            "large": rng.integers(0, 4, size=(n, 6)).astype(float) * 10_000}[kind]  # 3000 * 30000 > 2**24
+            "large": rng.integers(0, 4, size=(n, 6)).astype(float) * 10_000,  # 3000 * 30000 > 2**24
+            # ties counted a half, eighths; a constant column, a column twice and an empty one
+            "halves": np.column_stack([rng.integers(0, 5, size=(n, 3)) / 2, rng.integers(0, 9, size=n) / 8,
+                                       np.full(n, 0.5), np.zeros(n)]),
+            "constant": np.column_stack([np.ones(n), (x := rng.integers(0, 3, size=n) / 2), x, np.full(n, 2.0),
+                                         x * 2, np.zeros(n)])}[kind]
     r = np.random.default_rng(11)
     w = np.vstack([np.bincount(r.integers(0, n, size=n), minlength=n) for _ in range(250)]).astype(float)
     boot = stats.bootstrap_sums(sums, n_boot=250, seed=11)
@@ -117,3 +122,63 @@ def test_counts_kept_in_single_precision_bootstrap_to_the_same_replicates():
     # a view of single-precision columns (the alignment probe's per-judge slices) is summed without a copy
     wide = np.hstack([single, single])
     np.testing.assert_array_equal(stats.bootstrap_sums(wide[:, 7:], 50, 2), stats.bootstrap_sums(counts, 50, 2))
+
+
+class _DictStore:
+    """A :class:`judgecal.stats.bootstrap.WeightStore` in memory, counting what it is asked."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple[int, int, int], np.ndarray] = {}
+        self.loads = self.saves = 0
+
+    def load(self, key, shape):
+        self.loads += 1
+        got = self.kept.get(key)
+        return got if got is not None and got.shape == shape else None
+
+    def save(self, key, packed):
+        self.saves += 1
+        self.kept[key] = packed.copy()
+
+
+def test_a_weight_store_gives_back_the_same_replicates_without_drawing_them(monkeypatch):
+    monkeypatch.setattr(stats, "STORED_FROM", 50_000)  # the test's bootstraps of 501 items are stored too
+    rng = np.random.default_rng(6)
+    a = rng.integers(0, 3, size=(501, 3)).astype(float)
+    plain = stats.bootstrap_sums(a, 400, 7)
+    store = _DictStore()
+    with stats.shared_weights(store=store):
+        first = stats.bootstrap_sums(a, 400, 7)
+        stats.bootstrap_sums(a[:10], 400, 7)  # 4,000 weights: drawn, not stored
+    assert store.saves == 1 and store.loads == 1
+    monkeypatch.setattr(stats, "_counts", lambda *args: pytest.fail("drawn again"))
+    with stats.shared_weights(store=store):
+        again = stats.bootstrap_sums(a, 400, 7)
+    assert np.array_equal(first, plain) and np.array_equal(again, plain)
+    assert store.loads == 2 and store.saves == 1
+
+
+def test_weight_files_are_read_back_only_whole_and_of_their_key(tmp_path, monkeypatch):
+    from judgecal.data.store.snapshot import WeightFiles
+
+    monkeypatch.setattr(stats, "STORED_FROM", 50_000)
+    a = np.random.default_rng(8).integers(0, 4, size=(300, 2)).astype(float)
+    plain = stats.bootstrap_sums(a, 200, 1)
+    files = WeightFiles(tmp_path)
+    with stats.shared_weights(store=files):
+        assert np.array_equal(stats.bootstrap_sums(a, 200, 1), plain)
+    (path,) = (tmp_path / "cache").glob("bootstrap-300-200-1-numpy*.weights")
+    kept = files.load((300, 200, 1), (200, 150))
+    assert kept is not None and kept.shape == (200, 150)
+    assert files.load((300, 200, 1), (200, 151)) is None  # another shape: not this matrix
+    assert files.load((300, 200, 2), (200, 150)) is None  # another seed: no file
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x11  # one weight changed: the digest no longer holds
+    path.write_bytes(bytes(data))
+    assert files.load((300, 200, 1), (200, 150)) is None
+    with stats.shared_weights(store=files):  # drawn again (the same replicates) and kept again
+        assert np.array_equal(stats.bootstrap_sums(a, 200, 1), plain)
+    assert files.load((300, 200, 1), (200, 150)) is not None
+    for k in range(WeightFiles.KEEP + 2):  # the least recently used go
+        files.save((10 + k, 1, 0), np.zeros((1, 1), dtype=np.uint8))
+    assert len(list((tmp_path / "cache").glob("bootstrap-*.weights"))) == WeightFiles.KEEP

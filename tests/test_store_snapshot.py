@@ -242,3 +242,37 @@ def test_a_judge_asked_for_twice_is_read_once(tmp_path):
     truth = pd.Series(["A"] * 7, index=pd.Index([f"i{i}" for i in range(7)], dtype=object))
     a, b = judge_inputs(ws, truth, ["t/j0", "t/j0"])
     assert a is b and len(a.judgments) == 10
+
+
+def test_an_audit_reads_back_the_weights_an_earlier_one_drew(tmp_path, pandalm_ws, monkeypatch):
+    """The bootstrap weights an audit drew are kept in the cache folder; the next audit reads them instead of
+    drawing them again and says the same, and one without the folder draws them again and says the same."""
+    import shutil
+
+    from conftest import copy_workspace, json_differences
+
+    from judgecal.audit.pipeline import AuditOptions, audit_workspace
+    from judgecal.stats import bootstrap
+
+    monkeypatch.setattr(bootstrap, "STORED_FROM", 100_000)  # PandaLM's 999 items x 300 replicates are kept
+    ws = copy_workspace(pandalm_ws, tmp_path / "ws")
+    options = AuditOptions(consensus="ds", n_boot=300)
+
+    def audit():  # type: ignore[no-untyped-def]
+        report = audit_workspace(ws, options).to_json()
+        return {k: v for k, v in report.items() if k not in ("generated_at", "provenance")}
+
+    drawn, counts = [], bootstrap._counts
+    monkeypatch.setattr(bootstrap, "_counts", lambda n, n_boot, *a: drawn.append(n) or counts(n, n_boot, *a))
+    first = audit()
+    kept = sorted((ws.path / "cache").glob("bootstrap-*.weights"))
+    assert 999 in drawn and "bootstrap-999-300-0" in [p.name.split("-numpy")[0] for p in kept]
+    drawn.clear()
+    read_back = audit()
+    assert 999 not in drawn  # the items' weights came from the file
+    monkeypatch.undo()
+    monkeypatch.setattr(bootstrap, "STORED_FROM", 100_000)
+    shutil.rmtree(ws.path / "cache")
+    again = audit()
+    assert not json_differences(first, read_back) and not json_differences(first, again)
+    ws.close()

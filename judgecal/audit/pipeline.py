@@ -64,7 +64,9 @@ AFTER = ("annotators", "stability", "loop", "report")
 def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor: Executor | None = None,
                     progress: Progress | None = None) -> AuditReport:
     """The audit of ``ws``, typed (:class:`judgecal.audit.report.AuditReport`; ``.to_json()`` is audit.json)."""
-    with shared_weights():  # every section's item bootstrap of the same items draws its replicates once
+    # every section's item bootstrap of the same items draws its replicates once, or reads them back from the
+    # workspace's cache folder when an earlier audit drew them
+    with shared_weights(store=ws.bootstrap_weights()):
         return _audit(ws, options or AuditOptions(), executor, progress)
 
 

@@ -13,9 +13,11 @@ is most of a narrow bootstrap's time). Outside it nothing is kept.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -51,37 +53,70 @@ def bootstrap_weights(n: int, n_boot: int, rng: np.random.Generator, chunk: int 
 # float32 holds every integer below 2**24 exactly: integer sums whose replicated totals stay below it are
 # multiplied in single precision (half the memory traffic, twice the speed) with exactly the same result.
 _EXACT32 = 2**24
+# sums that are multiples of 1/2, 1/4 or 1/8 (a tie counted a half, a mean over two or four orders or samples)
+# are integers once scaled by that power of two, and dividing the product by it again is exact
+_SCALES = (1.0, 2.0, 4.0, 8.0)
+
+
+def _exact_scale(sums: FloatArray, block: int = 4096) -> float | None:
+    """The least power of two (of :data:`_SCALES`) that makes every entry an integer with every partial total
+    of ``W @ (scale * sums)`` below 2**24 in magnitude (a replicate's weights sum to ``n``), so that
+    single-precision products and sums of the scaled values are exact; ``None`` when none does. Checked a
+    block of rows at a time: no copy of ``sums``."""
+    if sums.size == 0:
+        return None
+    big = max(float(sums.max()), -float(sums.min()))
+    if not np.isfinite(big):
+        return None
+    for scale in _SCALES:
+        if big * scale * sums.shape[0] >= _EXACT32:
+            return None
+        if all(np.array_equal(part, np.round(part)) for part in
+               (sums[a:a + block] * scale for a in range(0, len(sums), block))):
+            return scale
+    return None
 
 
 def _exact_in_float32(sums: FloatArray, block: int = 4096) -> bool:
-    """Every entry an integer and every partial total of ``W @ sums`` below 2**24 in magnitude (a replicate's
-    weights sum to ``n``), so single-precision products and sums are exact. Checked a block of rows at a
-    time: no copy of ``sums``."""
-    if sums.size == 0:
-        return False
-    big = max(float(sums.max()), -float(sums.min()))
-    if not (np.isfinite(big) and big * sums.shape[0] < _EXACT32):
-        return False
-    return all(np.array_equal(part, np.round(part)) for part in (sums[a:a + block] for a in range(0, len(sums), block)))
+    """Every entry an integer and every partial total of ``W @ sums`` below 2**24 in magnitude."""
+    return _exact_scale(sums, block) == 1.0
+
+
+class WeightStore(Protocol):
+    """Where :func:`shared_weights` keeps a drawn weight matrix between audits (the workspace's cache folder,
+    :class:`judgecal.data.store.snapshot.WeightFiles`): ``W`` depends only on its key ``(n, n_boot, seed)``."""
+
+    def load(self, key: tuple[int, int, int], shape: tuple[int, int]) -> NDArray[np.uint8] | None:
+        """The packed matrix of ``key`` (``shape``, see :class:`_Shared`), or ``None``."""
+
+    def save(self, key: tuple[int, int, int], packed: NDArray[np.uint8]) -> None:
+        """Keep ``packed`` for ``key``; a failure is not an error."""
+
+
+# drawing fewer weights than this is quicker than reading them back
+STORED_FROM = 2**22
 
 
 class _Shared:
     """The weight matrices kept by :func:`shared_weights`: ``(n, n_boot, seed) ->`` ``W`` as 4-bit counts, two
     to a byte (item ``2k`` in the low half of byte ``k``, item ``2k + 1`` in the high half)."""
 
-    def __init__(self, budget_bytes: int) -> None:
+    def __init__(self, budget_bytes: int, store: WeightStore | None = None) -> None:
         self.left = budget_bytes
         self.kept: dict[tuple[int, int, int], NDArray[np.uint8]] = {}
+        self.store = store
 
 
 _SHARED: ContextVar[_Shared | None] = ContextVar("judgecal_shared_weights", default=None)
 
 
 @contextmanager
-def shared_weights(budget_mb: float = 64.0) -> Iterator[None]:
+def shared_weights(budget_mb: float = 64.0, store: WeightStore | None = None) -> Iterator[None]:
     """Within the block, :func:`bootstrap_sums` draws each ``(n, n_boot, seed)`` weight matrix once and
-    reuses it; at most ``budget_mb`` of them are kept (half a byte a weight), larger ones are drawn each time."""
-    token = _SHARED.set(_Shared(int(budget_mb * 2**20)))
+    reuses it; at most ``budget_mb`` of them are kept (half a byte a weight), larger ones are drawn each time.
+    With a ``store``, a kept matrix of at least :data:`STORED_FROM` weights is read from it when there and
+    left there when drawn: the same replicates, without drawing them."""
+    token = _SHARED.set(_Shared(int(budget_mb * 2**20), store))
     try:
         yield
     finally:
@@ -116,16 +151,21 @@ def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.f
         yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
         return
     if key not in shared.kept:
-        kept: NDArray[np.uint8] = np.empty((n_boot, (n + 1) // 2), dtype=np.uint8)
-        done = 0
-        for w in _counts(n, n_boot, np.random.default_rng(seed), 200):
-            packed = _pack(w)
-            if packed is None:  # drawn each time instead
-                yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
-                return
-            kept[done:done + len(w)] = packed
-            done += len(w)
-        shared.kept[key] = kept
+        store = shared.store if n * n_boot >= STORED_FROM else None
+        found = store.load(key, (n_boot, (n + 1) // 2)) if store is not None else None
+        if found is None:
+            found = np.empty((n_boot, (n + 1) // 2), dtype=np.uint8)
+            done = 0
+            for w in _counts(n, n_boot, np.random.default_rng(seed), 200):
+                packed = _pack(w)
+                if packed is None:  # drawn each time instead
+                    yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
+                    return
+                found[done:done + len(w)] = packed
+                done += len(w)
+            if store is not None:
+                store.save(key, found)
+        shared.kept[key] = found
         shared.left -= size
     matrix = shared.kept[key]
     step = max(1, 2_000_000 // n)
@@ -133,26 +173,74 @@ def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.f
         yield _unpack(matrix[a:a + step], n, dtype)
 
 
+def _distinct_columns(sums: NDArray[np.floating[Any]], columns: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Of ``sums``' ``columns``, the first of each distinct one and, per column, the place of its first copy
+    among them."""
+    first: dict[bytes, int] = {}
+    keep: list[int] = []
+    where = np.empty(len(columns), dtype=np.intp)
+    for k, j in enumerate(columns):
+        at = first.setdefault(np.ascontiguousarray(sums[:, j]).tobytes(), len(keep))
+        if at == len(keep):
+            keep.append(int(j))
+        where[k] = at
+    return np.asarray(keep, dtype=np.intp), where
+
+
 def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> FloatArray:
     """Replicated column totals ``W @ sums`` (``n_boot x m``) under the item bootstrap.
 
     Computed as ``(sums^T @ W^T)^T`` chunk by chunk (BLAS runs the long inner dimension fastest that way),
-    in single precision when that is exact (:func:`_exact_in_float32`): the values are those of ``W @ sums``
-    in double precision either way. ``sums`` may be single precision already (integer counts
-    a caller knows to be exact there); where they are not exact, they are multiplied in double precision.
+    in single precision when that is exact (:func:`_exact_scale`: integers, or halves, quarters or eighths
+    scaled to integers, with totals below 2**24); the values are those of ``W @ sums`` in double precision
+    either way. ``sums`` may be single precision already (integer counts a caller knows to be exact there:
+    multiplied as they are, no copy). Sums copied to single precision are multiplied each distinct column
+    once, and a constant column ``c`` is ``c * n`` without a product (every replicate's weights sum to
+    ``n``). Where they are not exact (single-precision ones too), they are multiplied in double precision.
     """
     sums = np.asarray(sums)
     if sums.dtype != np.float32:
         sums = np.asarray(sums, dtype=np.float64)
     n, m = sums.shape
     out = np.empty((max(n_boot, 0) if n else 0, m))
-    dtype = np.float32 if _exact_in_float32(sums) else np.float64
-    cols: FloatArray = sums.T if sums.dtype == dtype else sums.T.astype(dtype)  # m x n (a view when it can be)
+    if not out.size:
+        return out
+    scale = _exact_scale(sums)
+    if sums.dtype == np.float32 and scale == 1.0:  # the caller's exact counts: every column, without a copy
+        for done, w in _chunks(n, n_boot, seed, np.float32):
+            out[done:done + len(w)] = (sums.T @ w.T).T
+        return out
+    sums = np.asarray(sums, dtype=np.float64)
+    if scale is None:  # not exact in single precision: every column, in double precision
+        for done, w in _chunks(n, n_boot, seed, np.float64):
+            out[done:done + len(w)] = (sums.T @ w.T).T
+        return out
+    constant = (sums == sums[:1]).all(axis=0)
+    out[:, constant] = sums[0, constant] * n
+    keep, where = _distinct_columns(sums, np.flatnonzero(~constant))
+    if not keep.size:
+        return out
+    chunks = _chunks(n, n_boot, seed, np.float32)
+    first = next(chunks)  # the weights are drawn (and kept) before the copy below: the draw's buffers are gone
+    rows = np.empty((len(keep), n), dtype=np.float32)  # one row a distinct column, scaled to integers
+    for k, j in enumerate(keep):
+        np.multiply(sums[:, j], scale, out=rows[k], casting="same_kind")
+    part = np.empty((out.shape[0], len(keep)))
+    for done, w in itertools.chain([first], chunks):
+        part[done:done + len(w)] = (rows @ w.T).T
+    if scale != 1.0:
+        part /= scale
+    out[:, np.flatnonzero(~constant)] = part[:, where]
+    return out
+
+
+def _chunks(n: int, n_boot: int, seed: int,
+            dtype: type[np.float64] | type[np.float32]) -> Iterator[tuple[int, FloatArray]]:
+    """:func:`_weights` with the first replicate of each chunk."""
     done = 0
     for w in _weights(n, n_boot, seed, dtype):
-        out[done:done + len(w)] = (cols @ w.T).T
+        yield done, w
         done += len(w)
-    return out
 
 
 def percentile_ci(samples: FloatArray, level: float = 0.95) -> tuple[float, float]:

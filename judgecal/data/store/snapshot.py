@@ -12,6 +12,7 @@ simply made again from the database: the database is the record, the cache folde
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import secrets
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 CACHE_DIR = "cache"
@@ -165,3 +167,52 @@ def save_json(folder: Path, name: str, key: str, value: Any) -> None:
     """Store a JSON value as ``name`` under ``key``."""
     _replace(_path(folder, name, "json"),
              lambda tmp: Path(tmp).write_text(json.dumps({"state": key, "value": value}), encoding="utf-8"))
+
+
+class WeightFiles:
+    """The item bootstrap's drawn weight matrices, kept in the cache folder between audits
+    (:class:`judgecal.stats.bootstrap.WeightStore`). A matrix depends only on ``(n, n_boot, seed)`` and on
+    NumPy's generator, whose version the file names; each file carries a BLAKE2b digest of its bytes, so a
+    damaged one is drawn again, never read. At most :attr:`KEEP` files stay (the most recently used)."""
+
+    KEEP = 8
+    _MAGIC = b"judgecal.weights.1\n"
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder) / CACHE_DIR
+
+    def _file(self, key: tuple[int, int, int]) -> Path:
+        n, n_boot, seed = key
+        return self.folder / f"bootstrap-{n}-{n_boot}-{seed}-numpy{np.__version__}.weights"
+
+    def load(self, key: tuple[int, int, int], shape: tuple[int, int]) -> Any:
+        """The packed matrix of ``key`` with ``shape``, or ``None`` (absent, of another shape, or damaged)."""
+        path = self._file(key)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        head = len(self._MAGIC) + 32
+        if not data.startswith(self._MAGIC) or len(data) != head + shape[0] * shape[1]:
+            return None
+        body = memoryview(data)[head:]
+        if hashlib.blake2b(body, digest_size=32).digest() != data[len(self._MAGIC):head]:
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: kept when older files are let go
+        return np.frombuffer(body, dtype=np.uint8).reshape(shape)
+
+    def save(self, key: tuple[int, int, int], packed: Any) -> None:
+        """Keep ``packed`` for ``key`` (through a temporary file), then let the least recently used go."""
+        body = np.ascontiguousarray(packed, dtype=np.uint8).data
+
+        def write(tmp: str) -> None:
+            with open(tmp, "wb") as out:
+                out.write(self._MAGIC + hashlib.blake2b(body, digest_size=32).digest())
+                out.write(body)
+
+        _replace(self._file(key), write)
+        with contextlib.suppress(OSError):
+            files = sorted(self.folder.glob("bootstrap-*.weights"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in files[self.KEEP:]:
+                old.unlink(missing_ok=True)

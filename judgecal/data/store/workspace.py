@@ -23,6 +23,7 @@ from judgecal.data.store.items import ItemsRepository
 from judgecal.data.store.judgments import JudgmentsRepository
 from judgecal.data.store.labelstudio import LabelStudioRepository
 from judgecal.data.store.reports import ReportsRepository
+from judgecal.data.store.snapshot import WeightFiles
 from judgecal.data.store.spans import SpansRepository
 from judgecal.data.store.stability import StabilityRepository
 
@@ -100,6 +101,10 @@ class Workspace:
     @property
     def reports_dir(self) -> Path:
         return self.reports_repo.reports_dir
+
+    def bootstrap_weights(self) -> WeightFiles:
+        """Where an audit keeps the bootstrap weights it drew, for the next (the cache folder)."""
+        return WeightFiles(self.path)
 
     record_report = _Delegate("reports_repo", ReportsRepository.record_report)
     latest_report = _Delegate("reports_repo", ReportsRepository.latest_report)
