@@ -187,7 +187,7 @@ def metrics_from(js: JudgeSums, boot: NDArray[np.float64], level: float = 0.95) 
 
 def truth_codes(item_ids: pd.Series, truth: pd.Series) -> NDArray[np.int64]:
     """Each judgment's index into ``truth`` (-1 for items without a consensus label)."""
-    index = pd.Index(truth.index)
+    index = truth.index  # the truth's own index: its hash table, built on the first lookup, serves every later one
     if isinstance(item_ids.dtype, pd.CategoricalDtype):  # map the categories once, not every row
         per_category = np.append(index.get_indexer(item_ids.cat.categories), -1)
         return np.asarray(per_category[item_ids.cat.codes.to_numpy()], dtype=np.int64)
