@@ -140,7 +140,8 @@ def test_environment_counts_follow_the_judgments(tmp_path):
 
 def test_the_audit_reads_the_same_with_and_without_the_copy(tmp_path):
     """judge_inputs splits the columns one at a time: each judge's frames equal the rows of the whole frame."""
-    from judgecal.audit.run import COLUMNS, judge_inputs
+    from judgecal.audit.alignment import usage_metrics
+    from judgecal.audit.run import COLUMNS, KEPT, UNRECORDED, judge_inputs
 
     ws = Workspace(tmp_path / "ws")
     rows = _rows(60)
@@ -151,8 +152,15 @@ def test_the_audit_reads_the_same_with_and_without_the_copy(tmp_path):
     whole = ws.judgments_frame(columns=COLUMNS, compact=True)
     for inp in judge_inputs(ws, truth):
         mine = whole[whole["judge"] == inp.judge]
-        pd.testing.assert_frame_equal(inp.judgments, mine[mine["mutation"] == "none"], check_index_type=False)
-        pd.testing.assert_frame_equal(inp.mutated, mine[mine["mutation"] != "none"], check_index_type=False)
+        # the usage columns are read for the judge's usage, not kept; nor the probabilities it never gave
+        unrecorded = [c for group in UNRECORDED if mine.loc[:, list(group)].isna().all().all() for c in group]
+        # t/j0 gave P(A) on its calls (p_a, p_b and p_tie stay), t/j1 none
+        assert unrecorded == (["p_labels"] if inp.judge == "t/j0" else ["p_a", "p_b", "p_tie", "p_labels"])
+        kept = mine.loc[:, [c for c in KEPT if c not in unrecorded]]
+        pd.testing.assert_frame_equal(inp.judgments, kept[mine["mutation"] == "none"], check_index_type=False)
+        pd.testing.assert_frame_equal(inp.mutated, kept[mine["mutation"] != "none"], check_index_type=False)
+        assert inp.usage == usage_metrics(mine[mine["mutation"] == "none"])
+        assert inp.usage is not None and inp.usage["latency_s_mean"] is not None
         assert len(inp.probes) == 0
     assert np.isclose(whole["latency_s"].sum(), sum(1 / (i + 3) for i in range(60)))
 

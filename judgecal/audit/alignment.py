@@ -17,7 +17,7 @@ paired.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,7 +191,7 @@ def truth_codes(item_ids: pd.Series, truth: pd.Series) -> NDArray[np.int64]:
     if isinstance(item_ids.dtype, pd.CategoricalDtype):  # map the categories once, not every row
         per_category = np.append(index.get_indexer(item_ids.cat.categories), -1)
         return np.asarray(per_category[item_ids.cat.codes.to_numpy()], dtype=np.int64)
-    return np.asarray(index.get_indexer(item_ids.to_numpy()), dtype=np.int64)
+    return np.asarray(index.get_indexer(pd.Index(item_ids.to_numpy())), dtype=np.int64)
 
 
 def judge_metrics(
@@ -211,15 +211,27 @@ def judge_metrics(
     return metrics_from(js, stats.bootstrap_sums(js.sums, n_boot, seed), level)
 
 
+#: the judgments' columns a judge's ``usage`` reads, and only it
+USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "latency_s", "cost_usd")
+
+
 def usage_metrics(judgments: pd.DataFrame) -> dict[str, float | int | None]:
     """Tokens, latency and cost per 1,000 judgments (``None`` where nothing was recorded)."""
-    n = len(judgments)
+    return usage_of(len(judgments), {c: judgments[c] for c in USAGE_COLUMNS if c in judgments})
+
+
+def usage_of(n: int, columns: Mapping[str, pd.Series]) -> dict[str, float | int | None]:
+    """:func:`usage_metrics` of ``n`` judgments from their :data:`USAGE_COLUMNS` (a column not given: not
+    recorded)."""
+
+    def recorded(col: str) -> pd.Series:
+        return pd.Series(columns[col]).dropna() if col in columns else pd.Series(dtype=float)
 
     def per_k(col: str) -> float | None:
-        s = judgments[col].dropna() if col in judgments else pd.Series(dtype=float)
+        s = recorded(col)
         return None if s.empty or n == 0 else round(float(s.sum()) / n * 1000, 6)
 
-    lat = judgments["latency_s"].dropna() if "latency_s" in judgments else pd.Series(dtype=float)
+    lat = recorded("latency_s")
     return {
         "judgments": n,
         "prompt_tokens_per_1k": per_k("prompt_tokens"),

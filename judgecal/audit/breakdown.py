@@ -39,15 +39,21 @@ def _index(values: Any) -> pd.Index:
     return pd.Index(np.asarray(values, dtype=object))
 
 
-def _right(verdicts: pd.Series, truth: pd.Series) -> tuple[pd.Series, np.ndarray]:
-    """The judge's verdict on its items with a human label (``invalid`` for none) and whether it is right."""
+def _judged(verdicts: pd.Series, truth: pd.Series) -> tuple[pd.Index, np.ndarray, np.ndarray, np.ndarray]:
+    """The judge's items (``ids``), which of them carry a human label (``keep``), their places in ``truth``,
+    its verdict on each (``invalid`` for none) and whether it is right."""
     ids = _index(verdicts.index)
     pos = _index(truth.index).get_indexer(ids)
     keep = pos >= 0
     v = verdicts.to_numpy(dtype=object)[keep]
     v = np.where(pd.isna(v), "invalid", v)
-    right = (v == truth.to_numpy(dtype=object)[pos[keep]]).astype(float)
-    return pd.Series(v, index=ids[keep], dtype=object), right
+    return ids[keep], pos[keep], v, (v == truth.to_numpy(dtype=object)[pos[keep]]).astype(float)
+
+
+def _right(verdicts: pd.Series, truth: pd.Series) -> tuple[pd.Series, np.ndarray]:
+    """The judge's verdict on its items with a human label (``invalid`` for none) and whether it is right."""
+    ids, _, v, right = _judged(verdicts, truth)
+    return pd.Series(v, index=ids, dtype=object), right
 
 
 def _groups(right: pd.Series, groups: pd.Series, level: float) -> list[dict[str, Any]]:
@@ -92,11 +98,14 @@ def comparisons(verdicts: dict[str, pd.Series], truth: pd.Series, n_boot: int = 
     if len(names) > MAX_COMPARED:
         return {"pairs": [], "note": f"{len(names)} judges of pairs: compared only up to {MAX_COMPARED}"}
     right, judged = {}, {}
-    got = {n: _right(verdicts[n], truth) for n in names}
-    items = got[names[0]][0].index.append([got[n][0].index for n in names[1:]]).unique()  # judged by one at least
+    got = {n: _judged(verdicts[n], truth)[1::2] for n in names}  # each judge's items as places in the truth
+    items = pd.unique(np.concatenate([got[n][0] for n in names]))  # judged by one at least, in first-seen order
+    slot = np.empty(len(truth), dtype=np.intp)
     for n in names:
-        v, r = got[n]
-        pos = v.index.get_indexer(items)  # -1: not judged, which reads the 0 appended
+        places, r = got.pop(n)
+        slot.fill(-1)
+        slot[places] = np.arange(len(places))
+        pos = slot[items]  # -1: not judged, which reads the 0 appended
         right[n] = np.append(r, 0.0)[pos]
         judged[n] = (pos >= 0).astype(float)
     # one bootstrap column per distinct sum: judges of the same items share their mask and their own columns

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal import __version__
-from judgecal.audit.alignment import usage_metrics
+from judgecal.audit.alignment import USAGE_COLUMNS, usage_metrics, usage_of
 from judgecal.audit.injection import SOURCE as INJECTION_SOURCE
 from judgecal.audit.padding import SOURCE as PADDING_SOURCE
 from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult, evaluate
@@ -23,6 +23,9 @@ from judgecal.data.store import Workspace
 COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "score", "status", "p_a", "p_b", "p_tie",
            "p_labels", "prompt_tokens",
            "completion_tokens", "latency_s", "cost_usd")
+KEPT = tuple(c for c in COLUMNS if c not in USAGE_COLUMNS)  # a judge's frames: its usage is read, not kept
+# columns left out of a judge's frames when it recorded none of them (each group as a whole)
+UNRECORDED = (("p_a", "p_b", "p_tie"), ("p_labels",))
 
 
 def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", n_boot: int = 2000,
@@ -90,7 +93,8 @@ def _counter(progress: Callable[[int, int, str], None] | None, total: int) -> Ca
 def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = None) -> list[JudgeInput]:
     """Each judge's :class:`JudgeInput`, read from the workspace once: probe pairs (padded, injected
     copies) only feed their probes; alignment and bias use the unmutated prompt, mutations feed the
-    prompt-sensitivity probe."""
+    prompt-sensitivity probe. A judge's frames hold :data:`KEPT`, less the :data:`UNRECORDED` columns it gave
+    no value of; its usage is computed as its usage columns are read."""
     facts = ws.item_facts()
     families = load_families(ws.path)
     probe_of = facts["source"][facts["source"].str.startswith("probe:")]
@@ -108,24 +112,37 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     del is_probe, unmutated, judge_col
     parts: dict[str, dict[str, dict[str, Any]]] = {j: {p: {} for p in per} for j, per in rows.items()}
     following = ((c, next(columns)) for c in COLUMNS if c not in first)
+    used: dict[str, dict[str, Any]] = {judge: {} for judge in rows}  # judge -> its usage columns' values
     for name, column in itertools.chain([(c, read.pop(c)) for c in first], following):
         values = column.array  # each judge's rows of this column, then the column is let go
         for judge, per in rows.items():
+            if name in USAGE_COLUMNS:  # read for the judge's usage, then let go: no probe reads them
+                used[judge][name] = values.take(per["judgments"])
+                continue
             for part, at in per.items():
                 parts[judge][part][name] = values.take(at)
         del column, values
+    usage = {judge: usage_of(len(rows[judge]["judgments"]), used.pop(judge)) for judge in rows}
+    for mine in parts.values():  # probabilities a judge never gave are not kept (a probe reads none as absent)
+        for group in UNRECORDED:
+            if all(bool(pd.isna(mine[part][c]).all()) for part in mine for c in group):
+                for part in mine:
+                    for c in group:
+                        del mine[part][c]
     pairs = facts[(facts["task"] == "pairwise") & (facts["n_candidates"] == 2)].drop(probe_of.index)
     lens = pairs[["len_a", "len_b"]]
     injected = ws.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
     padded = frozenset(probe_of.index[probe_of == PADDING_SOURCE])
 
     def frame(judge: str, part: str) -> pd.DataFrame:  # the rows keep their place in the table as their label
-        return pd.DataFrame(parts[judge].pop(part), index=pd.Index(rows[judge][part]), columns=list(COLUMNS),
+        taken = parts[judge].pop(part)
+        return pd.DataFrame(taken, index=pd.Index(rows[judge][part]), columns=[c for c in KEPT if c in taken],
                             copy=False)  # the columns taken above, not copied again into blocks
 
     built = {judge: JudgeInput(judge=judge, judgments=frame(judge, "judgments"), truth=truth,
                                mutated=frame(judge, "mutated"), probes=frame(judge, "probes"), lens=lens,
-                               own_is_a=own_candidates(pairs, judge, families), padded=padded, injected=injected)
+                               own_is_a=own_candidates(pairs, judge, families), padded=padded, injected=injected,
+                               usage=usage[judge])
              for judge in names}
     return [built[judge] for judge in asked]
 
@@ -140,7 +157,7 @@ def judge_entry(inp: JudgeInput, res: JudgeResult) -> dict[str, Any]:
         "n_items_with_consensus": int(len(np.unique(codes[codes >= 0]))),
         "orders": inp.orders,
         "metrics": {name: m.to_json() for name, m in res.metrics.items()},
-        "usage": usage_metrics(jf),
+        "usage": inp.usage if inp.usage is not None else usage_metrics(jf),
         **res.sections,
         "flags": res.flags,
     }
