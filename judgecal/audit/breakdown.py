@@ -50,12 +50,6 @@ def _judged(verdicts: pd.Series, truth: pd.Series) -> tuple[pd.Index, np.ndarray
     return ids[keep], pos[keep], v, (v == truth.to_numpy(dtype=object)[pos[keep]]).astype(float)
 
 
-def _right(verdicts: pd.Series, truth: pd.Series) -> tuple[pd.Series, np.ndarray]:
-    """The judge's verdict on its items with a human label (``invalid`` for none) and whether it is right."""
-    ids, _, v, right = _judged(verdicts, truth)
-    return pd.Series(v, index=ids, dtype=object), right
-
-
 def _groups(right: pd.Series, groups: pd.Series, level: float) -> list[dict[str, Any]]:
     """Accuracy per group value with Wilson's interval, groups in order of their names."""
     g = pd.Series(groups.to_numpy(dtype=object), index=_index(groups.index)).reindex(_index(right.index))
@@ -71,20 +65,21 @@ def _groups(right: pd.Series, groups: pd.Series, level: float) -> list[dict[str,
 def judge_items(verdicts: pd.Series, truth: pd.Series, category: pd.Series, models: pd.DataFrame,
                 level: float = 0.95) -> dict[str, Any]:
     """A pairwise judge's ``breakdown`` section: confusion, accuracy by category and by candidate model."""
-    v, right = _right(verdicts, truth)
-    right_s = pd.Series(right, index=v.index)
-    labels = [*LABELS, *(["invalid"] if (v == "invalid").any() else [])]
-    truth_at = truth.to_numpy(dtype=object)[_index(truth.index).get_indexer(v.index)]
-    humans = pd.Categorical(truth_at, categories=list(LABELS))
-    judge = pd.Categorical(v.to_numpy(), categories=labels)
-    conf = pd.crosstab(humans, judge, dropna=False).reindex(index=list(LABELS), columns=labels, fill_value=0)
+    ids, pos, verdict, right = _judged(verdicts, truth)
+    right_s = pd.Series(right, index=ids)
+    labels = [*LABELS, *(["invalid"] if (verdict == "invalid").any() else [])]
+    # the confusion: counts of (human label, verdict), each a code into its labels (-1: another label)
+    h = pd.Index(list(LABELS), dtype=object).get_indexer(pd.Index(truth.to_numpy(dtype=object)[pos], dtype=object))
+    j = pd.Index(labels, dtype=object).get_indexer(pd.Index(verdict, dtype=object))
+    both = (h >= 0) & (j >= 0)
+    conf = np.bincount(h[both] * len(labels) + j[both], minlength=len(LABELS) * len(labels)).reshape(len(LABELS), -1)
     per_model = pd.concat([models["model_a"], models["model_b"]]) if len(models) else pd.Series(dtype=object)
     at = right_s.reindex(_index(models.index))
-    both = pd.concat([at] * 2) if len(models) else pd.Series(dtype=float)
-    by_model = _groups(pd.Series(both.to_numpy(), index=np.arange(len(both))),
+    twice = pd.concat([at] * 2) if len(models) else pd.Series(dtype=float)
+    by_model = _groups(pd.Series(twice.to_numpy(), index=np.arange(len(twice))),
                        pd.Series(per_model.to_numpy(), index=np.arange(len(per_model))), level)
-    return {"n_items": int(len(v)), "humans": list(LABELS), "judge": labels,
-            "confusion": [[int(x) for x in row] for row in conf.to_numpy()],
+    return {"n_items": int(len(ids)), "humans": list(LABELS), "judge": labels,
+            "confusion": [[int(x) for x in row] for row in conf],
             "by_category": _groups(right_s, category, level), "by_model": by_model,
             "interval": "Wilson score interval per group"}
 

@@ -25,6 +25,9 @@ from judgecal.stats.agreement import fleiss_kappa_from_sums
 
 def repeat_counts(judgments: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Verdict counts per (item, order) group with at least two valid repeats, and each group's item code."""
+    sample = judgments["sample"].to_numpy()
+    if not len(sample) or (sample == sample[0]).all():  # one sample of each call: no repeats
+        return np.zeros((0, 3)), np.zeros(0, dtype=np.int64)
     j = judgments[judgments["verdict"].isin(["A", "B", "tie"])]
     j = j.drop_duplicates(["item_id", "order", "sample"])
     if j.empty:
