@@ -77,11 +77,6 @@ def _exact_scale(sums: FloatArray, block: int = 4096) -> float | None:
     return None
 
 
-def _exact_in_float32(sums: FloatArray, block: int = 4096) -> bool:
-    """Every entry an integer and every partial total of ``W @ sums`` below 2**24 in magnitude."""
-    return _exact_scale(sums, block) == 1.0
-
-
 class WeightStore(Protocol):
     """Where :func:`shared_weights` keeps a drawn weight matrix between audits (the workspace's cache folder,
     :class:`judgecal.data.store.snapshot.WeightFiles`): ``W`` depends only on its key ``(n, n_boot, seed)``."""
@@ -206,15 +201,15 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
     if not out.size:
         return out
     scale = _exact_scale(sums)
-    if sums.dtype == np.float32 and scale == 1.0:  # the caller's exact counts: every column, without a copy
-        for done, w in _chunks(n, n_boot, seed, np.float32):
-            out[done:done + len(w)] = (sums.T @ w.T).T
+    # the caller's exact single-precision counts (every column, without a copy), or sums not exact in single
+    # precision (every column, in double precision)
+    if scale is None or (sums.dtype == np.float32 and scale == 1.0):
+        dtype = np.float64 if scale is None else np.float32
+        cols: FloatArray = sums.T if sums.dtype == dtype else sums.T.astype(dtype)
+        for done, w in _chunks(n, n_boot, seed, dtype):
+            out[done:done + len(w)] = (cols @ w.T).T
         return out
     sums = np.asarray(sums, dtype=np.float64)
-    if scale is None:  # not exact in single precision: every column, in double precision
-        for done, w in _chunks(n, n_boot, seed, np.float64):
-            out[done:done + len(w)] = (sums.T @ w.T).T
-        return out
     constant = (sums == sums[:1]).all(axis=0)
     out[:, constant] = sums[0, constant] * n
     keep, where = _distinct_columns(sums, np.flatnonzero(~constant))
