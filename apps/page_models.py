@@ -69,7 +69,7 @@ def models_page() -> None:
     st.subheader("Ranking")
     table(pd.DataFrame(rows), "models-ranking",
           help={"win rate (95% CI)": "(wins + ties/2) / comparisons, item-bootstrap interval.",
-                "Bradley–Terry (95% CI)": "Bradley–Terry strength fitted to every comparison (evalica)."})
+                "Bradley–Terry (95% CI)": "Bradley–Terry strength fitted to every comparison (evalica's iteration)."})
     mx = m.matrix.get(rater)
     if mx and mx.models:
         st.subheader("Win rate of the row model against the column model")

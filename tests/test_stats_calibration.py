@@ -86,3 +86,38 @@ def test_calibrator_is_out_of_fold_and_keeps_alignment() -> None:
         cal.ece([1.2], [1])
     one_class = cal.cross_fit_calibrate(np.linspace(0.5, 1, 20), np.ones(20), method="platt")
     assert (one_class == 1.0).all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_isotonic_fit_predicts_as_scikit_learn(seed: int) -> None:
+    from sklearn.isotonic import IsotonicRegression
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 400))
+    # few distinct confidences (vote shares) for some seeds, continuous ones for the others
+    x = rng.choice([0.4, 0.6, 0.8, 1.0], n) if seed % 2 else rng.random(n)
+    y = (rng.random(n) < 0.3 + 0.6 * x).astype(float)
+    ref = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(x, y)
+    xs, fitted = cal.isotonic_fit(x, y)
+    assert (np.diff(xs) > 0).all() and (np.diff(fitted) >= -1e-15).all()
+    new = np.concatenate([rng.random(50) * 1.4 - 0.2, x])  # beyond the range too: clipped
+    assert np.interp(new, xs, fitted) == pytest.approx(ref.predict(new), abs=1e-12)
+
+
+def test_isotonic_fit_by_hand() -> None:
+    # the tied x = 4 averaged first: 0.5 with weight 2; 3, 2 violate -> 2.5 (weight 2); 0.5 < 2.5 -> pooled:
+    # (3 + 2 + 0 + 1) / 4 = 1.5, above the first point's 1
+    xs, fitted = cal.isotonic_fit([1, 2, 3, 4, 4], [1, 3, 2, 0, 1])
+    assert xs.tolist() == [1, 2, 3, 4]
+    assert fitted.tolist() == pytest.approx([1.0, 1.5, 1.5, 1.5])
+
+
+def test_folds_are_balanced_stratified_and_reproducible() -> None:
+    y = np.r_[np.ones(23), np.zeros(12)]
+    f = cal.folds(y, 5, seed=3)
+    assert np.bincount(f).tolist() == [7, 7, 7, 7, 7]
+    for k in range(5):  # each fold holds its share of each outcome, within one
+        assert abs((y[f == k] == 1).sum() - 23 / 5) < 1 and abs((y[f == k] == 0).sum() - 12 / 5) < 1
+    assert (cal.folds(y, 5, seed=3) == f).all() and not (cal.folds(y, 5, seed=4) == f).all()
+    few = cal.folds(np.r_[np.ones(30), np.zeros(2)], 5, seed=0)  # an outcome with fewer items than folds
+    assert sorted(np.bincount(few).tolist()) == [6, 6, 6, 7, 7]

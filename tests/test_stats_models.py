@@ -242,3 +242,37 @@ def test_bradley_terry_cell_bootstrap_matches_evalica_resampling() -> None:
         assert bt.loc[m, "score"] == pytest.approx(ref.result.scores[m], rel=1e-4)
         assert bt.loc[m, "ci_low"] == pytest.approx(ref.low[m], rel=0.08)
         assert bt.loc[m, "ci_high"] == pytest.approx(ref.high[m], rel=0.08)
+
+
+@pytest.mark.parametrize("case", ["random", "one_never_loses", "disconnected", "ties_only", "two_models"])
+def test_bradley_terry_scores_equal_evalicas_fit(case: str) -> None:
+    """The stacked fit takes evalica's steps and stopping rule: the same strengths, also where the maximum
+    likelihood does not exist (a model that never loses, two groups that never met)."""
+    import evalica
+
+    rng = np.random.default_rng(7)
+    m = 2 if case == "two_models" else 5
+    models = np.array([f"m{k}" for k in range(m)])
+    ia = rng.integers(0, m, 300)
+    ib = (ia + rng.integers(1, m, 300)) % m
+    lab = rng.choice(["A", "B", "tie"], 300, p=[0.5, 0.3, 0.2])
+    if case == "one_never_loses":
+        lab = np.where(ia == 0, "A", np.where(ib == 0, "B", lab))
+    elif case == "disconnected":
+        keep = (ia < 2) == (ib < 2)
+        ia, ib, lab = ia[keep], ib[keep], lab[keep]
+    elif case == "ties_only":
+        lab = np.full(len(ia), "tie")
+    win = {"A": evalica.Winner.X, "B": evalica.Winner.Y, "tie": evalica.Winner.Draw}
+    weights = rng.integers(1, 4, len(ia)).astype(float)
+    ref = evalica.bradley_terry(list(models[ia]), list(models[ib]), [win[v] for v in lab],
+                                index=pd.Index(models), weights=list(weights)).scores.reindex(models)
+    wins = np.zeros((m, m))
+    np.add.at(wins, (ia, ib), weights * wr.outcome_scores(lab))
+    np.add.at(wins, (ib, ia), weights * (1 - wr.outcome_scores(lab)))
+    ours = wr.bradley_terry_scores(np.stack([wins, wins.T]))
+    assert ours[0] == pytest.approx(ref.to_numpy(), rel=1e-9)
+    # the transposed matrix (every result reversed) is fitted beside it, to its own convergence
+    flipped = evalica.bradley_terry(list(models[ib]), list(models[ia]), [win[v] for v in lab],
+                                    index=pd.Index(models), weights=list(weights)).scores.reindex(models)
+    assert ours[1] == pytest.approx(flipped.to_numpy(), rel=1e-9)

@@ -108,3 +108,14 @@ def test_rank_correlations_edge_cases():
         assert all(np.isnan(v) for v in fn([1, 1, 1, 1], [1, 2, 3, 4]))  # constant: undefined, not 0
     assert np.isnan(tests_stats.spearman([1, 2], [2, 1])[0])  # n < 3
     assert tests_stats.kendall_tau_b([1, 2], [2, 1])[0] == pytest.approx(-1.0)
+
+
+@pytest.mark.parametrize("shape", [(1,), (7,), (40,), (30, 6), (5, 2, 9), (3, 0)])
+def test_average_ranks_equal_scipys_rankdata(shape):
+    rng = np.random.default_rng(sum(shape))
+    x = rng.integers(0, 4, shape).astype(float)  # many ties
+    x[..., :1] = -np.inf if x.size else x[..., :1]  # an infinite value ranks first
+    got = tests_stats.average_ranks(x)
+    assert got.shape == x.shape
+    np.testing.assert_array_equal(got, scipy.stats.rankdata(x, axis=-1))
+    assert tests_stats.average_ranks([3.0, 1.0, 3.0, 2.0]).tolist() == [3.5, 1.0, 3.5, 2.0]  # by hand

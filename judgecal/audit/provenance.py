@@ -21,7 +21,7 @@ from judgecal import __version__
 from judgecal.data.records import stable_hash
 from judgecal.judges import fingerprint as fp
 
-LIBRARIES = ("numpy", "scipy", "pandas", "crowd-kit", "evalica")
+LIBRARIES = ("numpy", "scipy", "pandas", "crowd-kit")
 # fingerprint fields a reader of the report needs (the rest stay in the judgments' env column)
 SHOWN = ("backend", "backend_versions", "model_sha256", "model_file", "quantisation", "dtype", "device",
          "deterministic", "batch_size", "threads", "python", "platform", "torch")
