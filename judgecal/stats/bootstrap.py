@@ -106,7 +106,7 @@ _SHARED: ContextVar[_Shared | None] = ContextVar("judgecal_shared_weights", defa
 
 
 @contextmanager
-def shared_weights(budget_mb: float = 64.0, store: WeightStore | None = None) -> Iterator[None]:
+def shared_weights(budget_mb: float = 128.0, store: WeightStore | None = None) -> Iterator[None]:
     """Within the block, :func:`bootstrap_sums` draws each ``(n, n_boot, seed)`` weight matrix once and
     reuses it; at most ``budget_mb`` of them are kept (half a byte a weight), larger ones are drawn each time.
     With a ``store``, a kept matrix of at least :data:`STORED_FROM` weights is read from it when there and
