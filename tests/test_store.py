@@ -80,3 +80,19 @@ def test_compact_frame_holds_the_same_judgments(tmp_path):
         b = compact[col].astype(object).where(compact[col].notna(), None).tolist()
         assert a == b, col
     assert ws.judgments_frame(columns=cols, compact=True, judge="t/j0").shape == (23, len(cols))
+
+
+def test_item_metadata_finds_every_key_and_only_metadata(tmp_path):
+    """The metadata lookup skips items whose JSON cannot hold the key: a key JSON escapes, a value named like the
+    key in a response or elsewhere, and items without metadata are all read right."""
+    ws = Workspace(tmp_path / "ws")
+    odd = "sub set"  # not a plain name: looked up in every item
+    ws.add_items([
+        Item("a", "p", [Candidate('says "category": "maths"'), Candidate("y")], metadata={"category": "code"}),
+        Item("b", 'mentions "category" too', [Candidate("x"), Candidate("y")]),
+        Item("c", "p", [Candidate("x"), Candidate("y")], metadata={odd: 3, "category": None}),
+        Item("d", "p", [Candidate("x"), Candidate("y")], metadata={"other": {"category": "nested"}}),
+    ])
+    assert ws.item_metadata("category").to_dict() == {"a": "code"}
+    assert ws.item_metadata(odd).to_dict() == {"c": "3"}
+    assert ws.item_metadata("missing").empty
