@@ -96,3 +96,19 @@ def test_item_metadata_finds_every_key_and_only_metadata(tmp_path):
     assert ws.item_metadata("category").to_dict() == {"a": "code"}
     assert ws.item_metadata(odd).to_dict() == {"c": "3"}
     assert ws.item_metadata("missing").empty
+
+
+def test_opening_a_workspace_another_process_keeps_locked_says_so(tmp_path, monkeypatch):
+    """Opening waits for another writer's lock and, when it gives up, says so in one line (no raw SQLite error)."""
+    from judgecal.data.store import _db
+
+    Workspace(tmp_path / "ws").close()
+    other = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite", isolation_level=None)
+    other.execute("PRAGMA journal_mode=DELETE")  # out of WAL: an exclusive lock keeps every other connection out
+    other.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(_db, "BUSY_TIMEOUT_S", 0.3)
+    with pytest.raises(WorkspaceError, match="kept the workspace locked for 0.3 s"):
+        Workspace(tmp_path / "ws")
+    other.execute("COMMIT")
+    other.close()
+    Workspace(tmp_path / "ws").close()  # free again: it opens

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,21 +52,11 @@ class Database:
             if head and head != b"SQLite format 3\x00":
                 raise WorkspaceError(f"{self.path}: not a judgecal workspace database (not SQLite, or damaged)")
         self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.executescript(_SCHEMA + _LS_SCHEMA)
-        self.conn.executescript(_CLAIMS_SCHEMA)
-        self.conn.executescript(_SPECS_SCHEMA)
-        self.conn.executescript(_SPANS_SCHEMA)
-        self.conn.executescript(_STABILITY_SCHEMA)
-        self.conn.executescript(_EXPLORER_SCHEMA)
-        self.conn.executescript(_SNAPSHOT_SCHEMA)
-        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None:
-            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) < SCHEMA_VERSION and all(v in MIGRATIONS for v in range(int(row[0]) + 1, SCHEMA_VERSION + 1)):
+        row = self._set_up()
+        old = SCHEMA_VERSION if row is None else int(row[0])  # a new workspace starts at this version
+        if old < SCHEMA_VERSION and all(v in MIGRATIONS for v in range(old + 1, SCHEMA_VERSION + 1)):
             with self.transaction() as tx:
-                for v in range(int(row[0]) + 1, SCHEMA_VERSION + 1):
+                for v in range(old + 1, SCHEMA_VERSION + 1):
                     for sql in _MIGRATION_SQL.get(v, ()):
                         tx.execute(sql)
                 have = {r[1] for r in tx.execute("PRAGMA table_info(annotations)")}
@@ -77,10 +68,38 @@ class Database:
                     if f not in have:
                         tx.execute(f'ALTER TABLE judgments ADD COLUMN "{f}" {_JUDGMENT_TYPES.get(f, "TEXT")}')
                 tx.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
-        elif int(row[0]) != SCHEMA_VERSION:
+        elif old != SCHEMA_VERSION:
             raise WorkspaceError(
-                f"{self.path}: schema version {row[0]}, this judgecal reads {SCHEMA_VERSION}"
+                f"{self.path}: schema version {old}, this judgecal reads {SCHEMA_VERSION}"
             )
+
+    def _set_up(self) -> tuple[str] | None:
+        """WAL mode, the tables (each created if missing) and the schema version; the version row as it was.
+
+        Two processes opening a new workspace at once can find the database locked at once, without SQLite's busy
+        wait (switching to WAL, or a read upgraded to a write): every step is idempotent, so it is retried until
+        :data:`BUSY_TIMEOUT_S` has passed."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+                for script in (_SCHEMA + _LS_SCHEMA, _CLAIMS_SCHEMA, _SPECS_SCHEMA, _SPANS_SCHEMA, _STABILITY_SCHEMA,
+                               _EXPLORER_SCHEMA, _SNAPSHOT_SCHEMA):
+                    self.conn.executescript(script)
+                row: tuple[str] | None = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                if row is None:
+                    self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                return row
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise WorkspaceError(f"{self.path}: another judgecal process kept the workspace locked for "
+                                         f"{BUSY_TIMEOUT_S:g} s; try again when it has finished") from None
+                if self.conn.in_transaction:
+                    self.conn.rollback()
+                time.sleep(0.05)
 
     def close(self) -> None:
         self.conn.close()
