@@ -38,6 +38,11 @@ DB_NAME = "judgecal.sqlite"
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another process's write lock
 
 
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    """SQLite's answer when another connection holds the lock it needs (``SQLITE_BUSY`` / ``SQLITE_LOCKED``)."""
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 class Database:
     """One connection to a workspace's ``judgecal.sqlite``, its schema created or migrated on opening."""
 
@@ -92,14 +97,17 @@ class Database:
                     self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return row
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
+                if not _is_locked(exc):
                     raise
                 if time.monotonic() > deadline:
-                    raise WorkspaceError(f"{self.path}: another judgecal process kept the workspace locked for "
-                                         f"{BUSY_TIMEOUT_S:g} s; try again when it has finished") from None
+                    raise self._kept_locked() from None
                 if self.conn.in_transaction:
                     self.conn.rollback()
                 time.sleep(0.05)
+
+    def _kept_locked(self) -> WorkspaceError:
+        return WorkspaceError(f"{self.path}: another judgecal process kept the workspace locked for "
+                              f"{BUSY_TIMEOUT_S:g} s; try again when it has finished")
 
     def close(self) -> None:
         self.conn.close()
@@ -114,10 +122,9 @@ class Database:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
+            if not _is_locked(exc):
                 raise
-            raise WorkspaceError(f"{self.path}: another judgecal process kept the workspace locked for "
-                                 f"{BUSY_TIMEOUT_S:g} s; try again when it has finished") from None
+            raise self._kept_locked() from None
         try:
             yield self.conn
         except BaseException:
