@@ -134,7 +134,7 @@ class _DictStore:
     def load(self, key, shape):
         self.loads += 1
         got = self.kept.get(key)
-        return got if got is not None and got.shape == shape else None
+        return stats.InMemory(got) if got is not None and got.shape == shape else None
 
     def save(self, key, packed):
         self.saves += 1
@@ -150,15 +150,18 @@ def test_a_weight_store_gives_back_the_same_replicates_without_drawing_them(monk
     with stats.shared_weights(store=store):
         first = stats.bootstrap_sums(a, 400, 7)
         stats.bootstrap_sums(a[:10], 400, 7)  # 4,000 weights: drawn, not stored
-    assert store.saves == 1 and store.loads == 1
+    assert store.saves == 1 and store.loads == 2  # looked for, then read back from the store once left there
     monkeypatch.setattr(stats, "_counts", lambda *args: pytest.fail("drawn again"))
     with stats.shared_weights(store=store):
         again = stats.bootstrap_sums(a, 400, 7)
-    assert np.array_equal(first, plain) and np.array_equal(again, plain)
-    assert store.loads == 2 and store.saves == 1
+    with stats.shared_weights(budget_mb=0, store=store):  # read from the store: no memory of the budget held
+        without_budget = stats.bootstrap_sums(a, 400, 7)
+    assert np.array_equal(first, plain) and np.array_equal(again, plain) and np.array_equal(without_budget, plain)
+    assert store.loads == 4 and store.saves == 1
 
 
 def test_weight_files_are_read_back_only_whole_and_of_their_key(tmp_path, monkeypatch):
+    from judgecal.data.store.errors import WorkspaceError
     from judgecal.data.store.snapshot import WeightFiles
 
     monkeypatch.setattr(stats, "STORED_FROM", 50_000)
@@ -170,6 +173,9 @@ def test_weight_files_are_read_back_only_whole_and_of_their_key(tmp_path, monkey
     (path,) = (tmp_path / "cache").glob("bootstrap-300-200-1-numpy*.weights")
     kept = files.load((300, 200, 1), (200, 150))
     assert kept is not None and kept.shape == (200, 150)
+    whole = np.frombuffer(path.read_bytes()[-200 * 150:], dtype=np.uint8).reshape(200, 150)
+    assert np.array_equal(kept.rows(0, 7), whole[:7]) and np.array_equal(kept.rows(190, 260), whole[190:])
+    kept.close()
     assert files.load((300, 200, 1), (200, 151)) is None  # another shape: not this matrix
     assert files.load((300, 200, 2), (200, 150)) is None  # another seed: no file
     data = bytearray(path.read_bytes())
@@ -179,6 +185,13 @@ def test_weight_files_are_read_back_only_whole_and_of_their_key(tmp_path, monkey
     with stats.shared_weights(store=files):  # drawn again (the same replicates) and kept again
         assert np.array_equal(stats.bootstrap_sums(a, 200, 1), plain)
     assert files.load((300, 200, 1), (200, 150)) is not None
+    kept = files.load((300, 200, 1), (200, 150))
+    assert kept is not None
+    with open(path, "r+b") as fh:  # cut short after its check (by something else than judgecal)
+        fh.truncate(path.stat().st_size - 10)
+    with pytest.raises(WorkspaceError, match=r"bootstrap-300-200-1-.*changed while the audit read it"):
+        kept.rows(150, 200)
+    kept.close()
     for k in range(WeightFiles.KEEP + 2):  # the least recently used go
         files.save((10 + k, 1, 0), np.zeros((1, 1), dtype=np.uint8))
     assert len(list((tmp_path / "cache").glob("bootstrap-*.weights"))) == WeightFiles.KEEP

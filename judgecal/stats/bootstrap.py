@@ -77,12 +77,45 @@ def _exact_scale(sums: FloatArray, block: int = 4096) -> float | None:
     return None
 
 
+class PackedRows(Protocol):
+    """A packed weight matrix (see :class:`_Shared`) read a block of replicates at a time: kept in memory
+    (:class:`InMemory`) or read back from a file (:class:`judgecal.data.store.snapshot.WeightFiles`)."""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n_boot, ceil(n / 2))``."""
+
+    def rows(self, start: int, stop: int) -> NDArray[np.uint8]:
+        """Replicates ``start`` to ``stop`` (clipped to the matrix)."""
+
+    def close(self) -> None:
+        """Let go of what it holds (a file); nothing is read afterwards."""
+
+
+class InMemory:
+    """A packed matrix held in memory."""
+
+    def __init__(self, packed: NDArray[np.uint8]) -> None:
+        self.packed = packed
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.packed.shape[0], self.packed.shape[1]
+
+    def rows(self, start: int, stop: int) -> NDArray[np.uint8]:
+        return self.packed[start:stop]
+
+    def close(self) -> None:
+        pass
+
+
 class WeightStore(Protocol):
     """Where :func:`shared_weights` keeps a drawn weight matrix between audits (the workspace's cache folder,
     :class:`judgecal.data.store.snapshot.WeightFiles`): ``W`` depends only on its key ``(n, n_boot, seed)``."""
 
-    def load(self, key: tuple[int, int, int], shape: tuple[int, int]) -> NDArray[np.uint8] | None:
-        """The packed matrix of ``key`` (``shape``, see :class:`_Shared`), or ``None``."""
+    def load(self, key: tuple[int, int, int], shape: tuple[int, int]) -> PackedRows | None:
+        """The packed matrix of ``key`` (``shape``, see :class:`_Shared`), or ``None``; read a block of
+        replicates at a time, not held in memory."""
 
     def save(self, key: tuple[int, int, int], packed: NDArray[np.uint8]) -> None:
         """Keep ``packed`` for ``key``; a failure is not an error."""
@@ -94,11 +127,12 @@ STORED_FROM = 2**22
 
 class _Shared:
     """The weight matrices kept by :func:`shared_weights`: ``(n, n_boot, seed) ->`` ``W`` as 4-bit counts, two
-    to a byte (item ``2k`` in the low half of byte ``k``, item ``2k + 1`` in the high half)."""
+    to a byte (item ``2k`` in the low half of byte ``k``, item ``2k + 1`` in the high half). Those held in
+    memory count against the budget; those read back from the store's files, a block at a time, do not."""
 
     def __init__(self, budget_bytes: int, store: WeightStore | None = None) -> None:
         self.left = budget_bytes
-        self.kept: dict[tuple[int, int, int], NDArray[np.uint8]] = {}
+        self.kept: dict[tuple[int, int, int], PackedRows] = {}
         self.store = store
 
 
@@ -108,14 +142,18 @@ _SHARED: ContextVar[_Shared | None] = ContextVar("judgecal_shared_weights", defa
 @contextmanager
 def shared_weights(budget_mb: float = 128.0, store: WeightStore | None = None) -> Iterator[None]:
     """Within the block, :func:`bootstrap_sums` draws each ``(n, n_boot, seed)`` weight matrix once and
-    reuses it; at most ``budget_mb`` of them are kept (half a byte a weight), larger ones are drawn each time.
-    With a ``store``, a kept matrix of at least :data:`STORED_FROM` weights is read from it when there and
-    left there when drawn: the same replicates, without drawing them."""
-    token = _SHARED.set(_Shared(int(budget_mb * 2**20), store))
+    reuses it. With a ``store``, a matrix of at least :data:`STORED_FROM` weights is read from it when there
+    and left there when drawn, then read back from it a block of replicates at a time (the same replicates,
+    neither drawn again nor held in memory). Other matrices are held in memory, at most ``budget_mb`` of them
+    (half a byte a weight); larger ones are drawn each time."""
+    shared = _Shared(int(budget_mb * 2**20), store)
+    token = _SHARED.set(shared)
     try:
         yield
     finally:
         _SHARED.reset(token)
+        for kept in shared.kept.values():
+            kept.close()
 
 
 def _pack(w: NDArray[np.int64]) -> NDArray[np.uint8] | None:
@@ -137,35 +175,54 @@ def _unpack(packed: NDArray[np.uint8], n: int, dtype: type[np.float64] | type[np
 
 def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.float32]) -> Iterator[FloatArray]:
     """:func:`bootstrap_weights` of ``default_rng(seed)``, kept for reuse inside :func:`shared_weights`."""
-    shared = _SHARED.get()
-    key = (n, n_boot, seed)
     if n <= 0 or n_boot <= 0:
         return
-    size = n_boot * ((n + 1) // 2)
-    if shared is None or (key not in shared.kept and size > shared.left):
+    shared = _SHARED.get()
+    matrix = _kept(shared, n, n_boot, seed) if shared is not None else None
+    if matrix is None:  # drawn each time
         yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
         return
-    if key not in shared.kept:
-        store = shared.store if n * n_boot >= STORED_FROM else None
-        found = store.load(key, (n_boot, (n + 1) // 2)) if store is not None else None
-        if found is None:
-            found = np.empty((n_boot, (n + 1) // 2), dtype=np.uint8)
-            done = 0
-            for w in _counts(n, n_boot, np.random.default_rng(seed), 200):
-                packed = _pack(w)
-                if packed is None:  # drawn each time instead
-                    yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
-                    return
-                found[done:done + len(w)] = packed
-                done += len(w)
-            if store is not None:
-                store.save(key, found)
-        shared.kept[key] = found
-        shared.left -= size
-    matrix = shared.kept[key]
     step = max(1, 2_000_000 // n)
     for a in range(0, n_boot, step):
-        yield _unpack(matrix[a:a + step], n, dtype)
+        yield _unpack(matrix.rows(a, a + step), n, dtype)
+
+
+def _kept(shared: _Shared, n: int, n_boot: int, seed: int) -> PackedRows | None:
+    """The kept matrix of ``(n, n_boot, seed)``: already kept, read back from the store, or drawn now and
+    left in the store (then read back from it) or held in memory within the budget; ``None``: drawn each
+    time."""
+    key = (n, n_boot, seed)
+    if key in shared.kept:
+        return shared.kept[key]
+    shape = (n_boot, (n + 1) // 2)
+    store = shared.store if n * n_boot >= STORED_FROM else None
+    found = store.load(key, shape) if store is not None else None
+    if found is None and shape[0] * shape[1] <= shared.left:
+        packed = _drawn_packed(n, n_boot, seed)
+        if packed is None:
+            return None
+        if store is not None:
+            store.save(key, packed)  # then read back from there: the audit does not hold it
+            found = store.load(key, shape)
+        if found is None:
+            found = InMemory(packed)
+            shared.left -= packed.size
+    if found is not None:
+        shared.kept[key] = found
+    return found
+
+
+def _drawn_packed(n: int, n_boot: int, seed: int) -> NDArray[np.uint8] | None:
+    """The packed weights of ``default_rng(seed)`` (:func:`_pack`), or ``None`` when one count is over 15."""
+    found = np.empty((n_boot, (n + 1) // 2), dtype=np.uint8)
+    done = 0
+    for w in _counts(n, n_boot, np.random.default_rng(seed), 200):
+        packed = _pack(w)
+        if packed is None:
+            return None
+        found[done:done + len(w)] = packed
+        done += len(w)
+    return found
 
 
 def _distinct_columns(sums: NDArray[np.floating[Any]], columns: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 import os
 import secrets
@@ -23,6 +24,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
+
+from judgecal.data.store.errors import WorkspaceError
 
 CACHE_DIR = "cache"
 _KEY = b"judgecal.state"
@@ -185,22 +189,31 @@ class WeightFiles:
         n, n_boot, seed = key
         return self.folder / f"bootstrap-{n}-{n_boot}-{seed}-numpy{np.__version__}.weights"
 
-    def load(self, key: tuple[int, int, int], shape: tuple[int, int]) -> Any:
-        """The packed matrix of ``key`` with ``shape``, or ``None`` (absent, of another shape, or damaged)."""
+    def load(self, key: tuple[int, int, int], shape: tuple[int, int]) -> _RowsFile | None:
+        """The packed matrix of ``key`` with ``shape``, read a block of replicates at a time from the file its
+        digest was checked in (never held whole in memory), or ``None`` (absent, of another shape, or
+        damaged)."""
         path = self._file(key)
+        head = len(self._MAGIC) + 32
         try:
-            data = path.read_bytes()
+            fh = open(path, "rb")  # noqa: SIM115 - kept open for reading, closed by _RowsFile.close
         except OSError:
             return None
-        head = len(self._MAGIC) + 32
-        if not data.startswith(self._MAGIC) or len(data) != head + shape[0] * shape[1]:
-            return None
-        body = memoryview(data)[head:]
-        if hashlib.blake2b(body, digest_size=32).digest() != data[len(self._MAGIC):head]:
+        try:
+            ok = os.fstat(fh.fileno()).st_size == head + shape[0] * shape[1] and fh.read(len(self._MAGIC)) == self._MAGIC
+            stated = fh.read(32)
+            digest = hashlib.blake2b(digest_size=32)
+            while ok and (block := fh.read(1 << 22)):
+                digest.update(block)
+            ok = ok and digest.digest() == stated
+        except OSError:
+            ok = False
+        if not ok:
+            fh.close()
             return None
         with contextlib.suppress(OSError):
             os.utime(path)  # recently used: kept when older files are let go
-        return np.frombuffer(body, dtype=np.uint8).reshape(shape)
+        return _RowsFile(fh, head, shape)
 
     def save(self, key: tuple[int, int, int], packed: Any) -> None:
         """Keep ``packed`` for ``key`` (through a temporary file), then let the least recently used go."""
@@ -216,3 +229,26 @@ class WeightFiles:
             files = sorted(self.folder.glob("bootstrap-*.weights"), key=lambda p: p.stat().st_mtime, reverse=True)
             for old in files[self.KEEP:]:
                 old.unlink(missing_ok=True)
+
+
+class _RowsFile:
+    """A packed weight matrix in an open file, read a block of replicates at a time
+    (:class:`judgecal.stats.bootstrap.PackedRows`)."""
+
+    def __init__(self, fh: io.BufferedReader, offset: int, shape: tuple[int, int]) -> None:
+        self.fh, self.offset, self._shape = fh, offset, shape
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self._shape
+
+    def rows(self, start: int, stop: int) -> NDArray[np.uint8]:
+        stop = min(stop, self._shape[0])
+        out = np.empty((max(stop - start, 0), self._shape[1]), dtype=np.uint8)
+        self.fh.seek(self.offset + start * self._shape[1])
+        if self.fh.readinto(out.data.cast("B")) != out.size:  # the file was cut short after its check
+            raise WorkspaceError(f"{self.fh.name}: changed while the audit read it; run the audit again")
+        return out
+
+    def close(self) -> None:
+        self.fh.close()
