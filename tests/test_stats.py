@@ -122,6 +122,14 @@ def test_counts_kept_in_single_precision_bootstrap_to_the_same_replicates():
     # a view of single-precision columns (the alignment probe's per-judge slices) is summed without a copy
     wide = np.hstack([single, single])
     np.testing.assert_array_equal(stats.bootstrap_sums(wide[:, 7:], 50, 2), stats.bootstrap_sums(counts, 50, 2))
+    # constant and repeated single-precision columns (a count that is 2 for every item, one judge's column
+    # twice) are multiplied once or not at all, and come out as the double-precision product
+    plain = np.hstack([counts, np.full((300, 1), 2.0), counts[:, :2], np.zeros((300, 1))])
+    with stats.shared_weights():
+        np.testing.assert_array_equal(stats.bootstrap_sums(plain.astype(np.float32), 200, 1),
+                                      stats.bootstrap_sums(plain, 200, 1))
+    w = np.vstack(list(stats.bootstrap_weights(300, 200, np.random.default_rng(1))))
+    np.testing.assert_array_equal(stats.bootstrap_sums(plain.astype(np.float32), 200, 1), w @ plain)
 
 
 class _DictStore:

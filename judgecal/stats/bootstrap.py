@@ -166,10 +166,11 @@ def _pack(w: NDArray[np.int64]) -> NDArray[np.uint8] | None:
     return even
 
 
-def _unpack(packed: NDArray[np.uint8], n: int, dtype: type[np.float64] | type[np.float32]) -> FloatArray:
-    out: FloatArray = np.empty((len(packed), n), dtype=dtype)  # type: ignore[assignment]
-    out[:, 0::2] = packed & 15
-    out[:, 1::2] = packed[:, :n // 2] >> 4
+def _unpack(packed: NDArray[np.uint8], n: int, into: FloatArray) -> FloatArray:
+    """``packed``'s weights written into the first rows of ``into``, those rows returned."""
+    out = into[:len(packed)]
+    np.bitwise_and(packed, 15, out=out[:, 0::2], casting="unsafe")
+    np.right_shift(packed[:, :n // 2], 4, out=out[:, 1::2], casting="unsafe")
     return out
 
 
@@ -183,8 +184,11 @@ def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.f
         yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
         return
     step = max(1, 2_000_000 // n)
+    # one buffer for every block (each is used before the next is asked for): a fresh one each time would
+    # fault its pages in again
+    into: FloatArray = np.empty((min(step, n_boot), n), dtype=dtype)  # type: ignore[assignment]
     for a in range(0, n_boot, step):
-        yield _unpack(matrix.rows(a, a + step), n, dtype)
+        yield _unpack(matrix.rows(a, a + step), n, into)
 
 
 def _kept(shared: _Shared, n: int, n_boot: int, seed: int) -> PackedRows | None:
@@ -246,9 +250,10 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
     in single precision when that is exact (:func:`_exact_scale`: integers, or halves, quarters or eighths
     scaled to integers, with totals below 2**24); the values are those of ``W @ sums`` in double precision
     either way. ``sums`` may be single precision already (integer counts a caller knows to be exact there:
-    multiplied as they are, no copy). Sums copied to single precision are multiplied each distinct column
+    multiplied as they are, without a copy, when every column is needed). Each distinct column is multiplied
     once, and a constant column ``c`` is ``c * n`` without a product (every replicate's weights sum to
-    ``n``). Where they are not exact (single-precision ones too), they are multiplied in double precision.
+    ``n``). Where they are not exact (single-precision ones too), every column is multiplied in double
+    precision.
     """
     sums = np.asarray(sums)
     if sums.dtype != np.float32:
@@ -258,19 +263,21 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
     if not out.size:
         return out
     scale = _exact_scale(sums)
-    # the caller's exact single-precision counts (every column, without a copy), or sums not exact in single
-    # precision (every column, in double precision)
-    if scale is None or (sums.dtype == np.float32 and scale == 1.0):
-        dtype = np.float64 if scale is None else np.float32
-        cols: FloatArray = sums.T if sums.dtype == dtype else sums.T.astype(dtype)
-        for done, w in _chunks(n, n_boot, seed, dtype):
+    if scale is None:  # not exact in single precision: every column, in double precision
+        cols: FloatArray = sums.T.astype(np.float64, copy=False)
+        for done, w in _chunks(n, n_boot, seed, np.float64):
             out[done:done + len(w)] = (cols @ w.T).T
         return out
-    sums = np.asarray(sums, dtype=np.float64)
+    if sums.dtype != np.float32 or scale != 1.0:
+        sums = np.asarray(sums, dtype=np.float64)
     constant = (sums == sums[:1]).all(axis=0)
-    out[:, constant] = sums[0, constant] * n
+    out[:, constant] = sums[0, constant].astype(np.float64) * n
     keep, where = _distinct_columns(sums, np.flatnonzero(~constant))
     if not keep.size:
+        return out
+    if sums.dtype == np.float32 and len(keep) == m:  # the caller's exact counts, each needed: no copy
+        for done, w in _chunks(n, n_boot, seed, np.float32):
+            out[done:done + len(w)] = (sums.T @ w.T).T
         return out
     chunks = _chunks(n, n_boot, seed, np.float32)
     first = next(chunks)  # the weights are drawn (and kept) before the copy below: the draw's buffers are gone
@@ -288,7 +295,8 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
 
 def _chunks(n: int, n_boot: int, seed: int,
             dtype: type[np.float64] | type[np.float32]) -> Iterator[tuple[int, FloatArray]]:
-    """:func:`_weights` with the first replicate of each chunk."""
+    """:func:`_weights` with the first replicate of each chunk (a kept matrix's chunks share one buffer: each
+    holds until the next is asked for)."""
     done = 0
     for w in _weights(n, n_boot, seed, dtype):
         yield done, w
