@@ -119,9 +119,13 @@ def test_counts_kept_in_single_precision_bootstrap_to_the_same_replicates():
         np.testing.assert_allclose(stats.bootstrap_sums(inexact.astype(np.float32), 100, 1),
                                    stats.bootstrap_sums(inexact.astype(np.float32).astype(np.float64), 100, 1),
                                    rtol=0)
-    # a view of single-precision columns (the alignment probe's per-judge slices) is summed without a copy
+    # a view of single-precision columns is summed alike, held row by row or column by column (the alignment
+    # probe's matrix, summed without a copy)
     wide = np.hstack([single, single])
     np.testing.assert_array_equal(stats.bootstrap_sums(wide[:, 7:], 50, 2), stats.bootstrap_sums(counts, 50, 2))
+    by_column = np.asfortranarray(np.hstack([single, np.full((300, 1), 2.0, dtype=np.float32)]))
+    np.testing.assert_array_equal(stats.bootstrap_sums(by_column, 50, 2),
+                                  stats.bootstrap_sums(by_column.astype(np.float64), 50, 2))
     # constant and repeated single-precision columns (a count that is 2 for every item, one judge's column
     # twice) are multiplied once or not at all, and come out as the double-precision product
     plain = np.hstack([counts, np.full((300, 1), 2.0), counts[:, :2], np.zeros((300, 1))])

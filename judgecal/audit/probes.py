@@ -143,7 +143,9 @@ class AlignmentProbe(Probe):
             # every count and bootstrap total of them is an integer below 2**24 (exact there, half the memory)
             n = len(inputs[0].truth)
             exact = max(s.most_per_item for s in shapes.values()) * n < 2**24
-            every = np.zeros((n, sum(s.width for s in shapes.values())), dtype=np.float32 if exact else np.float64)
+            # held column by column (each count one contiguous row of memory): each is written in one pass and
+            # the bootstrap multiplies them as they are
+            every = np.zeros((sum(s.width for s in shapes.values()), n), dtype=np.float32 if exact else np.float64).T
             start = 0
             for inp in inputs:
                 if (shape := shapes.get(inp.judge)) is not None:

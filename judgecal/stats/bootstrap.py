@@ -249,10 +249,10 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
     Computed as ``(sums^T @ W^T)^T`` chunk by chunk (BLAS runs the long inner dimension fastest that way),
     in single precision when that is exact (:func:`_exact_scale`: integers, or halves, quarters or eighths
     scaled to integers, with totals below 2**24); the values are those of ``W @ sums`` in double precision
-    either way. ``sums`` may be single precision already (integer counts a caller knows to be exact there:
-    multiplied as they are, without a copy, when every column is needed). Each distinct column is multiplied
-    once, and a constant column ``c`` is ``c * n`` without a product (every replicate's weights sum to
-    ``n``). Where they are not exact (single-precision ones too), every column is multiplied in double
+    either way. ``sums`` may be single precision already (integer counts a caller knows to be exact there;
+    held column by column, ``sums.T`` C-contiguous, they are multiplied as they are, every column, without a
+    copy). Otherwise each distinct column is multiplied once, and a constant column ``c`` is ``c * n`` without
+    a product (every replicate's weights sum to ``n``). Where they are not exact (single-precision ones too), every column is multiplied in double
     precision.
     """
     sums = np.asarray(sums)
@@ -268,16 +268,17 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
         for done, w in _chunks(n, n_boot, seed, np.float64):
             out[done:done + len(w)] = (cols @ w.T).T
         return out
+    if sums.dtype == np.float32 and scale == 1.0 and sums.T.flags.c_contiguous:
+        # the caller's exact counts, held column by column: multiplied as they are, every column, without a copy
+        for done, w in _chunks(n, n_boot, seed, np.float32):
+            out[done:done + len(w)] = (sums.T @ w.T).T
+        return out
     if sums.dtype != np.float32 or scale != 1.0:
         sums = np.asarray(sums, dtype=np.float64)
     constant = (sums == sums[:1]).all(axis=0)
     out[:, constant] = sums[0, constant].astype(np.float64) * n
     keep, where = _distinct_columns(sums, np.flatnonzero(~constant))
     if not keep.size:
-        return out
-    if sums.dtype == np.float32 and len(keep) == m:  # the caller's exact counts, each needed: no copy
-        for done, w in _chunks(n, n_boot, seed, np.float32):
-            out[done:done + len(w)] = (sums.T @ w.T).T
         return out
     chunks = _chunks(n, n_boot, seed, np.float32)
     first = next(chunks)  # the weights are drawn (and kept) before the copy below: the draw's buffers are gone
