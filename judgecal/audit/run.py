@@ -103,13 +103,16 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     read = {c: next(columns) for c in first}
     is_probe = read["item_id"].isin(probe_of.index).to_numpy()
     unmutated = (read["mutation"] == "none").to_numpy()
-    judge_col = read["judge"].to_numpy(dtype=object)  # shared strings: 8 bytes a row
-    asked = judges or sorted({str(j) for j in set(judge_col[~is_probe & unmutated])})
+    judge_code, judge_names = pd.factorize(read["judge"])  # a judge's rows found by its code, not its name
+    seen = np.unique(judge_code[~is_probe & unmutated])
+    asked = judges or sorted({str(judge_names[c]) for c in seen[seen >= 0]})
     names = list(dict.fromkeys(asked))  # a judge named twice is read once
+    code_of = {str(name): c for c, name in enumerate(judge_names)}
     rows = {judge: {part: np.flatnonzero(mask) for part, mask in (
         ("judgments", mine & ~is_probe & unmutated), ("mutated", mine & ~is_probe & ~unmutated),
-        ("probes", mine & is_probe & unmutated))} for judge in names for mine in [judge_col == judge]}
-    del is_probe, unmutated, judge_col
+        ("probes", mine & is_probe & unmutated))} for judge in names
+        for mine in [judge_code == code_of.get(judge, -2)]}  # -2: a judge with no row (-1 is a missing name)
+    del is_probe, unmutated, judge_code
     parts: dict[str, dict[str, dict[str, Any]]] = {j: {p: {} for p in per} for j, per in rows.items()}
     following = ((c, next(columns)) for c in COLUMNS if c not in first)
     used: dict[str, dict[str, Any]] = {judge: {} for judge in rows}  # judge -> its usage columns' values
