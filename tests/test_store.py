@@ -93,9 +93,15 @@ def test_item_metadata_finds_every_key_and_only_metadata(tmp_path):
         Item("c", "p", [Candidate("x"), Candidate("y")], metadata={odd: 3, "category": None}),
         Item("d", "p", [Candidate("x"), Candidate("y")], metadata={"other": {"category": "nested"}}),
     ])
-    assert ws.item_metadata("category").to_dict() == {"a": "code"}
-    assert ws.item_metadata(odd).to_dict() == {"c": "3"}
-    assert ws.item_metadata("missing").empty
+    for _ in range(2):  # read from SQLite, then from the copy kept in the cache folder
+        assert ws.item_metadata("category").to_dict() == {"a": "code"}
+        assert ws.item_metadata(odd).to_dict() == {"c": "3"}
+        assert ws.item_metadata("missing").empty
+    assert len(list((ws.path / "cache").glob("metadata-*.json"))) == 3
+    ws.add_items([Item("e", "p", [Candidate("x"), Candidate("y")], metadata={"category": "maths"})])
+    assert ws.item_metadata("category").to_dict() == {"a": "code", "e": "maths"}  # the items changed: read again
+    ws._db.conn.execute("UPDATE items SET data = json_set(data, '$.metadata.category', 'prose') WHERE item_id = 'a'")
+    assert ws.item_metadata("category").to_dict() == {"a": "prose", "e": "maths"}
 
 
 def test_opening_a_workspace_another_process_keeps_locked_says_so(tmp_path, monkeypatch):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sqlite3
@@ -127,12 +128,28 @@ class ItemsRepository(Repository):
         return pd.Series(out, dtype=object)
 
     def item_metadata(self, key: str) -> pd.Series:
-        """item_id -> ``metadata[key]`` as text, for the items that carry it (streamed from SQLite)."""
+        """item_id -> ``metadata[key]`` as text, for the items that carry it (streamed from SQLite, and kept in
+        the cache folder while the items are unchanged, as :meth:`item_facts`)."""
+        if self._conn.in_transaction:  # what it holds may still be rolled back: no copy
+            return self._item_metadata(self._conn, key)
+        folder = Path(self._db.path).parent
+        name = "metadata-" + hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+        with self._db.reading() as conn:
+            state = f"{snapshot.table_state(conn, 'items', SCHEMA_VERSION)}:{json.dumps(key)}"
+            kept = snapshot.load_json(folder, name, state)
+            if isinstance(kept, list) and len(kept) == 2:
+                return pd.Series(kept[1], index=pd.Index(kept[0], dtype=object), dtype=object)
+            found = self._item_metadata(conn, key)
+            snapshot.save_json(folder, name, state, [found.index.tolist(), found.tolist()])
+        return found
+
+    @staticmethod
+    def _item_metadata(conn: sqlite3.Connection, key: str) -> pd.Series:
         # an item whose JSON does not hold the quoted key is not parsed; a key that JSON would escape is looked up in
         # every item
         quoted = json.dumps(key) if re.fullmatch(r"[A-Za-z0-9_.-]+", key) else '"'
-        rows = self._conn.execute("SELECT item_id, json_extract(data, '$.metadata.' || json_quote(?)) FROM items "
-                                  "WHERE instr(data, ?) > 0 ORDER BY rowid", (key, quoted))
+        rows = conn.execute("SELECT item_id, json_extract(data, '$.metadata.' || json_quote(?)) FROM items "
+                            "WHERE instr(data, ?) > 0 ORDER BY rowid", (key, quoted))
         return pd.Series({i: str(v) for i, v in rows if v is not None}, dtype=object)
 
     def sources(self) -> list[str]:
