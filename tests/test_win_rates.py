@@ -18,6 +18,13 @@ def test_preference_of_a_by_hand():
     # (0.6 + 0.1) / 1.0; verdict B; 0.2 / 0.8 (renormalised); tie; invalid as a tie
     assert q.tolist() == pytest.approx([0.7, 0.0, 0.25, 0.5, 0.5])
     assert np.isnan(preference_of_a([None], [None], [None], ["invalid"], invalid_as="wrong")[0])
+    # verdicts held as categories (as an audit reads them) score alike, a missing one NaN
+    verdicts = pd.Series(pd.Categorical(["A", None, "invalid", "tie", "B"]))
+    for invalid_as, want in (("tie", [1.0, np.nan, 0.5, 0.5, 0.0]), ("wrong", [1.0, np.nan, np.nan, 0.5, 0.0])):
+        got = preference_of_a([np.nan] * 5, [np.nan] * 5, [np.nan] * 5, verdicts, invalid_as)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, preference_of_a([None] * 5, [None] * 5, [None] * 5,
+                                                           verdicts.astype(object), invalid_as))
 
 
 def test_weighted_win_rates_by_hand_and_orders_averaged():
@@ -31,6 +38,27 @@ def test_weighted_win_rates_by_hand_and_orders_averaged():
     assert res.loc["x", "estimate"] == pytest.approx(0.3) and res.loc["x", "n"] == 2
     assert res.loc["base", "estimate"] == pytest.approx((0.4 + 1.0 + 0.2) / 3) and res.loc["base", "n"] == 3
     assert (res.loc["y", "ci_low"], res.loc["y", "ci_high"]) == pytest.approx((0.8, 0.8))  # one comparison
+
+
+def test_item_preferences_are_a_group_mean_of_each_orders_first_sample():
+    """Against the same definition in pandas (sort by sample, first row per item and order, group mean), on
+    random judgments with repeated samples, missing probabilities and unparsable verdicts."""
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        n = int(rng.integers(1, 300))
+        j = pd.DataFrame({"item_id": pd.Categorical(rng.choice([f"i{k}" for k in range(30)], n)),
+                          "order": rng.choice(["AB", "BA"], n), "sample": rng.integers(0, 3, n),
+                          "verdict": rng.choice(["A", "B", "tie", "invalid"], n),
+                          "p_a": np.where(rng.random(n) < 0.5, rng.random(n), np.nan), "p_b": rng.random(n),
+                          "p_tie": rng.random(n)})
+        for invalid_as in ("tie", "wrong"):
+            q = preference_of_a(j["p_a"], j["p_b"], j["p_tie"], j["verdict"], invalid_as)
+            frame = j[["item_id", "order", "sample"]].assign(item_id=j["item_id"].astype(str), q=q)
+            want = frame.sort_values("sample", kind="stable").drop_duplicates(["item_id", "order"]).groupby(
+                "item_id")["q"].mean()
+            got = item_preferences(j, invalid_as)
+            assert got.index.tolist() == want.index.tolist()
+            np.testing.assert_allclose(got.to_numpy(), want.to_numpy(dtype=float), rtol=1e-12, equal_nan=True)
 
 
 def test_weighted_win_rate_is_alpaca_evals_win_rate():

@@ -43,10 +43,18 @@ def preference_of_a(p_a: ArrayLike, p_b: ArrayLike, p_tie: ArrayLike, verdict: A
     has = np.isfinite(a) & np.isfinite(b) & ((a + b + t) > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         q = (a + t / 2) / (a + b + t)
+    return np.where(has, q, _verdict_scores(verdict, invalid_as))
+
+
+def _verdict_scores(verdict: ArrayLike, invalid_as: str) -> FloatArray:
+    """:func:`outcome_scores` of the verdicts, an unparsable one a tie or NaN (``invalid_as``)."""
+    if isinstance(verdict, pd.Series) and isinstance(verdict.dtype, pd.CategoricalDtype):
+        # each category scored once, then looked up per row (code -1, a missing verdict, reads the NaN appended)
+        per = _verdict_scores(verdict.cat.categories.to_numpy(dtype=object), invalid_as)
+        return np.append(per, np.nan)[verdict.cat.codes.to_numpy()]
     v = as_objects(verdict).copy()
     v[v == "invalid"] = "tie" if invalid_as == "tie" else None
-    from_verdict = outcome_scores(v)
-    return np.where(has, q, from_verdict)
+    return outcome_scores(v)
 
 
 def weighted_win_rates(model_a: ArrayLike, model_b: ArrayLike, pref_a: ArrayLike, *, n_boot: int = 2000,
@@ -71,9 +79,22 @@ def item_preferences(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Ser
     first sample's :func:`preference_of_a` (columns ``item_id, order, sample, verdict, p_a, p_b, p_tie``)."""
     if not len(judgments):
         return pd.Series(dtype=float)
-    cols = {k: judgments[k] if k in judgments else pd.Series([None] * len(judgments)) for k in ("p_a", "p_b", "p_tie")}
+    cols = {k: judgments[k] if k in judgments else np.full(len(judgments), np.nan) for k in ("p_a", "p_b", "p_tie")}
     q = preference_of_a(cols["p_a"], cols["p_b"], cols["p_tie"], judgments["verdict"], invalid_as)
-    frame = pd.DataFrame({"item_id": judgments["item_id"].astype(str).to_numpy(), "order": judgments["order"].to_numpy(),
-                          "sample": judgments["sample"].to_numpy(), "q": q})
-    first = frame.sort_values("sample", kind="stable").drop_duplicates(["item_id", "order"])
-    return first.groupby("item_id")["q"].mean()
+    # by codes, not names: each (item, order)'s first row in sample order, then the mean of its orders' q
+    # (NaN q left out, as a group mean does; NaN where an item has none)
+    item, names = pd.factorize(judgments["item_id"])
+    order = pd.factorize(judgments["order"])[0]
+    by_sample = np.argsort(judgments["sample"].to_numpy(), kind="stable")
+    by_sample = by_sample[item[by_sample] >= 0]
+    key = item[by_sample].astype(np.int64) * (order.max() + 2) + order[by_sample] + 1
+    first = by_sample[np.unique(key, return_index=True)[1]]
+    counted = first[~np.isnan(q[first])]
+    total = np.bincount(item[counted], weights=q[counted], minlength=len(names))
+    n = np.bincount(item[counted], minlength=len(names))
+    seen = np.bincount(item[first], minlength=len(names)) > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+    out = pd.Series(mean[seen], index=pd.Index([str(x) for x in np.asarray(names, dtype=object)[seen]], dtype=object),
+                    name="q")
+    return out.sort_index()
