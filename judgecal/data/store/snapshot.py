@@ -18,6 +18,7 @@ import json
 import os
 import secrets
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -237,6 +238,7 @@ class _RowsFile:
 
     def __init__(self, fh: io.BufferedReader, offset: int, shape: tuple[int, int]) -> None:
         self.fh, self.offset, self._shape = fh, offset, shape
+        self._lock = threading.Lock()  # one position in the file: a read is a seek and a read together
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -245,8 +247,10 @@ class _RowsFile:
     def rows(self, start: int, stop: int) -> NDArray[np.uint8]:
         stop = min(stop, self._shape[0])
         out = np.empty((max(stop - start, 0), self._shape[1]), dtype=np.uint8)
-        self.fh.seek(self.offset + start * self._shape[1])
-        if self.fh.readinto(out.data.cast("B")) != out.size:  # the file was cut short after its check
+        with self._lock:
+            self.fh.seek(self.offset + start * self._shape[1])
+            got = self.fh.readinto(out.data.cast("B"))
+        if got != out.size:  # the file was cut short after its check
             raise WorkspaceError(f"{self.fh.name}: changed while the audit read it; run the audit again")
         return out
 
