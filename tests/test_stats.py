@@ -172,6 +172,52 @@ def test_a_weight_store_gives_back_the_same_replicates_without_drawing_them(monk
     assert store.loads == 4 and store.saves == 1
 
 
+def test_a_kept_matrix_read_in_many_blocks_gives_the_drawn_replicates(tmp_path, monkeypatch):
+    """Blocks of a few replicates (the last one short), held in memory or read back from a file, in every path
+    of bootstrap_sums: the replicates of drawing them afresh."""
+    from judgecal.data.store.snapshot import WeightFiles
+
+    monkeypatch.setattr(stats, "BLOCK_WEIGHTS", 1000)  # 301 items: 3 replicates a block, 50 = 16 x 3 + 2
+    monkeypatch.setattr(stats, "STORED_FROM", 10_000)
+    rng = np.random.default_rng(12)
+    counts = rng.integers(0, 4, size=(301, 5)).astype(float)
+    halves = counts / 2  # scaled to integers
+    by_column = np.asfortranarray(counts.astype(np.float32))  # multiplied as they are
+    inexact = rng.random((301, 2))  # in double precision
+    w = np.vstack(list(stats.bootstrap_weights(301, 50, np.random.default_rng(4))))
+    for store in (None, WeightFiles(tmp_path), WeightFiles(tmp_path)):  # drawn, then read back from the file
+        with stats.shared_weights(store=store):
+            for sums in (counts, halves, by_column, inexact):
+                got = stats.bootstrap_sums(sums, 50, 4)
+                np.testing.assert_allclose(got, w @ np.asarray(sums, dtype=np.float64), rtol=1e-12, atol=0)
+    assert len(list((tmp_path / "cache").glob("bootstrap-301-50-4-*.weights"))) == 1
+
+
+def test_shared_weights_close_the_files_they_read(tmp_path, monkeypatch):
+    from judgecal.data.store.snapshot import WeightFiles
+
+    monkeypatch.setattr(stats, "STORED_FROM", 10_000)
+    opened = []
+
+    class Recording(WeightFiles):
+        def load(self, key, shape):
+            got = super().load(key, shape)
+            if got is not None:
+                opened.append(got)
+            return got
+
+    a = np.random.default_rng(2).integers(0, 3, size=(301, 2)).astype(float)
+    with stats.shared_weights(store=Recording(tmp_path)):
+        stats.bootstrap_sums(a, 50, 1)
+        assert opened and not any(r.fh.closed for r in opened)
+    assert all(r.fh.closed for r in opened)
+    opened.clear()
+    with pytest.raises(KeyError), stats.shared_weights(store=Recording(tmp_path)):
+        stats.bootstrap_sums(a, 50, 1)
+        raise KeyError("the audit failed")
+    assert opened and all(r.fh.closed for r in opened)
+
+
 def test_weight_files_are_read_back_only_whole_and_of_their_key(tmp_path, monkeypatch):
     from judgecal.data.store.errors import WorkspaceError
     from judgecal.data.store.snapshot import WeightFiles
@@ -187,6 +233,7 @@ def test_weight_files_are_read_back_only_whole_and_of_their_key(tmp_path, monkey
     assert kept is not None and kept.shape == (200, 150)
     whole = np.frombuffer(path.read_bytes()[-200 * 150:], dtype=np.uint8).reshape(200, 150)
     assert np.array_equal(kept.rows(0, 7), whole[:7]) and np.array_equal(kept.rows(190, 260), whole[190:])
+    assert kept.rows(200, 210).shape == (0, 150)  # clipped to the matrix, as one held in memory
     kept.close()
     assert files.load((300, 200, 1), (200, 151)) is None  # another shape: not this matrix
     assert files.load((300, 200, 2), (200, 150)) is None  # another seed: no file

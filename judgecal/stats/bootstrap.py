@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
 
@@ -123,6 +123,8 @@ class WeightStore(Protocol):
 
 # drawing fewer weights than this is quicker than reading them back
 STORED_FROM = 2**22
+# a kept matrix is unpacked this many weights at a time (about 8 MB in single precision)
+BLOCK_WEIGHTS = 2_000_000
 
 
 class _Shared:
@@ -133,6 +135,7 @@ class _Shared:
     def __init__(self, budget_bytes: int, store: WeightStore | None = None) -> None:
         self.left = budget_bytes
         self.kept: dict[tuple[int, int, int], PackedRows] = {}
+        self.drawn_each_time: set[tuple[int, int, int]] = set()  # neither in the store nor within the budget
         self.store = store
 
 
@@ -151,9 +154,12 @@ def shared_weights(budget_mb: float = 128.0, store: WeightStore | None = None) -
     try:
         yield
     finally:
-        _SHARED.reset(token)
-        for kept in shared.kept.values():
-            kept.close()
+        try:
+            with ExitStack() as readers:  # every reader closed, even when closing another one fails
+                for kept in shared.kept.values():
+                    readers.callback(kept.close)
+        finally:
+            _SHARED.reset(token)
 
 
 def _pack(w: NDArray[np.int64]) -> NDArray[np.uint8] | None:
@@ -175,7 +181,10 @@ def _unpack(packed: NDArray[np.uint8], n: int, into: FloatArray) -> FloatArray:
 
 
 def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.float32]) -> Iterator[FloatArray]:
-    """:func:`bootstrap_weights` of ``default_rng(seed)``, kept for reuse inside :func:`shared_weights`."""
+    """:func:`bootstrap_weights` of ``default_rng(seed)``, kept for reuse inside :func:`shared_weights`.
+
+    The blocks of a kept matrix are written into one buffer: each holds until the next is asked for (copy one
+    to keep it), and the generator is used up inside the :func:`shared_weights` block that made it."""
     if n <= 0 or n_boot <= 0:
         return
     shared = _SHARED.get()
@@ -183,7 +192,7 @@ def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.f
     if matrix is None:  # drawn each time
         yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
         return
-    step = max(1, 2_000_000 // n)
+    step = max(1, BLOCK_WEIGHTS // n)
     # one buffer for every block (each is used before the next is asked for): a fresh one each time would
     # fault its pages in again
     into: FloatArray = np.empty((min(step, n_boot), n), dtype=dtype)  # type: ignore[assignment]
@@ -196,14 +205,15 @@ def _kept(shared: _Shared, n: int, n_boot: int, seed: int) -> PackedRows | None:
     left in the store (then read back from it) or held in memory within the budget; ``None``: drawn each
     time."""
     key = (n, n_boot, seed)
-    if key in shared.kept:
-        return shared.kept[key]
+    if key in shared.kept or key in shared.drawn_each_time:
+        return shared.kept.get(key)
     shape = (n_boot, (n + 1) // 2)
     store = shared.store if n * n_boot >= STORED_FROM else None
     found = store.load(key, shape) if store is not None else None
     if found is None and shape[0] * shape[1] <= shared.left:
         packed = _drawn_packed(n, n_boot, seed)
-        if packed is None:
+        if packed is None:  # a count over 15: drawn each time
+            shared.drawn_each_time.add(key)
             return None
         if store is not None:
             store.save(key, packed)  # then read back from there: the audit does not hold it
@@ -213,6 +223,8 @@ def _kept(shared: _Shared, n: int, n_boot: int, seed: int) -> PackedRows | None:
             shared.left -= packed.size
     if found is not None:
         shared.kept[key] = found
+    else:  # not looked for again (a damaged file is not hashed on every call)
+        shared.drawn_each_time.add(key)
     return found
 
 

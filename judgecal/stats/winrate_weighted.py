@@ -95,6 +95,6 @@ def item_preferences(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Ser
     seen = np.bincount(item[first], minlength=len(names)) > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(n > 0, total / np.maximum(n, 1), np.nan)
-    out = pd.Series(mean[seen], index=pd.Index([str(x) for x in np.asarray(names, dtype=object)[seen]], dtype=object),
-                    name="q")
+    out = pd.Series(mean[seen], index=pd.Index([str(x) for x in np.asarray(names, dtype=object)[seen]], dtype=object,
+                                               name="item_id"), name="q")
     return out.sort_index()

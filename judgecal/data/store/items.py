@@ -22,6 +22,10 @@ from judgecal.data.store.errors import ItemConflictError
 FACTS = ("item_id", "source", "task", "len_a", "len_b", "family_a", "family_b", "n_candidates", "model_a", "model_b")
 
 
+# how a metadata value becomes text: part of a kept lookup's key, so a change to it is never served old copies
+_METADATA_LOOKUP = 1
+
+
 class ItemsRepository(Repository):
     """The items: add, ids, tasks, facts, response clusters, label sets, metadata, sources."""
 
@@ -135,7 +139,7 @@ class ItemsRepository(Repository):
         folder = Path(self._db.path).parent
         name = "metadata-" + hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
         with self._db.reading() as conn:
-            state = f"{snapshot.table_state(conn, 'items', SCHEMA_VERSION)}:{json.dumps(key)}"
+            state = f"{snapshot.table_state(conn, 'items', SCHEMA_VERSION)}:{_METADATA_LOOKUP}:{json.dumps(key)}"
             kept = snapshot.load_json(folder, name, state)
             if isinstance(kept, list) and len(kept) == 2:
                 return pd.Series(kept[1], index=pd.Index(kept[0], dtype=object), dtype=object)
@@ -150,7 +154,8 @@ class ItemsRepository(Repository):
         quoted = json.dumps(key) if re.fullmatch(r"[A-Za-z0-9_.-]+", key) else '"'
         rows = conn.execute("SELECT item_id, json_extract(data, '$.metadata.' || json_quote(?)) FROM items "
                             "WHERE instr(data, ?) > 0 ORDER BY rowid", (key, quoted))
-        return pd.Series({i: str(v) for i, v in rows if v is not None}, dtype=object)
+        found = {i: str(v) for i, v in rows if v is not None}
+        return pd.Series(list(found.values()), index=pd.Index(list(found), dtype=object), dtype=object)
 
     def sources(self) -> list[str]:
         return [r[0] for r in self._conn.execute("SELECT DISTINCT source FROM items ORDER BY source")]

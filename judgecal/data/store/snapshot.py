@@ -209,6 +209,9 @@ class WeightFiles:
             ok = ok and digest.digest() == stated
         except OSError:
             ok = False
+        except BaseException:  # interrupted while checking: the file is not left open
+            fh.close()
+            raise
         if not ok:
             fh.close()
             return None
@@ -226,9 +229,12 @@ class WeightFiles:
                 out.write(body)
 
         _replace(self._file(key), write)
-        with contextlib.suppress(OSError):
+        try:
             files = sorted(self.folder.glob("bootstrap-*.weights"), key=lambda p: p.stat().st_mtime, reverse=True)
-            for old in files[self.KEEP:]:
+        except OSError:  # one went meanwhile: left for the next time
+            files = []
+        for old in files[self.KEEP:]:
+            with contextlib.suppress(OSError):  # one another audit holds open (Windows) keeps only itself
                 old.unlink(missing_ok=True)
 
 
@@ -247,6 +253,8 @@ class _RowsFile:
     def rows(self, start: int, stop: int) -> NDArray[np.uint8]:
         stop = min(stop, self._shape[0])
         out = np.empty((max(stop - start, 0), self._shape[1]), dtype=np.uint8)
+        if not out.size:
+            return out
         with self._lock:
             self.fh.seek(self.offset + start * self._shape[1])
             got = self.fh.readinto(out.data.cast("B"))
