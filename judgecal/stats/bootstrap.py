@@ -264,8 +264,8 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
     either way. ``sums`` may be single precision already (integer counts a caller knows to be exact there;
     held column by column, ``sums.T`` C-contiguous, they are multiplied as they are, every column, without a
     copy). Otherwise each distinct column is multiplied once, and a constant column ``c`` is ``c * n`` without
-    a product (every replicate's weights sum to ``n``). Where they are not exact (single-precision ones too), every column is multiplied in double
-    precision.
+    a product (every replicate's weights sum to ``n``). Where they are not exact (single-precision ones too),
+    every column is multiplied in double precision.
     """
     sums = np.asarray(sums)
     if sums.dtype != np.float32:
