@@ -244,8 +244,17 @@ def test_weight_files_are_read_back_only_whole_and_of_their_key(tmp_path, monkey
     with stats.shared_weights(store=files):  # drawn again (the same replicates) and kept again
         assert np.array_equal(stats.bootstrap_sums(a, 200, 1), plain)
     assert files.load((300, 200, 1), (200, 150)) is not None
+    data = bytearray(path.read_bytes())
+    data[:len(WeightFiles._MAGIC)] = b"judgecal.weights.1\n"  # the earlier layout (interleaved halves): not read
+    path.write_bytes(bytes(data))
+    assert files.load((300, 200, 1), (200, 150)) is None
+    with stats.shared_weights(store=files):
+        assert np.array_equal(stats.bootstrap_sums(a, 200, 1), plain)
     kept = files.load((300, 200, 1), (200, 150))
     assert kept is not None
+    w = np.vstack(list(stats.bootstrap_weights(300, 200, np.random.default_rng(1)))).astype(np.int64)
+    rows = kept.rows(0, 200)  # item k in the low half of byte k, item 150 + k in its high half
+    assert np.array_equal(rows & 15, w[:, :150]) and np.array_equal(rows >> 4, w[:, 150:])
     with open(path, "r+b") as fh:  # cut short after its check (by something else than judgecal)
         fh.truncate(path.stat().st_size - 10)
     with pytest.raises(WorkspaceError, match=r"bootstrap-300-200-1-.*changed while the audit read it"):

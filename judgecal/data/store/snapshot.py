@@ -181,7 +181,7 @@ class WeightFiles:
     damaged one is drawn again, never read. At most :attr:`KEEP` files stay (the most recently used)."""
 
     KEEP = 8
-    _MAGIC = b"judgecal.weights.1\n"
+    _MAGIC = b"judgecal.weights.2\n"  # 2: the halves of a byte hold items k and ceil(n / 2) + k
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder) / CACHE_DIR
