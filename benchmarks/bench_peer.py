@@ -10,7 +10,8 @@ resident memory (``wait4``) are recorded. Prints JSON with the ratio and each to
     python benchmarks/bench_peer.py [--items 20000 50000] [--runs 2] [--out FILE]
 
 With several ``--items`` sizes, each size is one entry of ``sizes``. Each entry also holds ``profile``: one more
-judgecal audit of the same workspace, step by step (seconds and peak memory after each step).
+judgecal audit of the same workspace, step by step (seconds and peak memory after each step). ``floor`` is each
+tool's peak memory for the same audit of 100 items: what its process holds whatever the data (imports, buffers).
 """
 
 from __future__ import annotations
@@ -263,6 +264,26 @@ def one_size(items: int, runs_wanted: int, n_boot: int, peer: Path) -> dict[str,
         }
 
 
+def floor(n_boot: int, peer: Path, items: int = 100) -> dict[str, Any]:
+    """Each tool's peak memory for the same audit of ``items`` items: what a process of it holds before data
+    counts (its imports and its fixed buffers), against which the memory ratios above are read."""
+    ours = Path(sys.executable).parent / "judgecal"
+    env = {k: v for k, v in os.environ.items() if k != "JUDGECAL_WORKSPACE"}
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        data = generate(items)
+        write_peer(data, t / "judgments.jsonl")
+        write_judgecal(data, t / "ws")
+        runs: dict[str, list[dict[str, Any]]] = {"peer": [], "judgecal": []}
+        for _ in range(2):  # the second judgecal audit reads the columnar copy the first one left
+            runs["peer"].append(timed([str(peer), "analyze", "--judgments", str(t / "judgments.jsonl"), "--judge",
+                                       JUDGE, "-o", str(t / "peer"), "--n-boot", str(n_boot)], env))
+            runs["judgecal"].append(timed([str(ours), "audit", "-w", str(t / "ws"), "--consensus", "gold",
+                                           "--out", str(t / "ours"), "--n-boot", str(n_boot)], env))
+    return {"items": items, "judgments": items * 16, "runs": runs,
+            "peak_rss_mb": {k: min(r["peak_rss_mb"] for r in v) for k, v in runs.items()}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--items", type=int, nargs="+", default=[20_000, 50_000])
@@ -278,6 +299,7 @@ def main() -> None:
         "planted": {"position_logit": POSITION, "log_length_logit": LENGTH, "self_logit": SELF_PREF,
                     "template_offset_sd": TEMPLATE_SD, "logistic_noise_per_call": 1.0},
         "sizes": [one_size(n, args.runs, args.n_boot, peer) for n in args.items],
+        "floor": floor(args.n_boot, peer),
         "machine": machine(),
     }
     text = json.dumps(result, indent=1)
