@@ -19,6 +19,31 @@ def machine() -> dict[str, object]:
             "platform": platform.platform()}
 
 
+# A process's peak memory (``ru_maxrss``) starts from that of the process it was forked from: Linux carries the
+# high-water mark across fork and exec. A measured child is therefore started by this small launcher (a Python
+# without site, about 10 MB), not by the benchmark, which may hold hundreds of MB by then; the launcher prints
+# the child's own peak on its last line of stderr, after MARK, and exits with the child's status.
+MARK = "peak_rss_kib="
+_LAUNCH = ("import os, sys; pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ); "
+           "_, status, usage = os.wait4(pid, 0); print(f'\\n" + MARK + "{usage.ru_maxrss}', file=sys.stderr); "
+           "code = os.waitstatus_to_exitcode(status); sys.exit(code if code >= 0 else 128 - code)")
+
+
+def fresh(cmd: list[str]) -> list[str]:
+    """``cmd`` started by the small launcher (see :data:`MARK`): its peak memory is its own."""
+    import shutil
+    import sys
+
+    program = cmd[0] if os.path.sep in cmd[0] else (shutil.which(cmd[0]) or cmd[0])
+    return [sys.executable, "-S", "-c", _LAUNCH, program, *cmd[1:]]
+
+
+def launched_peak_mb(stderr: str) -> float:
+    """The peak memory (MB) the launcher of :func:`fresh` printed for its child."""
+    line = next(ln for ln in reversed(stderr.splitlines()) if ln.startswith(MARK))
+    return round(int(line[len(MARK):]) / 1024, 1)
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process (Linux reports KiB)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -53,7 +78,7 @@ def audit_profile(workspace: str, consensus: str = "ds", n_boot: int = 2000) -> 
     import subprocess
     import sys
 
-    res = subprocess.run([sys.executable, "-c", _PROFILE, workspace, consensus, str(n_boot)], capture_output=True,
-                         text=True, check=True)
+    res = subprocess.run(fresh([sys.executable, "-c", _PROFILE, workspace, consensus, str(n_boot)]),
+                         capture_output=True, text=True, check=True)
     out: dict[str, object] = json.loads(res.stdout.strip().splitlines()[-1])
     return out

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import audit_profile, machine  # noqa: E402
+from _common import audit_profile, fresh, machine  # noqa: E402
 
 from judgecal.data.records import Consensus, Judgment  # noqa: E402
 from judgecal.data.store import Workspace  # noqa: E402
@@ -56,7 +56,8 @@ def _cli_audit(*args: str) -> dict[str, float]:
     code = ("import json, resource, sys, time; from judgecal.cli import main; t = time.perf_counter(); "
             "rc = main(sys.argv[1:]); print(json.dumps({'rc': rc, 'seconds': round(time.perf_counter() - t, 2), "
             "'peak_rss_mb': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}))")
-    res = subprocess.run([sys.executable, "-c", code, "audit", "--quiet", *args], capture_output=True, text=True)
+    res = subprocess.run(fresh([sys.executable, "-c", code, "audit", "--quiet", *args]), capture_output=True,
+                         text=True)
     out = json.loads(res.stdout.strip().splitlines()[-1])
     if out["rc"] != 0:
         raise SystemExit(res.stderr)

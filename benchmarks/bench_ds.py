@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import machine  # noqa: E402
+from _common import fresh, machine  # noqa: E402
 
 N_ITEMS, PER_ITEM = 200_000, 5
 
@@ -45,7 +45,7 @@ print(json.dumps({{"seconds": dt, "accuracy": acc, "peak_rss_mb": resource.getru
 
 def run(which: str) -> dict[str, float]:
     code = CHILD.format(n_items=N_ITEMS, per_item=PER_ITEM)
-    out = subprocess.run([sys.executable, "-c", code, which], capture_output=True, text=True, check=True)
+    out = subprocess.run(fresh([sys.executable, "-c", code, which]), capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

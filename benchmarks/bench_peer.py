@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import audit_profile, machine  # noqa: E402
+from _common import audit_profile, fresh, launched_peak_mb, machine  # noqa: E402
 
 from judgecal.data.records import Candidate, Consensus, Item, Judgment  # noqa: E402
 from judgecal.data.store import Workspace  # noqa: E402
@@ -177,14 +177,13 @@ def write_judgecal(data: dict[str, Any], folder: Path) -> int:
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> dict[str, Any]:
+    """``cmd``'s wall seconds and its own peak memory (started by :func:`_common.fresh`)."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
+    res = subprocess.run(fresh(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     wall = time.perf_counter() - t0
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{cmd[0]} failed: {err[-2000:]}")
-    return {"seconds": round(wall, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+    if res.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed: {res.stderr[-2000:]}")
+    return {"seconds": round(wall, 2), "peak_rss_mb": launched_peak_mb(res.stderr)}
 
 
 def peer_conclusions(card: Path) -> dict[str, Any]:
