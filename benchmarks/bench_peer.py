@@ -222,28 +222,40 @@ def our_conclusions(report: Path) -> dict[str, Any]:
     return out
 
 
-def one_size(items: int, runs_wanted: int, n_boot: int, peer: Path) -> dict[str, Any]:
+def prepare(items: int, t: Path) -> tuple[int, int]:
+    """The same ``items`` written into ``t`` for both tools; the judgments each holds."""
+    data = generate(items)
+    return write_peer(data, t / "judgments.jsonl"), write_judgecal(data, t / "ws")
+
+
+def audits(t: Path, n_boot: int, peer: Path) -> dict[str, list[str]]:
+    """Each tool's full audit of what :func:`prepare` wrote into ``t``."""
     ours = Path(sys.executable).parent / "judgecal"
+    return {"peer": [str(peer), "analyze", "--judgments", str(t / "judgments.jsonl"), "--judge", JUDGE,
+                     "-o", str(t / "peer"), "--n-boot", str(n_boot)],
+            "judgecal": [str(ours), "audit", "-w", str(t / "ws"), "--consensus", "gold", "--out", str(t / "ours"),
+                         "--n-boot", str(n_boot)]}
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "JUDGECAL_WORKSPACE"}
+
+
+def one_size(items: int, runs_wanted: int, n_boot: int, peer: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         t0 = time.perf_counter()
-        data = generate(items)
-        n_peer = write_peer(data, t / "judgments.jsonl")
-        n_ours = write_judgecal(data, t / "ws")
-        del data
+        n_peer, n_ours = prepare(items, t)
         prep = time.perf_counter() - t0
-        env = {k: v for k, v in os.environ.items() if k != "JUDGECAL_WORKSPACE"}
+        env, cmds = _env(), audits(t, n_boot, peer)
         runs: dict[str, list[dict[str, Any]]] = {"peer": [], "judgecal": []}
         load = [round(x, 2) for x in os.getloadavg()]
         # judgecal's first audit of a workspace reads the judgments out of SQLite and leaves their columnar copy
         # in cache/; the runs below (the same judgments) read that copy. Both are reported.
-        first = timed([str(ours), "audit", "-w", str(t / "ws"), "--consensus", "gold", "--out", str(t / "ours"),
-                       "--n-boot", str(n_boot)], env)
+        first = timed(cmds["judgecal"], env)
         for _ in range(runs_wanted):  # alternating, so both see the same machine load
-            runs["peer"].append(timed([str(peer), "analyze", "--judgments", str(t / "judgments.jsonl"), "--judge",
-                                       JUDGE, "-o", str(t / "peer"), "--n-boot", str(n_boot)], env))
-            runs["judgecal"].append(timed([str(ours), "audit", "-w", str(t / "ws"), "--consensus", "gold",
-                                           "--out", str(t / "ours"), "--n-boot", str(n_boot)], env))
+            for tool, runs_of in runs.items():
+                runs_of.append(timed(cmds[tool], env))
         best = {k: {"seconds": min(r["seconds"] for r in v), "peak_rss_mb": max(r["peak_rss_mb"] for r in v)}
                 for k, v in runs.items()}
         peer_c, our_c = peer_conclusions(t / "peer" / "card.json"), our_conclusions(t / "ours" / "audit.json")
@@ -266,19 +278,14 @@ def one_size(items: int, runs_wanted: int, n_boot: int, peer: Path) -> dict[str,
 def floor(n_boot: int, peer: Path, items: int = 100) -> dict[str, Any]:
     """Each tool's peak memory for the same audit of ``items`` items: what a process of it holds before data
     counts (its imports and its fixed buffers), against which the memory ratios above are read."""
-    ours = Path(sys.executable).parent / "judgecal"
-    env = {k: v for k, v in os.environ.items() if k != "JUDGECAL_WORKSPACE"}
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        data = generate(items)
-        write_peer(data, t / "judgments.jsonl")
-        write_judgecal(data, t / "ws")
+        prepare(items, t)
+        env, cmds = _env(), audits(t, n_boot, peer)
         runs: dict[str, list[dict[str, Any]]] = {"peer": [], "judgecal": []}
         for _ in range(2):  # the second judgecal audit reads the columnar copy the first one left
-            runs["peer"].append(timed([str(peer), "analyze", "--judgments", str(t / "judgments.jsonl"), "--judge",
-                                       JUDGE, "-o", str(t / "peer"), "--n-boot", str(n_boot)], env))
-            runs["judgecal"].append(timed([str(ours), "audit", "-w", str(t / "ws"), "--consensus", "gold",
-                                           "--out", str(t / "ours"), "--n-boot", str(n_boot)], env))
+            for tool, runs_of in runs.items():
+                runs_of.append(timed(cmds[tool], env))
     return {"items": items, "judgments": items * 16, "runs": runs,
             "peak_rss_mb": {k: min(r["peak_rss_mb"] for r in v) for k, v in runs.items()}}
 
