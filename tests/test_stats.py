@@ -148,9 +148,11 @@ class _DictStore:
         got = self.kept.get(key)
         return stats.InMemory(got) if got is not None and got.shape == shape else None
 
-    def save(self, key, packed):
+    def save(self, key, shape, blocks):
         self.saves += 1
-        self.kept[key] = packed.copy()
+        packed = np.vstack(list(blocks))
+        assert packed.shape == shape
+        self.kept[key] = packed
 
 
 def test_a_weight_store_gives_back_the_same_replicates_without_drawing_them(monkeypatch):
@@ -170,6 +172,82 @@ def test_a_weight_store_gives_back_the_same_replicates_without_drawing_them(monk
         without_budget = stats.bootstrap_sums(a, 400, 7)
     assert np.array_equal(first, plain) and np.array_equal(again, plain) and np.array_equal(without_budget, plain)
     assert store.loads == 4 and store.saves == 1
+
+
+def test_weights_drawn_ahead_in_a_thread_are_the_replicates_a_later_call_takes(tmp_path, monkeypatch):
+    """draw_ahead's thread draws into the store, a few replicates at a time, the matrix the first bootstrap of
+    that many items then reads (the same replicates); a guess no call takes is waited for when the block ends;
+    with no store, outside the block, or for a matrix the store holds already, no thread starts."""
+    import threading
+
+    from judgecal.data.store.snapshot import WeightFiles
+
+    monkeypatch.setattr(stats, "STORED_FROM", 50_000)
+    a = np.random.default_rng(9).integers(0, 3, size=(401, 3)).astype(float)
+    plain = stats.bootstrap_sums(a, 300, 4)
+    chunks = [np.vstack(list(stats._packed_blocks(401, 300, 4, c))) for c in (7, 200)]
+    assert np.array_equal(chunks[0], chunks[1]) and np.array_equal(chunks[0], stats._drawn_packed(401, 300, 4))
+    drawn_in = []
+    real = stats._packed_blocks
+
+    def recording(*args):
+        drawn_in.append((args[0], threading.current_thread().name))
+        return real(*args)
+
+    monkeypatch.setattr(stats, "_packed_blocks", recording)
+    files = WeightFiles(tmp_path)
+    with stats.shared_weights(store=files):
+        stats.draw_ahead(401, 300, 4)
+        stats.draw_ahead(401, 300, 4)  # asked twice: drawn once
+        stats.draw_ahead(377, 300, 4)  # a guess no bootstrap takes
+        ahead = stats._SHARED.get().ahead
+        assert set(ahead) == {(401, 300, 4), (377, 300, 4)}
+        got = stats.bootstrap_sums(a, 300, 4)
+        assert set(ahead) == {(377, 300, 4)}  # taken once drawn
+    assert np.array_equal(got, plain)
+    assert sorted(n for n, _ in drawn_in) == [377, 401] and all(t.startswith("judgecal-weights") for _, t in drawn_in)
+    assert ahead[(377, 300, 4)].done()  # the unused guess was waited for, not left running
+    kept = files.load((401, 300, 4), (300, 201))
+    assert kept is not None and np.array_equal(kept.rows(0, 300), chunks[0])  # left in the store, whole
+    kept.close()
+    drawn_in.clear()
+    with stats.shared_weights(store=files):
+        stats.draw_ahead(401, 300, 4)  # in the store already: read from there, not drawn
+        assert not stats._SHARED.get().ahead
+        assert np.array_equal(stats.bootstrap_sums(a, 300, 4), plain)
+    stats.draw_ahead(401, 300, 5)  # outside the block: nothing
+    for budget, store in ((128, None), (0, files)):  # no store (it would be held), or over the budget
+        with stats.shared_weights(budget_mb=budget, store=store):
+            stats.draw_ahead(401, 300, 5)
+            assert not stats._SHARED.get().ahead
+    assert not drawn_in
+
+
+def test_a_matrix_with_a_count_over_15_is_drawn_each_time_ahead_or_not(tmp_path, monkeypatch):
+    """A count over 15 (half a byte) met part-way through a matrix: it is neither kept nor left half-written in
+    the store, and the bootstrap's replicates are those of drawing it afresh."""
+    from judgecal.data.store.snapshot import WeightFiles
+
+    monkeypatch.setattr(stats, "STORED_FROM", 1)
+    items = np.random.default_rng(3).integers(0, 3, size=(40, 2)).astype(float)
+    plain = stats.bootstrap_sums(items, 500, 1)  # drawn 200 replicates at a time: three blocks
+    real, calls = stats._pack, [0]
+
+    def over_on_the_second_block(w):  # a count over 15 out of 40 items is too rare to draw in a test
+        calls[0] += 1
+        return None if calls[0] == 2 else real(w)
+
+    monkeypatch.setattr(stats, "_pack", over_on_the_second_block)
+    monkeypatch.setattr(stats, "AHEAD_CHUNK", 16)
+    for ahead in (False, True):
+        calls[0] = 0
+        with stats.shared_weights(store=WeightFiles(tmp_path)):
+            if ahead:
+                stats.draw_ahead(40, 500, 1)
+            got = stats.bootstrap_sums(items, 500, 1)
+            assert (40, 500, 1) in stats._SHARED.get().drawn_each_time and calls[0] == 2
+        assert np.array_equal(got, plain)
+        assert not list((tmp_path / "cache").glob("*"))  # no file, not even a temporary one
 
 
 def test_a_kept_matrix_read_in_many_blocks_gives_the_drawn_replicates(tmp_path, monkeypatch):
@@ -261,5 +339,5 @@ def test_weight_files_are_read_back_only_whole_and_of_their_key(tmp_path, monkey
         kept.rows(150, 200)
     kept.close()
     for k in range(WeightFiles.KEEP + 2):  # the least recently used go
-        files.save((10 + k, 1, 0), np.zeros((1, 1), dtype=np.uint8))
+        files.save((10 + k, 1, 0), (1, 1), [np.zeros((1, 1), dtype=np.uint8)])
     assert len(list((tmp_path / "cache").glob("bootstrap-*.weights"))) == WeightFiles.KEEP

@@ -284,3 +284,43 @@ def test_an_audit_reads_back_the_weights_an_earlier_one_drew(tmp_path, pandalm_w
     again = audit()
     assert not json_differences(first, read_back) and not json_differences(first, again)
     ws.close()
+
+
+def test_environments_counted_ahead_in_a_thread_are_what_the_caller_reads(tmp_path, monkeypatch):
+    """warmed() counts the environments on its own connection while the caller works; the caller's call waits
+    for that count and reads its copy (the GROUP BY runs once), and a count that fails in the thread is made
+    again by the caller's call."""
+    import threading
+
+    from judgecal.data.store import snapshot
+    from judgecal.data.store.warm import warmed
+
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(10))
+    expected = sorted(ws.environment_counts())
+    (ws.path / "cache" / "environments.json").unlink()
+    counted_in = []  # the thread of each count made (and kept) from SQLite
+    save_json, table_state = snapshot.save_json, snapshot.table_state
+
+    def recording(folder, name, key, value):
+        counted_in.append(threading.current_thread().name)
+        save_json(folder, name, key, value)
+
+    monkeypatch.setattr(snapshot, "save_json", recording)
+    with warmed(ws.path):
+        got = sorted(ws.environment_counts())  # waits for the thread's count, then reads its copy
+    assert got == expected and counted_in == ["judgecal-warm"]
+    (ws.path / "cache" / "environments.json").unlink()
+    counted_in.clear()
+
+    def failing_in_the_thread(conn, table, version):
+        if threading.current_thread().name == "judgecal-warm":
+            raise OSError("the disk went away")
+        return table_state(conn, table, version)
+
+    monkeypatch.setattr(snapshot, "table_state", failing_in_the_thread)
+    with warmed(ws.path):
+        got = sorted(ws.environment_counts())
+    assert got == expected and counted_in == [threading.current_thread().name]
+    with pytest.raises(ValueError, match="not a read that can be filled ahead: items"), warmed(ws.path, ("items",)):
+        pass

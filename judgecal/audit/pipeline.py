@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from judgecal.audit.report import AuditReport, json_safe
 from judgecal.data.store import Workspace
+from judgecal.data.store.warm import warmed
 from judgecal.errors import UserError
 from judgecal.stats.bootstrap import shared_weights
 
@@ -66,7 +67,8 @@ def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor
     """The audit of ``ws``, typed (:class:`judgecal.audit.report.AuditReport`; ``.to_json()`` is audit.json)."""
     # every section's item bootstrap of the same items draws its replicates once, or reads them back from the
     # workspace's cache folder when an earlier audit drew them
-    with shared_weights(store=ws.bootstrap_weights()):
+    # the judges' environments are counted in a thread while the judgments are read (judgecal.data.store.warm)
+    with shared_weights(store=ws.bootstrap_weights()), warmed(ws.path):
         return _audit(ws, options or AuditOptions(), executor, progress)
 
 

@@ -19,6 +19,7 @@ from judgecal.audit.report import SCHEMA
 from judgecal.audit.truth import resolve_truth
 from judgecal.data.families import DEFAULT_FAMILIES, family_of, load_families
 from judgecal.data.store import Workspace
+from judgecal.stats.bootstrap import draw_ahead
 
 COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "score", "status", "p_a", "p_b", "p_tie",
            "p_labels", "prompt_tokens",
@@ -57,6 +58,9 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
         "consensus": about,
         "judges": {},
     }
+    # every judge's alignment resamples the items with a consensus label (those it judged): their replicates
+    # are drawn while the judgments are read, when no earlier audit left them in the cache folder
+    draw_ahead(len(truth), n_boot, seed)
     inputs = judge_inputs(ws, truth, judges)
     from judgecal.audit.probes import PROBES, with_given_alignment
     from judgecal.audit.sections import SECTION_STEPS, add_sections

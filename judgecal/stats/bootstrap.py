@@ -14,7 +14,8 @@ is most of a narrow bootstrap's time). Outside it nothing is kept.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from typing import Any, Protocol
@@ -117,12 +118,16 @@ class WeightStore(Protocol):
         """The packed matrix of ``key`` (``shape``, see :class:`_Shared`), or ``None``; read a block of
         replicates at a time, not held in memory."""
 
-    def save(self, key: tuple[int, int, int], packed: NDArray[np.uint8]) -> None:
-        """Keep ``packed`` for ``key``; a failure is not an error."""
+    def save(self, key: tuple[int, int, int], shape: tuple[int, int], blocks: Iterable[NDArray[np.uint8]]) -> None:
+        """Keep the packed matrix of ``key`` (``shape``), given as consecutive blocks of replicates and kept only
+        when they make it up whole (written as they come, never held whole); a failure to keep it is not an
+        error, an exception raised by ``blocks`` propagates."""
 
 
 # drawing fewer weights than this is quicker than reading them back
 STORED_FROM = 2**22
+# replicates drawn at a time by draw_ahead (a few MB of transient counts at 20,000 items)
+AHEAD_CHUNK = 1
 # a kept matrix is unpacked this many weights at a time (about 8 MB in single precision)
 BLOCK_WEIGHTS = 2_000_000
 
@@ -138,6 +143,7 @@ class _Shared:
         self.kept: dict[tuple[int, int, int], PackedRows] = {}
         self.drawn_each_time: set[tuple[int, int, int]] = set()  # neither in the store nor within the budget
         self.store = store
+        self.ahead: dict[tuple[int, int, int], Future[bool]] = {}  # being drawn into the store (draw_ahead)
 
 
 _SHARED: ContextVar[_Shared | None] = ContextVar("judgecal_shared_weights", default=None)
@@ -159,8 +165,32 @@ def shared_weights(budget_mb: float = 128.0, store: WeightStore | None = None) -
             with ExitStack() as readers:  # every reader closed, even when closing another one fails
                 for kept in shared.kept.values():
                     readers.callback(kept.close)
+                for drawing in shared.ahead.values():  # no thread outlives the block
+                    readers.callback(wait, [drawing])
         finally:
             _SHARED.reset(token)
+
+
+def draw_ahead(n: int, n_boot: int, seed: int) -> None:
+    """Inside :func:`shared_weights` with a store, start drawing the weights of ``(n, n_boot, seed)`` into the
+    store in a thread (NumPy's generator runs with the GIL released) while the caller reads its data; the first
+    :func:`bootstrap_sums` of ``n`` items waits for the thread and reads them from there. Nothing when they are
+    kept already, in the store, not stored (under :data:`STORED_FROM` weights, or over the budget) or outside
+    the block. A guess no call takes costs the thread's work and a file in the store, not memory."""
+    shared = _SHARED.get()
+    key, shape = (n, n_boot, seed), (n_boot, (n + 1) // 2)
+    if shared is None or shared.store is None or n <= 0 or n_boot <= 0 or n * n_boot < STORED_FROM \
+            or shape[0] * shape[1] > shared.left or key in shared.kept or key in shared.drawn_each_time \
+            or key in shared.ahead:
+        return
+    found = shared.store.load(key, shape)
+    if found is not None:
+        shared.kept[key] = found
+        return
+    pool = ThreadPoolExecutor(1, thread_name_prefix="judgecal-weights")
+    # a few replicates at a time: the caller's reading holds its own peak meanwhile
+    shared.ahead[key] = pool.submit(_stored, shared.store, key, shape, AHEAD_CHUNK)
+    pool.shutdown(wait=False)  # the thread ends with its one task
 
 
 def _pack(w: NDArray[np.int64]) -> NDArray[np.uint8] | None:
@@ -205,44 +235,68 @@ def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.f
 
 
 def _kept(shared: _Shared, n: int, n_boot: int, seed: int) -> PackedRows | None:
-    """The kept matrix of ``(n, n_boot, seed)``: already kept, read back from the store, or drawn now and
-    left in the store (then read back from it) or held in memory within the budget; ``None``: drawn each
-    time."""
+    """The kept matrix of ``(n, n_boot, seed)``: already kept, read back from the store, or drawn now (or by
+    :func:`draw_ahead`'s thread) into the store and read back from it, or held in memory within the budget
+    (no store, or it could not keep the matrix); ``None``: drawn each time."""
     key = (n, n_boot, seed)
     if key in shared.kept or key in shared.drawn_each_time:
         return shared.kept.get(key)
     shape = (n_boot, (n + 1) // 2)
     store = shared.store if n * n_boot >= STORED_FROM else None
-    found = store.load(key, shape) if store is not None else None
-    if found is None and shape[0] * shape[1] <= shared.left:
+    drawing = shared.ahead.pop(key, None)
+    packable = drawing.result() if drawing is not None else True  # the thread has left it in the store
+    found = store.load(key, shape) if store is not None and packable else None
+    fits = shape[0] * shape[1] <= shared.left
+    if found is None and packable and fits and store is not None and drawing is None:
+        packable = _stored(store, key, shape)
+        found = store.load(key, shape) if packable else None
+    if found is None and packable and fits:  # no store, or it could not keep the matrix
         packed = _drawn_packed(n, n_boot, seed)
-        if packed is None:  # a count over 15: drawn each time
-            shared.drawn_each_time.add(key)
-            return None
-        if store is not None:
-            store.save(key, packed)  # then read back from there: the audit does not hold it
-            found = store.load(key, shape)
-        if found is None:
+        if packed is not None:
             found = InMemory(packed)
             shared.left -= packed.size
     if found is not None:
         shared.kept[key] = found
-    else:  # not looked for again (a damaged file is not hashed on every call)
+    else:  # a count over 15, or no room: not looked for again (a damaged file is not hashed on every call)
         shared.drawn_each_time.add(key)
     return found
 
 
-def _drawn_packed(n: int, n_boot: int, seed: int) -> NDArray[np.uint8] | None:
-    """The packed weights of ``default_rng(seed)`` (:func:`_pack`), or ``None`` when one count is over 15."""
-    found = np.empty((n_boot, (n + 1) // 2), dtype=np.uint8)
-    done = 0
-    for w in _counts(n, n_boot, np.random.default_rng(seed), 200):
+class _CountOver15(Exception):
+    """A drawn count does not fit in half a byte: that matrix is drawn each time."""
+
+
+def _packed_blocks(n: int, n_boot: int, seed: int, chunk: int = 200) -> Iterator[NDArray[np.uint8]]:
+    """The packed weights of ``default_rng(seed)`` (:func:`_pack`), ``chunk`` replicates at a time (the same
+    weights whatever it is); :class:`_CountOver15` when one count is over 15."""
+    for w in _counts(n, n_boot, np.random.default_rng(seed), chunk):
         packed = _pack(w)
         if packed is None:
-            return None
-        found[done:done + len(w)] = packed
-        done += len(w)
+            raise _CountOver15
+        yield packed
+
+
+def _drawn_packed(n: int, n_boot: int, seed: int) -> NDArray[np.uint8] | None:
+    """The whole packed matrix of ``default_rng(seed)``, or ``None`` when one count is over 15."""
+    found = np.empty((n_boot, (n + 1) // 2), dtype=np.uint8)
+    done = 0
+    try:
+        for packed in _packed_blocks(n, n_boot, seed):
+            found[done:done + len(packed)] = packed
+            done += len(packed)
+    except _CountOver15:
+        return None
     return found
+
+
+def _stored(store: WeightStore, key: tuple[int, int, int], shape: tuple[int, int], chunk: int = 200) -> bool:
+    """Draw the matrix of ``key`` into ``store`` ``chunk`` replicates at a time (never held whole in memory);
+    ``False`` when one count is over 15."""
+    try:
+        store.save(key, shape, _packed_blocks(*key, chunk))
+    except _CountOver15:
+        return False
+    return True
 
 
 def _distinct_columns(sums: NDArray[np.floating[Any]], columns: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:

@@ -234,7 +234,7 @@ class JudgmentsRepository(Repository):
         q = "SELECT judge, spec_hash, env, COUNT(*) FROM judgments GROUP BY judge, spec_hash, env"
         if self._conn.in_transaction:  # what it holds may still be rolled back: no copy
             return [(str(j), str(h), e, int(n)) for j, h, e, n in self._conn.execute(q)]
-        with self._db.reading() as conn:
+        with snapshot.filling(self._folder, "environments"), self._db.reading() as conn:
             key = snapshot.table_state(conn, "judgments", SCHEMA_VERSION)
             rows = snapshot.load_json(self._folder, "environments", key)
             if rows is None:

@@ -19,7 +19,7 @@ import os
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,27 @@ def table_state(conn: sqlite3.Connection, table: str, schema_version: int) -> st
     return f"{schema_version}:{row[0] if row else 0}:{top}"
 
 
+_FILLING: dict[tuple[str, str], threading.RLock] = {}
+_FILLING_LOCK = threading.Lock()
+
+
+def fill_lock(folder: str | os.PathLike[str], name: str) -> threading.RLock:
+    """The lock a thread of this process holds while it looks for copy ``name`` of workspace ``folder`` and makes
+    it when missing (:func:`filling`)."""
+    key = (str(Path(folder).resolve()), name)
+    with _FILLING_LOCK:
+        return _FILLING.setdefault(key, threading.RLock())
+
+
+@contextlib.contextmanager
+def filling(folder: str | os.PathLike[str], name: str) -> Iterator[None]:
+    """Held while this thread looks for copy ``name`` and makes it when missing: another thread asking for it
+    meanwhile (an audit, while :mod:`.warm` fills it ahead) waits, then reads the copy instead of making it
+    again."""
+    with fill_lock(folder, name):
+        yield
+
+
 def _path(folder: Path, name: str, suffix: str) -> Path:
     return folder / CACHE_DIR / f"{name}.{suffix}"
 
@@ -66,9 +87,11 @@ def _replace(target: Path, write: Any) -> None:
         target.parent.mkdir(exist_ok=True)
         write(str(tmp))  # created with the process's usual permissions, like the database
         os.replace(tmp, target)
-    except (OSError, ValueError, TypeError, ImportError):
+    except BaseException as exc:  # an interrupted or failed write leaves no file behind
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+        if not isinstance(exc, (OSError, ValueError, TypeError, ImportError)):
+            raise
 
 
 def _plain(column: pd.Series) -> pd.Series:
@@ -219,14 +242,27 @@ class WeightFiles:
             os.utime(path)  # recently used: kept when older files are let go
         return _RowsFile(fh, head, shape)
 
-    def save(self, key: tuple[int, int, int], packed: Any) -> None:
-        """Keep ``packed`` for ``key`` (through a temporary file), then let the least recently used go."""
-        body = np.ascontiguousarray(packed, dtype=np.uint8).data
+    def save(self, key: tuple[int, int, int], shape: tuple[int, int], blocks: Iterable[Any]) -> None:
+        """Keep the packed matrix of ``key`` (``shape``), given as consecutive blocks of replicates, through a
+        temporary file written as they come (the matrix is never held whole) and kept only when they make it up
+        whole; then let the least recently used go. An exception ``blocks`` raises propagates, with no file
+        left behind."""
 
         def write(tmp: str) -> None:
+            digest, rows = hashlib.blake2b(digest_size=32), 0
             with open(tmp, "wb") as out:
-                out.write(self._MAGIC + hashlib.blake2b(body, digest_size=32).digest())
-                out.write(body)
+                out.write(self._MAGIC + bytes(32))  # the digest, once every block is written
+                for block in blocks:
+                    body = np.ascontiguousarray(block, dtype=np.uint8)
+                    if body.ndim != 2 or body.shape[1] != shape[1]:
+                        raise ValueError(f"a block of {body.shape} is not replicates of a {shape} matrix")
+                    digest.update(body.reshape(-1).data)
+                    out.write(body.reshape(-1).data)
+                    rows += len(body)
+                if rows != shape[0]:
+                    raise ValueError(f"{rows} replicates given of a {shape} matrix")
+                out.seek(len(self._MAGIC))
+                out.write(digest.digest())
 
         _replace(self._file(key), write)
         try:
