@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -84,10 +85,12 @@ def main() -> None:
         cluster = LoopbackCluster(workers=1, cpus_per_worker=1, head_cpus=0)
         try:
             cluster.start()
-            # the first audit reads the judgments out of SQLite and writes their columnar copy to the workspace's
-            # cache/ folder; the later ones (the same judgments) read that copy
-            runs = {"local_first": [_cli_audit(*common, "--out", str(Path(tmp) / "first"))]}
-            for k in range(2):  # alternate, so a load spike falls on both
+            # a first audit reads the judgments out of SQLite, draws its bootstrap weights and leaves both in the
+            # workspace's cache/ folder; a later one (the same judgments) reads them back
+            runs: dict[str, list[dict[str, float]]] = {}
+            for k in range(2):  # alternate, so a load spike falls on each
+                shutil.rmtree(ws / "cache", ignore_errors=True)
+                runs.setdefault("local_first", []).append(_cli_audit(*common, "--out", str(Path(tmp) / f"first{k}")))
                 runs.setdefault("local", []).append(_cli_audit(*common, "--out", str(Path(tmp) / f"local{k}")))
                 runs.setdefault("ray", []).append(_cli_audit(*common, "--out", str(Path(tmp) / f"ray{k}"),
                                                              "--executor", "ray", "--address", cluster.address))

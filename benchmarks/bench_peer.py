@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -250,14 +251,18 @@ def one_size(items: int, runs_wanted: int, n_boot: int, peer: Path) -> dict[str,
         env, cmds = _env(), audits(t, n_boot, peer)
         runs: dict[str, list[dict[str, Any]]] = {"peer": [], "judgecal": []}
         load = [round(x, 2) for x in os.getloadavg()]
-        # judgecal's first audit of a workspace reads the judgments out of SQLite and leaves their columnar copy
-        # in cache/; the runs below (the same judgments) read that copy. Both are reported.
-        first = timed(cmds["judgecal"], env)
-        for _ in range(runs_wanted):  # alternating, so both see the same machine load
+        # judgecal's first audit of a workspace reads the judgments out of SQLite, draws its bootstrap weights and
+        # leaves both in cache/; a later audit (the same judgments) reads them back. Both are reported, each the
+        # best of as many runs as the peer's, all alternating so that each sees the same machine load.
+        firsts: list[dict[str, Any]] = []
+        for _ in range(runs_wanted):
+            shutil.rmtree(t / "ws" / "cache", ignore_errors=True)  # nothing kept from an earlier audit
+            firsts.append(timed(cmds["judgecal"], env))
             for tool, runs_of in runs.items():
                 runs_of.append(timed(cmds[tool], env))
         best = {k: {"seconds": min(r["seconds"] for r in v), "peak_rss_mb": max(r["peak_rss_mb"] for r in v)}
-                for k, v in runs.items()}
+                for k, v in {**runs, "first": firsts}.items()}
+        first = best.pop("first")
         peer_c, our_c = peer_conclusions(t / "peer" / "card.json"), our_conclusions(t / "ours" / "audit.json")
         profile = audit_profile(str(t / "ws"), "gold", n_boot)
         return {
@@ -265,7 +270,7 @@ def one_size(items: int, runs_wanted: int, n_boot: int, peer: Path) -> dict[str,
             "runs": runs, "best": best, "load_average_at_start": load,
             "speedup": round(best["peer"]["seconds"] / best["judgecal"]["seconds"], 2),
             "memory_ratio": round(best["peer"]["peak_rss_mb"] / best["judgecal"]["peak_rss_mb"], 2),
-            "judgecal_first_audit": first,
+            "judgecal_first_audit": first, "judgecal_first_audit_runs": firsts,
             "first_audit_speedup": round(best["peer"]["seconds"] / first["seconds"], 2),
             "first_audit_memory_ratio": round(best["peer"]["peak_rss_mb"] / first["peak_rss_mb"], 2),
             "same_conclusions": same_conclusions(peer_c, our_c),

@@ -126,7 +126,8 @@ class WeightStore(Protocol):
 
 # drawing fewer weights than this is quicker than reading them back
 STORED_FROM = 2**22
-# replicates drawn at a time by draw_ahead (a few MB of transient counts at 20,000 items)
+# replicates drawn at a time by draw_ahead: one (8 bytes an item of transient counts), so that what the thread's
+# own malloc arena keeps after it ends is too small to add to the caller's peak (16 at a time added 20 MB at 50k)
 AHEAD_CHUNK = 1
 # a kept matrix is unpacked this many weights at a time (about 8 MB in single precision)
 BLOCK_WEIGHTS = 2_000_000
@@ -188,7 +189,7 @@ def draw_ahead(n: int, n_boot: int, seed: int) -> None:
         shared.kept[key] = found
         return
     pool = ThreadPoolExecutor(1, thread_name_prefix="judgecal-weights")
-    # a few replicates at a time: the caller's reading holds its own peak meanwhile
+    # a replicate at a time: the caller's reading holds its own peak meanwhile
     shared.ahead[key] = pool.submit(_stored, shared.store, key, shape, AHEAD_CHUNK)
     pool.shutdown(wait=False)  # the thread ends with its one task
 
