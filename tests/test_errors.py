@@ -13,7 +13,8 @@ import judgecal
 from judgecal.errors import BackendError, ConfigError, JudgecalError, TransientError, UserError, exit_status
 
 KINDS = (UserError, ConfigError, BackendError, TransientError)
-INTERNAL = {"judgecal.data.formats.base.Skip", "judgecal.data.verdicts._Bad"}  # control flow, never raised out
+INTERNAL = {"judgecal.data.formats.base.Skip", "judgecal.data.verdicts._Bad",
+            "judgecal.stats.bootstrap._CountOver15"}  # control flow, never raised out
 
 
 def _errors() -> list[type[BaseException]]:

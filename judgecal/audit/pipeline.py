@@ -67,8 +67,7 @@ def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor
     """The audit of ``ws``, typed (:class:`judgecal.audit.report.AuditReport`; ``.to_json()`` is audit.json)."""
     # every section's item bootstrap of the same items draws its replicates once, or reads them back from the
     # workspace's cache folder when an earlier audit drew them
-    # the judges' environments are counted in a thread while the judgments are read (judgecal.data.store.warm)
-    with shared_weights(store=ws.bootstrap_weights()), warmed(ws.path):
+    with shared_weights(store=ws.bootstrap_weights()):
         return _audit(ws, options or AuditOptions(), executor, progress)
 
 
@@ -101,9 +100,13 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
         executor.reach()  # an unreachable cluster is said before anything runs here
         tell(0, None, "alignment on the cluster")
         computed = executor.alignment(ws, o)  # replaces the alignment sums and bootstrap here, not repeated
-    report = run_audit(ws, consensus=o.consensus, invalid_as=o.invalid_as, n_boot=o.n_boot, seed=o.seed,
-                       level=o.level, selective_target=o.selective_target, selective_delta=o.selective_delta,
-                       progress=at, given=None if computed is None else computed["judges"])
+    # the judges' environments are counted in a thread while the judgments are read (judgecal.data.store.warm),
+    # once every input is known good: a refused audit leaves the workspace, its cache folder included, untouched
+    with warmed(ws.path):
+        report = run_audit(ws, consensus=o.consensus, invalid_as=o.invalid_as, n_boot=o.n_boot, seed=o.seed,
+                           level=o.level, selective_target=o.selective_target,
+                           selective_delta=o.selective_delta, progress=at,
+                           given=None if computed is None else computed["judges"])
     if executor is not None and computed is not None:
         report = executor.finish(report, computed)
     from judgecal.aggregate.annotators import annotators_report
