@@ -172,7 +172,8 @@ def _compact_frame(cursor: sqlite3.Cursor, cols: list[str], chunk: int = 5_000, 
     """
     lookup: list[dict[Any, int]] = [{} for _ in cols]
     numeric = [col in _FLOATS or col in _INTS for col in cols]
-    arrays = [np.empty(max(rows, 0), dtype=np.float64 if num else np.int32) for num in numeric]
+    arrays: list[np.ndarray[Any, Any]] = [np.empty(max(rows, 0), dtype=np.float64 if num else np.int32)
+                                         for num in numeric]
     n = 0
     while fetched := cursor.fetchmany(chunk):
         m = len(fetched)
@@ -199,9 +200,9 @@ def _compact_frame(cursor: sqlite3.Cursor, cols: list[str], chunk: int = 5_000, 
         if col in _FLOATS:
             out[col] = data
         elif col in _INTS:
-            out[col] = pd.array(data, dtype="Int64") if np.isnan(data).any() else data.astype(np.int64)  # type: ignore[arg-type]
+            out[col] = pd.array(data, dtype="Int64") if np.isnan(data).any() else data.astype(np.int64)
         else:
             # plain object categories: a pyarrow-backed one would be converted to Python strings on each lookup
-            out[col] = pd.Categorical.from_codes(data, categories=pd.Index(list(lookup[k]), dtype=object))  # type: ignore[call-overload]
+            out[col] = pd.Categorical.from_codes(data, categories=pd.Index(list(lookup[k]), dtype=object))
         del data
     return pd.DataFrame(out, columns=cols, copy=False)
