@@ -56,6 +56,27 @@ def test_the_copy_reads_back_exactly_and_is_used(tmp_path):
     _same_columns(ws.judgment_columns(COLS), first)
 
 
+@pytest.mark.parametrize("hint", [0, 1, 44, 45, 46, 1000])
+@pytest.mark.parametrize("chunk", [1, 4, 45, 5000])
+def test_a_compact_read_sized_by_any_hint_holds_every_row(tmp_path, hint, chunk):
+    """The count only sizes the columns: too few rows hinted (they grow in place), too many (trimmed) or none, in
+    chunks of any size, the frame holds every row exactly as the plain read does."""
+    ws = Workspace(tmp_path / "ws")
+    ws.add_judgments(_rows(45))
+    col, args, _, _ = ws.judgments_repo._judge_sql(None)
+    select = ", ".join(f'{col} AS "judge"' if c == "judge" else f'"{c}"' for c in COLS)
+    got = _compact_frame(ws._db.conn.execute(f"SELECT {select} FROM judgments", args), COLS, chunk=chunk, rows=hint)
+    plain = ws.judgments_frame(columns=COLS)
+    assert len(got) == 45 and list(got.columns) == COLS
+    for c in COLS:
+        want = plain[c].astype(object).where(plain[c].notna(), None).tolist()
+        assert got[c].astype(object).where(got[c].notna(), None).tolist() == want, c
+    assert str(got["prompt_tokens"].dtype) == "Int64" and str(got["sample"].dtype) == "int64"
+    assert isinstance(got["verdict"].dtype, pd.CategoricalDtype) and got["latency_s"].dtype == np.float64
+    empty = _compact_frame(ws._db.conn.execute(f"SELECT {select} FROM judgments WHERE 0", args), COLS, rows=hint)
+    assert empty.shape == (0, len(COLS))
+
+
 @pytest.mark.parametrize("change", ["add", "add_in_transaction", "replace", "update_by_hand", "delete_by_hand"])
 def test_any_change_to_the_judgments_makes_a_new_copy(tmp_path, change):
     ws = Workspace(tmp_path / "ws")

@@ -162,36 +162,47 @@ _FLOATS = ("p_a", "p_b", "p_tie", "score", "expected_score", "latency_s", "cost_
 _INTS = ("sample", "prompt_tokens", "completion_tokens", "seed")
 
 
-def _compact_frame(cursor: sqlite3.Cursor, cols: list[str], chunk: int = 20_000) -> pd.DataFrame:
+def _compact_frame(cursor: sqlite3.Cursor, cols: list[str], chunk: int = 5_000, rows: int = 0) -> pd.DataFrame:
     """Rows of ``cursor`` as a frame of categoricals (text) and float64 / nullable integers (numbers).
 
-    Each chunk's text columns are factorised at once and their codes mapped into one dictionary per
-    column, so no per-row string object outlives its chunk.
+    Each column is written into one array as the chunks come: ``rows`` (the count expected, a hint) sizes it once,
+    and it grows in place when more come. Each chunk's text columns are factorised at once and their codes mapped
+    into one dictionary per column, so no per-row string object outlives its chunk. The frame keeps the arrays
+    as its columns (not copied into blocks): reading costs the frame's own size and one chunk.
     """
     lookup: list[dict[Any, int]] = [{} for _ in cols]
-    pieces: list[list[np.ndarray]] = [[] for _ in cols]
-    while rows := cursor.fetchmany(chunk):
-        table = np.array(rows, dtype=object).reshape(len(rows), len(cols))
-        del rows
-        for k, col in enumerate(cols):
+    numeric = [col in _FLOATS or col in _INTS for col in cols]
+    arrays: list[np.ndarray[Any, Any]] = [np.empty(max(rows, 0), dtype=np.float64 if num else np.int32)
+                                         for num in numeric]
+    n = 0
+    while fetched := cursor.fetchmany(chunk):
+        m = len(fetched)
+        table = np.array(fetched, dtype=object).reshape(m, len(cols))
+        del fetched
+        if n + m > len(arrays[0]):  # more rows than hinted: each array grows in place (realloc, no second copy)
+            for k in range(len(cols)):
+                arrays[k].resize(max(n + m, 2 * len(arrays[k])), refcheck=False)
+        for k in range(len(cols)):
             values = table[:, k]
-            if col in _FLOATS or col in _INTS:
-                pieces[k].append(np.array(values, dtype=np.float64))
+            if numeric[k]:
+                arrays[k][n:n + m] = values  # None reads as NaN
             else:
                 codes, uniques = pd.factorize(values, use_na_sentinel=True)
                 lut = np.array([lookup[k].setdefault(u, len(lookup[k])) for u in uniques] + [-1], dtype=np.int32)
-                pieces[k].append(lut[codes])
+                arrays[k][n:n + m] = lut[codes]
+        n += m
         del table
     out: dict[str, Any] = {}
     for k, col in enumerate(cols):
-        data: np.ndarray[Any, Any] = np.concatenate(pieces[k]) if pieces[k] else np.zeros(0)
-        pieces[k] = []
+        data = arrays[k]
+        arrays[k] = np.zeros(0)  # let go once its column is made
+        data.resize(n, refcheck=False)
         if col in _FLOATS:
             out[col] = data
         elif col in _INTS:
-            out[col] = pd.array(data, dtype="Int64") if np.isnan(data).any() else data.astype(np.int64)  # type: ignore[arg-type]
+            out[col] = pd.array(data, dtype="Int64") if np.isnan(data).any() else data.astype(np.int64)
         else:
             # plain object categories: a pyarrow-backed one would be converted to Python strings on each lookup
-            out[col] = pd.Categorical.from_codes(data.astype(np.int32),  # type: ignore[call-overload]
-                                                 categories=pd.Index(list(lookup[k]), dtype=object))
-    return pd.DataFrame(out, columns=cols)
+            out[col] = pd.Categorical.from_codes(data, categories=pd.Index(list(lookup[k]), dtype=object))
+        del data
+    return pd.DataFrame(out, columns=cols, copy=False)

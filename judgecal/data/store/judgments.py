@@ -191,11 +191,13 @@ class JudgmentsRepository(Repository):
                 key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps(col_args)}"
                 frame = snapshot.load_frame(self._folder, "judgments", key, cols)
                 if frame is None:
-                    frame = _compact_frame(conn.execute(q, args), cols)
+                    count = conn.execute(f"SELECT COUNT(*) FROM judgments{where}", where_args).fetchone()[0]
+                    frame = _compact_frame(conn.execute(q, args), cols, rows=int(count))
                     snapshot.save_frame(self._folder, "judgments", key, frame)
             return frame
-        if compact:
-            return _compact_frame(self._conn.execute(q, args), cols)
+        if compact:  # the count sizes the columns once (a hint: rows written meanwhile are read too)
+            count = self._conn.execute(f"SELECT COUNT(*) FROM judgments{where}", where_args).fetchone()[0]
+            return _compact_frame(self._conn.execute(q, args), cols, rows=int(count))
         # read in chunks: the driver's row tuples for a million rows would double the peak memory
         parts = list(pd.read_sql_query(q, self._conn, params=args, chunksize=100_000))
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
