@@ -184,6 +184,12 @@ class JudgmentsRepository(Repository):
         select = ", ".join(f'{col} AS "judge"' if c == "judge" else f'"{c}"' for c in cols)
         q = f"SELECT {select} FROM judgments{where}"
         args = (col_args if "judge" in cols else []) + where_args
+
+        def compact_read(conn: sqlite3.Connection) -> pd.DataFrame:
+            # the count sizes the columns once (a hint: rows written meanwhile are read too)
+            count = conn.execute(f"SELECT COUNT(*) FROM judgments{where}", where_args).fetchone()[0]
+            return _compact_frame(conn.execute(q, args), cols, rows=int(count))
+
         # the audit's read: from its columnar copy while the judgments are unchanged (never inside a write
         # transaction, whose rows may still be rolled back)
         if compact and judge is None and not self._conn.in_transaction:
@@ -191,13 +197,11 @@ class JudgmentsRepository(Repository):
                 key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps(col_args)}"
                 frame = snapshot.load_frame(self._folder, "judgments", key, cols)
                 if frame is None:
-                    count = conn.execute(f"SELECT COUNT(*) FROM judgments{where}", where_args).fetchone()[0]
-                    frame = _compact_frame(conn.execute(q, args), cols, rows=int(count))
+                    frame = compact_read(conn)
                     snapshot.save_frame(self._folder, "judgments", key, frame)
             return frame
-        if compact:  # the count sizes the columns once (a hint: rows written meanwhile are read too)
-            count = self._conn.execute(f"SELECT COUNT(*) FROM judgments{where}", where_args).fetchone()[0]
-            return _compact_frame(self._conn.execute(q, args), cols, rows=int(count))
+        if compact:
+            return compact_read(self._conn)
         # read in chunks: the driver's row tuples for a million rows would double the peak memory
         parts = list(pd.read_sql_query(q, self._conn, params=args, chunksize=100_000))
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
