@@ -36,7 +36,7 @@ from judgecal.report.stability import stability_tables
 # a judge entry's sections that the detail shows with their own layout (the rest are shown generically)
 OWN_LAYOUT = {"kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage", "flags",
               "verdict", "reference", "stability", "labels", "criteria"}
-LIKE_WITH_LIKE = ("Like with like: a judge's agreement with people is read beside the people's agreement with each "
+LIKE_WITH_LIKE = ("A judge's agreement with people is read beside the people's agreement with each "
                   "other measured the same way on the same items — pairwise, the judge's mean Cohen's κ with each "
                   "annotator beside the annotators' mean κ with each other (leave-one-out in audit.json: each side "
                   "against the majority of the other annotators). A consensus of several people is less noisy than "
