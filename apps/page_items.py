@@ -71,7 +71,8 @@ def annotators_page() -> None:
                                        y=[chart_plain(r) for r in conf.rows_consensus],
                                        colorscale="Blues", showscale=False, texttemplate="%{z}"))
             fig.update_layout(title={"text": chart_plain(name), "font": {"size": 12}}, xaxis_title="annotator said",
-                              yaxis_title="the others said", height=300, margin={"l": 10, "r": 10, "t": 40, "b": 40})
+                              yaxis_title="the others said", height=300, margin={"l": 10, "r": 10, "t": 40, "b": 40},
+                              yaxis_autorange="reversed")  # rows top to bottom, as the judges' confusion
             cols[k % len(cols)].plotly_chart(fig, key=f"ann-conf-{k}")
 
 

@@ -79,7 +79,8 @@ def models_page() -> None:
                   if est[i][k] == est[i][k] else "") for k in range(len(names))] for i in range(len(names))]
         fig = go.Figure(go.Heatmap(z=est, x=[chart_plain(n) for n in names], y=[chart_plain(n) for n in names],
                                    text=text, texttemplate="%{text}", colorscale="RdBu", zmin=0, zmax=1))
-        fig.update_layout(height=200 + 45 * len(names), margin={"l": 10, "r": 10, "t": 10, "b": 10})
+        fig.update_layout(height=200 + 45 * len(names), margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                          yaxis_autorange="reversed")  # rows top to bottom, as in the table below
         st.plotly_chart(fig, key="models-heatmap")
         frame = pd.DataFrame(text, columns=names)
         frame.insert(0, "model", names)
