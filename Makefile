@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
+# The exact versions installed (pyproject.toml holds the ranges a user's install may pick from).
+CONSTRAINTS := constraints.txt
 # llama.cpp is compiled for portable AVX2 (no AMX/AVX-512: AMX tiles crash in some VMs).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
 	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_CURL=OFF
@@ -13,21 +15,23 @@ export JUDGECAL_DATA_MIRROR := $(abspath ../shared/datasets)
 endif
 endif
 
-.PHONY: demo test docs lint bench setup-demo setup-test chromium pdf-libs demo-pdf-libs clean
+.PHONY: demo app test docs lint bench setup-demo setup-test chromium pdf-libs demo-pdf-libs clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q -U pip wheel setuptools
 
-$(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PIP) install -q -e '.[local,openai,pdf]'
+# The demo's extras, and the explorer's (`app`): the demo ends by printing `make app`.
+$(VENV)/.demo-installed: pyproject.toml setup.py $(CONSTRAINTS) | $(VENV)/bin/python
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		$(PIP) install -q -c $(CONSTRAINTS) -e '.[local,openai,pdf,app]'
 	touch $@
 
 # torch is pinned and installed first so that nothing pulls an unpinned (CUDA) build.
-$(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
-	$(PIP) install -q torch==2.13.0
+$(VENV)/.test-installed: pyproject.toml setup.py $(CONSTRAINTS) | $(VENV)/bin/python
+	$(PIP) install -q -c $(CONSTRAINTS) torch
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-		$(PIP) install -q -e '.[local,gemma,openai,anthropic,hf,app,server,annotation,pdf,ray,inspect,mlflow,dspy,docs,dev]'
+		$(PIP) install -q -c $(CONSTRAINTS) -e '.[local,gemma,openai,anthropic,hf,app,server,annotation,pdf,ray,inspect,mlflow,dspy,docs,dev]'
 	touch $(VENV)/.demo-installed $@
 
 # Label Studio pins Django and friends: it lives in a virtual environment of its own.
@@ -79,6 +83,11 @@ setup-test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium pdf-li
 
 demo: $(VENV)/.demo-installed demo-pdf-libs
 	$(VENV)/bin/judgecal demo --workspace demo-workspace
+
+# The explorer on the demo's workspace (http://127.0.0.1:8501); PORT=... for another port.
+PORT ?= 8501
+app: $(VENV)/.demo-installed
+	$(VENV)/bin/judgecal app --workspace demo-workspace --port $(PORT)
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
