@@ -78,7 +78,10 @@ def lc_win_rates(items: pd.DataFrame, pref_a: pd.Series, texts: pd.DataFrame, le
     try:
         from alpaca_eval.metrics.glm_winrate import get_length_controlled_winrate
     except ImportError as exc:  # not installed, or alpaca-eval 0.6.6 without pkg_resources (setuptools >= 81)
-        return {"error": "the length-controlled win rate needs the alpaca-eval package, which needs setuptools<81: "
+        if getattr(exc, "name", None) == "pkg_resources":
+            return {"error": "the length-controlled win rate needs the alpaca-eval package, which imports "
+                    "pkg_resources, gone from setuptools 81: pip install 'setuptools<81'"}
+        return {"error": "the length-controlled win rate needs the alpaca-eval package: "
                 f"pip install 'judgecal-toolkit[alpaca]' ({type(exc).__name__}: {exc})"}
     both = items.index.intersection(texts.index).intersection(pref_a.dropna().index)
     if not len(both):
