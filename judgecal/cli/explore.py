@@ -10,11 +10,13 @@ from pathlib import Path
 from judgecal.cli.audit import _audit, print_summary
 from judgecal.cli.common import UsageError, _open_ws
 from judgecal.cli.judging import _select_items, make_engine
+from judgecal.errors import require
 
 
 def cmd_app(args: argparse.Namespace) -> int:
     import importlib.util
 
+    require("streamlit", "plotly")  # before handing over to the server, which would end in a traceback
     ws = Path(args.workspace or "")
     if not (ws / "judgecal.sqlite").exists():
         raise UsageError(f"{ws}: not a judgecal workspace")
