@@ -278,7 +278,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     import sqlite3
 
+    from judgecal.cli.shadow import warning
     from judgecal.errors import JudgecalError, exit_status, missing_extra
+
+    shadowed = warning()  # another distribution installs the import package judgecal too: say so, once
+    if shadowed:
+        print(shadowed, file=sys.stderr)
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors (already printed)
