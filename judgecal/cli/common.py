@@ -203,3 +203,25 @@ def _format_names() -> tuple[str, ...]:
     from judgecal.data.formats import FORMATS
 
     return tuple(FORMATS)
+
+
+def judgecal_command() -> str:
+    """How to run this judgecal from the current folder, for a line a person pastes: ``judgecal`` when the
+    ``judgecal`` on PATH is this one; otherwise this environment's script (relative to the current folder when
+    inside it, e.g. ``.venv/bin/judgecal`` after ``make demo``), or ``python -m judgecal.cli``."""
+    import shlex
+    import shutil
+    import sysconfig
+    from pathlib import Path
+
+    script = Path(sysconfig.get_path("scripts")) / "judgecal"
+    on_path = shutil.which("judgecal")
+    if not script.is_file():
+        return f"{shlex.quote(sys.executable)} -m judgecal.cli"
+    if on_path and Path(on_path).resolve() == script.resolve():
+        return "judgecal"
+    try:
+        shown = str(script.absolute().relative_to(Path.cwd()))
+    except ValueError:  # not under the current folder
+        shown = str(script.absolute())
+    return shlex.quote(shown)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
 from judgecal.cli.audit import _audit, print_summary
-from judgecal.cli.common import UsageError, _open_ws
+from judgecal.cli.common import UsageError, _open_ws, judgecal_command
 from judgecal.cli.judging import _select_items, make_engine
 from judgecal.errors import require
 
@@ -69,6 +70,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     except PdfError as exc:  # the demo's results stand without the PDF: say what to install, and finish
         pdf_line = f"skipped the PDF trust report: {exc}"
     print(f"demo finished in {time.perf_counter() - t0:.0f}s")
-    print(f"open the explorer: judgecal app --workspace {args.workspace}")
+    print(f"open the explorer: {judgecal_command()} app --workspace {shlex.quote(str(args.workspace))}")
     print(pdf_line)
     return 0
