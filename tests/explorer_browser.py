@@ -22,10 +22,13 @@ PAGES = ("Overview", "Judges", "Labels", "Biases", "Models", "Stability", "Loop"
 
 
 @contextmanager
-def serve(ws_dir: Path) -> Iterator[str]:
+def serve(ws_dir: Path, judgecal: list[str] | None = None, cwd: Path | None = None) -> Iterator[str]:
+    """``judgecal app`` on ``ws_dir`` (``judgecal``: the command to run instead of this interpreter's
+    ``-m judgecal.cli``, e.g. an installed console script); its address once healthy."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "judgecal.cli", "app", "--workspace", str(ws_dir),
-                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([*(judgecal or [sys.executable, "-m", "judgecal.cli"]), "app", "--workspace",
+                             str(ws_dir), "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            cwd=cwd)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_http(f"{url}/_stcore/health", proc, 90, "streamlit")
