@@ -81,8 +81,8 @@ def missing_extra(exc: BaseException) -> MissingExtraError | None:
 
 
 def require(*modules: str) -> None:
-    """Raise :class:`MissingExtraError` for the first of ``modules`` that cannot be imported (checked without
-    importing it, for a command that hands over to another process)."""
+    """Raise :class:`MissingExtraError` for the first of ``modules`` (each under a name of :data:`EXTRAS`)
+    that cannot be imported, checked without importing it (for a command that hands over to another process)."""
     import importlib.util
 
     for module in modules:
@@ -92,4 +92,4 @@ def require(*modules: str) -> None:
             found = False
         if not found:
             top = module.split(".", 1)[0]
-            raise MissingExtraError(top, EXTRAS.get(top, "all"))
+            raise MissingExtraError(top, EXTRAS[top])
