@@ -21,13 +21,14 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q -U pip wheel setuptools
 
-# The demo's extras, and the explorer's (`app`): the demo ends by printing `make app`.
+# The demo's extras and the explorer's (`app`): the demo's last line, `.venv/bin/judgecal app --workspace
+# demo-workspace` (or `make app`), opens the explorer.
 $(VENV)/.demo-installed: pyproject.toml setup.py $(CONSTRAINTS) | $(VENV)/bin/python
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
 		$(PIP) install -q -c $(CONSTRAINTS) -e '.[local,openai,pdf,app]'
 	touch $@
 
-# torch is pinned and installed first so that nothing pulls an unpinned (CUDA) build.
+# torch is pinned (constraints.txt) and installed first so that nothing pulls an unpinned (CUDA) build.
 $(VENV)/.test-installed: pyproject.toml setup.py $(CONSTRAINTS) | $(VENV)/bin/python
 	$(PIP) install -q -c $(CONSTRAINTS) torch
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
@@ -84,10 +85,10 @@ setup-test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium pdf-li
 demo: $(VENV)/.demo-installed demo-pdf-libs
 	$(VENV)/bin/judgecal demo --workspace demo-workspace
 
-# The explorer on the demo's workspace (http://127.0.0.1:8501); PORT=... for another port.
-PORT ?= 8501
+# The explorer on the demo's workspace (http://127.0.0.1:8501); APP_PORT=... for another port.
+APP_PORT ?= 8501
 app: $(VENV)/.demo-installed
-	$(VENV)/bin/judgecal app --workspace demo-workspace --port $(PORT)
+	$(VENV)/bin/judgecal app --workspace demo-workspace --port $(APP_PORT)
 
 lint: $(VENV)/.test-installed
 	$(VENV)/bin/ruff check judgecal apps rubrics annotation tests benchmarks
