@@ -5,8 +5,9 @@ and models. Shown raw they can act: an ANSI/OSC escape clears a terminal or plan
 bidirectional override reorders what a reader sees, a CSV cell starting with ``=`` runs as a formula in
 a spreadsheet. Every surface that shows such text passes it through here, once, where it leaves:
 
-- :func:`term`: C0 and C1 control characters, DEL and the bidirectional controls are shown escaped
-  (``\\x1b``, ``\\u202e``), so ``ESC]8;;…`` prints as text; a backslash stays a backslash.
+- :func:`term`: C0 and C1 control characters, DEL, the bidirectional controls and the characters that print
+  as nothing (zero-width, line separators) are shown escaped (``\\x1b``, ``\\u202e``, ``\\u200d``), so
+  ``ESC]8;;…`` prints as text; a backslash stays a backslash.
   ``keep_lines=True`` keeps newlines and tabs (multi-line messages and model text).
 - :func:`inert_tree`: :func:`term` over every string (keys too) of a JSON-like tree.
 - :func:`csv_cell` / :func:`csv_frame`: a text cell starting with ``= + - @`` (or a tab or carriage
@@ -22,9 +23,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# C0 controls, DEL, C1 controls, and the Unicode bidirectional embeddings, overrides and isolates
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 controls, DEL, C1 controls, the Unicode bidirectional marks, embeddings, overrides and isolates, and the
+# characters that print as nothing (soft hyphen, Mongolian vowel separator, zero-width space/joiners, word joiner
+# and invisible operators, byte-order mark) or break a line where none is seen (line and paragraph separators):
+# shown, ``judge`` and ``jud\u200dge`` never print alike
+_UNSEEN = "\xad\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{_UNSEEN}]")
+_CONTROL_KEEP_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_UNSEEN}]")
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 # a number, or a figure as the catalogue writes it, ``-0.038 (-0.158–0.049)``: digits, signs, points and
 # parentheses only (no letter but an exponent's e), so no function, reference or DDE call can hide in it

@@ -527,7 +527,7 @@ def test_a_judge_name_with_markup_is_text_in_the_report(tmp_path):  # type: igno
     (tmp_path / "x.yaml").write_text(f"name: {json.dumps(name)}\nbackend: metric\nmodel: keyfacts-token-f1\n")
     assert main(["judge", "--judge", str(tmp_path / "x.yaml"), "-w", ws]) == 0
     assert main(["aggregate", "-w", ws, "--method", "mv"]) == 0
-    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "20"]) == 0
+    assert main(["audit", "-w", ws, "--consensus", "mv", "--n-boot", "40"]) == 0
     report = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())
     assert "pointwise" in report["judges"][name]
     html = (tmp_path / "ws" / "reports" / "audit.html").read_text()

@@ -318,7 +318,7 @@ VERDICT_CASES += [
 
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
-AUDIT = ["audit", "--n-boot", "20", "-w", "{ws}"]
+AUDIT = ["audit", "--n-boot", "40", "-w", "{ws}"]
 
 
 def _thresholds(case_id: str, text: Any, *expect: str) -> Case:
@@ -572,6 +572,15 @@ FLAG_CASES = [
     _flag("judge-unknown-backend", ["judge", "--judge", "nosuch/model"], "unknown backend 'nosuch'"),
     _flag("source-unknown", [*JUDGE, "--source", "nope"], "no items from source 'nope'"),
     _flag("audit-n-boot-0", ["audit", "--n-boot", "0"], "argument --n-boot: 0 is not allowed"),
+    # one or two replicates gave intervals that left out their own estimate, and gate called a difference significant
+    _flag("audit-n-boot-2", ["audit", "--n-boot", "2"], "argument --n-boot: 2 is too few; give at least 40"),
+    _flag("audit-n-boot-39", ["audit", "--n-boot", "39"], "argument --n-boot: 39 is too few; give at least 40"),
+    # plan overflowed (1e-160) or divided by zero (1e-170): "unexpected error"
+    _flag("plan-halfwidth-1e-160", ["plan", "--target-halfwidth", "1e-160"],
+          "argument --target-halfwidth: 1e-160 is too small; give a half-width of at least 1e-05"),
+    _flag("plan-halfwidth-1e-170", ["plan", "--target-halfwidth", "1e-170"], "1e-170 is too small"),
+    _flag("gate-n-boot-1", ["gate", "--baseline", "a/b", "--candidate", "c/d", "--n-boot", "1"],
+          "argument --n-boot: 1 is too few; give at least 40"),
     _flag("audit-n-boot-1e12", ["audit", "--n-boot", "1e12"], "argument --n-boot: '1e12' is not a whole number"),
     _flag("audit-n-boot-trillion", ["audit", "--n-boot", "1000000000000"], "argument --n-boot: 1,000,000,000,000 is more "
           "than 100,000, the most bootstrap replicates one run takes"),
@@ -779,7 +788,7 @@ def test_values_at_the_edge_of_their_range_are_stored_and_audited(base_ws, tmp_p
     assert got.loc["pw-0", "score"] == 1e6 and got.loc["pw-1", "score"] == -1e6
     assert int(got.loc["pw-0", "sample"]) == 1_000_000 and int(got["prompt_tokens"].max()) == 10**12
     capsys.readouterr()
-    assert main(["audit", "--consensus", "mv:pw", "--n-boot", "20", "--json", "-w", str(ws)]) == 0
+    assert main(["audit", "--consensus", "mv:pw", "--n-boot", "40", "--json", "-w", str(ws)]) == 0
     cap = capsys.readouterr()
     assert "Traceback" not in cap.err
     entry = json.loads(cap.out)["judges"]["edge/judge"]
@@ -814,7 +823,7 @@ def test_accepted_thresholds_and_families_run_the_audit(base_ws, tmp_path, capsy
     ws = _copy(base_ws, tmp_path)
     (ws / "thresholds.yaml").write_text("kappa: {not_aligned_below: 0.4, aligned_at_least: 0.4}\nmin_items: 1\n")
     (ws / "families.yaml").write_bytes("\ufeff'acme-*': acme\n# sans accent: caf\u00e9\n".encode())
-    assert main(["audit", "--consensus", "mv:items", "--n-boot", "20", "--json", "-w", str(ws)]) == 0
+    assert main(["audit", "--consensus", "mv:items", "--n-boot", "40", "--json", "-w", str(ws)]) == 0
     rep = json.loads(capsys.readouterr().out)
     verdict = rep["judges"]["example/acme-judge"]["verdict"]
     assert verdict["status"] in ("aligned", "not aligned")  # one bound at 0.4: no 'moderate' band left
@@ -873,13 +882,13 @@ def test_a_stored_judge_named_humans_cannot_replace_the_human_reference(base_ws,
     from judgecal.data.records import Judgment
 
     ws = _copy(base_ws, tmp_path)
-    assert main(["audit", "--consensus", "mv:items", "--n-boot", "20", "--json", "-w", str(ws)]) == 0
+    assert main(["audit", "--consensus", "mv:items", "--n-boot", "40", "--json", "-w", str(ws)]) == 0
     reference = json.loads(capsys.readouterr().out)["models"]["win_rate"]["humans"]
     with Workspace(ws) as w:
         ids = sorted(i for i in w.item_ids() if i.startswith("ex-"))
         w.add_judgments([Judgment(key=f"h-{i}-{o}", item_id=i, judge="humans", spec_hash="h", order=o, verdict="B")
                          for i in ids for o in ("AB", "BA")])
-    assert main(["audit", "--consensus", "mv:items", "--n-boot", "20", "--json", "-w", str(ws)]) == 0
+    assert main(["audit", "--consensus", "mv:items", "--n-boot", "40", "--json", "-w", str(ws)]) == 0
     models = json.loads(capsys.readouterr().out)["models"]
     assert models["win_rate"]["humans"] == reference
     assert "judge:humans" in models["raters"] and models["win_rate"]["judge:humans"] != reference
@@ -922,15 +931,15 @@ def test_escape_sequences_in_names_never_reach_the_terminal_raw(tmp_path, capsys
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "items\\x1b[2J\\x1b[H.jsonl" in out and "judge\\x1b]8;;http://evil.example\\x07click" in out
-    for argv in (["annotators", "--n-boot", "20"], ["audit", "--n-boot", "20"], ["aggregate"],
+    for argv in (["annotators", "--n-boot", "40"], ["audit", "--n-boot", "40"], ["aggregate"],
                  ["plan", "--target-halfwidth", "0.2"]):
         assert main([*argv, "-w", str(ws)]) == 0, argv
         cap = capsys.readouterr()
         assert "\x1b" not in cap.out + cap.err and "\x07" not in cap.out + cap.err, argv
-    assert main(["annotators", "--n-boot", "20", "-w", str(ws)]) == 0
+    assert main(["annotators", "--n-boot", "40", "-w", str(ws)]) == 0
     shown = capsys.readouterr().out
     assert "ann\\x1b[2J\\x1b[H" in shown and "bob\\x1b]8;;http://evil.example\\x07click\\x1b]8;;\\x07" in shown
-    assert main(["audit", "--n-boot", "20", "-w", str(ws)]) == 0
+    assert main(["audit", "--n-boot", "40", "-w", str(ws)]) == 0
     assert "judge\\x1b]8;;http://evil.example\\x07click\\x1b]8;;\\x07" in capsys.readouterr().out
 
 
@@ -949,7 +958,7 @@ def test_escape_sequences_in_names_are_shown_escaped_in_the_pdf(tmp_path, capsys
     if shutil.which("pdftotext") is None:
         pytest.skip("pdftotext (poppler-utils) is not installed: `make pdf-libs`")
     ws = _hostile_ws(tmp_path)
-    assert main(["audit", "--n-boot", "20", "--pdf", "-w", str(ws)]) == 0
+    assert main(["audit", "--n-boot", "40", "--pdf", "-w", str(ws)]) == 0
     text = subprocess.run(["pdftotext", str(ws / "reports" / "audit.pdf"), "-"], capture_output=True, text=True,
                           check=True).stdout
     assert "\x1b" not in text and "\x07" not in text
@@ -1004,3 +1013,37 @@ def test_an_unreachable_base_url_is_named_once(base_ws, tmp_path, capsys):
     assert cap.err.count(url) == 1 and "Traceback" not in cap.err
     assert f"1 call(s) failed: the server at {url} could not be reached" in cap.err
     assert "error: TransientError: ConnectionRefusedError" in cap.err
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    ("jud\u200dge", "jud\\u200dge"),  # zero-width joiner: printed alike with `judge`
+    ("ju\u200bdge", "ju\\u200bdge"),  # zero-width space
+    ("judge\ufeff", "judge\\ufeff"),  # byte-order mark
+    ("ju\u00addge", "ju\\xaddge"),  # soft hyphen
+    ("one\u2028two", "one\\u2028two"),  # line separator: a line break no eye sees coming
+    ("one\u2029two", "one\\u2029two"),  # paragraph separator
+    ("\u2066judge\u2069", "\\u2066judge\\u2069"),  # isolates
+    ("café 中文 ok", "café 中文 ok"),  # visible text stays as it is
+])
+def test_characters_that_print_as_nothing_are_shown(name, shown):
+    from judgecal.inert import term
+
+    assert term(name) == shown
+    assert term(name, keep_lines=True) == shown
+
+
+def test_names_differing_by_an_invisible_character_print_apart(tmp_path, capsys):
+    ws = tmp_path / "ws"
+    rows = [{"id": f"z{i}", "prompt": "p", "response_a": f"a{i}", "response_b": "b", "model_a": "m1",
+             "model_b": "m2", "human_labels": {"ann": "AB"[i % 2], "bob": "AB"[i % 2]}} for i in range(10)]
+    (tmp_path / "items.jsonl").write_text(_jsonl(*rows))
+    assert main(["import", str(tmp_path / "items.jsonl"), "-w", str(ws)]) == 0
+    verdicts = [{"item_id": f"z{i}", "judge": judge, "verdict": "A", "order": o}
+                for judge in ("judge", "jud\u200dge") for i in range(10) for o in ("AB", "BA")]
+    (tmp_path / "v.jsonl").write_text(_jsonl(*verdicts))
+    assert main(["import", str(tmp_path / "v.jsonl"), "--as", "judgments", "-w", str(ws)]) == 0
+    assert main(["aggregate", "-w", str(ws)]) == 0
+    capsys.readouterr()
+    assert main(["audit", "--n-boot", "40", "-w", str(ws)]) == 0
+    out = capsys.readouterr().out
+    assert "\u200d" not in out and "jud\\u200dge" in out

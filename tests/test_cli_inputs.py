@@ -135,7 +135,7 @@ def test_damaged_database_pages(tmp_path, capsys):
         fh.seek(8192)
         fh.write(b"\xff" * 40960)
     capsys.readouterr()
-    assert main(["audit", "-w", str(ws), "--n-boot", "10"]) == 2
+    assert main(["audit", "-w", str(ws), "--n-boot", "40"]) == 2
     _one_line_error(capsys, f"judgecal audit: {ws / 'judgecal.sqlite'}: ")
 
 

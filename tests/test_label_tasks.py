@@ -336,3 +336,39 @@ def test_verdict_reasons_are_structured(dices, toxic):
     assert len(never) == 1 and never[0]["severity"] == "not aligned"
     crit = [d for d in toxic["report"]["judges"]["always-0"]["verdict"]["details"] if d["code"] == "criterion"]
     assert {d["criterion"] for d in crit} == {"toxicity", "jailbreaking"}
+
+
+@pytest.mark.parametrize("names", [("A", "B", "C", "D"), ("a", "b", "tie")])
+def test_a_label_set_named_like_pairwise_verdicts_is_audited_as_labels(tmp_path, names):
+    """Labels called A, B, C, D (or a, b, tie) are a label set like any other: the same data under the names
+    W, X, Y, Z gives the same figures, and the judge is never read as a judge of pairs."""
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(11)
+    k = len(names)
+    truth = rng.integers(0, k, 60)
+    people = [np.where(rng.random(60) < 0.85, truth, rng.integers(0, k, 60)) for _ in range(2)]
+    judged = np.where(rng.random(60) < 0.6, truth, rng.integers(0, k, 60))
+    reports = {}
+    for spelled in (names, tuple("WXYZ"[:k])):
+        root = tmp_path / "".join(spelled)
+        root.mkdir()
+        items = _jsonl(root / "i.jsonl", [{"id": i, "prompt": f"p{i}", "response": f"r{i}",
+                                           "human_labels": {"ann": spelled[people[0][i]], "bob": spelled[people[1][i]]}}
+                                          for i in range(60)])
+        ws = root / "ws"
+        assert main(["import", str(items), "--task", "categorical", "--labels", ",".join(spelled), "-w", str(ws)]) == 0
+        v = _jsonl(root / "v.jsonl", [{"item_id": i, "judge": "j", "label": spelled[judged[i]]} for i in range(60)])
+        reports[spelled] = _audit(ws, root / "out", v)
+        with Workspace(ws) as w:
+            cons = w.consensus_frame("ds").set_index("item_id")["label"]
+        entry = reports[spelled]["judges"]["j"]
+        assert entry["kind"] == "pointwise" and entry["labels"]["confusion"]["labels"] == list(spelled)
+        t = cons.reindex([str(i) for i in range(60)])
+        want = cohen_kappa_score(t, [spelled[x] for x in judged], labels=list(spelled))
+        assert entry["metrics"]["cohen_kappa"]["estimate"] == pytest.approx(want, abs=1e-9)
+        assert 0 < want < 1
+    a, w = (reports[s]["judges"]["j"]["metrics"] for s in reports)
+    for name in ("cohen_kappa", "accuracy", "macro_f1"):
+        assert a[name]["estimate"] == pytest.approx(w[name]["estimate"]), name
+        assert a[name]["ci_low"] == pytest.approx(w[name]["ci_low"]), name

@@ -95,3 +95,31 @@ def test_panel_spec_file_and_its_errors(ws, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "bad.yaml: field 'panel.rule'" in err and err.count("\n") == 1
     assert main(["panel", "--members", f"{GPT},nobody/x", "-w", str(ws.path)]) == 2
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("humans", "'humans' is a reserved name"),
+    ("Truth ", "'Truth' is a reserved name"),
+    ("x" * 201, "a judge's name is 201 characters; the limit is 200"),
+])
+def test_a_panel_name_is_checked_as_an_imported_judge_name(ws, capsys, name, words):
+    before = set(ws.judges())
+    capsys.readouterr()
+    assert main(["panel", "--members", f"{GPT},{P7B}", "--name", name, "-w", str(ws.path)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1, err
+    assert set(ws.judges()) == before
+
+
+def test_a_panel_never_takes_the_name_of_another_judge(ws, capsys):
+    """A second spec under an existing judge's name made gate, cascade and panel fail afterwards."""
+    before = ws.judgments_frame(P7B)
+    capsys.readouterr()
+    assert main(["panel", "--members", f"{GPT},always/A", "--name", P7B, "-w", str(ws.path)]) == 2
+    err = capsys.readouterr().err
+    assert f"a judge named {P7B!r} is already in this workspace" in err and err.count("\n") == 1, err
+    assert ws.judgments_frame(P7B)["verdict"].tolist() == before["verdict"].tolist()
+    assert {h for (_, h), n in ws.judge_names().items() if n == P7B} == set(before["spec_hash"])
+    # the same panel again under its own name replaces its own earlier run: allowed
+    assert main(["panel", "--members", f"{GPT},{P7B}", "--name", "duo-again", "-w", str(ws.path)]) == 0
+    assert main(["panel", "--members", f"{GPT},{P7B}", "--name", "duo-again", "-w", str(ws.path)]) == 0

@@ -111,6 +111,9 @@ def test_planner_hand_computed() -> None:
     assert Z95 * math.sqrt(var(n)) <= 0.03 < Z95 * math.sqrt(var(n - 1))
     with pytest.raises(ValueError, match="target_halfwidth must be positive"):
         ppi.plan_labels(0.0, 0.25, 0.5)
+    for tiny in (1e-160, 1e-170):  # the count overflowed, and the variance squared to zero
+        with pytest.raises(ValueError, match="too small to count"):
+            ppi.plan_labels(tiny, 0.25, 0.5)
 
 
 def test_planner_from_data_delivers_the_half_width() -> None:

@@ -1,9 +1,9 @@
 """Annotator quality: confusion matrices and accuracy against the leave-one-out consensus and
 against gold items, plus flags for likely spammers and systematic bias.
 
-Leave-one-out (LOO) consensus for annotator ``w`` on item ``i`` is the majority vote of the other
-annotators of ``i`` (deterministic ties, see :class:`MajorityVote`); items with no other annotator
-are left out. Flags:
+Leave-one-out (LOO) consensus for annotator ``w`` on item ``i`` is the label the other annotators of ``i``
+gave most often, when one label leads; items with no other annotator, or whose others tie, are left out (the
+audit's definition, :func:`judgecal.audit.human.loo_accuracy`). Flags:
 
 - ``likely_spammer``: LOO agreement's 95% Wilson upper bound is below ``chance + margin``, where
   chance is the agreement of a labeler guessing at the consensus label frequencies.
@@ -21,11 +21,14 @@ import pandas as pd
 from judgecal.stats.inference import wilson
 
 
-def leave_one_out(df: pd.DataFrame, tie_break: tuple[str, ...] = ("tie", "A", "B")) -> pd.DataFrame:
-    """``item_id, annotator, label, loo`` for every annotation whose item has other annotators.
+def leave_one_out(df: pd.DataFrame) -> pd.DataFrame:
+    """``item_id, annotator, label, loo`` for every annotation whose item's other annotators agree on one
+    label more often than on any other (``loo``); items with no other annotator, or whose others tie, are
+    left out. The definition of the audit's annotators' leave-one-out accuracy
+    (:func:`judgecal.audit.human.loo_accuracy`), so an annotator's figure here and the humans' figure beside
+    every judge are one figure, pooled or not.
 
-    Vectorised: the item's label counts minus the annotator's own label, then the majority with
-    :class:`MajorityVote`'s deterministic tie rule.
+    Vectorised: the item's label counts minus the annotator's own label, then its unique maximum.
     """
     items, i_codes = np.unique(df["item_id"].to_numpy(dtype=str), return_inverse=True)
     labels, l_codes = np.unique(df["label"].to_numpy(dtype=str), return_inverse=True)
@@ -33,17 +36,10 @@ def leave_one_out(df: pd.DataFrame, tie_break: tuple[str, ...] = ("tie", "A", "B
     np.add.at(counts, (i_codes, l_codes), 1.0)
     others = counts[i_codes]
     others[np.arange(len(df)), l_codes] -= 1
-    keep = others.sum(1) > 0
-    others, rows = others[keep], np.flatnonzero(keep)
     top = others == others.max(1, keepdims=True)
-    rank = {lab: i for i, lab in enumerate(tie_break)}
-    pref = np.array([rank.get(str(lab), len(rank)) for lab in labels], dtype=float)
-    pick = np.where(top, pref[None, :], np.inf).argmin(1)
-    loo = labels[pick].astype(object)
-    if {"A", "B"} <= set(labels):
-        a, b = int(np.searchsorted(labels, "A")), int(np.searchsorted(labels, "B"))
-        ab_only = top[:, a] & top[:, b] & (top.sum(1) == 2)
-        loo[ab_only] = "tie"
+    keep = (others.sum(1) > 0) & (top.sum(1) == 1)
+    rows = np.flatnonzero(keep)
+    loo = labels[others[keep].argmax(1)]
     sub = df.iloc[rows]
     return pd.DataFrame({"item_id": sub["item_id"].to_numpy(), "annotator": sub["annotator"].to_numpy(),
                          "label": sub["label"].to_numpy(dtype=str), "loo": loo.astype(str)})

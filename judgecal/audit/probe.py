@@ -60,6 +60,9 @@ class JudgeInput:
     #: the usage of ``judgments`` (:func:`judgecal.audit.alignment.usage_of`) when computed as they were read
     #: (their usage columns then not kept); ``None``: computed from ``judgments``
     usage: dict[str, float | int | None] | None = None
+    #: whether any item it judged is a pairwise item (False: every one is a pointwise or labelled item, whose
+    #: labels may be named A, B or tie without making it a judge of pairs)
+    on_pairs: bool = True
 
     @cached_property
     def codes(self) -> NDArray[np.int64]:
@@ -68,10 +71,11 @@ class JudgeInput:
 
     @cached_property
     def pairwise(self) -> bool:
-        """A judge of pairs: some verdict A / B / tie, or only verdicts (``invalid``) and no score on items
-        whose human label, where there is one, is A / B / tie; a pointwise judge's unreadable answers are
-        ``invalid`` verdicts beside its scores, or instead of them when none was readable."""
-        if not len(self.judgments):
+        """A judge of pairs: it judged some pairwise item (``on_pairs``) and gave some verdict A / B / tie, or
+        only verdicts (``invalid``) and no score on items whose human label, where there is one, is A / B / tie;
+        a pointwise judge's unreadable answers are ``invalid`` verdicts beside its scores, or instead of them when
+        none was readable. A judge of labelled items is never one, whatever its labels are called."""
+        if not (len(self.judgments) and self.on_pairs):  # labelled items' labels may be called A, B or tie
             return False
         v = self.judgments["verdict"]
         if v.isin(("A", "B", "tie")).any():

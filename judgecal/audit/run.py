@@ -146,10 +146,15 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
         return pd.DataFrame(taken, index=pd.Index(rows[judge][part]), columns=[c for c in KEPT if c in taken],
                             copy=False)  # the columns taken above, not copied again into blocks
 
-    built = {judge: JudgeInput(judge=judge, judgments=frame(judge, "judgments"), truth=truth,
+    not_pairs = facts.index[facts["task"] != "pairwise"]  # pointwise and labelled items
+
+    def on_pairs(judgments: pd.DataFrame) -> bool:
+        return not bool(pd.Index(judgments["item_id"].unique()).isin(not_pairs).all())
+
+    built = {judge: JudgeInput(judge=judge, judgments=(jf := frame(judge, "judgments")), truth=truth,
                                mutated=frame(judge, "mutated"), probes=frame(judge, "probes"), lens=lens,
                                own_is_a=own_candidates(pairs, judge, families), padded=padded, injected=injected,
-                               usage=usage[judge])
+                               usage=usage[judge], on_pairs=on_pairs(jf))
              for judge in names}
     return [built[judge] for judge in asked]
 

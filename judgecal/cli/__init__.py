@@ -17,7 +17,6 @@ from judgecal.cli.annotation import cmd_aggregate, cmd_annotate, cmd_annotators
 from judgecal.cli.audit import cmd_audit, cmd_plan, cmd_report, cmd_validate
 from judgecal.cli.common import (  # noqa: F401
     MAX_ITEMS,
-    MAX_N_BOOT,
     MAX_SAMPLES,
     MAX_SEEDS,
     MAX_SHARDS,
@@ -25,9 +24,11 @@ from judgecal.cli.common import (  # noqa: F401
     _base_url,
     _count,
     _format_names,
+    _halfwidth,
     _judge_opts,
     _methods,
     _mutation,
+    _n_boot,
     _natural,
     _open_unit,
     _open_ws,
@@ -136,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(computed when missing), e.g. ds:experts or mv:pandalm, or any other stored method, e.g. "
                    "gold; a plain METHOD only while the labels come from one source")
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
-    p.add_argument("--n-boot", type=_upto(MAX_N_BOOT, "bootstrap replicates"), default=2000)
+    p.add_argument("--n-boot", type=_n_boot, default=2000)
     p.add_argument("--pdf", action="store_true", help="also write the printable trust report audit.pdf")
     p.add_argument("--summary-only", action="store_true", help="audit.html and audit.pdf hold page one only (each "
                    "judge's verdict, the reason that matters most, its like-for-like reference, what was not tested), "
@@ -200,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("annotators", help="annotator quality and inter-annotator agreement")
     p.add_argument("--source", help="only these labels: a source name (e.g. 'label-studio:Blind review'), experts, "
                    "dataset, gold or all (default: each source on its own)")
-    p.add_argument("--n-boot", type=_upto(MAX_N_BOOT, "bootstrap replicates"), default=2000)
+    p.add_argument("--n-boot", type=_n_boot, default=2000)
     p.add_argument("--out", help="file for the JSON report (default: <workspace>/reports/annotators.json)")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     _ws_arg(p)
@@ -217,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_probe)
 
     p = sub.add_parser("plan", help="how many human labels a CI half-width needs, human-only and with PPI++")
-    p.add_argument("--target-halfwidth", type=_open_unit, default=0.03,
+    p.add_argument("--target-halfwidth", type=_halfwidth, default=0.03,
                    help="the confidence interval's half-width on a win rate, between 0 and 1 (default 0.03)")
     p.add_argument("--judge", action="append", help="only this judge (repeatable)")
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
@@ -230,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--slow", action="store_true", help="also measure 95%% CI coverage over many seeds")
     p.add_argument("--seeds", type=_upto(MAX_SEEDS, "seeds"), default=200)
     p.add_argument("--items", type=_upto(1_000_000, "simulated items"), default=1000)
-    p.add_argument("--n-boot", type=_upto(MAX_N_BOOT, "bootstrap replicates"), default=1000)
+    p.add_argument("--n-boot", type=_n_boot, default=1000)
     p.add_argument("--out", help="write the results as JSON here")
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of the checks")
     p.set_defaults(func=cmd_validate)
@@ -258,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="PandaLM + recorded judges + SmolLM2 live + Dawid-Skene + audit")
     p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), default=DEMO_ITEMS,
                    help=f"PandaLM items the embedded judge judges live, in both orders (default {DEMO_ITEMS})")
-    p.add_argument("--n-boot", type=_upto(MAX_N_BOOT, "bootstrap replicates"), default=2000)
+    p.add_argument("--n-boot", type=_n_boot, default=2000)
     _judge_opts(p)
     _ws_arg(p, default="demo-workspace")
     p.set_defaults(func=cmd_demo)

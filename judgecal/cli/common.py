@@ -57,6 +57,18 @@ def _open_unit(text: str) -> float:
     return float(_within(value, 0 < value < 1, f"{text} is not between 0 and 1 (exclusive)"))
 
 
+# The narrowest half-width `plan` computes: about 10^10 labels for a win rate near 0.5; narrower ones square to
+# nothing or overflow the count (10^-160, 10^-170).
+MIN_HALFWIDTH = 1e-5
+
+
+def _halfwidth(text: str) -> float:
+    """A confidence interval's half-width: from :data:`MIN_HALFWIDTH` up to (not including) 1."""
+    value = _open_unit(text)
+    return float(_within(value, value >= MIN_HALFWIDTH, f"{text} is too small; give a half-width of at least "
+                         f"{MIN_HALFWIDTH:g} (narrower needs more labels than can be counted)"))
+
+
 def _count(text: str) -> int:
     """A positive whole number (argparse ``type``)."""
     value = _parsed(text, int, "a whole number")
@@ -84,6 +96,19 @@ def _upto(hi: int, what: str) -> Any:
         return value
     check.__name__ = "count"
     return check
+
+
+# The fewest bootstrap replicates whose 95% percentile interval has a whole replicate in each 2.5% tail
+# (0.025 x 40 = 1): with fewer, an interval's ends are read off one or two replicates and can leave out its
+# own estimate, and a difference "excluding 0" means nothing.
+MIN_N_BOOT = 40
+
+
+def _n_boot(text: str) -> int:
+    """Bootstrap replicates (argparse ``type``): from :data:`MIN_N_BOOT` to :data:`MAX_N_BOOT`."""
+    value = _upto(MAX_N_BOOT, "bootstrap replicates")(text)
+    return int(_within(value, value >= MIN_N_BOOT, f"{value} is too few; give at least {MIN_N_BOOT} bootstrap "
+                       f"replicates (fewer leave the 95% interval's ends to one or two replicates)"))
 
 
 def _natural(text: str) -> int:

@@ -198,9 +198,9 @@ def cmd_cascade(args: argparse.Namespace) -> int:
 def add_parsers(sub: Any) -> None:
     """Register the loop's commands on ``judgecal``'s subparsers."""
     from judgecal.cli.common import (
-        MAX_N_BOOT,
         _count,
         _judge_opts,
+        _n_boot,
         _open_unit,
         _orders,
         _seed,
@@ -208,7 +208,7 @@ def add_parsers(sub: Any) -> None:
         _ws_arg,
     )
 
-    n_boot = _upto(MAX_N_BOOT, "bootstrap replicates")
+    n_boot = _n_boot
 
     p = sub.add_parser("gate", help="may a new judge version replace the old? paired test on the same human labels "
                        "(exit 0 pass, 1 fail, 2 usage error)")

@@ -9,6 +9,7 @@ stored one that collides (from an older workspace) is shown namespaced (:func:`r
 from __future__ import annotations
 
 RESERVED_RATERS = frozenset({"humans", "chance", "consensus", "truth"})
+MAX_NAME_CHARS = 200  # a judge's, annotator's or model's name
 
 
 def reserved_name_problem(name: str) -> str | None:
@@ -17,6 +18,16 @@ def reserved_name_problem(name: str) -> str | None:
         return (f"{name!r} is a reserved name ({', '.join(sorted(RESERVED_RATERS))} stand for the humans and "
                 "references beside every judge); name the judge otherwise")
     return None
+
+
+def judge_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a judge a command creates (a panel, an aligned judge), or ``None``: the
+    checks an imported verdict's ``judge`` passes."""
+    if not name.strip():
+        return "a judge's name is empty"
+    if len(name) > MAX_NAME_CHARS:
+        return f"a judge's name is {len(name):,} characters; the limit is {MAX_NAME_CHARS}"
+    return reserved_name_problem(name)
 
 
 def rater_key(judge: str) -> str:

@@ -45,7 +45,7 @@ from typing import Any
 
 from judgecal.data.importers import MAX_TEXT_CHARS, ImportValidationError, Problem, _records
 from judgecal.data.label_tasks import expected, match
-from judgecal.data.names import reserved_name_problem
+from judgecal.data.names import MAX_NAME_CHARS, reserved_name_problem
 from judgecal.data.records import ORDERS, VERDICTS, Judgment, LabelSet, Span, stable_hash, to_item_orientation
 from judgecal.data.rows import whole_id
 from judgecal.data.span_import import parse_spans
@@ -53,7 +53,6 @@ from judgecal.data.specs import JudgeSpec
 from judgecal.data.store import Workspace
 
 VERDICT_VALUES: tuple[str, ...] = (*VERDICTS, "invalid")
-MAX_NAME_CHARS = 200
 # Ranges a record is checked against on the way in, so that every later sum, square and SQLite integer
 # stays finite: far beyond any real judge, far inside float64 and int64.
 MAX_SCORE = 1e6  # a score on any rubric's scale; squared and summed over millions of items, still finite

@@ -85,10 +85,11 @@ def export_shards(ws: Any, out_dir: str | Path, n_shards: int = 16, chunk: int =
 
 
 def shard_sums(path: str | Path, truth: pd.Series, exclude: Sequence[str] = (),
-               invalid_as: str = "tie") -> dict[str, dict[str, Any]]:
+               invalid_as: str = "tie", not_pairs: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
     """One shard's per-item sums for every pairwise judge: only the rows of the shard's items with a
     consensus (``rows``: their index into ``truth``), the confusion ``classes``, and counts. Uses the
-    audit's judgments: unmutated, probe pairs (``exclude``) left out."""
+    audit's judgments: unmutated, probe pairs (``exclude``) left out; ``not_pairs``: the pointwise and
+    labelled items (a judge of only those is no judge of pairs)."""
     cats = {c: pa.dictionary(pa.int32(), pa.string()) for c in ("judge", "order", "mutation", "verdict", "status")}
     table = pq.read_table(path, columns=list(SHARD_COLUMNS))
     df = table.cast(pa.schema([(f.name, cats.get(f.name, f.type)) for f in table.schema])).to_pandas()
@@ -99,8 +100,9 @@ def shard_sums(path: str | Path, truth: pd.Series, exclude: Sequence[str] = (),
     out: dict[str, dict[str, Any]] = {}
     for judge, j in df.groupby("judge", sort=True, observed=True):
         entry: dict[str, Any] = {"n_judgments": len(j), "n_items": int(j["item_id"].nunique()),
-                                 "orders": sorted(str(o) for o in j["order"].unique()), **_kind_evidence(j, truth)}
-        entry["pairwise"] = entry["decisive"] or (entry["verdicts"] and not entry["scored"])
+                                 "orders": sorted(str(o) for o in j["order"].unique()),
+                                 **_kind_evidence(j, truth, not_pairs)}
+        entry["pairwise"] = entry["on_pairs"] and (entry["decisive"] or (entry["verdicts"] and not entry["scored"]))
         codes = truth_codes(j["item_id"], truth)
         rows, inverse = np.unique(codes, return_inverse=True)
         has_minus = bool(len(rows) and rows[0] < 0)
@@ -118,13 +120,16 @@ def shard_sums(path: str | Path, truth: pd.Series, exclude: Sequence[str] = (),
     return out
 
 
-def _kind_evidence(j: pd.DataFrame, truth: pd.Series) -> dict[str, bool]:
+def _kind_evidence(j: pd.DataFrame, truth: pd.Series, not_pairs: Sequence[str] = ()) -> dict[str, bool]:
     """What one shard says of a judge's kind, merged over shards by :meth:`SumsReducer.is_pairwise` into the
-    rule of :attr:`judgecal.audit.probe.JudgeInput.pairwise`: a verdict A / B / tie anywhere; otherwise
-    verdicts (``invalid``) without any score, on items whose human labels (where any) are A / B / tie."""
+    rule of :attr:`judgecal.audit.probe.JudgeInput.pairwise`: some pairwise item judged, and a verdict
+    A / B / tie anywhere; otherwise verdicts (``invalid``) without any score, on items whose human labels
+    (where any) are A / B / tie."""
     v = j["verdict"].astype(object)
-    labels = truth.reindex(pd.Index(j["item_id"].astype(str).unique())).dropna().astype(str)
-    return {"decisive": bool(v.isin(("A", "B", "tie")).any()), "verdicts": bool(v.notna().any()),
+    ids = pd.Index(j["item_id"].astype(str).unique())
+    labels = truth.reindex(ids).dropna().astype(str)
+    return {"on_pairs": not bool(ids.isin(not_pairs).all()) if len(not_pairs) else True,
+            "decisive": bool(v.isin(("A", "B", "tie")).any()), "verdicts": bool(v.notna().any()),
             "scored": bool(j["score"].notna().any()), "pair_labels": bool(labels.isin(("A", "B", "tie")).all())}
 
 
@@ -143,12 +148,12 @@ class SumsReducer:
     def add(self, shard: dict[str, dict[str, Any]]) -> None:
         for judge, e in shard.items():
             c = self.counts.setdefault(judge, {"n_judgments": 0, "n_items": 0, "n_items_with_consensus": 0,
-                                               "orders": set(), "decisive": False, "verdicts": False,
-                                               "scored": False, "pair_labels": True})
+                                               "orders": set(), "on_pairs": False, "decisive": False,
+                                               "verdicts": False, "scored": False, "pair_labels": True})
             c["n_judgments"] += e["n_judgments"]
             c["n_items"] += e["n_items"]
             c["orders"].update(e["orders"])
-            for k in ("decisive", "verdicts", "scored"):
+            for k in ("on_pairs", "decisive", "verdicts", "scored"):
                 c[k] |= e[k]
             c["pair_labels"] &= e["pair_labels"]
             if "sums" in e:
@@ -178,7 +183,7 @@ class SumsReducer:
     def is_pairwise(self, judge: str) -> bool:
         """The judge's kind from every shard's evidence (a shard alone may see only unreadable answers)."""
         c = self.counts[judge]
-        return bool(c["decisive"] or (c["verdicts"] and not c["scored"] and c["pair_labels"]))
+        return bool(c["on_pairs"] and (c["decisive"] or (c["verdicts"] and not c["scored"] and c["pair_labels"])))
 
     def judge_sums(self) -> dict[str, JudgeSums]:
         """Each pairwise judge's :class:`JudgeSums`, judges sorted by name (the audit's order)."""
@@ -251,16 +256,16 @@ def _add_position(out: dict[str, dict[str, Any]], reducer: SumsReducer, n_boot: 
 
 def distributed_alignment(shards: Sequence[str | Path], truth: pd.Series, *, exclude: Sequence[str] = (),
                           invalid_as: str = "tie", n_boot: int = 2000, seed: int = 0, level: float = 0.95,
-                          address: str | None = None) -> dict[str, Any]:
+                          address: str | None = None, not_pairs: Sequence[str] = ()) -> dict[str, Any]:
     """The alignment section of ``audit.json`` from Parquet shards, the sums computed by Ray tasks
     (one per shard, retried if a node is lost) and reduced as they arrive."""
     from judgecal.distributed.cluster import connect
 
     ray = connect(address)
     t0 = time.perf_counter()
-    truth_ref, exclude_ref = ray.put(truth), ray.put(list(exclude))
+    truth_ref, exclude_ref, not_pairs_ref = ray.put(truth), ray.put(list(exclude)), ray.put(list(not_pairs))
     task = ray.remote(shard_sums).options(num_cpus=1, max_retries=5)
-    pending = [task.remote(str(p), truth_ref, exclude_ref, invalid_as) for p in shards]
+    pending = [task.remote(str(p), truth_ref, exclude_ref, invalid_as, not_pairs_ref) for p in shards]
     reducer = SumsReducer(len(truth))
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)
@@ -285,7 +290,8 @@ def distributed_audit(ws: Any, shard_dir: str | Path, *, consensus: str = "ds", 
     probes = facts.index[facts["source"].str.startswith("probe:")].tolist()
     shards = export_shards(ws, shard_dir, n_shards)
     rep = distributed_alignment(shards, truth, exclude=probes, invalid_as=invalid_as, n_boot=n_boot, seed=seed,
-                                level=level, address=address)
+                                level=level, address=address,
+                                not_pairs=facts.index[facts["task"] != "pairwise"].tolist())
     rep["settings"].update(consensus=consensus, truth_source=about["source"])
     rep["consensus"] = about
     return rep

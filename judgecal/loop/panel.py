@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from judgecal.data.names import judge_name_problem
 from judgecal.data.records import Judgment, stable_hash
 from judgecal.data.store import Workspace
 from judgecal.loop import LoopError
@@ -78,7 +79,10 @@ def make_panel(members: list[str], *, rule: str = "majority", name: str = "") ->
         raise LoopError(f"field 'panel.members' needs at least two different judges, got {ms}")
     if rule not in RULES:
         raise LoopError(f"field 'panel.rule' must be one of {', '.join(RULES)}, got {rule!r}")
-    return Panel(name.strip() or "panel/" + "+".join(sorted(ms)), tuple(ms), rule)
+    name = name.strip() or "panel/" + "+".join(sorted(ms))
+    if why := judge_name_problem(name):
+        raise LoopError(f"field 'name': {why}")
+    return Panel(name, tuple(ms), rule)
 
 
 def majority(votes: pd.DataFrame, n_members: int) -> tuple[np.ndarray, np.ndarray]:
@@ -103,6 +107,9 @@ def panel_judgments(ws: Workspace, panel: Panel) -> tuple[list[Judgment], dict[s
     hashes = sorted({h for (_, h), n in names.items() if n in panel.members})
     spec = {"backend": "panel", "model": panel.name, "options": {"members": ",".join(hashes), "rule": panel.rule}}
     spec_hash = stable_hash(spec)
+    if other := sorted(h for (_, h), n in names.items() if n == panel.name and h != spec_hash):
+        raise LoopError(f"a judge named {panel.name!r} is already in this workspace (spec {other[0][:12]}), and this "
+                        f"panel is another judge; name the panel otherwise (--name)")
     frames = []
     for m in panel.members:
         f = ws.judgments_frame(judge=m, columns=(*SLOT, "verdict", "cost_usd", "latency_s"))

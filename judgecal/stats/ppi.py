@@ -225,6 +225,8 @@ def plan_labels(target_halfwidth: float, sigma2: float, rho: float, *, level: fl
         raise ValueError(f"target_halfwidth must be positive, not {target_halfwidth}")
     z = _z(level)
     v = (target_halfwidth / z) ** 2
+    if not (v > 0 and math.isfinite(sigma2 / v)):  # 1e-170 squares to 0; 1e-160 overflows the count
+        raise ValueError(f"target_halfwidth {target_halfwidth:g} is too small to count the labels it needs")
     r2 = max(rho, 0.0) ** 2 if np.isfinite(rho) else 0.0
     n_h = max(1, math.ceil(sigma2 / v))
     if n_unlabelled is None:
