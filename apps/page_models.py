@@ -93,7 +93,7 @@ def models_page() -> None:
                  "Kendall τ (95% CI)": fmt_m(a.kendall), "reversed model pairs": len(a.reversed_pairs)}
                 for j, a in sa.items()]
         table(pd.DataFrame(rows), "models-alignment",
-              help={"Spearman (95% CI)": "Alignment Score: rank correlation of the judge's and the humans' model "
+              help={"Spearman (95% CI)": "Model ranking agreement: rank correlation of the judge's and the humans' model "
                                          "win rates."})
     ppi = m.ppi
     if ppi:
