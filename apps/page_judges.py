@@ -349,7 +349,7 @@ def judges_page() -> None:
         return
     st.caption("One verdict per item: the verdict both orders agree on, a tie when they disagree; an unparsable "
                f"answer counts as {'a tie' if rep.settings.invalid_as == 'tie' else 'invalid'}"
-               " (the audit's invalid_as).")
+               " (as the audit was told to count it).")
     pick = st.selectbox("Judge", judges, key="conf-judge")
     confusion_section(rep.judges[pick].breakdown)
     confidence_section(rep, pick)

@@ -5,6 +5,7 @@ Chromium."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -71,3 +72,12 @@ def test_empty_pages_are_one_not_run_yet_page_with_their_commands(app: tuple[Bro
         assert panel.startswith(title) and "judgecal " in panel, panel
     assert "judgecal stability run --workspace WS --judge J" in b.text()
     assert "judgecal gate --baseline J1 --candidate J2" in b.text()
+
+
+def test_every_column_label_is_words_not_codes(app: tuple[Browser, Path]) -> None:
+    b, _ = app
+    for title in b.pages():
+        b.open(title)
+        heads = b.page.locator("[data-testid='stDataFrame'] thead th").all_inner_texts()
+        assert not [h for h in heads if "_" in h or re.search(r"[a-z]:[a-z]", h)], (title, heads)
+        assert "invalid_as" not in b.text() and "position_bias:" not in b.text(), title
