@@ -71,10 +71,10 @@ def comparison(rep: AuditReport) -> list[dict[str, Any]]:
         rows.append({"index": k, "gap": gap.estimate if gap is not None else None, "judge": name,
                      "verdict": status, "may replace people": "yes" if status == "aligned" else "no",
                      GAP: fmt_m(gap) if gap is not None else "not in the audit",
-                     JUDGE: fmt_m(judge) if judge else "not measured",
-                     HUMANS: fmt_m(humans) if humans else "not measured",
                      "what decides it": (v.reasons[0] if v and v.reasons else "no verdict in this audit"),
                      "bias flags": "; ".join(flag_text(f, words) for f in j.flags) or "none",
+                     JUDGE: fmt_m(judge) if judge else "not measured",
+                     HUMANS: fmt_m(humans) if humans else "not measured",
                      "probes not run": len(v.not_tested_probes) if v else None,
                      "measured as": DEFINITION_WORDS.get(definition, "not measured (needs two annotators)")})
     return sorted(rows, key=lambda r: (r["gap"] is None, -(r["gap"] or 0.0), r["index"]))
