@@ -20,7 +20,7 @@ import hmac
 import ipaddress
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -134,10 +134,11 @@ class Guard:
         secure = scope.get("scheme") in ("https", "wss") or _headers(scope).get(b"x-forwarded-proto") == b"https"
         cookie = (f"{self.cookie_name(scope)}={self.session}; Path=/; HttpOnly; SameSite=Strict"
                   + ("; Secure" if secure else ""))
-        where = (scope.get("root_path", "") + scope.get("path", "/")) or "/"
+        # one leading slash (``//host`` would send the reader to another host), every other character quoted
+        where = "/" + quote((scope.get("root_path", "") + scope.get("path", "/")).lstrip("/"))
         where += f"?{urlencode(rest)}" if rest else ""
         await send({"type": "http.response.start", "status": 303,
-                    "headers": [(b"location", where.encode("latin-1", "replace")), (b"set-cookie", cookie.encode()),
+                    "headers": [(b"location", where.encode("ascii")), (b"set-cookie", cookie.encode()),
                                 (b"cache-control", b"no-store"), (b"referrer-policy", b"no-referrer"),
                                 (b"content-length", b"0")]})
         await send({"type": "http.response.body", "body": b""})

@@ -130,6 +130,9 @@ def test_the_first_visit_trades_the_token_for_a_cookie_and_drops_it_from_the_add
     assert cookie.startswith(f"judgecal_explorer_8501={session_value(TOKEN)};") and TOKEN not in cookie
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
     assert _call(guard, "/", query=b"token=wrong-token-0123456789")[0]["status"] == 401
+    for path, where in (("//evil.example/x", b"/evil.example/x"), ("/a\r\nSet-Cookie: x=1", b"/a%0D%0ASet-Cookie%3A%20x%3D1")):
+        sent = _call(guard, path, query=f"token={TOKEN}".encode())  # no redirect to another host, no header injected
+        assert dict(sent[0]["headers"])[b"location"] == where
     behind_tls = _call(guard, "/", query=f"token={TOKEN}".encode(), headers=[(b"x-forwarded-proto", b"https")])
     assert b"Secure" in dict(behind_tls[0]["headers"])[b"set-cookie"]
     assert _call(guard, "/_stcore/stream", kind="websocket", query=f"token={TOKEN}".encode())[0]["type"] == \
