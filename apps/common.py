@@ -182,6 +182,11 @@ def metric_help(columns: dict[str, str]) -> dict[str, Any]:
     return out
 
 
+#: the store's column names as column labels: words, not codes (the grid and its CSV both read these)
+COLUMN_WORDS = {"item_id": "item", "model_a": "model A", "model_b": "model B", "shown_order": "order shown",
+                "time_spent_s": "time spent (s)", "latency_s": "latency (s)", "cost_usd": "cost (USD)"}
+
+
 def table(df: pd.DataFrame, key: str, *, help: dict[str, str] | None = None, height: int | None = None,
           metrics: dict[str, str] | None = None) -> None:
     """``df`` as a grid (text never rendered as markup) and a CSV download of exactly that frame (its text cells inert in a spreadsheet: :func:`judgecal.inert.csv_frame`).
@@ -189,7 +194,7 @@ def table(df: pd.DataFrame, key: str, *, help: dict[str, str] | None = None, hei
     config: dict[str, Any] = metric_help(metrics or {})
     for col, text in (help or {}).items():
         config[col] = st.column_config.Column(help=text)
-    shown = df.reset_index(drop=True)
+    shown = df.reset_index(drop=True).rename(columns=COLUMN_WORDS)
     with st.container(key=f"tbl-{key}"):
         st.dataframe(shown, hide_index=True, column_config=config, height=height or "auto")
     # the CSV is written when the button is clicked (a callable: Streamlit's deferred download), not on every

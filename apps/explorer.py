@@ -1,6 +1,8 @@
 """judgecal explorer: a multi-page Streamlit app over one workspace (``judgecal app --workspace DIR``).
 
-Pages: Overview (the trust dashboard), Judges, Labels (binary and categorical judges), Biases, Models, Stability, Loop, Spans, Annotators, Items. It reads
+Pages: Overview (the lead's comparison of the judges, then the trust dashboard), Judges, Labels (binary and
+categorical judges), Biases, Models, Stability, Loop, Spans, Annotators, Items; the pages with nothing to show yet
+are folded into one "Not run yet" page with the commands that fill them. It reads
 ``<workspace>/reports/audit.json`` and the workspace database through small cached queries
 (:mod:`judgecal.apps.common`); it never calls a judge. How untrusted text is kept plain is described in
 :mod:`judgecal.apps.common`.
@@ -9,12 +11,13 @@ Pages: Overview (the trust dashboard), Judges, Labels (binary and categorical ju
 from __future__ import annotations
 
 import streamlit as st
-from judgecal.apps.common import md_plain, report_path, ws_path
+from judgecal.apps.common import md_plain, report, report_path, ws_path
 from judgecal.apps.page_items import annotators_page, items_page
 from judgecal.apps.page_judges import biases, judges_page, overview
 from judgecal.apps.page_labels import labels_page
 from judgecal.apps.page_loop import loop_page
 from judgecal.apps.page_models import models_page, spans_page, stability_page
+from judgecal.apps.page_not_run import TITLE, folded, not_run_page
 
 PAGES = (
     (overview, "Overview", "overview"),
@@ -33,7 +36,11 @@ PAGES = (
 def main() -> None:
     st.set_page_config(page_title="judgecal explorer", layout="wide")
     # no page icons: Streamlit fetches Material icons from a third-party host
-    pages = [st.Page(fn, title=title, url_path=path, default=k == 0) for k, (fn, title, path) in enumerate(PAGES)]
+    empty = folded(report())
+    pages = [st.Page(fn, title=title, url_path=path, default=k == 0) for k, (fn, title, path) in enumerate(PAGES)
+             if title not in empty]
+    if empty:
+        pages.append(st.Page(not_run_page, title=f"{TITLE} ({len(empty)})", url_path="not-run"))
     nav = st.navigation(pages)
     with st.sidebar:
         st.caption(f"Workspace: {md_plain(str(ws_path()))}")

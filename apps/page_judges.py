@@ -75,13 +75,15 @@ def humans_row(h: Humans) -> dict[str, Any]:
     measured" when one annotator labelled each item (nobody to agree with, where it read "undefined")."""
     several = (h.n_annotators or 0) > 1
     return {"judge": "humans with each other",
-            "accuracy": f"{fmt_m(h.loo_accuracy)} {ANOTHER_LOO}" if several else "not measured (one annotator)",
+            ACCURACY_CONSENSUS: f"{fmt_m(h.loo_accuracy)} {ANOTHER_LOO}" if several else "not measured (one annotator)",
             "macro F1": "n/a",
-            "κ": f"{fmt_m(h.fleiss_kappa)} {ANOTHER_FLEISS}" if several else "not measured (one annotator)",
+            KAPPA_CONSENSUS: f"{fmt_m(h.fleiss_kappa)} {ANOTHER_FLEISS}" if several else "not measured (one annotator)",
             "chance accuracy": "n/a", "items with a human label": int(h.n_items or 0)}
 
 
 LIKE_KAPPA, LIKE_HUMANS = "κ with each annotator", "annotators with each other (same items, same way)"
+KAPPA_CONSENSUS, ACCURACY_CONSENSUS = "κ with the consensus", "accuracy against the consensus"
+RANKING = "model ranking agreement (Spearman ρ)"
 ANOTHER_FLEISS = "(Fleiss' κ among them: another definition than a judge's κ with the consensus)"
 ANOTHER_LOO = "(leave-one-out: another definition than a judge's accuracy against the consensus)"
 LIKE_CAPTION = ("Like with like: a judge's κ with each annotator is read beside the annotators' κ with each other, "
@@ -152,11 +154,11 @@ def trust_table(rep: AuditReport) -> pd.DataFrame:
         usage = j.usage  # cost and latency per 1,000 judgments
         lat = usage.latency_s_mean
         rows.append({"judge": name, "verdict": status,
-                     "Alignment Score": fmt_m(align) if align else "not measured",
+                     RANKING: fmt_m(align) if align else "not measured",
                      "Stability Score": stability_score(name, j),
                      **like_cells(j),  # what the verdict reads, first; the consensus figure beside it
-                     "κ with the humans": _verdict_kappa(j),
-                     "accuracy": fmt_m(j.metrics.get("accuracy")),
+                     KAPPA_CONSENSUS: _verdict_kappa(j),
+                     ACCURACY_CONSENSUS: fmt_m(j.metrics.get("accuracy")),
                      "cost per 1,000 (USD)": fmt_number(usage.cost_usd_per_1k),
                      "time per 1,000 (s)": fmt_number(None if lat is None else lat * 1000, 1),
                      "judgments": int(j.n_judgments), "reasons": "; ".join(reasons) or "none"})
@@ -164,11 +166,12 @@ def trust_table(rep: AuditReport) -> pd.DataFrame:
     if h is not None and h.to_json():
         several = (h.n_annotators or 0) > 1
         rows.append({"judge": "humans (reference)", "verdict": "reference",
-                     "Alignment Score": "1 (by definition)", "Stability Score": "not measured",
+                     RANKING: "1 (by definition)", "Stability Score": "not measured",
                      LIKE_KAPPA: "in each judge's row", LIKE_HUMANS: "in each judge's row",
-                     "κ with the humans": f"{fmt_m(h.fleiss_kappa)} {ANOTHER_FLEISS}" if several
+                     KAPPA_CONSENSUS: f"{fmt_m(h.fleiss_kappa)} {ANOTHER_FLEISS}" if several
                      else "not measured (one annotator)",
-                     "accuracy": f"{fmt_m(h.loo_accuracy)} {ANOTHER_LOO}" if several else "not measured (one annotator)",
+                     ACCURACY_CONSENSUS: f"{fmt_m(h.loo_accuracy)} {ANOTHER_LOO}" if several
+                     else "not measured (one annotator)",
                      "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.n_items or 0),
                      "reasons": f"{h.n_annotators} annotators on {h.n_items} items; κ is their Fleiss' κ, "
                                 "accuracy an annotator's agreement with the others (leave-one-out)"})
@@ -177,8 +180,9 @@ def trust_table(rep: AuditReport) -> pd.DataFrame:
 
 OVERVIEW_HELP = {
     "verdict": "aligned / caution / not aligned, from the thresholds in thresholds.yaml (see the reasons).",
-    "Alignment Score": "Spearman correlation between the judge's and the humans' model win rates "
-                       "(system-level agreement), with its bootstrap interval.",
+    RANKING: "Spearman correlation between the judge's and the humans' model win rates (whether it ranks the "
+             "candidate models as people do), with its bootstrap interval; not the verdict, which reads the "
+             "judge's agreement item by item.",
     "Stability Score": "The lowest stability figure of the judge's latest stability run (1 = the same answers "
                        "under every variant).",
     "time per 1,000 (s)": "Mean call latency × 1,000: seconds for 1,000 judgments made one after another.",
@@ -211,18 +215,24 @@ def summary_card(k: int, row: dict[str, Any], reasons: list[str]) -> None:
 
 
 def overview() -> None:
-    st.title("Overview: can I trust each judge?")
+    from judgecal.apps.page_overview import comparison_section
+
+    st.title("Overview: which judge can replace people?")
     rep = report()
     if rep is None:
         no_audit()
         return
     audit_caption(rep)
-    # page one of the trust report, in its order and words (an audit without verdicts says so)
-    for k, row in enumerate(summary_rows(rep)):
-        summary_card(k, row, verdict_of(rep.judges[row["judge"]])[1])
+    order = [r["index"] for r in comparison_section(rep)]  # the lead's decision first, on the first screen
+    # then page one of the trust report, in its words, each judge in the comparison's order
+    st.subheader("Each judge: its verdict and why")
+    rows = summary_rows(rep)
+    for k in order:
+        summary_card(k, rows[k], verdict_of(rep.judges[rows[k]["judge"]])[1])
     st.caption(md_plain(SUMMARY_NOTE))
+    st.subheader("Every figure of each judge")
     table(trust_table(rep), "overview", help=OVERVIEW_HELP,
-          metrics={"κ with the humans": "cohen_kappa", "accuracy": "accuracy"})
+          metrics={KAPPA_CONSENSUS: "cohen_kappa", ACCURACY_CONSENSUS: "accuracy"})
     st.caption(LIKE_CAPTION)
     if rep.humans is None:
         st.info("This audit predates the humans' reference section: re-run `judgecal audit` to see it here.")
@@ -288,16 +298,16 @@ def judges_page() -> None:
     rows = []
     for name, j in rep.judges.items():
         scores = j.kind == "pointwise"  # no A/B/tie labels to average an F1 over
-        rows.append({"judge": name, "accuracy": fmt_m(j.metrics.get("accuracy")),
+        rows.append({"judge": name, ACCURACY_CONSENSUS: fmt_m(j.metrics.get("accuracy")),
                      "macro F1": "n/a (pointwise)" if scores else fmt_m(j.metrics.get("macro_f1")),
-                     "κ": fmt_m(j.metrics.get("cohen_kappa")),
+                     KAPPA_CONSENSUS: fmt_m(j.metrics.get("cohen_kappa")),
                      "chance accuracy": fmt_number((j.reference.chance_accuracy if j.reference else None) or chance),
                      **like_cells(j),
                      "items with a human label": int(j.n_items_with_consensus)})
     if h is not None and h.to_json():
         rows.append(humans_row(h))
     table(pd.DataFrame(rows), "judges-agreement",
-          metrics={"accuracy": "accuracy", "macro F1": "macro_f1", "κ": "cohen_kappa"},
+          metrics={ACCURACY_CONSENSUS: "accuracy", "macro F1": "macro_f1", KAPPA_CONSENSUS: "cohen_kappa"},
           help={"chance accuracy": "Accuracy of a rater drawing labels at random with the humans' label shares "
                                    "(Σ p_k²)."})
     chance = next((j.reference.chance_accuracy for j in rep.judges.values() if j.reference and j.reference.to_json()),
@@ -339,7 +349,7 @@ def judges_page() -> None:
         return
     st.caption("One verdict per item: the verdict both orders agree on, a tie when they disagree; an unparsable "
                f"answer counts as {'a tie' if rep.settings.invalid_as == 'tie' else 'invalid'}"
-               " (the audit's invalid_as).")
+               " (as the audit was told to count it).")
     pick = st.selectbox("Judge", judges, key="conf-judge")
     confusion_section(rep.judges[pick].breakdown)
     confidence_section(rep, pick)
@@ -460,6 +470,8 @@ def biases() -> None:
         no_audit()
         return
     audit_caption(rep)
+    from judgecal.apps.page_overview import flag_text
+
     from judgecal.audit.decision import flag_words
 
     words = flag_words()
@@ -474,8 +486,7 @@ def biases() -> None:
         for f in j.flags:
             severe = f.startswith("position_bias") and any(
                 d.code == "position_severe" and d.severity == "not aligned" for d in details)
-            legend.append({"judge": name, "flag": f, "meaning": words.get(f, f.replace("_", " ").replace(":", ": ")),
-                           "severity": "not aligned" if severe else "caution"})
+            legend.append({"judge": name, "flag": flag_text(f, words), "severity": "not aligned" if severe else "caution"})
     st.subheader("Flags")
     if legend:
         table(pd.DataFrame(legend), "biases-flags",

@@ -93,7 +93,7 @@ def models_page() -> None:
                  "Kendall τ (95% CI)": fmt_m(a.kendall), "reversed model pairs": len(a.reversed_pairs)}
                 for j, a in sa.items()]
         table(pd.DataFrame(rows), "models-alignment",
-              help={"Spearman (95% CI)": "Alignment Score: rank correlation of the judge's and the humans' model "
+              help={"Spearman (95% CI)": "Model ranking agreement: rank correlation of the judge's and the humans' model "
                                          "win rates."})
     ppi = m.ppi
     if ppi:
@@ -103,12 +103,17 @@ def models_page() -> None:
         rows = []
         for judge, p in ppi.items():
             for model, r in p.win_rate.items():  # each row: its estimate, interval and what PPI++ used
+                extra = r.to_json()
                 rows.append({"judge": judge, "model": model, "corrected win rate": fmt_interval(
                     r.estimate, r.ci_low, r.ci_high),
-                    **{k: (fmt_number(v) if isinstance(v, float) else v) for k, v in r.to_json().items()
-                       if k not in ("estimate", "ci_low", "ci_high")}})
+                    "human-labels-only win rate": fmt_interval(extra.get("classical_estimate"),
+                                                               extra.get("classical_ci_low"),
+                                                               extra.get("classical_ci_high")),
+                    **{words(k): (fmt_number(v) if isinstance(v, float) else v) for k, v in extra.items()
+                       if k not in ("estimate", "ci_low", "ci_high", "classical_estimate", "classical_ci_low",
+                                    "classical_ci_high")}})
         if rows:
-            table(pd.DataFrame(rows), "models-ppi")
+            table(pd.DataFrame(rows), "models-ppi", help=PPI_HELP)
         else:
             st.info("Too few human-labelled items for corrected win rates.")
 
@@ -165,6 +170,23 @@ def stability_page() -> None:
             table(shown_rows(parts[key]), f"stability-{key}")
 
 
+#: audit.json's field names as column labels: words, not codes (a name not listed is spelt out)
+WORDS = {"lam": "weight of the judge's verdicts (λ)", "n_labelled": "items with a human label",
+         "n_unlabelled": "items judged without a human label", "width_ratio": "interval width vs human labels only",
+         "difference_pp": "difference (points)", "max_shift_pp": "largest shift (points)",
+         "sigma_pp": "spread (points)", "item_agreement": "item agreement", "within_tolerance": "within tolerance",
+         "score_ci": "score interval", "kappa": "κ"}
+PPI_HELP = {"weight of the judge's verdicts (λ)": "PPI++'s power-tuning weight: 0 = the human labels alone, 1 = "
+            "the judge's verdicts fully corrected by its errors.",
+            "interval width vs human labels only": "The corrected interval's width over the human-labels-only "
+            "interval's: below 1, the judge's verdicts narrowed it."}
+
+
+def words(key: str) -> str:
+    """A field name of audit.json as a column label."""
+    return WORDS.get(key, key.replace("_", " "))
+
+
 def shown_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """Stability rows as the page shows them: a κ that is 0/0 reads ``undefined``, a tolerance that applies
     only to another backend ``n/a`` for another judge, any other missing value ``n/a`` (never ``None``)."""
@@ -175,7 +197,7 @@ def shown_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
             r["kappa"] = "undefined"
         if r.get("kind") == "judge" and r.get("within_tolerance") is None:
             r["within_tolerance"] = "n/a (another judge)"
-        out.append({k: "n/a" if v is None else v for k, v in r.items()})
+        out.append({words(k): "n/a" if v is None else v for k, v in r.items()})
     df = pd.DataFrame(out)
     mixed = [c for c in df.columns if df[c].map(lambda v: isinstance(v, str)).any()]  # one type per column
     return df.astype({c: str for c in mixed})

@@ -1,11 +1,13 @@
 """``python -m judgecal.apps.serve run explorer.py ...``: Streamlit's command line with the explorer's
 modules (pandas, pyarrow, plotly, the pages) imported before the server starts, so the first reader's page does
 not wait for them, and Streamlit's front-end bundles served from memory, the table grid's announced in the page
-(:class:`Bundles`)."""
+(:class:`Bundles`), all of it behind the access control of :mod:`judgecal.apps.access` whenever a token is
+set or the server listens beyond loopback."""
 
 from __future__ import annotations
 
 import mimetypes
+import os
 import re
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -19,6 +21,7 @@ import judgecal.apps.page_models  # noqa: F401
 import plotly.graph_objects  # noqa: F401  (the pages' charts: half a second to import on a busy machine)
 import pyarrow  # noqa: F401  (what Streamlit serialises every table with)
 import streamlit.emojis  # noqa: F401  (the first st.info compiles its emoji pattern: a third of a second)
+from judgecal.apps.access import ENV, Guard, is_loopback
 from streamlit import config, file_util
 from streamlit.web import cli
 from streamlit.web.server.starlette import starlette_server
@@ -113,9 +116,16 @@ _create_app = starlette_server.create_starlette_app
 
 
 def create_app(runtime: Any) -> Any:
-    """Streamlit's app with :class:`Bundles` in front of it."""
+    """Streamlit's app with :class:`Bundles` in front of it, and :class:`judgecal.apps.access.Guard` in front of
+    both when ``JUDGECAL_APP_TOKEN`` is set or the address is not loopback (then, without a token, it serves
+    nothing: ``judgecal app`` refuses to start so, this catches a server started another way). The token is taken
+    out of the environment, so no page's code can read it."""
     prefix = "/" + str(config.get_option("server.baseUrlPath") or "").strip("/")
-    return Bundles(_create_app(runtime), Path(file_util.get_static_dir()), prefix.rstrip("/"))
+    app = Bundles(_create_app(runtime), Path(file_util.get_static_dir()), prefix.rstrip("/"))
+    token = os.environ.pop(ENV, "") or None
+    if token is None and is_loopback(str(config.get_option("server.address") or "")):
+        return app
+    return Guard(app, token)
 
 
 starlette_server.create_starlette_app = create_app

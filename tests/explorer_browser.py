@@ -73,6 +73,11 @@ class Browser:
                             "!document.querySelector('[data-stale=\"true\"]')", timeout=timeout)
         p.wait_for_timeout(300)
 
+    def pages(self) -> list[str]:
+        """The sidebar's pages, in order (the empty ones are folded into one "Not run yet (N)")."""
+        self.page.locator("[data-testid='stSidebarNav'] a").first.wait_for(timeout=30_000)
+        return [t.strip() for t in self.page.locator("[data-testid='stSidebarNav'] a").all_inner_texts()]
+
     def open(self, title: str) -> None:
         self.page.locator("[data-testid='stSidebarNav'] a", has_text=title).first.click()
         self.page.locator("[data-testid='stMain'] h1", has_text=self._h1(title)).wait_for(timeout=60_000)
@@ -82,6 +87,8 @@ class Browser:
 
     @staticmethod
     def _h1(title: str) -> str:
+        if title.startswith("Not run yet"):
+            return "Not run yet"
         return {"Overview": "Overview", "Judges": "Judges", "Labels": "Labels", "Biases": "Biases", "Models": "Models",
                 "Stability": "Stability", "Loop": "Closing the loop", "Spans": "Spans", "Annotators": "Annotators", "Items": "Items"}[title]
 

@@ -2,7 +2,7 @@
 (no element points at the hostile host, no script runs, no request leaves), in Debian's Chromium."""
 
 import pytest
-from explorer_browser import PAGES, Browser, serve
+from explorer_browser import Browser, serve
 
 from judgecal.data.records import Annotation, Candidate, Item, Judgment, Span
 
@@ -62,7 +62,7 @@ POINTING = """() => [...document.querySelectorAll('*')].filter(e => [...e.attrib
 def test_untrusted_names_and_text_stay_plain_on_every_page(hostile):
     b, ws_dir = hostile
     seen = ""
-    for title in PAGES:
+    for title in b.pages():
         b.open(title)
         if title == "Spans":
             b.select("spans-item", HOSTILE["item"])

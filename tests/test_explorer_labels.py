@@ -207,11 +207,11 @@ def test_disagreements_filters_and_the_item_shown_as_text(label_ws: dict[str, An
     _pick(b, "labels-criterion", "toxicity")
     want = {i for (j, i), lab in verdicts.items() if j == TOX and i in truth and truth[i] != lab}
     listed = b.csv("labels-disagreements")
-    assert set(listed["item_id"]) == want  # fewer than the 200 listed
+    assert set(listed["item"]) == want  # fewer than the 200 listed
     b.multiselect("labels-f-criterion", "jailbreaking")
     b.multiselect("labels-f-human", "1")
     listed = b.csv("labels-disagreements")
-    assert set(listed["item_id"]) == {i for i in want if i.endswith("/jailbreaking") and truth[i] == "1"}
+    assert set(listed["item"]) == {i for i in want if i.endswith("/jailbreaking") and truth[i] == "1"}
     b.clear("labels-f-human")
     b.clear("labels-f-criterion")
     # a rationale with markup: shown as the annotator wrote it

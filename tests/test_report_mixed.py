@@ -188,7 +188,7 @@ def test_agreement_of_a_judge_with_no_labelled_item_is_not_measured_not_untested
 
 
 def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  # type: ignore[no-untyped-def]
-    """The Overview's "κ with the humans" showed a Likert judge's unweighted κ while its verdict, on the same
+    """The Overview's "κ with the consensus" showed a Likert judge's unweighted κ while its verdict, on the same
     row, reads the weighted one; with one annotator per item the humans' row said "undefined"."""
     from judgecal.apps.page_judges import trust_table
 
@@ -197,14 +197,14 @@ def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  #
 
     rows = trust_table(read_report(mixed)).set_index("judge")
     likert = mixed["judges"]["acme/likert-judge"]
-    assert rows.loc["acme/likert-judge", "κ with the humans"] == f"{fmt_metric(likert['metrics']['weighted_kappa'])}, weighted"
+    assert rows.loc["acme/likert-judge", "κ with the consensus"] == f"{fmt_metric(likert['metrics']['weighted_kappa'])}, weighted"
     pair = mixed["judges"]["acme/pair-judge"]
-    assert rows.loc["acme/pair-judge", "κ with the humans"] == fmt_metric(pair["metrics"].get("cohen_kappa"))
-    assert rows.loc["humans (reference)", "κ with the humans"] == (
+    assert rows.loc["acme/pair-judge", "κ with the consensus"] == fmt_metric(pair["metrics"].get("cohen_kappa"))
+    assert rows.loc["humans (reference)", "κ with the consensus"] == (
         f"{fmt_metric(mixed['humans']['fleiss_kappa'])} (Fleiss' κ among them: another definition than a judge's "
         "κ with the consensus)")
     one = {**mixed, "humans": {**mixed["humans"], "n_annotators": 1}}
-    assert trust_table(read_report(one)).set_index("judge").loc["humans (reference)", "κ with the humans"] == \
+    assert trust_table(read_report(one)).set_index("judge").loc["humans (reference)", "κ with the consensus"] == \
         "not measured (one annotator)"
 
 
@@ -215,11 +215,11 @@ def test_judges_page_humans_row_with_one_annotator_is_not_measured(mixed):  # ty
     from judgecal.catalogue import fmt_metric
 
     row = humans_row(Humans.model_validate(mixed["humans"]))
-    assert row["κ"].startswith(fmt_metric(mixed["humans"]["fleiss_kappa"]) + " (Fleiss' κ among them: another")
-    assert row["accuracy"].startswith(fmt_metric(mixed["humans"]["loo_accuracy"]) + " (leave-one-out: another")
+    assert row["κ with the consensus"].startswith(fmt_metric(mixed["humans"]["fleiss_kappa"]) + " (Fleiss' κ among them: another")
+    assert row["accuracy against the consensus"].startswith(fmt_metric(mixed["humans"]["loo_accuracy"]) + " (leave-one-out: another")
     one = humans_row(Humans.model_validate({**mixed["humans"], "n_annotators": 1,
                                             "fleiss_kappa": {"estimate": None}, "loo_accuracy": {"estimate": None}}))
-    assert one["κ"] == one["accuracy"] == "not measured (one annotator)"
+    assert one["κ with the consensus"] == one["accuracy against the consensus"] == "not measured (one annotator)"
 
 
 def test_html_plots_a_pointwise_judges_weighted_kappa_without_a_common_line(mixed):  # type: ignore[no-untyped-def]

@@ -26,8 +26,9 @@ def test_explorer_stability_rows_read_undefined_and_n_a_never_none():
             {"run": "r1", "kind": "backend", "variant": "backend=hf", "figure": "accuracy",
              "difference_pp": -2.5, "item_agreement": 0.975, "kappa": 0.9, "within_tolerance": False}]
     df = shown_rows(rows)
-    assert df.loc[0, "kappa"] == "undefined" and df.loc[0, "within_tolerance"] == "n/a (another judge)"
-    assert df.loc[1, "kappa"] == "0.9" and df.loc[1, "within_tolerance"] == "False"
-    assert df.loc[1, "difference_pp"] == -2.5  # a column of numbers stays numeric
+    assert df.loc[0, "κ"] == "undefined" and df.loc[0, "within tolerance"] == "n/a (another judge)"
+    assert df.loc[1, "κ"] == "0.9" and df.loc[1, "within tolerance"] == "False"
+    assert df.loc[1, "difference (points)"] == -2.5  # a column of numbers stays numeric
+    assert not any("_" in c for c in df.columns), list(df.columns)  # words, not audit.json's field names
     assert not df.isna().any().any() and "None" not in df.to_csv()
     assert rows[0]["kappa"] is None  # the input rows are not changed

@@ -252,7 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("app", help="start the Streamlit explorer on a workspace")
     p.add_argument("--port", type=_port, default=8501)
-    p.add_argument("--address", default="127.0.0.1")
+    p.add_argument("--address", default="127.0.0.1",
+                   help="listen address (default loopback only, no login); any other address needs "
+                        "JUDGECAL_APP_TOKEN, checked on every request")
     _ws_arg(p)
     p.set_defaults(func=cmd_app)
 

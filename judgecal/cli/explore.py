@@ -18,18 +18,33 @@ def cmd_app(args: argparse.Namespace) -> int:
     import importlib.util
 
     require("streamlit", "plotly")  # before handing over to the server, which would end in a traceback
+    from judgecal.apps.access import ENV, GENERATE, is_loopback, token_problem
+
     ws = Path(args.workspace or "")
     if not (ws / "judgecal.sqlite").exists():
         raise UsageError(f"{ws}: not a judgecal workspace")
+    token = os.environ.get(ENV)
+    problem = token_problem(token)
+    if not is_loopback(args.address) and problem:  # model identities, annotators and labels to the whole network
+        raise UsageError(f"--address {args.address} is not loopback and {problem}: set it to a secret of at least "
+                         f"16 characters (e.g. {ENV}=$({GENERATE})) or keep the default 127.0.0.1 behind a "
+                         f"reverse proxy with its own login")
+    if token and problem:  # set but unusable: say so rather than serve without it
+        raise UsageError(f"{problem}: use a secret of at least 16 characters, or unset it on loopback")
     spec = importlib.util.find_spec("judgecal.apps.explorer")
     script = spec.origin if spec and spec.origin else ""
     cmd = [sys.executable, "-m", "judgecal.apps.serve", "run", script, "--server.headless", "true",
            "--server.port", str(args.port), "--server.address", args.address,
            "--browser.gatherUsageStats", "false", "--client.toolbarMode", "viewer",
+           "--browser.serverAddress", args.address,  # the URL it prints: no lookup of the machine's public address
            "--server.fileWatcherType", "none",  # a served workspace view, not a development server
            "--", "--workspace", str(ws.resolve())]
+    if token:  # where to go; the token itself is never printed
+        print(f"explorer on http://{args.address}:{args.port}/ — open it once as "
+              f"http://{args.address}:{args.port}/?token=<your {ENV}>", file=sys.stderr)
     # become the server (no child process left behind when this one is stopped)
     sys.stdout.flush()
+    sys.stderr.flush()
     os.execv(sys.executable, cmd)
     return 0  # pragma: no cover
 
