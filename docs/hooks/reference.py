@@ -6,9 +6,16 @@
 - ``reference/audit-schema.md``: the typed parts of ``audit.json``, from its JSON Schema
   (``judgecal.audit.report.json_schema``, the types of :class:`judgecal.audit.report.AuditReport`);
 - ``reference/audit-fields.md``: every field of an ``audit.json`` written by a real audit of the example
-  files in ``data/`` (its path, JSON type and value there), the typed ones and the sections kept as written.
+  files in ``data/`` (its path, JSON type and value there), the typed ones and the sections kept as written;
+- ``reference/datasets-registry.md``: the registered datasets and their pinned commits;
+- ``reference/thresholds.md``: every key of ``thresholds.yaml`` (``judgecal.audit.decision``) with the meaning
+  written above it in ``data/thresholds.yaml``;
+- ``reference/rubrics.md`` and ``reference/judge-specs.md``: the fields and the shipped files;
+- the verdict rules' table, at the ``<!-- generated: verdict-rules -->`` line of ``reference/verdicts.md``.
 
-The pages exist only in the built site; ``mkdocs build --strict`` fails when one of them cannot be made.
+Each generated page has a committed placeholder at its path (so links to it work on the repository's web view),
+replaced here; ``mkdocs build --strict`` fails when a page cannot be made. The hook imports only the core and
+the ``docs`` extra.
 """
 
 from __future__ import annotations
