@@ -33,7 +33,7 @@ $(VENV)/.test-installed: pyproject.toml setup.py $(CONSTRAINTS) | $(VENV)/bin/py
 	$(PIP) install -q -c $(CONSTRAINTS) torch
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
 		$(PIP) install -q -c $(CONSTRAINTS) -e '.[local,gemma,openai,anthropic,hf,app,server,annotation,pdf,ray,inspect,mlflow,dspy,docs,dev]'
-	touch $(VENV)/.demo-installed $@
+	touch $(VENV)/.demo-installed $(VENV)/.docs-installed $@
 
 # Label Studio pins Django and friends: it lives in a virtual environment of its own.
 LS_VENV := $(VENV)/label-studio
@@ -97,7 +97,12 @@ lint: $(VENV)/.test-installed
 
 # The documentation site: warnings are errors (a broken link or anchor fails the build); the CLI, metric and
 # audit.json reference pages are generated from the code (docs/hooks/reference.py).
-docs: $(VENV)/.test-installed
+# The site needs only the core and the `docs` extra (its hooks import nothing else).
+$(VENV)/.docs-installed: pyproject.toml setup.py $(CONSTRAINTS) | $(VENV)/bin/python
+	$(PIP) install -q -c $(CONSTRAINTS) -e '.[docs]'
+	touch $@
+
+docs: $(VENV)/.docs-installed
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 test: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2 chromium pdf-libs

@@ -6,9 +6,16 @@
 - ``reference/audit-schema.md``: the typed parts of ``audit.json``, from its JSON Schema
   (``judgecal.audit.report.json_schema``, the types of :class:`judgecal.audit.report.AuditReport`);
 - ``reference/audit-fields.md``: every field of an ``audit.json`` written by a real audit of the example
-  files in ``data/`` (its path, JSON type and value there), the typed ones and the sections kept as written.
+  files in ``data/`` (its path, JSON type and value there), the typed ones and the sections kept as written;
+- ``reference/datasets-registry.md``: the registered datasets and their pinned commits;
+- ``reference/thresholds.md``: every key of ``thresholds.yaml`` (``judgecal.audit.decision``) with the meaning
+  written above it in ``data/thresholds.yaml``;
+- ``reference/rubrics.md`` and ``reference/judge-specs.md``: the fields and the shipped files;
+- the verdict rules' table, at the ``<!-- generated: verdict-rules -->`` line of ``reference/verdicts.md``.
 
-The pages exist only in the built site; ``mkdocs build --strict`` fails when one of them cannot be made.
+Each generated page has a committed placeholder at its path (so links to it work on the repository's web view),
+replaced here; ``mkdocs build --strict`` fails when a page cannot be made. The hook imports only the core and
+the ``docs`` extra.
 """
 
 from __future__ import annotations
@@ -206,12 +213,275 @@ def datasets_page() -> str:
     return "\n".join(out) + "\n"
 
 
+# The verdict's rules: (rule code, when it applies, the rule with {threshold.key} placeholders, status).
+# Every code the rules in judgecal/audit/decision.py give must be listed (tests/test_docs.py checks it).
+VERDICT_RULES: tuple[tuple[str, str, str, str], ...] = (
+    ("like_kappa_chance", "two or more annotators", "the judge's κ with each annotator has an interval reaching 0 "
+     "(what a rater always giving one label gets) while the annotators are clearly above chance; a caution when "
+     "neither is", "not aligned"),
+    ("like_kappa_gap", "two or more annotators", "the annotators' κ with each other minus the judge's with them is "
+     "above {kappa_gap.caution_above} and its paired interval excludes 0 (not aligned above "
+     "{kappa_gap.not_aligned_above})", "caution"),
+    ("like_kappa_human", "two or more annotators", "the gap's interval holds 0: agrees with people as well as they "
+     "agree with each other", "aligned"),
+    ("like_kappa_super", "two or more annotators", "the judge agrees with people more than they agree with each "
+     "other, by more than {kappa_gap.caution_above}, significantly", "aligned"),
+    ("humans_subjective", "two or more annotators", "the annotators' own κ is below {kappa.not_aligned_below}: the "
+     "task is subjective, no single rater is reliable on it", "caution"),
+    ("humans_moderate", "two or more annotators", "the annotators' own κ is below {kappa.aligned_at_least} (said, "
+     "not counted)", "aligned"),
+    ("like_accuracy_gap", "two or more annotators", "the annotators' agreement with each other minus the judge's "
+     "is above {accuracy_gap.caution_above}, significantly (not aligned above {accuracy_gap.not_aligned_above}; "
+     "with `business_loss` set, not aligned above the tolerated gap)", "caution"),
+    ("like_accuracy_trivial", "two or more annotators", "the judge's agreement is no better than always answering "
+     "the most common label, which the annotators beat", "caution"),
+    ("kappa_z", "three or more annotator pairs", "the Judge's Verdict κ z-score and its class (said, not "
+     "counted)", "aligned"),
+    ("alt_test", "three or more annotators", "the alternative annotator test, passed or not (said, not counted)",
+     "aligned"),
+    ("kappa", "one annotator (a consensus)", "Cohen's κ with the consensus below {kappa.not_aligned_below}; a "
+     "caution below {kappa.aligned_at_least}", "not aligned"),
+    ("kappa_gap", "one annotator (a consensus)", "the humans' κ minus the judge's above {kappa_gap.caution_above} "
+     "(not aligned above {kappa_gap.not_aligned_above})", "caution"),
+    ("accuracy_gap", "one annotator (a consensus)", "an annotator's leave-one-out accuracy minus the judge's above "
+     "{accuracy_gap.caution_above} (not aligned above {accuracy_gap.not_aligned_above}, or above the "
+     "`business_loss` bound when set)", "caution"),
+    ("kappa_undefined", "labelled items", "κ is 0/0 (the labels or the answers all on one level)", "caution"),
+    ("no_human_labels", "always", "no item the judge judged has a human label: agreement not measured", "caution"),
+    ("too_few_items", "always", "fewer than {min_items} items with a human label", "caution"),
+    ("invalid_rate", "always", "more than {invalid_rate.caution_above} of the answers unusable (not aligned above "
+     "{invalid_rate.not_aligned_above})", "caution"),
+    ("position_severe", "pairwise judges, both orders", "significantly (q < {alpha}) picks one position in more "
+     "than {position.not_aligned_beyond} of its decisive verdicts", "not aligned"),
+    ("flag:<flag>", "every probe that ran", "a bias flag: significant (q < {alpha}) and its interval reaches the "
+     "effect of interest", "caution"),
+    ("flag:<probe>:underpowered", "every probe that ran", "not significant, but the interval still holds the "
+     "effect of interest: too few items to rule it out", "caution"),
+    ("no_sign", "every probe that ran", "the interval is pinned at the null: no sign of bias (said, not counted)",
+     "aligned"),
+    ("span_trivial", "span judges", "not clearly above the best trivial marker (everything, nothing, random "
+     "spans)", "not aligned"),
+    ("span_score", "span judges", "chance-corrected span score below {span_score.not_aligned_below}; a caution "
+     "below {span_score.aligned_at_least}", "not aligned"),
+    ("span_undefined", "span judges", "span F1 undefined on its items", "caution"),
+    ("span_no_reference", "span judges", "no two annotators on its items", "caution"),
+    ("span_no_scale", "span judges", "the annotators are no better than the trivial marker", "caution"),
+    ("span_f1_ratio", "span judges without their texts", "span F1 below {span_f1_ratio.not_aligned_below} of the "
+     "annotators' own; a caution below {span_f1_ratio.aligned_at_least}", "not aligned"),
+    ("span_no_ceiling", "span judges without their texts", "no two annotators on its items", "caution"),
+    ("label_never", "binary and categorical judges", "a label it never recognises (its recall is 0)",
+     "not aligned"),
+    ("balanced_accuracy", "binary judges", "balanced accuracy whose interval reaches 0.5 (always one label)",
+     "not aligned"),
+    ("label_rate_gap", "binary and categorical judges", "the annotators' TPR/TNR (per-label recall) with each "
+     "other minus the judge's above {label_rate_gap.caution_above} (not aligned above "
+     "{label_rate_gap.not_aligned_above})", "caution"),
+    ("criterion", "judges of several criteria", "the worst criterion's status; the criteria it is trusted on are "
+     "named", "caution"),
+)
+
+
+def _num(x: float) -> str:
+    """A bound in words: ``1,000,000`` rather than ``1e+06``."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
+def _threshold(key: str) -> Any:
+    from judgecal.audit.decision import DEFAULT_THRESHOLDS
+
+    node: Any = DEFAULT_THRESHOLDS
+    for part in key.split("."):
+        node = node[part]
+    return node
+
+
+def verdict_rules_table() -> str:
+    """The rules of the verdict with their default thresholds, filled in from the code."""
+    import re
+
+    def fill(text: str) -> str:
+        return re.sub(r"\{([a-z_.]+)\}", lambda m: f"**{_threshold(m.group(1)):g}** (`{m.group(1)}`)", text)
+
+    out = ["| rule | applies to | when | status it gives |", "|---|---|---|---|"]
+    out += [f"| `{code}` | {where} | {_md(fill(rule))} | {status} |" for code, where, rule, status in VERDICT_RULES]
+    return "\n".join(out)
+
+
+def _threshold_comments() -> dict[str, str]:
+    """Each top-level key of the documented draft ``data/thresholds.yaml`` -> the comment above it."""
+    notes: dict[str, str] = {}
+    block: list[str] = []
+    for line in (ROOT / "data" / "thresholds.yaml").read_text("utf-8").splitlines():
+        if line.startswith("#"):
+            block.append(line.lstrip("#").strip())
+        elif not line.strip():
+            block = []
+        elif not line.startswith(" ") and ":" in line:
+            key = line.split(":", 1)[0]
+            notes[key] = " ".join(b for b in block if b and not b.startswith(("business_loss:", key + ":")))
+            block = []
+    return notes
+
+
+def thresholds_page() -> str:
+    from judgecal.audit.decision import (
+        DEFAULT_THRESHOLDS,
+        OPEN,
+        ORDERED,
+        RANGES,
+        REFERENCES,
+        THRESHOLDS_VERSION,
+    )
+
+    notes = _threshold_comments()
+    notes["version"] = f"The format of the file; this judgecal reads version {THRESHOLDS_VERSION}."
+    out = ["# thresholds.yaml", "",
+           "Generated from `judgecal/audit/decision.py` (`DEFAULT_THRESHOLDS`, `RANGES`) and the comments of the "
+           "documented draft `data/thresholds.yaml` when the site is built. `<workspace>/thresholds.yaml` "
+           "overrides the defaults key by key (copy `data/thresholds.yaml` there to start); an unknown "
+           "key, a value out of range or inverted bounds stop the audit with `file: field: message` (exit status "
+           "2). How the rules read these numbers: [Verdicts](verdicts.md).", "",
+           "| key | type | allowed | default |", "|---|---|---|---|"]
+    rows: list[str] = []
+
+    def walk(node: dict[str, Any], prefix: str) -> None:
+        for key, value in node.items():
+            name = prefix + key
+            if isinstance(value, dict):
+                walk(value, name + ".")
+                continue
+            if name in RANGES:
+                lo, hi, whole = RANGES[name]
+                kind = "whole number" if whole else "number"
+                allowed = f"{lo:g} < x < {hi:g}" if name in OPEN else f"{_num(lo)} to {_num(hi)}"
+            elif name == "reference":
+                kind, allowed = "string", " or ".join(f"`{r}`" for r in REFERENCES)
+            elif name == "business_loss":
+                kind, allowed = "mapping or null", ("`tolerated_error_increase` (0 to 1), or `budget`, `requests` "
+                                                    "and `cost_per_error` (positive)")
+            else:  # version
+                kind, allowed = "whole number", f"`{value}`"
+            rows.append(f"| `{name}` | {kind} | {allowed} | `{json.dumps(value)}` |")
+
+    walk(DEFAULT_THRESHOLDS, "")
+    out += rows
+    out += ["", "Bounds that must not be inverted (the first at most the second): " +
+            ", ".join(f"`{a}` ≤ `{b}`" for a, b in ORDERED) + ".", "", "## What each key means", ""]
+    for key in DEFAULT_THRESHOLDS:
+        out += [f"### `{key}`", "", _md(notes.get(key, "")) or "(no note in `data/thresholds.yaml`)", ""]
+    return "\n".join(out) + "\n"
+
+
+RUBRIC_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("name", "yes", "the rubric's name (a spec's `rubric:` names a built-in one, or gives a YAML path)"),
+    ("kind", "yes", "one of {kinds}"),
+    ("system", "yes", "the system message"),
+    ("template", "yes", "the user message: `{{prompt}}`, `{{first}}`, `{{second}}` (pairwise), `{{reference}}`, "
+     "`{{question}}`; a `labels` rubric also `{{options}}`, `{{positive}}`, `{{negative}}`, `{{criterion}}`"),
+    ("description", "no", "one line of text for people"),
+    ("labels", "no", "the verdicts of a pairwise rubric (default `[A, B, tie]`)"),
+    ("scale", "no", "`{{min, max}}` of a pointwise rubric (default 1 to 5)"),
+    ("question", "no", "the closing question, shown where the template says `{{question}}`; prompt mutations "
+     "reword it"),
+    ("options", "no", "the answer options, shown where the question says `{{options}}`"),
+    ("paraphrase", "no", "`system` and/or `question` reworded (the paraphrase mutation)"),
+    ("fewshot", "no", "worked examples in the rubric's format (`prompt`, `first`, `second`, `reference`, "
+     "`answer`), used by the few-shot mutation"),
+    ("shots", "no", "examples always shown before the item (written by `judgecal align --method fewshot`)"),
+    ("max_tokens", "no", "the reply length the rubric needs (an integer ≥ 1; default {max_tokens})"),
+    ("span_label", "no", "kind `spans`: the label the judge's spans get"),
+    ("coverage", "no", "kind `spans`: coverage word -> score (`{{full: 1.0, partial: 0.5, none: 0.0}}`)"),
+    ("criterion", "no", "kind `labels`: shown as `{{criterion}}` when the item's label set names none"),
+)
+
+
+def rubrics_page() -> str:
+    import yaml
+
+    from judgecal.judges.rubric import KINDS, builtin_names, load_rubric
+    from judgecal.judges.spec import DEFAULT_MAX_TOKENS
+
+    out = ["# Rubrics", "",
+           "Generated from `judgecal/judges/rubric.py` and the files in `rubrics/` when the site is built. A rubric "
+           "is a YAML prompt template; judgecal ships the ones below (they install inside the package), and a "
+           "spec's `rubric:` may also give a path to a file of your own. A bad file stops with `file: field "
+           "'…': message`. Changing a rubric changes its content hash and so the judge: two rubrics are two "
+           "judges.", "", "## Fields", "", "| field | required | meaning |", "|---|---|---|"]
+    out += [f"| `{f}` | {req} | {_md(text.format(kinds=', '.join(f'`{k}`' for k in KINDS), max_tokens=DEFAULT_MAX_TOKENS))} |"
+            for f, req, text in RUBRIC_FIELDS]
+    out += ["", "## Built-in rubrics", "", "| name | kind | answers | description |", "|---|---|---|---|"]
+    for name in builtin_names():
+        r = load_rubric(name)
+        raw = yaml.safe_load((ROOT / "rubrics" / f"{name}.yaml").read_text("utf-8"))
+        answers = ({"pairwise": " / ".join(r.labels), "pointwise": f"{r.scale_min} to {r.scale_max}",
+                    "labels": "the item's own labels"}.get(r.kind)
+                   or f"quoted spans labelled `{r.span_label}`" + (" and a coverage word" if r.coverage else ""))
+        desc = " ".join(str(raw.get("description", "")).split())
+        out.append(f"| `{name}` | {r.kind} | {_md(answers)} | {_md(desc)} |")
+    return "\n".join(out) + "\n"
+
+
+def judge_specs_page() -> str:
+    import yaml
+
+    from judgecal.judges.registry import BACKENDS
+    from judgecal.judges.spec import FIELDS, LIMITS, PARAMETERS, RUN_OPTIONS, SECRET_OPTIONS, shipped_specs
+
+    meaning = {"name": "the judge's name in reports (default `<backend>/<model>`); display only, not hashed",
+               "description": "one line for people; not hashed",
+               "backend": f"one of {', '.join(f'`{b}`' for b in BACKENDS)} (`import` for verdicts imported with "
+                          "`--spec`)",
+               "model": "the model as the backend names it",
+               "rubric": "a built-in rubric's name or a YAML path relative to the spec file ([Rubrics](rubrics.md))",
+               "parameters": f"{', '.join(f'`{p}`' for p in PARAMETERS)}",
+               "options": "backend options (e.g. `base_url`); never a key: "
+                          f"{', '.join(f'`{o}`' for o in sorted(SECRET_OPTIONS))} are refused"}
+    out = ["# Judge specs", "",
+           "Generated from `judgecal/judges/spec.py` and the files in `rubrics/judges/` when the site is built. A "
+           "judge is a spec: backend, model, rubric and every parameter that changes its answers; its hash "
+           "(every field but `name` and `description`) is recorded with each judgment, and two specs are two "
+           "judges. Give one as `--judge <backend>/<model>` (the default spec with the command line's "
+           "parameters), `--judge <shipped name>` or `--judge file.yaml`; verdicts from another tool come in "
+           "with `judgecal import … --as judgments --spec file.yaml`, as `data/judge.yaml` shows.", "",
+           "## Fields", "", "| field | meaning |", "|---|---|"]
+    out += [f"| `{f}` | {_md(meaning[f])} |" for f in FIELDS]
+    out += ["", "| parameter | allowed |", "|---|---|"]
+    out += [f"| `{p}` | " + (f"{_num(LIMITS[p][0])} to {_num(LIMITS[p][1])}" if p in LIMITS else "`true` or `false`") + " |"
+            for p in PARAMETERS]
+    out += ["", "Options that change how a judge runs but never what it answers are passed on without entering "
+            "the hash: " + ", ".join(f"`{o}`" for o in sorted(RUN_OPTIONS)) + ".", "",
+            "## Shipped specs (`--judge NAME`)", "", "| name | backend/model | rubric | parameters |",
+            "|---|---|---|---|"]
+    for name in shipped_specs():
+        raw = yaml.safe_load((ROOT / "rubrics" / "judges" / f"{name}.yaml").read_text("utf-8"))
+        params = ", ".join(f"{k}={v}" for k, v in (raw.get("parameters") or {}).items())
+        out.append(f"| `{name}` | `{raw['backend']}/{raw['model']}` | `{raw.get('rubric', 'pairwise')}` | "
+                   f"{_md(params)} |")
+    out += ["", "## Example", "", "`data/judge.yaml`, the spec of the example verdicts in `data/verdicts.jsonl`:",
+            "", "```yaml", (ROOT / "data" / "judge.yaml").read_text("utf-8").rstrip(), "```"]
+    return "\n".join(out) + "\n"
+
+
 PAGES = {"reference/cli.md": cli_page, "reference/metrics.md": metrics_page,
-         "reference/audit-schema.md": audit_schema_page, "reference/audit-fields.md": audit_fields_page, "reference/datasets-registry.md": datasets_page}
+         "reference/audit-schema.md": audit_schema_page, "reference/audit-fields.md": audit_fields_page,
+         "reference/datasets-registry.md": datasets_page, "reference/thresholds.md": thresholds_page,
+         "reference/rubrics.md": rubrics_page, "reference/judge-specs.md": judge_specs_page}
+# a hand-written page's marker line -> what replaces it when the site is built
+MARKERS = {"<!-- generated: verdict-rules -->": verdict_rules_table}
 
 
 def on_files(files: Files, config: Any) -> Files:
     sys.path.insert(0, str(ROOT))  # this checkout's judgecal, not another installed copy
     for uri, make in PAGES.items():
+        stub = files.get_file_from_path(uri)  # the committed stub that the repository's web view shows
+        if stub is not None:
+            files.remove(stub)
         files.append(File.generated(config, uri, content=make()))
     return files
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    for marker, make in MARKERS.items():
+        if marker in markdown:
+            markdown = markdown.replace(marker, make())
+    return markdown
