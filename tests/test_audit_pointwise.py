@@ -347,7 +347,7 @@ def test_a_judge_with_no_readable_answer_keeps_the_kind_of_its_items(task, tmp_p
             items.append({**base, "response_a": f"A {i}.", "response_b": f"B {i}.",
                           "human_labels": {"x": "A", "y": "AB"[i % 2]}})
         verdicts.append({"item_id": f"i{i}", "judge": "mute", "verdict": "invalid"})
-    entry = _audit_rows(tmp_path, items, verdicts, task, n_boot=20)["judges"]["mute"]
+    entry = _audit_rows(tmp_path, items, verdicts, task, n_boot=40)["judges"]["mute"]
     assert entry["kind"] == task and entry["metrics"]["invalid_rate"]["estimate"] == 1.0
     if task == "pointwise":
         assert "macro_f1" not in entry["metrics"] and entry["metrics"]["weighted_kappa"]["estimate"] is None

@@ -124,7 +124,7 @@ def test_the_toy_probe_is_on_the_explorer_biases_page(toy: dict, monkeypatch: py
             assert row["metric"] == "Says A more than the humans (toy)"
             assert row["estimate (95% CI)"] == fmt_metric(toy["report"]["judges"][JUDGE]["metrics"]["toy_a_excess"])
             flags = b.csv("biases-flags")
-            assert "says A far more often than the humans (toy probe)" in set(flags["meaning"])
+            assert "says A far more often than the humans (toy probe)" in set(flags["flag"])  # the flag in words
         finally:
             b.close()
 
