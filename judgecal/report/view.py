@@ -135,9 +135,10 @@ def consensus_words(name: str) -> str:
 def _verdict(name: str, entry: Judge) -> dict[str, Any]:
     v = entry.verdict
     if v is not None:
-        return {"status": v.status, "reasons": list(v.reasons), "not_tested": list(v.not_tested)}
+        return {"status": v.status, "reasons": list(v.reasons), "not_tested": list(v.not_tested),
+                "reason_metrics": sorted({d.metric for d in v.details if d.metric})}
     return {"status": "no verdict", "reasons": [f"not computed; produced by {SECTIONS['verdict']}"],
-            "not_tested": []}
+            "not_tested": [], "reason_metrics": []}
 
 
 def _flags(entry: Judge) -> list[dict[str, str]]:
