@@ -34,10 +34,10 @@ def figure_cell(row: dict[str, Any], narrow: bool) -> Text:
 
 
 def untested(row: dict[str, Any]) -> str:
-    """How many probes were not tested, in words."""
+    """How many probes were not tested, in words (the details name them)."""
     n = len(row["not_tested_probes"]) or (0 if row["not_tested"].startswith("nothing") else
                                           len(row["not_tested"].split("; ")))
-    return f"{n} probe{'' if n == 1 else 's'} not tested" if n else "every probe tested"
+    return f"{n} not tested" if n else "every probe run"
 
 
 def page_one_table(one: dict[str, Any], title: str, width: int) -> Table:
