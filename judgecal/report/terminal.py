@@ -17,11 +17,11 @@ from rich.table import Table
 from rich.text import Text
 
 from judgecal.audit.report import AuditReport, read_report
-from judgecal.catalogue import SPAN_SUMMARY_METRICS, flag_info, info
+from judgecal.catalogue import SPAN_SUMMARY_METRICS, info
 from judgecal.inert import inert_tree, term
 from judgecal.report.pageone import page_one_table
 from judgecal.report.summary import page_one
-from judgecal.report.view import report_view
+from judgecal.report.view import merged_reasons, new_flags, report_view
 
 WIDE = 150
 STYLE = {"aligned": "bold green", "caution": "bold yellow", "not aligned": "bold red"}
@@ -69,31 +69,6 @@ def _all_fit(tables: list[Table], width: int) -> bool:
     return all(_fits(t, width) for t in tables)
 
 
-def merged_reasons(reasons: list[str]) -> list[str]:
-    """The reasons with those that open with the same figure folded into one (``agreement 0.47 … (…): 0.40
-    below; no better than always answering 'A'``): the figure is said once."""
-    out: list[str] = []
-    heads: dict[str, int] = {}
-    for r in reasons:
-        head, sep, tail = r.rpartition("): ")
-        key = head + sep
-        if sep and key in heads:
-            out[heads[key]] += f"; {tail}"
-            continue
-        if sep:
-            heads[key] = len(out)
-        out.append(r)
-    return out
-
-
-def _new_flags(j: dict[str, Any]) -> list[dict[str, str]]:
-    """A judge's flags that no reason already states (a reason names the same figure or says the same words)."""
-    said = " ".join(j["verdict"]["reasons"]).lower()
-    metrics = set(j["verdict"]["reason_metrics"])
-    return [f for f in j["flags"] if f["words"].lower() not in said and f["title"].lower() not in said
-            and flag_info(f["code"]).metric not in metrics]
-
-
 def _reasons(j: dict[str, Any], console: Console) -> None:
     """A judge's verdict, then what page one does not show: its other reasons (the first stands on page one),
     its flags that no reason states, its stability and the probes not tested."""
@@ -103,7 +78,7 @@ def _reasons(j: dict[str, Any], console: Console) -> None:
     grid.add_column(overflow="fold")
     for r in merged_reasons(j["verdict"]["reasons"])[1:]:
         grid.add_row(Text("  -"), Text(r))
-    for f in _new_flags(j):
+    for f in new_flags(j):
         grid.add_row(Text("  !"), Text(f"{f['title']} ({f['severity']}): {f['words']}"))
     if j["stability_line"]:
         grid.add_row(Text("  ~"), Text(j["stability_line"]))
