@@ -29,7 +29,9 @@ def figure_cell(row: dict[str, Any], narrow: bool) -> Text:
     if head is None:
         return Text(row["basis"], style="dim")
     sep = "\n" if narrow else " "
-    return Text.assemble(f"{head['title']} {_without_the(row['headers']['judge'])}:{sep}", (head["judge"], "bold"),
+    says = any(w in head["title"] for w in ("annotator", "majority"))  # the title names how it is measured
+    title = head["title"] if says else f"{head['title']} {_without_the(row['headers']['judge'])}"
+    return Text.assemble(f"{title}:{sep}", (head["judge"], "bold"),
                          f"\n{_without_the(head['humans_words'])}:{sep}{head['humans']}")
 
 

@@ -69,13 +69,15 @@ def _like_figures(entry: Judge, definition: str) -> Figures | None:
     label = f"always {str(triv.label)!r}" if triv is not None and triv.label is not None else "always one label"
     trivial_acc = _num(triv.accuracy) if triv else None
     words = "pairwise" if definition == "pairwise" else "leave-one-out"
+    side = "with each annotator" if definition == "pairwise" else "against the others' majority"  # one name each
+    agrees = "Agrees with annotators" if definition == "pairwise" else "Agrees with the others' majority"
     basis = f"like with like: {words}, the same {lfl.n_items} items, {lfl.n_annotators} annotators"
     paired = _est((d.difference or {}).get("kappa"))  # the paired difference, when the audit measured it
     gap = paired if paired is not None else _gap(_est(j.kappa), _est(h.kappa))
     return basis, PAIRWISE if definition == "pairwise" else LEAVE_ONE_OUT, [
-        _figure(kword, fmt_metric(j.kappa), fmt_metric(h.kappa), "0.000",
+        _figure(f"{kword} {side}", fmt_metric(j.kappa), fmt_metric(h.kappa), "0.000",
                 f"{fmt_number((_num(triv.kappa) if triv else None) or 0.0)} ({label})"),  # a constant rater's κ is 0
-        _figure("agreement", fmt_metric(j.accuracy), fmt_metric(h.accuracy), fmt_number(_num(j.chance_accuracy)),
+        _figure(agrees, fmt_metric(j.accuracy), fmt_metric(h.accuracy), fmt_number(_num(j.chance_accuracy)),
                 f"{fmt_number(trivial_acc)} ({label})" if trivial_acc is not None else "not measured"),
     ], gap
 
@@ -89,7 +91,7 @@ def _span_figures(entry: Judge) -> Figures | None:
     trivial = f"{fmt_metric(like.baselines.get(best))} ({best.replace('_', ' ')})" if best else "not measured"
     basis = f"like with like: mean pairwise character F1, the same {like.n_items} items"
     return basis, {**PAIRWISE, "trivial": "the best trivial marker"}, [
-        _figure("span F1", fmt_metric(like.judge), fmt_metric(like.humans), "n/a", trivial)], \
+        _figure(info("span_f1_pairwise").title, fmt_metric(like.judge), fmt_metric(like.humans), "n/a", trivial)], \
         _gap(_est(like.judge), _est(like.humans))
 
 
@@ -102,9 +104,9 @@ def _consensus_figures(entry: Judge) -> Figures:
     missing = "not measured (needs two annotators)"
     base = _num(ref.base_rate) if ref else None
     return "against the consensus: no items with two annotators, so no like-for-like reference", CONSENSUS, [
-        _figure("weighted κ" if kname == "weighted_kappa" else "κ", fmt_metric(entry.metrics.get(kname)), missing,
+        _figure(info(kname).title, fmt_metric(entry.metrics.get(kname)), missing,
                 "0.000", "0.000 (always one label)"),
-        _figure("accuracy", fmt_metric(entry.metrics.get("accuracy")), missing,
+        _figure(info("accuracy").title, fmt_metric(entry.metrics.get("accuracy")), missing,
                 fmt_number(_num(ref.chance_accuracy) if ref else None),
                 f"{fmt_number(base)} (always the most frequent label)" if base is not None else "not measured"),
     ], None
