@@ -223,7 +223,7 @@ def test_example_files_end_to_end(tmp_path, capsys):  # type: ignore[no-untyped-
     assert main(["import", str(REPO / "data" / "verdicts.jsonl"), "--as", "judgments", "--spec",
                  str(REPO / "data" / "judge.yaml"), "-w", str(ws)]) == 0
     capsys.readouterr()
-    assert main(["audit", "--consensus", "mv", "--n-boot", "200", "-w", str(ws)]) == 0
+    assert main(["audit", "--details", "--consensus", "mv", "--n-boot", "200", "-w", str(ws)]) == 0
     out = capsys.readouterr().out
     assert "example/acme-judge: NOT ALIGNED" in out and "  - picks the response shown first 81% of the time" in out
     report = json.loads((ws / "reports" / "audit.json").read_text("utf-8"))

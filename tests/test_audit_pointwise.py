@@ -241,7 +241,7 @@ def test_new_metrics_reach_the_report_surfaces(ratings):  # type: ignore[no-unty
         row = re.sub(r"<[^>]+>", "", row[: row.index("</tr>")])
         assert fmt_metric(m[name]) in row
     console = Console(width=100, record=True)
-    print_summary(report, console)
+    print_summary(report, console, details=True)
     out = console.export_text()
     assert fmt_metric(m["cohen_kappa"]) in out and "weighted κ" in out
 
@@ -565,7 +565,7 @@ def test_terminal_shows_the_judges_own_figures_beside_the_annotators(ratings):  
     _, report = ratings
     entry = report["judges"]["rater-llm"]
     console = Console(width=100, record=True)  # the stacked view, with references
-    print_summary(report, console)
+    print_summary(report, console, details=True)
     out = console.export_text()
     for name in ("macro_f1", "first_position_rate", "position_consistency"):
         assert info(name).title not in out  # pairwise figures have nothing to say about a pointwise judge

@@ -88,7 +88,7 @@ def label_ws(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         recs.append({"item_id": item_id, "judge": judge, "label": label, "raw": HOSTILE_RAW.format(label=label)})
     (tmp / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs), "utf-8")
     _cli("import", "verdicts.jsonl", "--as", "judgments", "-w", "ws", "--quiet", cwd=tmp)
-    out = _cli("audit", "-w", "ws", "--consensus", TRUTH, "--n-boot", "100", cwd=tmp, columns=100)
+    out = _cli("audit", "--details", "-w", "ws", "--consensus", TRUTH, "--n-boot", "100", cwd=tmp, columns=100)
     ws_dir = tmp / "ws"
     report = json.loads((ws_dir / "reports" / "audit.json").read_text("utf-8"))
     return {"ws": ws_dir, "report": report, "terminal": out, "hostile_item": hostile_item, "truth": truth,
@@ -239,7 +239,7 @@ def _terminal(report: dict[str, Any], width: int) -> str:
     from judgecal.report.terminal import print_summary
 
     buf = io.StringIO()
-    print_summary(report, Console(width=width, file=buf, color_system=None))
+    print_summary(report, Console(width=width, file=buf, color_system=None), details=True)
     return buf.getvalue()
 
 

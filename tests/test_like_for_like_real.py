@@ -80,7 +80,7 @@ def test_held_out_annotator_surfaces_show_the_like_for_like_reference(held_out):
     from judgecal.catalogue import fmt_metric
 
     console = Console(width=120, record=True)
-    print_summary(report, console)
+    print_summary(report, console, details=True)
     out = " ".join(console.export_text().split())
     assert f"κ with each annotator {fmt_metric(pw['judge']['kappa'])}" in out
     assert f"annotators with each other: {fmt_metric(pw['humans']['kappa'])} (pairwise, the same 999 items)" in out

@@ -10,6 +10,7 @@ from judgecal.audit.run import SCHEMA, run_audit
 from judgecal.catalogue import FLAGS, fmt_metric, fmt_p, info
 from judgecal.data.records import Annotation, Candidate, Item, Judgment
 from judgecal.data.store import Workspace
+from judgecal.report.view import merged_reasons
 from judgecal.report.write import render_html, write_report
 
 EVIL = "<script>alert('x')</script>"
@@ -95,15 +96,25 @@ def test_page_one_summary_then_detail_with_every_metric(report_dir):
     assert f"Most important: {verdict['reasons'][0]}" in card and verdict["reasons"][1] not in card
     lfl = rep["judges"][judge]["reference"]["like_for_like"]
     pw = lfl["pairwise"]
-    assert (f"κ {fmt_metric(pw['judge']['kappa'])} {fmt_metric(pw['humans']['kappa'])} 0.000 0.000 (always "
+    assert (f"κ with each annotator {fmt_metric(pw['judge']['kappa'])} {fmt_metric(pw['humans']['kappa'])} 0.000 0.000 (always "
             f"{lfl['trivial']['label']!r})") in card
-    assert (f"agreement {fmt_metric(pw['judge']['accuracy'])} {fmt_metric(pw['humans']['accuracy'])} "
+    assert (f"Agrees with annotators {fmt_metric(pw['judge']['accuracy'])} {fmt_metric(pw['humans']['accuracy'])} "
             f"{pw['judge']['chance_accuracy']:.3f} {lfl['trivial']['accuracy']:.3f}") in card
     assert verdict["not_tested_probes"] and f"Not tested: {', '.join(verdict['not_tested_probes'])}" in card
-    # the detail: every reason, each figure beside its reference
+    # page one opens with every judge ranked by its gap to the humans, the best named, and its decisive flag
+    comparison = _plain(summary.split('id="comparison"', 1)[1].split("</table>", 1)[0])
+    gap = pw["difference"]["kappa"]["estimate"]
+    assert f"{judge} {verdict['status']} κ with each annotator {fmt_metric(pw['judge']['kappa'])} {fmt_metric(pw['humans']['kappa'])} " \
+           f"{gap:+.3f} {info(verdict['details'][0]['metric']).title} {len(verdict['not_tested_probes'])}" in comparison
+    assert _plain(summary.split('id="best-judge">', 1)[1].split("</p>", 1)[0]).startswith(
+        f"Best available judge: {judge} ({verdict['status']}, {gap:+.3f} to the humans): it may not replace people")
+    # the detail: every other reason once (the first is on page one), each figure beside its reference
     detail = html.split('id="detail"', 1)[1]
-    for reason in verdict["reasons"]:
-        assert str(reason).replace("'", "&#39;") in detail
+    assert str(verdict["reasons"][0]).replace("'", "&#39;") not in detail
+    legend = re.search(r'<dl class="kv" id="flag-legend">.*?</dl>', detail, re.S)
+    said = detail.replace(legend.group(0), "") if legend else detail  # the flags' legend defines, never restates
+    for reason in merged_reasons(verdict["reasons"])[1:]:
+        assert said.count(str(reason).replace("'", "&#39;")) == 1, reason
     fk = rep["humans"]["fleiss_kappa"]
     assert f"humans with each other: {fmt_metric(fk)}" in detail
     assert "chance: " in detail
@@ -120,7 +131,7 @@ def test_page_one_summary_then_detail_with_every_metric(report_dir):
     assert cells[2] == fmt_p(first["p"]) and cells[3] == fmt_p(first["q"]) != "not tested"
 
 
-DETAIL_HEADINGS = ("Scores", "Reasons, references and flags", "What the figures mean", "Plots", "Each judge",
+DETAIL_HEADINGS = ("Scores", "Reasons, references and flags", "What the figures mean", "Plots", "Appendix", "Each judge",
                    "Closing the loop", "Models", "The humans", "Provenance")
 
 
@@ -166,7 +177,7 @@ def test_page_one_without_two_annotators_says_so(tmp_path):
     entry = rep["judges"]["replay/x/one"]
     card = _plain(render_html(rep).split('id="summary-1">', 1)[1].split("</div>", 1)[0])
     assert "against the consensus: no items with two annotators, so no like-for-like reference" in card
-    assert f"κ {fmt_metric(entry['metrics']['cohen_kappa'])} not measured (needs two annotators) 0.000" in card
+    assert f"Cohen's κ {fmt_metric(entry['metrics']['cohen_kappa'])} not measured (needs two annotators) 0.000" in card
     # chance Σ p² and the majority label's share (30 of 40 items are 'A')
     assert f"{0.75 ** 2 + 0.25 ** 2:.3f} 0.750 (always the most frequent label)" in card
     assert f"Most important: {entry['verdict']['reasons'][0]}" in card

@@ -51,7 +51,7 @@ def test_terminal_never_cuts_a_wide_mixed_table(mixed, width):  # type: ignore[n
     from judgecal.report.terminal import print_summary
 
     console = Console(width=width, record=True)
-    print_summary(mixed, console)
+    print_summary(mixed, console, details=True)
     out = console.export_text()
     assert max(cell_len(line) for line in out.splitlines()) <= width
     lines = [line.strip() for line in out.splitlines()]

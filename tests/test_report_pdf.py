@@ -49,9 +49,9 @@ def test_page_one_opens_with_every_verdict(audited):
         # the judge with each annotator beside the annotators with each other on the same items, chance, trivial
         lfl = j["reference"]["like_for_like"]
         pw = lfl["pairwise"]
-        assert (f"κ {fmt_metric(pw['judge']['kappa'])} {fmt_metric(pw['humans']['kappa'])} 0.000 0.000 "
+        assert (f"κ with each annotator {fmt_metric(pw['judge']['kappa'])} {fmt_metric(pw['humans']['kappa'])} 0.000 0.000 "
                 f"(always {lfl['trivial']['label']!r})") in one, name
-        assert (f"agreement {fmt_metric(pw['judge']['accuracy'])} {fmt_metric(pw['humans']['accuracy'])} "
+        assert (f"Agrees with annotators {fmt_metric(pw['judge']['accuracy'])} {fmt_metric(pw['humans']['accuracy'])} "
                 f"{pw['judge']['chance_accuracy']:.3f} {lfl['trivial']['accuracy']:.3f}") in one, name
     # the embedded judge is barely better than chance on these items: not aligned
     assert rep["judges"]["local/smollm2"]["verdict"]["status"] == "not aligned"
@@ -140,7 +140,8 @@ def pages_of(pdf) -> int:
     return int(re.search(r"Pages:\s+(\d+)", info).group(1))
 
 
-DETAIL = ("Scores", "Reasons, references and flags", "What the figures mean", "Each judge", "The humans", "Provenance")
+DETAIL = ("Scores", "Reasons, references and flags", "What the figures mean", "Appendix", "Each judge", "The humans",
+          "Provenance")
 
 
 def test_summary_only_is_page_one_alone(audited, tmp_path, capsys):
@@ -150,7 +151,7 @@ def test_summary_only_is_page_one_alone(audited, tmp_path, capsys):
     ws = out.parent
     full_one = page_text(out / "audit.pdf", 1)
     n = pages_of(out / "audit.pdf")
-    assert n > 10 and all(h in page_text(out / "audit.pdf", 2, n) for h in DETAIL)
+    assert 2 < n <= 8 and all(h in page_text(out / "audit.pdf", 2, n) for h in DETAIL)  # five judges
     assert main(["audit", "--pdf", "--summary-only", "--n-boot", "200", "--out", str(tmp_path / "a"), "-w", str(ws)]) == 0
     short = json.loads((tmp_path / "a" / "audit.json").read_text())
     assert short["judges"] == rep["judges"] and short["provenance"]["config_hash"] == rep["provenance"]["config_hash"]
@@ -170,3 +171,36 @@ def test_summary_only_is_page_one_alone(audited, tmp_path, capsys):
             full_one.split("judgecal trust report · configuration")[0].split("Summary: can each judge")[1]
         for name, j in rep["judges"].items():
             assert f"{name}: {j['verdict']['status']}" in one
+
+
+def test_three_judges_make_a_short_decision_document(audited, tmp_path):
+    """Three judges (as the demo has) in six pages at most: page one ranks them by their gap to the humans and
+    names the best; each reason is said once; the key/value listings of audit.json stay in audit.html."""
+    from judgecal.catalogue import FLAGS
+    from judgecal.report.pdf import write_pdf
+    from judgecal.report.view import merged_reasons
+
+    out, rep = audited
+    three = {**rep, "judges": {k: v for k, v in rep["judges"].items() if "temperature" not in k}}
+    assert len(three["judges"]) == 3
+    pdf = write_pdf(three, tmp_path / "three.pdf")
+    n = pages_of(pdf)
+    assert n <= 6
+    one, rest = page_text(pdf, 1), page_text(pdf, 2, n)
+    gaps = {k: v["reference"]["like_for_like"]["pairwise"]["difference"]["kappa"]["estimate"]
+            for k, v in three["judges"].items()}
+    ranked = sorted(gaps, key=lambda k: -gaps[k])
+    table = one.split("Every judge, closest to the humans first", 1)[1]
+    assert [table.index(f"{gaps[k]:+.3f}") for k in ranked] == sorted(table.index(f"{gaps[k]:+.3f}") for k in ranked)
+    best = three["judges"][ranked[0]]["verdict"]["status"]
+    assert f"Best available judge: {ranked[0]} ({best}, {gaps[ranked[0]]:+.3f} to the humans)" in one
+    assert ("it may replace people" in one) == (best == "aligned")
+    assert "Appendix" in rest and "In audit.html" in rest and "ci low" not in rest  # no key/value dumps
+    words = {f.words for f in FLAGS.values()}
+    everything = one + " " + rest
+    for name, j in three["judges"].items():
+        reasons = merged_reasons(j["verdict"]["reasons"])
+        assert everything.count(" ".join(reasons[0].split())) == 1, name
+        for r in reasons[1:]:
+            if r not in words:  # a flag's words are also defined once in the flags' legend
+                assert everything.count(" ".join(r.split())) == 1, (name, r)

@@ -38,7 +38,7 @@ def run(capsys, *argv):
 
 def test_80_columns_never_truncate(ws_path, capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("COLUMNS", "80")
-    out, _ = run(capsys, "audit", "--n-boot", "200", "--out", str(tmp_path), "-w", str(ws_path))
+    out, _ = run(capsys, "audit", "--details", "--n-boot", "200", "--out", str(tmp_path), "-w", str(ws_path))
     rep = json.loads((tmp_path / "audit.json").read_text())
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= 80
@@ -54,9 +54,46 @@ def test_80_columns_never_truncate(ws_path, capsys, monkeypatch, tmp_path):
     assert f"{k['estimate']:.3f} ({k['ci_low']:.3f}–{k['ci_high']:.3f})" in out
 
 
+def column(lines: list[str], header: str, next_header: str) -> str:
+    """The text of one column of the page-one table, its folded lines joined."""
+    k = next(k for k, line in enumerate(lines) if header in line)
+    start = lines[k].index(header)
+    end = lines[k].find(next_header) if next_header in lines[k] else None
+    rows = lines[k + 1:next(j for j, line in enumerate(lines) if line.startswith("best available"))]
+    return " ".join(" ".join(line[start:end].strip() for line in rows).split())
+
+
+@pytest.mark.parametrize("width", [80, 150])
+def test_page_one_is_one_table_ranked_by_the_gap(ws_path, capsys, monkeypatch, tmp_path, width):
+    """By default one table, a row per judge closest to the humans first, then the best judge: nothing cut,
+    no line twice, and none of the details' blocks."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    out, _ = run(capsys, "audit", "--n-boot", "200", "--out", str(tmp_path), "-w", str(ws_path))
+    rep = json.loads((tmp_path / "audit.json").read_text())
+    lines = [line.rstrip() for line in out.splitlines()]
+    assert max(len(line) for line in lines) <= width and "…" not in out
+    below = [line for line in lines[next(k for k, x in enumerate(lines) if x.startswith("best available")):] if line]
+    assert len(below) == len(set(below))  # (the two judges here are the same verdicts: their rows read alike)
+    flat = " ".join(out.split())
+    reasons = column(lines, "the reason that matters most", "not tested")
+    gaps = {}
+    for name, entry in rep["judges"].items():
+        d = entry["reference"]["like_for_like"]["pairwise"]
+        gaps[name] = d["difference"]["kappa"]["estimate"]
+        for side in ("judge", "humans"):  # each figure whole on a line
+            assert any(fmt_metric(d[side]["kappa"]) in line for line in lines)
+        assert f"{gaps[name]:+.3f}" in flat
+        assert " ".join(entry["verdict"]["reasons"][0].split()) in reasons  # the reason that matters most, whole
+        assert len(entry["verdict"]["reasons"]) < 2 or entry["verdict"]["reasons"][1] not in reasons
+    order = sorted(gaps, key=lambda n: -gaps[n])  # (equal gaps here: the ranking is tested on PandaLM)
+    assert f"best available judge: {order[0]} ({rep['judges'][order[0]]['verdict']['status']}" in flat
+    assert not any(line.startswith(("  ?", "  !", "  =", "  -")) for line in lines)  # the blocks: --details only
+    assert f"wrote {tmp_path / 'audit.json'}" in lines and f"wrote {tmp_path / 'audit.html'}" in lines
+
+
 def test_wide_terminal_is_one_table(ws_path, capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("COLUMNS", "200")
-    out, _ = run(capsys, "audit", "--n-boot", "200", "--out", str(tmp_path), "-w", str(ws_path))
+    out, _ = run(capsys, "audit", "--details", "--n-boot", "200", "--out", str(tmp_path), "-w", str(ws_path))
     assert max(len(line) for line in out.splitlines()) <= 200 and "…" not in out
     header = "".join(line for line in out.splitlines() if "┃" in line)
     for m in SUMMARY_METRICS:

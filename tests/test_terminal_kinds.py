@@ -41,7 +41,7 @@ def faithbench(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
 
 def _render(report: dict, width: int) -> str:  # type: ignore[type-arg]
     console = Console(width=width, record=True)
-    print_summary(report, console)
+    print_summary(report, console, details=True)
     return console.export_text()
 
 
@@ -92,7 +92,7 @@ def test_the_truth_line_names_the_human_spans(faithbench, capsys, monkeypatch): 
     ws, human, report = faithbench
     capsys.readouterr()
     monkeypatch.setenv("COLUMNS", "100")
-    assert main(["audit", "--n-boot", "200", "-w", ws]) == 0
+    assert main(["audit", "--details", "--n-boot", "200", "-w", ws]) == 0
     flat = " ".join(capsys.readouterr().out.split())
     n_ann, n_items = human["rater"].nunique(), human["item_id"].nunique()
     n_marked = int((human["end"] > human["start"]).sum())

@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "judge's verdict, the reason that matters most, its like-for-like reference, what was not tested), "
                    "without the per-judge detail")
     p.add_argument("--json", action="store_true", help="print audit.json to stdout instead of the summary")
+    p.add_argument("--details", action="store_true", help="after the table of judges, each judge's figures, "
+                   "other reasons, flags and untested probes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--selective-target", type=_open_unit, default=0.9, help="selective evaluation: the "
                    "agreement with the humans the kept items must reach (default 0.9)")
@@ -262,6 +264,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), default=DEMO_ITEMS,
                    help=f"PandaLM items the embedded judge judges live, in both orders (default {DEMO_ITEMS})")
     p.add_argument("--n-boot", type=_n_boot, default=2000)
+    p.add_argument("--details", action="store_true", help="after the table of judges, each judge's figures, "
+                   "other reasons, flags and untested probes")
     _judge_opts(p)
     _ws_arg(p, default="demo-workspace")
     p.set_defaults(func=cmd_demo)

@@ -39,10 +39,22 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
     return report, js, html
 
 
-def print_summary(report: AuditReport) -> None:
+def print_summary(report: AuditReport, details: bool = False) -> None:
     from judgecal.report.terminal import print_summary as show
 
-    show(report)
+    show(report, details=details)
+
+
+def retire_stale_pdf(out: Path) -> str | None:
+    """A new audit.json written without a PDF: an ``audit.pdf`` beside it is from an earlier audit. It is
+    renamed ``audit.stale.pdf`` (never left under the name of the current report), and the line says so."""
+    old = out / "audit.pdf"
+    if not old.exists():
+        return None
+    stale = out / "audit.stale.pdf"
+    old.replace(stale)
+    return (f"stale: the PDF of an earlier audit, renamed {stale}\n"
+            f"  this audit's PDF: judgecal report pdf {out / 'audit.json'}")
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -58,8 +70,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
                                       "n_shards": args.shards or 16}
         report, js, html = _audit(ws, out, args.consensus, args.invalid_as, args.n_boot,
                                   (args.selective_target, args.selective_delta), cluster, args.summary_only, bar)
-    written, no_pdf = [js, html], None
-    if args.pdf:
+    written, no_pdf, stale = [js, html], None, None
+    if not args.pdf:
+        stale = retire_stale_pdf(out)
+    else:
         from judgecal.report.pdf import PdfError, write_pdf
 
         try:
@@ -69,8 +83,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(js.read_text("utf-8"))
     else:
-        print_summary(report)
+        print_summary(report, details=args.details)
     print("\n".join(f"wrote {w}" for w in written), file=sys.stderr if args.json else sys.stdout)
+    if stale:
+        print("\n".join(term(line) for line in stale.splitlines()), file=sys.stderr if args.json else sys.stdout)
     if no_pdf:  # audit.json and audit.html are written; the PDF that was asked for is not
         raise UsageError(no_pdf)
     return 0

@@ -72,7 +72,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         st = engine.run(engine.plan(items, orders=("AB", "BA"), seed=args.seed))
         print(f"local/smollm2: {st.done} new calls, {st.cached} cached, {st.invalid} invalid, in {st.seconds:.1f}s")
         report, js, html = _audit(ws, ws.reports_dir, "ds", "tie", args.n_boot)
-    print_summary(report)
+    print_summary(report, details=args.details)
     if len(items) < n_all:  # say what the live judge's figures rest on
         print(f"note: local/smollm2 judged {len(items)} of PandaLM's {n_all} items live (both orders) to keep the "
               f"demo short; its figures rest on those items, so its intervals are wider than the recorded "

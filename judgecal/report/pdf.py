@@ -60,7 +60,7 @@ def render_pdf(report: AuditReport | dict[str, Any], summary_only: bool = False)
     weasyprint = _renderer()
     data = {**report.to_json(), "schema": report.schema_read} if isinstance(report, AuditReport) else json_safe(report)
     # control characters shown escaped in the PDF's text
-    html = render_html(inert_tree(data), summary_only=summary_only)
+    html = render_html(inert_tree(data), summary_only=summary_only, printable=True)
     return bytes(weasyprint.HTML(string=html, url_fetcher=_no_fetch, base_url=None).write_pdf())
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from judgecal.audit.report import AuditReport, Judge, read_report
-from judgecal.catalogue import fmt_metric, fmt_number
+from judgecal.audit.report import AuditReport, Judge, Verdict, read_report
+from judgecal.catalogue import flag_info, fmt_metric, fmt_number, info
 from judgecal.report.view import SECTIONS, like_definition, stability_line
 
 #: the columns of a row's figures, beside the figure's title; each row names them in its ``headers``
@@ -47,7 +47,15 @@ def _figure(title: str, judge: str, humans: str, chance: str, trivial: str) -> d
     return dict(zip(("title", *COLUMNS), (title, judge, humans, chance, trivial), strict=True))
 
 
-Figures = tuple[str, dict[str, str], list[dict[str, str]]]  # basis in words, column headers, figures
+Figures = tuple[str, dict[str, str], list[dict[str, str]], float | None]  # basis, headers, figures, gap
+
+
+def _est(f: Any) -> float | None:
+    return _num(getattr(f, "estimate", None)) if f is not None else None
+
+
+def _gap(judge: float | None, humans: float | None) -> float | None:
+    return judge - humans if judge is not None and humans is not None else None
 
 
 def _like_figures(entry: Judge, definition: str) -> Figures | None:
@@ -61,13 +69,17 @@ def _like_figures(entry: Judge, definition: str) -> Figures | None:
     label = f"always {str(triv.label)!r}" if triv is not None and triv.label is not None else "always one label"
     trivial_acc = _num(triv.accuracy) if triv else None
     words = "pairwise" if definition == "pairwise" else "leave-one-out"
+    side = "with each annotator" if definition == "pairwise" else "against the others' majority"  # one name each
+    agrees = "Agrees with annotators" if definition == "pairwise" else "Agrees with the others' majority"
     basis = f"like with like: {words}, the same {lfl.n_items} items, {lfl.n_annotators} annotators"
+    paired = _est((d.difference or {}).get("kappa"))  # the paired difference, when the audit measured it
+    gap = paired if paired is not None else _gap(_est(j.kappa), _est(h.kappa))
     return basis, PAIRWISE if definition == "pairwise" else LEAVE_ONE_OUT, [
-        _figure(kword, fmt_metric(j.kappa), fmt_metric(h.kappa), "0.000",
+        _figure(f"{kword} {side}", fmt_metric(j.kappa), fmt_metric(h.kappa), "0.000",
                 f"{fmt_number((_num(triv.kappa) if triv else None) or 0.0)} ({label})"),  # a constant rater's κ is 0
-        _figure("agreement", fmt_metric(j.accuracy), fmt_metric(h.accuracy), fmt_number(_num(j.chance_accuracy)),
+        _figure(agrees, fmt_metric(j.accuracy), fmt_metric(h.accuracy), fmt_number(_num(j.chance_accuracy)),
                 f"{fmt_number(trivial_acc)} ({label})" if trivial_acc is not None else "not measured"),
-    ]
+    ], gap
 
 
 def _span_figures(entry: Judge) -> Figures | None:
@@ -79,24 +91,25 @@ def _span_figures(entry: Judge) -> Figures | None:
     trivial = f"{fmt_metric(like.baselines.get(best))} ({best.replace('_', ' ')})" if best else "not measured"
     basis = f"like with like: mean pairwise character F1, the same {like.n_items} items"
     return basis, {**PAIRWISE, "trivial": "the best trivial marker"}, [
-        _figure("span F1", fmt_metric(like.judge), fmt_metric(like.humans), "n/a", trivial)]
+        _figure(info("span_f1_pairwise").title, fmt_metric(like.judge), fmt_metric(like.humans), "n/a", trivial)], \
+        _gap(_est(like.judge), _est(like.humans))
 
 
 def _consensus_figures(entry: Judge) -> Figures:
     """Without two annotators on its items: the judge against the consensus, no human reference to read."""
     if not entry.n_items_with_consensus:
-        return "no human label on the items it judged: agreement not measured", CONSENSUS, []
+        return "no human label on the items it judged: agreement not measured", CONSENSUS, [], None
     ref = entry.reference
     kname = entry.pointwise.kappa if entry.pointwise else "cohen_kappa"
     missing = "not measured (needs two annotators)"
     base = _num(ref.base_rate) if ref else None
     return "against the consensus: no items with two annotators, so no like-for-like reference", CONSENSUS, [
-        _figure("weighted κ" if kname == "weighted_kappa" else "κ", fmt_metric(entry.metrics.get(kname)), missing,
+        _figure(info(kname).title, fmt_metric(entry.metrics.get(kname)), missing,
                 "0.000", "0.000 (always one label)"),
-        _figure("accuracy", fmt_metric(entry.metrics.get("accuracy")), missing,
+        _figure(info("accuracy").title, fmt_metric(entry.metrics.get("accuracy")), missing,
                 fmt_number(_num(ref.chance_accuracy) if ref else None),
                 f"{fmt_number(base)} (always the most frequent label)" if base is not None else "not measured"),
-    ]
+    ], None
 
 
 def summary_row(name: str, entry: Judge) -> dict[str, Any]:
@@ -114,7 +127,11 @@ def summary_row(name: str, entry: Judge) -> dict[str, Any]:
     else:
         probes = []
         not_tested = "; ".join(v.not_tested if v else []) or "nothing: every probe ran"
+    head = got[2][0] if got[2] else None
     return {"judge": name, "status": status, "reason": reasons[0] if reasons else NO_REASON,
+            "decisive": decisive_words(v), "gap": got[3],
+            "headline": {"title": head["title"], "judge": head["judge"], "humans": head["humans"],
+                         "humans_words": got[1]["humans"]} if head else None,
             "more_reasons": max(len(reasons) - 1, 0), "n_labelled": entry.n_items_with_consensus or 0,
             "basis": got[0], "headers": got[1], "figures": got[2], "not_tested": not_tested,
             "not_tested_probes": probes,
@@ -123,8 +140,61 @@ def summary_row(name: str, entry: Judge) -> dict[str, Any]:
 
 def summary_rows(report: AuditReport | dict[str, Any]) -> list[dict[str, Any]]:
     """Page one's rows, one per judge in audit.json's order (``audit.json``'s object is read as the typed
-    report, :func:`judgecal.audit.report.read_report`)."""
-    return [summary_row(name, entry) for name, entry in read_report(report).judges.items()]
+    report, :func:`judgecal.audit.report.read_report`); ``index`` is that order, from 1."""
+    return [{**summary_row(name, entry), "index": k}
+            for k, (name, entry) in enumerate(read_report(report).judges.items(), 1)]
+
+
+RANK = {"aligned": 0, "caution": 1, "not aligned": 2}
+
+
+def decisive_words(v: Verdict | None) -> str:
+    """The rule behind a verdict's first reason in words (a figure's title or a flag's), not its code."""
+    first = v.details[0] if v and v.details else None
+    if first is None:
+        return "no verdict" if v is None else "none"
+    if first.metric:
+        return info(first.metric).title
+    if first.code.startswith("flag:"):
+        return flag_info(first.code.split(":", 1)[1]).title
+    return first.code.replace("_", " ")
+
+
+def ranked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows sorted by their gap to the humans, the closest (or above them) first; a judge without a gap
+    (no human reference on its items) after those with one, in audit.json's order."""
+    return sorted(rows, key=lambda r: (r["gap"] is None, -(r["gap"] or 0.0), r["index"]))
+
+
+def best_judge(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The best available judge: among those of the best verdict present, the one closest to the humans."""
+    if not rows:
+        return None
+    top = min(RANK.get(r["status"], 3) for r in rows)
+    return ranked([r for r in rows if RANK.get(r["status"], 3) == top])[0]
+
+
+def best_words(rows: list[dict[str, Any]]) -> str:
+    """One sentence: the best available judge and whether it may replace people (only when aligned)."""
+    best = best_judge(rows)
+    if best is None:
+        return "no judge audited yet"
+    gap = f", {fmt_gap(best['gap'])} to the humans" if best["gap"] is not None else ""
+    if best["status"] == "aligned":
+        return f"best available judge: {best['judge']} ({best['status']}{gap}): it may replace people"
+    return (f"best available judge: {best['judge']} ({best['status']}{gap}): it may not replace people "
+            f"({'no judge is aligned' if len(rows) > 1 else 'it is not aligned'})")
+
+
+def fmt_gap(gap: float | None) -> str:
+    """The gap to the humans as a signed number (below them: negative), ``n/a`` without a reference."""
+    return "n/a" if gap is None else f"{gap:+.3f}"
+
+
+def page_one(report: AuditReport | dict[str, Any]) -> dict[str, Any]:
+    """Page one as every surface shows it: the rows ranked by their gap to the humans and the best judge."""
+    rows = summary_rows(report)
+    return {"rows": ranked(rows), "best": best_judge(rows), "best_words": best_words(rows)}
 
 
 def more_words(row: dict[str, Any]) -> str:

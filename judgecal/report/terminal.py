@@ -19,7 +19,9 @@ from rich.text import Text
 from judgecal.audit.report import AuditReport, read_report
 from judgecal.catalogue import SPAN_SUMMARY_METRICS, info
 from judgecal.inert import inert_tree, term
-from judgecal.report.view import report_view
+from judgecal.report.pageone import page_one_table
+from judgecal.report.summary import page_one
+from judgecal.report.view import merged_reasons, new_flags, report_view
 
 WIDE = 150
 STYLE = {"aligned": "bold green", "caution": "bold yellow", "not aligned": "bold red"}
@@ -68,19 +70,15 @@ def _all_fit(tables: list[Table], width: int) -> bool:
 
 
 def _reasons(j: dict[str, Any], console: Console) -> None:
+    """A judge's verdict, then what page one does not show: its other reasons (the first stands on page one),
+    its flags that no reason states, its stability and the probes not tested."""
     console.print(Text.assemble(Text(j["name"], style="bold"), ": ", _status(j["verdict"])))
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")
-    for r in j["verdict"]["reasons"]:
+    for r in merged_reasons(j["verdict"]["reasons"])[1:]:
         grid.add_row(Text("  -"), Text(r))
-    for a in j["agreement"]:
-        if a["name"] in ("pairwise_kappa", "pairwise_accuracy", "span_f1_pairwise", "span_score"):
-            grid.add_row(Text("  ="), Text(f"{info(a['name']).title} {a['value']}; {a['ref']}"))
-    if j["like"]:
-        grid.add_row(Text("  ="), Text(f"like with like ({j['like']['words']}): {j['like']['definition_text']}",
-                                       style="dim"))
-    for f in j["flags"]:
+    for f in new_flags(j):
         grid.add_row(Text("  !"), Text(f"{f['title']} ({f['severity']}): {f['words']}"))
     if j["stability_line"]:
         grid.add_row(Text("  ~"), Text(j["stability_line"]))
@@ -172,18 +170,12 @@ def truth_lines(report: AuditReport, view: dict[str, Any]) -> list[str]:
     return [term(line) for line in lines]
 
 
-def print_summary(report: AuditReport | dict[str, Any], console: Console | None = None) -> None:
-    """Verdicts and key figures of every judge, then the truth the audit used (``audit.json``'s object is
-    read as the typed report, :func:`judgecal.audit.report.read_report`)."""
-    console = console or Console()
-    report = read_report(report)
-    view = inert_tree(report_view(report))  # names and reasons come from files and models
+def _details(report: AuditReport, view: dict[str, Any], console: Console) -> None:
+    """Each judge's figures, other reasons, flags and untested probes (``--details``)."""
     spans = report.section("spans") or {}
-    titles = (f"Judges against the human consensus ({term(report.settings.consensus)}, 95% CI)",
+    titles = (f"Every figure of each judge (truth {term(report.settings.consensus)}, 95% CI)",
               f"Span judges against the human spans (source {term(str(spans.get('source')))}, 95% CI)")
-    if not view["judges"]:
-        console.print(Text("no judge in this workspace yet: run `judgecal judge` or import verdicts"))
-    elif console.width >= WIDE and _all_fit(tables := _tables(view, titles), console.width):
+    if console.width >= WIDE and _all_fit(tables := _tables(view, titles), console.width):
         for t in tables:
             console.print(t)
         for j in view["judges"]:
@@ -196,5 +188,27 @@ def print_summary(report: AuditReport | dict[str, Any], console: Console | None 
             _reasons(j, console)
     else:
         _stacked(view, console, titles)
+    likes = {(j["like"]["words"], j["like"]["definition_text"]) for j in view["judges"] if j["like"]}
+    for words, text in sorted(likes):  # said once, not under every judge
+        console.print(Text(f"like with like ({words}): {text}", style="dim"))
+
+
+def print_summary(report: AuditReport | dict[str, Any], console: Console | None = None,
+                  details: bool = False) -> None:
+    """Page one (:func:`judgecal.report.summary.page_one`: one table, the judges closest to the humans first,
+    and the best judge), with ``details`` each judge's figures, reasons and flags, then the truth the audit
+    used (``audit.json``'s object is read as the typed report, :func:`judgecal.audit.report.read_report`)."""
+    console = console or Console()
+    report = read_report(report)
+    view = inert_tree(report_view(report))  # names and reasons come from files and models
+    if not view["judges"]:
+        console.print(Text("no judge in this workspace yet: run `judgecal judge` or import verdicts"))
+    else:
+        one = inert_tree(page_one(report))
+        title = f"Judges against the humans (truth {term(report.settings.consensus)}, 95% CI), closest first"
+        console.print(page_one_table(one, title, console.width))
+        console.print(Text(one["best_words"]))
+        if details:
+            _details(report, view, console)
     for line in truth_lines(report, view):
         console.print(Text(line))

@@ -135,9 +135,36 @@ def consensus_words(name: str) -> str:
 def _verdict(name: str, entry: Judge) -> dict[str, Any]:
     v = entry.verdict
     if v is not None:
-        return {"status": v.status, "reasons": list(v.reasons), "not_tested": list(v.not_tested)}
+        return {"status": v.status, "reasons": list(v.reasons), "others": merged_reasons(list(v.reasons))[1:],
+                "not_tested": list(v.not_tested),
+                "reason_metrics": sorted({d.metric for d in v.details if d.metric})}
     return {"status": "no verdict", "reasons": [f"not computed; produced by {SECTIONS['verdict']}"],
-            "not_tested": []}
+            "others": [], "not_tested": [], "reason_metrics": []}
+
+
+def merged_reasons(reasons: list[str]) -> list[str]:
+    """The reasons with those that open with the same figure folded into one (``agreement 0.47 … (…): 0.40
+    below; no better than always answering 'A'``): the figure is said once."""
+    out: list[str] = []
+    heads: dict[str, int] = {}
+    for r in reasons:
+        head, sep, tail = r.rpartition("): ")
+        key = head + sep
+        if sep and key in heads:
+            out[heads[key]] += f"; {tail}"
+            continue
+        if sep:
+            heads[key] = len(out)
+        out.append(r)
+    return out
+
+
+def new_flags(j: dict[str, Any]) -> list[dict[str, str]]:
+    """A judge's flags that no reason already states (a reason names the same figure or says the same words)."""
+    said = " ".join(j["verdict"]["reasons"]).lower()
+    metrics = set(j["verdict"]["reason_metrics"])
+    return [f for f in j["flags"] if f["words"].lower() not in said and f["title"].lower() not in said
+            and flag_info(f["code"]).metric not in metrics]
 
 
 def _flags(entry: Judge) -> list[dict[str, str]]:
@@ -366,13 +393,18 @@ def report_view(report: AuditReport | dict[str, Any]) -> dict[str, Any]:
     if entries and all(is_nominal(e) for e in entries.values()):  # no judge's labels have an order
         columns = tuple(m for m in columns if m not in ORDINAL_ONLY)
     judges = [judge_view(n, e, ref, columns) for n, e in entries.items()]
+    for j in judges:
+        j["new_flags"] = new_flags(j)
     present = {f["code"] for j in judges for f in j["flags"]}
     legend = [flag_info(c) for c in sorted(present)]
     used = {m["name"] for j in judges for m in j["metrics"]} | set(columns)
     glossary = [info(m) for m in METRICS if m in used]
+    shown = set(columns) | {m for j in judges for m in j["verdict"]["reason_metrics"]}
+    glossary_short = [m for m in glossary if m.name in shown]  # the PDF's: the figures it shows
     return {
         "report": data, "settings": data["settings"], "consensus": data["consensus"],
         "judges": judges, "ref": ref, "legend": legend, "severities": SEVERITIES, "glossary": glossary,
+        "glossary_short": glossary_short,
         "known_flags": FLAGS, "models": data.get("models"), "humans": data.get("humans"),
         "provenance": report.provenance.to_json() if report.provenance else {}, "sections": SECTIONS, "section_titles": SECTION_TITLES,
         "consensus_words": consensus_words(report.settings.consensus),

@@ -15,7 +15,7 @@ from markupsafe import Markup, escape
 from judgecal.audit.report import AuditReport, Figure, Judge, json_safe, read_report
 from judgecal.catalogue import METRICS, fmt_metric, fmt_number, fmt_p
 from judgecal.report.plots import heatmap_svg, label_rates_svg, metric_forest, prevalence_svg, reliability_svg
-from judgecal.report.summary import COLUMNS, LEGEND, NOTE, more_words, summary_rows
+from judgecal.report.summary import COLUMNS, LEGEND, NOTE, fmt_gap, more_words, page_one
 from judgecal.report.view import report_view
 
 
@@ -110,10 +110,12 @@ def _plots(report: AuditReport | dict[str, Any], view: dict[str, Any]) -> list[d
     return out
 
 
-def render_html(report: AuditReport | dict[str, Any], summary_only: bool = False) -> str:
+def render_html(report: AuditReport | dict[str, Any], summary_only: bool = False, printable: bool = False) -> str:
     """The trust report as one self-contained HTML page: page one the summary (:mod:`judgecal.report.summary`:
     each judge's verdict, the reason that matters most, its figures beside the humans' like-for-like reference,
-    chance and a trivial rater, what was not tested), then the detail, left out with ``summary_only``.
+    chance and a trivial rater, what was not tested), ranked by the gap to the humans under a comparison of
+    every judge that names the best one, then the detail, left out with ``summary_only``. ``printable`` (the
+    PDF): a short decision document, the detail's audit.json sections and plots left to audit.html.
     ``audit.json``'s object is read as the typed report (an earlier schema's upgraded,
     :func:`judgecal.audit.report.read_report`)."""
     report = read_report(report)
@@ -122,10 +124,12 @@ def render_html(report: AuditReport | dict[str, Any], summary_only: bool = False
     heat = heatmap_svg(matrix.models, matrix.estimate) if matrix and matrix.models else None
     from judgecal.report.loop import TITLES, loop_tables
 
-    page_one = {"summary": summary_rows(report), "summary_columns": COLUMNS, "summary_legend": LEGEND,
-                "summary_note": NOTE, "more_words": more_words, "summary_only": summary_only}
+    one = page_one(report)
+    page = {"summary": one["rows"], "best": one["best"], "best_words": one["best_words"], "fmt_gap": fmt_gap,
+            "summary_columns": COLUMNS, "summary_legend": LEGEND, "summary_note": NOTE, "more_words": more_words,
+            "summary_only": summary_only, "printable": printable}
     if summary_only:
-        return environment().get_template("audit.html.j2").render(**view, **page_one, catalogue=METRICS)
+        return environment().get_template("audit.html.j2").render(**view, **page, catalogue=METRICS)
     return environment().get_template("audit.html.j2").render(
-        **view, **page_one, catalogue=METRICS, plots=_plots(report, view), heatmap=heat,
+        **view, **page, catalogue=METRICS, plots=[] if printable else _plots(report, view), heatmap=heat,
         loop_parts=loop_tables(report.loop), loop_titles=TITLES)
