@@ -188,7 +188,7 @@ def _values(score: Any, where: str) -> Values:
     """The scorer's own value (the first ``history`` entry when the score was edited) and people's edits."""
     if not isinstance(score, dict):
         raise Skip(None, f"{where} must be an object")
-    history = [h for h in score.get("history") or [] if isinstance(h, dict)]
+    history = [h for h in listed(score.get("history"), "history") if isinstance(h, dict)]
     original = history[0] if history and not history[0].get("provenance") else score
     edits = []
     for edit in history:
