@@ -689,6 +689,132 @@ VALIDATE_CASES = [
 
 CASES = ITEM_CASES + FILE_CASES + VERDICT_CASES + THRESHOLD_CASES + FAMILY_CASES + SPEC_CASES + FLAG_CASES + VALIDATE_CASES
 
+# -- other tools' files (import --from): the own schema's checks hold for every format ---------------------
+
+BIG = "1" + "0" * 5000  # an integer of 5,001 digits: beyond Python's integer-string limit
+ALPACA_REC = {"instruction": "Name a prime.", "output_1": "2", "generator_1": "m1", "output_2": "Nine.",
+              "generator_2": "m2", "annotator": "alpaca_eval_gpt4", "preference": 1.0, "price_per_example": 0.001,
+              "time_per_example": 0.5}
+LANGSMITH_REC = {"run_id": "r1", "key": "helpful", "score": 0.5, "feedback_source": {"type": "model"},
+                 "inputs": {"q": "Explain X"}, "outputs": {"o": "X is ..."}}
+MT_HUMAN = {"question_id": 1, "model_a": "x", "model_b": "y", "winner": "model_a", "judge": "expert_1", "turn": 1,
+            "conversation_a": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A1"}],
+            "conversation_b": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "B1"}]}
+MLFLOW_REC = {"trace_id": "tr-1", "request": {"q": "What is MLflow?"}, "response": "A platform.", "assessments": [
+    {"assessment_name": "relevance", "source": {"source_type": "LLM_JUDGE", "source_id": "openai:/gpt-4o-mini"},
+     "feedback": {"value": 4}}]}
+PHOENIX_CSV = ("span_id,name,annotator_kind,result.label,result.score,attributes.input.value,attributes.output.value\n"
+               "s1,quality,LLM,,0.85,{input},4\n")
+PROMPTFOO_DOC = {"evalId": "e1", "results": {"version": 3, "results": [
+    {"promptIdx": 0, "testIdx": 0, "vars": {"question": "Capital of France?"},
+     "prompt": {"raw": "Answer: Capital of France?"}, "provider": {"id": "openai:gpt-4o-mini"},
+     "response": {"output": "Paris."}, "gradingResult": {"pass": True, "score": 0.9, "componentResults": [
+         {"pass": True, "score": 0.8, "reason": "Correct.", "tokensUsed": {"prompt": 280, "completion": 20},
+          "assertion": {"type": "g-eval", "value": "The answer is correct", "provider": "openai:gpt-4o"}}]}}]}}
+EVAL_HEADER = {"eval": {"task": "t", "model": "m", "scorers": [{"name": "rated"}]}}
+EVAL_SAMPLE = {"id": 1, "epoch": 1, "input": "Q?", "output": {"completion": "A."}, "scores": {"rated": {"value": 5}}}
+
+
+def _eval_zip(header: Any, sample: Any = EVAL_SAMPLE, raw_sample: str | None = None, spaces_mb: int = 0) -> bytes:
+    """An Inspect ``.eval`` log (a zip of JSON members) holding ``header`` and one sample; ``spaces_mb``: the
+    sample is a text of that many MB of spaces instead (a zip bomb, written in chunks)."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("header.json", header if isinstance(header, str) else json.dumps(header))
+        if spaces_mb:
+            with z.open("samples/1_epoch_1.json", "w", force_zip64=True) as fh:
+                fh.write(b'{"id": 1, "x": "')
+                for _ in range(spaces_mb):
+                    fh.write(b" " * 2**20)
+                fh.write(b'"}')
+        else:
+            z.writestr("samples/1_epoch_1.json", raw_sample if raw_sample is not None else json.dumps(sample))
+    return buf.getvalue()
+
+
+def _promptfoo(**component: Any) -> dict[str, Any]:
+    doc = json.loads(json.dumps(PROMPTFOO_DOC))
+    doc["results"]["results"][0]["gradingResult"]["componentResults"][0].update(component)
+    return doc
+
+
+def _from(case_id: str, fmt: str, name: str, content: Any, *expect: str) -> Case:
+    """``import FILE --from FMT``: refused with ``expect`` (the file's name first, as ``{dir}/<name>``)."""
+    return Case(f"from-{case_id}", ["import", "{dir}/" + name, "--from", fmt, "-w", "{ws}"], (*expect,),
+                files={name: content})
+
+
+FROM_CASES = [
+    _from("alpaca-huge-integer", "alpaca_eval", "a.json", json.dumps([ALPACA_REC]).replace('"preference": 1.0',
+          f'"preference": {BIG}'), "{dir}/a.json: bad JSON: Exceeds the limit (4300 digits) for integer string"),
+    _from("langsmith-huge-integer", "langsmith", "l.jsonl", _jsonl(json.dumps(LANGSMITH_REC).replace(
+        '"score": 0.5', f'"score": {BIG}')), "{dir}/l.jsonl:1: bad JSON: Exceeds the limit (4300 digits)"),
+    _from("mt-bench-huge-integer", "mt_bench", "m.jsonl", _jsonl(json.dumps(MT_HUMAN).replace(
+        '"question_id": 1', f'"question_id": {BIG}')), "{dir}/m.jsonl:1: bad JSON: Exceeds the limit (4300 digits)"),
+    _from("eval-huge-integer", "inspect", "h.eval", _eval_zip(EVAL_HEADER, raw_sample=json.dumps(EVAL_SAMPLE).replace(
+        '"value": 5', f'"value": {BIG}')), "{dir}/h.eval: samples/1_epoch_1.json: bad JSON: Exceeds the limit (4300"),
+    _from("promptfoo-tokens-1e30", "promptfoo", "p.json", json.dumps(_promptfoo(tokensUsed={"prompt": 1e30})),
+          "{dir}/p.json: results.results[0].gradingResult.componentResults[0]: prompt_tokens: 1e+30 is out of range; "
+          "a token count is at most 1e+12"),
+    _from("eval-scorers-true", "inspect", "s.eval", _eval_zip({"eval": {**EVAL_HEADER["eval"], "scorers": True}}),
+          "{dir}/s.eval: eval.scorers: must be a list, got bool"),
+    _from("eval-scorer-name-list", "inspect", "s.eval", _eval_zip({"eval": {**EVAL_HEADER["eval"],
+                                                                           "scorers": [{"name": ["rated"]}]}}),
+          "{dir}/s.eval: eval.scorers[0].name: must be a scorer's name, got list"),
+    _from("eval-header-list", "inspect", "h.eval", _eval_zip("[]"),
+          "{dir}/h.eval: header.json: eval: an Inspect log's header has an eval object"),
+    _from("eval-header-empty", "inspect", "h.eval", _eval_zip("{}"),
+          "{dir}/h.eval: header.json: eval: an Inspect log's header has an eval object"),
+    _from("eval-header-null", "inspect", "h.eval", _eval_zip("null"),
+          "{dir}/h.eval: header.json: eval: an Inspect log's header has an eval object"),
+    _from("eval-lone-surrogate", "inspect", "u.eval", _eval_zip(EVAL_HEADER, raw_sample=json.dumps(EVAL_SAMPLE).replace(
+        '"A."', '"\\ud800"')), "{dir}/u.eval: samples/1_epoch_1.json: output.completion: holds a lone surrogate"),
+    _from("promptfoo-nan-in-metadata", "promptfoo", "p.json", json.dumps(_promptfoo()).replace(
+        '"question": "Capital of France?"', '"question": "Capital of France?", "n": NaN'),
+          "{dir}/p.json: metadata.vars.n: must be a finite number, got nan"),
+    _from("eval-infinite-epoch", "inspect", "e.eval", _eval_zip(EVAL_HEADER, raw_sample=json.dumps(
+        {**EVAL_SAMPLE, "epoch": 2}).replace('"epoch": 2', '"epoch": Infinity')),
+          "{dir}/e.eval: metadata.epoch: must be a finite number, got inf"),
+    _from("alpaca-cost-1e308", "alpaca_eval", "a.json", json.dumps([{**ALPACA_REC, "price_per_example": 1e308}]),
+          "{dir}/a.json:1: cost_usd: 1e+308 is out of range; a cost (USD) is at most 1e+09"),
+    _from("alpaca-latency-minus-1e308", "alpaca_eval", "a.json", json.dumps([{**ALPACA_REC, "time_per_example": -1e308}]),
+          "{dir}/a.json:1: latency_s: must be >= 0, got -1e+308"),
+    _from("langsmith-score-1e308", "langsmith", "l.jsonl", _jsonl({**LANGSMITH_REC, "score": 1e308}),
+          "{dir}/l.jsonl:1: score: 1e+308 is out of range; a score is a number from -1e+06 to 1e+06"),
+    _from("mt-bench-single-score-minus-1e308", "mt_bench", "m.jsonl", _jsonl(
+        {"question_id": 1, "model": "x", "score": -1e308, "judge": ["gpt-4", "single-v1"], "turn": 1,
+         "user_prompt": "[Question]\nQ?\n\n[The Start of Assistant's Answer]\nA\n[The End of Assistant's Answer]",
+         "judgment": "Rating: [[-1e308]]"}), "{dir}/m.jsonl:1: score: -1e+308 is out of range"),
+    _from("alpaca-annotator-humans", "alpaca_eval", "a.json", json.dumps([{**ALPACA_REC, "annotator": "humans"}]),
+          "{dir}/a.json:1: judge: 'humans' is a reserved name"),
+    _from("langsmith-key-truth", "langsmith", "l.jsonl", _jsonl({**LANGSMITH_REC, "key": "truth"}),
+          "{dir}/l.jsonl:1: judge: 'truth' is a reserved name"),
+    _from("alpaca-annotator-100kb", "alpaca_eval", "a.json", json.dumps([{**ALPACA_REC, "annotator": "x" * 100_000}]),
+          "{dir}/a.json:1: judge: a name of 100,000 characters; the limit is 200"),
+    _from("mt-bench-expert-name-too-long", "mt_bench", "m.jsonl", _jsonl({**MT_HUMAN, "judge": "e" * 1001}),
+          "{dir}/m.jsonl:1: annotator: a name of 1,001 characters; the limit is 1,000"),
+    _from("langsmith-input-over-limit", "langsmith", "l.jsonl", _jsonl({**LANGSMITH_REC, "inputs": {"q": "x" * 200_000}}),
+          "{dir}/l.jsonl:1: input: the run's input is 200,009 characters as text; the limit is 200,000 (refused whole"),
+    _from("mlflow-input-over-limit", "mlflow", "t.json", json.dumps([{**MLFLOW_REC, "request": {"q": "x" * 200_000}}]),
+          "{dir}/t.json:1: input: the run's input is 200,009 characters as text; the limit is 200,000"),
+    _from("phoenix-input-over-limit", "phoenix", "a.csv", PHOENIX_CSV.format(input="x" * 200_001),
+          "{dir}/a.csv:2: input: the run's input is 200,001 characters as text; the limit is 200,000"),
+    _from("fifo", "alpaca_eval", "pipe.json", "<fifo>", "{dir}/pipe.json: is not a regular file"),
+    _from("dev-zero-link", "alpaca_eval", "zero.json", "<link:/dev/zero>",
+          "{dir}/zero.json: is not a regular file (a link to /dev/zero)"),
+    _from("symlink-loop", "alpaca_eval", "loop.json", "<link:loop.json>",
+          "{dir}/loop.json: is a symbolic link loop (it never reaches a file)"),
+    Case("file-symlink-loop", ["import", "{dir}/loop.jsonl", "-w", "{ws}"],
+         ("{dir}/loop.jsonl: is a symbolic link loop (it never reaches a file)",), files={"loop.jsonl": "<link:loop.jsonl>"}),
+    _from("eval-zip-bomb", "inspect", "b.eval", _eval_zip(EVAL_HEADER, spaces_mb=65),
+          "{dir}/b.eval: samples/1_epoch_1.json: is 68,157,458 bytes uncompressed; the limit for one member is "
+          "67,108,864 bytes"),
+]
+CASES += FROM_CASES
+
 
 def test_the_catalogue_holds_at_least_250_distinct_bad_inputs():
     ids = [c.id for c in CASES]
@@ -1047,3 +1173,39 @@ def test_names_differing_by_an_invisible_character_print_apart(tmp_path, capsys)
     assert main(["audit", "--n-boot", "40", "-w", str(ws)]) == 0
     out = capsys.readouterr().out
     assert "\u200d" not in out and "jud\\u200dge" in out
+
+
+def test_a_null_mt_bench_winner_is_a_skipped_label(base_ws, tmp_path, capsys):
+    """A person's ``winner: null`` in the MT-Bench human release is a skip, accepted and counted, as a null
+    label is everywhere; the other expert's label on the same pair is stored."""
+    ws = _copy(base_ws, tmp_path)
+    f = tmp_path / "human.jsonl"
+    f.write_text(_jsonl({**MT_HUMAN, "winner": None}, {**MT_HUMAN, "judge": "expert_2", "winner": "model_b"}))
+    capsys.readouterr()
+    assert main(["import", str(f), "--from", "mt_bench", "-w", str(ws)]) == 0, capsys.readouterr().err
+    assert "1 null label(s) read as skipped" in capsys.readouterr().out
+    with Workspace(ws) as w:
+        got = w.annotations_frame()
+        mine = got[got["source"] == "mt_bench:human"]
+        assert mine[["annotator", "label"]].values.tolist() == [["expert_2", "B"]]
+
+
+def test_an_eval_zip_bomb_is_refused_without_inflating_it(tmp_path):
+    """A member that inflates to 300 MB (a zip of a few hundred KB) is refused by the size cap: the import's
+    whole process stays far below the member's size."""
+    import subprocess
+    import sys
+
+    bomb = tmp_path / "bomb.eval"
+    bomb.write_bytes(_eval_zip(EVAL_HEADER, spaces_mb=300))
+    assert bomb.stat().st_size < 1_000_000
+    # the process's own high-water mark (VmHWM starts afresh at exec; ru_maxrss would carry the test's)
+    code = ("import re, sys\nfrom judgecal.cli import main\nrc = main(sys.argv[1:])\n"
+            "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read())\n"
+            "print(int(hwm.group(1)) // 1024, file=sys.stderr)\nsys.exit(rc)")
+    run = subprocess.run([sys.executable, "-c", code, "import", str(bomb), "--from", "inspect", "-w",
+                          str(tmp_path / "ws")], capture_output=True, text=True, timeout=120)
+    err = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and "the limit for one member is 67,108,864 bytes" in err[0], run.stderr
+    assert int(err[-1]) < 250, f"peak {err[-1]} MB"
+    assert not (tmp_path / "ws").exists()

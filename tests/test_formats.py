@@ -459,3 +459,32 @@ def test_labelstudio_empty_result_is_marked_nothing_only_in_a_span_project(tmp_p
     rating = {"type": "rating", "to_name": "text", "value": {"rating": 4}}
     m = map_file(_json(tmp_path / "rating.json", [task(1, [rating]), task(2, [])]), "labelstudio")
     assert m.spans == [] and [a.label for a in m.annotations] == ["4"]
+
+
+def test_relabelling_items_already_in_the_workspace_is_linear():
+    """A file whose criterion items are in the workspace under another spelling of their labels (``Yes``/``No``
+    there, ``yes``/``no`` here) has each verdict and label renamed by one look-up: 10,000 items in well under
+    a second or two (one pass over every judgment per item took quadratic time)."""
+    import time
+
+    from judgecal.data.formats import _same_labels
+    from judgecal.data.formats.base import Mapped
+    from judgecal.data.records import Candidate, Item, LabelSet
+
+    mine, have = LabelSet("binary", ("yes", "no"), "yes", False, "ok"), LabelSet("binary", ("Yes", "No"), "Yes", False, "ok")
+    m = Mapped("mlflow", "t.json")
+    m.judge("j")
+    stored = {}
+    for k in range(10_000):
+        iid = f"tr-{k}/ok"
+        m.items[iid] = Item(iid, "p", [Candidate("o", None, None)], "pointwise", None, "mlflow", {}, mine.to_dict())
+        stored[iid] = Item(iid, "p", [Candidate("o", None, None)], "pointwise", None, "mlflow", {}, have.to_dict())
+        m.verdict("j", iid, verdict="yes" if k % 2 else "no", where=("t.json", k + 1))
+        m.label(iid, "bob", "no", "mlflow:human")
+    items = dict(m.items)
+    t0 = time.perf_counter()
+    _same_labels(m, items, stored)
+    took = time.perf_counter() - t0
+    assert Counter(j.verdict for j in m.judgments.values()) == {"Yes": 5_000, "No": 5_000}
+    assert {a.label for a in m.annotations} == {"No"} and items["tr-7/ok"].label_set == have.to_dict()
+    assert took < 2.0, f"{took:.1f} s"

@@ -45,8 +45,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not dataset and (args.fmt or _other_format(args.source)):
         return _import_format(args)
     if not dataset:  # checked before the workspace is created
-        if not Path(args.source).exists():
-            raise UsageError(f"{args.source}: no such file, and not a dataset name (see `judgecal datasets list`)")
+        from judgecal.data.importers import not_there
+
+        if (why := not_there(Path(args.source))) is not None:
+            raise UsageError(f"{args.source}: " + (why.replace("file does not exist", "no such file", 1) + (
+                ", and not a dataset name (see `judgecal datasets list`)") if why.startswith("file") else why))
         if not Path(args.source).is_file():
             from judgecal.data.importers import not_a_file
 
@@ -124,8 +127,10 @@ def _import_judgments(args: argparse.Namespace) -> int:
     if args.task != "pairwise":
         raise UsageError("--task applies to items; a judgment's item says its task")
     source = Path(args.source)
-    if not source.exists():
-        raise UsageError(f"{args.source}: no such file")
+    from judgecal.data.importers import not_there
+
+    if (why := not_there(source)) is not None:
+        raise UsageError(f"{args.source}: {why.replace('file does not exist', 'no such file', 1)}")
     if not source.is_file():
         from judgecal.data.importers import not_a_file
 

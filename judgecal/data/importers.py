@@ -26,9 +26,11 @@ from __future__ import annotations
 import codecs
 import contextlib
 import csv
+import errno
 import io
 import json
 import math
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -67,6 +69,18 @@ def not_a_file(path: Path) -> str:
         return "is a folder, not a file"
     via = f" (a link to {target})" if path.is_symlink() else ""
     return f"is not a regular file{via}: a device, pipe or socket is not read"
+
+
+def not_there(path: Path) -> str | None:
+    """Why ``path`` cannot be opened when it does not exist as far as a read can tell: a link that loops
+    back on itself, a link to nothing, or no file at all; ``None`` when it is there."""
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link loop (it never reaches a file)"
+        return "file does not exist" + (f" (a link to {os.readlink(path)})" if path.is_symlink() else "")
+    return None
 
 
 @dataclass(frozen=True)
@@ -110,8 +124,8 @@ class ImportResult:
 def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
     """Read (line, record) pairs; undecodable lines become problems."""
     f = str(path)
-    if not path.exists():
-        return [], [Problem(f, None, None, "file does not exist")]
+    if (why := not_there(path)) is not None:
+        return [], [Problem(f, None, None, why)]
     if not path.is_file():
         return [], [Problem(f, None, None, not_a_file(path))]
     suffix = path.suffix.lower()

@@ -14,8 +14,8 @@ from types import ModuleType
 
 from judgecal.data.formats.base import Mapped, Skip, head_records
 from judgecal.data.formats.labels import words
-from judgecal.data.importers import ImportValidationError, Problem
-from judgecal.data.records import Item
+from judgecal.data.importers import ImportValidationError, Problem, not_a_file, not_there
+from judgecal.data.records import Annotation, Item, Judgment
 from judgecal.data.store import Workspace
 from judgecal.data.verdicts import _other_specs
 
@@ -65,9 +65,8 @@ def map_file(path: str | Path, fmt: str | None = None) -> Mapped:
     """Map ``path`` (format ``fmt``, or detected) completely; :class:`ImportValidationError` with every
     problem, and nothing mapped, when it is malformed."""
     p = Path(path)
-    if not p.is_file():
-        raise ImportValidationError([Problem(str(p), None, None, "is a folder, not a file" if p.exists()
-                                             else "file does not exist")])
+    if (why := not_there(p)) is not None or not p.is_file():
+        raise ImportValidationError([Problem(str(p), None, None, why or not_a_file(p))])
     if fmt is not None and fmt not in FORMATS:
         raise ImportValidationError([Problem(str(p), None, None, f"unknown format {fmt!r}; known: {known()}")])
     name = fmt or detect(p)
@@ -75,10 +74,20 @@ def map_file(path: str | Path, fmt: str | None = None) -> Mapped:
         mapped: Mapped = module(name).parse(p)
     except Skip as exc:
         raise ImportValidationError([Problem(str(p), exc.line, exc.field, str(exc))]) from None
-    if mapped.problems:
-        raise ImportValidationError(mapped.problems)
+    except OSError as exc:
+        raise ImportValidationError([Problem(str(p), None, None, f"cannot read: {exc.strerror or exc}")]) from None
+    if mapped.problems:  # each once (a judge's refused name is found on each of its verdicts), with the file
+        raise ImportValidationError(list(dict.fromkeys(_in_file(q, str(p)) for q in mapped.problems)))
     mapped.path = str(p)
     return mapped
+
+
+def _in_file(q: Problem, f: str) -> Problem:
+    """``q`` naming the file first: a place inside a document or archive (``samples/1.json``,
+    ``results[0]``) reads ``file: place``."""
+    if q.file == f or q.file.startswith((f + ":", f + " ")):
+        return q
+    return replace(q, file=f"{f}: {q.file}" if q.file else f)
 
 
 def write(ws: Workspace, mapped: Mapped) -> None:
@@ -146,6 +155,12 @@ def _same_labels(mapped: Mapped, items: dict[str, Item], stored: dict[str, Item]
     from judgecal.data.label_tasks import match
 
     bad: list[Problem] = []
+    judgments: dict[str, list[Judgment]] = {}  # item id -> its judgments, its labels: one pass, not one per item
+    labels: dict[str, list[Annotation]] = {}
+    for j in mapped.judgments.values():
+        judgments.setdefault(j.item_id, []).append(j)
+    for a in mapped.annotations:
+        labels.setdefault(a.item_id, []).append(a)
     for iid, it in items.items():
         old = stored.get(iid)
         if it.label_set is None or old is None or old.label_set == it.label_set:
@@ -160,11 +175,11 @@ def _same_labels(mapped: Mapped, items: dict[str, Item], stored: dict[str, Item]
                 f"gives it {mine.task} labels {list(mine.labels)}")))
             continue
         items[iid] = replace(it, label_set=have.to_dict())
-        for j in mapped.judgments.values():
-            if j.item_id == iid and j.status == "ok" and j.verdict in names:
+        for j in judgments.get(iid, ()):
+            if j.status == "ok" and j.verdict in names:
                 j.verdict = names[j.verdict]
-        for a in mapped.annotations:
-            if a.item_id == iid and a.label in names:
+        for a in labels.get(iid, ()):
+            if a.label in names:
                 a.label = str(names[a.label])
     if bad:
         raise ImportValidationError(bad)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.data.families import family_of
+from judgecal.data.formats import checks
 from judgecal.data.formats.labels import declare, label_text
 from judgecal.data.importers import MAX_TEXT_CHARS, Problem, _scan
 from judgecal.data.records import (
@@ -99,6 +100,7 @@ class Mapped:
     label_sets: dict[str, LabelSet] = field(default_factory=dict)  # criterion -> its label set in this file
     # criterion items of records in the workspace (their texts are there): item id -> (record id, label set)
     derived: dict[str, tuple[str, LabelSet]] = field(default_factory=dict)
+    refused: set[str] = field(default_factory=set)  # items refused (once, with their problem): nothing more on them
 
     # -- building ------------------------------------------------------------------------------
     def records(self, path: Path) -> Iterator[tuple[int | None, dict[str, Any]]]:
@@ -124,12 +126,17 @@ class Mapped:
             self.problems.append(Problem(str(path), None, None, "no records"))
 
     def item(self, item: Item, origin: str, where: tuple[str, int | None]) -> None:
-        """Add ``item``; the same id again must carry the same content (a pair judged twice)."""
-        long = [len(t) for t in (item.prompt, item.reference or "", *(c.text for c in item.candidates))
-                if len(t) > MAX_TEXT_CHARS]
-        if long:
-            self.problems.append(Problem(where[0], where[1], None, (
-                f"a text of item {item.item_id!r} is {long[0]:,} characters; the limit is {MAX_TEXT_CHARS:,}")))
+        """Add ``item``; the same id again must carry the same content (a pair judged twice). The own
+        schema's limits (id, texts, model names, metadata) are checked here for every format."""
+        texts = [("prompt", item.prompt), ("reference", item.reference)]
+        for k, c in enumerate(item.candidates):
+            texts += [(f"response[{k}]", c.text), (f"model[{k}]", c.model), (f"family[{k}]", c.family)]
+        why = checks.item_id(item.item_id) or next(
+            (w for f, t in texts if (w := checks.text(f, t) or checks.unicode(f, t))), None) or (
+            checks.metadata("metadata", item.metadata))
+        if why is not None:
+            self.refuse(where, why, f"item {item.item_id[:80]!r}")
+            self.refused.add(item.item_id)
             return
         old = self.items.get(item.item_id)
         if old is None:
@@ -140,11 +147,17 @@ class Mapped:
             self.problems.append(Problem(where[0], where[1], None, (
                 f"item {item.item_id!r} appears again with other text (first at {self.origins[item.item_id]})")))
 
+    def refuse(self, where: tuple[str, int | None], why: checks.Why, what: str = "") -> None:
+        """A value the own schema refuses, at ``where`` (file, line), naming its field."""
+        field_, message = why
+        self.problems.append(Problem(where[0] or self.path, where[1], field_,
+                                     f"{message}{f' ({what})' if what else ''}"))
+
     def judge(self, name: str, model: str | None = None, rubric: str = "", **options: Any) -> str:
         """Register the judge ``name`` (its spec: backend ``import``, the grader's model and prompt)."""
         if name not in self.specs:
             opts = tuple(sorted((k, v) for k, v in options.items() if v not in (None, "", [], {})))
-            self.specs[name] = JudgeSpec(backend="import", model=model or name, rubric=rubric[:MAX_TEXT_CHARS],
+            self.specs[name] = JudgeSpec(backend="import", model=model or name, rubric=rubric,
                                          temperature=None, max_tokens=None, logprobs=None, top_logprobs=None,
                                          name=name, options=opts)
         return name
@@ -158,6 +171,23 @@ class Mapped:
         ``order``); ``invalid`` (or neither verdict nor score) records an output that gave none."""
         from judgecal.data.verdicts import judgment_key
 
+        if item_id in self.refused:
+            return
+        spec = self.specs[judge]
+        nums: dict[str, Any] = {"score": score, "p_a": p_a, "p_b": p_b, "p_tie": p_tie,
+                                "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                                "latency_s": latency_s, "cost_usd": cost_usd}
+        whys = [checks.judge_name(judge), checks.text("judge.model", spec.model), checks.text("judge.rubric",
+                spec.rubric), checks.metadata("judge.options", dict(spec.options)),
+                checks.text("raw", raw if isinstance(raw, str) else None), checks.unicode("raw", raw)]
+        for k, v in nums.items():
+            nums[k], bad = checks.number(k, v)
+            whys.append(bad)
+        why = next((w for w in whys if w is not None), None)
+        if why is not None:
+            self.refuse(where, why, f"judge {judge[:80]!r}")
+            return
+        score, p_a, p_b, p_tie = nums["score"], nums["p_a"], nums["p_b"], nums["p_tie"]
         if shown:
             verdict = to_item_orientation(verdict, order)
             if order == "BA":
@@ -172,11 +202,21 @@ class Mapped:
             key=key, item_id=item_id, judge=judge, spec_hash=self.specs[judge].spec_hash, order=order,
             sample=sample, raw=text_of(raw), verdict="invalid" if status == "invalid" else verdict, score=score,
             p_a=p_a, p_b=p_b, p_tie=p_tie, status=status,
-            prompt_tokens=count_or_none(prompt_tokens), completion_tokens=count_or_none(completion_tokens),
-            latency_s=number_or_none(latency_s), cost_usd=number_or_none(cost_usd), created_at=time.time())
+            prompt_tokens=nums["prompt_tokens"], completion_tokens=nums["completion_tokens"],
+            latency_s=nums["latency_s"], cost_usd=nums["cost_usd"], created_at=time.time())
 
     def label(self, item_id: str, annotator: str, label: str, source: str, order: str | None = "AB",
-              time_spent_s: float | None = None) -> None:
+              time_spent_s: float | None = None, where: tuple[str, int | None] | None = None) -> None:
+        """A person's label; a name or time the own schema refuses is a problem at ``where`` (else the line
+        of the item's record)."""
+        if item_id in self.refused:
+            return
+        why = checks.annotator_name(annotator) or checks.unicode("annotator", annotator) or checks.number(
+            "latency_s", time_spent_s)[1]
+        if why is not None:
+            at = where or (self.origins.get(item_id) or self.path, None)
+            self.refuse(at, (why[0] if why[0] != "latency_s" else "time_spent_s", why[1]), f"label on {item_id[:80]!r}")
+            return
         self.annotations.append(Annotation(item_id, annotator, label, order, time_spent_s, source,
                                            f"{source}/{item_id}/{annotator}"))
 
@@ -230,6 +270,8 @@ class Mapped:
         from judgecal.data.label_tasks import match
 
         iid = v.item_id
+        if v.record in self.refused:
+            return
         if v.judge is None and v.value is None:
             self.counts["skipped_labels"] += 1
             return
@@ -248,7 +290,8 @@ class Mapped:
         if v.judge is not None:
             self.verdict(v.judge, iid, verdict=got or "invalid", raw=v.raw, where=v.where, **v.extra)
         else:
-            self.label(iid, v.annotator, str(got), v.source, order=None, time_spent_s=v.extra.get("time_spent_s"))
+            self.label(iid, v.annotator, str(got), v.source, order=None, time_spent_s=v.extra.get("time_spent_s"),
+                       where=v.where)
 
     def drop(self, why: str, n: int = 1) -> None:
         if n:
@@ -272,22 +315,33 @@ def read_json_document(path: Path) -> Any:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise Skip(None, f"invalid UTF-8 at byte {exc.start}") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise Skip(None, f"bad JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    except RecursionError:
-        raise Skip(None, "bad JSON: nested too deeply") from None
+    doc = loads(text)
     check_text(doc)
     return doc
 
 
-def check_text(doc: Any, line: int | None = None) -> None:
+def loads(text: str | bytes, line: int | None = None, field: str | None = None) -> Any:
+    """``text`` parsed as JSON; a syntax error, too deep a nesting or an integer of more than 4,300 digits
+    (beyond Python's integer-string limit) is a :class:`Skip` at ``line`` and ``field``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = f"line {exc.lineno}, column {exc.colno}" if line is None else f"column {exc.colno}"
+        raise Skip(field, f"bad JSON at {at}: {exc.msg}", line) from None
+    except RecursionError:
+        raise Skip(field, "bad JSON: nested too deeply", line) from None
+    except UnicodeDecodeError as exc:
+        raise Skip(field, f"invalid UTF-8 at byte {exc.start}", line) from None
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise Skip(field, f"bad JSON: {str(exc).splitlines()[0]}", line) from None
+
+
+def check_text(doc: Any, line: int | None = None, field: str | None = None) -> None:
     """Refuse text that no UTF-8 store can hold (a lone surrogate, which JSON's ``\\ud800`` escapes
-    can write), naming the field (and the line when known)."""
+    can write), naming the field (and the line when known; ``field``: where ``doc`` is, e.g. an archive member)."""
     _, bad = _scan({"": doc})
     if bad is not None:
-        where = bad.removeprefix(".") or None
+        where = ": ".join(x for x in (field, bad.removeprefix(".")) if x) or None
         raise Skip(where, "holds a lone surrogate (\\ud800-\\udfff), not valid Unicode", line)
 
 
@@ -337,12 +391,7 @@ def read_records(path: Path) -> list[tuple[int | None, Any]]:
             raise Skip(None, f"invalid UTF-8 at byte {exc.start}", data[: exc.start].count(b"\n") + 1) from None
         for n, line in enumerate(text.split("\n"), start=1):
             if line.strip():
-                try:
-                    out.append((n, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise Skip(None, f"bad JSON: {exc.msg} at column {exc.colno}", n) from None
-                except RecursionError:
-                    raise Skip(None, "bad JSON: nested too deeply", n) from None
+                out.append((n, loads(line, n)))
                 check_text(out[-1][1], n)
         return out
     doc = read_json_document(path)
@@ -377,8 +426,8 @@ def text_of(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, str):
-        return v[:MAX_TEXT_CHARS]
-    return json.dumps(v, ensure_ascii=False, default=str)[:MAX_TEXT_CHARS]
+        return v
+    return json.dumps(v, ensure_ascii=False, default=str)
 
 
 def number_or_none(v: Any) -> float | None:

@@ -60,8 +60,10 @@ def add_run(m: Mapped, run: str, prompt: Any, output: Any, where: str) -> None:
     if prompt is None or output is None:
         return
     p, o = text_of(prompt), text_of(output)
-    if len(p) > MAX_TEXT_CHARS or len(o) > MAX_TEXT_CHARS:
-        raise Skip(None, f"a run's input or output is over the limit of {MAX_TEXT_CHARS:,} characters")
+    for what, t in (("input", p), ("output", o)):  # kept whole or refused: a text cut mid-JSON misreads
+        if len(t) > MAX_TEXT_CHARS:
+            raise Skip(what, f"the run's {what} is {len(t):,} characters as text; the limit is {MAX_TEXT_CHARS:,} "
+                       "(refused whole, never cut)")
     m.item(point_item(m.fmt, run, p, o, None), where, (where, None))
 
 

@@ -28,7 +28,17 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, finite, obj, point_item, read_json_document
+from judgecal.data.formats.base import (
+    Mapped,
+    Skip,
+    check_text,
+    finite,
+    listed,
+    loads,
+    obj,
+    point_item,
+    read_json_document,
+)
 from judgecal.data.formats.labels import declare, mostly_numbers, seen
 from judgecal.data.importers import MAX_TEXT_CHARS, SCORE_RANGE, Problem
 from judgecal.data.records import Item, LabelSet
@@ -45,6 +55,26 @@ def detect(path: Path, head: list[Any]) -> bool:
             and "samples" in head[0] and "task" in head[0]["eval"])
 
 
+MAX_MEMBER_BYTES = 64 * 2**20  # one member of an .eval zip, uncompressed: far above a real sample's size
+
+
+def _member(z: zipfile.ZipFile, name: str) -> Any:
+    """The JSON document in member ``name``, read at most :data:`MAX_MEMBER_BYTES` (whatever the zip's header
+    declares: a member that inflates past the cap is refused before it is held whole)."""
+    info = z.getinfo(name)
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise Skip(name, f"is {info.file_size:,} bytes uncompressed; the limit for one member is "
+                   f"{MAX_MEMBER_BYTES:,} bytes")
+    with z.open(info) as fh:
+        data = fh.read(MAX_MEMBER_BYTES + 1)
+    if len(data) > MAX_MEMBER_BYTES:
+        raise Skip(name, f"inflates past {MAX_MEMBER_BYTES:,} bytes, the limit for one member (its header "
+                   f"declares {info.file_size:,})")
+    doc = loads(data, field=name)
+    check_text(doc, field=name)
+    return doc
+
+
 def _read(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     """(header, [(where, sample)]) of a .eval zip or a .json log."""
     if path.suffix.lower() == ".eval":
@@ -54,26 +84,28 @@ def _read(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]
             with zipfile.ZipFile(path) as z:
                 names = z.namelist()
                 if "header.json" in names:
-                    header = json.loads(z.read("header.json"))
+                    hname = "header.json"
                 elif "_journal/start.json" in names:  # a log still running or cut off
-                    header = json.loads(z.read("_journal/start.json"))
+                    hname = "_journal/start.json"
                 else:
                     raise Skip(None, "an .eval log without header.json")
-                samples = [(n, json.loads(z.read(n))) for n in sorted(names)
-                           if n.startswith("samples/") and n.endswith(".json")]
+                header = _member(z, hname)
+                if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
+                    raise Skip(f"{hname}: eval", "an Inspect log's header has an eval object")
+                samples = [(n, _member(z, n)) for n in sorted(names) if n.startswith("samples/") and n.endswith(".json")]
         except NotImplementedError:
             raise Skip(None, "this .eval log is compressed with Zstandard: pip install zipfile-zstd (it comes with "
                        "inspect-ai), or convert it with `inspect log convert --to json`") from None
-        except (zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, RecursionError, OSError) as exc:
-            raise Skip(None, f"cannot read the .eval log: {exc}") from None
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, RuntimeError) as exc:
+            raise Skip(None, f"cannot read the .eval log: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
         return header, samples
     doc = read_json_document(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("eval"), dict):
         raise Skip("eval", "an Inspect log has an eval object")
-    listed = doc.get("samples") or []
-    if not isinstance(listed, list):
+    rows = doc.get("samples") or []
+    if not isinstance(rows, list):
         raise Skip("samples", "must be a list")
-    return doc, [(f"samples[{k}]", sample) for k, sample in enumerate(listed)]
+    return doc, [(f"samples[{k}]", sample) for k, sample in enumerate(rows)]
 
 
 def _input_text(v: Any) -> str:
@@ -104,7 +136,12 @@ def parse(path: Path) -> Mapped:
     header, samples = _read(path)
     ev = header["eval"]
     task, model, grader = str(ev.get("task", "task")), ev.get("model"), _grader(header)
-    scorers = {s.get("name"): s for s in ev.get("scorers") or [] if isinstance(s, dict)}
+    scorers: dict[str, dict[str, Any]] = {}
+    for k, sc in enumerate(listed(ev.get("scorers"), "eval.scorers")):
+        if isinstance(sc, dict):
+            if not isinstance(sc.get("name"), str):
+                raise Skip(f"eval.scorers[{k}].name", f"must be a scorer's name, got {type(sc.get('name')).__name__}")
+            scorers[sc["name"]] = sc
     found: list[tuple[Item, str, Values, dict[str, Any] | None, str]] = []
     for where, s in samples:
         try:
@@ -151,7 +188,7 @@ def _values(score: Any, where: str) -> Values:
     """The scorer's own value (the first ``history`` entry when the score was edited) and people's edits."""
     if not isinstance(score, dict):
         raise Skip(None, f"{where} must be an object")
-    history = [h for h in score.get("history") or [] if isinstance(h, dict)]
+    history = [h for h in listed(score.get("history"), "history") if isinstance(h, dict)]
     original = history[0] if history and not history[0].get("provenance") else score
     edits = []
     for edit in history:

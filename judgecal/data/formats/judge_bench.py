@@ -95,7 +95,7 @@ def _categorical(m: Mapped, a: dict[str, Any], metric: str, iid0: Any, prompt: s
         m.drop(f"{metric}: instances without a human label")
         return
     iid = f"{NAME}/{iid0}/{metric}"
-    meta = {"metric": metric, "criterion": metric, "record": f"{NAME}/{iid0}", "dataset": dataset[:200]}
+    meta = {"metric": metric, "criterion": metric, "record": f"{NAME}/{iid0}", "dataset": dataset}
     item = point_item(NAME, iid, prompt, response, None, meta)
     item.label_set = ls.to_dict()
     m.item(item, at[1], (at[0], None))
@@ -152,7 +152,7 @@ def parse(path: Path) -> Mapped:
                            "(judgecal's pointwise scale)")
                     continue
                 iid = f"{NAME}/{iid0}/{metric}"
-                meta = {"metric": metric, "dataset": str(doc.get("dataset", ""))[:200]}
+                meta = {"metric": metric, "dataset": str(doc.get("dataset", ""))}
                 m.item(point_item(NAME, iid, prompt, response, None, meta), f"{f}: {where}", (f, None))
                 for r, s in enumerate(scores, start=1):
                     if s is None:

@@ -116,7 +116,7 @@ def _reading(result: Any, pairwise: bool, response_field: str, text: str) -> lis
             s, e = value.get("start"), value.get("end")
             if not (isinstance(s, int) and isinstance(e, int) and 0 <= s <= e <= len(text)):
                 raise Skip("result.value", f"[{s!r}, {e!r}] is not a span of the {len(text)}-character response")
-            labels = value.get("labels") or [""]
+            labels = listed(value.get("labels"), "result.value.labels") or [""]
             out.append(("span", (s, e, str(labels[0]))))
     return out
 

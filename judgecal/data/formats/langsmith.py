@@ -29,8 +29,10 @@ def _source(rec: dict[str, Any]) -> dict[str, Any]:
     if isinstance(src, str):  # a CSV cell holding JSON
         try:
             src = json.loads(src)
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON (or an integer of more than 4,300 digits): the cell is the type
             src = {"type": src}
+        except RecursionError:
+            raise Skip("feedback_source", "bad JSON: nested too deeply") from None
     out = obj(src)
     for k in ("type", "user_id", "user_name"):
         if f"feedback_source.{k}" in rec:

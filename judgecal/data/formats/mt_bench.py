@@ -7,7 +7,8 @@
 - ``<judge>_single.jsonl``: ``question_id``, ``model``, ``score`` (``-1``: no score could be parsed),
   ``judge``, ``user_prompt``, ``judgment``, ``turn``.
 - the human judgments release (``lmsys/mt_bench_human_judgments``): ``question_id``, ``model_a``,
-  ``model_b``, ``winner`` (``model_a``, ``model_b``, ``tie``, ``tie (bothbad)``), ``judge`` (a person such
+  ``model_b``, ``winner`` (``model_a``, ``model_b``, ``tie``, ``tie (bothbad)``; ``null``: a person skipped
+  the pair, counted as skipped), ``judge`` (a person such
   as ``expert_3``, or [model, prompt] for the judge's verdict with both orders combined),
   ``conversation_a``/``conversation_b`` ([{role, content}]), ``turn``.
 
@@ -198,7 +199,8 @@ def _human(m: Mapped, rec: dict[str, Any], qid: Any, turn: int, where: tuple[str
     ma0, mb0 = _models(rec, "model_a", "model_b")
     qa, ta = _conversation(rec.get("conversation_a"), turn, "conversation_a")
     _, tb = _conversation(rec.get("conversation_b"), turn, "conversation_b")
-    w = _winner(rec.get("winner"), "winner")
+    # a null winner: a person who skipped the pair (counted below), a judge that gave none (as "error")
+    w = None if rec.get("winner") is None else _winner(rec.get("winner"), "winner")
     first_is_a = ma0 < mb0
     (ma, xa), (mb, xb) = sorted([(ma0, ta), (mb0, tb)])
     iid = f"{NAME}/q{qid}/t{turn}/{ma}/{mb}"
@@ -208,7 +210,7 @@ def _human(m: Mapped, rec: dict[str, Any], qid: Any, turn: int, where: tuple[str
         if w is None:
             m.counts["skipped_labels"] += 1
         else:
-            m.label(iid, judge, _side(w, first_is_a), HUMANS, order=None)
+            m.label(iid, judge, _side(w, first_is_a), HUMANS, order=None, where=where)
         return
     name, model, prompt = _judge_name(judge, " (both orders)")
     m.judge(name, model, rubric=prompt)

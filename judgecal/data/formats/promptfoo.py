@@ -103,7 +103,7 @@ def parse(path: Path) -> Mapped:
 def criterion(a: dict[str, Any], kind: str) -> str:
     """The assertion's criterion: its ``metric``, else ``<type>: <value>`` (cut to 60 characters, with a hash)."""
     if isinstance(a.get("metric"), str) and a["metric"].strip():
-        return a["metric"].strip()[:200]
+        return a["metric"].strip()
     value = " ".join(text_of(a.get("value")).split())
     if not value:
         return str(kind)
