@@ -1047,3 +1047,19 @@ def test_names_differing_by_an_invisible_character_print_apart(tmp_path, capsys)
     assert main(["audit", "--n-boot", "40", "-w", str(ws)]) == 0
     out = capsys.readouterr().out
     assert "\u200d" not in out and "jud\\u200dge" in out
+
+
+def test_regrade_against_an_unreachable_server_says_why(base_ws, tmp_path, capsys):
+    """regrade exited 1 with nothing on stderr when no server listened at --base-url."""
+    from conftest import free_port
+
+    ws = _copy(base_ws, tmp_path)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    capsys.readouterr()
+    (tmp_path / "few.jsonl").write_text(_jsonl({"item_id": "ex-01", "judge": "few/j", "verdict": "A", "order": "AB"}))
+    assert main(["import", str(tmp_path / "few.jsonl"), "--as", "judgments", "-w", str(ws)]) == 0
+    capsys.readouterr()
+    rc = main(["regrade", "--judge", "openai-http/m", "--base-url", url, "--like", "few/j", "--quiet", "-w", str(ws)])
+    cap = capsys.readouterr()
+    assert rc == 1 and " errors)" in cap.out and "Traceback" not in cap.err
+    assert cap.err.count(url) == 1 and f"call(s) failed: the server at {url} could not be reached" in cap.err
