@@ -1209,3 +1209,19 @@ def test_an_eval_zip_bomb_is_refused_without_inflating_it(tmp_path):
     assert run.returncode == 2 and "the limit for one member is 67,108,864 bytes" in err[0], run.stderr
     assert int(err[-1]) < 250, f"peak {err[-1]} MB"
     assert not (tmp_path / "ws").exists()
+
+
+def test_regrade_against_an_unreachable_server_says_why(base_ws, tmp_path, capsys):
+    """regrade exited 1 with nothing on stderr when no server listened at --base-url."""
+    from conftest import free_port
+
+    ws = _copy(base_ws, tmp_path)
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    capsys.readouterr()
+    (tmp_path / "few.jsonl").write_text(_jsonl({"item_id": "ex-01", "judge": "few/j", "verdict": "A", "order": "AB"}))
+    assert main(["import", str(tmp_path / "few.jsonl"), "--as", "judgments", "-w", str(ws)]) == 0
+    capsys.readouterr()
+    rc = main(["regrade", "--judge", "openai-http/m", "--base-url", url, "--like", "few/j", "--quiet", "-w", str(ws)])
+    cap = capsys.readouterr()
+    assert rc == 1 and " errors)" in cap.out and "Traceback" not in cap.err
+    assert cap.err.count(url) == 1 and f"call(s) failed: the server at {url} could not be reached" in cap.err

@@ -51,7 +51,6 @@ def make_engine(ws: Any, args: argparse.Namespace) -> Any:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     from judgecal.judges import batch
-    from judgecal.judges.spec import without_credentials
 
     ray = args.executor == "ray"
     _refuse_together([
@@ -127,10 +126,17 @@ def cmd_judge(args: argparse.Namespace) -> int:
         name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
         print(f"{term(name)} (spec {engine.spec_hash}): {st.planned} planned, {st.cached} cached, {st.done} run "
               f"({st.invalid} invalid, {st.errors} errors, {st.retries} retries) in {st.seconds:.1f}s")
-        endpoint = engine.spec.endpoint or args.base_url or ""
-        for line in _error_lines(st.error_messages, st.errors, without_credentials(endpoint)):
-            print(line, file=sys.stderr)
+        print_errors(engine, st, args)
     return 1 if st.errors else 0
+
+
+def print_errors(engine: Any, st: Any, args: argparse.Namespace) -> None:
+    """A run's failed calls on stderr (:func:`_error_lines`), for every command that judges."""
+    from judgecal.judges.spec import without_credentials
+
+    endpoint = engine.spec.endpoint or getattr(args, "base_url", None) or ""
+    for line in _error_lines(st.error_messages, st.errors, without_credentials(endpoint)):
+        print(line, file=sys.stderr)
 
 
 # words of a failed connection in the error a backend records (httpx/openai/anthropic/asyncio)
@@ -172,4 +178,5 @@ def cmd_probe(args: argparse.Namespace) -> int:
         st = engine.run(engine.plan(base + probes, orders=("AB", "BA"), seed=args.seed))
         print(f"{args.judge}: {len(probes)} {what} pairs over {len(base)} items; {st.done} calls run, "
               f"{st.cached} cached; `judgecal audit` reports {metric}")
+        print_errors(engine, st, args)
     return 1 if st.errors else 0

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from judgecal.inert import term
+
 
 def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple[Any, dict[str, Any]]:
     """The stored consensus ``consensus`` (computed when it is a known method and missing)."""
@@ -56,7 +58,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def cmd_regrade(args: argparse.Namespace) -> int:
     from judgecal.cli.common import _open_ws
-    from judgecal.cli.judging import make_engine
+    from judgecal.cli.judging import make_engine, print_errors
     from judgecal.loop.regrade import plan_like
 
     with _open_ws(args, create=False) as ws:
@@ -64,8 +66,9 @@ def cmd_regrade(args: argparse.Namespace) -> int:
         calls = plan_like(ws, engine, args.like, seed=args.seed)
         st = engine.run(calls)
         name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
-    print(f"{name} (spec {engine.spec_hash}) like {args.like}: {st.planned} planned, {st.cached} cached, "
+    print(f"{term(name)} (spec {engine.spec_hash}) like {term(args.like)}: {st.planned} planned, {st.cached} cached, "
           f"{st.done} run ({st.invalid} invalid, {st.errors} errors)")
+    print_errors(engine, st, args)
     return 1 if st.errors else 0
 
 
