@@ -1,6 +1,7 @@
 """The printable trust report: PandaLM's recorded judges and the real embedded judge at three temperatures (five
-judges), audited through the CLI with --pdf; page one (read back with pdftotext) carries every judge's verdict,
-the reason that matters most and its like-for-like reference, page two starts the detail."""
+judges), audited through the CLI with --pdf; page one (read back with pdftotext) ranks every judge, and the
+decision part that it opens (each judge in brief: its verdict, the reason that matters most and its like-for-like
+reference) is followed by the detail, then the appendix."""
 
 import json
 import os
@@ -22,6 +23,16 @@ def page_text(pdf, first: int, last: int | None = None) -> str:
     return re.sub(r"\s+", " ", out)
 
 
+FOOTER = re.compile(r"judgecal trust report · configuration [0-9a-f]+ page \d+ of \d+ ?")
+
+
+def decision_text(pdf) -> str:
+    """The decision part (page one and the judges in brief that may run onto the next page), footers left out:
+    the text before the detail's first line (the environment, or the scores)."""
+    text = FOOTER.sub("", page_text(pdf, 1, pages_of(pdf)))
+    return re.split(r"Environment: judgecal |Scores Judge ", text, maxsplit=1)[0]
+
+
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory, mirror):
     os.environ["JUDGECAL_DATA_MIRROR"] = str(mirror)
@@ -38,7 +49,11 @@ def test_page_one_opens_with_every_verdict(audited):
     out, rep = audited
     pdf = out / "audit.pdf"
     assert pdf.read_bytes()[:5] == b"%PDF-"
-    one = page_text(pdf, 1)
+    first = page_text(pdf, 1)
+    ranking = "".join(first.split("Every judge, closest to the humans first", 1)[1].split())
+    for name in rep["judges"]:  # page one ranks every judge (a long name may wrap in its cell)
+        assert "".join(name.split()) in ranking, name
+    one = decision_text(pdf)
     assert set(rep["judges"]) == {"local/smollm2", "local/smollm2[temperature=0.7]", "local/smollm2[temperature=1.0]",
                                   "replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"}
     for name, j in rep["judges"].items():
@@ -56,8 +71,8 @@ def test_page_one_opens_with_every_verdict(audited):
     # the embedded judge is barely better than chance on these items: not aligned
     assert rep["judges"]["local/smollm2"]["verdict"]["status"] == "not aligned"
     cfg = rep["provenance"]["config_hash"]
-    assert re.fullmatch(r"[0-9a-f]{16}", cfg) and f"configuration {cfg}" in one
-    assert "page 1 of" in one
+    assert re.fullmatch(r"[0-9a-f]{16}", cfg) and f"configuration {cfg}" in first
+    assert "page 1 of" in first
 
 
 def test_detail_follows_with_the_environment(audited):
@@ -66,10 +81,11 @@ def test_detail_follows_with_the_environment(audited):
     pages = int(re.search(r"Pages:\s+(\d+)", subprocess.run(["pdfinfo", str(pdf)], capture_output=True,
                                                              text=True, check=True).stdout).group(1))
     assert pages >= 3
-    two = page_text(pdf, 2)
-    assert two.strip().startswith("Environment: judgecal") and "Scores" in two  # the detail starts on page two
-    assert "Most important:" not in two and "Reasons, references and flags" in page_text(pdf, 2, 3)
-    everything = page_text(pdf, 1, pages)
+    everything = FOOTER.sub("", page_text(pdf, 1, pages))
+    detail = everything[len(decision_text(pdf)):]
+    assert detail.startswith("Environment: judgecal") and "Scores" in detail  # the detail follows the judges in brief
+    assert "Most important:" not in detail and "Reasons, references and flags" in detail
+    assert detail.index("Scores") < detail.index("Appendix") < detail.index("Each judge")
     env = rep["provenance"]["environment"]["judges"]["local/smollm2"]["common"]
     assert env["backend"] == "local" and env["model_sha256"] in everything
     assert "Each judge" in everything and "Models" in everything
@@ -97,7 +113,7 @@ def test_stability_statement_on_page_one(audited, tmp_path):
         "runs": [{"run_id": "r", "variants": [{}] * 4,
                   "figures": {"accuracy": {"sigma_pp": 0.5, "score": 75.0, "n_variants": 4}}}]}
     pdf = write_pdf(rep, tmp_path / "s.pdf")
-    assert "stable within ±1.0 points at 95% confidence" in page_text(pdf, 1)
+    assert "stable within ±1.0 points at 95% confidence" in decision_text(pdf)
 
 
 def test_measured_stability_is_stated_on_page_one(tmp_path, mirror):
@@ -113,7 +129,7 @@ def test_measured_stability_is_stated_on_page_one(tmp_path, mirror):
     fig = stab["runs"][-1]["figures"][figure]
     assert fig["score"] == min(f["score"] for f in stab["runs"][-1]["figures"].values() if f["score"] is not None)
     x = 1.959963984540054 * fig["sigma_pp"]
-    assert f"stable within ±{x:.1f} points at 95% confidence" in page_text(ws / "reports" / "audit.pdf", 1)
+    assert f"stable within ±{x:.1f} points at 95% confidence" in decision_text(ws / "reports" / "audit.pdf")
 
 
 def test_report_command_renders_a_stored_audit(audited, tmp_path, capsys):
@@ -121,7 +137,7 @@ def test_report_command_renders_a_stored_audit(audited, tmp_path, capsys):
     pdf, html = tmp_path / "again.pdf", tmp_path / "again.html"
     assert main(["report", "pdf", str(out / "audit.json"), "--out", str(pdf)]) == 0
     assert main(["report", "html", str(out / "audit.json"), "--out", str(html)]) == 0
-    one = page_text(pdf, 1)
+    one = decision_text(pdf)
     for name, j in rep["judges"].items():
         assert f"{name}: {j['verdict']['status']}" in one
     assert html.read_text() == (out / "audit.html").read_text()
@@ -149,7 +165,7 @@ def test_summary_only_is_page_one_alone(audited, tmp_path, capsys):
     itself (audit.json) is the same."""
     out, rep = audited
     ws = out.parent
-    full_one = page_text(out / "audit.pdf", 1)
+    full_one = decision_text(out / "audit.pdf")
     n = pages_of(out / "audit.pdf")
     assert 2 < n <= 8 and all(h in page_text(out / "audit.pdf", 2, n) for h in DETAIL)  # five judges
     assert main(["audit", "--pdf", "--summary-only", "--n-boot", "200", "--out", str(tmp_path / "a"), "-w", str(ws)]) == 0
@@ -162,13 +178,13 @@ def test_summary_only_is_page_one_alone(audited, tmp_path, capsys):
     html = (tmp_path / "r.html").read_text()
     assert 'id="detail"' not in html and 'id="summary-5"' in html
     for pdf in (tmp_path / "a" / "audit.pdf", tmp_path / "r.pdf"):
-        assert pages_of(pdf) == 1
-        one = page_text(pdf, 1)
+        assert pages_of(pdf) <= 2  # five judges in brief after the comparison
+        one = FOOTER.sub("", page_text(pdf, 1, pages_of(pdf)))
         assert not [h for h in DETAIL if h in one]
-        assert "Summary only: the per-judge detail is left out" in one and "page 1 of 1" in one
-        # page one as in the full report, every judge's verdict and reason in it
-        assert one.split("Summary only:")[0].split("Summary: can each judge")[1] == \
-            full_one.split("judgecal trust report · configuration")[0].split("Summary: can each judge")[1]
+        assert "Summary only: the per-judge detail is left out" in one
+        # the decision part as in the full report, every judge's verdict and reason in it
+        assert one.split("Summary only:")[0].split("Summary: can each judge")[1].strip() == \
+            full_one.split("Summary: can each judge")[1].strip()
         for name, j in rep["judges"].items():
             assert f"{name}: {j['verdict']['status']}" in one
 
@@ -197,10 +213,12 @@ def test_three_judges_make_a_short_decision_document(audited, tmp_path):
     assert ("it may replace people" in one) == (best == "aligned")
     assert "Appendix" in rest and "In audit.html" in rest and "ci low" not in rest  # no key/value dumps
     words = {f.words for f in FLAGS.values()}
-    everything = one + " " + rest
-    for name, j in three["judges"].items():
-        reasons = merged_reasons(j["verdict"]["reasons"])
-        assert everything.count(" ".join(reasons[0].split())) == 1, name
+    everything = FOOTER.sub("", page_text(pdf, 1, n))
+    said = {name: [" ".join(r.split()) for r in merged_reasons(j["verdict"]["reasons"])]
+            for name, j in three["judges"].items()}
+    judges_saying = {r: sum(r in rs for rs in said.values()) for rs in said.values() for r in rs}
+    for name, reasons in said.items():  # once for each judge it is a reason of (two judges may share one)
+        assert everything.count(reasons[0]) == judges_saying[reasons[0]], name
         for r in reasons[1:]:
             if r not in words:  # a flag's words are also defined once in the flags' legend
-                assert everything.count(" ".join(r.split())) == 1, (name, r)
+                assert everything.count(r) == judges_saying[r], (name, r)

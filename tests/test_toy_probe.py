@@ -86,7 +86,7 @@ def toy(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     cli("import", str(ROOT / "data/verdicts.jsonl"), "--as", "judgments", "--spec", str(ROOT / "data/judge.yaml"))
     cli("import", str(tmp / "always_a.jsonl"), "--as", "judgments")
     cli("aggregate")
-    terminal = cli("audit", "--n-boot", "300")
+    terminal = cli("audit", "--n-boot", "300", "--details")  # the per-judge blocks carry every reason
     report = json.loads((tmp / "ws" / "reports" / "audit.json").read_text("utf-8"))
     return {"tmp": tmp, "env": env, "terminal": terminal, "report": report,
             "html": (tmp / "ws" / "reports" / "audit.html").read_text("utf-8")}

@@ -98,7 +98,7 @@ def _span_figures(entry: Judge) -> Figures | None:
 def _consensus_figures(entry: Judge) -> Figures:
     """Without two annotators on its items: the judge against the consensus, no human reference to read."""
     if not entry.n_items_with_consensus:
-        return "no human label on the items it judged: agreement not measured", CONSENSUS, [], None
+        return "not measured: no human label on its items", CONSENSUS, [], None
     ref = entry.reference
     kname = entry.pointwise.kappa if entry.pointwise else "cohen_kappa"
     missing = "not measured (needs two annotators)"
@@ -183,7 +183,7 @@ def best_words(rows: list[dict[str, Any]]) -> str:
     if best["status"] == "aligned":
         return f"best available judge: {best['judge']} ({best['status']}{gap}): it may replace people"
     return (f"best available judge: {best['judge']} ({best['status']}{gap}): it may not replace people "
-            f"({'no judge is aligned' if len(rows) > 1 else 'it is not aligned'})")
+            f"({'no judge is aligned' if len(rows) > 1 else 'only an aligned judge may'})")
 
 
 def fmt_gap(gap: float | None) -> str:
