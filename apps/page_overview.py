@@ -60,8 +60,14 @@ def _figures(j: Judge) -> tuple[str, Figure | None, Figure | None, Figure | None
 
 
 def comparison(rep: AuditReport) -> list[dict[str, Any]]:
-    """One row per judge, sorted by its gap to the humans (the smallest shortfall first; judges whose gap the
-    audit could not measure last, in audit.json's order). ``index`` is the judge's place in audit.json."""
+    """One row per judge, in the order of the report's page one (:func:`judgecal.report.summary.page_one`: by
+    its gap to the humans, the smallest shortfall first; judges whose gap the audit could not measure last, in
+    audit.json's order), the best available judge marked ``best``. ``index`` is the judge's place in audit.json."""
+    from judgecal.report.summary import page_one
+
+    one = page_one(rep)
+    order = {r["index"] - 1: k for k, r in enumerate(one["rows"])}  # the report counts its judges from 1
+    best = one["best"]["index"] - 1 if one["best"] else None
     words = _flag_words()
     rows = []
     for k, (name, j) in enumerate(rep.judges.items()):
@@ -76,8 +82,9 @@ def comparison(rep: AuditReport) -> list[dict[str, Any]]:
                      JUDGE: fmt_m(judge) if judge else "not measured",
                      HUMANS: fmt_m(humans) if humans else "not measured",
                      "probes not run": len(v.not_tested_probes) if v else None,
-                     "measured as": DEFINITION_WORDS.get(definition, "not measured (needs two annotators)")})
-    return sorted(rows, key=lambda r: (r["gap"] is None, -(r["gap"] or 0.0), r["index"]))
+                     "measured as": DEFINITION_WORDS.get(definition, "not measured (needs two annotators)"),
+                     "best": k == best})
+    return sorted(rows, key=lambda r: order.get(r["index"], len(order) + r["index"]))
 
 
 def best_line(rows: list[dict[str, Any]]) -> str:
@@ -85,13 +92,11 @@ def best_line(rows: list[dict[str, Any]]) -> str:
     may replace people and which one comes closest."""
     if not rows:
         return "No judge in this audit."
-    aligned = [r for r in rows if r["verdict"] == "aligned"]
-    if aligned:
-        r = aligned[0]
+    r = next((r for r in rows if r["best"]), rows[0])  # the report's best available judge
+    if r["verdict"] == "aligned":
         return (f"**Best available judge: {md_plain(r['judge'])}** — aligned: it may replace people on this task "
                 f"(gap to the humans {md_plain(r[GAP])}).")
-    r = rows[0]
-    return (f"**No judge may replace people yet.** Closest to the humans: **{md_plain(r['judge'])}** — "
+    return (f"**No judge may replace people yet.** Best available: **{md_plain(r['judge'])}** — "
             f"{md_plain(r['verdict'])}: {md_plain(r['what decides it'])}.")
 
 
@@ -100,7 +105,7 @@ def comparison_section(rep: AuditReport) -> list[dict[str, Any]]:
     rows = comparison(rep)
     with st.container(key="best-judge"):
         st.markdown(best_line(rows))
-    shown = pd.DataFrame([{k: v for k, v in r.items() if k not in ("index", "gap")} for r in rows])
+    shown = pd.DataFrame([{k: v for k, v in r.items() if k not in ("index", "gap", "best")} for r in rows])
     if not shown.empty:
         table(shown, "comparison", help=COMPARISON_HELP)
     return rows
