@@ -37,6 +37,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
 def cmd_annotate(args: argparse.Namespace) -> int:
     import json
+    from urllib.parse import urlsplit
 
     from judgecal.annotation import tasks as lstasks
     from judgecal.annotation.server import ManagedServer, connection_for
@@ -50,7 +51,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             print(f"Label Studio is up at {term(public)} for annotators" +
                   (f" (judgecal talks to it at {conn.url})" if conn.url != public else "") +
                   f"; admin login in {srv.cred_path}")
-            if public.startswith("http://") and srv.status().get("host") not in ("127.0.0.1", "localhost"):
+            if public.startswith("http://") and urlsplit(public).hostname not in ("127.0.0.1", "localhost"):
                 print("note: plain http: logins and labels cross the network unencrypted; put a reverse proxy with "
                       "TLS in front (docs/how-to/blind-review.md)", file=sys.stderr)
         elif args.op == "stop":
