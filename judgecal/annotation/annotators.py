@@ -65,7 +65,7 @@ def create_annotators(server: ManagedServer, emails: list[str],
     out = []
     for p in people:
         login(server.url, p["email"], p["password"]).close()
-        out.append({"email": p["email"], "password": p["password"], "url": server.url, **made[p["email"]]})
+        out.append({"email": p["email"], "password": p["password"], "url": server.public_url, **made[p["email"]]})
     fresh = {r["email"] for r in out}
     _save(server.root.parent, [r for r in known.values() if r["email"] not in fresh] + out)
     return out

@@ -1,12 +1,19 @@
 """A managed Label Studio server: installed into its own virtual environment on first use (it pins
-Django and friends tightly), started headless on loopback with its data under the workspace, every
-phone-home switch off, an admin account and API token created non-interactively.
+Django and friends tightly), started headless with its data under the workspace, every phone-home
+switch off, an admin account and API token created non-interactively.
+
+It listens on loopback unless given a ``host``; its public URL (default ``http://HOST:PORT``) is the
+address annotators open: Label Studio builds its own links from it (``LABEL_STUDIO_HOST``), trusts it
+as the origin of their forms (CSRF) and answers only requests addressed to it, the bound host or
+loopback (``ALLOWED_HOSTS``). The settings extension's guards (``annotation/ls_extension.py``) apply
+whatever the address.
 
 Or connect to an existing server with ``JUDGECAL_LS_URL`` and ``JUDGECAL_LS_TOKEN``.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -19,6 +26,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import platformdirs
 
@@ -63,10 +71,76 @@ def ensure_installed(progress: bool = True) -> Path:
     return exe
 
 
-def _port_open(port: int) -> bool:
+LOOPBACK = "127.0.0.1"
+ANY = "0.0.0.0"  # noqa: S104 - an address the organiser asks for by name; the public URL then says which one
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+
+
+def host_problem(host: str) -> str | None:
+    """Why ``host`` cannot be the address the server binds, or ``None``: an IPv4 address or a host name."""
+    if not host:
+        return "must be an address of this machine, such as 127.0.0.1 or 0.0.0.0"
+    if ":" in host:
+        return (f"{host!r}: an IPv6 address is not supported; bind an IPv4 address (or 0.0.0.0), or put a "
+                "reverse proxy in front")
+    if not set(host) <= _HOST_CHARS or host.startswith(("-", ".")):
+        return f"{host!r} is not an IPv4 address or host name"
+    return None
+
+
+def public_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be the address annotators open, or ``None``: ``http(s)://host[:port]`` at the root,
+    without credentials, query or fragment."""
+    if not url or any(c.isspace() or not c.isprintable() for c in url):
+        return f"{url!r} is not a URL such as https://review.example.org"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"{url!r} is not an http(s) URL with a host, such as https://review.example.org"
+    if port == 0:
+        return f"{url!r}: port 0 is not a server's port"
+    if parts.username is not None or parts.password is not None:
+        return f"{parts.scheme}://{parts.hostname}...: holds credentials (user:password@); annotators log in with their own"
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        return f"{url!r} has a query or fragment; give the address only"
+    if parts.path not in ("", "/"):
+        return (f"{url!r} has a path ({parts.path!r}); Label Studio is served at the root of its address: "
+                "give a host (and port) of its own to the reverse proxy")
+    return None
+
+
+def _origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, as a browser sends it in ``Origin``."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _port_problem(host: str, port: int) -> str | None:
+    """Why Label Studio could not listen on ``host:port`` as asked, or ``None``.
+
+    ``host:port`` must be free to bind (and ``host`` an address of this machine); ``127.0.0.1:port`` must not
+    answer either: Label Studio checks there and silently moves to the next port when it does.
+    """
+    try:
+        family, _, _, _, addr = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)[0]
+    except socket.gaierror:
+        return f"--host {host}: no such address (it does not resolve)"
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return f"port {port} on {host} is in use; pick another with --port"
+            return f"--host {host}: cannot listen there ({exc.strerror}); give an address of this machine"
     with socket.socket() as s:
         s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+        if s.connect_ex((LOOPBACK, port)) == 0:
+            return f"port {port} on {LOOPBACK} is in use (Label Studio would move to another port); pick another with --port"
+    return None
 
 
 def _healthy(url: str) -> bool:
@@ -79,11 +153,19 @@ def _healthy(url: str) -> bool:
 
 
 class ManagedServer:
-    """``<workspace>/label-studio/``: ``data/`` (the server's), ``server.json`` and ``credentials.json`` (0600)."""
+    """``<workspace>/label-studio/``: ``data/`` (the server's), ``server.json`` (its pid, port, host and public
+    URL while it runs) and ``credentials.json`` (0600).
 
-    def __init__(self, workspace: str | os.PathLike[str], port: int = 8480) -> None:
+    ``host`` and ``public_url`` are what :meth:`start` asks for; ``None`` keeps what the running server was
+    started with (loopback and ``http://HOST:PORT`` for a new one).
+    """
+
+    def __init__(self, workspace: str | os.PathLike[str], port: int = 8480, host: str | None = None,
+                 public_url: str | None = None) -> None:
         self.root = Path(workspace) / "label-studio"
         self.port = port
+        self.host = host
+        self.asked_public_url = public_url.rstrip("/") if public_url else None
         self.info_path = self.root / "server.json"
         self.cred_path = self.root / "credentials.json"
 
@@ -102,9 +184,25 @@ class ManagedServer:
         data: dict[str, str] = json.loads(self.cred_path.read_text())
         return data
 
+    def _bound(self) -> tuple[str, int, str]:
+        """(host, port, public URL): the running server's, else those asked for."""
+        info = self._info() or {}
+        host = str(info.get("host") or self.host or LOOPBACK)
+        port = int(info["port"]) if info.get("port") else self.port  # type: ignore[call-overload]
+        public = str(info.get("public_url") or self.asked_public_url or f"http://{host}:{port}")
+        return host, port, public
+
+    @property
+    def public_url(self) -> str:
+        """The address annotators open (their links, Label Studio's own links)."""
+        return self._bound()[2]
+
     def env(self) -> dict[str, str]:
         cred = self.credentials()
         run = self.root
+        host, _, public = self._bound()
+        names = dict.fromkeys([str(urlsplit(public).hostname), host, LOOPBACK, "localhost"])
+        names.pop(ANY, None)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "LABEL_STUDIO_"))}
         env.update({
             "LATEST_VERSION_CHECK": "false", "COLLECT_ANALYTICS": "false", "SENTRY_DSN": "",
@@ -113,6 +211,9 @@ class ManagedServer:
             "LABEL_STUDIO_BASE_DATA_DIR": str(run / "data"), "LABEL_STUDIO_USERNAME": cred["username"],
             "LABEL_STUDIO_PASSWORD": cred["password"], "LABEL_STUDIO_USER_TOKEN": cred["token"],
             "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true", "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+            # the public address: Label Studio's own links, the origin its forms trust, the names it answers to
+            "LABEL_STUDIO_HOST": public, "LABEL_STUDIO_CSRF_TRUSTED_ORIGINS": _origin(public),
+            "LABEL_STUDIO_ALLOWED_HOSTS": ",".join(names),
             # judgecal's settings: Label Studio's own, with annotators' permissions tightened (see ls_extension.py)
             "DJANGO_SETTINGS_MODULE": "judgecal_ls", "PYTHONPATH": str(self._extension().parent),
         })
@@ -144,9 +245,9 @@ class ManagedServer:
 
     @property
     def url(self) -> str:
-        info = self._info()
-        port = int(info["port"]) if info else self.port  # type: ignore[call-overload]
-        return f"http://127.0.0.1:{port}"
+        """Where judgecal itself talks to the server: the bound host (loopback when bound to every address)."""
+        host, port, _ = self._bound()
+        return f"http://{LOOPBACK if host == ANY else host}:{port}"
 
     def connection(self) -> Connection:
         return Connection(self.url, self.credentials()["token"])
@@ -157,22 +258,43 @@ class ManagedServer:
         if not info:
             return {"running": False}
         alive = pid_alive(int(info["pid"]))  # type: ignore[call-overload]
-        return {"running": alive and _healthy(self.url), "url": self.url, "pid": info["pid"]}
+        return {"running": alive and _healthy(self.url), "url": self.url, "public_url": self.public_url,
+                "host": self._bound()[0], "pid": info["pid"]}
 
     def start(self, timeout_s: float = 180.0) -> Connection:
+        """Start the server on ``host:port`` (or return the running one's connection: asked for another host
+        or public URL, it is refused, as moving a running server would break the links handed out)."""
+        host = self.host or LOOPBACK
+        for name, why in (("--host", host_problem(host)),
+                          ("--public-url", self.asked_public_url and public_url_problem(self.asked_public_url))):
+            if why:
+                raise LabelStudioError(f"{name}: {why}")
+        if host == ANY and not self.asked_public_url:
+            raise LabelStudioError(f"--host {ANY} listens on every address of this machine; say which one annotators "
+                                   "open with --public-url (e.g. http://review-box.example.org:8480)")
         if self.status().get("running"):
+            running, _, public = self._bound()
+            if (self.host and self.host != running) or (self.asked_public_url and self.asked_public_url != public):
+                raise LabelStudioError(f"Label Studio for this workspace is already running on {running} for "
+                                       f"{public}; stop it first (`judgecal annotate server stop`)")
             return self.connection()
-        if _port_open(self.port):
-            raise LabelStudioError(f"port {self.port} on 127.0.0.1 is in use; pick another with --port")
+        info = self._info()
+        if info and pid_alive(int(info["pid"])):  # type: ignore[call-overload]
+            raise LabelStudioError(f"Label Studio for this workspace (pid {info['pid']}) is starting or not answering "
+                                   f"at {self.url}; wait, or end it with `judgecal annotate server stop`")
+        self.info_path.unlink(missing_ok=True)  # the state of a server that is gone (killed) says nothing now
+        if why := _port_problem(host, self.port):
+            raise LabelStudioError(why)
         exe = ensure_installed()
         (self.root / "data").mkdir(parents=True, exist_ok=True)
         log = open(self.root / "server.log", "ab")  # noqa: SIM115 - the child keeps it open
         proc = subprocess.Popen(
-            [str(exe), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(self.port),
+            [str(exe), "start", "--no-browser", "--internal-host", host, "--port", str(self.port),
              "--data-dir", str(self.root / "data")],
             env=self.env(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
         )
-        self.info_path.write_text(json.dumps({"pid": proc.pid, "port": self.port}))
+        public = self.asked_public_url or f"http://{host}:{self.port}"
+        self.info_path.write_text(json.dumps({"pid": proc.pid, "port": self.port, "host": host, "public_url": public}))
         deadline = time.time() + timeout_s
         # Once healthy the server outlives this command (`annotate server stop` ends it); stopped while it
         # starts (Ctrl-C, SIGTERM), the command takes the half-started server down with it: no orphan.

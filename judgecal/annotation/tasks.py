@@ -71,10 +71,10 @@ def markdown_html(text: str) -> str:
     return str(MarkdownIt("commonmark", {"html": False}).render(text))
 
 
-# every project's description points to the guidelines, shown under Instructions on each task and written
-# as one page by `judgecal annotate push` (judgecal.report.guidelines)
-REVIEW_NOTE = ("How to review: open Instructions on any task, or the page how-to-review.html "
-               "(in the reports folder of the workspace that sent these tasks).")
+# every project's description points to the guidelines the server itself shows (the project's instructions:
+# before the first task and under Instructions on each task), never to a file on the organiser's disk
+REVIEW_NOTE = ("How to review: the guidelines open before your first task, and again with the Instructions "
+               "button on any task. Questions go to the person who invited you.")
 
 
 def guidelines_html(config: str = "pairwise") -> str:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from judgecal import __version__
-from judgecal.cli.annotation import cmd_aggregate, cmd_annotate, cmd_annotators
+from judgecal.cli.annotation import add_server_options, cmd_aggregate, cmd_annotate, cmd_annotators
 from judgecal.cli.audit import cmd_audit, cmd_plan, cmd_report, cmd_validate
 from judgecal.cli.common import (  # noqa: F401
     MAX_ITEMS,
@@ -166,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     asub = p.add_subparsers(dest="action", required=True)
     sp = asub.add_parser("server", help="start, stop or check the managed Label Studio server")
     sp.add_argument("op", choices=("start", "stop", "status"))
+    add_server_options(sp)
     sp = asub.add_parser("push", help="send a chosen sample as blind tasks (idempotent)")
     sp.add_argument("--strategy", choices=("random", "disagreement", "order_disagreement", "uncertainty", "escalate"),
                     default="random")

@@ -37,15 +37,23 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
 def cmd_annotate(args: argparse.Namespace) -> int:
     import json
+    from urllib.parse import urlsplit
 
     from judgecal.annotation import tasks as lstasks
     from judgecal.annotation.server import ManagedServer, connection_for
 
     if args.action == "server":
-        srv = ManagedServer(args.workspace or ".", args.port)
+        srv = ManagedServer(args.workspace or ".", args.port, getattr(args, "host", None),
+                            getattr(args, "public_url", None))
         if args.op == "start":
             conn = srv.start()
-            print(f"Label Studio is up at {conn.url} (admin login in {srv.cred_path})")
+            public = srv.public_url
+            print(f"Label Studio is up at {term(public)} for annotators" +
+                  (f" (judgecal talks to it at {conn.url})" if conn.url != public else "") +
+                  f"; admin login in {srv.cred_path}")
+            if public.startswith("http://") and urlsplit(public).hostname not in ("127.0.0.1", "localhost"):
+                print("note: plain http: logins and labels cross the network unencrypted; put a reverse proxy with "
+                      "TLS in front (docs/how-to/blind-review.md)", file=sys.stderr)
         elif args.op == "stop":
             print("stopped" if srv.stop() else "not running")
         else:
@@ -114,13 +122,41 @@ def cmd_annotate(args: argparse.Namespace) -> int:
                     raise UsageError("annotator accounts are made on the managed server only; on "
                                      f"{conn.url} create them in Label Studio")
                 create_annotators(ManagedServer(args.workspace, args.port), args.add)
-            logins = list_annotators(args.workspace)
+            # the address annotators open now (the server's public URL), whatever it was when they were added
+            public = conn.url if external else ManagedServer(args.workspace, args.port).public_url
+            logins = [{**a, "url": public} for a in list_annotators(args.workspace)]
             if args.json:
                 _print_json([{k: a[k] for k in ("email", "password", "url")} for a in logins])
                 return 0
             for a in logins:
                 print(f"{term(a['email'])}\t{term(a['password'])}\t{term(a['url'])}")
     return 0
+
+
+def _host(text: str) -> str:
+    """The address the server binds (argparse ``type``)."""
+    from judgecal.annotation.server import host_problem
+
+    if why := host_problem(text):
+        raise argparse.ArgumentTypeError(why)
+    return text
+
+
+def _public_url(text: str) -> str:
+    """The address annotators open (argparse ``type``)."""
+    from judgecal.annotation.server import public_url_problem
+
+    if why := public_url_problem(text):
+        raise argparse.ArgumentTypeError(why)
+    return text.rstrip("/")
+
+
+def add_server_options(sp: argparse.ArgumentParser) -> None:
+    """``annotate server``'s ``--host`` and ``--public-url``."""
+    sp.add_argument("--host", type=_host, help="start: the address to listen on (default 127.0.0.1; 0.0.0.0 for "
+                    "every address, with --public-url)")
+    sp.add_argument("--public-url", type=_public_url, help="start: the address annotators open, e.g. "
+                    "https://review.example.org behind a reverse proxy (default http://HOST:PORT); their links use it")
 
 
 def _refuse_shared(conn: Any) -> None:
