@@ -23,7 +23,10 @@ an organisation of their own, holding only their copy of the tasks and run by a 
   (the labeling page's own fields, from Label Studio's frontend); a field outside the list (``task``,
   ``project``, ``completed_by``, ``updated_by``, ``ground_truth``, a draft's ``user``...), a reference to
   another task's draft, annotation or prediction, or a body that is not JSON answers 403 naming it, and is
-  logged to the server log. On an annotator's pages the controls they cannot use (create project, project
+  logged to the server log. Every id in a path or query is read as the server reads it (``+2`` and `` 2``
+  are 2), so an id written oddly is scoped like any other and a missing id answers as another's does; a
+  product tour's body may set only its ``state`` and ``interaction_data``, on the requester's own record; an
+  annotation's ``unique_id`` is kept only as the id of the annotator's own lock on the task. On an annotator's pages the controls they cannot use (create project, project
   menu and settings, organisation, import, export) are hidden;
 - ``/data/upload/<file>`` answers 404 for a file no upload record names (Label Studio answers 500).
 
@@ -122,9 +125,8 @@ def _models() -> Any:
 def _project_of(kind: str, pk: Any) -> Any:
     """The project that the ``kind`` object ``pk`` belongs to (``None`` when there is no such object)."""
     m = _models()
-    try:
-        pk = int(pk)
-    except (TypeError, ValueError):
+    pk = server_id(pk)
+    if not _in_range(pk):
         return None
     if kind == "project":
         return m["project"].objects.filter(pk=pk).first()
@@ -140,32 +142,68 @@ def _open(user: Any, kind: str, pk: Any) -> bool:
     return project is not None and bool(project.has_permission(user))
 
 
-# what a path or query names, and the kind of object it is: each must be open to the user
+# what a path or query names, and the kind of object it is: each must be open to the user. A path segment is
+# matched whatever it holds (Label Studio's routers take ``[^/.]+``) and read by :func:`server_id`
 _SCOPES = (
-    (re.compile(r"^/api/projects/(\d+)(/|$)"), "project"),
-    (re.compile(r"^/projects/(\d+)(/|$)"), "project"),
-    (re.compile(r"^/api/tasks/(\d+)(/|$)"), "task"),
-    (re.compile(r"^/api/tasks/\d+/annotations/(\d+)(/|$)"), "annotation"),
-    (re.compile(r"^/api/annotations/(\d+)(/|$)"), "annotation"),
-    (re.compile(r"^/api/drafts/(\d+)(/|$)"), "draft"),
-    (re.compile(r"^/api/dm/views/(\d+)(/|$)"), "view"),
+    (re.compile(r"^/api/projects/([^/]+)(/|$)"), "project"),
+    (re.compile(r"^/projects/([^/]+)(/|$)"), "project"),
+    (re.compile(r"^/api/tasks/([^/]+)(/|$)"), "task"),
+    (re.compile(r"^/api/tasks/[^/]+/annotations/([^/]+)(/|$)"), "annotation"),
+    (re.compile(r"^/api/annotations/([^/]+)(/|$)"), "annotation"),
+    (re.compile(r"^/api/drafts/([^/]+)(/|$)"), "draft"),
+    (re.compile(r"^/api/dm/views/([^/]+)(/|$)"), "view"),
+    (re.compile(r"^/api/predictions/([^/]+)(/|$)"), "prediction"),
 )
 _QUERY_SCOPES = {"project": "project", "view": "view", "tab": "view", "task": "task"}
+_DRF_DECIMAL = re.compile(r"\.0*\s*$")  # rest_framework.fields.IntegerField.re_decimal
+_MAX_ID = 2**63 - 1  # the largest id a database lookup takes
+
+
+def server_id(value: Any) -> int | None:
+    """The id Label Studio reads from ``value``, or ``None`` when it reads none: Python's ``int()`` as Django's
+    lookups use it (surrounding whitespace, a sign, any Unicode decimal digits, ``_`` between digits: ``+2``,
+    `` 2``, ``\u0662`` are all 2), else after DRF's ``IntegerField`` strips a trailing ``.0``. Not
+    ``str.isdigit()``, which refuses ``+2`` and accepts ``\u00b2``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if not isinstance(value, str):
+        return None
+    for text in (value, _DRF_DECIMAL.sub("", value)):
+        try:
+            return int(text)
+        except ValueError:
+            continue
+    return None
+
+
+def _names_id(value: Any) -> bool:
+    """Whether the server reads an id of an object that could exist from ``value`` (a negative one never does)."""
+    pk = server_id(value)
+    return pk is not None and pk >= 0
+
+
+def _in_range(pk: int | None) -> bool:
+    return pk is not None and 0 < pk <= _MAX_ID
 
 
 def _check_scope(request: Any, user: Any) -> None:
-    """Every object the request names belongs to a project open to ``user``; a draft is their own."""
+    """Every object the request names belongs to a project open to ``user``; a draft is their own. Each id is
+    read as the server reads it, so ``+2`` is scoped as 2 and a missing id answers as another's does."""
     path = request.path
     for pattern, kind in _SCOPES:
-        if (m := pattern.match(path)) and not _open(user, kind, m.group(1)):
-            raise Refused(404, f"{kind} {m.group(1)} is not in a project of theirs")
+        if (m := pattern.match(path)) and _names_id(m.group(1)) and not _open(user, kind, m.group(1)):
+            raise Refused(404, f"{kind} {m.group(1)!r} is not in a project of theirs")
     for key, kind in _QUERY_SCOPES.items():
         for value in request.GET.getlist(key):
-            if value.isdigit() and not _open(user, kind, value):  # what is not an id is Label Studio's to refuse
-                raise Refused(404, f"{kind} {value} (query {key}) is not in a project of theirs")
-    m = re.match(r"^/api/drafts/(\d+)(/|$)", path)
-    if m and not _models()["draft"].objects.filter(pk=int(m.group(1)), user=user).exists():
-        raise Refused(404, f"draft {m.group(1)} is not theirs")
+            # what is no id to the server is Label Studio's to refuse
+            if _names_id(value) and not _open(user, kind, value):
+                raise Refused(404, f"{kind} {value!r} (query {key}) is not in a project of theirs")
+    m = re.match(r"^/api/drafts/([^/]+)(/|$)", path)
+    if m and _names_id(m.group(1)) and not (_in_range(pk := server_id(m.group(1))) and _models()["draft"].objects
+                                              .filter(pk=pk, user=user).exists()):
+        raise Refused(404, f"draft {m.group(1)!r} is not theirs")
 
 
 def _body(request: Any) -> dict[str, Any]:
@@ -208,7 +246,7 @@ def _same_task(body: dict[str, Any], task_id: int, user: Any) -> None:
 
 
 # the fields the labeling page sends (Label Studio 1.23.2 frontend: prepareData, saveDraft, skip); ``project``
-# only as the task's own (see _same_task); ``unique_id`` is not editable (the serializer drops it)
+# only as the task's own (see _same_task); an annotation's ``unique_id`` only as _unique_id keeps it
 ANNOTATION_FIELDS = frozenset({"result", "lead_time", "was_cancelled", "draft_id", "parent_prediction",
                                "parent_annotation", "started_at", "id", "project", "unique_id"})
 DRAFT_FIELDS = frozenset({"result", "lead_time", "was_postponed", "draft_id", "parent_prediction",
@@ -216,6 +254,9 @@ DRAFT_FIELDS = frozenset({"result", "lead_time", "was_postponed", "draft_id", "p
 VIEW_FIELDS = frozenset({"data", "ordering", "order", "selected_items", "filter_group", "filters", "project",
                          "id", "user"})
 USER_FIELDS = frozenset({"first_name", "last_name", "phone", "allow_newsletters"})
+# what the product tour sends (updateProductTour: state, interaction_data), to the requester's own record
+TOUR_FIELDS = frozenset({"state", "interaction_data"})
+MAX_TOUR_BODY = 4096  # bytes; a tour's state and where it stopped fit in far less
 
 
 def _own_annotation(user: Any, pk: Any) -> Any:
@@ -225,10 +266,40 @@ def _own_annotation(user: Any, pk: Any) -> Any:
     return a
 
 
+def _replace_body(request: Any, body: dict[str, Any]) -> None:
+    """Let the view read ``body`` instead of what was sent (DRF reads a consumed request's ``body``)."""
+    raw = json.dumps(body).encode()
+    request._body = raw
+    request.META["CONTENT_LENGTH"] = str(len(raw))
+
+
+def _unique_id(request: Any, user: Any, body: dict[str, Any], task_id: int | None) -> None:
+    """An annotation's ``unique_id`` is the server's: kept only on a new annotation, and only when it is the id
+    of the annotator's own lock on the task (what the labeling page sends, so a repeated submit is still a
+    duplicate), dropped otherwise. Set freely it was an existence oracle (a taken one answers 409, a
+    malformed one 500) and a way to claim ids."""
+    if "unique_id" not in body:
+        return
+    value, keep = body["unique_id"], False
+    if task_id is not None and isinstance(value, str):
+        import uuid
+
+        from tasks.models import TaskLock
+
+        try:
+            keep = TaskLock.objects.filter(unique_id=uuid.UUID(value), user=user, task_id=task_id).exists()
+        except ValueError:
+            keep = False
+    if not keep:
+        del body["unique_id"]
+        _replace_body(request, body)
+
+
 def _annotation_new(request: Any, user: Any, m: re.Match[str]) -> None:
     body = _body(request)
     _only(body, ANNOTATION_FIELDS - {"id"}, "an annotation")
     _same_task(body, int(m.group(1)), user)
+    _unique_id(request, user, body, int(m.group(1)))
 
 
 def _annotation_change(request: Any, user: Any, m: re.Match[str]) -> None:
@@ -237,6 +308,7 @@ def _annotation_change(request: Any, user: Any, m: re.Match[str]) -> None:
         body = _body(request)
         _only(body, ANNOTATION_FIELDS, "an annotation")
         _same_task(body, a.task_id, user)
+        _unique_id(request, user, body, None)
 
 
 def _annotation_to_draft(request: Any, user: Any, m: re.Match[str]) -> None:
@@ -316,6 +388,14 @@ def _own_user(request: Any, user: Any, m: re.Match[str]) -> None:
     _only(_body(request), USER_FIELDS, "their user record")
 
 
+def _own_tour(request: Any, user: Any, m: re.Match[str]) -> None:
+    """A product tour's ``state`` and ``interaction_data`` only (the view finds the requester's own record by
+    ``?name=``; a ``user`` in the body would move that record onto someone else), in a bounded body."""
+    if len(request.body) > MAX_TOUR_BODY:
+        raise Refused(403, f"a product tour's body is {len(request.body):,} bytes; the limit is {MAX_TOUR_BODY:,}")
+    _only(_body(request), TOUR_FIELDS, "a product tour")
+
+
 def _anyone(request: Any, user: Any, m: re.Match[str]) -> None:
     return None
 
@@ -335,8 +415,8 @@ WRITES: tuple[tuple[frozenset[str], re.Pattern[str], Callable[[Any, Any, re.Matc
     (frozenset({"POST"}), re.compile(r"^/api/dm/views/order/?$"), _views_order),
     (frozenset({"POST"}), re.compile(r"^/api/dm/actions/?$"), _next_task),
     (frozenset({"PATCH", "PUT"}), re.compile(r"^/api/users/(\d+)/?$"), _own_user),
-    (frozenset({"POST", "PATCH", "PUT"}),
-     re.compile(r"^/api/current-user/(reset-token/|hotkeys/|product-tour/?)$"), _anyone),
+    (frozenset({"POST", "PATCH", "PUT"}), re.compile(r"^/api/current-user/(reset-token/|hotkeys/)$"), _anyone),
+    (frozenset({"PATCH", "PUT"}), re.compile(r"^/api/current-user/product-tour/?$"), _own_tour),
 )
 
 

@@ -269,7 +269,11 @@ def test_annotate_check_and_external_server_refusal(review, capsys, monkeypatch)
             f"add a tab to {them}'s project": "refused", f"post an annotation credited to {them}": "refused",
             "annotate their own task": "ok", f"re-credit their annotation to {them}": "refused",
             f"mark their annotation as changed by {them}": "refused",
-            f"move their annotation into {them}'s project": "refused"}
+            f"move their annotation into {them}'s project": "refused",
+            f"move a product-tour record onto {them}": "refused", "write a 100 KB product-tour record": "refused",
+            "set an annotation's unique_id": "refused (the field was ignored)",
+            **{f"tell whether {them}'s project exists (id written {form})": "refused"
+               for form in ("+N", "' N'", "'N '", "N.0", "in Arabic-Indic digits")}}
     # the check's own task and annotations are gone again
     assert {e: _state(review, e) for e in review["people"]} == before
     # an external server, asked without annotator logins: nothing was tried, so nothing is claimed

@@ -5,7 +5,9 @@ organisation members they can list, whether any annotation by someone else is vi
 whether the server lets them change a project's settings (an empty ``PATCH``, which changes nothing when
 allowed). On the managed server, :func:`probe_writes` also tries, as each annotator against each other
 one, the writes that would plant or move labels (drafts, data-manager tabs, annotations credited to
-someone else or moved into their project) and reads of their drafts, and undoes whatever got through.
+someone else or moved into their project), reads of their drafts, a product-tour record moved onto them, an
+annotation's ``unique_id`` set (a taken one confirms it exists) and their ids written ``+N`` or `` N`` (an
+answer that differs from a missing id's confirms it exists), and undoes whatever got through.
 Labels are independent when every one of these was tried and refused. Without annotator logins nothing
 was tried: the answer is "not checked", never "independent"; the organiser's own view can still show
 that several annotators share one organisation (and so see each other's annotations).
@@ -140,6 +142,7 @@ def probe_writes(c: httpx.Client, me: dict[str, Any], other: dict[str, Any], svc
         svc_theirs.delete(f"/api/dm/views/{view}/")
     result: list[dict[str, Any]] = []  # an answer every labeling config accepts
     out.update(_their_annotation(c, other, svc_theirs))
+    out.update(_tour_and_ids(c, other))
     tmp = _check_task(svc_mine, me["project"])
     if tmp is None:
         out["annotate their own task"] = "not checked: the service account could not add a task to their project"
@@ -157,6 +160,7 @@ def probe_writes(c: httpx.Client, me: dict[str, Any], other: dict[str, Any], svc
         out["annotate their own task"] = "ok" if own else f"FAILED: HTTP {r.status_code}"
         if own is None:
             return out
+        out["set an annotation's unique_id"] = _unique_id(c, tmp, own)
         tries = {f"re-credit their annotation to {who}": {"completed_by": other["user_id"]},
                  f"mark their annotation as changed by {who}": {"updated_by": other["user_id"]},
                  f"move their annotation into {who}'s project": {"project": pid, **({"task": task} if task else {})}}
@@ -172,6 +176,60 @@ def probe_writes(c: httpx.Client, me: dict[str, Any], other: dict[str, Any], svc
     finally:
         svc_mine.delete(f"/api/tasks/{tmp}/")
     return out
+
+
+TOUR = "prompts_page"  # a product tour Label Studio 1.23.2 knows
+MISSING_ID = 2**31 - 1  # an id no object of the check's server has
+_ODD_FORMS = {"+N": "+{}", "' N'": " {}", "'N '": "{} ", "N.0": "{}.0",
+              "in Arabic-Indic digits": "{}"}  # the last one is translated below
+_ARABIC = str.maketrans("0123456789", "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669")
+
+
+def _odd(form: str, n: int) -> str:
+    text = _ODD_FORMS[form].format(n)
+    return text.translate(_ARABIC) if form == "in Arabic-Indic digits" else text
+
+
+def _tour_and_ids(c: httpx.Client, other: dict[str, Any]) -> dict[str, str]:
+    """Move the annotator's product-tour record onto ``other`` (Label Studio lets a body set its ``user``), write
+    an unbounded one, and ask for ``other``'s project by its id written oddly: a ``+N``/`` N`` id that answers
+    otherwise than a missing id tells that it exists."""
+    who, out = other["email"], {}
+    r = c.patch("/api/current-user/product-tour", params={"name": TOUR}, json={"user": other["user_id"]})
+    data = r.json() if r.is_success and "json" in r.headers.get("content-type", "") else {}
+    moved = isinstance(data, dict) and _as_id(data.get("user")) == other["user_id"]
+    out[f"move a product-tour record onto {who}"] = (
+        "FAILED: the record is now theirs (it stays on their account)" if moved else REFUSED
+        if r.status_code in (400, 403, 404) else "refused (the field was ignored)")
+    big = {"state": "ready", "interaction_data": {"additional_data": {"x": "x" * 100_000}}}
+    r = c.patch("/api/current-user/product-tour", params={"name": TOUR}, json=big)
+    out["write a 100 KB product-tour record"] = _outcome(r, "the record was stored")
+    for form in _ODD_FORMS:
+        got = {n: c.get("/api/tasks/", params={"project": _odd(form, n)}) for n in (other["project"], MISSING_ID)}
+        theirs, missing = got[other["project"]], got[MISSING_ID]
+        same = theirs.status_code == missing.status_code and (theirs.status_code >= 400 or theirs.text == missing.text)
+        out[f"tell whether {who}'s project exists (id written {form})"] = REFUSED if same and who not in theirs.text \
+            else f"FAILED: their project answered {theirs.status_code}, a missing one {missing.status_code}"
+    return out
+
+
+def _unique_id(c: httpx.Client, task: int, own: int) -> str:
+    """Set ``unique_id`` on a new annotation and on ``own`` (both on the check's ``task``), then reuse each: a 409
+    means it was stored (and so that a taken id can be told apart); a malformed one must not break the server."""
+    import uuid
+
+    fresh, changed = str(uuid.uuid4()), str(uuid.uuid4())
+    tries = [("a new annotation's", c.post(f"/api/tasks/{task}/annotations/", json={"result": [], "unique_id": fresh})),
+             ("a changed annotation's", c.patch(f"/api/annotations/{own}/", json={"unique_id": changed})),
+             ("a malformed", c.post(f"/api/tasks/{task}/annotations/", json={"result": [], "unique_id": "x"}))]
+    failed = [f"{what} unique_id answered {r.status_code}" for what, r in tries if r.status_code >= 500]
+    for what, value in (("a new annotation's", fresh), ("a changed annotation's", changed)):
+        again = c.post(f"/api/tasks/{task}/annotations/", json={"result": [], "unique_id": value})
+        if again.status_code == 409:
+            failed.append(f"{what} unique_id was stored (reusing it answered 409)")
+    if failed:
+        return "FAILED: " + "; ".join(failed)
+    return REFUSED if all(r.status_code in (400, 403) for _, r in tries) else "refused (the field was ignored)"
 
 
 def _check_task(svc: httpx.Client, project: int) -> int | None:

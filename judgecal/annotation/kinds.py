@@ -170,7 +170,8 @@ def parse_spans(result: list[dict[str, Any]], cfg: Config, text: str) -> tuple[l
 
 
 def parse_rating(result: list[dict[str, Any]], cfg: Config) -> tuple[int | None, str | None]:
-    """The rating of one annotation (``1..max_rating``), checked against the config."""
+    """The rating of one annotation (``1..max_rating``), checked against the config; a rating given twice
+    is refused (never the last one taken)."""
     rating = None
     for r in result:
         name, kind = r.get("from_name"), r.get("type")
@@ -178,6 +179,8 @@ def parse_rating(result: list[dict[str, Any]], cfg: Config) -> tuple[int | None,
             continue
         if name != cfg.control or kind != "rating":
             return None, f"unknown field {name!r} ({kind})"
+        if rating is not None:
+            return None, "the rating is answered twice"
         v = (r.get("value") or {}).get("rating")
         if isinstance(v, float) and v.is_integer():
             v = int(v)

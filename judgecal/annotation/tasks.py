@@ -346,6 +346,8 @@ def _parse(result: list[dict[str, Any]]) -> tuple[str | None, str | None]:
         if name not in CONTROLS or CONTROLS[name] != kind:
             return None, f"unknown field {name!r} ({kind})"
         if name == "preference":
+            if choice is not None:
+                return None, "the preference is answered twice"
             picked = (r.get("value") or {}).get("choices") or []
             if len(picked) != 1 or picked[0] not in CHOICES:
                 return None, f"choice {picked!r} is not in the labeling config"
