@@ -209,7 +209,24 @@ def needs(what: str, command: str) -> None:
     st.info(f"{what} — produced by `{command}`.")
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _staleness(path: str, audit_json: str, key: Stamp) -> str | None:
+    """Why the shown audit.json no longer shows the workspace (new or changed evidence since), per state."""
+    ws = Workspace(path, create=False)
+    try:
+        return ws.staleness(Path(audit_json))
+    finally:
+        ws.close()
+
+
 def audit_caption(rep: AuditReport) -> None:
+    """The audit's date, truth and settings; first, when the workspace has changed since, a warning naming
+    what changed and the command that brings the pages up to date."""
+    p, shown = ws_path(), report_path()
+    why = _staleness(str(p), str(shown), stamp(p)) if shown is not None else None
+    if why:
+        st.warning(f"**This audit is stale**: {md_plain(why)}. Run "
+                   f"{md_plain(f'judgecal audit -w {p}')} for figures that include it.")
     s = rep.settings
     st.caption(f"Audit {md_plain(rep.generated_at)} · truth: consensus {md_plain(s.consensus)} over "
                f"{rep.consensus.n_items} items · {s.n_boot} bootstrap replicates · "

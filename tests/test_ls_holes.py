@@ -39,7 +39,7 @@ def ls(tmp_path_factory, pandalm_ws):
     conn = server.start()
     people = {p["email"]: p for p in create_annotators(server, [ALICE, BOB])}
     admin = lstasks.client(conn)
-    res = lstasks.push(ws, admin, select(ws, "random", 4, source="pandalm", seed=3), project=PROJECT, overlap=1,
+    res = lstasks.push(ws, admin, select(ws, "random", 6, source="pandalm", seed=3), project=PROJECT, overlap=1,
                        seed=5, reviewers=reviewers(ws.path))
     ws.add_items([Item(f"rate-{k}", f"Explain {k}.", [Candidate(f"An answer about {k}.", "m1")], task="pointwise")
                   for k in range(2)])
@@ -194,7 +194,7 @@ def test_pull_refuses_an_answer_given_twice(ls):
     taken. Now the annotation is recorded as a problem ("answered twice") and not counted."""
     ws, alice, area = ls["ws"], ls["tokens"][ALICE], ls["area"][ALICE]
     twice = [*lstasks.annotation_json("A"), *lstasks.annotation_json("B")]
-    r = alice.post(f"/api/tasks/{area['tasks'][2]}/annotations/", json={"result": twice})
+    r = alice.post(f"/api/tasks/{area['tasks'][-1]}/annotations/", json={"result": twice})
     assert r.status_code == 201
     pulled = lstasks.pull(ws, ls["admin"], project=PROJECT, reviewers=reviewers(ws.path))
     mine = [p for p in pulled.problems if p.startswith(f"annotation {r.json()['id']} ")]

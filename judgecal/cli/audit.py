@@ -95,6 +95,24 @@ def cmd_audit(args: argparse.Namespace) -> int:
 READABLE = ("judgecal.audit/1", "judgecal.audit/2")  # audit.json schemas `judgecal report` renders
 
 
+def _staleness(audit_json: Path) -> str | None:
+    """What changed in the workspace ``audit_json`` lies in (``<workspace>/reports/audit.json`` or wherever its
+    latest audit recorded writing it) since that audit; ``None`` when nothing did or there is no workspace."""
+    from judgecal.data.store import DB_NAME, Workspace, WorkspaceError
+
+    folder = next((p for p in audit_json.resolve().parents[:2] if (p / DB_NAME).is_file()), None)
+    if folder is None:
+        return None
+    try:
+        ws = Workspace(folder, create=False)
+    except WorkspaceError:  # a workspace that cannot be opened says nothing about this file
+        return None
+    try:
+        return ws.staleness(audit_json)
+    finally:
+        ws.close()
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     """Render a stored audit.json again: the HTML page or the printable PDF."""
     import json
@@ -118,7 +136,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise UsageError(f"{src}: {where}: {err['msg']} (not an audit.json of schema {data['schema']})") from None
-    out = Path(args.out) if args.out else src.with_suffix(f".{args.format}")
+    stale = _staleness(src)
+    out = Path(args.out) if args.out else src.with_suffix(f".stale.{args.format}" if stale else f".{args.format}")
+    if stale:  # named as stale, never under the name of a current report
+        print(term(f"stale: {stale}; run `judgecal audit` for a current report (this one is written as {out})"),
+              file=sys.stderr)
     if args.format == "pdf":
         from judgecal.report.pdf import PdfError, write_pdf
 

@@ -1,16 +1,26 @@
-"""Where the latest audit report is (``meta.latest_report``), the reports folder, and table export."""
+"""Where the latest audit report is (``meta.latest_report``), what the workspace held when it was written
+(``meta.latest_report_state``, so a report older than its evidence is named stale), the reports folder, and
+table export."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from judgecal.data.store._db import Database, Repository
 from judgecal.data.store.items import ItemsRepository
 from judgecal.data.store.judgments import JudgmentsRepository
+
+# the tables an audit reads, and what their rows are called in a sentence
+EVIDENCE = {"items": "items", "judgments": "judgments", "annotations": "human labels",
+            "consensus": "consensus labels", "spans": "span annotations"}
+DIGESTED = ("annotations", "consensus", "spans")  # changed in place by a pull or an aggregate
 
 
 class ReportsRepository(Repository):
@@ -34,9 +44,49 @@ class ReportsRepository(Repository):
             where = str(p.relative_to(self._folder.resolve()))
         except ValueError:
             where = str(p)
+        state = json.dumps(self.evidence_state())
         with self._db.transaction() as tx:
-            tx.execute("INSERT INTO meta VALUES ('latest_report', ?) ON CONFLICT(key) DO UPDATE SET value = "
-                       "excluded.value", (where,))
+            for key, value in (("latest_report", where), ("latest_report_state", state)):
+                tx.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                           (key, value))
+
+    def evidence_state(self) -> dict[str, list[Any]]:
+        """What an audit reads, per table: its row count and what changes with its content: for items and
+        judgments the largest rowid and the store's write token (an update replaces it); for the smaller label
+        tables a digest of their rows in sorted order (a pull or an aggregate that rewrites the same rows leaves
+        it as it was)."""
+        tokens = dict(self._conn.execute("SELECT key, value FROM meta WHERE key IN ('items_version', "
+                                         "'judgments_version')"))
+        state: dict[str, list[Any]] = {}
+        for t in EVIDENCE:
+            if t in DIGESTED:
+                rows = sorted(repr(row) for row in self._conn.execute(f"SELECT * FROM {t}"))
+                h = hashlib.blake2b("\n".join(rows).encode(), digest_size=12)
+                state[t] = [len(rows), None, h.hexdigest()]
+            else:
+                count, top = self._conn.execute(f"SELECT COUNT(*), MAX(rowid) FROM {t}").fetchone()
+                state[t] = [count, top, tokens.get(f"{t}_version")]
+        return state
+
+    def staleness(self, audit_json: Path) -> str | None:
+        """Why ``audit_json`` no longer shows this workspace (e.g. "the workspace changed since: 12 labels
+        added"), or ``None`` when it does, or when it is not this workspace's latest audit (nothing to compare)."""
+        latest = self.latest_report()
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'latest_report_state'").fetchone()
+        if latest is None or row is None or Path(latest).resolve() != Path(audit_json).resolve():
+            return None
+        then, now = json.loads(row[0]), self.evidence_state()
+        changes = []
+        for table, noun in EVIDENCE.items():
+            old, new = then.get(table), now[table]
+            if old == new:
+                continue
+            diff = new[0] - (old[0] if old else 0)
+            changes.append(f"{diff:,} {noun} added" if diff > 0 else f"{-diff:,} {noun} removed" if diff < 0
+                           else f"{noun} changed")
+        if not changes:
+            return None
+        return "the workspace changed since this audit: " + ", ".join(changes)
 
     def latest_report(self) -> Path | None:
         """The ``audit.json`` the latest audit of this workspace wrote (it may since have been removed), or None

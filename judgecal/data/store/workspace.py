@@ -108,6 +108,7 @@ class Workspace:
 
     record_report = _Delegate("reports_repo", ReportsRepository.record_report)
     latest_report = _Delegate("reports_repo", ReportsRepository.latest_report)
+    staleness = _Delegate("reports_repo", ReportsRepository.staleness)
     export = _Delegate("reports_repo", ReportsRepository.export)
 
     # -- items
