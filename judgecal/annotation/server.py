@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 import platformdirs
 
+from judgecal.data.specs import http_url_problem
 from judgecal.data.store import pid_alive
 from judgecal.errors import BackendError
 
@@ -91,17 +92,9 @@ def host_problem(host: str) -> str | None:
 def public_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be the address annotators open, or ``None``: ``http(s)://host[:port]`` at the root,
     without credentials, query or fragment."""
-    if not url or any(c.isspace() or not c.isprintable() for c in url):
-        return f"{url!r} is not a URL such as https://review.example.org"
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        return f"{url!r} is not a URL ({exc})"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"{url!r} is not an http(s) URL with a host, such as https://review.example.org"
-    if port == 0:
-        return f"{url!r}: port 0 is not a server's port"
+    if problem := http_url_problem(url, "https://review.example.org"):
+        return problem
+    parts = urlsplit(url)
     if parts.username is not None or parts.password is not None:
         return f"{parts.scheme}://{parts.hostname}...: holds credentials (user:password@); annotators log in with their own"
     if parts.query or parts.fragment or url.endswith(("?", "#")):

@@ -88,12 +88,12 @@ class JudgeSpec:
                    max_tokens=None, logprobs=None, top_logprobs=None, name=judge)
 
 
-def url_problem(url: Any) -> str | None:
-    """Why ``url`` cannot be a judge's server address, or ``None``: an ``http(s)://host[:port][/path]``
-    without credentials. A key in the address (``http://user:KEY@host``, ``?api-key=KEY``) would be
-    stored with the spec; keys come from the environment (``OPENAI_API_KEY``)."""
+def http_url_problem(url: Any, example: str) -> str | None:
+    """Why ``url`` is not an ``http(s)://host[:port]...`` address (``example`` shows one), or ``None``:
+    text without spaces or control characters, parsed by :func:`urllib.parse.urlsplit` with a valid port,
+    an http(s) scheme and a host, and a port other than 0."""
     if not isinstance(url, str) or not url.strip():
-        return f"must be a URL such as http://127.0.0.1:8000/v1, got {url!r}"
+        return f"must be a URL such as {example}, got {url!r}"
     if any(c.isspace() or not c.isprintable() for c in url):
         return f"{url!r} is not a URL (it holds spaces or control characters)"
     try:
@@ -102,9 +102,19 @@ def url_problem(url: Any) -> str | None:
     except ValueError as exc:
         return f"{url!r} is not a URL ({exc})"
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"{url!r} is not an http(s) URL with a host, such as http://127.0.0.1:8000/v1"
+        return f"{url!r} is not an http(s) URL with a host, such as {example}"
     if port == 0:
         return f"{url!r}: port 0 is not a server's port"
+    return None
+
+
+def url_problem(url: Any) -> str | None:
+    """Why ``url`` cannot be a judge's server address, or ``None``: an ``http(s)://host[:port][/path]``
+    without credentials. A key in the address (``http://user:KEY@host``, ``?api-key=KEY``) would be
+    stored with the spec; keys come from the environment (``OPENAI_API_KEY``)."""
+    if problem := http_url_problem(url, "http://127.0.0.1:8000/v1"):
+        return problem
+    parts = urlsplit(url)
     if parts.username is not None or parts.password is not None:
         return "holds credentials (user:password@); give the key in OPENAI_API_KEY (or ANTHROPIC_API_KEY), never in the URL"
     if any(_SECRET_QUERY.search(k) for k, _ in parse_qsl(parts.query, keep_blank_values=True)):
