@@ -34,6 +34,8 @@ from judgecal.audit.injection import injection_follow
 from judgecal.audit.instability import instability
 from judgecal.audit.metric import Metric, clean
 from judgecal.audit.padding import padding_preference
+from judgecal.audit.plugins import PLUGINS_ENV as PLUGINS_ENV
+from judgecal.audit.plugins import load_entry_points, load_env_modules
 from judgecal.audit.position import debiased_from, debiased_sums, paired_orders, position_tests
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.self_preference import self_preference
@@ -477,25 +479,12 @@ FLAG_ORDER[:] = ["position", "verbosity", "self_preference", "padding", "instabi
                  "injection", "alignment"]
 
 
-PLUGINS_ENV = "JUDGECAL_PROBES"  # comma-separated modules that register probes of their own
-
-
 def load_plugins() -> list[str]:
-    """Import the modules named in ``$JUDGECAL_PROBES`` (each registers its probes with :func:`register`),
-    so the CLI, the explorer and ``validate`` run them as they run the built-in ones; returns their names.
-    A module that cannot be imported stops with its name, never silently."""
-    import importlib
-    import os
-
-    from judgecal.errors import ConfigError
-
-    names = [n.strip() for n in os.environ.get(PLUGINS_ENV, "").split(",") if n.strip()]
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            raise ConfigError(f"{PLUGINS_ENV}: {name}: cannot be imported ({exc})") from None
-    return names
+    """Register the probes of every ``judgecal.probes`` entry point, then import the modules named in
+    ``$JUDGECAL_PROBES`` (each registers its own), so the CLI, the explorer and ``validate`` run them as they run
+    the built-in ones (:mod:`judgecal.audit.plugins`); returns the names loaded. A plugin that cannot be loaded
+    stops with one line naming it, never silently."""
+    return [*load_entry_points(register, lambda: PROBES), *load_env_modules()]
 
 
 load_plugins()
