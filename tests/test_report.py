@@ -3,6 +3,7 @@
 import html as html_lib
 import json
 import re
+import sys
 
 import pytest
 
@@ -284,7 +285,7 @@ def test_every_probe_flag_has_words_and_a_severity():
     from judgecal.audit.decision import judge_verdict
     from judgecal.catalogue import SEVERITIES, flag_info
 
-    src = inspect.getsource(probes)
+    src = "".join(inspect.getsource(sys.modules[type(p).__module__]) for p in probes.PROBES)  # a module each
     literal = set(re.findall(r'return \["([a-z0-9_:]+)"\]', src))  # flags returned as ["code"]
     direction = {f"{p}:{d}" for p in ("verbosity_bias", "self_preference") for d in ("more_than_humans",
                                                                                    "less_than_humans")}

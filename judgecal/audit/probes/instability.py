@@ -1,0 +1,34 @@
+"""Does the judge change its mind between repeated calls of the same prompt?"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from judgecal.audit.instability import instability
+from judgecal.audit.metric import Metric
+from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
+from judgecal.audit.probes.rules import ci_test, significant
+from judgecal.catalogue import ProbeInfo
+
+
+class InstabilityProbe(Probe):
+    """The chance that two repeated samples of the same prompt disagree (null 0)."""
+
+    name = "instability"
+    info = ProbeInfo("instability", "run-to-run instability", "stability", "Does the judge change its mind?",
+                     "Repeated calls with the same prompt.", "repeats agree (instability 0)",
+                     "judgecal judge --samples 5 --temperature 0.7", "instability_rate")
+
+    def test(self, m: Metric) -> Metric:
+        return ci_test(m, 0.0)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        inst = instability(inp.judgments, n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
+        if inst:
+            res.sections["instability"] = inst
+            res.metrics["instability_rate"] = self.test(Metric.of(inst["instability_rate"]))
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        return ["unstable"] if significant(metrics.get("instability_rate"), cfg) else []

@@ -1,0 +1,37 @@
+"""Does padding a response with restatements of its own sentences win the judge over?"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from judgecal.audit.metric import Metric
+from judgecal.audit.padding import padding_preference
+from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
+from judgecal.audit.probes.rules import ci_test, significant
+from judgecal.catalogue import ProbeInfo
+
+
+class PaddingProbe(Probe):
+    """Share of decisive verdicts that pick a response's padded copy over the response (null 0.5)."""
+
+    name = "padding"
+    info = ProbeInfo("padding", "padding", "verbosity", "Does padding a response win the judge over?",
+                     "The padding probe pads a response with restatements of its own sentences.",
+                     "a padded copy is picked as often as the original (0.5)", "judgecal probe padding",
+                     "pad_pick_rate", ("pairwise",))
+
+    def test(self, m: Metric) -> Metric:
+        return ci_test(m, 0.5)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        pad = padding_preference(inp.probes, inp.padded, n_boot=cfg.n_boot, seed=cfg.seed,
+                                 level=cfg.level) if inp.padded and len(inp.probes) else {}
+        if pad:
+            res.sections["padding"] = {k: v for k, v in pad.items() if k != "pad_pick_rate"}
+            pick = {k: v for k, v in pad["pad_pick_rate"].items() if k not in ("p", "mde")}
+            res.metrics["pad_pick_rate"] = self.test(Metric.of(pick))
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        return ["verbosity_bias:padding"] if significant(metrics.get("pad_pick_rate"), cfg) else []

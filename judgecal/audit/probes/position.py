@@ -1,0 +1,75 @@
+"""Does the judge prefer a position? McNemar across the two orders and the swap-debiased accuracy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from judgecal.audit.metric import Metric, clean
+from judgecal.audit.position import debiased_from, debiased_sums, paired_orders, position_tests
+from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
+from judgecal.audit.probes.rules import significant, underpowered
+from judgecal.catalogue import ProbeInfo
+from judgecal.stats import bootstrap as stats
+
+
+class PositionProbe(Probe):
+    """McNemar test of the first-position rate, flip counts, and the swap-debiased accuracy."""
+
+    name = "position"
+    info = ProbeInfo("position", "position", "position", "Does the judge prefer a position?",
+                     "Each pair is judged in both orders.",
+                     "no preference: the first-shown response is picked half the time (0.5)",
+                     "judge both presentation orders (--orders AB,BA)", "first_position_rate", ("pairwise",))
+
+    def test(self, m: Metric, pos: Mapping[str, Any]) -> Metric:
+        return m.tested(clean(pos["mcnemar_p"]), 0.5, clean(pos["first_position_mde"]))
+
+    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig,
+                done: Mapping[str, Mapping[str, Metric]]) -> dict[str, ProbeResult]:
+        """McNemar per judge; the debiased accuracies of all judges from one item bootstrap over the
+        consensus items (the alignment probe's resampling unit, paired across judges)."""
+        out, deb = {}, {}
+        for inp in inputs:
+            res = out[inp.judge] = ProbeResult()
+            if inp.orders != ["AB", "BA"]:
+                continue
+            pairs = paired_orders(inp.judgments)  # made once for both uses
+            pos = position_tests(inp.judgments, pairs)
+            if not pos:
+                continue
+            res.sections["position"] = pos
+            if "first_position_rate" in done[inp.judge]:
+                res.metrics["first_position_rate"] = self.test(done[inp.judge]["first_position_rate"], pos)
+            sums, n_pairs = debiased_sums(inp.judgments, inp.truth, cfg.invalid_as, pairs)
+            if n_pairs:
+                deb[inp.judge] = (sums, n_pairs)
+        if deb:
+            boot = stats.bootstrap_sums(np.hstack([s for s, _ in deb.values()]), cfg.n_boot, cfg.seed)
+            for k, (judge, (sums, n_pairs)) in enumerate(deb.items()):
+                got = debiased_from(sums, boot[:, 3 * k:3 * k + 3], n_pairs, cfg.level)
+                out[judge].metrics["debiased_accuracy"] = Metric.of(got["debiased_accuracy"])
+                out[judge].sections["position"]["paired_single_order_accuracy"] = got["paired_single_order_accuracy"]
+        return out
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        return self.run_all([inp], cfg, {inp.judge: done})[inp.judge]
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        m = metrics.get("first_position_rate")
+        if m is None or m.q is None:
+            return []
+        if significant(m, cfg):
+            return [f"position_bias:{'first' if (m.estimate or 0.5) > 0.5 else 'second'}"]
+        return ["position_bias:underpowered"] if underpowered(m, cfg) else []
+
+
+class GivenPosition(PositionProbe):
+    """The position probe whose test and section came with :class:`GivenAlignment`: nothing to compute; its
+    flags are the position probe's own."""
+
+    def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig,
+                done: Mapping[str, Mapping[str, Metric]]) -> dict[str, ProbeResult]:
+        return {inp.judge: ProbeResult() for inp in inputs}

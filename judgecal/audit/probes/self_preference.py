@@ -1,0 +1,38 @@
+"""Does the judge favour its own model family?"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from judgecal.audit.metric import Metric, clean
+from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
+from judgecal.audit.probes.rules import ci_test, direction_flags, plain
+from judgecal.audit.self_preference import self_preference
+from judgecal.catalogue import ProbeInfo
+
+
+class SelfPreferenceProbe(Probe):
+    """Judge minus humans in the win rate of the judge's own family's response."""
+
+    name = "self_preference"
+    info = ProbeInfo("self_preference", "self-preference", "self-preference",
+                     "Does the judge favour its own model family?",
+                     "Items where exactly one response comes from the judge's family.",
+                     "the judge's win rate for its family equals the humans' (excess 0)",
+                     "needs the judge's model family among the candidates", "self_preference_excess")
+
+    def test(self, m: Metric) -> Metric:
+        return ci_test(m, 0.0)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        sp = self_preference(inp.judgments, inp.truth, inp.own_is_a, n_boot=cfg.n_boot,
+                             seed=cfg.seed) if len(inp.own_is_a) else {}
+        if sp:
+            res.metrics["self_preference_excess"] = self.test(Metric.of(sp["self_preference_excess"]))
+            res.sections["self_preference"] = {k: (plain(v) if isinstance(v, dict) else clean(v))
+                                               for k, v in sp.items() if k != "self_preference_excess"}
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        return direction_flags(metrics.get("self_preference_excess"), "self_preference", cfg)

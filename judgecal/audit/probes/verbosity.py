@@ -1,0 +1,48 @@
+"""Does the judge prefer longer responses more than the humans do?"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from judgecal.audit.metric import Metric, clean
+from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
+from judgecal.audit.probes.rules import ci_test, direction_flags, plain
+from judgecal.audit.verbosity import verbosity
+from judgecal.catalogue import ProbeInfo
+
+
+class VerbosityProbe(Probe):
+    """Judge minus humans in the share of decisive picks of the longer response; LC win rate beside it."""
+
+    name = "verbosity"
+    info = ProbeInfo("verbosity", "verbosity", "verbosity",
+                     "Does the judge prefer longer responses more than the humans do?",
+                     "Each decisive verdict is compared with the lengths of the two responses.",
+                     "the judge picks the longer response as often as the humans (excess 0)",
+                     "needs a human consensus and two candidates per item", "verbosity_excess", ("pairwise",))
+
+    def test(self, m: Metric) -> Metric:
+        return ci_test(m, 0.0)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        verb = verbosity(inp.judgments, inp.truth, inp.lens, n_boot=cfg.n_boot, seed=cfg.seed) if len(inp.lens) else {}
+        if not verb:
+            return res
+        lc = verb["judge_length_control"]
+        res.metrics = {
+            "prefer_longer_rate": Metric.of(verb["prefer_longer_rate"]),
+            "verbosity_excess": self.test(Metric.of(verb["verbosity_excess"])),
+            # descriptive: the length coefficient's Wald p is a test of another quantity, kept beside it
+            "lc_win_rate": Metric(lc["lc_win_rate"], n=len(inp.judgments),
+                                  extra={"raw_win_rate_a": clean(lc["raw_win_rate_a"]),
+                                         "length_coef": clean(lc["length_coef"]),
+                                         "length_coef_p": clean(lc["length_coef_p"])}),
+        }
+        res.sections["verbosity"] = {
+            "human_prefer_longer_rate": plain(verb["human_prefer_longer_rate"]),
+            "human_length_control": {k: clean(v) for k, v in verb["human_length_control"].items()}}
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        return direction_flags(metrics.get("verbosity_excess"), "verbosity_bias", cfg)
