@@ -90,7 +90,7 @@ def test_two_models_with_identical_answers_keep_their_own_verdicts(tmp_path, cap
                                                "output_2": "Test", "preference": 2, "annotator_index": 1}])
     assert main(["import", str(people), "--from", "alpaca_eval", "-w", str(ws)]) == 2
     err = capsys.readouterr().err.strip()
-    assert "names no models" in err and "2 pairs of models" in err and len(err.splitlines()) == 1
+    assert "names no models" in err and "its texts under 2 ids" in err and len(err.splitlines()) == 1
     with Workspace(ws) as w:
         assert len(w.annotations_frame()) == 0
 

@@ -193,23 +193,29 @@ def _meet(ws: Workspace, mapped: Mapped) -> None:
     nameless = [it for it in mapped.items.values() if not any(c.model for c in it.candidates)]
     if not nameless:
         return
-    have = {it.item_id for it in ws.items(ids=[it.item_id for it in nameless])}
+    under: dict[str, list[str]] = {}  # a nameless item's id -> the stored ids that add models to it
     for it in nameless:
-        if it.item_id in have:
+        found = [i for i in ws.ids_under(it.item_id + "/@") if "/" not in i[len(it.item_id) + 1:].replace("/@", "")]
+        if found:
+            under[it.item_id] = found
+    if not under:
+        return
+    stored = {s.item_id: s for s in ws.items(ids=[i for ids_ in under.values() for i in ids_] + list(under))}
+    for iid, found in under.items():
+        it = mapped.items[iid]
+        if iid in stored:
             continue
-        under = [i for i in ws.ids_under(it.item_id + "/@") if "/" not in i[len(it.item_id) + 1:].replace("/@", "")]
-        if not under:
-            continue
-        same = [s for s in ws.items(ids=under) if _texts(s) == _texts(it)]
+        same = [stored[i] for i in found if _texts(stored[i]) == _texts(it)]
         if len(same) == 1:
             ids[it.item_id] = same[0].item_id
         elif len(same) > 1:
             bad.append(Problem(mapped.origins.get(it.item_id, mapped.path), None, None, (
-                f"item {it.item_id!r} names no models, and the workspace holds it for "
-                f"{len(same)} pairs of models with these texts ({', '.join(repr(s.item_id) for s in same[:3])}): "
-                "which one it is, is not known; add the models to the file")))
+                f"item {it.item_id!r} names no models, and the workspace holds its texts under {len(same)} ids "
+                f"that do ({', '.join(repr(s.item_id) for s in same[:3])}): which one it is, is not known; add the "
+                "models to the file")))
     if bad:
-        raise ImportValidationError(bad)
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise ImportValidationError([replace(bad[0], message=bad[0].message + more)])
     if ids:
         mapped.rename_items(ids)
 
