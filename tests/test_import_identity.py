@@ -221,3 +221,36 @@ def test_a_reimport_with_a_changed_verdict_is_refused_without_replace(tmp_path, 
     assert f"{2 if fmt == 'promptfoo' else 1} replaced" in capsys.readouterr().out
     frame, _ = _judgments(ws)
     assert frame["score"].dropna().tolist() == ([0.3] if fmt == "promptfoo" else [3.0])
+
+
+def test_a_workspace_written_before_ids_named_models_is_met_by_a_reimport(tmp_path, capsys):
+    """Items stored under the earlier ids (AlpacaEval's digest alone, MT-Bench's ``.../<model>``) are found again
+    when the same comparison is imported: its verdicts land on the stored item, nothing is added twice."""
+    from judgecal.data.formats.base import pair_item, point_item
+    from judgecal.data.records import stable_hash
+
+    ws = tmp_path / "ws"
+    recs = _alpaca("model-x", ["Test"], [1.8])
+    r = recs[0]
+    old = pair_item("alpaca_eval", "", r["instruction"], r["output_1"], r["output_2"], r["generator_1"],
+                    r["generator_2"])
+    old.item_id = "alpaca_eval/" + stable_hash([r["instruction"], r["output_1"], r["output_2"]], 16)
+    single = point_item("mt_bench", ("q81", "t1"), "Q?", "An answer.", "vicuna-13b", {"question_id": 81, "turn": 1})
+    single.item_id = "mt_bench/q81/t1/vicuna-13b"
+    with Workspace(ws) as w:
+        w.add_items([old, single])
+    f = _json(tmp_path / "annotations.json", recs)
+    assert main(["import", str(f), "-w", str(ws)]) == 0
+    mt = _jsonl(tmp_path / "gpt-4_single.jsonl", [{
+        "question_id": 81, "model": "vicuna-13b", "judge": ["gpt-4", "single-v1"], "score": 8,
+        "user_prompt": "[Question]\nQ?\n\n[The Start of Assistant's Answer]\nAn answer.\n[The End of Assistant's Answer]",
+        "judgment": "Rating: [[8]]", "turn": 1, "tstamp": 1.0}])
+    assert main(["import", str(mt), "-w", str(ws)]) == 0
+    frame, items = _judgments(ws)
+    assert sorted(items) == sorted([old.item_id, single.item_id])
+    assert sorted(frame["item_id"]) == sorted([old.item_id, single.item_id])
+    # a second model's identical answer is not the stored item (its model differs): a new one
+    other = _json(tmp_path / "y.json", _alpaca("model-y", ["Test"], [1.1]))
+    assert main(["import", str(other), "-w", str(ws)]) == 0
+    _, items = _judgments(ws)
+    assert len(items) == 3

@@ -8,6 +8,7 @@ detected from its content when exactly one format claims it; ``--from`` names th
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -101,6 +102,7 @@ def write(ws: Workspace, mapped: Mapped, replace_changed: bool = False) -> dict[
     files are. Returns what was written: ``items`` new (``items_there``: already stored), ``judgments`` new,
     ``judgments_there`` unchanged, ``replaced``."""
     with ws.transaction() as tx:
+        _stored_before(ws, mapped)
         _meet(ws, mapped)
         if mapped.runs:
             _runs_apart(ws, mapped)
@@ -182,6 +184,30 @@ def _record(it: Item) -> str:
     """The id of the record ``it`` belongs to (itself, or the record of a criterion item)."""
     rec, crit = it.metadata.get("record"), it.metadata.get("criterion")
     return rec if isinstance(rec, str) and isinstance(crit, str) and it.item_id == criterion_id(rec, crit) else it.item_id
+
+
+def _stored_before(ws: Workspace, mapped: Mapped) -> None:
+    """An item a workspace stored before ids named their models (``<id>`` or ``<id>/<model>`` where the id is
+    now ``<id>/@<model>``), with the same texts and models, is found under its stored id: a re-import into such
+    a workspace meets its items and verdicts instead of adding them twice."""
+    olds: dict[str, list[str]] = {}
+    for iid in mapped.items:
+        if "/@" in iid:
+            olds[iid] = list(dict.fromkeys((re.sub(r"/@[^/]*", "", iid), iid.replace("/@", "/"))))
+    if not olds:
+        return
+    stored = {it.item_id: it for it in ws.items(ids=[i for c in olds.values() for i in c] + list(olds))}
+    ids: dict[str, str] = {}
+    for iid, cands in olds.items():
+        it = mapped.items[iid]
+        if iid in stored:
+            continue
+        hit = next((stored[c] for c in cands if c in stored and _texts(stored[c]) == _texts(it)
+                    and [x.model for x in stored[c].candidates] == [x.model for x in it.candidates]), None)
+        if hit is not None:
+            ids[iid] = hit.item_id
+    if ids:
+        mapped.rename_items(ids)
 
 
 def _meet(ws: Workspace, mapped: Mapped) -> None:
