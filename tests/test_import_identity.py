@@ -254,3 +254,25 @@ def test_a_workspace_written_before_ids_named_models_is_met_by_a_reimport(tmp_pa
     assert main(["import", str(other), "-w", str(ws)]) == 0
     _, items = _judgments(ws)
     assert len(items) == 3
+
+
+def test_several_models_files_in_one_workspace_give_each_its_own_win_rates(tmp_path, capsys):
+    """Three models' AlpacaEval annotation files over the same 40 instructions, where they answered 8 of them alike
+    ("Test"): each model keeps its 40 items, and its win rate and weighted win rate are those of its own file."""
+    ws = str(tmp_path / "ws")
+    files = {}
+    for m, model in enumerate(("model-a", "model-b", "model-c")):
+        answers = ["Test" if k % 5 == 0 else f"{model} answer {k}" for k in range(40)]
+        prefs = [1.0 + ((k * (m + 3)) % 11) / 10 for k in range(40)]
+        files[model] = _alpaca(model, answers, prefs)
+        assert main(["import", str(_json(tmp_path / f"{model}.json", files[model])), "-w", ws]) == 0
+    capsys.readouterr()
+    assert main(["audit", "-w", ws, "--n-boot", "200", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)["models"]
+    weighted = rep["win_rate_weighted"]["weighted_alpaca_eval_gpt4_turbo"]
+    plain = rep["win_rate"]["weighted_alpaca_eval_gpt4_turbo"]
+    for model, recs in files.items():
+        p = [r["preference"] - 1 for r in recs]
+        assert weighted[model]["n"] == 40 and weighted[model]["estimate"] == pytest.approx(sum(p) / 40)
+        wins = sum(1.0 if x > 0.5 else 0.5 if x == 0.5 else 0.0 for x in p) / 40
+        assert plain[model]["estimate"] == pytest.approx(wins)
