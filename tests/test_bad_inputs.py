@@ -201,7 +201,7 @@ FILE_CASES = [
     _file_case("conflicting-content", "x.jsonl", _jsonl({"id": "ex-01", "prompt": "another prompt", "response_a": "a",
                                                         "response_b": "b"}),
                "{dir}/x.jsonl:1: id 'ex-01' is already in the workspace with a different prompt"),
-    _file_case("replace-on-items", "x.jsonl", _jsonl(ITEM), "--replace and --spec apply to --as judgments only",
+    _file_case("replace-on-items", "x.jsonl", _jsonl(ITEM), "--replace applies to --as judgments and to --from formats",
                argv_extra=("--replace",)),
 ]
 

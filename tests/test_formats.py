@@ -109,14 +109,14 @@ def test_mt_bench_pair_single_and_human_judgments(tmp_path):
     assert detect(pair) == "mt_bench"
     m = map_file(pair)
     assert len(m.items) == 3 and len(m.judgments) == 6
-    it = m.items["mt_bench/q81/t1/alpaca-13b/vicuna-13b-v1.3"]
+    it = m.items["mt_bench/q81/t1/@alpaca-13b/@vicuna-13b-v1.3"]
     assert [c.text for c in it.candidates] == ["Alpaca answer", "Vicuna answer"] and it.prompt == "Q?"
     v = sorted((j.order, j.verdict) for j in m.judgments.values() if j.item_id == it.item_id)
     # vicuna (model_1) is candidate B: g1 showed it first (order BA); both orders chose it
     assert v == [("AB", "B"), ("BA", "B")]
     q82 = sorted((j.order, j.verdict, j.status) for j in m.judgments.values() if j.item_id.startswith("mt_bench/q82"))
     assert q82 == [("AB", "A", "ok"), ("BA", "invalid", "invalid")]  # alpaca (A) shown first won; g2 an error
-    t2 = m.items["mt_bench/q81/t2/alpaca-13b/vicuna-13b-v1.3"]
+    t2 = m.items["mt_bench/q81/t2/@alpaca-13b/@vicuna-13b-v1.3"]
     assert t2.candidates[1].text == "[Turn 1]\nV t2\n\n[Turn 2]\nV t2!"
     assert main(["import", str(pair), "-w", str(ws)]) == 0
     human = _jsonl(tmp_path / "human.jsonl", [
@@ -160,14 +160,15 @@ def test_mt_bench_human_release_as_published_parquet(tmp_path):
                    "judge": "author_1", "conversation_a": conv("G"), "conversation_b": conv("A"), "turn": 1}]
                  ).to_parquet(tmp_path / "human-00000-of-00001.parquet")
     m = map_file(tmp_path / "human-00000-of-00001.parquet")
-    assert list(m.items) == ["mt_bench/q81/t1/alpaca-13b/gpt-4"]
+    assert list(m.items) == ["mt_bench/q81/t1/@alpaca-13b/@gpt-4"]
     assert sorted((a.annotator, a.label) for a in m.annotations) == [("author_1", "tie"), ("expert_0", "B")]
 
 
 def test_from_refuses_options_of_the_own_schema(tmp_path, capsys):
     f = _jsonl(tmp_path / "a.jsonl", AUTOJ)
     assert main(["import", str(f), "--from", "autoj", "--name", "x", "-w", str(tmp_path / "ws")]) == 2
-    assert "--as judgments and --name are for judgecal's own schema" in capsys.readouterr().err
+    assert "--name names the judges of a --from file, and this file holds no verdicts" in capsys.readouterr().err
+    assert not (tmp_path / "ws").exists()
 
 
 def test_mt_bench_refuses_an_unknown_winner_with_its_line(tmp_path):
@@ -339,7 +340,8 @@ def test_judgebench_and_rewardbench2_best_of_n_as_grouped_pairs(tmp_path):
          "response_model": "gpt-4o", "response_A": "x", "response_B": "y", "label": "B>A"}])
     assert detect(jb) == "judgebench"
     m = map_file(jb)
-    assert sorted((a.item_id, a.label) for a in m.annotations) == [("judgebench/p1", "A"), ("judgebench/p2", "B")]
+    assert sorted((a.item_id, a.label) for a in m.annotations) == [("judgebench/p1/@gpt-4o/@gpt-4o", "A"),
+                                                                          ("judgebench/p2/@gpt-4o/@gpt-4o", "B")]
     rb = _jsonl(tmp_path / "rb2.jsonl", [
         {"id": "42", "prompt": "Best answer?", "chosen": ["good"], "rejected": ["bad1", "bad2", "bad3"],
          "num_correct": 1, "num_rejected": 3, "total_completions": 4, "models": ["m0", "m1", "m2", "m3"],

@@ -78,17 +78,18 @@ def test_inspect_log_written_by_inspect_ai(tmp_path, capsys):
     for f in (ev, js):
         assert detect(f) == "inspect"
         m = map_file(f)
-        samples = ["inspect/task/3", "inspect/task/q1", "inspect/task/q2"]
+        # each sample's item names the evaluated model (another model's log numbers its samples alike)
+        samples = [f"inspect/task/{sid}/@mockllm%2Fmodel" for sid in ("3", "q1", "q2")]
         assert sorted(m.items) == sorted(samples + [f"{i}/{qa}" for i in samples])
-        assert m.items["inspect/task/q2"].candidates[0].text == "" and m.counts["empty_responses"] == 2
+        assert m.items[samples[2]].candidates[0].text == "" and m.counts["empty_responses"] == 2
         got = sorted((j.item_id, j.judge, j.score, j.raw) for j in m.judgments.values() if j.judge == "rated")
         # the scorer's own 8 stays the judge's verdict; alice's edit to 6 is her label
-        assert got == [("inspect/task/3", "rated", 9.0, "Rating 9"), ("inspect/task/q1", "rated", 8.0, "Rating 8"),
-                       ("inspect/task/q2", "rated", 2.0, "Rating 2")]
+        assert got == [(samples[0], "rated", 9.0, "Rating 9"), (samples[1], "rated", 8.0, "Rating 8"),
+                       (samples[2], "rated", 2.0, "Rating 2")]
         # the C/I grader is a binary judge on each sample's item for it; bob's edits are his labels there
         labels = sorted((j.item_id, j.verdict, j.status, j.score) for j in m.judgments.values() if j.judge == qa)
-        assert labels == [(f"inspect/task/3/{qa}", "C", "ok", None), (f"inspect/task/q1/{qa}", "C", "ok", None),
-                          (f"inspect/task/q2/{qa}", "I", "ok", None)]
+        assert labels == [(f"{samples[0]}/{qa}", "C", "ok", None), (f"{samples[1]}/{qa}", "C", "ok", None),
+                          (f"{samples[2]}/{qa}", "I", "ok", None)]
         for i in samples:
             it = m.items[f"{i}/{qa}"]
             assert (it.task, it.labels.task, it.labels.labels, it.labels.positive) == ("pointwise", "binary",
@@ -96,8 +97,8 @@ def test_inspect_log_written_by_inspect_ai(tmp_path, capsys):
             assert it.metadata["criterion"] == qa and it.metadata["record"] == i
             assert it.candidates[0].text == m.items[i].candidates[0].text
         assert sorted((a.item_id, a.annotator, a.label, a.source) for a in m.annotations) == [
-            ("inspect/task/q1", "alice", "6", "inspect:human"), (f"inspect/task/q1/{qa}", "bob", "C", "inspect:human"),
-            (f"inspect/task/q2/{qa}", "bob", "C", "inspect:human")]
+            (samples[1], "alice", "6", "inspect:human"), (f"{samples[1]}/{qa}", "bob", "C", "inspect:human"),
+            (f"{samples[2]}/{qa}", "bob", "C", "inspect:human")]
         assert not m.dropped
         assert m.specs["rated"].model == "mockllm/model"
     ws, out = tmp_path / "ws", tmp_path / "out"
@@ -144,8 +145,9 @@ def test_inspect_partial_credit_booleans_and_several_values(tmp_path):
         "categorical", ("I", "P", "C"), True)
     assert (m.label_sets["is_ok"].labels, m.label_sets["is_ok"].positive) == (("true", "false"), "true")
     got = sorted((j.item_id, j.verdict) for j in m.judgments.values())
-    assert got == [("inspect/t/1/graded", "C"), ("inspect/t/1/is_ok", "true"), ("inspect/t/2/graded", "P"),
-                   ("inspect/t/2/is_ok", "false"), ("inspect/t/3/graded", "I"), ("inspect/t/3/is_ok", "true")]
+    t = [f"inspect/t/{k}/@mockllm%2Fmodel" for k in (1, 2, 3)]
+    assert got == [(f"{t[0]}/graded", "C"), (f"{t[0]}/is_ok", "true"), (f"{t[1]}/graded", "P"),
+                   (f"{t[1]}/is_ok", "false"), (f"{t[2]}/graded", "I"), (f"{t[2]}/is_ok", "true")]
     assert sorted(m.items) == sorted(i for i, _ in got)  # every sample's verdicts are labels: its items only
     assert m.dropped == {"rubric: scores with several values (an object or a list)": 1}
 
@@ -184,15 +186,15 @@ def test_promptfoo_results_json(tmp_path):
     f.write_text(json.dumps(PROMPTFOO))
     assert detect(f) == "promptfoo"
     m = map_file(f)
-    assert sorted(i for i in m.items if not m.items[i].labels) == ["promptfoo/0/0/openai:gpt-4o-mini",
-                                                                    "promptfoo/1/0/openai:gpt-4o-mini"]
+    assert sorted(i for i in m.items if not m.items[i].labels) == ["promptfoo/0/0/@openai:gpt-4o-mini",
+                                                                    "promptfoo/1/0/@openai:gpt-4o-mini"]
     got = sorted((j.item_id.split("/")[1], j.judge, j.score, j.raw, j.prompt_tokens) for j in m.judgments.values()
                  if j.score is not None)
     assert got == [("0", "promptfoo:g-eval/openai:gpt-4o", 0.8, "Coherent and correct.", 280),
                    ("1", "promptfoo:g-eval/openai:gpt-4o", 0.4, "Empty.", None)]
     assert m.specs["promptfoo:g-eval/openai:gpt-4o"].rubric == "The answer is correct and concise"
     # each assertion's pass: llm-rubric is that alone; g-eval's at its threshold is a judge of its own
-    o0, o1 = "promptfoo/0/0/openai:gpt-4o-mini", "promptfoo/1/0/openai:gpt-4o-mini"
+    o0, o1 = "promptfoo/0/0/@openai:gpt-4o-mini", "promptfoo/1/0/@openai:gpt-4o-mini"
     geval, polite = "g-eval: The answer is correct and concise", "llm-rubric: is polite"
     got = sorted((j.item_id, j.judge, j.verdict, j.raw) for j in m.judgments.values() if j.score is None)
     assert got == [(f"{o0}/{geval}", "promptfoo:g-eval/openai:gpt-4o pass/fail", "pass", "Coherent and correct."),
@@ -226,7 +228,7 @@ def test_promptfoo_pass_fail_judge_against_people_end_to_end(tmp_path):
                              "config": {"defaultTest": {"options": {"provider": "openai:gpt-4o"}}}}))
     people = tmp_path / "people.jsonl"
     people.write_text("".join(json.dumps({
-        "id": f"promptfoo/{k}/0/my-model", "prompt": f"Answer: Q{k}", "response": f"A{k}", "model": "my-model",
+        "id": f"promptfoo/{k}/0/@my-model", "prompt": f"Answer: Q{k}", "response": f"A{k}", "model": "my-model",
         "metadata": {"vars": {"q": f"Q{k}"}}, "human_labels": {"carol": {"polite": h}}}) + "\n"
         for k, h in enumerate(human)))
     ws = tmp_path / "ws"
@@ -608,15 +610,15 @@ def test_promptfoo_results_written_by_promptfoo(tmp_path):
     f = tmp_path / "results.json"
     assert detect(f) == "promptfoo"
     m = map_file(f)
-    assert sorted(m.items) == ["promptfoo/0/0/my-model", "promptfoo/1/0/my-model"]
+    assert sorted(m.items) == ["promptfoo/0/0/@my-model", "promptfoo/1/0/@my-model"]
     assert sorted((j.item_id, j.judge, j.score, j.raw) for j in m.judgments.values() if j.score is not None) == [
-        ("promptfoo/0/0/my-model", "promptfoo:g-eval/file://grader.js", 0.8, "Correct and concise."),
-        ("promptfoo/1/0/my-model", "promptfoo:g-eval/file://grader.js", 0.2, "Empty.")]
+        ("promptfoo/0/0/@my-model", "promptfoo:g-eval/file://grader.js", 0.8, "Correct and concise."),
+        ("promptfoo/1/0/@my-model", "promptfoo:g-eval/file://grader.js", 0.2, "Empty.")]
     assert m.specs["promptfoo:g-eval/file://grader.js"].rubric == "The answer is correct and concise"
     geval = "g-eval: The answer is correct and concise"
     assert sorted((j.item_id, j.judge, j.verdict) for j in m.judgments.values() if j.score is None) == [
-        (f"promptfoo/0/0/my-model/{geval}", "promptfoo:g-eval/file://grader.js pass/fail", "pass"),
-        ("promptfoo/0/0/my-model/llm-rubric: is polite", "promptfoo:llm-rubric/file://grader.js", "pass"),
-        (f"promptfoo/1/0/my-model/{geval}", "promptfoo:g-eval/file://grader.js pass/fail", "fail")]
+        (f"promptfoo/0/0/@my-model/{geval}", "promptfoo:g-eval/file://grader.js pass/fail", "pass"),
+        ("promptfoo/0/0/@my-model/llm-rubric: is polite", "promptfoo:llm-rubric/file://grader.js", "pass"),
+        (f"promptfoo/1/0/@my-model/{geval}", "promptfoo:g-eval/file://grader.js pass/fail", "fail")]
     assert m.dropped == {"deterministic assertions (contains), not judges": 1}
     assert m.counts["empty_responses"] == 2

@@ -77,15 +77,17 @@ def build_parser() -> argparse.ArgumentParser:
                    "quadratic-weighted)")
     p.add_argument("--criteria", metavar="C1,C2,...", help="--task binary/categorical: each record is labelled "
                    "on these criteria (human_labels: annotator -> {criterion: label}); one item per criterion")
-    p.add_argument("--name", help="source name recorded on the items (default: the file stem)")
+    p.add_argument("--name", help="own schema: the source name recorded on the items and labels (default: the file "
+                   "stem); --from: the name of the file's judge (several judges: NAME/<judge> each), so a second "
+                   "file of one tool, graded by the same grader, is another judge")
     p.add_argument("--from", dest="fmt", metavar="FORMAT", choices=("auto", *_format_names()),
                    help="the file's format: auto (detect it from the content) or one of "
                    f"{', '.join(_format_names())}; without --from, judgecal's own schema unless another "
                    "format is detected")
     p.add_argument("--as", dest="kind", choices=("items", "judgments"), default="items",
                    help="what the file holds: items (default) or judgments (verdicts about items already imported)")
-    p.add_argument("--replace", action="store_true", help="with --as judgments: overwrite stored judgments "
-                   "whose content changed (default: refuse them)")
+    p.add_argument("--replace", action="store_true", help="with --as judgments or --from: overwrite stored "
+                   "judgments whose content changed (default: refuse them; an unchanged re-import writes nothing)")
     p.add_argument("--spec", metavar="YAML", help="with --as judgments: the judge spec of the file's verdicts "
                    "(name, backend, model, rubric, parameters); every record's judge must be its name")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -33,8 +33,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     if args.kind == "judgments":
         return _import_judgments(args)
-    if args.replace or args.spec:
-        raise UsageError("--replace and --spec apply to --as judgments only")
+    if args.spec:
+        raise UsageError("--spec applies to --as judgments only")
     from judgecal.data.label_tasks import declare
 
     declared = declare(args.task, args.labels, args.positive, args.ordinal, args.criteria)
@@ -44,6 +44,8 @@ def cmd_import(args: argparse.Namespace) -> int:
                          "its own tasks")
     if not dataset and (args.fmt or _other_format(args.source)):
         return _import_format(args)
+    if args.replace:
+        raise UsageError("--replace applies to --as judgments and to --from formats")
     if not dataset:  # checked before the workspace is created
         from judgecal.data.importers import not_there
 
@@ -87,14 +89,20 @@ def _import_format(args: argparse.Namespace) -> int:
     """``import FILE --from FORMAT`` (or a file detected as one): map it completely, then write it."""
     from judgecal.data.formats import format_summary, map_file, write
 
-    if args.kind != "items" or args.name:
+    if args.kind != "items":
         raise UsageError("--from maps a whole file (items, verdicts and labels, each source named by the format); "
-                         "--as judgments and --name are for judgecal's own schema")
-    mapped = map_file(args.source, None if args.fmt in (None, "auto") else args.fmt)
+                         "--as judgments is for judgecal's own schema")
+    mapped = map_file(args.source, None if args.fmt in (None, "auto") else args.fmt, judge=args.name)
+    if args.name and not mapped.specs:
+        raise UsageError(f"{args.source}: --name names the judges of a --from file, and this file holds no verdicts "
+                         "(its human labels keep the source the format names)")
     lines = format_summary(mapped, args.source, detected=args.fmt in (None, "auto"))
     if mapped.items or mapped.external:
         with _open_ws(args, create=not mapped.external) as ws:
-            write(ws, mapped)
+            w = write(ws, mapped, replace_changed=args.replace)
+        lines.append(f"  written: {w['items']} new items ({w['items_there']} already there), {w['judgments']} new "
+                     f"judgments ({w['judgments_there']} already there" + (f", {w['replaced']} replaced" if w["replaced"]
+                                                                             else "") + ")")
     else:
         lines.append("  nothing imported: no record could be mapped")
     print(term("\n".join(lines), keep_lines=True))

@@ -39,7 +39,16 @@ from typing import Any
 
 from judgecal.data.families import family_of
 from judgecal.data.label_tasks import Declared, LabelSetError, expected, match, resolve
-from judgecal.data.records import LABEL_TASKS, VERDICTS, Annotation, Candidate, Item, LabelSet, Span
+from judgecal.data.records import (
+    LABEL_TASKS,
+    VERDICTS,
+    Annotation,
+    Candidate,
+    Item,
+    LabelSet,
+    Span,
+    criterion_id,
+)
 from judgecal.data.rows import parquet_rows, whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
@@ -409,7 +418,7 @@ def parse_records(path: Path, task: str, source: str, progress: Progress | None 
             result.items.extend(_label_items(item_id, prompt, cands, reference, source, meta, label_sets))
             result.annotations.extend(anns)
             if len(label_sets) > 1:  # one record, one item per criterion: each is traced to its line
-                seen.update({f"{item_id}/{c}": n for c in label_sets})
+                seen.update({criterion_id(item_id, c): n for c in label_sets})
             continue
         result.items.append(Item(item_id, prompt, cands, task, reference, source, meta))  # type: ignore[arg-type]
         spans, bad = parse_spans(rec.get("human_spans"), cands[0].text, item_id, source, counts=result.counts)
@@ -446,18 +455,18 @@ def _labels_of(item_id: str, annotator: str, label: Any, label_sets: dict[str, L
             shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
             problems.append(Problem(f, n, where, f"unknown label {shown}; expected {expected(ls)}"))
             continue
-        iid = f"{item_id}/{crit}" if crit else item_id
+        iid = criterion_id(item_id, crit) if crit else item_id
         out.append(Annotation(iid, annotator, got, None, None, source, f"{source}/{iid}/{annotator}"))
     return out
 
 
 def _label_items(item_id: str, prompt: str, cands: list[Candidate], reference: str | None, source: str,
                  meta: dict[str, Any], label_sets: dict[str, LabelSet]) -> list[Item]:
-    """The record's item, or one item per criterion (``<id>/<criterion>``, ``metadata.criterion`` and
-    ``metadata.record`` set), each carrying its label set."""
+    """The record's item, or one item per criterion (``<id>/<criterion>``, the criterion escaped as
+    :func:`criterion_id` does, ``metadata.criterion`` and ``metadata.record`` set), each carrying its label set."""
     if "" in label_sets:
         return [Item(item_id, prompt, cands, "pointwise", reference, source, meta, label_sets[""].to_dict())]
-    return [Item(f"{item_id}/{c}", prompt, cands, "pointwise", reference, source,
+    return [Item(criterion_id(item_id, c), prompt, cands, "pointwise", reference, source,
                  {**meta, "criterion": c, "record": item_id}, ls.to_dict()) for c, ls in label_sets.items()]
 
 

@@ -220,3 +220,19 @@ class Span:
 
 
 SPAN_FIELDS: tuple[str, ...] = tuple(Span.__dataclass_fields__)
+
+
+# -- identity --------------------------------------------------------------------------------------
+# An item id is made of parts joined by ``/``. Each part is escaped (``%`` and ``/`` anywhere, ``@`` and
+# ``#`` at its start) so that no part can pass for two, or for a model (``@<model>``) or a content digest
+# (``#<digest>``): record ``1`` with criterion ``a/b`` is ``1/a%2Fb``, record ``1/a`` with criterion ``b``
+# is ``1/a/b``. A part without these characters reads as before.
+def escape(part: Any) -> str:
+    """``part`` as one part of an item id (see above)."""
+    s = str(part).replace("%", "%25").replace("/", "%2F")
+    return ("%40" + s[1:] if s.startswith("@") else "%23" + s[1:] if s.startswith("#") else s)
+
+
+def criterion_id(record: str, criterion: str) -> str:
+    """The item of ``record`` judged on ``criterion``: ``<record>/<criterion, escaped>``."""
+    return f"{record}/{escape(criterion)}"

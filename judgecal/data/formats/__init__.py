@@ -8,16 +8,17 @@ detected from its content when exactly one format claims it; ``--from`` names th
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
-from judgecal.data.formats.base import Mapped, Skip, head_records
+from judgecal.data.formats.base import Mapped, Skip, digested, head_records
 from judgecal.data.formats.labels import words
 from judgecal.data.importers import ImportValidationError, Problem, not_a_file, not_there
-from judgecal.data.records import Annotation, Item, Judgment
+from judgecal.data.records import Annotation, Item, Judgment, criterion_id
 from judgecal.data.store import Workspace
-from judgecal.data.verdicts import _other_specs
+from judgecal.data.verdicts import COMPARED, _differs, _other_specs
 
 FORMATS: dict[str, str] = {  # name -> module
     "alpaca_eval": "alpaca_eval", "mt_bench": "mt_bench", "labelstudio": "labelstudio", "judge-bench": "judge_bench",
@@ -61,9 +62,10 @@ def claims(path: Path) -> bool:
     return path.suffix.lower() not in NATIVE_SUFFIXES or any(module(n).detect(path, head) for n in FORMATS)
 
 
-def map_file(path: str | Path, fmt: str | None = None) -> Mapped:
+def map_file(path: str | Path, fmt: str | None = None, judge: str | None = None) -> Mapped:
     """Map ``path`` (format ``fmt``, or detected) completely; :class:`ImportValidationError` with every
-    problem, and nothing mapped, when it is malformed."""
+    problem, and nothing mapped, when it is malformed. ``judge`` (``--name``) names the file's judges
+    (:meth:`Mapped.rename_judges`)."""
     p = Path(path)
     if (why := not_there(p)) is not None or not p.is_file():
         raise ImportValidationError([Problem(str(p), None, None, why or not_a_file(p))])
@@ -76,6 +78,9 @@ def map_file(path: str | Path, fmt: str | None = None) -> Mapped:
         raise ImportValidationError([Problem(str(p), exc.line, exc.field, str(exc))]) from None
     except OSError as exc:
         raise ImportValidationError([Problem(str(p), None, None, f"cannot read: {exc.strerror or exc}")]) from None
+    if judge is not None and mapped.specs:
+        mapped.path = str(p)
+        mapped.rename_judges(judge)
     if mapped.problems:  # each once (a judge's refused name is found on each of its verdicts), with the file
         raise ImportValidationError(list(dict.fromkeys(_in_file(q, str(p)) for q in mapped.problems)))
     mapped.path = str(p)
@@ -90,10 +95,17 @@ def _in_file(q: Problem, f: str) -> Problem:
     return replace(q, file=f"{f}: {q.file}" if q.file else f)
 
 
-def write(ws: Workspace, mapped: Mapped) -> None:
+def write(ws: Workspace, mapped: Mapped, replace_changed: bool = False) -> dict[str, int]:
     """Write everything ``mapped`` holds in one transaction (items already stored with the same content
-    are kept; other content is refused and nothing is written)."""
+    are kept; other content is refused and nothing is written). A verdict stored before (same judge, item,
+    order and sample) with other content is refused unless ``replace_changed``, as the own schema's verdict
+    files are. Returns what was written: ``items`` new (``items_there``: already stored), ``judgments`` new,
+    ``judgments_there`` unchanged, ``replaced``."""
     with ws.transaction() as tx:
+        _stored_before(ws, mapped)
+        _meet(ws, mapped)
+        if mapped.runs:
+            _runs_apart(ws, mapped)
         # an item already stored with the same texts is that item (a human file about pairs a judge file
         # brought, with fewer model names or other metadata): its labels and verdicts attach to it
         stored = {it.item_id: it for it in ws.items(ids=list(mapped.items))}
@@ -115,12 +127,123 @@ def write(ws: Workspace, mapped: Mapped) -> None:
             raise ImportValidationError([Problem(mapped.path or mapped.fmt, None, "judge", (
                 f"{n!r} is already in the workspace as another judge (spec {h}); two specs are two judges"))
                 for n, h in clash.items()])
+        there, changed = _stored_verdicts(ws, mapped, replace_changed)
         ws.add_items(new, conn=tx, origins=mapped.origins)
         ws.add_annotations(mapped.annotations, conn=tx)
         ws.add_judge_specs([(s.spec_hash, s.base_name, s.to_dict()) for n, s in mapped.specs.items() if n in used],
                            conn=tx)
-        ws.add_judgments(mapped.judgments.values(), conn=tx, replace=True)
+        ws.add_judgments([j for k, j in mapped.judgments.items() if k not in there], conn=tx, replace=True)
         ws.add_spans(mapped.spans, conn=tx)
+    n_items = len(set(items) | set(mapped.derived))
+    return {"items": len(new), "items_there": n_items - len(new), "judgments": len(mapped.judgments) - len(there)
+            - changed, "judgments_there": len(there), "replaced": changed}
+
+
+def _stored_verdicts(ws: Workspace, mapped: Mapped, replace_changed: bool) -> tuple[set[str], int]:
+    """(keys of the file's verdicts stored unchanged, how many stored ones it changes); a changed one is
+    refused without ``replace_changed``: a re-import never overwrites a verdict silently."""
+    stored = ws.judgment_fields(list(mapped.judgments), COMPARED)
+    there: set[str] = set()
+    bad: list[Problem] = []
+    changed = 0
+    for key, old in stored.items():
+        j = mapped.judgments[key]
+        diff = _differs(j, old)
+        if not diff:
+            there.add(key)
+        elif replace_changed:
+            changed += 1
+        else:
+            bad.append(Problem(mapped.path or mapped.fmt, None, diff[0], (
+                f"the verdict of {j.judge!r} on item {j.item_id!r} (order {j.order}, sample {j.sample}) differs from "
+                f"the one stored ({', '.join(diff)}); pass --replace to overwrite it, or --name to import it as "
+                "another judge")))
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise ImportValidationError([replace(bad[0], message=bad[0].message + more)])
+    return there, changed
+
+
+def _runs_apart(ws: Workspace, mapped: Mapped) -> None:
+    """A run file's case whose id the workspace holds with other texts (another eval's case of that number) is
+    another comparison: it and its criterion items take ids with a digest of the texts (:func:`digested`); the
+    same texts keep the plain id, so a re-import, or a second run with the same outputs, meets its items."""
+    stored = {it.item_id: it for it in ws.items(ids=list(mapped.items))}
+    taken = {_record(it) for i, it in mapped.items.items() if i in stored and _texts(stored[i]) != _texts(it)}
+    if not taken:
+        return
+    ids = {i: digested(it) for i, it in mapped.items.items() if _record(it) in taken}
+    mapped.rename_items(ids)
+    for it in mapped.items.values():
+        rec = it.metadata.get("record")
+        if isinstance(rec, str) and rec in taken:
+            it.metadata = {**it.metadata, "record": ids.get(rec, digested(replace(it, item_id=rec, metadata={})))}
+
+
+def _record(it: Item) -> str:
+    """The id of the record ``it`` belongs to (itself, or the record of a criterion item)."""
+    rec, crit = it.metadata.get("record"), it.metadata.get("criterion")
+    return rec if isinstance(rec, str) and isinstance(crit, str) and it.item_id == criterion_id(rec, crit) else it.item_id
+
+
+def _stored_before(ws: Workspace, mapped: Mapped) -> None:
+    """An item a workspace stored before ids named their models (``<id>`` or ``<id>/<model>`` where the id is
+    now ``<id>/@<model>``), with the same texts and models, is found under its stored id: a re-import into such
+    a workspace meets its items and verdicts instead of adding them twice."""
+    olds: dict[str, list[str]] = {}
+    for iid in mapped.items:
+        if "/@" in iid:
+            olds[iid] = list(dict.fromkeys((re.sub(r"/@[^/]*", "", iid), iid.replace("/@", "/"))))
+    if not olds:
+        return
+    stored = {it.item_id: it for it in ws.items(ids=[i for c in olds.values() for i in c] + list(olds))}
+    ids: dict[str, str] = {}
+    for iid, cands in olds.items():
+        it = mapped.items[iid]
+        if iid in stored:
+            continue
+        hit = next((stored[c] for c in cands if c in stored and _texts(stored[c]) == _texts(it)
+                    and [x.model for x in stored[c].candidates] == [x.model for x in it.candidates]), None)
+        if hit is not None:
+            ids[iid] = hit.item_id
+    if ids:
+        mapped.rename_items(ids)
+
+
+def _meet(ws: Workspace, mapped: Mapped) -> None:
+    """A pair or response whose file names no models (a human file about pairs a judge file brought) is the
+    stored item of the same texts whose id adds its models; when several are (two models answered alike),
+    which one is not known and nothing is written."""
+    ids: dict[str, str] = {}
+    bad: list[Problem] = []
+    nameless = [it for it in mapped.items.values() if not any(c.model for c in it.candidates)]
+    if not nameless:
+        return
+    under: dict[str, list[str]] = {}  # a nameless item's id -> the stored ids that add models to it
+    for it in nameless:
+        found = [i for i in ws.ids_under(it.item_id + "/@") if "/" not in i[len(it.item_id) + 1:].replace("/@", "")]
+        if found:
+            under[it.item_id] = found
+    if not under:
+        return
+    stored = {s.item_id: s for s in ws.items(ids=[i for ids_ in under.values() for i in ids_] + list(under))}
+    for iid, found in under.items():
+        it = mapped.items[iid]
+        if iid in stored:
+            continue
+        same = [stored[i] for i in found if _texts(stored[i]) == _texts(it)]
+        if len(same) == 1:
+            ids[it.item_id] = same[0].item_id
+        elif len(same) > 1:
+            bad.append(Problem(mapped.origins.get(it.item_id, mapped.path), None, None, (
+                f"item {it.item_id!r} names no models, and the workspace holds its texts under {len(same)} ids "
+                f"that do ({', '.join(repr(s.item_id) for s in same[:3])}): which one it is, is not known; add the "
+                "models to the file")))
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise ImportValidationError([replace(bad[0], message=bad[0].message + more)])
+    if ids:
+        mapped.rename_items(ids)
 
 
 def _derived(ws: Workspace, mapped: Mapped) -> dict[str, Item]:

@@ -22,8 +22,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, finite, item_id, need_text, pair_item, read_records
+from judgecal.data.formats.base import Mapped, Skip, finite, need_text, pair_item, read_records
 from judgecal.data.importers import Problem
+from judgecal.data.records import stable_hash
 
 NAME = "alpaca_eval"
 DESCRIPTION = "AlpacaEval annotations.json (judge preferences) and the human cross-annotations"
@@ -74,13 +75,14 @@ def parse(path: Path) -> Mapped:
                 instruction = f"{instruction}\n\n{rec['input']}"
             out1, out2 = need_text(rec, "output_1", empty_ok=True), need_text(rec, "output_2", empty_ok=True)
             g1, g2 = rec.get("generator_1"), rec.get("generator_2")
-            iid = item_id(NAME, instruction, out1, out2)
             verdict, p_b = preference(rec.get("preference"))
             meta: dict[str, Any] = {x: rec[x] for x in ("dataset", "datasplit") if isinstance(rec.get(x), str)}
             if k in position:
                 meta["alpaca_eval_index"] = position[k]
-            m.item(pair_item(NAME, iid, instruction, out1, out2, g1 if isinstance(g1, str) else None,
-                             g2 if isinstance(g2, str) else None, meta), f"{f}:{n}", (f, n))
+            item = pair_item(NAME, stable_hash([instruction, out1, out2], 16), instruction, out1, out2,
+                             g1 if isinstance(g1, str) else None, g2 if isinstance(g2, str) else None, meta)
+            iid = item.item_id
+            m.item(item, f"{f}:{n}", (f, n))
             annotator = rec.get("annotator")
             if isinstance(annotator, str) and annotator.strip():
                 m.judge(annotator, annotator, rubric=f"alpaca_eval annotator {annotator}")

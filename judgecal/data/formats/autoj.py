@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, item_id, need_text, pair_item
+from judgecal.data.formats.base import Mapped, Skip, need_text, pair_item
+from judgecal.data.records import stable_hash
 
 NAME = "autoj"
 DESCRIPTION = "Auto-J pairwise test set (scenario, label 0/1/2, prompt, response 1, response 2)"
@@ -35,9 +36,10 @@ def parse(path: Path) -> Mapped:
             if label is not None and (isinstance(label, bool) or not isinstance(label, int) or label not in LABELS):
                 raise Skip("label", f"unknown label {label!r}; expected 0, 1 or 2")
             scenario = rec.get("scenario")
-            iid = item_id(NAME, prompt, r1, r2)
             meta = {"category": scenario} if isinstance(scenario, str) else {}
-            m.item(pair_item(NAME, iid, prompt, r1, r2, None, None, meta), f"{f}:{n}", (f, n))
+            item = pair_item(NAME, stable_hash([prompt, r1, r2], 16), prompt, r1, r2, None, None, meta)
+            iid = item.item_id
+            m.item(item, f"{f}:{n}", (f, n))
             m.label_or_skip(iid, "autoj-human", None if label is None else LABELS[label], HUMANS)
     m.no_records(path)
     return m

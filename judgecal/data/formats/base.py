@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,8 @@ from judgecal.data.records import (
     Judgment,
     LabelSet,
     Span,
+    criterion_id,
+    escape,
     stable_hash,
     to_item_orientation,
 )
@@ -70,7 +72,7 @@ class Vote:
 
     @property
     def item_id(self) -> str:
-        return f"{self.record}/{self.criterion}"
+        return criterion_id(self.record, self.criterion)
 
 
 Declare = Callable[[str, list[str]], LabelSet | str]
@@ -101,6 +103,7 @@ class Mapped:
     # criterion items of records in the workspace (their texts are there): item id -> (record id, label set)
     derived: dict[str, tuple[str, LabelSet]] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)  # items refused (once, with their problem): nothing more on them
+    runs: bool = False  # a tool's run file, its cases numbered from 0: a case met again with other texts is another
 
     # -- building ------------------------------------------------------------------------------
     def records(self, path: Path) -> Iterator[tuple[int | None, dict[str, Any]]]:
@@ -161,6 +164,48 @@ class Mapped:
                                          temperature=None, max_tokens=None, logprobs=None, top_logprobs=None,
                                          name=name, options=opts)
         return name
+
+    def rename_judges(self, name: str) -> None:
+        """``--name``: the file's one judge is called ``name``; several are ``<name>/<judge>`` each. The name is
+        part of the spec (``options.imported_as``), so a second file of one tool imported under another name
+        is another judge, never pooled with the first."""
+        from judgecal.data.verdicts import judgment_key
+
+        new = {j: name if len(self.specs) == 1 else f"{name}/{j}" for j in self.specs}
+        for n in new.values():
+            if (why := checks.judge_name(n) or checks.unicode("judge", n)) is not None:
+                self.problems.append(Problem(self.path or "--name", None, why[0], f"--name gives {n[:80]!r}: {why[1]}"))
+                return
+        self.specs = {new[j]: replace(s, name=new[j], options=tuple(sorted({**dict(s.options), "imported_as": new[j]}
+                                                                                 .items())))
+                      for j, s in self.specs.items()}
+        out: dict[str, Judgment] = {}
+        for jm in self.judgments.values():
+            jm.judge = new[jm.judge]
+            jm.spec_hash = self.specs[jm.judge].spec_hash
+            jm.key = judgment_key(jm.judge, jm.item_id, jm.order, jm.sample, jm.mutation)
+            out[jm.key] = jm
+        self.judgments = out
+
+    def rename_items(self, ids: dict[str, str]) -> None:
+        """Give items other ids (a file that names no models, met with the stored item of its texts), with
+        everything on them: verdicts, labels, spans."""
+        from judgecal.data.verdicts import judgment_key
+
+        self.items = {ids.get(i, i): replace(it, item_id=ids.get(i, i)) for i, it in self.items.items()}
+        self.origins = {ids.get(i, i): w for i, w in self.origins.items()}
+        out: dict[str, Judgment] = {}
+        for j in self.judgments.values():
+            if j.item_id in ids:
+                j.item_id = ids[j.item_id]
+                j.key = judgment_key(j.judge, j.item_id, j.order, j.sample, j.mutation)
+            out[j.key] = j
+        self.judgments = out
+        self.annotations = [a if a.item_id not in ids else replace(
+            a, item_id=ids[a.item_id], annotation_id=f"{a.source}/{ids[a.item_id]}/{a.annotator}"
+            if a.annotation_id == f"{a.source}/{a.item_id}/{a.annotator}" else a.annotation_id)
+            for a in self.annotations]
+        self.spans = [s if s.item_id not in ids else replace(s, item_id=ids[s.item_id]) for s in self.spans]
 
     def verdict(self, judge: str, item_id: str, *, verdict: str | None = None, score: float | None = None,
                 order: str = "AB", shown: bool = False, sample: int = 0, raw: Any = "", p_a: float | None = None,
@@ -476,17 +521,50 @@ def item_id(fmt: str, *parts: Any) -> str:
     return f"{fmt}/{stable_hash(list(parts), 16)}"
 
 
-def pair_item(fmt: str, iid: str, prompt: str, a: str, b: str, model_a: str | None, model_b: str | None,
+# -- identity (the parts escaped as judgecal.data.records.escape does) ---------------------------------
+def identity(fmt: str, own: Any, models: tuple[str | None, ...], pairwise: bool = False) -> str:
+    """What makes an item of format ``fmt`` a comparison of its own: the file's own id (``own``: one part,
+    or a tuple of parts), then each model whose output it holds (``@<model>``; a pair's two in sorted
+    order, whatever the order it was shown in). Two models that answered alike are two items; the same
+    comparison met in two files is one item (a run file's case met again with other texts: :func:`digested`)."""
+    parts = [escape(p) for p in (own if isinstance(own, tuple) else (own,))]
+    named = [m for m in models if m]
+    parts += [f"@{escape(m)}" for m in (sorted(named) if pairwise else named)]
+    return "/".join([fmt, *parts])
+
+
+def digested(item: Item) -> str:
+    """``item``'s id with a digest of its texts (``#<digest>``) after its record's id: the id of a run file's
+    case whose plain id the workspace holds with other texts (a second promptfoo eval, Inspect log or
+    DeepEval run numbers its cases from 0 too)."""
+    d = "#" + stable_hash([item.task, item.prompt, item.reference or "", [c.text for c in item.candidates]], 12)
+    rec, crit = item.metadata.get("record"), item.metadata.get("criterion")
+    if isinstance(rec, str) and isinstance(crit, str) and item.item_id == criterion_id(rec, crit):
+        return criterion_id(f"{rec}/{d}", crit)
+    return f"{item.item_id}/{d}"
+
+
+def pair_item(fmt: str, own: Any, prompt: str, a: str, b: str, model_a: str | None, model_b: str | None,
               metadata: dict[str, Any] | None = None, reference: str | None = None) -> Item:
-    return Item(str(whole_id(iid)), prompt, [Candidate(a, model_a, family_of(model_a)),
-                                             Candidate(b, model_b, family_of(model_b))],
+    """A pairwise item, its id the :func:`identity` of its own id (``own``) and both models."""
+    iid = identity(fmt, _own(own), (model_a, model_b), True)
+    return Item(iid, prompt, [Candidate(a, model_a, family_of(model_a)), Candidate(b, model_b, family_of(model_b))],
                 "pairwise", reference, fmt, metadata or {})
 
 
-def point_item(fmt: str, iid: str, prompt: str, response: str, model: str | None,
-               metadata: dict[str, Any] | None = None, reference: str | None = None) -> Item:
-    return Item(str(whole_id(iid)), prompt, [Candidate(response, model, family_of(model))], "pointwise",
-                reference, fmt, metadata or {})
+def point_item(fmt: str, own: Any, prompt: str, response: str, model: str | None,
+               metadata: dict[str, Any] | None = None, reference: str | None = None,
+               criterion: str | None = None) -> Item:
+    """A one-response item, its id the :func:`identity` of its own id (``own``) and its model; with
+    ``criterion``, that record's item on the criterion (:func:`criterion_id`)."""
+    iid = identity(fmt, _own(own), (model,))
+    iid = iid if criterion is None else criterion_id(iid, criterion)
+    return Item(iid, prompt, [Candidate(response, model, family_of(model))], "pointwise", reference, fmt,
+                metadata or {})
+
+
+def _own(own: Any) -> Any:
+    return tuple(str(whole_id(p)) for p in own) if isinstance(own, tuple) else str(whole_id(own))
 
 
 def obj(v: Any) -> dict[str, Any]:

@@ -37,7 +37,7 @@ def detect(path: Path, head: list[Any]) -> bool:
 
 
 def parse(path: Path) -> Mapped:
-    m = Mapped(NAME)
+    m = Mapped(NAME, runs=True)
     f = str(path)
     doc = read_json_document(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("testCases"), list):
@@ -57,9 +57,8 @@ def parse(path: Path) -> Mapped:
             if len(prompt) > MAX_TEXT_CHARS or len(output) > MAX_TEXT_CHARS:
                 raise Skip("input", f"a text is over the limit of {MAX_TEXT_CHARS:,} characters")
             name = tc.get("name") if isinstance(tc.get("name"), str) else f"test_case_{tc.get('order', k)}"
-            iid = f"{NAME}/{name}"
             ref = tc.get("expectedOutput") if isinstance(tc.get("expectedOutput"), str) else None
-            item = point_item(NAME, iid, prompt, output, None, reference=ref)
+            item = point_item(NAME, name, prompt, output, None, reference=ref)
             m.item(item, f"{f}: {where}", (f, None))
             for j, md in enumerate(listed(tc.get("metricsData"), "metricsData")):
                 _metric(m, item, md, f"{where}.metricsData[{j}]")

@@ -24,7 +24,7 @@ runs are what later feedback files refer to.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from judgecal.data.formats.base import Mapped, Skip, finite, point_item, text_of
@@ -64,7 +64,7 @@ def add_run(m: Mapped, run: str, prompt: Any, output: Any, where: str) -> None:
         if len(t) > MAX_TEXT_CHARS:
             raise Skip(what, f"the run's {what} is {len(t):,} characters as text; the limit is {MAX_TEXT_CHARS:,} "
                        "(refused whole, never cut)")
-    m.item(point_item(m.fmt, run, p, o, None), where, (where, None))
+    m.item(replace(point_item(m.fmt, run, p, o, None), item_id=run), where, (where, None))  # the run's own id
 
 
 def add(m: Mapped, fb: Feedback, where: str, pending: list[Feedback]) -> None:

@@ -131,7 +131,7 @@ def _grader(header: dict[str, Any]) -> str | None:
 
 
 def parse(path: Path) -> Mapped:
-    m = Mapped(NAME)
+    m = Mapped(NAME, runs=True)
     f = str(path)
     header, samples = _read(path)
     ev = header["eval"]
@@ -160,9 +160,9 @@ def parse(path: Path) -> Mapped:
                 raise Skip("output.completion", "must be a string")
             if len(prompt) > MAX_TEXT_CHARS or len(completion) > MAX_TEXT_CHARS:
                 raise Skip("input", f"a text is over the limit of {MAX_TEXT_CHARS:,} characters")
-            iid = f"{NAME}/{task}/{sid}" + (f"/e{epoch}" if epoch not in (1, None) else "")
+            own = (task, str(sid)) + ((f"e{epoch}",) if epoch not in (1, None) else ())
             meta = {"epoch": epoch, "target": s["target"]} if isinstance(s.get("target"), str) else {"epoch": epoch}
-            item = point_item(NAME, iid, prompt, completion, model if isinstance(model, str) else None, meta)
+            item = point_item(NAME, own, prompt, completion, model if isinstance(model, str) else None, meta)
             m.item(item, f"{f}: {where}", (f, None))
             for name, score in obj(s.get("scores")).items():
                 found.append((item, str(name), _values(score, f"{where}.scores.{name}"), scorers.get(name),

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from judgecal.data.formats.base import Mapped, Skip, finite, point_item, read_json_document
+from judgecal.data.formats.base import Mapped, Skip, finite, identity, point_item, read_json_document
 from judgecal.data.importers import MAX_TEXT_CHARS, SCORE_RANGE, Problem
 from judgecal.data.label_tasks import match, text_of
 from judgecal.data.records import LabelSet
@@ -94,9 +94,9 @@ def _categorical(m: Mapped, a: dict[str, Any], metric: str, iid0: Any, prompt: s
     if all(got is None for _, got in labels):
         m.drop(f"{metric}: instances without a human label")
         return
-    iid = f"{NAME}/{iid0}/{metric}"
-    meta = {"metric": metric, "criterion": metric, "record": f"{NAME}/{iid0}", "dataset": dataset}
-    item = point_item(NAME, iid, prompt, response, None, meta)
+    meta = {"metric": metric, "criterion": metric, "record": identity(NAME, str(iid0), ()), "dataset": dataset}
+    item = point_item(NAME, iid0, prompt, response, None, meta, criterion=metric)
+    iid = item.item_id
     item.label_set = ls.to_dict()
     m.item(item, at[1], (at[0], None))
     for who, got in labels:
@@ -151,9 +151,10 @@ def parse(path: Path) -> Mapped:
                     m.drop(f"{metric}: graded scores that are not whole numbers {SCORE_RANGE[0]}-{SCORE_RANGE[1]} "
                            "(judgecal's pointwise scale)")
                     continue
-                iid = f"{NAME}/{iid0}/{metric}"
                 meta = {"metric": metric, "dataset": str(doc.get("dataset", ""))}
-                m.item(point_item(NAME, iid, prompt, response, None, meta), f"{f}: {where}", (f, None))
+                item = point_item(NAME, iid0, prompt, response, None, meta, criterion=metric)
+                iid = item.item_id
+                m.item(item, f"{f}: {where}", (f, None))
                 for r, s in enumerate(scores, start=1):
                     if s is None:
                         m.counts["skipped_labels"] += 1

@@ -34,11 +34,12 @@ def parse(path: Path) -> Mapped:
             if label is not None and (not isinstance(label, str) or label not in LABELS):
                 raise Skip("label", f"unknown label {label!r}; expected A>B or B>A")
             model = rec.get("response_model") if isinstance(rec.get("response_model"), str) else None
-            iid = f"{NAME}/{pid}"
             meta = {k: rec[k] for k in ("source", "original_id") if isinstance(rec.get(k), (str, int))}
             if isinstance(meta.get("source"), str):
                 meta["category"] = meta["source"]
-            m.item(pair_item(NAME, iid, q, a, b, model, model, meta), f"{f}:{n}", (f, n))
+            item = pair_item(NAME, pid, q, a, b, model, model, meta)
+            iid = item.item_id
+            m.item(item, f"{f}:{n}", (f, n))
             m.label_or_skip(iid, "gold", None if label is None else LABELS[label], GOLD)
     m.no_records(path)
     return m

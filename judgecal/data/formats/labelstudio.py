@@ -28,6 +28,7 @@ criterion items only.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,7 @@ def _classes(m: Mapped, item: Item, rfield: str, readings: list[tuple[str, Any]]
                        "response)")
                 continue
             c = item.candidates[fields.index(to)]
-            base = point_item(NAME, item.item_id, item.prompt, c.text, c.model)
+            base = replace(point_item(NAME, "", item.prompt, c.text, c.model), item_id=item.item_id)
         m.vote(control, item.item_id, choice, base=base, where=where, **vote)
 
 
@@ -192,10 +193,10 @@ def parse(path: Path) -> Mapped:
             if isinstance(tid, bool) or not isinstance(tid, (str, int)):
                 raise Skip("id", "must be a string or an integer")
             prompt, texts, rfield = _texts(task["data"])
-            iid = f"{NAME}/{tid}"
             pairwise = len(texts) == 2
-            item = (pair_item(NAME, iid, prompt, texts[0], texts[1], None, None) if pairwise
-                    else point_item(NAME, iid, prompt, texts[0], None))
+            item = (pair_item(NAME, tid, prompt, texts[0], texts[1], None, None) if pairwise
+                    else point_item(NAME, tid, prompt, texts[0], None))
+            iid = item.item_id
             m.item(item, f"{f}:{n}" if n else f"{f}: task {tid}", where)
             for k, ann in enumerate(listed(task.get("annotations"), "annotations")):
                 if not isinstance(ann, dict):

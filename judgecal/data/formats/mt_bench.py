@@ -165,8 +165,9 @@ def _pair(m: Mapped, rec: dict[str, Any], qid: Any, turn: int, where: tuple[str,
     q, t1, t2 = texts
     first_is_a = m1 < m2
     (ma, ta), (mb, tb) = sorted([(m1, t1), (m2, t2)])
-    iid = f"{NAME}/q{qid}/t{turn}/{ma}/{mb}"
-    m.item(pair_item(NAME, iid, q, ta, tb, ma, mb, {"question_id": qid, "turn": turn}), f"{where[0]}:{where[1]}", where)
+    item = pair_item(NAME, (f"q{qid}", f"t{turn}"), q, ta, tb, ma, mb, {"question_id": qid, "turn": turn})
+    iid = item.item_id
+    m.item(item, f"{where[0]}:{where[1]}", where)
     m.judge(name, model, rubric=prompt)
     m.verdict(name, iid, verdict=_side(g1, first_is_a), order="AB" if first_is_a else "BA",
               raw=rec.get("g1_judgment"), where=where)
@@ -187,9 +188,9 @@ def _single(m: Mapped, rec: dict[str, Any], qid: Any, turn: int, where: tuple[st
     if texts is None:
         m.drop("judge prompt not in a FastChat template (the answer cannot be read back)")
         return
-    iid = f"{NAME}/q{qid}/t{turn}/{model}"
-    m.item(point_item(NAME, iid, texts[0], texts[1], model, {"question_id": qid, "turn": turn}),
-           f"{where[0]}:{where[1]}", where)
+    item = point_item(NAME, (f"q{qid}", f"t{turn}"), texts[0], texts[1], model, {"question_id": qid, "turn": turn})
+    iid = item.item_id
+    m.item(item, f"{where[0]}:{where[1]}", where)
     m.judge(name, jmodel, rubric=prompt)
     m.verdict(name, iid, score=None if score == -1 else score, verdict="invalid" if score == -1 else None,
               raw=rec.get("judgment"), where=where)
@@ -203,8 +204,9 @@ def _human(m: Mapped, rec: dict[str, Any], qid: Any, turn: int, where: tuple[str
     w = None if rec.get("winner") is None else _winner(rec.get("winner"), "winner")
     first_is_a = ma0 < mb0
     (ma, xa), (mb, xb) = sorted([(ma0, ta), (mb0, tb)])
-    iid = f"{NAME}/q{qid}/t{turn}/{ma}/{mb}"
-    m.item(pair_item(NAME, iid, qa, xa, xb, ma, mb, {"question_id": qid, "turn": turn}), f"{where[0]}:{where[1]}", where)
+    item = pair_item(NAME, (f"q{qid}", f"t{turn}"), qa, xa, xb, ma, mb, {"question_id": qid, "turn": turn})
+    iid = item.item_id
+    m.item(item, f"{where[0]}:{where[1]}", where)
     judge = rec.get("judge")
     if isinstance(judge, str):
         if w is None:

@@ -37,9 +37,10 @@ def parse(path: Path) -> Mapped:
             prompt = need_text(rec, "model_input")
             text = need_text(rec, "model_output_text", empty_ok=True)
             model = rec.get("model_id") if isinstance(rec.get("model_id"), str) else None
-            iid = f"{NAME}/{rid}"
             meta = {"lang": rec["lang"]} if isinstance(rec.get("lang"), str) else {}
-            m.item(point_item(NAME, iid, prompt, text, model, meta), f"{f}:{n}", (f, n))
+            item = point_item(NAME, rid, prompt, text, model, meta)
+            iid = item.item_id
+            m.item(item, f"{f}:{n}", (f, n))
             spans, bad = parse_spans({RATER: rec.get("hard_labels")}, text, iid, HUMANS, "hard_labels",
                                      counts=m.counts)
             for where, msg in bad:

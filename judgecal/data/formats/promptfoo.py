@@ -65,7 +65,7 @@ def _provider(v: Any) -> str | None:
 
 
 def parse(path: Path) -> Mapped:
-    m = Mapped(NAME)
+    m = Mapped(NAME, runs=True)
     f = str(path)
     doc = read_json_document(path)
     if not (isinstance(doc, dict) and isinstance(doc.get("results"), dict) and isinstance(doc["results"].get("results"), list)):
@@ -87,9 +87,9 @@ def parse(path: Path) -> Mapped:
             output = resp["output"] if isinstance(resp["output"], str) else text_of(resp["output"])
             if len(prompt) > MAX_TEXT_CHARS or len(output) > MAX_TEXT_CHARS:
                 raise Skip("response.output", f"a text is over the limit of {MAX_TEXT_CHARS:,} characters")
-            iid = f"{NAME}/{r.get('testIdx', k)}/{r.get('promptIdx', 0)}/{provider}"
             vars_ = obj(r.get("vars"))
-            item = point_item(NAME, iid, prompt, output, provider, {"vars": vars_})
+            item = point_item(NAME, (str(r.get("testIdx", k)), str(r.get("promptIdx", 0))), prompt, output, provider,
+                              {"vars": vars_})
             m.item(item, f"{f}: {where}", (f, None))
             grading = obj(r.get("gradingResult"))
             for c, comp in enumerate(listed(grading.get("componentResults"), "gradingResult.componentResults")):

@@ -57,11 +57,13 @@ def parse(path: Path) -> Mapped:
                 meta["category"] = rec["subset"]
             for i, c in enumerate(chosen):
                 for k, r in enumerate(rejected):
-                    iid = f"{NAME}/{rid}" + (f"/{i}-{k}" if len(chosen) * len(rejected) > 1 else "")
                     mc, mr = models[i], models[len(chosen) + k]
                     first = int(stable_hash([str(rid), i, k], 8), 16) % 2 == 0
                     a, b, ma, mb = (c, r, mc, mr) if first else (r, c, mr, mc)
-                    m.item(pair_item(NAME, iid, prompt, a, b, ma, mb, meta), f"{f}:{n}", (f, n))
+                    own = (str(rid), f"{i}-{k}") if len(chosen) * len(rejected) > 1 else rid
+                    item = pair_item(NAME, own, prompt, a, b, ma, mb, meta)
+                    iid = item.item_id
+                    m.item(item, f"{f}:{n}", (f, n))
                     m.label(iid, "gold", "A" if first else "B", GOLD)
     m.no_records(path)
     return m

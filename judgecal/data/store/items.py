@@ -65,6 +65,11 @@ class ItemsRepository(Repository):
             snapshot.bump_version(conn, "items")  # the items' facts kept in the cache folder are out of date
         return added
 
+    def ids_under(self, prefix: str) -> list[str]:
+        """The stored item ids that start with ``prefix`` (a range on the primary key: no scan)."""
+        q = "SELECT item_id FROM items WHERE item_id >= ? AND item_id < ? ORDER BY item_id"
+        return [r[0] for r in self._conn.execute(q, (prefix, prefix + "\U0010ffff"))]
+
     def item_ids(self) -> set[str]:
         return {r[0] for r in self._conn.execute("SELECT item_id FROM items")}
 

@@ -114,6 +114,7 @@ class Workspace:
     # -- items
     add_items = _Delegate("items_repo", ItemsRepository.add_items)
     item_ids = _Delegate("items_repo", ItemsRepository.item_ids)
+    ids_under = _Delegate("items_repo", ItemsRepository.ids_under)
     items = _Delegate("items_repo", ItemsRepository.items)
     item_tasks = _Delegate("items_repo", ItemsRepository.item_tasks)
     item_facts = _Delegate("items_repo", ItemsRepository.item_facts)
