@@ -49,6 +49,6 @@ def print_monitor(series: dict[str, Any], console: Console | None = None) -> Non
                            " left out"))
     if s["first_drift"] is not None:
         console.print(Text(f"drift declared at {s['first_drift']}: the agreement since {s['baseline']} is below "
-                           f"the baseline's, at every look's {level}% level", style="bold red"))
+                           f"the baseline's ({level}% confidence, valid over every look)", style="bold red"))
     else:
         console.print(Text("no drift declared"))
