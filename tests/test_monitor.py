@@ -12,6 +12,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from sklearn.metrics import cohen_kappa_score
 
 from judgecal.cli import main
 from judgecal.data.store import Workspace
@@ -81,6 +82,8 @@ def test_a_real_switch_to_a_weaker_judge_is_declared_drifted_at_the_switch(llmba
         ba = frame[frame["order"] == "BA"].set_index("item_id")["verdict"]
         right = sum((ab[i] if ab[i] == ba[i] else "tie") == llmbar["gold"][i] for i in ids)
         assert rows[p]["agreement"] == pytest.approx(right / len(ids))
+        said = [ab[i] if ab[i] == ba[i] else "tie" for i in ids]
+        assert rows[p]["kappa"] == pytest.approx(cohen_kappa_score(said, [llmbar["gold"][i] for i in ids]))
     assert rows["2024-01"]["agreement"] - rows["2024-02"]["agreement"] > 0.4
     assert rows["2024-02"]["drift"] and rows["2024-02"]["drop_low"] > 0
     assert main(["monitor", "-w", ws, "--by", "period"]) == 1

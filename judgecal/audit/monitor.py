@@ -23,6 +23,7 @@ from judgecal.audit.truth import resolve_truth
 from judgecal.data.store import Workspace
 from judgecal.data.times import BY, period_of
 from judgecal.errors import UserError
+from judgecal.stats.alt_test import cohen_kappa
 from judgecal.stats.proportion import wilson_interval
 from judgecal.stats.sequential import drift_sequence
 
@@ -60,6 +61,10 @@ def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
         period = period.reindex(when.index)
     first = when["time"].groupby(period).min()
     return period, first
+
+
+def _finite(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
 
 
 def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", baseline: str | None = None,
@@ -121,6 +126,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
         row: dict[str, Any] = {
             "period": str(p), "start": None if pd.isna(first_time.get(p)) else str(first_time[p]), "n": n,
             "agreement": hits / n, "agreement_low": float(lo), "agreement_high": float(hi),
+            "kappa": _finite(cohen_kappa(verdict.reindex(ids).to_numpy(dtype=object),
+                                         truth.reindex(ids).to_numpy(dtype=object))),
             "humans": None if hum is None or not hum["n"] else {"estimate": hum["estimate"], "n": hum["n"]},
             "invalid_rate": float(inv["sum"] / inv["count"]) if inv["count"] else 0.0,
             "role": "before" if k < at else "baseline" if k == at else "after"}

@@ -20,7 +20,7 @@ def _pct(x: float | None) -> str:
 
 
 def print_monitor(series: dict[str, Any], console: Console | None = None) -> None:
-    """The table (period, n, agreement with its interval, the annotators', invalid rate, the drop since the
+    """The table (period, n, agreement with its interval, Cohen's κ, the annotators', invalid rate, the drop since the
     baseline with its anytime-valid interval, the decision) and one line saying where drift was declared."""
     console = console or Console()
     s = inert_tree(series)
@@ -28,7 +28,8 @@ def print_monitor(series: dict[str, Any], console: Console | None = None) -> Non
     t = Table(title=Text(f"{s['judge']}: agreement with the truth ({s['consensus']}) by {s['by']}, {level}% "
                          f"intervals; drift: the drop since the baseline, anytime-valid"),
               title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name, justify in (("period", "left"), ("n", "right"), ("agreement", "right"), ("annotators", "right"),
+    for name, justify in (("period", "left"), ("n", "right"), ("agreement", "right"), ("κ", "right"),
+                          ("annotators", "right"),
                           ("invalid", "right"), ("drop since baseline", "right"), ("decision", "left")):
         t.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for r in s["periods"]:
@@ -39,7 +40,8 @@ def print_monitor(series: dict[str, Any], console: Console | None = None) -> Non
             decision = Text("DRIFT", style="bold red") if r["drift"] else Text("no drift")
         else:
             drop, decision = "", Text(r["role"])
-        t.add_row(Text(r["period"]), str(r["n"]), agree, humans, f"{r['invalid_rate']:.3f}", drop, decision)
+        t.add_row(Text(r["period"]), str(r["n"]), agree, _pct(r["kappa"]), humans, f"{r['invalid_rate']:.3f}", drop,
+                  decision)
     console.print(t)
     b = s["baseline_agreement"]
     console.print(Text(f"baseline {s['baseline']}: {b['estimate']:.3f} ({b['low']:.3f}-{b['high']:.3f}), "
