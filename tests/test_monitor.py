@@ -127,6 +127,8 @@ def test_usage_errors_are_one_line_with_exit_2(llmbar, tmp_path, capsys):
             assert code == 0
             continue
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+    assert main(["monitor", "-w", ws, "--by", "period", "--consensus", "mv:nobody"]) == 2
+    assert "no consensus 'mv:nobody' is stored" in capsys.readouterr().err
     with Workspace(tmp_path / "ws") as w:  # a baseline of 9 items: too few
         w._db.conn.execute("DELETE FROM items WHERE json_extract(data, '$.metadata.period') = '2024-01' AND "
                            "CAST(substr(item_id, 16) AS INTEGER) >= 9")
@@ -170,3 +172,15 @@ def test_an_older_workspace_gains_the_time_and_period_columns(tmp_path):
     db = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     db.close()
+
+
+def test_a_period_name_from_a_file_is_shown_inert(llmbar, tmp_path, capsys):
+    ws = _workspace(_write(llmbar, tmp_path / "f", switch=1), tmp_path / "ws")
+    with Workspace(tmp_path / "ws") as w:
+        w._db.conn.execute("UPDATE items SET data = json_set(data, '$.metadata.period', char(27) || '[2J' || "
+                           "json_extract(data, '$.metadata.period')) WHERE json_extract(data, '$.metadata.period') "
+                           "= '2024-01'")
+    capsys.readouterr()
+    assert main(["monitor", "-w", ws, "--by", "period"]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "baseline \\x1b[2J2024-01:" in out and "drift declared at 2024-02" in out

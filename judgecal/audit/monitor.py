@@ -82,12 +82,17 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     if judge not in judges:
         raise MonitorError(f"unknown judge {judge!r}; this workspace has: {', '.join(judges[:10]) or 'none'}")
     truth, _ = resolve_truth(ws, consensus, n_boot=0)
+    if truth.empty:
+        raise MonitorError(f"no consensus {consensus!r} is stored: run `judgecal aggregate` first (or name another "
+                           "with --consensus)")
     facts = ws.item_facts()
     jf = ws.judgments_frame(judge, columns=COLUMNS)
     jf = jf[(jf["mutation"] == "none").to_numpy() & ~jf["item_id"].map(facts["source"]).astype(str)
             .str.startswith("probe:").to_numpy()]
     verdict = _verdicts(jf, facts["task"])
     verdict = verdict[verdict.notna() & verdict.index.isin(truth.index)]
+    if verdict.empty:
+        raise MonitorError(f"{judge!r} has no verdict on an item with the truth {consensus!r}")
     when = _item_when(ws).reindex(verdict.index)
     own = jf.dropna(subset=["time"]).drop_duplicates("item_id").set_index("item_id")["time"]
     when["time"] = own.reindex(when.index).fillna(when["time"])
