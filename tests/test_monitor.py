@@ -112,6 +112,11 @@ def test_times_group_by_month_and_week(llmbar, tmp_path, capsys):
     assert weeks[0] == "2024-W01" and weeks == sorted(weeks)
     assert main(["monitor", "-w", ws, "--by", "period"]) == 2  # times but no period names
     assert "has a period" in capsys.readouterr().err
+    with Workspace(tmp_path / "ws") as w:  # a time written into metadata by other means is still checked
+        w._db.conn.execute("UPDATE items SET data = json_set(data, '$.metadata.time', 'soon') WHERE "
+                           "item_id = 'llmbar/Natural/3'")
+    assert main(["monitor", "-w", ws, "--by", "month"]) == 2
+    assert "item 'llmbar/Natural/3': metadata.time 'soon' is not an ISO 8601 time" in capsys.readouterr().err
 
 
 def test_usage_errors_are_one_line_with_exit_2(llmbar, tmp_path, capsys):

@@ -57,7 +57,13 @@ def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
     if by == "period":
         period = when["period"]
     else:
-        period = pd.Series({i: period_of(t, by) for i, t in when["time"].dropna().items()}, dtype=object)
+        found = {}
+        for i, t in when["time"].dropna().items():
+            try:
+                found[i] = period_of(str(t), by)
+            except ValueError:
+                raise MonitorError(f"item {i!r}: metadata.time {str(t)[:40]!r} is not an ISO 8601 time") from None
+        period = pd.Series(found, dtype=object)
         period = period.reindex(when.index)
     first = when["time"].groupby(period).min()
     return period, first
