@@ -279,6 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
     from judgecal.cli.loop import add_parsers as add_loop_parsers
 
     add_loop_parsers(sub)  # gate, regrade, panel, align, cascade
+    from judgecal.cli.monitor import add_parser as add_monitor_parser
+
+    add_monitor_parser(sub, _ws_arg)
     from judgecal.cli.serve import add_parser as add_serve_parser
 
     add_serve_parser(sub, _count, _port)

@@ -52,13 +52,14 @@ from judgecal.data.records import (
 from judgecal.data.rows import parquet_rows, whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
+from judgecal.data.times import parse_period, parse_time
 from judgecal.errors import UserError
 
 MAX_TEXT_CHARS = 200_000
 PAIRWISE_FIELDS = {"id", "prompt", "response_a", "response_b", "model_a", "model_b", "family_a",
-                   "family_b", "reference", "human_labels", "human_rationales", "metadata"}
+                   "family_b", "reference", "human_labels", "human_rationales", "metadata", "time", "period"}
 POINTWISE_FIELDS = {"id", "prompt", "response", "model", "family", "reference", "human_labels", "human_spans",
-                    "human_rationales", "metadata"}
+                    "human_rationales", "metadata", "time", "period"}
 LABEL_FIELDS = POINTWISE_FIELDS - {"human_spans"}  # a binary or categorical item: labels, not spans
 TASKS = ("pairwise", "pointwise", *LABEL_TASKS)
 SCORE_RANGE = (1, 10)
@@ -372,6 +373,7 @@ def parse_records(path: Path, task: str, source: str, progress: Progress | None 
         if not isinstance(meta, dict):
             problems.append(Problem(f, n, "metadata", "must be an object"))
             meta = {}
+        meta = _when(rec, meta, f, n, problems)
         if task == "pairwise":
             keys = [("response_a", "model_a", "family_a"), ("response_b", "model_b", "family_b")]
             valid_labels: set[Any] = set(VERDICTS)
@@ -457,6 +459,22 @@ def _labels_of(item_id: str, annotator: str, label: Any, label_sets: dict[str, L
             continue
         iid = criterion_id(item_id, crit) if crit else item_id
         out.append(Annotation(iid, annotator, got, None, None, source, f"{source}/{iid}/{annotator}"))
+    return out
+
+
+def _when(rec: dict[str, Any], meta: dict[str, Any], f: str, n: int, problems: list[Problem]) -> dict[str, Any]:
+    """``meta`` with the record's ``time`` (ISO 8601, stored as UTC) and ``period`` (a name), when given."""
+    out = meta
+    for key, parse in (("time", parse_time), ("period", parse_period)):
+        if rec.get(key) is None:
+            continue
+        if key in meta:
+            problems.append(Problem(f, n, key, f"given twice: as the record's {key} and as metadata.{key}"))
+            continue
+        try:
+            out = {**out, key: parse(rec[key])}
+        except ValueError as exc:
+            problems.append(Problem(f, n, key, str(exc)))
     return out
 
 

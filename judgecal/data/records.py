@@ -159,6 +159,8 @@ class Judgment:
     created_at: float | None = None
     # a binary or categorical judge's probability of each label (JSON object label -> p), when it gave them
     p_labels: str | None = None
+    time: str | None = None  # when the verdict was given (UTC ISO 8601), when the record says
+    period: str | None = None  # the period it belongs to (any name), when the record says
 
 
 @dataclass

@@ -13,7 +13,8 @@ One judgment per record, about an item already in the workspace:
   ``verdict: invalid``; optional ``p_<label>`` (``p_pass``, ``p_fail``), the judge's probability of each
   label, kept as ``p_labels``; ``order`` is ``AB``.
 - optional everywhere: ``sample`` (integer >= 0, default 0), ``mutation`` (default ``none``),
-  ``raw``, ``prompt_tokens``, ``completion_tokens``, ``latency_s``, ``cost_usd``.
+  ``raw``, ``prompt_tokens``, ``completion_tokens``, ``latency_s``, ``cost_usd``, ``time`` (ISO 8601, when
+  the verdict was given; stored as UTC) and ``period`` (the period's name), which ``judgecal monitor`` groups by.
 - pointwise items: ``spans`` — the judge's spans on the response, ``[[start, end] or [start, end,
   label], ...]`` in character offsets (``[]``: it marked nothing), or the item import's form
   ``{judge: [...]}``; checked against the text (:mod:`judgecal.data.span_import`). A record with spans
@@ -51,6 +52,7 @@ from judgecal.data.rows import whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.specs import JudgeSpec
 from judgecal.data.store import Workspace
+from judgecal.data.times import parse_period, parse_time
 
 VERDICT_VALUES: tuple[str, ...] = (*VERDICTS, "invalid")
 # Ranges a record is checked against on the way in, so that every later sum, square and SQLite integer
@@ -62,7 +64,7 @@ MAX_LATENCY_S = 1e7  # about 116 days
 MAX_COST_USD = 1e9
 # What two imports of the same key must agree on (created_at is the time of the import).
 COMPARED = ("spec_hash", "verdict", "score", "status", "raw", "p_a", "p_b", "p_tie", "prompt_tokens",
-            "completion_tokens", "latency_s", "cost_usd", "p_labels")
+            "completion_tokens", "latency_s", "cost_usd", "p_labels", "time", "period")
 
 
 class _Bad(ValueError):
@@ -165,6 +167,13 @@ def _probability(v: Any) -> float:
     return x
 
 
+def _parsed(parse: Callable[[Any], str], v: Any) -> str:
+    try:
+        return parse(v)
+    except ValueError as exc:
+        raise _Bad(str(exc)) from None
+
+
 def _choice(values: tuple[str, ...], what: str) -> Callable[[Any], str]:
     def check(v: Any) -> str:
         if v not in values:
@@ -180,7 +189,7 @@ FIELDS: dict[str, Callable[[Any], Any]] = {
     "raw": _raw, "p_a": _probability, "p_b": _probability, "p_tie": _probability,
     "prompt_tokens": _whole(MAX_TOKENS, "a token count"), "completion_tokens": _whole(MAX_TOKENS, "a token count"),
     "latency_s": _bounded(MAX_LATENCY_S, "a latency (seconds)"), "cost_usd": _bounded(MAX_COST_USD, "a cost (USD)"),
-    "spans": lambda v: v,
+    "spans": lambda v: v, "time": lambda v: _parsed(parse_time, v), "period": lambda v: _parsed(parse_period, v),
 }
 REQUIRED = ("item_id", "judge")
 DEFAULTS: dict[str, Any] = {"order": "AB", "sample": 0, "mutation": "none", "raw": ""}
@@ -247,7 +256,7 @@ def _judgment(v: dict[str, Any], task: str, spec_hash: str, f: str, n: int, prob
         verdict=to_item_orientation(verdict, order), score=score, p_a=p_a, p_b=p_b, p_tie=v.get("p_tie"),
         status="invalid" if verdict == "invalid" else "ok", prompt_tokens=v.get("prompt_tokens"),
         completion_tokens=v.get("completion_tokens"), latency_s=v.get("latency_s"), cost_usd=v.get("cost_usd"),
-        created_at=time.time(),
+        created_at=time.time(), time=v.get("time"), period=v.get("period"),
     )
 
 
@@ -302,6 +311,7 @@ def _label_judgment(rec: dict[str, Any], v: dict[str, Any], ls: LabelSet, spec_h
         verdict=got or "invalid", status="ok" if got else "invalid", prompt_tokens=v.get("prompt_tokens"),
         completion_tokens=v.get("completion_tokens"), latency_s=v.get("latency_s"), cost_usd=v.get("cost_usd"),
         created_at=time.time(), p_labels=json.dumps(probs, sort_keys=True, ensure_ascii=False) if probs else None,
+        time=v.get("time"), period=v.get("period"),
     )
 
 

@@ -69,7 +69,7 @@ class Database:
                     if f not in have:
                         tx.execute(f"ALTER TABLE annotations ADD COLUMN {f} TEXT")
                 have = {r[1] for r in tx.execute("PRAGMA table_info(judgments)")}
-                for f in JUDGMENT_FIELDS:  # columns added since (8: p_labels), at the end as in the record
+                for f in JUDGMENT_FIELDS:  # columns added since (8: p_labels; 9: time, period), at the end as in the record
                     if f not in have:
                         tx.execute(f'ALTER TABLE judgments ADD COLUMN "{f}" {_JUDGMENT_TYPES.get(f, "TEXT")}')
                 tx.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))

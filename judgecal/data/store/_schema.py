@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from judgecal.data.records import ANNOTATION_FIELDS, JUDGMENT_FIELDS
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 # Additive migrations: version -> what it adds (the CREATE TABLE IF NOT EXISTS below does the work;
 # _MIGRATION_SQL holds the data a version copies forward, if any).
 MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids (ls_pulled)",
@@ -14,7 +14,8 @@ MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids
               5: "human and judge spans (spans)",
               6: "stability runs, their variants and per-item verdicts (stability_*)",
               7: "annotators' rationales (annotations.rationale)",
-              8: "a label judge's label probabilities (judgments.p_labels)"}
+              8: "a label judge's label probabilities (judgments.p_labels)",
+              9: "when a verdict was given (judgments.time, judgments.period)"}
 
 _JUDGMENT_TYPES = {
     "key": "TEXT PRIMARY KEY",

@@ -1,0 +1,157 @@
+"""A judge over time: its agreement with the human truth period by period, and an anytime-valid drift decision.
+
+The items counted are those with both the judge's verdict (its item verdict, as the audit reads it:
+:func:`judgecal.audit.models.item_verdicts`, swap-debiased over the two orders, an invalid output a tie) and the
+truth (the stored consensus the audit uses, :func:`judgecal.audit.truth.resolve_truth`). An item's period is the
+judge's own record of it (a verdict's ``period`` or ``time``) or else the item's (``metadata.period`` /
+``metadata.time``); ``by`` day, week or month reads the time, ``period`` the name. Periods are ordered by their
+first time where they have one, else by name. The drift decision is
+:func:`judgecal.stats.sequential.drift_sequence`: the baseline period against everything since it, valid at
+every look.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgecal.audit.human import annotator_matrix, loo_accuracy
+from judgecal.audit.models import item_verdicts
+from judgecal.audit.truth import resolve_truth
+from judgecal.data.store import Workspace
+from judgecal.data.times import BY, period_of
+from judgecal.errors import UserError
+from judgecal.stats.alt_test import cohen_kappa
+from judgecal.stats.proportion import wilson_interval
+from judgecal.stats.sequential import drift_sequence
+
+MIN_BASELINE = 10  # fewer baseline items than this: too few to monitor against
+METHOD = ("baseline: exact Clopper-Pearson interval; since the baseline: beta-binomial mixture confidence "
+          "sequence (Howard et al., 2021), each at alpha/2; drift when the drop's interval is above 0 and "
+          "reaches the effect of interest")
+COLUMNS = ["item_id", "judge", "order", "sample", "mutation", "verdict", "status", "time", "period"]
+
+
+class MonitorError(UserError, ValueError):
+    """A monitor that cannot be run as asked (unknown judge, no time or period, too few items)."""
+
+
+def _item_when(ws: Workspace) -> pd.DataFrame:
+    """item_id -> the item's own ``time`` and ``period`` (metadata), where it has them."""
+    return pd.DataFrame({"time": ws.item_metadata("time"), "period": ws.item_metadata("period")})
+
+
+def _verdicts(jf: pd.DataFrame, tasks: pd.Series) -> pd.Series:
+    """item_id -> the judge's item verdict: swap-debiased on pairs, the first sample's label elsewhere."""
+    pairs = jf[jf["item_id"].map(tasks).eq("pairwise").to_numpy()]
+    other = jf.drop(pairs.index).sort_values("sample", kind="stable").drop_duplicates("item_id")
+    out = item_verdicts(pairs) if len(pairs) else pd.Series(dtype=object)
+    return pd.concat([out, pd.Series(other["verdict"].to_numpy(dtype=object),
+                                     index=other["item_id"].astype(str).to_numpy(), dtype=object)])
+
+
+def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
+    """item_id -> its period under ``by`` (missing where it has none), and period -> its first time."""
+    if by == "period":
+        period = when["period"]
+    else:
+        found = {}
+        for i, t in when["time"].dropna().items():
+            try:
+                found[i] = period_of(str(t), by)
+            except ValueError:
+                raise MonitorError(f"item {i!r}: metadata.time {str(t)[:40]!r} is not an ISO 8601 time") from None
+        period = pd.Series(found, dtype=object)
+        period = period.reindex(when.index)
+    first = when["time"].groupby(period).min()
+    return period, first
+
+
+def _finite(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
+
+
+def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", baseline: str | None = None,
+            consensus: str = "ds", alpha: float = 0.05, effect: float = 0.05) -> dict[str, Any]:
+    """The series of ``judge`` (the one judge when ``None``) over its periods and the drift decision, as a
+    JSON-ready dict (``periods``: one row each; ``drift``, ``first_drift``; the settings)."""
+    if by not in BY:
+        raise MonitorError(f"--by is one of {', '.join(BY)}, not {by!r}")
+    judges = ws.judges()
+    if judge is None:
+        if len(judges) != 1:
+            raise MonitorError(f"name the judge with --judge: this workspace has {len(judges)} "
+                               f"({', '.join(judges[:10]) or 'none'})")
+        judge = judges[0]
+    if judge not in judges:
+        raise MonitorError(f"unknown judge {judge!r}; this workspace has: {', '.join(judges[:10]) or 'none'}")
+    truth, _ = resolve_truth(ws, consensus, n_boot=0)
+    if truth.empty:
+        raise MonitorError(f"no consensus {consensus!r} is stored: run `judgecal aggregate` first (or name another "
+                           "with --consensus)")
+    facts = ws.item_facts()
+    jf = ws.judgments_frame(judge, columns=COLUMNS)
+    jf = jf[(jf["mutation"] == "none").to_numpy() & ~jf["item_id"].map(facts["source"]).astype(str)
+            .str.startswith("probe:").to_numpy()]
+    verdict = _verdicts(jf, facts["task"])
+    verdict = verdict[verdict.notna() & verdict.index.isin(truth.index)]
+    if verdict.empty:
+        raise MonitorError(f"{judge!r} has no verdict on an item with the truth {consensus!r}")
+    when = _item_when(ws).reindex(verdict.index)
+    own = jf.dropna(subset=["time"]).drop_duplicates("item_id").set_index("item_id")["time"]
+    when["time"] = own.reindex(when.index).fillna(when["time"])
+    own = jf.dropna(subset=["period"]).drop_duplicates("item_id").set_index("item_id")["period"]
+    when["period"] = own.reindex(when.index).fillna(when["period"])
+    period, first_time = _periods(when, by)
+    kept = period.dropna()
+    if kept.empty:
+        what = "period" if by == "period" else "time"
+        raise MonitorError(f"no item judged by {judge!r} with a human truth has a {what}: give the records a "
+                           f"{what} (docs/how-to/monitor.md)" + ("; or try --by period" if by != "period" else ""))
+    names = sorted(set(kept), key=lambda p: (pd.isna(first_time.get(p)), str(first_time.get(p, "")), p))
+    base = baseline if baseline is not None else names[0]
+    if base not in names:
+        raise MonitorError(f"unknown baseline period {base!r}; the periods are: {', '.join(names[:20])}")
+    agree = (verdict.reindex(kept.index).to_numpy(dtype=object) == truth.reindex(kept.index).to_numpy(dtype=object))
+    ok = pd.Series(agree.astype(np.float64), index=kept.index)
+    in_base = kept[kept == base].index
+    if len(in_base) < MIN_BASELINE:
+        raise MonitorError(f"too few items in the baseline period {base!r}: {len(in_base)} with a verdict and "
+                           f"a truth; at least {MIN_BASELINE} are needed")
+    wide = annotator_matrix(ws, consensus, truth)
+    invalid = jf.assign(bad=(jf["status"] != "ok").to_numpy()).groupby("item_id")["bad"].agg(["sum", "count"])
+    at = names.index(base)
+    after_names = names[at + 1:]
+    order = [i for p in after_names for i in sorted(kept[kept == p].index, key=lambda i: (str(when["time"].get(i)), i))]
+    counts = np.cumsum([int((kept == p).sum()) for p in after_names])
+    seq = drift_sequence(ok[in_base].to_numpy(), ok[order].to_numpy(), counts, alpha=alpha, effect=effect)
+    rows = []
+    for k, p in enumerate(names):
+        ids = kept[kept == p].index
+        hits, n = float(ok[ids].sum()), len(ids)
+        lo, hi = wilson_interval(hits, n, 1 - alpha)
+        inv = invalid.reindex(ids).sum()
+        hum = loo_accuracy(wide.reindex(wide.index.intersection(ids)), n_boot=200) if len(wide) else None
+        row: dict[str, Any] = {
+            "period": str(p), "start": None if pd.isna(first_time.get(p)) else str(first_time[p]), "n": n,
+            "agreement": hits / n, "agreement_low": float(lo), "agreement_high": float(hi),
+            "kappa": _finite(cohen_kappa(verdict.reindex(ids).to_numpy(dtype=object),
+                                         truth.reindex(ids).to_numpy(dtype=object))),
+            "humans": None if hum is None or not hum["n"] else {"estimate": hum["estimate"], "n": hum["n"]},
+            "invalid_rate": float(inv["sum"] / inv["count"]) if inv["count"] else 0.0,
+            "role": "before" if k < at else "baseline" if k == at else "after"}
+        if k > at:
+            j = k - at - 1
+            row.update({"since_baseline": int(seq["n"][j]), "running": float(seq["mean"][j]),
+                        "drop": float(seq["drop"][j]), "drop_low": float(seq["drop_lower"][j]),
+                        "drop_high": float(seq["drop_upper"][j]), "drift": bool(seq["drift"][j])})
+        rows.append(row)
+    first = None if seq["first"] is None else after_names[seq["first"]]
+    return {"judge": judge, "by": by, "consensus": consensus, "baseline": str(base), "alpha": alpha,
+            "effect_of_interest": effect, "method": METHOD,
+            "baseline_agreement": {"estimate": seq["baseline_mean"], "low": seq["baseline_lower"],
+                                   "high": seq["baseline_upper"], "n": len(in_base)},
+            "items_without_period": int(period.isna().sum()), "periods": rows, "drift": first is not None,
+            "first_drift": first}

@@ -1,0 +1,58 @@
+"""``judgecal monitor``: a judge's agreement with the humans period by period and an anytime-valid drift
+decision (:mod:`judgecal.audit.monitor`); exit status 1 when drift is declared."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from typing import Any
+
+from judgecal.cli.common import UsageError, _open_ws
+
+
+def _unit(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"must lie strictly between 0 and 1, got {text}")
+    return x
+
+
+def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None]) -> None:
+    from judgecal.data.times import BY
+
+    p = sub.add_parser("monitor", help="a judge's agreement with the humans over time; exit 1 on drift")
+    p.add_argument("--judge", help="the judge (default: the workspace's one judge)")
+    p.add_argument("--by", choices=BY, default="week", help="group by the records' time (day, week, month) "
+                   "or their period name (default: week)")
+    p.add_argument("--baseline", metavar="PERIOD", help="the period to compare with (default: the first)")
+    p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
+    p.add_argument("--effect", type=_unit, help="the drop in agreement that matters (default: thresholds.yaml's "
+                   "accuracy_gap.caution_above)")
+    p.add_argument("--json", action="store_true", help="print the series as JSON")
+    ws_arg(p)
+    p.set_defaults(func=cmd_monitor)
+
+
+def cmd_monitor(args: argparse.Namespace) -> int:
+    from judgecal.audit.decision import load_thresholds
+    from judgecal.audit.monitor import MonitorError, monitor
+    from judgecal.data.sources import SourceError
+    from judgecal.report.monitor import print_monitor
+
+    with _open_ws(args, create=False) as ws:
+        limits = load_thresholds(ws.path)
+        effect = args.effect if args.effect is not None else float(limits["accuracy_gap"]["caution_above"])
+        try:
+            series = monitor(ws, args.judge, by=args.by, baseline=args.baseline, consensus=args.consensus,
+                             alpha=float(limits["alpha"]), effect=effect)
+        except (MonitorError, SourceError) as exc:
+            raise UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(series, indent=1))
+    else:
+        print_monitor(series)
+    return 1 if series["drift"] else 0

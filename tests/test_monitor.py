@@ -1,0 +1,191 @@
+"""`judgecal monitor` on real recorded verdicts: LLMBar Natural's 100 pairs with their gold label, GPT-4's
+verdicts (Swap: both orders) for the first period and Falcon's for the later ones under one judge name —
+drift is declared at the switch (exit 1); the same items with GPT-4 throughout are not drifted (exit 0).
+Records carry ``time``/``period`` (checked on import, file:line: field, exit 2), and usage errors are one line
+with exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from judgecal.cli import main
+from judgecal.data.store import Workspace
+
+GOOD, WEAK = "replay/llmbar/GPT-4/Swap", "replay/llmbar/Falcon/Swap"
+SIZES = (40, 20, 20, 20)  # LLMBar Natural's 100 pairs, in its own order, as four monthly periods
+
+
+@pytest.fixture(scope="module")
+def llmbar(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> dict:
+    """LLMBar Natural as read by judgecal: items in order, the gold label, both judges' stored verdicts."""
+    from judgecal.data.ingest import import_dataset
+
+    os.environ["JUDGECAL_DATA_MIRROR"] = str(mirror)
+    with Workspace(tmp_path_factory.mktemp("llmbar") / "ws") as ws:
+        import_dataset(ws, "llmbar/Natural")
+        items = sorted(ws.items(), key=lambda it: int(it.item_id.rsplit("/", 1)[-1]))
+        ann = ws.annotations_frame()
+        return {"items": items, "gold": dict(zip(ann["item_id"], ann["label"], strict=True)),
+                "verdicts": {j: ws.judgments_frame(j) for j in (GOOD, WEAK)}}
+
+
+def _write(data: dict, out: Path, switch: int | None, *, when: str = "period") -> Path:
+    """items.jsonl and verdicts.jsonl in judgecal's own format: period k (2024-01, ...) judged by GPT-4 before
+    ``switch`` and by Falcon from it, all as one judge; ``when``: ``period`` names, or a ``time`` in the month
+    (the n-th item of a period n hours after its start)."""
+    out.mkdir(parents=True, exist_ok=True)
+    items, verdicts, start = [], [], 0
+    for k, size in enumerate(SIZES):
+        judge = WEAK if switch is not None and k >= switch else GOOD
+        frame = data["verdicts"][judge]
+        for n, it in enumerate(data["items"][start:start + size]):
+            mark = {"period": f"2024-{k + 1:02d}"} if when == "period" else {"time": f"2024-{k + 1:02d}-{n // 24 + 1:02d}T{n % 24:02d}:00:00Z"}
+            items.append({"id": it.item_id, "prompt": it.prompt, "response_a": it.candidates[0].text,
+                          "response_b": it.candidates[1].text, "human_labels": {"gold": data["gold"][it.item_id]},
+                          **mark})
+            for r in frame[frame["item_id"] == it.item_id].itertuples():
+                flip = {"A": "B", "B": "A"} if r.order == "BA" else {}
+                verdicts.append({"item_id": it.item_id, "judge": "production-judge", "order": r.order,
+                                 "verdict": flip.get(r.verdict, r.verdict)})  # as shown to the judge
+        start += size
+    (out / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items), "utf-8")
+    (out / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in verdicts), "utf-8")
+    return out
+
+
+def _workspace(files: Path, ws: Path) -> str:
+    assert main(["import", str(files / "items.jsonl"), "-w", str(ws)]) == 0
+    assert main(["import", str(files / "verdicts.jsonl"), "--as", "judgments", "-w", str(ws)]) == 0
+    assert main(["aggregate", "-w", str(ws)]) == 0
+    return str(ws)
+
+
+def test_a_real_switch_to_a_weaker_judge_is_declared_drifted_at_the_switch(llmbar, tmp_path, capsys):
+    ws = _workspace(_write(llmbar, tmp_path / "f", switch=1), tmp_path / "ws")
+    capsys.readouterr()
+    assert main(["monitor", "-w", ws, "--by", "period", "--json"]) == 1
+    series = json.loads(capsys.readouterr().out)
+    assert series["baseline"] == "2024-01" and series["first_drift"] == "2024-02"
+    rows = {r["period"]: r for r in series["periods"]}
+    assert [rows[p]["n"] for p in sorted(rows)] == list(SIZES)
+    # the agreement each period shows is the stored verdicts' own, counted here from the judges' records
+    for k, p in enumerate(sorted(rows)):
+        ids = [it.item_id for it in llmbar["items"][sum(SIZES[:k]):sum(SIZES[:k + 1])]]
+        frame = llmbar["verdicts"][GOOD if k == 0 else WEAK]
+        ab = frame[frame["order"] == "AB"].set_index("item_id")["verdict"]
+        ba = frame[frame["order"] == "BA"].set_index("item_id")["verdict"]
+        right = sum((ab[i] if ab[i] == ba[i] else "tie") == llmbar["gold"][i] for i in ids)
+        assert rows[p]["agreement"] == pytest.approx(right / len(ids))
+        said = [ab[i] if ab[i] == ba[i] else "tie" for i in ids]
+        assert rows[p]["kappa"] == pytest.approx(cohen_kappa_score(said, [llmbar["gold"][i] for i in ids]))
+    assert rows["2024-01"]["agreement"] - rows["2024-02"]["agreement"] > 0.4
+    assert rows["2024-02"]["drift"] and rows["2024-02"]["drop_low"] > 0
+    assert main(["monitor", "-w", ws, "--by", "period"]) == 1
+    out = capsys.readouterr().out
+    assert "drift declared at 2024-02" in out and "DRIFT" in out and "baseline" in out
+
+
+def test_the_same_items_without_the_switch_are_not_drifted(llmbar, tmp_path, capsys):
+    ws = _workspace(_write(llmbar, tmp_path / "f", switch=None), tmp_path / "ws")
+    capsys.readouterr()
+    assert main(["monitor", "-w", ws, "--by", "period", "--json"]) == 0
+    series = json.loads(capsys.readouterr().out)
+    assert series["first_drift"] is None and not any(r.get("drift") for r in series["periods"])
+    assert len(series["periods"]) == len(SIZES)
+
+
+def test_times_group_by_month_and_week(llmbar, tmp_path, capsys):
+    ws = _workspace(_write(llmbar, tmp_path / "f", switch=1, when="time"), tmp_path / "ws")
+    capsys.readouterr()
+    assert main(["monitor", "-w", ws, "--by", "month", "--json"]) == 1
+    series = json.loads(capsys.readouterr().out)
+    assert [r["period"] for r in series["periods"]] == ["2024-01", "2024-02", "2024-03", "2024-04"]
+    assert series["first_drift"] == "2024-02" and series["periods"][0]["start"] == "2024-01-01T00:00:00+00:00"
+    assert main(["monitor", "-w", ws, "--by", "week", "--json"]) in (0, 1)
+    weeks = [r["period"] for r in json.loads(capsys.readouterr().out)["periods"]]
+    assert weeks[0] == "2024-W01" and weeks == sorted(weeks)
+    assert main(["monitor", "-w", ws, "--by", "period"]) == 2  # times but no period names
+    assert "has a period" in capsys.readouterr().err
+    with Workspace(tmp_path / "ws") as w:  # a time written into metadata by other means is still checked
+        w._db.conn.execute("UPDATE items SET data = json_set(data, '$.metadata.time', 'soon') WHERE "
+                           "item_id = 'llmbar/Natural/3'")
+    assert main(["monitor", "-w", ws, "--by", "month"]) == 2
+    assert "item 'llmbar/Natural/3': metadata.time 'soon' is not an ISO 8601 time" in capsys.readouterr().err
+
+
+def test_usage_errors_are_one_line_with_exit_2(llmbar, tmp_path, capsys):
+    ws = _workspace(_write(llmbar, tmp_path / "f", switch=None), tmp_path / "ws")
+    capsys.readouterr()
+    for args, words in ((["--judge", "nobody"], "unknown judge 'nobody'"),
+                        (["--by", "day"], "has a time"),
+                        (["--baseline", "1999-01"], "unknown baseline period '1999-01'"),
+                        (["--baseline", "2024-04", "--effect", "0.1"], None)):
+        code = main(["monitor", "-w", ws, "--by", "period", *args] if "--by" not in args else ["monitor", "-w", ws, *args])
+        err = capsys.readouterr().err
+        if words is None:  # the last period as the baseline: nothing after it to drift
+            assert code == 0
+            continue
+        assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
+    assert main(["monitor", "-w", ws, "--by", "period", "--consensus", "mv:nobody"]) == 2
+    assert "no consensus 'mv:nobody' is stored" in capsys.readouterr().err
+    with Workspace(tmp_path / "ws") as w:  # a baseline of 9 items: too few
+        w._db.conn.execute("DELETE FROM items WHERE json_extract(data, '$.metadata.period') = '2024-01' AND "
+                           "CAST(substr(item_id, 16) AS INTEGER) >= 9")
+    assert main(["monitor", "-w", ws, "--by", "period"]) == 2
+    assert "too few items in the baseline period '2024-01': 9" in capsys.readouterr().err
+
+
+def test_time_and_period_are_checked_and_stored(tmp_path, capsys):
+    rec = {"id": "x1", "prompt": "p", "response_a": "a", "response_b": "b", "human_labels": {"ann": "A"}}
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({**rec, "time": "yesterday"}) + "\n" + json.dumps({**rec, "id": "x2", "period": ""})
+                     + "\n", "utf-8")
+    assert main(["import", str(items), "-w", str(tmp_path / "ws")]) == 2
+    err = capsys.readouterr().err
+    assert f"{items}:1: time: is not an ISO 8601 date or time" in err and f"{items}:2: period: must be a non-empty" in err
+    items.write_text(json.dumps({**rec, "time": "2024-03-01T10:00:00+02:00", "period": "spring"}) + "\n", "utf-8")
+    assert main(["import", str(items), "-w", str(tmp_path / "ws")]) == 0
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text(json.dumps({"item_id": "x1", "judge": "j", "verdict": "A", "time": "2024-13-01"}) + "\n", "utf-8")
+    assert main(["import", str(verdicts), "--as", "judgments", "-w", str(tmp_path / "ws")]) == 2
+    assert f"{verdicts}:1: time: is not an ISO 8601 date or time" in capsys.readouterr().err
+    verdicts.write_text(json.dumps({"item_id": "x1", "judge": "j", "verdict": "A", "time": "2024-03-02",
+                                    "period": 7}) + "\n", "utf-8")
+    assert main(["import", str(verdicts), "--as", "judgments", "-w", str(tmp_path / "ws")]) == 0
+    with Workspace(tmp_path / "ws") as ws:
+        assert ws.items()[0].metadata == {"time": "2024-03-01T08:00:00+00:00", "period": "spring"}  # as UTC
+        assert ws.judgments_frame()[["time", "period"]].values.tolist() == [["2024-03-02T00:00:00+00:00", "7"]]
+
+
+def test_an_older_workspace_gains_the_time_and_period_columns(tmp_path):
+    from judgecal.data.records import Judgment
+    from judgecal.data.store import SCHEMA_VERSION
+
+    with Workspace(tmp_path / "ws") as ws:
+        for col in ("time", "period"):
+            ws._db.conn.execute(f'ALTER TABLE judgments DROP COLUMN "{col}"')
+        ws._db.conn.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    with Workspace(tmp_path / "ws") as ws:
+        ws.add_judgments([Judgment("k", "i", "j", "h", verdict="A", time="2024-01-01T00:00:00+00:00", period="p")])
+        assert ws.judgments_frame()[["time", "period"]].values.tolist() == [["2024-01-01T00:00:00+00:00", "p"]]
+    db = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    db.close()
+
+
+def test_a_period_name_from_a_file_is_shown_inert(llmbar, tmp_path, capsys):
+    ws = _workspace(_write(llmbar, tmp_path / "f", switch=1), tmp_path / "ws")
+    with Workspace(tmp_path / "ws") as w:
+        w._db.conn.execute("UPDATE items SET data = json_set(data, '$.metadata.period', char(27) || '[2J' || "
+                           "json_extract(data, '$.metadata.period')) WHERE json_extract(data, '$.metadata.period') "
+                           "= '2024-01'")
+    capsys.readouterr()
+    assert main(["monitor", "-w", ws, "--by", "period"]) == 1
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "baseline \\x1b[2J2024-01:" in out and "drift declared at 2024-02" in out
