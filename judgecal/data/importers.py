@@ -44,6 +44,7 @@ from judgecal.data.rows import parquet_rows, whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
 from judgecal.errors import UserError
+from judgecal.inert import term
 
 MAX_TEXT_CHARS = 200_000
 PAIRWISE_FIELDS = {"id", "prompt", "response_a", "response_b", "model_a", "model_b", "family_a",
@@ -91,8 +92,10 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = self.file + (f":{self.line}" if self.line is not None else "")
-        return f"{where}: {self.field + ': ' if self.field else ''}{self.message}"
+        """``file:line: field: message`` on one line: a name from the file (a field naming an annotator, a
+        judge in the message) shows its newlines and other control characters escaped (:func:`judgecal.inert.term`)."""
+        where = term(self.file) + (f":{self.line}" if self.line is not None else "")
+        return f"{where}: {term(self.field) + ': ' if self.field else ''}{term(self.message)}"
 
 
 class ImportValidationError(UserError, ValueError):
