@@ -124,3 +124,14 @@ def test_a_name_with_a_newline_stays_on_one_line(tmp_path, capsys):
     assert main(["import", str(odd), "--from", "judgebench", "-w", str(tmp_path / "ws2")]) == 2
     line = _one_line(capsys)
     assert "jb\\x0afile.jsonl:2: label: 'gold' labels item" in line, line
+
+
+def test_own_schema_annotator_given_twice_in_one_record_is_refused(tmp_path, capsys):
+    """JSON keeps the last of a repeated key without a word: an annotator twice in ``human_labels`` is refused."""
+    f = tmp_path / "own.jsonl"
+    f.write_text('{"id": "q1", "prompt": "2+2?", "response_a": "4", "response_b": "5", '
+                 '"human_labels": {"x": "A", "x": "B"}}\n', "utf-8")
+    assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 2
+    line = _one_line(capsys)
+    assert f"{f}:1: 'x' given twice in one object" in line, line
+    assert not (tmp_path / "ws").exists()
