@@ -2,7 +2,7 @@
 
 Every string from the data (model, judge and annotator names, item text, raw judge output, metadata) is
 untrusted. Tables go through ``st.dataframe`` (a canvas grid that renders no markdown or HTML); long text
-through ``st.text``/``st.code``; the few names in markdown captions through ``md_plain``; plot labels
+through ``plain_text`` (``st.text``, bidirectional text isolated) and ``st.code``; the few names in markdown captions through ``md_plain``; plot labels
 through ``chart_plain``. Numbers are formatted by :mod:`judgecal.catalogue` and each metric column
 carries the catalogue's definition as hover help.
 
@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from judgecal.audit.report import AuditReport, read_report
 from judgecal.catalogue import Estimated, fmt_interval, fmt_metric, fmt_number, fmt_p, info
 from judgecal.data.store import DB_NAME, Workspace
-from judgecal.inert import csv_frame
+from judgecal.inert import csv_frame, isolated
 
 Stamp = tuple[int, ...]
 
@@ -146,15 +146,23 @@ def md_plain(value: Any) -> Any:
     """``value`` as literal text in Streamlit markdown: each ASCII punctuation character is
     backslash-escaped (CommonMark allows it for all of them), so no link, image, HTML, directive
     (``:red[...]``), math or table syntax is parsed; a word joiner after ``:``/``@`` and before ``.``+letter
-    stops autolinks and emoji shortcodes. Non-strings pass through."""
+    stops autolinks and emoji shortcodes; bidirectional and invisible characters are shown escaped and a
+    right-to-left text isolated (:func:`judgecal.inert.isolated`). Non-strings pass through."""
     if not isinstance(value, str):
         return value
-    return _MD_PUNCT.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, value))
+    return _MD_PUNCT.sub(r"\\\1", _AUTOLINK.sub(WORD_JOINER, isolated(value)))
+
+
+def plain_text(value: Any) -> None:
+    """``value`` as plain text (``st.text``: no markup), bidirectional and invisible characters shown and a
+    right-to-left text isolated (:func:`judgecal.inert.isolated`)."""
+    st.text(isolated(value))
 
 
 def chart_plain(value: Any) -> str:
-    """``value`` as literal text in a plotly label (which understands ``<a>``, ``<b>``, entities)."""
-    return html.escape(str(value), quote=False)
+    """``value`` as literal text in a plotly label (which understands ``<a>``, ``<b>``, entities), bidirectional
+    text shown and isolated (:func:`judgecal.inert.isolated`)."""
+    return html.escape(isolated(value), quote=False)
 
 
 # -- numbers ----------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from judgecal.apps.common import (
     fmt_number,
     md_plain,
     no_audit,
+    plain_text,
     query,
     report,
     table,
@@ -21,6 +22,7 @@ from judgecal.apps.common import (
 
 from judgecal.aggregate.annotators import by_source
 from judgecal.audit.report import Annotators, AuditReport
+from judgecal.inert import isolated
 
 
 def annotators_page() -> None:
@@ -39,8 +41,8 @@ def annotators_page() -> None:
     audit_caption(rep)
     per = {s: Annotators.model_validate(part) for s, part in by_source(summ.to_json()).items()}
     names = [str(s) for s in per]
-    pick = st.selectbox("Label source (one group of people at a time, never pooled)", names, key="ann-source") \
-        if len(per) > 1 else names[0]
+    pick = st.selectbox("Label source (one group of people at a time, never pooled)", names, format_func=isolated,
+                        key="ann-source") if len(per) > 1 else names[0]
     src = per[next(s for s in per if str(s) == pick)]
     fk, ka = src.fleiss_kappa, src.krippendorff_alpha
     table(pd.DataFrame([
@@ -82,7 +84,7 @@ MAX_LISTED = 200
 def _filtered(rep: AuditReport | None, judges: list[str]) -> tuple[int, pd.DataFrame, str | None]:
     """The filters, and what they select: the store selects in SQLite (``explorer_find_items``) how many items
     match and the first :data:`MAX_LISTED`; each filter's choices are read from an index."""
-    focus = st.selectbox("Judge in focus", judges, key="items-judge") if judges else None
+    focus = st.selectbox("Judge in focus", judges, format_func=isolated, key="items-judge") if judges else None
     c1, c2, c3, c4 = st.columns(4)
     disagree_h = c1.checkbox("judge disagrees with the humans", key="f-humans")
     disagree_o = c2.checkbox("the judge's two orders disagree", key="f-orders")
@@ -92,12 +94,12 @@ def _filtered(rep: AuditReport | None, judges: list[str]) -> tuple[int, pd.DataF
     cats: dict[str, list[Any]] = {}  # as shown -> the stored values (a category may be a number)
     for c in query("explorer_categories"):
         cats.setdefault(str(c), []).append(c)
-    cat = c1.multiselect("category", sorted(cats), key="f-category")
+    cat = c1.multiselect("category", sorted(cats), format_func=isolated, key="f-category")
     models: dict[str, list[Any]] = {}
     for m in query("explorer_models"):
         models.setdefault(str(m), []).append(m)
-    model = c2.multiselect("model", sorted(models), key="f-model")
-    src = c3.multiselect("label source", query("explorer_label_source_names"), key="f-source")
+    model = c2.multiselect("model", sorted(models), format_func=isolated, key="f-model")
+    src = c3.multiselect("label source", query("explorer_label_source_names"), format_func=isolated, key="f-source")
 
     method = rep.settings.consensus if rep else None
     n, found = query("explorer_find_items", focus, method, humans=disagree_h, orders=disagree_o,
@@ -124,7 +126,7 @@ def items_page() -> None:
 def item_view(ids: list[str], focus: str | None) -> None:
     """The item picker and the item: a fragment, so opening an item reruns only this part of the page."""
     typed = st.text_input("Open an item by id (any item, listed or not)", key="items-id").strip()
-    choice = typed or st.selectbox("Item", ids, key="items-pick")
+    choice = typed or st.selectbox("Item", ids, format_func=isolated, key="items-pick")
     show_item(choice, focus)
 
 
@@ -134,23 +136,23 @@ def show_item(item_id: str, focus: str | None) -> None:
         st.warning("No item with this id in the workspace.")
         return
     st.subheader("Prompt")
-    st.text(item.prompt)
+    plain_text(item.prompt)
     if item.reference:
         st.caption("Reference answer")
-        st.text(item.reference)
+        plain_text(item.reference)
     cols = st.columns(max(1, len(item.candidates)))
     for col, (k, cand) in zip(cols, enumerate(item.candidates), strict=False):
         with col:
             st.subheader(f"Response {'AB'[k] if k < 2 else k + 1}")
-            st.text(f"model: {cand.model or 'unknown'}")
-            st.text(cand.text)
+            plain_text(f"model: {cand.model or 'unknown'}")
+            plain_text(cand.text)
     if item.metadata:
         with st.expander("Item metadata"):
             st.code(json.dumps(item.metadata, ensure_ascii=False, indent=2), language=None)
     st.subheader("The humans")
     ann = query("explorer_item_annotations", item_id)
     if ann.empty:
-        st.text("No human label on this item.")
+        plain_text("No human label on this item.")
     else:
         table(ann, "item-labels")
     cons = query("explorer_item_consensus", item_id)
@@ -161,7 +163,7 @@ def show_item(item_id: str, focus: str | None) -> None:
     st.subheader("Every judge's verdict (item orientation: A is the first response above)")
     j = query("explorer_item_judgments", item_id, query("judge_names"))
     if j.empty:
-        st.text("No judge has judged this item.")
+        plain_text("No judge has judged this item.")
         return
     if focus:
         j = pd.concat([j[j["judge"] == focus], j[j["judge"] != focus]])
@@ -170,4 +172,4 @@ def show_item(item_id: str, focus: str | None) -> None:
     for _, r in j.head(40).iterrows():
         with st.expander(f"{md_plain(str(r['judge']))} · order {md_plain(str(r['order']))} · sample "
                          f"{r['sample']} · verdict {md_plain(str(r['verdict']))}"):
-            st.text(r["raw"] or "(empty)")
+            plain_text(r["raw"] or "(empty)")

@@ -18,6 +18,7 @@ from judgecal.apps.common import (
     md_plain,
     needs,
     no_audit,
+    plain_text,
     report,
     table,
 )
@@ -34,6 +35,7 @@ from judgecal.audit.report import (
     Reason,
 )
 from judgecal.catalogue import METRICS, ProbeInfo, info, probe_groups
+from judgecal.inert import isolated
 from judgecal.report.summary import COLUMNS as SUMMARY_COLUMNS
 from judgecal.report.summary import NOTE as SUMMARY_NOTE
 from judgecal.report.summary import more_words, summary_rows
@@ -207,11 +209,11 @@ def summary_card(k: int, row: dict[str, Any], reasons: list[str]) -> None:
         if row["figures"]:
             st.markdown(_figures_md(row))
         if row["stability"]:
-            st.text(row["stability"])
+            plain_text(row["stability"])
         st.markdown(f"**Not tested:** {md_plain(row['not_tested'])}")
         if len(reasons) > 1:
             with st.expander(f"Every reason ({len(reasons)})"):
-                st.text("\n".join(f"• {r}" for r in reasons))
+                plain_text("\n".join(f"• {r}" for r in reasons))
 
 
 def overview() -> None:
@@ -350,7 +352,7 @@ def judges_page() -> None:
     st.caption("One verdict per item: the verdict both orders agree on, a tie when they disagree; an unparsable "
                f"answer counts as {'a tie' if rep.settings.invalid_as == 'tie' else 'invalid'}"
                " (as the audit was told to count it).")
-    pick = st.selectbox("Judge", judges, key="conf-judge")
+    pick = st.selectbox("Judge", judges, format_func=isolated, key="conf-judge")
     confusion_section(rep.judges[pick].breakdown)
     confidence_section(rep, pick)
     comparison_section(rep, judges)
@@ -402,8 +404,8 @@ def comparison_section(rep: AuditReport, judges: list[str]) -> None:
         return
     comp = rep.comparisons
     c1, c2 = st.columns(2)
-    x = c1.selectbox("Judge X", judges, index=0, key="pair-x")
-    y = c2.selectbox("Judge Y", judges, index=1, key="pair-y")
+    x = c1.selectbox("Judge X", judges, index=0, format_func=isolated, key="pair-x")
+    y = c2.selectbox("Judge Y", judges, index=1, format_func=isolated, key="pair-y")
     res = paired_row(comp, x, y)
     if res is None:
         st.info(md_plain((comp.note if comp else None) or ("The same judge twice." if x == y else
@@ -413,7 +415,7 @@ def comparison_section(rep: AuditReport, judges: list[str]) -> None:
           help={"accuracy X − Y": "Difference in item-level accuracy on the items both judged, with a paired item "
                                   "bootstrap interval (the same resampled items for both judges).",
                 "p (two-sided)": "Bootstrap p-value of 'no difference'."})
-    st.text(res["in words"])
+    plain_text(res["in words"])
 
 
 def paired_row(comp: Comparisons | None, x: str, y: str) -> dict[str, Any] | None:
@@ -492,7 +494,7 @@ def biases() -> None:
         table(pd.DataFrame(legend), "biases-flags",
               help={"severity": "caution: reported in the verdict; not aligned: severe enough to fail the judge."})
     else:
-        st.text("No judge carries a flag.")
+        plain_text("No judge carries a flag.")
     probes = probe_groups()  # every registered probe, grouped as the catalogue groups its metrics
     groups: dict[str, list[str]] = {}
     for metric in METRICS.values():
@@ -502,7 +504,7 @@ def biases() -> None:
         question, how, null, run_it = group_words(probes[group])
         pairwise_group = all(p.applies_to == ("pairwise",) for p in probes[group])
         st.header(md_plain(question))
-        st.text(f"What was tested: {how}\nNull (no bias): {null}\nEffect of interest: {eoi:.0%}")
+        plain_text(f"What was tested: {how}\nNull (no bias): {null}\nEffect of interest: {eoi:.0%}")
         rows: list[dict[str, Any]] = []
         plot: list[tuple[str, str, Figure]] = []
         for name in names:

@@ -14,8 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
-from judgecal.apps.common import audit_caption, chart_plain, md_plain, no_audit, query, report, table
+from judgecal.apps.common import (
+    audit_caption,
+    chart_plain,
+    md_plain,
+    no_audit,
+    plain_text,
+    query,
+    report,
+    table,
+)
 
+from judgecal.inert import isolated
 from judgecal.report.labels import criteria_of, is_label_judge, label_view, trusted_words
 
 if TYPE_CHECKING:
@@ -47,7 +57,7 @@ def labels_page() -> None:
         st.info("No judge of binary or categorical items in this audit — produced by `judgecal import --task binary` "
                 "(or `--task categorical`) with the judges' verdicts, then `judgecal audit --workspace WS`.")
         return
-    judge = st.selectbox("Judge", names, key="labels-judge")
+    judge = st.selectbox("Judge", names, format_func=isolated, key="labels-judge")
     entry = judges[judge]
     crits = criteria_of(entry)
     criterion = None
@@ -56,7 +66,7 @@ def labels_page() -> None:
         if st.session_state.get("labels-criterion") not in options:
             st.session_state.pop("labels-criterion", None)
         k = st.selectbox("Criterion", options, key="labels-criterion",
-                         format_func=lambda i: crits[i] if i < len(crits) else POOLED,
+                         format_func=lambda i: isolated(crits[i]) if i < len(crits) else POOLED,
                          help="The judge was read on each criterion apart (one item per criterion); the pooled "
                               "figures mix the criteria.")
         criterion = crits[k] if k < len(crits) else None
@@ -82,7 +92,7 @@ def verdict_section(entry: Judge, view: dict[str, Any], criterion: str | None) -
                  f" on all criteria together ({md_plain(', '.join(view['pooled']))})" if view["pooled"] else "")
         st.markdown(f"**Verdict{where}:** {_status(view['verdict']['status'])}")
         if view["verdict"]["reasons"]:
-            st.text("\n".join(f"• {r}" for r in view["verdict"]["reasons"]))
+            plain_text("\n".join(f"• {r}" for r in view["verdict"]["reasons"]))
         labels = (" < " if view["ordinal"] else ", ").join(view["labels"])
         pos = f"; a pass is {view['positive']!r}" if view["positive"] is not None else ""
         st.caption(md_plain(f"{view['task']} labels: {labels}{pos} · {view['n_judgments']} judgments, "
@@ -145,7 +155,7 @@ def rates_section(view: dict[str, Any]) -> None:
                                                   "other: not measured (needs items labelled by two or more "
                                                   "annotators).")))
     with st.expander("What each figure means"):
-        st.text("\n".join(f"{r['title']}: {r['definition']}" for r in view["rates"]))
+        plain_text("\n".join(f"{r['title']}: {r['definition']}" for r in view["rates"]))
     fig = rates_plot(view)
     if fig is not None:
         st.plotly_chart(fig, key="labels-rates-plot")
@@ -247,10 +257,10 @@ def disagreements_section(rep: AuditReport, judge: str, view: dict[str, Any], cr
     found = pd.DataFrame({"item_id": found["item_id"], "criterion": _criterion_of(found["item_id"]),
                           "human consensus": found["humans"], "judge's label": found["judge AB"]})
     c1, c2, c3 = st.columns(3)
-    humans = c1.multiselect("human label", view["labels"], key="labels-f-human")
+    humans = c1.multiselect("human label", view["labels"], format_func=isolated, key="labels-f-human")
     judged = c2.multiselect("judge's label", sorted(set(found["judge's label"].dropna().astype(str))),
                             key="labels-f-judge")
-    where = c3.multiselect("criterion", crits, key="labels-f-criterion") if crits else []
+    where = c3.multiselect("criterion", crits, format_func=isolated, key="labels-f-criterion") if crits else []
     keep = pd.Series(True, index=found.index)
     if humans:
         keep &= found["human consensus"].astype(str).isin(humans)
@@ -274,7 +284,7 @@ def disagreements_section(rep: AuditReport, judge: str, view: dict[str, Any], cr
 @st.fragment
 def disagreement_view(ids: list[str], judge: str) -> None:
     """One disagreement opened: a fragment, so picking another item reruns only this part."""
-    item_id = st.selectbox("Open a disagreement", ids, key="labels-item")
+    item_id = st.selectbox("Open a disagreement", ids, format_func=isolated, key="labels-item")
     item = query("explorer_item", item_id)
     if item is None:
         st.warning("No item with this id in the workspace.")
@@ -282,25 +292,25 @@ def disagreement_view(ids: list[str], judge: str) -> None:
     c1, c2 = st.columns(2)
     with c1:
         st.subheader("Prompt")
-        st.text(item.prompt or "(empty prompt)")
+        plain_text(item.prompt or "(empty prompt)")
     with c2:
         st.subheader("Response")
         for cand in item.candidates:
             if cand.model:
-                st.text(f"model: {cand.model}")
-            st.text(cand.text or "(empty response)")
+                plain_text(f"model: {cand.model}")
+            plain_text(cand.text or "(empty response)")
     st.subheader("The judge's answer, as it wrote it")
     j = query("explorer_item_judgments", item_id, query("judge_names"))
     mine = j[j["judge"] == judge] if not j.empty else j
     if mine.empty:
-        st.text("No judgment of this judge on this item.")
+        plain_text("No judgment of this judge on this item.")
     for _, r in mine.head(10).iterrows():
         st.caption(md_plain(f"label {r['verdict']} · sample {r['sample']} · {r['status']}"))
-        st.text(r["raw"] or "(empty)")
+        plain_text(r["raw"] or "(empty)")
     st.subheader("The humans: labels and rationales")
     ann = query("explorer_item_annotations", item_id)
     if ann.empty:
-        st.text("No human label on this item.")
+        plain_text("No human label on this item.")
         return
     wrote = int(ann["rationale"].notna().sum()) if "rationale" in ann else 0
     st.caption(f"{len(ann)} labels; {wrote} with a rationale.")

@@ -17,6 +17,7 @@ from judgecal.apps.common import (
     fmt_p,
     needs,
     no_audit,
+    plain_text,
     query,
     report,
     stamp,
@@ -26,6 +27,7 @@ from judgecal.apps.common import (
 
 from judgecal.audit.report import Strength, WinRate
 from judgecal.catalogue import info
+from judgecal.inert import isolated
 
 
 def _wr(row: WinRate) -> str:
@@ -56,7 +58,7 @@ def models_page() -> None:
     if not raters:
         st.info("No rater has verdicts on items naming two different models.")
         return
-    rater = st.selectbox("Rater", raters, key="models-rater")
+    rater = st.selectbox("Rater", raters, format_func=isolated, key="models-rater")
     st.caption("humans = the human consensus; a judge's item verdict is swap-debiased when both orders were judged.")
     wr = m.win_rate.get(rater) or {}
     bt = m.bradley_terry.get(rater) or {}
@@ -161,7 +163,7 @@ def stability_page() -> None:
         table(pd.DataFrame(figs), "stability-figures")
     from judgecal.report.stability import stability_tables
 
-    judge = st.selectbox("Judge", list(summ), key="stability-judge")
+    judge = st.selectbox("Judge", list(summ), format_func=isolated, key="stability-judge")
     parts = stability_tables(summ[judge])
     for key, title in (("axes", "Which axis moves the figures"), ("environment", "What changed in the environment"),
                        ("agreement", "Other backends and other judges on the same items")):
@@ -239,7 +241,7 @@ def spans_page() -> None:
                                                        "item: the ceiling a judge's span F1 is read against."})
     ids = sorted(items["item_id"].unique(), key=lambda i: (len(i), i))
     st.caption(f"{len(ids)} items with spans; marked stretches are shown between ⟦ and ⟧.")
-    pick = st.selectbox("Item", ids[:2000], key="spans-item")
+    pick = st.selectbox("Item", ids[:2000], format_func=isolated, key="spans-item")
     item = query("explorer_item", pick)
     spans = query("explorer_item_spans", pick)
     if item is None:
@@ -247,7 +249,7 @@ def spans_page() -> None:
         return
     if item.reference:  # what the spans answer to, e.g. the key fact a summary should cover
         st.caption("Reference")
-        st.text(item.reference)
+        plain_text(item.reference)
     for c in sorted(spans["candidate"].unique()):
         text = item.candidates[int(c)].text if int(c) < len(item.candidates) else ""
         st.subheader(f"Response {int(c) + 1}")
@@ -257,10 +259,10 @@ def spans_page() -> None:
         with left:
             st.caption("People")
             for rater, g in humans.groupby("rater"):
-                st.text(f"{rater}:\n{_marked(text, g)}")
+                plain_text(f"{rater}:\n{_marked(text, g)}")
         with right:
             st.caption("Judges")
             for rater, g in judges.groupby("rater"):
-                st.text(f"{rater}:\n{_marked(text, g)}")
+                plain_text(f"{rater}:\n{_marked(text, g)}")
         shown = mine.assign(marked=[text[int(s):int(e)] for s, e in zip(mine["start"], mine["end"], strict=True)])
         table(shown[["rater", "kind", "start", "end", "label", "marked", "source"]], f"spans-item-{int(c)}")

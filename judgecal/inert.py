@@ -15,12 +15,17 @@ a spreadsheet. Every surface that shows such text passes it through here, once, 
   injection guidance says, unless the text is just a number or a figure with its interval; control
   characters are escaped as for a terminal. Numbers stay numbers.
 
-HTML is escaped by the templates' autoescaping and is not handled here.
+- :func:`isolated`: :func:`term` (newlines kept), and a text holding right-to-left letters wrapped in the first-strong
+  isolate ``U+2068``…``U+2069`` (plain text's ``dir="auto"``), so it never reorders the text around it: for surfaces
+  that take no markup (Streamlit markdown, chart labels).
+
+HTML is escaped by the templates' autoescaping (and isolated there with ``<bdi>`` / ``dir="auto"``), not here.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 # C0 controls, DEL, C1 controls, the Unicode bidirectional marks, embeddings, overrides and isolates, and the
@@ -46,6 +51,13 @@ def term(text: Any, keep_lines: bool = False) -> str:
     """``text`` as a string whose control characters are shown escaped (never acted on)."""
     s = text if isinstance(text, str) else str(text)
     return (_CONTROL_KEEP_LINES if keep_lines else _CONTROL).sub(_escape, s)
+
+
+def isolated(text: Any) -> str:
+    """``text`` through :func:`term` (newlines kept), wrapped in ``U+2068``…``U+2069`` (first-strong isolate) when it
+    holds a right-to-left letter: shown as written, in its own direction, without reordering its neighbours."""
+    s = term(text, keep_lines=True)
+    return f"\u2068{s}\u2069" if any(unicodedata.bidirectional(c) in ("R", "AL") for c in s) else s
 
 
 def inert_tree(obj: Any) -> Any:

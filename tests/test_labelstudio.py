@@ -149,7 +149,8 @@ def test_bad_annotations_are_reported_and_skipped(loop):
 def test_pull_while_the_server_is_down(loop):
     ws, server, ls, _, _ = loop
     session, tasks = _first_tasks(ws, server)
-    r = session.post(f"/api/tasks/{tasks[1]['id']}/annotations/", json={"result": lstasks.annotation_json("B")})
+    first = _own_annotation(ws, session, tasks[1])
+    r = session.post(f"/api/tasks/{tasks[1]['id']}/annotations/", json={"result": first["result"]})
     assert r.status_code == 201
     new_id = f"ls:{tasks[1]['project']}:{r.json()['id']}"
     before = ws.annotations_frame()
@@ -160,11 +161,53 @@ def test_pull_while_the_server_is_down(loop):
     server.start()
     res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
     assert res.new == 1
-    # the annotator's newer label replaces their earlier one on that item
+    # the annotator's second annotation of that task gives the same label: one label, counted as a duplicate
+    assert (res.duplicates, res.conflicts, res.problems) == (1, 0, [])
     after = ws.annotations_frame()
-    assert new_id in set(after["annotation_id"]) and new_id not in set(before["annotation_id"])
-    assert len(after) == len(before)
+    assert new_id not in set(after["annotation_id"]) and after.equals(before)
     assert lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path)).new == 0
+
+
+def _own_annotation(ws, session, task):
+    """The annotator's annotation of ``task`` that the first pull took (read back from the server)."""
+    rows = ws.ls_labels_frame(PROJECT)
+    aid = rows[(rows["task_key"] == task["data"]["key"]) & (rows["status"] == "ok")]["annotation_id"].iloc[0]
+    r = session.get(f"/api/annotations/{int(aid)}/")
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_a_person_annotating_a_task_twice_with_another_label(loop):
+    """Two annotations by one person on one task that disagree: neither is counted (not the last one taken),
+    the pull says so, each pull says so again until the person makes them agree; then one label counts."""
+    ws, server, ls, _, _ = loop
+    session, tasks = _first_tasks(ws, server, n=3)
+    task = tasks[2]
+    first = _own_annotation(ws, session, task)
+    item = ws.ls_labels_frame(PROJECT).set_index("annotation_id").loc[first["id"], "item_id"]
+    who = "reviewer0@example.org"
+    mine = lambda: ws.annotations_frame()[lambda d: (d["item_id"] == item) & (d["annotator"] == who)  # noqa: E731
+                                          & (d["source"] == f"label-studio:{PROJECT}")]
+    was = mine()["label"].tolist()
+    assert len(was) == 1
+    shown = next(c for c in ("A", "B", "tie") if lstasks.annotation_json(c) != first["result"])
+    r = session.post(f"/api/tasks/{task['id']}/annotations/", json={"result": lstasks.annotation_json(shown)})
+    assert r.status_code == 201, r.text
+    second = r.json()["id"]
+    for _ in range(2):  # reported on every pull while they disagree, and nothing of either counted
+        res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
+        assert res.conflicts == 1 and res.new == 0, res
+        assert any(f"{who} labels item {item!r}" in p and f":{first['id']}" in p and f":{second}" in p
+                   for p in res.problems), res.problems
+        assert mine().empty
+        status = ws.ls_labels_frame(PROJECT).set_index("annotation_id")["status"]
+        assert (status[first["id"]], status[second]) == ("rejected", "rejected")
+    # the person makes the second agree with the first: one label again, the first's
+    assert session.patch(f"/api/annotations/{second}/", json={"result": first["result"]}).status_code == 200
+    res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
+    assert (res.conflicts, res.duplicates, res.problems) == (0, 1, [])
+    assert mine()["label"].tolist() == was
+    assert mine()["annotation_id"].tolist() == [f"ls:{task['project']}:{first['id']}"]
 
 
 def test_label_config_and_guidelines_ship_in_the_package():

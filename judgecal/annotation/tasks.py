@@ -334,6 +334,8 @@ class PullResult:
     new: int = 0
     updated: int = 0
     cancelled: int = 0
+    duplicates: int = 0  # a person's second annotation of an item with the same label: one label
+    conflicts: int = 0  # items a person annotated twice with different labels: none of those counted
     problems: list[str] = field(default_factory=list)
     flagged: list[str] = field(default_factory=list)
 
@@ -511,8 +513,64 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                 labels.append({**row, "choice": choice, "status": "ok", "note": None})
                 res.updated += (pid, aid) in seen
                 res.new += (pid, aid) not in seen
-    ws.ls_record_pull(anns, labels, spans, withdrawn)
+    anns, reopened = _one_label_each(ws, anns, labels, withdrawn, source, seen, res)
+    ws.ls_record_pull(anns, labels, spans, withdrawn, reopened)
     return res
+
+
+def _one_label_each(ws: Workspace, anns: list[Annotation], labels: list[dict[str, Any]], withdrawn: list[str],
+                    source: str, seen: dict[tuple[int, int], str],
+                    res: PullResult) -> tuple[list[Annotation], list[tuple[int, int, str]]]:
+    """One person gives one label per item, as in every imported file (:meth:`Mapped.label
+    <judgecal.data.formats.base.Mapped.label>`): a person's annotations of one item in this pull and the one an
+    earlier pull stored (a task annotated twice, a copy of it in another project) are one label when they agree
+    (counted in ``duplicates``); when they differ none counts (each is marked rejected and read again by the next
+    pull, until the person deletes one), reported, never the last one taken. ``withdrawn`` grows by what an
+    earlier pull stored of them; returns the labels to store and the earlier annotations to reopen."""
+    def ls_ref(annotation_id: str | None) -> str:
+        return (annotation_id or "").split("/", 1)[0]  # a record's criterion labels share their annotation
+
+    groups: dict[tuple[str, str], list[Annotation]] = {}
+    for a in anns:
+        groups.setdefault((a.item_id, a.annotator), []).append(a)
+    for a in ws.annotations_on({i for i, _ in groups}, source):
+        mine = groups.get((a.item_id, a.annotator))
+        if mine is not None and ls_ref(a.annotation_id) not in {ls_ref(b.annotation_id) for b in mine}:
+            mine.insert(0, a)  # stored by an earlier pull: it came first
+    rows = {f"ls:{r['project_id']}:{r['annotation_id']}": r for r in labels}
+    drop: set[int] = set()
+    reopened: list[tuple[int, int, str]] = []
+    for (item, who), group in groups.items():
+        refs = list(dict.fromkeys(ls_ref(a.annotation_id) for a in group))
+        if len(refs) < 2:
+            continue
+        given = list(dict.fromkeys(a.label for a in group))
+        if len(given) == 1:  # the same label again: the first one stands for it
+            res.duplicates += len(refs) - 1
+            drop.update(id(a) for a in group[1:])
+            for ref in refs[1:]:
+                if ref in rows:
+                    rows[ref].update(status="duplicate", note=f"the same label as {refs[0]}")
+            continue
+        res.conflicts += 1
+        why = (f"{who} labels item {item!r} {' and '.join(repr(g) for g in given)} in annotations "
+               f"{', '.join(refs)}: one person gives one label per item, none counted until one is deleted")
+        res.problems.append(why)
+        drop.update(id(a) for a in group)
+        for a in group:
+            ref = ls_ref(a.annotation_id)
+            if ref in rows:
+                row = rows[ref]
+                if row["status"] == "ok":
+                    new = (row["project_id"], row["annotation_id"]) not in seen
+                    res.new -= new
+                    res.updated -= not new
+                row.update(status="rejected", note=why, updated_at="")  # read again by the next pull
+            else:  # an earlier pull's
+                withdrawn.append(str(a.annotation_id))
+                _, pid, aid = ref.split(":")
+                reopened.append((int(pid), int(aid), why))
+    return [a for a in anns if id(a) not in drop], reopened
 
 
 def _known_people(ls: Any, reviewers: list[dict[str, Any]]) -> dict[int, str]:

@@ -312,14 +312,23 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a file or folder the command was given cannot be read or written
         if os.environ.get("JUDGECAL_DEBUG") == "1":
             raise
+        from judgecal.data.store.errors import disk_full
+
+        if disk_full(exc):
+            print(f"judgecal {args.command}: {term(exc.filename or getattr(args, 'workspace', None) or '')}: "
+                  "the disk is full (free some space and run the command again)", file=sys.stderr)
+            return 2
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"judgecal {args.command}: {term(where)}{term(exc.strerror or exc)}", file=sys.stderr)
         return 2
     except sqlite3.DatabaseError as exc:  # a damaged database, or one another program holds
         if os.environ.get("JUDGECAL_DEBUG") == "1":
             raise
+        from judgecal.data.store.errors import disk_full
+
         db = Path(args.workspace) / "judgecal.sqlite" if getattr(args, "workspace", None) else "workspace database"
-        print(f"judgecal {args.command}: {term(db)}: {term(exc)}", file=sys.stderr)
+        why = "the disk is full (free some space and run the command again)" if disk_full(exc) else exc
+        print(f"judgecal {args.command}: {term(db)}: {term(why)}", file=sys.stderr)
         return 2
     except Exception as exc:  # the last safety net: one line, the traceback only when asked for
         missing = missing_extra(exc)  # an optional dependency not installed: which extra brings it

@@ -109,7 +109,10 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             for project, pulled in results:
                 print(f"{term(project)}: {pulled.new} new and {pulled.updated} updated annotations, "
                       f"{pulled.cancelled} cancelled, {len(pulled.flagged)} not counted (made or changed by someone "
-                      "other than the project's annotator)")
+                      "other than the project's annotator)"
+                      + (f", {pulled.duplicates} the same label again (kept once)" if pulled.duplicates else "")
+                      + (f", {pulled.conflicts} item(s) labelled twice by one person with different labels (none "
+                         "counted)" if pulled.conflicts else ""))
                 for p in pulled.flagged:
                     print(f"  not counted: {term(p)}", file=sys.stderr)
                 for p in pulled.problems:

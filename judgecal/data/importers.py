@@ -54,6 +54,7 @@ from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
 from judgecal.data.times import parse_period, parse_time
 from judgecal.errors import UserError
+from judgecal.inert import term
 
 MAX_TEXT_CHARS = 200_000
 PAIRWISE_FIELDS = {"id", "prompt", "response_a", "response_b", "model_a", "model_b", "family_a",
@@ -101,8 +102,10 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = self.file + (f":{self.line}" if self.line is not None else "")
-        return f"{where}: {self.field + ': ' if self.field else ''}{self.message}"
+        """``file:line: field: message`` on one line: a name from the file (a field naming an annotator, a
+        judge in the message) shows its newlines and other control characters escaped (:func:`judgecal.inert.term`)."""
+        where = term(self.file) + (f":{self.line}" if self.line is not None else "")
+        return f"{where}: {term(self.field) + ': ' if self.field else ''}{term(self.message)}"
 
 
 class ImportValidationError(UserError, ValueError):
@@ -168,6 +171,24 @@ def _records(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
     return [], [Problem(f, None, None, f"unknown file type {suffix!r}; use .jsonl, .csv or .parquet")]
 
 
+class DuplicateKey(ValueError):
+    """A key given twice in one JSON object (e.g. an annotator twice in ``human_labels``)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: JSON parsers keep the last of a repeated key silently, so an
+    annotator's first label would be lost without a word."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"{key[:80]!r} given twice in one object (one key, one value: the first would "
+                                   "be lost)")
+            seen.add(key)
+    return d
+
+
 def _jsonl_records(path: Path, f: str) -> tuple[list[tuple[int, Any]], list[Problem]]:
     out, problems = [], []
     try:
@@ -186,9 +207,11 @@ def _jsonl_records(path: Path, f: str) -> tuple[list[tuple[int, Any]], list[Prob
             if not text.strip():
                 continue
             try:
-                out.append((n, json.loads(text)))
+                out.append((n, json.loads(text, object_pairs_hook=_unique_keys)))
             except json.JSONDecodeError as exc:
                 problems.append(Problem(f, n, None, f"bad JSON: {exc.msg} at column {exc.colno}"))
+            except DuplicateKey as exc:
+                problems.append(Problem(f, n, None, str(exc)))
             except RecursionError:
                 problems.append(Problem(f, n, None, f"bad JSON: nested more than {MAX_DEPTH} levels deep"))
             except ValueError as exc:  # e.g. an integer of more than 4,300 digits

@@ -78,7 +78,8 @@ def whole_id(value: Any) -> Any:
 
 DEGENERATE = {"empty_responses": "empty response(s) kept as text",
               "zero_length_spans": "zero-length span(s) dropped (they mark nothing)",
-              "skipped_labels": "null label(s) read as skipped"}
+              "skipped_labels": "null label(s) read as skipped",
+              "duplicate_labels": "label(s) one person gave again, the same, kept once"}
 
 
 def degenerate_note(counts: dict[str, int]) -> str:

@@ -1,17 +1,24 @@
 """Inline SVG plots for the report: a forest plot (estimates with CIs beside a reference line) and a
-heatmap (model x model win rates). Every label is escaped; the SVG scales to the page width."""
+heatmap (model x model win rates). Every label is escaped, its control, bidirectional and invisible characters
+shown (:func:`judgecal.inert.term`); the SVG scales to the page width."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from html import escape
+from html import escape as _escape
 from typing import Any
 
 from markupsafe import Markup
 
 from judgecal.audit.report import AuditReport, Figure, Judge
 from judgecal.catalogue import fmt_number
+from judgecal.inert import term
+
+
+def escape(text: str) -> str:
+    """``text`` for an SVG label: controls shown (a ``U+202E`` cannot reverse a name), then HTML-escaped."""
+    return _escape(term(text))
 
 
 def _short(text: str, n: int = 34) -> str:

@@ -1,5 +1,6 @@
 """Write ``audit.json`` and a self-contained ``audit.html`` rendered from a Jinja2 template with
-autoescaping (inline CSS and SVG plots; every name and text from the workspace is escaped)."""
+autoescaping (inline CSS and SVG plots; every name and text from the workspace is escaped, its bidirectional and
+invisible characters shown, and each name isolated with ``dir="auto"`` or ``<bdi>``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from markupsafe import Markup, escape
 
 from judgecal.audit.report import AuditReport, Figure, Judge, json_safe, read_report
 from judgecal.catalogue import METRICS, fmt_metric, fmt_number, fmt_p
+from judgecal.inert import term
 from judgecal.report.plots import heatmap_svg, label_rates_svg, metric_forest, prevalence_svg, reliability_svg
 from judgecal.report.summary import COLUMNS, LEGEND, NOTE, fmt_gap, more_words, page_one
 from judgecal.report.view import report_view
@@ -53,11 +55,21 @@ def _nowrap(text: str) -> Markup:
     return Markup(" ").join(Markup('<span class="nw">') + p + Markup("</span>") for p in parts)
 
 
+def _shown(v: Any) -> Any:
+    """What a template prints: a text (a name or a model's output, in an element or an attribute) with its control,
+    bidirectional and invisible characters shown escaped, as the PDF and the terminal show them
+    (:func:`judgecal.inert.term`), so a ``U+202E`` cannot reverse what a reader sees; markup made here (the
+    plots, already escaped) as it is."""
+    return term(v, keep_lines=True) if isinstance(v, str) and not isinstance(v, Markup) else v
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    """The template environment: package templates, autoescaping always on."""
+    """The template environment: package templates, autoescaping always on, every printed text through
+    :func:`_shown`."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("judgecal.report", "templates"), autoescape=True,
-                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.ChainableUndefined)
+                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.ChainableUndefined,
+                             finalize=_shown)
     env.filters.update(num=_num, pval=fmt_p, metric=fmt_metric, nowrap=_nowrap, reliability=reliability_svg,
                        label_rates=label_rates_svg, prevalence=prevalence_svg)
     return env

@@ -96,7 +96,7 @@ def parse(path: Path) -> Mapped:
                 raise Skip("preference", f"a person's preference is 1, 2 or a draw (0, 1.5), got {rec['preference']!r}")
             else:
                 who = rec.get("annotator_index", rec.get("worker", "human"))
-                m.label(iid, f"human-{who}", verdict, HUMANS)
+                m.label(iid, f"human-{who}", verdict, HUMANS, where=(f, n), field="preference")
         except Skip as exc:
             m.problems.append(Problem(f, n, exc.field, str(exc)))
     if not m.items and not m.problems:

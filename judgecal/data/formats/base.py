@@ -69,6 +69,7 @@ class Vote:
     invalid: bool = False  # a judge's call that gave no value (an error)
     where: tuple[str, int | None] = ("", None)
     extra: dict[str, Any] = field(default_factory=dict)  # tokens, cost, latency; a person's time_spent_s
+    label_field: str = "label"  # where the file gives a person's value (named when it conflicts with another)
 
     @property
     def item_id(self) -> str:
@@ -92,7 +93,7 @@ class Mapped:
     origins: dict[str, str] = field(default_factory=dict)  # item id -> file:line
     dropped: Counter[str] = field(default_factory=Counter)  # reason -> records
     counts: dict[str, int] = field(default_factory=lambda: {"empty_responses": 0, "zero_length_spans": 0,
-                                                            "skipped_labels": 0})
+                                                            "skipped_labels": 0, "duplicate_labels": 0})
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     # items the file refers to without their texts (feedback on runs): id -> where; they must be in the
@@ -104,6 +105,9 @@ class Mapped:
     derived: dict[str, tuple[str, LabelSet]] = field(default_factory=dict)
     refused: set[str] = field(default_factory=set)  # items refused (once, with their problem): nothing more on them
     runs: bool = False  # a tool's run file, its cases numbered from 0: a case met again with other texts is another
+    # (item, annotator, source) -> (label, where and in which field first given): one person, one label per item
+    given: dict[tuple[str, str, str], tuple[str, str, str]] = field(default_factory=dict)
+    here: tuple[str, int | None] | None = None  # the record :meth:`at` is mapping
 
     # -- building ------------------------------------------------------------------------------
     def records(self, path: Path) -> Iterator[tuple[int | None, dict[str, Any]]]:
@@ -118,10 +122,13 @@ class Mapped:
     @contextmanager
     def at(self, path: Path, line: int | None) -> Iterator[None]:
         """Map one record: a :class:`Skip` raised inside becomes a problem at ``path:line``."""
+        self.here = (str(path), line)
         try:
             yield
         except Skip as exc:
             self.problems.append(Problem(str(path), line, exc.field, str(exc)))
+        finally:
+            self.here = None
 
     def no_records(self, path: Path) -> None:
         """A file that mapped nothing and had no problem says it held no records."""
@@ -251,33 +258,49 @@ class Mapped:
             latency_s=nums["latency_s"], cost_usd=nums["cost_usd"], created_at=time.time())
 
     def label(self, item_id: str, annotator: str, label: str, source: str, order: str | None = "AB",
-              time_spent_s: float | None = None, where: tuple[str, int | None] | None = None) -> None:
-        """A person's label; a name or time the own schema refuses is a problem at ``where`` (else the line
-        of the item's record)."""
+              time_spent_s: float | None = None, where: tuple[str, int | None] | None = None,
+              field: str = "label") -> None:
+        """A person's label; a name or time the own schema refuses is a problem at ``where`` (else the record
+        being mapped, else the line of the item's record). One person's label on one item given again (same item,
+        annotator and source) is that label, counted as ``duplicate_labels``, when it is the same; another label
+        is a problem naming ``field`` (nothing is written: one person gives one label per item, never the last
+        one taken)."""
         if item_id in self.refused:
             return
+        at = where or self.here or (self.origins.get(item_id) or self.path, None)
         why = checks.annotator_name(annotator) or checks.unicode("annotator", annotator) or checks.number(
             "latency_s", time_spent_s)[1]
         if why is not None:
-            at = where or (self.origins.get(item_id) or self.path, None)
             self.refuse(at, (why[0] if why[0] != "latency_s" else "time_spent_s", why[1]), f"label on {item_id[:80]!r}")
             return
+        key = (item_id, annotator, source)
+        first = self.given.get(key)
+        if first is not None:
+            if first[0] == label:
+                self.counts["duplicate_labels"] += 1
+            else:
+                self.refuse(at, (field, f"{annotator[:80]!r} labels item {item_id[:80]!r} {label!r} here and "
+                                 f"{first[0]!r} in {first[2]} at {first[1]}: one person gives one label per item"))
+            return
+        self.given[key] = (label, f"{at[0]}:{at[1]}" if at[1] is not None else at[0], field)
         self.annotations.append(Annotation(item_id, annotator, label, order, time_spent_s, source,
                                            f"{source}/{item_id}/{annotator}"))
 
-    def label_or_skip(self, item_id: str, annotator: str, label: str | None, source: str) -> None:
-        """A person's label; ``None`` is a skipped item, counted (not a label, not an error)."""
+    def label_or_skip(self, item_id: str, annotator: str, label: str | None, source: str,
+                      where: tuple[str, int | None] | None = None, field: str = "label") -> None:
+        """A person's label (:meth:`label`); ``None`` is a skipped item, counted (not a label, not an error)."""
         if label is None:
             self.counts["skipped_labels"] += 1
         else:
-            self.label(item_id, annotator, label, source)
+            self.label(item_id, annotator, label, source, where=where, field=field)
 
     def vote(self, criterion: str, record: str, value: Any, *, base: Item | None, judge: str | None = None,
              annotator: str = "", source: str = "", raw: Any = "", invalid: bool = False,
-             where: tuple[str, int | None] = ("", None), **extra: Any) -> None:
+             where: tuple[str, int | None] = ("", None), label_field: str = "label", **extra: Any) -> None:
         """A binary or categorical value of ``record`` on ``criterion`` (see :class:`Vote`); ``judge`` must be
         registered (:meth:`judge`)."""
-        self.votes.append(Vote(criterion, record, base, value, judge, annotator, source, raw, invalid, where, extra))
+        self.votes.append(Vote(criterion, record, base, value, judge, annotator, source, raw, invalid, where, extra,
+                               label_field))
 
     def settle(self, declare_set: Declare = declare, keep_records: bool = False) -> None:
         """Give each criterion its label set (``declare_set(criterion, label texts seen)``, first seen first; a
@@ -336,7 +359,7 @@ class Mapped:
             self.verdict(v.judge, iid, verdict=got or "invalid", raw=v.raw, where=v.where, **v.extra)
         else:
             self.label(iid, v.annotator, str(got), v.source, order=None, time_spent_s=v.extra.get("time_spent_s"),
-                       where=v.where)
+                       where=v.where, field=v.label_field)
 
     def drop(self, why: str, n: int = 1) -> None:
         if n:

@@ -133,5 +133,6 @@ def add_all(m: Mapped, pending: list[Feedback]) -> None:
             m.drop(f"{fb.name}: human labels that are not whole numbers {SCORE_RANGE[0]}-{SCORE_RANGE[1]} "
                    "(judgecal's pointwise labels)")
         else:
-            m.label(fb.run, fb.rater or f"{m.fmt}-human", str(int(x)), f"{m.fmt}:human", order=None)
+            m.label(fb.run, fb.rater or f"{m.fmt}-human", str(int(x)), f"{m.fmt}:human", order=None,
+                    where=(fb.where, None))
     m.settle(keep_records=True)

@@ -196,7 +196,9 @@ def _values(score: Any, where: str) -> Values:
         if isinstance(prov, dict) and isinstance(prov.get("author"), str) and edit.get("value") != "UNCHANGED":
             edits.append((prov["author"], edit.get("value")))
     raw = original.get("explanation")
-    return (original.get("value"), raw if raw != "UNCHANGED" else score.get("explanation")), edits
+    # a score's history is a log of revisions: the last edit by each person is their label
+    last = list({who: v for who, v in edits}.items())
+    return (original.get("value"), raw if raw != "UNCHANGED" else score.get("explanation")), last
 
 
 CORRECT = {"correct": "C", "incorrect": "I", "partial": "P"}
@@ -237,7 +239,7 @@ def _score(m: Mapped, item: Item, name: str, values: Values, numeric: bool, scor
             m.drop(f"{name}: human edits that are not whole numbers {SCORE_RANGE[0]}-{SCORE_RANGE[1]} "
                    "(judgecal's pointwise labels)")
             continue
-        m.label(item.item_id, author, str(int(y)), HUMANS, order=None)  # the last edit by each person counts
+        m.label(item.item_id, author, str(int(y)), HUMANS, order=None, where=(where, None))
 
 
 def _named(v: Any) -> Any:

@@ -100,7 +100,7 @@ def _categorical(m: Mapped, a: dict[str, Any], metric: str, iid0: Any, prompt: s
     item.label_set = ls.to_dict()
     m.item(item, at[1], (at[0], None))
     for who, got in labels:
-        m.label_or_skip(iid, who, got, HUMANS)
+        m.label_or_skip(iid, who, got, HUMANS, where=(at[1], None), field=f"annotations.{metric}")
 
 
 def parse(path: Path) -> Mapped:
@@ -159,7 +159,8 @@ def parse(path: Path) -> Mapped:
                     if s is None:
                         m.counts["skipped_labels"] += 1
                         continue
-                    m.label(iid, f"rater-{r}", str(whole.pop(0)), HUMANS)
+                    m.label(iid, f"rater-{r}", str(whole.pop(0)), HUMANS, where=(f"{f}: {where}", None),
+                            field=f"annotations.{metric}")
         except Skip as exc:
             m.problems.append(Problem(f, None, f"{where}.{exc.field}" if exc.field else where, str(exc)))
     if not doc["instances"]:

@@ -210,11 +210,12 @@ def parse(path: Path) -> Mapped:
                 readings = _reading(ann.get("result"), pairwise, rfield, texts[-1])
                 spent = finite(ann.get("lead_time"))
                 _classes(m, item, rfield, readings, "people's choices", where, annotator=annotator, source=HUMANS,
-                         time_spent_s=spent)
+                         time_spent_s=spent, label_field=f"annotations[{k}]")
                 marks = [v for kind, v in readings if kind == "span"]
                 for kind, v in readings:
                     if kind in ("side", "score"):
-                        m.label(iid, annotator, str(v), HUMANS, time_spent_s=spent)
+                        m.label(iid, annotator, str(v), HUMANS, time_spent_s=spent, where=where,
+                                field=f"annotations[{k}]")
                 if marks or (spans_project and not pairwise and ann.get("result") == []):
                     kept = [(s, e, lab) for s, e, lab in marks if e > s]
                     m.counts["zero_length_spans"] += len(marks) - len(kept)

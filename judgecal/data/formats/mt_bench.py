@@ -212,7 +212,7 @@ def _human(m: Mapped, rec: dict[str, Any], qid: Any, turn: int, where: tuple[str
         if w is None:
             m.counts["skipped_labels"] += 1
         else:
-            m.label(iid, judge, _side(w, first_is_a), HUMANS, order=None, where=where)
+            m.label(iid, judge, _side(w, first_is_a), HUMANS, order=None, where=where, field="winner")
         return
     name, model, prompt = _judge_name(judge, " (both orders)")
     m.judge(name, model, rubric=prompt)

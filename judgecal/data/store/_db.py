@@ -32,7 +32,7 @@ from judgecal.data.store._schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
 )
-from judgecal.data.store.errors import WorkspaceError
+from judgecal.data.store.errors import DiskFullError, WorkspaceError, disk_full
 
 DB_NAME = "judgecal.sqlite"
 BUSY_TIMEOUT_S = 30.0  # how long a writer waits for another process's write lock
@@ -105,6 +105,10 @@ class Database:
                     self.conn.rollback()
                 time.sleep(0.05)
 
+    def full(self) -> DiskFullError:
+        return DiskFullError(f"{self.path.parent}: the disk is full; nothing was written, the workspace is as it "
+                             "was (free some space and run the command again)")
+
     def _kept_locked(self) -> WorkspaceError:
         return WorkspaceError(f"{self.path}: another judgecal process kept the workspace locked for "
                               f"{BUSY_TIMEOUT_S:g} s; try again when it has finished")
@@ -117,7 +121,9 @@ class Database:
         """All-or-nothing: everything inside commits together or not at all.
 
         ``BEGIN IMMEDIATE`` takes the workspace's write lock at once: a second writer waits for it
-        (up to the connection's 30 s busy timeout) and then stops with a clear message.
+        (up to the connection's 30 s busy timeout) and then stops with a clear message. A write or commit
+        that finds the disk full (which SQLite has already rolled back) is a :class:`DiskFullError` naming the
+        workspace.
         """
         try:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -127,10 +133,13 @@ class Database:
             raise self._kept_locked() from None
         try:
             yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
+            if self.conn.in_transaction:  # (SQLite has already rolled back a write that filled the disk)
+                self.conn.execute("ROLLBACK")
+            if disk_full(exc):
+                raise self.full() from None
             raise
-        self.conn.execute("COMMIT")
 
 
     @contextmanager

@@ -40,6 +40,16 @@ class AnnotationsRepository(Repository):
                            if (item, who, src) in want and want[(item, who, src)] != label)
         return changed
 
+    def annotations_on(self, item_ids: Iterable[str], source: str) -> list[Annotation]:
+        """The stored labels of ``source`` on ``item_ids``."""
+        ids, out = sorted(set(item_ids)), []
+        for i in range(0, len(ids), 900):
+            chunk = ids[i : i + 900]
+            q = (f"SELECT {', '.join(ANNOTATION_FIELDS)} FROM annotations WHERE source = ? AND item_id IN "
+                 f"({', '.join('?' for _ in chunk)})")
+            out += [Annotation(*row) for row in self._conn.execute(q, [source, *chunk])]
+        return out
+
     def annotations_frame(self) -> pd.DataFrame:
         return pd.read_sql_query(
             f"SELECT {', '.join(ANNOTATION_FIELDS)} FROM annotations ORDER BY rowid", self._conn

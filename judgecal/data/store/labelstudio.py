@@ -77,13 +77,16 @@ class LabelStudioRepository(Repository):
         return {(int(p), int(a)): u for p, a, u in self._conn.execute(q, ids)}
 
     def ls_record_pull(self, anns: Iterable[Annotation], labels: Iterable[dict[str, Any]],
-                       spans: Mapping[str, Iterable[Span]] | None = None, withdrawn: Iterable[str] = ()) -> None:
+                       spans: Mapping[str, Iterable[Span]] | None = None, withdrawn: Iterable[str] = (),
+                       reopened: Iterable[tuple[int, int, str]] = ()) -> None:
         """Store pulled annotations and what was learnt about each (ok, cancelled, rejected, flagged) at once.
 
         ``spans`` maps a span annotation's id (``ls:<project_id>:<annotation_id>``, kept in each span's
         ``note`` as ``{"annotation_id": ...}``) to its spans: they replace whatever that annotation, or the
         same rater's earlier annotation of the item in that project, left before. ``withdrawn`` names
         annotations (same ids) that no longer count: whatever an earlier pull stored of them is removed.
+        ``reopened`` ((project_id, annotation_id, why)) marks annotations an earlier pull took as rejected for
+        ``why`` and as not yet seen, so the next pull reads them again.
         """
         data = [tuple(r.get(c) for c in self._LS_LABEL_COLS) for r in labels]
         anns = list(anns)
@@ -102,6 +105,8 @@ class LabelStudioRepository(Repository):
             self._spans.add_spans([sp for g in groups.values() for sp in g], conn=tx)
             tx.executemany(f"INSERT OR REPLACE INTO ls_labels ({', '.join(self._LS_LABEL_COLS)}) "
                            f"VALUES ({', '.join('?' for _ in self._LS_LABEL_COLS)})", data)
+            tx.executemany("UPDATE ls_labels SET status = 'rejected', note = ?, updated_at = '' "
+                           "WHERE project_id = ? AND annotation_id = ?", [(w, p, a) for p, a, w in reopened])
 
     def ls_labels_frame(self, project: str | None = None) -> pd.DataFrame:
         """Every pulled annotation with its status; ``project`` keeps those of that judgecal project."""

@@ -148,6 +148,7 @@ class Workspace:
     add_annotations = _Delegate("annotations_repo", AnnotationsRepository.add_annotations)
     changed_annotations = _Delegate("annotations_repo", AnnotationsRepository.changed_annotations)
     annotations_frame = _Delegate("annotations_repo", AnnotationsRepository.annotations_frame)
+    annotations_on = _Delegate("annotations_repo", AnnotationsRepository.annotations_on)
     set_consensus = _Delegate("annotations_repo", AnnotationsRepository.set_consensus)
     consensus_frame = _Delegate("annotations_repo", AnnotationsRepository.consensus_frame)
     consensus_labels = _Delegate("annotations_repo", AnnotationsRepository.consensus_labels)
