@@ -49,7 +49,7 @@ def test_judgebench_pair_twice_with_opposite_labels_is_refused(tmp_path, capsys)
     ws = tmp_path / "ws"
     assert main(["import", str(f), "--from", "judgebench", "-w", str(ws)]) == 2
     line = _one_line(capsys)
-    assert f"{f}:3: label: 'gold' labels item 'judgebench/p1' 'B' here and 'A' in label at {f}:1" in line, line
+    assert f"{f}:3: label: 'gold' labels item 'judgebench/p1/@gpt-4o/@gpt-4o' 'B' here and 'A' in label at {f}:1" in line, line
     assert not ws.exists()  # nothing written, no workspace made
 
 
@@ -62,7 +62,7 @@ def test_judgebench_pair_twice_with_the_same_label_is_one_label(tmp_path, capsys
     assert "1 label(s) one person gave again, the same, kept once" in out, out
     with Workspace(ws) as w:
         assert sorted(zip(*w.annotations_frame()[["item_id", "label"]].T.values, strict=True)) == [
-            ("judgebench/p1", "A"), ("judgebench/p2", "B")]
+            ("judgebench/p1/@gpt-4o/@gpt-4o", "A"), ("judgebench/p2/@gpt-4o/@gpt-4o", "B")]
 
 
 def test_mt_bench_expert_twice_on_one_pair(tmp_path, capsys):
