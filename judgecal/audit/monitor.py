@@ -61,7 +61,7 @@ def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
         for i, t in when["time"].dropna().items():
             try:
                 found[i] = period_of(str(t), by)
-            except ValueError:
+            except (ValueError, OverflowError):  # past year 9999 in UTC: written by other means
                 raise MonitorError(f"item {i!r}: metadata.time {str(t)[:40]!r} is not an ISO 8601 time") from None
         period = pd.Series(found, dtype=object)
         period = period.reindex(when.index)
