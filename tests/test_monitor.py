@@ -196,6 +196,22 @@ def test_a_period_name_from_a_file_is_shown_inert(llmbar, tmp_path, capsys):
     assert "\x1b" not in out and "baseline \\x1b[2J2024-01:" in out and "drift declared at 2024-02" in out
 
 
+def test_periods_named_by_numbers_are_ordered_as_numbers(llmbar, tmp_path, capsys):
+    files = _write(llmbar, tmp_path / "f", switch=1)  # periods 9, 10, 11, 12: as text, 10 would come before 9
+    for name in ("items.jsonl", "verdicts.jsonl"):
+        rows = [json.loads(line) for line in (files / name).read_text("utf-8").splitlines()]
+        for r in rows:
+            if "period" in r:
+                r["period"] = int(r["period"][-2:]) + 8
+        (files / name).write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    ws = _workspace(files, tmp_path / "ws")
+    capsys.readouterr()
+    assert main(["monitor", "-w", ws, "--by", "period", "--json"]) == 1
+    series = json.loads(capsys.readouterr().out)
+    assert [r["period"] for r in series["periods"]] == ["9", "10", "11", "12"]
+    assert series["baseline"] == "9" and series["first_drift"] == "10"
+
+
 def test_a_time_beyond_the_calendar_in_utc_is_refused_in_one_line(tmp_path, capsys):
     rec = {"id": "x1", "prompt": "p", "response_a": "a", "response_b": "b", "human_labels": {"ann": "A"}}
     items = tmp_path / "items.jsonl"

@@ -5,13 +5,14 @@ The items counted are those with both the judge's verdict (its item verdict, as 
 truth (the stored consensus the audit uses, :func:`judgecal.audit.truth.resolve_truth`). An item's period is the
 judge's own record of it (a verdict's ``period`` or ``time``) or else the item's (``metadata.period`` /
 ``metadata.time``); ``by`` day, week or month reads the time, ``period`` the name. Periods are ordered by their
-first time where they have one, else by name. The drift decision is
+first time where they have one, else by name (its numbers as numbers: ``9`` before ``10``). The drift decision is
 :func:`judgecal.stats.sequential.drift_sequence`: the baseline period against everything since it, valid at
 every look.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from judgecal.stats.alt_test import cohen_kappa
 from judgecal.stats.proportion import wilson_interval
 from judgecal.stats.sequential import drift_sequence
 
+DIGITS = frozenset("0123456789")
 MIN_BASELINE = 10  # fewer baseline items than this: too few to monitor against
 METHOD = ("baseline: exact Clopper-Pearson interval; since the baseline: beta-binomial mixture confidence "
           "sequence (Howard et al., 2021), each at alpha/2; drift when the drop's interval is above 0 and "
@@ -67,6 +69,13 @@ def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
         period = period.reindex(when.index)
     first = when["time"].groupby(period).min()
     return period, first
+
+
+def _natural(name: str) -> tuple[tuple[int, int, str], ...]:
+    """A period name's sort key with its runs of digits compared as numbers (``9`` before ``10``, ``week 2``
+    before ``week 10``), by length then digits, so a name of any length sorts without converting it."""
+    return tuple((0, len(t.lstrip("0")), t.lstrip("0")) if t[0] in DIGITS else (1, 0, t)
+                 for t in re.split(r"([0-9]+)", name) if t)
 
 
 def _finite(x: float) -> float | None:
@@ -110,7 +119,7 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
         what = "period" if by == "period" else "time"
         raise MonitorError(f"no item judged by {judge!r} with a human truth has a {what}: give the records a "
                            f"{what} (docs/how-to/monitor.md)" + ("; or try --by period" if by != "period" else ""))
-    names = sorted(set(kept), key=lambda p: (pd.isna(first_time.get(p)), str(first_time.get(p, "")), p))
+    names = sorted(set(kept), key=lambda p: (pd.isna(first_time.get(p)), str(first_time.get(p, "")), _natural(p), p))
     base = baseline if baseline is not None else names[0]
     if base not in names:
         raise MonitorError(f"unknown baseline period {base!r}; the periods are: {', '.join(names[:20])}")
