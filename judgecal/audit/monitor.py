@@ -28,7 +28,6 @@ from judgecal.stats.alt_test import cohen_kappa
 from judgecal.stats.proportion import wilson_interval
 from judgecal.stats.sequential import drift_sequence
 
-DIGITS = frozenset("0123456789")
 MIN_BASELINE = 10  # fewer baseline items than this: too few to monitor against
 METHOD = ("baseline: exact Clopper-Pearson interval; since the baseline: beta-binomial mixture confidence "
           "sequence (Howard et al., 2021), each at alpha/2; drift when the drop's interval is above 0 and "
@@ -71,11 +70,10 @@ def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
     return period, first
 
 
-def _natural(name: str) -> tuple[tuple[int, int, str], ...]:
-    """A period name's sort key with its runs of digits compared as numbers (``9`` before ``10``, ``week 2``
-    before ``week 10``), by length then digits, so a name of any length sorts without converting it."""
-    return tuple((0, len(t.lstrip("0")), t.lstrip("0")) if t[0] in DIGITS else (1, 0, t)
-                 for t in re.split(r"([0-9]+)", name) if t)
+def _natural(name: str) -> str:
+    """A period name's sort key: its text as it is, each run of digits compared as a number (``9`` before
+    ``10``, ``week 2`` before ``week 10``): written as its length and its digits, without converting it."""
+    return re.sub(r"[0-9]+", lambda m: f"{len(m[0].lstrip('0')):06d}{m[0].lstrip('0')}", name)
 
 
 def _finite(x: float) -> float | None:
