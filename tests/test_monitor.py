@@ -117,6 +117,11 @@ def test_times_group_by_month_and_week(llmbar, tmp_path, capsys):
                            "item_id = 'llmbar/Natural/3'")
     assert main(["monitor", "-w", ws, "--by", "month"]) == 2
     assert "item 'llmbar/Natural/3': metadata.time 'soon' is not an ISO 8601 time" in capsys.readouterr().err
+    with Workspace(tmp_path / "ws") as w:  # one whose offset carries it before year 1 in UTC
+        w._db.conn.execute("UPDATE items SET data = json_set(data, '$.metadata.time', '0001-01-01T00:00:00+05:00') "
+                           "WHERE item_id = 'llmbar/Natural/3'")
+    assert main(["monitor", "-w", ws, "--by", "month"]) == 2
+    assert "item 'llmbar/Natural/3': metadata.time '0001-01-01T00:00:00+05:00' is not" in capsys.readouterr().err
 
 
 def test_usage_errors_are_one_line_with_exit_2(llmbar, tmp_path, capsys):
@@ -189,3 +194,38 @@ def test_a_period_name_from_a_file_is_shown_inert(llmbar, tmp_path, capsys):
     assert main(["monitor", "-w", ws, "--by", "period"]) == 1
     out = capsys.readouterr().out
     assert "\x1b" not in out and "baseline \\x1b[2J2024-01:" in out and "drift declared at 2024-02" in out
+
+
+def test_periods_named_by_numbers_are_ordered_as_numbers(llmbar, tmp_path, capsys):
+    files = _write(llmbar, tmp_path / "f", switch=1)  # periods 9, 10, 11, 12: as text, 10 would come before 9
+    for name in ("items.jsonl", "verdicts.jsonl"):
+        rows = [json.loads(line) for line in (files / name).read_text("utf-8").splitlines()]
+        for r in rows:
+            if "period" in r:
+                r["period"] = int(r["period"][-2:]) + 8
+        (files / name).write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    ws = _workspace(files, tmp_path / "ws")
+    capsys.readouterr()
+    assert main(["monitor", "-w", ws, "--by", "period", "--json"]) == 1
+    series = json.loads(capsys.readouterr().out)
+    assert [r["period"] for r in series["periods"]] == ["9", "10", "11", "12"]
+    assert series["baseline"] == "9" and series["first_drift"] == "10"
+
+
+def test_a_time_beyond_the_calendar_in_utc_is_refused_in_one_line(tmp_path, capsys):
+    rec = {"id": "x1", "prompt": "p", "response_a": "a", "response_b": "b", "human_labels": {"ann": "A"}}
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({**rec, "time": "0001-01-01T00:30:00+01:00"}) + "\n"
+                     + json.dumps({**rec, "id": "x2", "time": "9999-12-31T23:30:00-01:00"}) + "\n", "utf-8")
+    assert main(["import", str(items), "-w", str(tmp_path / "ws")]) == 2
+    err = capsys.readouterr().err
+    assert f"{items}:1: time: " in err and f"{items}:2: time: " in err and "unexpected" not in err, err
+    assert not (tmp_path / "ws").exists()
+    verdicts = tmp_path / "v.jsonl"
+    verdicts.write_text(json.dumps({"item_id": "x1", "judge": "j", "verdict": "A",
+                                    "time": "0001-01-01T00:00:00+00:01"}) + "\n", "utf-8")
+    rec_ok = tmp_path / "ok.jsonl"
+    rec_ok.write_text(json.dumps({**rec, "time": "0001-01-01T00:00:00Z"}) + "\n", "utf-8")  # the first UTC instant
+    assert main(["import", str(rec_ok), "-w", str(tmp_path / "ws")]) == 0
+    assert main(["import", str(verdicts), "--as", "judgments", "-w", str(tmp_path / "ws")]) == 2
+    assert f"{verdicts}:1: time: " in capsys.readouterr().err

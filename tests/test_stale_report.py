@@ -79,6 +79,25 @@ def test_an_audit_json_outside_a_workspace_is_rendered_as_it_is(ws: Path, tmp_pa
     assert res.returncode == 0 and res.stderr == "" and (elsewhere / "audit.html").is_file(), res
 
 
+def test_an_audit_written_deeper_in_its_workspace_is_named_stale_too(ws: Path) -> None:
+    tmp = ws.parent
+    assert _cli("audit", "-w", "ws", "--n-boot", "40", "--out", "ws/runs/2026-12", cwd=tmp).returncode == 0
+    _more_labels(tmp)
+    res = _cli("report", "html", "ws/runs/2026-12/audit.json", cwd=tmp)
+    assert res.returncode == 0 and "human labels added" in res.stderr, res
+    assert (ws / "runs" / "2026-12" / "audit.stale.html").is_file()
+
+def test_an_earlier_audit_json_put_back_in_place_of_the_latest_is_named_stale(ws: Path) -> None:
+    tmp = ws.parent
+    shutil.copy(ws / "reports" / "audit.json", tmp / "earlier.json")
+    _more_labels(tmp)
+    assert _cli("audit", "-w", "ws", "--n-boot", "40", cwd=tmp).returncode == 0
+    shutil.copy(tmp / "earlier.json", ws / "reports" / "audit.json")  # restored from a backup, or another's copy
+    res = _cli("report", "html", "ws/reports/audit.json", cwd=tmp)
+    assert res.returncode == 0 and res.stderr.startswith("stale: ") and len(res.stderr.strip().splitlines()) == 1, res
+    assert "not the one the latest audit of this workspace wrote" in res.stderr
+    assert (ws / "reports" / "audit.stale.html").is_file()
+
 def test_the_explorer_warns_that_the_audit_is_stale(ws: Path) -> None:
     from explorer_browser import Browser, serve
 

@@ -5,13 +5,14 @@ The items counted are those with both the judge's verdict (its item verdict, as 
 truth (the stored consensus the audit uses, :func:`judgecal.audit.truth.resolve_truth`). An item's period is the
 judge's own record of it (a verdict's ``period`` or ``time``) or else the item's (``metadata.period`` /
 ``metadata.time``); ``by`` day, week or month reads the time, ``period`` the name. Periods are ordered by their
-first time where they have one, else by name. The drift decision is
+first time where they have one, else by name (its numbers as numbers: ``9`` before ``10``). The drift decision is
 :func:`judgecal.stats.sequential.drift_sequence`: the baseline period against everything since it, valid at
 every look.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -61,12 +62,18 @@ def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
         for i, t in when["time"].dropna().items():
             try:
                 found[i] = period_of(str(t), by)
-            except ValueError:
+            except (ValueError, OverflowError):  # past year 9999 in UTC: written by other means
                 raise MonitorError(f"item {i!r}: metadata.time {str(t)[:40]!r} is not an ISO 8601 time") from None
         period = pd.Series(found, dtype=object)
         period = period.reindex(when.index)
     first = when["time"].groupby(period).min()
     return period, first
+
+
+def _natural(name: str) -> str:
+    """A period name's sort key: its text as it is, each run of digits compared as a number (``9`` before
+    ``10``, ``week 2`` before ``week 10``): written as its length and its digits, without converting it."""
+    return re.sub(r"[0-9]+", lambda m: f"{len(m[0].lstrip('0')):06d}{m[0].lstrip('0')}", name)
 
 
 def _finite(x: float) -> float | None:
@@ -110,7 +117,7 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
         what = "period" if by == "period" else "time"
         raise MonitorError(f"no item judged by {judge!r} with a human truth has a {what}: give the records a "
                            f"{what} (docs/how-to/monitor.md)" + ("; or try --by period" if by != "period" else ""))
-    names = sorted(set(kept), key=lambda p: (pd.isna(first_time.get(p)), str(first_time.get(p, "")), p))
+    names = sorted(set(kept), key=lambda p: (pd.isna(first_time.get(p)), str(first_time.get(p, "")), _natural(p), p))
     base = baseline if baseline is not None else names[0]
     if base not in names:
         raise MonitorError(f"unknown baseline period {base!r}; the periods are: {', '.join(names[:20])}")

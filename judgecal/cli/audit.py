@@ -96,11 +96,12 @@ READABLE = ("judgecal.audit/1", "judgecal.audit/2")  # audit.json schemas `judge
 
 
 def _staleness(audit_json: Path) -> str | None:
-    """What changed in the workspace ``audit_json`` lies in (``<workspace>/reports/audit.json`` or wherever its
-    latest audit recorded writing it) since that audit; ``None`` when nothing did or there is no workspace."""
+    """What changed in the workspace ``audit_json`` lies in, at any depth (``<workspace>/reports/audit.json``
+    or wherever inside it its latest audit recorded writing it: ``--out``), since that audit; ``None`` when
+    nothing did or there is no workspace. (An audit written outside its workspace names none: rendered as is.)"""
     from judgecal.data.store import DB_NAME, Workspace, WorkspaceError
 
-    folder = next((p for p in audit_json.resolve().parents[:2] if (p / DB_NAME).is_file()), None)
+    folder = next((p for p in audit_json.resolve().parents if (p / DB_NAME).is_file()), None)
     if folder is None:
         return None
     try:

@@ -21,7 +21,10 @@ def parse_time(value: Any) -> str:
         dt = datetime.fromisoformat(value.strip())
     except ValueError:
         raise ValueError(f"is not an ISO 8601 date or time (2026-03-01T09:30:00Z): {_shown(value)}") from None
-    dt = dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+    try:  # an offset can carry a time past year 1 or 9999 in UTC
+        dt = dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"falls outside the years 1 to 9999 in UTC: {_shown(value)}") from None
     return dt.isoformat()
 
 

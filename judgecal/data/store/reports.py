@@ -45,8 +45,10 @@ class ReportsRepository(Repository):
         except ValueError:
             where = str(p)
         state = json.dumps(self.evidence_state())
+        digest = _file_digest(p) or ""
         with self._db.transaction() as tx:
-            for key, value in (("latest_report", where), ("latest_report_state", state)):
+            for key, value in (("latest_report", where), ("latest_report_state", state),
+                               ("latest_report_digest", digest)):
                 tx.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                            (key, value))
 
@@ -70,11 +72,15 @@ class ReportsRepository(Repository):
 
     def staleness(self, audit_json: Path) -> str | None:
         """Why ``audit_json`` no longer shows this workspace (e.g. "the workspace changed since: 12 labels
-        added"), or ``None`` when it does, or when it is not this workspace's latest audit (nothing to compare)."""
+        added"; or, at the latest audit's path, another audit's file than the one it wrote), or ``None`` when it
+        does, or when it is not at this workspace's latest audit's path (nothing to compare)."""
         latest = self.latest_report()
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'latest_report_state'").fetchone()
         if latest is None or row is None or Path(latest).resolve() != Path(audit_json).resolve():
             return None
+        kept = self._conn.execute("SELECT value FROM meta WHERE key = 'latest_report_digest'").fetchone()
+        if kept is not None and kept[0] and _file_digest(Path(audit_json)) not in (None, kept[0]):
+            return "this audit.json is not the one the latest audit of this workspace wrote (an earlier audit or a copy)"
         then, now = json.loads(row[0]), self.evidence_state()
         changes = []
         for table, noun in EVIDENCE.items():
@@ -112,3 +118,15 @@ class ReportsRepository(Repository):
         else:
             raise ValueError(f"{out}: export writes .parquet or .jsonl")
         return out
+
+
+def _file_digest(path: Path) -> str | None:
+    """A digest of the file's bytes (which audit.json is there), or ``None`` when it cannot be read."""
+    h = hashlib.blake2b(digest_size=12)
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
