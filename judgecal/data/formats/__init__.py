@@ -158,10 +158,15 @@ def _stored_verdicts(ws: Workspace, mapped: Mapped, replace_changed: bool) -> tu
                 f"the verdict of {j.judge!r} on item {j.item_id!r} (order {j.order}, sample {j.sample}) differs from "
                 f"the one stored ({', '.join(diff)}); pass --replace to overwrite it, or --name to import it as "
                 "another judge")))
+    _refuse(bad)
+    return there, changed
+
+
+def _refuse(bad: list[Problem]) -> None:
+    """Refuse the import on the first of ``bad`` (with how many more there are), if any."""
     if bad:
         more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
         raise ImportValidationError([replace(bad[0], message=bad[0].message + more)])
-    return there, changed
 
 
 def _runs_apart(ws: Workspace, mapped: Mapped) -> None:
@@ -239,9 +244,7 @@ def _meet(ws: Workspace, mapped: Mapped) -> None:
                 f"item {it.item_id!r} names no models, and the workspace holds its texts under {len(same)} ids "
                 f"that do ({', '.join(repr(s.item_id) for s in same[:3])}): which one it is, is not known; add the "
                 "models to the file")))
-    if bad:
-        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-        raise ImportValidationError([replace(bad[0], message=bad[0].message + more)])
+    _refuse(bad)
     if ids:
         mapped.rename_items(ids)
 
