@@ -13,7 +13,7 @@ import judgecal
 from judgecal.errors import BackendError, ConfigError, JudgecalError, TransientError, UserError, exit_status
 
 KINDS = (UserError, ConfigError, BackendError, TransientError)
-INTERNAL = {"judgecal.data.formats.base.Skip", "judgecal.data.verdicts._Bad",
+INTERNAL = {"judgecal.data.formats.base.Skip", "judgecal.data.importers.DuplicateKey", "judgecal.data.verdicts._Bad",
             "judgecal.stats.bootstrap._CountOver15"}  # control flow, never raised out
 
 
