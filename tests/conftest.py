@@ -142,3 +142,24 @@ def json_differences(a: Any, b: Any, path: str = "") -> list[str]:
     if isinstance(a, float) and isinstance(b, int | float) and not isinstance(b, bool):
         return [] if b == pytest.approx(a, rel=1e-9, abs=1e-12) else [f"{path}: {a} against {b}"]
     return [] if a == b else [f"{path}: {a!r} against {b!r}"]
+
+
+def audit_example_with(tmp: Path, env: dict[str, str], verdicts: Path) -> str:
+    """The example files of ``data/`` and one more judge's ``verdicts`` (a JSONL file) imported into
+    ``tmp/ws``, aggregated and audited with ``--details`` in a subprocess under ``env``: the terminal's text."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+
+    def cli(*args: str) -> str:
+        res = subprocess.run([sys.executable, "-m", "judgecal.cli", *args, "-w", str(tmp / "ws")], env=env,
+                             cwd=tmp, capture_output=True, text=True)
+        assert res.returncode == 0, res.stdout + res.stderr
+        return res.stdout
+
+    cli("import", str(root / "data/items.jsonl"))
+    cli("import", str(root / "data/verdicts.jsonl"), "--as", "judgments", "--spec", str(root / "data/judge.yaml"))
+    cli("import", str(verdicts), "--as", "judgments")
+    cli("aggregate")
+    return cli("audit", "--n-boot", "300", "--details")  # the per-judge blocks carry every reason

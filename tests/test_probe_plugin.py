@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 import numpy as np
 import pytest
+from conftest import audit_example_with
 
 from judgecal.audit.check import ProbeContractError, check_probe
 from judgecal.audit.probes import PROBES, ci_test
@@ -189,17 +190,7 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 fh.write(json.dumps({"item_id": it["id"], "judge": JUDGE, "order": order, "verdict": "tie",
                                      "raw": "Verdict: tie"}) + "\n")
 
-    def cli(*args: str) -> str:
-        res = subprocess.run([sys.executable, "-m", "judgecal.cli", *args, "-w", str(tmp / "ws")], env=env,
-                             cwd=tmp, capture_output=True, text=True)
-        assert res.returncode == 0, res.stdout + res.stderr
-        return res.stdout
-
-    cli("import", str(ROOT / "data/items.jsonl"))
-    cli("import", str(ROOT / "data/verdicts.jsonl"), "--as", "judgments", "--spec", str(ROOT / "data/judge.yaml"))
-    cli("import", str(tmp / "always_tie.jsonl"), "--as", "judgments")
-    cli("aggregate")
-    terminal = cli("audit", "--n-boot", "300", "--details")
+    terminal = audit_example_with(tmp, env, tmp / "always_tie.jsonl")
     reports = tmp / "ws" / "reports"
     return {"tmp": tmp, "env": env, "items": items, "terminal": terminal,
             "report": json.loads((reports / "audit.json").read_text("utf-8")),

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import audit_example_with
 
 ROOT = Path(__file__).resolve().parents[1]
 TOY = '''
@@ -76,17 +77,7 @@ def toy(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
             fh.write(json.dumps({"item_id": it["id"], "judge": JUDGE, "order": "AB", "verdict": "A",
                                  "raw": "Verdict: A"}) + "\n")
 
-    def cli(*args: str) -> str:
-        res = subprocess.run([sys.executable, "-m", "judgecal.cli", *args, "-w", str(tmp / "ws")], env=env,
-                             cwd=tmp, capture_output=True, text=True)
-        assert res.returncode == 0, res.stdout + res.stderr
-        return res.stdout
-
-    cli("import", str(ROOT / "data/items.jsonl"))
-    cli("import", str(ROOT / "data/verdicts.jsonl"), "--as", "judgments", "--spec", str(ROOT / "data/judge.yaml"))
-    cli("import", str(tmp / "always_a.jsonl"), "--as", "judgments")
-    cli("aggregate")
-    terminal = cli("audit", "--n-boot", "300", "--details")  # the per-judge blocks carry every reason
+    terminal = audit_example_with(tmp, env, tmp / "always_a.jsonl")
     report = json.loads((tmp / "ws" / "reports" / "audit.json").read_text("utf-8"))
     return {"tmp": tmp, "env": env, "terminal": terminal, "report": report,
             "html": (tmp / "ws" / "reports" / "audit.html").read_text("utf-8")}

@@ -74,14 +74,15 @@ class ReportsRepository(Repository):
         """Why ``audit_json`` no longer shows this workspace (e.g. "the workspace changed since: 12 labels
         added"; or, at the latest audit's path, another audit's file than the one it wrote), or ``None`` when it
         does, or when it is not at this workspace's latest audit's path (nothing to compare)."""
+        meta = dict(self._conn.execute("SELECT key, value FROM meta WHERE key IN ('latest_report_state', "
+                                       "'latest_report_digest')"))
         latest = self.latest_report()
-        row = self._conn.execute("SELECT value FROM meta WHERE key = 'latest_report_state'").fetchone()
-        if latest is None or row is None or Path(latest).resolve() != Path(audit_json).resolve():
+        if latest is None or "latest_report_state" not in meta or latest.resolve() != Path(audit_json).resolve():
             return None
-        kept = self._conn.execute("SELECT value FROM meta WHERE key = 'latest_report_digest'").fetchone()
-        if kept is not None and kept[0] and _file_digest(Path(audit_json)) not in (None, kept[0]):
+        kept = meta.get("latest_report_digest")
+        if kept and _file_digest(Path(audit_json)) not in (None, kept):
             return "this audit.json is not the one the latest audit of this workspace wrote (an earlier audit or a copy)"
-        then, now = json.loads(row[0]), self.evidence_state()
+        then, now = json.loads(meta["latest_report_state"]), self.evidence_state()
         changes = []
         for table, noun in EVIDENCE.items():
             old, new = then.get(table), now[table]
