@@ -123,6 +123,7 @@ bench: $(VENV)/.test-installed $(LS_VENV)/.installed-1.23.2
 	$(PY) benchmarks/bench_peer.py --out benchmarks/results/peer.json
 	$(PY) benchmarks/bench_ray.py | tee benchmarks/results/ray.json
 	$(PY) benchmarks/bench_explorer.py | tee benchmarks/results/explorer.json
+	$(PY) benchmarks/bench_monitor.py --out benchmarks/results/monitor.json
 
 clean:
 	rm -rf demo-workspace site .pytest_cache .mypy_cache .ruff_cache

@@ -1,6 +1,6 @@
 """The anytime-valid drift statistics (judgecal.stats.sequential): hand-computed values, and a simulation
 over 200 seeds — a judge that does not drift raises an alarm at most alpha of the time over 52 looks, and a
-drop of the effect of interest is found."""
+drop of the effect of interest, early or late, is found within two periods."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import math
 
 import numpy as np
 import pytest
+from scipy.special import betaln
 from scipy.stats import binomtest
 
-from judgecal.stats.sequential import GRID, betabinomial_confseq, clopper_pearson, drift_sequence
+from judgecal.stats.sequential import betabinomial_confseq, clopper_pearson, drift_sequence, window_levels
 
-STEP = 1 / (GRID - 1)
+STEP = 1e-12  # the bisection's ends are exact to 2^-50
 
 
 def test_betabinomial_sequence_matches_hand_computed_mixtures():
@@ -41,11 +42,18 @@ def test_drift_sequence_reads_its_parts_and_refuses_bad_input():
     after = np.r_[np.ones(5), np.zeros(15)]
     d = drift_sequence(base, after, [0, 5, 20], alpha=0.1, effect=0.05)
     low0, up0 = clopper_pearson(18, 20, 0.05)
-    lo, hi = betabinomial_confseq([0, 5, 5], [0, 5, 20], 0.05)
+    assert window_levels(3, 0.1) == pytest.approx([0.05 / 2, 0.05 / 6, 0.05 / 12])
     assert d["baseline_mean"] == 0.9 and (d["baseline_lower"], d["baseline_upper"]) == pytest.approx((low0, up0))
-    assert np.isnan(d["mean"][0]) and d["mean"][1:] == pytest.approx([1.0, 0.25])
-    assert d["drop_lower"] == pytest.approx(low0 - hi) and d["drop_upper"] == pytest.approx(np.clip(up0 - lo, -1, 1))
-    assert d["drift"].tolist() == [False, False, True] and d["first"] == 2  # 0.9 -> 0.25: found at the 20th
+    assert np.isnan(d["running"][0]) and d["running"][1:] == pytest.approx([1.0, 0.25])
+    # look 1: the windows from look 0 and look 1 both hold the 5 ones (the earlier wins the tie); look 2: the
+    # window from look 2 holds the 15 zeros, the most evidence of a drop
+    assert d["start"][1:].tolist() == [0, 2] and d["window_n"][1:].tolist() == [5, 15]
+    assert d["mean"][1:] == pytest.approx([1.0, 0.0])
+    # S = 0, t = 15: M(p) = B(1/2, 31/2) / B(1/2, 1/2) / (1 - p)^15 < 12/0.05  <=>  p < 1 - (a B / pi)^(1/15)
+    hi = 1 - (0.05 / 12 * math.exp(betaln(0.5, 15.5)) / math.pi) ** (1 / 15)
+    assert d["upper"][2] == pytest.approx(hi, abs=1e-9) and d["upper"][2] >= hi
+    assert d["drop_lower"][2] == pytest.approx(low0 - hi, abs=1e-9) and d["drop_upper"][2] == pytest.approx(up0)
+    assert d["drift"].tolist() == [False, False, True] and d["first"] == 2  # 0.9 -> 0: found at the 20th
     for bad in (dict(baseline=[], after=[1], looks=[1]), dict(baseline=[1], after=[0.5], looks=[1]),
                 dict(baseline=[1], after=[1], looks=[2]), dict(baseline=[1], after=[1, 1], looks=[2, 1])):
         with pytest.raises(ValueError):
@@ -70,13 +78,17 @@ def test_no_drift_keeps_its_false_alarms_at_alpha_over_52_looks():
     assert alarms[0.05] <= alarms[0.0] <= alpha * seeds, alarms
 
 
-def test_a_drop_is_found_soon_after_it_starts():
-    seeds, found, late = 200, 0, 0
+@pytest.mark.parametrize("start", [4, 26])
+def test_a_drop_of_the_effect_of_interest_is_found_within_two_periods(start):
+    """A judge at 0.85 that drops by the effect of interest (0.10) from period ``start`` of 52 is declared
+    drifted at that period or the next in >= 80% of 200 seeds (600 labels a period, a 2,000-item baseline:
+    benchmarks/bench_monitor.py measures other budgets), and seldom (<= 5%) before it."""
+    seeds, found, early = 200, 0, 0
     for seed in range(seeds):
         rng = np.random.default_rng(1000 + seed)
-        base = (rng.random(200) < 0.9).astype(float)
-        after = _stream(rng, [0.9] + [0.6] * 4, 100)  # looks 1..5; the drop starts at look 2 (index 1)
-        first = drift_sequence(base, after, np.arange(1, 6) * 100, effect=0.10)["first"]
-        found += first is not None and first <= 2  # at the drop or one look later
-        late += first == 0  # an alarm before the drop would be a false one
-    assert found >= 0.8 * seeds and late <= 0.05 * seeds, (found, late)
+        base = (rng.random(2000) < 0.85).astype(float)
+        after = _stream(rng, [0.85] * start + [0.75] * (52 - start), 600)
+        first = drift_sequence(base, after, np.arange(1, 53) * 600, effect=0.10)["first"]
+        found += first is not None and start <= first <= start + 1
+        early += first is not None and first < start  # an alarm before the drop would be a false one
+    assert found >= 0.8 * seeds and early <= 0.05 * seeds, (found, early)

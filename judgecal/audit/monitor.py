@@ -6,8 +6,8 @@ truth (the stored consensus the audit uses, :func:`judgecal.audit.truth.resolve_
 judge's own record of it (a verdict's ``period`` or ``time``) or else the item's (``metadata.period`` /
 ``metadata.time``); ``by`` day, week or month reads the time, ``period`` the name. Periods are ordered by their
 first time where they have one, else by name (its numbers as numbers: ``9`` before ``10``). The drift decision is
-:func:`judgecal.stats.sequential.drift_sequence`: the baseline period against everything since it, valid at
-every look.
+:func:`judgecal.stats.sequential.drift_sequence`: the baseline period against a window from each later period
+on (the window with the most evidence is shown), valid at every look.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from judgecal.stats.proportion import wilson_interval
 from judgecal.stats.sequential import drift_sequence
 
 MIN_BASELINE = 10  # fewer baseline items than this: too few to monitor against
-METHOD = ("baseline: exact Clopper-Pearson interval; since the baseline: beta-binomial mixture confidence "
-          "sequence (Howard et al., 2021), each at alpha/2; drift when the drop's interval is above 0 and "
-          "reaches the effect of interest")
+METHOD = ("baseline: exact Clopper-Pearson interval at alpha/2; after it: a window from each period on, each a "
+          "beta-binomial mixture confidence sequence (Howard et al., 2021) at (alpha/2)/((j+1)(j+2)); drift "
+          "when a window's drop interval is above 0 and reaches the effect of interest")
 COLUMNS = ["item_id", "judge", "order", "sample", "mutation", "verdict", "status", "time", "period"]
 
 
@@ -151,7 +151,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
             "role": "before" if k < at else "baseline" if k == at else "after"}
         if k > at:
             j = k - at - 1
-            row.update({"since_baseline": int(seq["n"][j]), "running": float(seq["mean"][j]),
+            row.update({"since_baseline": int(seq["n"][j]), "running": float(seq["running"][j]),
+                        "window_from": str(after_names[int(seq["start"][j])]), "window_n": int(seq["window_n"][j]),
                         "drop": float(seq["drop"][j]), "drop_low": float(seq["drop_lower"][j]),
                         "drop_high": float(seq["drop_upper"][j]), "drift": bool(seq["drift"][j])})
         rows.append(row)

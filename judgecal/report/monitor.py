@@ -20,17 +20,18 @@ def _pct(x: float | None) -> str:
 
 
 def print_monitor(series: dict[str, Any], console: Console | None = None) -> None:
-    """The table (period, n, agreement with its interval, Cohen's κ, the annotators', invalid rate, the drop since the
-    baseline with its anytime-valid interval, the decision) and one line saying where drift was declared."""
+    """The table (period, n, agreement with its interval, Cohen's κ, the annotators', invalid rate, the drop below the
+    baseline with its anytime-valid interval, the decision) and one line saying where drift was declared and from
+    which period on the agreement fell (the row's ``window_from``)."""
     console = console or Console()
     s = inert_tree(series)
     level = round(100 * (1 - s["alpha"]))
     t = Table(title=Text(f"{s['judge']}: agreement with the truth ({s['consensus']}) by {s['by']}, {level}% "
-                         f"intervals; drift: the drop since the baseline, anytime-valid"),
+                         f"intervals; drift: the drop below the baseline, anytime-valid"),
               title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for name, justify in (("period", "left"), ("n", "right"), ("agreement", "right"), ("κ", "right"),
                           ("annotators", "right"),
-                          ("invalid", "right"), ("drop since baseline", "right"), ("decision", "left")):
+                          ("invalid", "right"), ("drop below baseline", "right"), ("decision", "left")):
         t.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for r in s["periods"]:
         agree = f"{r['agreement']:.3f} ({r['agreement_low']:.3f}-{r['agreement_high']:.3f})"
@@ -50,7 +51,8 @@ def print_monitor(series: dict[str, Any], console: Console | None = None) -> Non
         console.print(Text(f"{s['items_without_period']} item(s) without a {'period' if s['by'] == 'period' else 'time'}"
                            " left out"))
     if s["first_drift"] is not None:
-        console.print(Text(f"drift declared at {s['first_drift']}: the agreement since {s['baseline']} is below "
+        since = next(r["window_from"] for r in s["periods"] if r["period"] == s["first_drift"])
+        console.print(Text(f"drift declared at {s['first_drift']}: the agreement from {since} on is below "
                            f"the baseline's ({level}% confidence, valid over every look)", style="bold red"))
     else:
         console.print(Text("no drift declared"))
