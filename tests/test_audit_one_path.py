@@ -12,8 +12,9 @@ import pytest
 from scipy.stats import norm
 
 from judgecal.audit import probes as probes_mod
+from judgecal.audit.evaluate import evaluate
 from judgecal.audit.metric import Metric
-from judgecal.audit.probe import AuditConfig, evaluate
+from judgecal.audit.probe import AuditConfig
 from judgecal.audit.run import run_audit
 from judgecal.audit.validate import SCENARIOS, judge_input, probe, simulate, validate
 

@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
+from judgecal.audit.evaluate import evaluate
 from judgecal.audit.position import debiased_verdicts, paired_orders, position_tests
-from judgecal.audit.probe import AuditConfig, JudgeInput, evaluate
+from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.audit.probes import AlignmentProbe, PositionProbe
 from judgecal.audit.self_preference import self_preference
 

@@ -26,8 +26,9 @@ from dataclasses import replace
 
 import pandas as pd
 
+from judgecal.audit.evaluate import evaluate
 from judgecal.audit.metric import Metric
-from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult, Probe, ProbeResult, evaluate
+from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult, Probe, ProbeResult
 from judgecal.audit.probes import AlignmentProbe
 from judgecal.audit.report import Judge
 from judgecal.audit.run import judge_entry

@@ -3,15 +3,14 @@
 A probe answers one question about a judge (alignment, position, verbosity, ...). It reads the
 judge's prepared :class:`JudgeInput`, returns its :class:`~judgecal.audit.metric.Metric` values, each
 with its own test (``p`` against its null value) and its detail sections, and states its flag rule.
-:func:`evaluate` runs the registered probes over every judge, then applies Benjamini-Hochberg once
-over all tested metrics and asks each probe for its flags. ``judgecal audit`` and ``judgecal
-validate`` both call :func:`evaluate`, so the report and its validation run the same tests.
+:func:`judgecal.audit.evaluate.evaluate` runs the registered probes over every judge, then applies
+Benjamini-Hochberg once over all tested metrics and asks each probe for its flags.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -23,7 +22,6 @@ from judgecal.audit.alignment import truth_codes
 from judgecal.audit.metric import Metric
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
 from judgecal.data.records import Item
-from judgecal.stats.inference import benjamini_hochberg
 
 
 @dataclass(frozen=True)
@@ -135,31 +133,3 @@ class JudgeResult:
         self.metrics.update(res.metrics)
         for name, sec in res.sections.items():
             self.sections.setdefault(name, {}).update(sec)
-
-
-def evaluate(inputs: Sequence[JudgeInput], cfg: AuditConfig, probes: Sequence[Probe] | None = None,
-             flag_order: Sequence[str] | None = None,
-             step: Callable[[str], None] | None = None) -> dict[str, JudgeResult]:
-    """Run ``probes`` (default: every registered probe, in order) over every judge; BH over every
-    tested metric of all judges; then each probe's flags (in ``flag_order`` of probe names). ``step``
-    hears the name of each probe as it starts."""
-    from judgecal.audit.probes import FLAG_ORDER, PROBES
-
-    probes = PROBES if probes is None else probes
-    out = {inp.judge: JudgeResult() for inp in inputs}
-    for p in probes:
-        if step is not None:
-            step(p.name)
-        eligible = [inp for inp in inputs if not p.needs_alignment or "accuracy" in out[inp.judge].metrics]
-        for judge, res in p.run_all(eligible, cfg, {j: r.metrics for j, r in out.items()}).items():
-            out[judge].add(res)
-    tested = [(judge, name) for judge, r in out.items() for name, m in r.metrics.items() if m.is_tested]
-    qs = benjamini_hochberg([out[j].metrics[n].p for j, n in tested])  # type: ignore[misc]
-    for (judge, name), q in zip(tested, qs, strict=True):
-        out[judge].metrics[name] = replace(out[judge].metrics[name], q=q)
-    by_name = {p.name: p for p in probes}
-    for r in out.values():
-        for name in flag_order or FLAG_ORDER:
-            if name in by_name:
-                r.flags += by_name[name].flags(r.metrics, cfg)
-    return out

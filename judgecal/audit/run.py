@@ -12,9 +12,10 @@ import pandas as pd
 
 from judgecal import __version__
 from judgecal.audit.alignment import USAGE_COLUMNS, usage_metrics, usage_of
+from judgecal.audit.evaluate import evaluate
 from judgecal.audit.injection import SOURCE as INJECTION_SOURCE
 from judgecal.audit.padding import SOURCE as PADDING_SOURCE
-from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult, evaluate
+from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult
 from judgecal.audit.report import SCHEMA
 from judgecal.audit.truth import resolve_truth
 from judgecal.data.families import DEFAULT_FAMILIES, family_of, load_families
@@ -40,7 +41,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
 
     The truth is the stored consensus ``consensus`` (``<method>[:<source>]``, see
     :mod:`judgecal.audit.truth`); every registered probe runs on every judge through
-    :func:`judgecal.audit.probe.evaluate`, the path ``judgecal validate`` checks. ``progress(done, total,
+    :func:`judgecal.audit.evaluate.evaluate`, the path ``judgecal validate`` checks. ``progress(done, total,
     step)`` hears each step (a probe, a section, a judge's reference) as it starts. ``given``: judge ->
     alignment and position figures computed elsewhere (a Ray cluster's per-item sums), read instead of
     computed (:func:`judgecal.audit.probes.with_given_alignment`).

@@ -22,7 +22,7 @@ authorship, each planted effect has a closed form when it is the only one:
 
 The probes and their tests are the audit's own: the simulated judgments become the same
 :class:`~judgecal.audit.probe.JudgeInput` that ``run_audit`` builds from a workspace and go through
-:func:`~judgecal.audit.probe.evaluate` (every registered probe, BH over every tested metric), so a
+:func:`~judgecal.audit.evaluate.evaluate` (every registered probe, BH over every tested metric), so a
 change to a probe's test changes the report and its validation alike.
 
 Fast mode (the test suite): one seed per scenario; every planted effect must be covered by its 95%
@@ -45,8 +45,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.audit.evaluate import evaluate
 from judgecal.audit.injection import injected_items
-from judgecal.audit.probe import AuditConfig, JudgeInput, evaluate
+from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.data.records import Candidate, Item
 
 REPEATS = 3
@@ -139,7 +140,7 @@ def judge_input(sim: dict[str, Any]) -> JudgeInput:
 
 
 def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, Any]]:
-    """Run the audit's registered probes (:func:`judgecal.audit.probe.evaluate`, the report's own path)
+    """Run the audit's registered probes (:func:`judgecal.audit.evaluate.evaluate`, the report's own path)
     on the simulated judge; returns the validated metrics as they would appear in ``audit.json``."""
     res = evaluate([judge_input(sim)], AuditConfig(n_boot=n_boot, seed=seed))["simulated"]
     return {k: res.metrics[k].to_json() for k in validated() if k in res.metrics}

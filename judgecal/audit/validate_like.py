@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from judgecal.audit.decision import DEFAULT_THRESHOLDS, judge_verdict
-from judgecal.audit.probe import AuditConfig, JudgeInput, evaluate
+from judgecal.audit.evaluate import evaluate
+from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.stats import spans as S
 from judgecal.stats.reference import like_for_like
 
