@@ -54,14 +54,17 @@ def by_choices() -> list[str]:
 
 @st.cache_data(max_entries=32, show_spinner="Following the judge over its periods...")
 def _series(path: str, key: Stamp, judge: str, by: str, consensus: str) -> dict[str, Any] | str:
-    """:func:`judgecal.audit.monitor.monitor`'s result, or its one-line reason when it cannot run, per state."""
-    from judgecal.audit.monitor import MonitorError, monitor
+    """:func:`judgecal.audit.monitor.monitor`'s result with ``judgecal monitor``'s defaults (the workspace's
+    thresholds), or its one-line reason when it cannot run, per state."""
+    from judgecal.audit.monitor import MonitorError, monitor, settings
+    from judgecal.data.sources import SourceError
     from judgecal.data.store import Workspace
 
     ws = Workspace(path, create=False)
     try:
-        return monitor(ws, judge, by=by, consensus=consensus)
-    except MonitorError as exc:
+        alpha, effect = settings(ws)
+        return monitor(ws, judge, by=by, consensus=consensus, alpha=alpha, effect=effect)
+    except (MonitorError, SourceError) as exc:
         return str(exc)
     finally:
         ws.close()
@@ -142,7 +145,8 @@ def over_time_page() -> None:
         return
     c1, c2 = st.columns([3, 1])
     judge = c1.selectbox("Judge", judges, key="ot-judge")
-    by = c2.selectbox("Group by", choices, format_func=lambda b: BY_WORDS[b], key="ot-by")
+    by = c2.selectbox("Group by", choices, index=choices.index("week") if "week" in choices else 0,
+                      format_func=lambda b: BY_WORDS[b], key="ot-by")  # judgecal monitor's default first
     if judge is None:
         st.info("No judge in this workspace yet.")
         return

@@ -59,14 +59,15 @@ def drifted(tmp_path_factory: pytest.TempPathFactory, llmbar: dict) -> Iterator[
 
 
 def test_the_page_names_the_drift_period_and_shows_the_monitors_figures(drifted: tuple[Browser, str]) -> None:
-    from judgecal.audit.monitor import monitor
+    from judgecal.audit.monitor import monitor, settings
 
     b, ws = drifted
     assert "Over time" in b.pages()
     b.open("Over time")
     report = json.loads((Path(ws) / "reports" / "audit.json").read_text("utf-8"))
     with Workspace(ws, create=False) as w:
-        series = monitor(w, JUDGE, by="period", consensus=report["settings"]["consensus"])
+        alpha, effect = settings(w)  # judgecal monitor's defaults, as the page uses them
+        series = monitor(w, JUDGE, by="period", consensus=report["settings"]["consensus"], alpha=alpha, effect=effect)
     assert series["first_drift"] == "2024-02"  # the switch to the weaker judge
     decision = b.page.locator(".st-key-ot-decision").inner_text().replace("\u2060", "")
     assert decision.startswith(f"Drift declared at {series['first_drift']}")
