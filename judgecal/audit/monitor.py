@@ -82,10 +82,19 @@ def by_choices(ws: Workspace) -> list[str]:
 
 
 def default_by(ws: Workspace) -> str | None:
-    """The grouping a report shows: ``period`` where records name one (the monitor's default), else ``month``;
-    ``None`` when no record carries a time or a period."""
+    """The grouping a report shows: ``judgecal monitor``'s default (``week``) where records carry a time, else
+    ``period``; ``None`` when no record carries a time or a period."""
     choices = by_choices(ws)
-    return None if not choices else "period" if "period" in choices else "month"
+    return None if not choices else "week" if "week" in choices else "period"
+
+
+def settings(ws: Workspace) -> tuple[float, float]:
+    """``judgecal monitor``'s defaults from the workspace's thresholds: ``alpha`` and the effect of interest
+    (``accuracy_gap.caution_above``)."""
+    from judgecal.audit.decision import load_thresholds
+
+    limits = load_thresholds(ws.path)
+    return float(limits["alpha"]), float(limits["accuracy_gap"]["caution_above"])
 
 
 def _natural(name: str) -> str:
