@@ -106,3 +106,28 @@ def test_without_periods_the_page_is_listed_as_not_run_yet(drifted: tuple[Browse
         b.open(shown[-1])
         panel = b.page.locator(".st-key-not-run-over-time").inner_text()
         assert panel.startswith("Over time") and "judgecal monitor --workspace WS --by period" in panel
+
+
+def test_records_with_a_time_are_grouped_by_week_or_month(drifted: tuple[Browser, str], llmbar: dict,
+                                                          tmp_path: Path) -> None:
+    from judgecal.audit.monitor import monitor
+
+    b, _ = drifted
+    ws = build_workspace(write_files(llmbar, tmp_path / "f", switch=1, when="time"), tmp_path / "ws")
+    _audit(ws)
+    with serve(Path(ws)) as url:
+        b.page.goto(url)
+        b.idle()
+        b.open("Over time")
+        assert b.page.locator(".st-key-ot-by input").input_value() == "ISO week"  # judgecal monitor's default
+        b.select("ot-by", "month")
+        with Workspace(ws, create=False) as w:
+            series = monitor(w, JUDGE, by="month", consensus="ds")
+        assert series["first_drift"] == "2024-02"
+        decision = b.page.locator(".st-key-ot-decision").inner_text().replace("\u2060", "")
+        assert decision.startswith("Drift declared at 2024-02")
+        heads, rows = b.grid("over-time")
+        col = {h: k for k, h in enumerate(heads)}
+        assert [r[0] for r in rows] == ["2024-01", "2024-02", "2024-03", "2024-04"]
+        assert [r[col["agreement (95% CI)"]] for r in rows] == [
+            fmt_interval(p["agreement"], p["agreement_low"], p["agreement_high"]) for p in series["periods"]]

@@ -90,3 +90,15 @@ def _weasyprint() -> bool:
     except (ImportError, OSError):
         return False
     return True
+
+
+def test_records_with_a_time_are_followed_by_week_as_the_monitor_does_by_default(llmbar, tmp_path, capsys):
+    ws = build_workspace(write_files(llmbar, tmp_path / "f", switch=1, when="time"), tmp_path / "ws")
+    capsys.readouterr()
+    assert main(["audit", "--n-boot", "100", "-w", ws]) == 0
+    section = json.loads((Path(ws) / "reports" / "audit.json").read_text("utf-8"))["judges"][JUDGE]["over_time"]
+    capsys.readouterr()
+    code = main(["monitor", "-w", ws, "--json"])  # its default grouping: ISO weeks
+    series = json.loads(capsys.readouterr().out)
+    assert section["by"] == "week" and section["periods"][0]["period"] == "2024-W01"
+    assert section == {k: v for k, v in series.items() if k != "judge"} and code == (1 if section["drift"] else 0)
