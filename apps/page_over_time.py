@@ -159,7 +159,7 @@ def over_time_page() -> None:
     with st.container(key="ot-decision"):
         st.markdown(decision_line(series))
     st.caption(md_plain(f"Truth: consensus {series['consensus']}; effect of interest {series['effect_of_interest']:.2f}, "
-                        f"alpha {series['alpha']:.2f}. {series['method']}."))
+                        f"alpha {series['alpha']:.2f}. Blue band: the baseline's interval. Rule: {series['method']}."))
     if series["items_without_period"]:
         st.caption(f"{series['items_without_period']} item(s) without a {'period' if by == 'period' else 'time'} "
                    "left out.")
