@@ -1,7 +1,7 @@
 """judgecal explorer: a multi-page Streamlit app over one workspace (``judgecal app --workspace DIR``).
 
 Pages: Overview (the lead's comparison of the judges, then the trust dashboard), Judges, Labels (binary and
-categorical judges), Biases, Models, Stability, Loop, Spans, Annotators, Items; the pages with nothing to show yet
+categorical judges), Biases, Models, Stability, Loop, Over time, Spans, Annotators, Items; the pages with nothing to show yet
 are folded into one "Not run yet" page with the commands that fill them. It reads
 ``<workspace>/reports/audit.json`` and the workspace database through small cached queries
 (:mod:`judgecal.apps.common`); it never calls a judge. How untrusted text is kept plain is described in
@@ -18,6 +18,7 @@ from judgecal.apps.page_labels import labels_page
 from judgecal.apps.page_loop import loop_page
 from judgecal.apps.page_models import models_page, spans_page, stability_page
 from judgecal.apps.page_not_run import TITLE, folded, not_run_page
+from judgecal.apps.page_over_time import over_time_page
 
 PAGES = (
     (overview, "Overview", "overview"),
@@ -27,6 +28,7 @@ PAGES = (
     (models_page, "Models", "models"),
     (stability_page, "Stability", "stability"),
     (loop_page, "Loop", "loop"),
+    (over_time_page, "Over time", "over-time"),
     (spans_page, "Spans", "spans"),
     (annotators_page, "Annotators", "annotators"),
     (items_page, "Items", "items"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 from judgecal.apps.common import md_plain, query, report, stamp, ws_path
 from judgecal.apps.page_models import _stored_runs
+from judgecal.apps.page_over_time import by_choices
 
 from judgecal.audit.report import AuditReport
 from judgecal.report.labels import is_label_judge
@@ -27,6 +28,9 @@ FILLS: dict[str, tuple[str, list[str]]] = {
              ["judgecal gate --baseline J1 --candidate J2", "judgecal panel --members J1,J2,J3",
               "judgecal align --judge J --method fewshot", "judgecal cascade --stage CHEAP --stage STRONG",
               f"then {AUDIT}"]),
+    "Over time": ("Has a judge drifted away from the humans since its baseline period?",
+                  ["judgecal import FILE (items or verdicts with a time or a period)",
+                   "judgecal monitor --workspace WS --by period"]),
     "Spans": ("Which stretches of a response do people and judges mark?",
               ["judgecal import faithbench (human spans) or judgecal judge --rubric spans-hallucination", AUDIT]),
     "Annotators": ("How far do the people agree with each other?",
@@ -46,6 +50,7 @@ def folded(rep: AuditReport | None) -> list[str]:
         "Models": rep.models is None or not rep.models.to_json(),
         "Stability": not any(e.stability for e in judges) and not _stored_runs(str(path), stamp(path)),
         "Loop": not any(loop_tables(rep.loop).values()),
+        "Over time": not by_choices(),
         "Spans": bool(query("explorer_span_items").empty),
         "Annotators": rep.annotators is None,
     }
@@ -62,6 +67,6 @@ def not_run_page() -> None:
                "They join the sidebar once the audit holds their results.")
     for page in pages:
         question, commands = FILLS[page]
-        with st.container(border=True, key=f"not-run-{page.lower()}"):
+        with st.container(border=True, key=f"not-run-{page.lower().replace(' ', '-')}"):
             st.markdown(f"**{page}** — {md_plain(question)}")
             st.code("\n".join(commands), language="bash")

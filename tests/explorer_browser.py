@@ -18,7 +18,8 @@ from conftest import free_port, wait_http
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-PAGES = ("Overview", "Judges", "Labels", "Biases", "Models", "Stability", "Loop", "Spans", "Annotators", "Items")
+PAGES = ("Overview", "Judges", "Labels", "Biases", "Models", "Stability", "Loop", "Over time", "Spans", "Annotators",
+         "Items")
 
 
 @contextmanager
@@ -90,7 +91,7 @@ class Browser:
         if title.startswith("Not run yet"):
             return "Not run yet"
         return {"Overview": "Overview", "Judges": "Judges", "Labels": "Labels", "Biases": "Biases", "Models": "Models",
-                "Stability": "Stability", "Loop": "Closing the loop", "Spans": "Spans", "Annotators": "Annotators", "Items": "Items"}[title]
+                "Stability": "Stability", "Loop": "Closing the loop", "Over time": "Over time", "Spans": "Spans", "Annotators": "Annotators", "Items": "Items"}[title]
 
     def grid(self, key: str) -> tuple[list[str], list[list[str]]]:
         """Header and cell texts the grid of table ``key`` shows (its accessible table: the rows drawn)."""

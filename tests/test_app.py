@@ -89,7 +89,7 @@ def test_every_page_renders_and_audit_json_downloads(app):
     if folded:  # a page with nothing to show is named, with its commands, on the one "Not run yet" page
         assert shown[-1] == f"Not run yet ({len(folded)})"
         for title in folded:
-            assert b.page.locator(f".st-key-not-run-{title.lower()}").inner_text().startswith(title)
+            assert b.page.locator(f".st-key-not-run-{title.lower().replace(' ', '-')}").inner_text().startswith(title)
     assert [t for t in shown if not t.startswith("Not run yet")] == [t for t in PAGES if t in shown]
     assert b.download("audit-json") == (ws_dir / "reports" / "audit.json").read_bytes()
     assert b.dialogs == [] and b.external == []  # nothing is fetched from another host (fonts, icons)

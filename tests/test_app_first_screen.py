@@ -68,7 +68,7 @@ def test_empty_pages_are_one_not_run_yet_page_with_their_commands(app: tuple[Bro
     assert shown[-1] == f"Not run yet ({len(folded)})"
     b.open(shown[-1])
     for title in folded:
-        panel = b.page.locator(f".st-key-not-run-{title.lower()}").inner_text()
+        panel = b.page.locator(f".st-key-not-run-{title.lower().replace(' ', '-')}").inner_text()
         assert panel.startswith(title) and "judgecal " in panel, panel
     assert "judgecal stability run --workspace WS --judge J" in b.text()
     assert "judgecal gate --baseline J1 --candidate J2" in b.text()

@@ -7,67 +7,25 @@ with exit 2."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 
 import pytest
+from drifting import GOOD, SIZES, WEAK, build_workspace, read_llmbar, write_files
 from sklearn.metrics import cohen_kappa_score
 
 from judgecal.cli import main
 from judgecal.data.store import Workspace
 
-GOOD, WEAK = "replay/llmbar/GPT-4/Swap", "replay/llmbar/Falcon/Swap"
-SIZES = (40, 20, 20, 20)  # LLMBar Natural's 100 pairs, in its own order, as four monthly periods
-
 
 @pytest.fixture(scope="module")
 def llmbar(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> dict:
-    """LLMBar Natural as read by judgecal: items in order, the gold label, both judges' stored verdicts."""
-    from judgecal.data.ingest import import_dataset
-
-    os.environ["JUDGECAL_DATA_MIRROR"] = str(mirror)
-    with Workspace(tmp_path_factory.mktemp("llmbar") / "ws") as ws:
-        import_dataset(ws, "llmbar/Natural")
-        items = sorted(ws.items(), key=lambda it: int(it.item_id.rsplit("/", 1)[-1]))
-        ann = ws.annotations_frame()
-        return {"items": items, "gold": dict(zip(ann["item_id"], ann["label"], strict=True)),
-                "verdicts": {j: ws.judgments_frame(j) for j in (GOOD, WEAK)}}
-
-
-def _write(data: dict, out: Path, switch: int | None, *, when: str = "period") -> Path:
-    """items.jsonl and verdicts.jsonl in judgecal's own format: period k (2024-01, ...) judged by GPT-4 before
-    ``switch`` and by Falcon from it, all as one judge; ``when``: ``period`` names, or a ``time`` in the month
-    (the n-th item of a period n hours after its start)."""
-    out.mkdir(parents=True, exist_ok=True)
-    items, verdicts, start = [], [], 0
-    for k, size in enumerate(SIZES):
-        judge = WEAK if switch is not None and k >= switch else GOOD
-        frame = data["verdicts"][judge]
-        for n, it in enumerate(data["items"][start:start + size]):
-            mark = {"period": f"2024-{k + 1:02d}"} if when == "period" else {"time": f"2024-{k + 1:02d}-{n // 24 + 1:02d}T{n % 24:02d}:00:00Z"}
-            items.append({"id": it.item_id, "prompt": it.prompt, "response_a": it.candidates[0].text,
-                          "response_b": it.candidates[1].text, "human_labels": {"gold": data["gold"][it.item_id]},
-                          **mark})
-            for r in frame[frame["item_id"] == it.item_id].itertuples():
-                flip = {"A": "B", "B": "A"} if r.order == "BA" else {}
-                verdicts.append({"item_id": it.item_id, "judge": "production-judge", "order": r.order,
-                                 "verdict": flip.get(r.verdict, r.verdict)})  # as shown to the judge
-        start += size
-    (out / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items), "utf-8")
-    (out / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in verdicts), "utf-8")
-    return out
-
-
-def _workspace(files: Path, ws: Path) -> str:
-    assert main(["import", str(files / "items.jsonl"), "-w", str(ws)]) == 0
-    assert main(["import", str(files / "verdicts.jsonl"), "--as", "judgments", "-w", str(ws)]) == 0
-    assert main(["aggregate", "-w", str(ws)]) == 0
-    return str(ws)
+    """LLMBar Natural as read by judgecal (:func:`drifting.read_llmbar`)."""
+    return read_llmbar(tmp_path_factory.mktemp("llmbar"), mirror)
 
 
 def test_a_real_switch_to_a_weaker_judge_is_declared_drifted_at_the_switch(llmbar, tmp_path, capsys):
-    ws = _workspace(_write(llmbar, tmp_path / "f", switch=1), tmp_path / "ws")
+    ws = build_workspace(write_files(llmbar, tmp_path / "f", switch=1), tmp_path / "ws")
     capsys.readouterr()
     assert main(["monitor", "-w", ws, "--by", "period", "--json"]) == 1
     series = json.loads(capsys.readouterr().out)
@@ -86,13 +44,18 @@ def test_a_real_switch_to_a_weaker_judge_is_declared_drifted_at_the_switch(llmba
         assert rows[p]["kappa"] == pytest.approx(cohen_kappa_score(said, [llmbar["gold"][i] for i in ids]))
     assert rows["2024-01"]["agreement"] - rows["2024-02"]["agreement"] > 0.4
     assert rows["2024-02"]["drift"] and rows["2024-02"]["drop_low"] > 0
+    # drift: the running agreement's upper bound below the baseline's lower bound (the boundary a chart draws)
+    low = series["baseline_agreement"]["low"]
+    assert rows["2024-02"]["running_high"] < low and rows["2024-02"]["drop_low"] == pytest.approx(
+        low - rows["2024-02"]["running_high"])
+    assert rows["2024-02"]["running_low"] <= rows["2024-02"]["running"] <= rows["2024-02"]["running_high"]
     assert main(["monitor", "-w", ws, "--by", "period"]) == 1
     out = capsys.readouterr().out
     assert "drift declared at 2024-02" in out and "DRIFT" in out and "baseline" in out
 
 
 def test_the_same_items_without_the_switch_are_not_drifted(llmbar, tmp_path, capsys):
-    ws = _workspace(_write(llmbar, tmp_path / "f", switch=None), tmp_path / "ws")
+    ws = build_workspace(write_files(llmbar, tmp_path / "f", switch=None), tmp_path / "ws")
     capsys.readouterr()
     assert main(["monitor", "-w", ws, "--by", "period", "--json"]) == 0
     series = json.loads(capsys.readouterr().out)
@@ -101,7 +64,7 @@ def test_the_same_items_without_the_switch_are_not_drifted(llmbar, tmp_path, cap
 
 
 def test_times_group_by_month_and_week(llmbar, tmp_path, capsys):
-    ws = _workspace(_write(llmbar, tmp_path / "f", switch=1, when="time"), tmp_path / "ws")
+    ws = build_workspace(write_files(llmbar, tmp_path / "f", switch=1, when="time"), tmp_path / "ws")
     capsys.readouterr()
     assert main(["monitor", "-w", ws, "--by", "month", "--json"]) == 1
     series = json.loads(capsys.readouterr().out)
@@ -125,7 +88,7 @@ def test_times_group_by_month_and_week(llmbar, tmp_path, capsys):
 
 
 def test_usage_errors_are_one_line_with_exit_2(llmbar, tmp_path, capsys):
-    ws = _workspace(_write(llmbar, tmp_path / "f", switch=None), tmp_path / "ws")
+    ws = build_workspace(write_files(llmbar, tmp_path / "f", switch=None), tmp_path / "ws")
     capsys.readouterr()
     for args, words in ((["--judge", "nobody"], "unknown judge 'nobody'"),
                         (["--by", "day"], "has a time"),
@@ -185,7 +148,7 @@ def test_an_older_workspace_gains_the_time_and_period_columns(tmp_path):
 
 
 def test_a_period_name_from_a_file_is_shown_inert(llmbar, tmp_path, capsys):
-    ws = _workspace(_write(llmbar, tmp_path / "f", switch=1), tmp_path / "ws")
+    ws = build_workspace(write_files(llmbar, tmp_path / "f", switch=1), tmp_path / "ws")
     with Workspace(tmp_path / "ws") as w:
         w._db.conn.execute("UPDATE items SET data = json_set(data, '$.metadata.period', char(27) || '[2J' || "
                            "json_extract(data, '$.metadata.period')) WHERE json_extract(data, '$.metadata.period') "
@@ -197,14 +160,14 @@ def test_a_period_name_from_a_file_is_shown_inert(llmbar, tmp_path, capsys):
 
 
 def test_periods_named_by_numbers_are_ordered_as_numbers(llmbar, tmp_path, capsys):
-    files = _write(llmbar, tmp_path / "f", switch=1)  # periods 9, 10, 11, 12: as text, 10 would come before 9
+    files = write_files(llmbar, tmp_path / "f", switch=1)  # periods 9, 10, 11, 12: as text, 10 would come before 9
     for name in ("items.jsonl", "verdicts.jsonl"):
         rows = [json.loads(line) for line in (files / name).read_text("utf-8").splitlines()]
         for r in rows:
             if "period" in r:
                 r["period"] = int(r["period"][-2:]) + 8
         (files / name).write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
-    ws = _workspace(files, tmp_path / "ws")
+    ws = build_workspace(files, tmp_path / "ws")
     capsys.readouterr()
     assert main(["monitor", "-w", ws, "--by", "period", "--json"]) == 1
     series = json.loads(capsys.readouterr().out)

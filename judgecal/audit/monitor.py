@@ -70,6 +70,33 @@ def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
     return period, first
 
 
+def by_choices(ws: Workspace) -> list[str]:
+    """The groupings the workspace's records allow: ``period`` where a record names one, ``day``, ``week`` and
+    ``month`` where one carries a time (none: nothing to monitor)."""
+    out = []
+    if ws.judgments_with("period") or not ws.item_metadata("period").empty:
+        out.append("period")
+    if ws.judgments_with("time") or not ws.item_metadata("time").empty:
+        out += ["day", "week", "month"]
+    return out
+
+
+def default_by(ws: Workspace) -> str | None:
+    """The grouping a report shows: ``judgecal monitor``'s default (``week``) where records carry a time, else
+    ``period``; ``None`` when no record carries a time or a period."""
+    choices = by_choices(ws)
+    return None if not choices else "week" if "week" in choices else "period"
+
+
+def settings(ws: Workspace) -> tuple[float, float]:
+    """``judgecal monitor``'s defaults from the workspace's thresholds: ``alpha`` and the effect of interest
+    (``accuracy_gap.caution_above``)."""
+    from judgecal.audit.decision import load_thresholds
+
+    limits = load_thresholds(ws.path)
+    return float(limits["alpha"]), float(limits["accuracy_gap"]["caution_above"])
+
+
 def _natural(name: str) -> str:
     """A period name's sort key: its text as it is, each run of digits compared as a number (``9`` before
     ``10``, ``week 2`` before ``week 10``): written as its length and its digits, without converting it."""
@@ -83,7 +110,10 @@ def _finite(x: float) -> float | None:
 def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", baseline: str | None = None,
             consensus: str = "ds", alpha: float = 0.05, effect: float = 0.05) -> dict[str, Any]:
     """The series of ``judge`` (the one judge when ``None``) over its periods and the drift decision, as a
-    JSON-ready dict (``periods``: one row each; ``drift``, ``first_drift``; the settings)."""
+    JSON-ready dict (``periods``: one row each, those after the baseline with the running agreement since it and
+    its anytime-valid sequence, the drop and the decision; ``drift``, ``first_drift``; the settings). Drift is
+    declared where the running agreement's upper bound falls below the baseline's lower bound
+    (``baseline_agreement.low``: the drift boundary) and the drop can reach the effect of interest."""
     if by not in BY:
         raise MonitorError(f"--by is one of {', '.join(BY)}, not {by!r}")
     judges = ws.judges()
@@ -153,6 +183,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
             j = k - at - 1
             row.update({"since_baseline": int(seq["n"][j]), "running": float(seq["running"][j]),
                         "window_from": str(after_names[int(seq["start"][j])]), "window_n": int(seq["window_n"][j]),
+                        "window_agreement": float(seq["mean"][j]), "window_low": float(seq["lower"][j]),
+                        "window_high": float(seq["upper"][j]),
                         "drop": float(seq["drop"][j]), "drop_low": float(seq["drop_lower"][j]),
                         "drop_high": float(seq["drop_upper"][j]), "drift": bool(seq["drift"][j])})
         rows.append(row)

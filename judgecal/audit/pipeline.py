@@ -5,7 +5,8 @@ is computed or stored); the truth's consensus is computed when it is missing; ev
 every judge (:func:`judgecal.audit.run.run_audit`); with an executor (``--executor ray``), the alignment
 and position figures come from per-item sums on the cluster, computed there first and read here instead of
 computed again; then the annotators' agreement per source
-(:mod:`judgecal.aggregate.annotators`), the stability runs, the loop's results and the provenance are attached. The CLI, the tests, ``validate`` and the explorer's fixtures call this function, so
+(:mod:`judgecal.aggregate.annotators`), the stability runs, the loop's results, each judge over its periods (when records carry a time or
+a period, :mod:`judgecal.audit.over_time_section`) and the provenance are attached. The CLI, the tests, ``validate`` and the explorer's fixtures call this function, so
 every surface reads the same report.
 """
 
@@ -111,6 +112,7 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
         report = executor.finish(report, computed)
     from judgecal.aggregate.annotators import annotators_report
     from judgecal.audit.loop_section import attach_loop
+    from judgecal.audit.over_time_section import attach_over_time
     from judgecal.audit.provenance import provenance
     from judgecal.audit.stability_section import attach_stability
 
@@ -122,6 +124,7 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
     attach_stability(ws, report, n_boot=min(o.n_boot, 1000))
     tell(steps[0] + 2, None, "loop")
     attach_loop(ws, report)  # gate, panels, align, cascades
+    attach_over_time(ws, report, o.consensus)  # each judge over its periods, when records carry a time or period
     tell(steps[0] + 3, None, "report")
     report["provenance"] = provenance(ws, report)
     return AuditReport.from_json(json_safe(report))

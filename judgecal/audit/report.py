@@ -657,6 +657,70 @@ class CriterionPart(_Kept):
     verdict: Verdict | None = None
 
 
+class OverTimeHumans(_Kept):
+    """The annotators' leave-one-out accuracy on a period's items."""
+
+    estimate: float | None = None
+    n: int | None = None
+
+
+class OverTimePeriod(_Kept):
+    """One period of :class:`OverTime`: its agreement with the truth (Wilson interval), κ, the annotators' own
+    level, invalid rate, role (``before``, ``baseline``, ``after``); after the baseline, the running agreement
+    since it, the window that gives the most evidence of a drop (its first period, items, agreement and
+    anytime-valid interval), the drop below the baseline and the decision."""
+
+    period: str
+    start: str | None = None
+    n: int
+    agreement: float
+    agreement_low: float
+    agreement_high: float
+    kappa: float | None = None
+    humans: OverTimeHumans | None = None
+    invalid_rate: float
+    role: Literal["before", "baseline", "after"]
+    since_baseline: int | None = None
+    running: float | None = None
+    window_from: str | None = None
+    window_n: int | None = None
+    window_agreement: float | None = None
+    window_low: float | None = None
+    window_high: float | None = None
+    drop: float | None = None
+    drop_low: float | None = None
+    drop_high: float | None = None
+    drift: bool | None = None
+
+
+class OverTimeBaseline(_Kept):
+    """The baseline period's agreement with its exact interval (its lower bound: the drift boundary)."""
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+
+
+class OverTime(_Kept):
+    """``judges.<judge>.over_time``: the judge over its periods as ``judgecal monitor`` reports it
+    (:mod:`judgecal.audit.over_time_section`: ``judgecal monitor``'s defaults), present only when records carry a
+    time or a period; ``error`` (and nothing else but ``by``) when it could not be monitored."""
+
+    by: str
+    consensus: str | None = None
+    baseline: str | None = None
+    alpha: float | None = None
+    effect_of_interest: float | None = None
+    method: str | None = None
+    baseline_agreement: OverTimeBaseline | None = None
+    items_without_period: int | None = None
+    periods: list[OverTimePeriod] = Field(default_factory=list)
+    drift: bool | None = None
+    first_drift: str | None = None
+    error: str | None = None
+
+
 class Judge(_Open):
     """One judge: what it judged, its figures (:class:`Figure` by metric name), flags, verdict, breakdown."""
 
@@ -679,6 +743,7 @@ class Judge(_Open):
     selective: Selective | None = None
     labels: LabelsSection | None = None
     criteria: dict[str, CriterionPart] | None = None
+    over_time: OverTime | None = None
 
     _written_first = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage",
                       "flags", "verdict", "breakdown")

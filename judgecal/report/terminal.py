@@ -19,6 +19,7 @@ from rich.text import Text
 from judgecal.audit.report import AuditReport, read_report
 from judgecal.catalogue import SPAN_SUMMARY_METRICS, info
 from judgecal.inert import inert_tree, term
+from judgecal.report.over_time import over_time_line
 from judgecal.report.pageone import page_one_table
 from judgecal.report.summary import page_one
 from judgecal.report.view import merged_reasons, new_flags, report_view
@@ -208,6 +209,9 @@ def print_summary(report: AuditReport | dict[str, Any], console: Console | None 
         title = f"Judges against the humans (truth {term(report.settings.consensus)}, 95% CI), closest first"
         console.print(page_one_table(one, title, console.width))
         console.print(Text(one["best_words"]))
+        line = over_time_line(report)
+        if line is not None:  # only when records carry a time or a period
+            console.print(Text(term(line)))
         if details:
             _details(report, view, console)
     for line in truth_lines(report, view):

@@ -31,11 +31,12 @@ from judgecal.report.labels import (
     metric_info,
     trusted_words,
 )
+from judgecal.report.over_time import decision_words, over_time_rows, over_time_svg
 from judgecal.report.stability import stability_tables
 
 # a judge entry's sections that the detail shows with their own layout (the rest are shown generically)
 OWN_LAYOUT = {"kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage", "flags",
-              "verdict", "reference", "stability", "labels", "criteria"}
+              "verdict", "reference", "stability", "labels", "criteria", "over_time"}
 LIKE_WITH_LIKE = ("A judge's agreement with people is read beside the people's agreement with each "
                   "other measured the same way on the same items — pairwise, the judge's mean Cohen's κ with each "
                   "annotator beside the annotators' mean κ with each other (leave-one-out in audit.json: each side "
@@ -377,6 +378,9 @@ def judge_view(name: str, entry: Judge, ref: dict[str, Any],
         "usage": entry.usage.to_json(),
         "stability": stab.to_json() if stab else None, "stability_line": stability_line(stab),
         "stability_tables": stability_tables(stab),
+        "over_time": None if entry.over_time is None else {
+            "words": decision_words(entry.over_time), "rows": over_time_rows(entry.over_time),
+            "svg": over_time_svg(entry.over_time), "drift": entry.over_time.first_drift is not None},
         "extra": extra,
     }
 

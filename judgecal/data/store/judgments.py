@@ -248,6 +248,12 @@ class JudgmentsRepository(Repository):
                 snapshot.save_json(self._folder, "environments", key, rows)
         return [(str(j), str(h), None if e is None else str(e), int(n)) for j, h, e, n in rows]
 
+    def judgments_with(self, column: str) -> bool:
+        """Whether any judgment carries ``column`` (``time`` or ``period``)."""
+        if column not in ("time", "period"):
+            raise ValueError(f"not a when column: {column!r}")
+        return self._conn.execute(f'SELECT 1 FROM judgments WHERE "{column}" IS NOT NULL LIMIT 1').fetchone() is not None
+
     def count_judgments(self, judge: str | None = None) -> int:
         if judge is None:
             return int(self._conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])

@@ -138,6 +138,7 @@ class Workspace:
     judgment_chunks = _Delegate("judgments_repo", JudgmentsRepository.judgment_chunks)
     environment_counts = _Delegate("judgments_repo", JudgmentsRepository.environment_counts)
     count_judgments = _Delegate("judgments_repo", JudgmentsRepository.count_judgments)
+    judgments_with = _Delegate("judgments_repo", JudgmentsRepository.judgments_with)
 
     # -- claims
     claim = _Delegate("claims_repo", ClaimsRepository.claim)
