@@ -44,11 +44,14 @@ def test_a_real_switch_to_a_weaker_judge_is_declared_drifted_at_the_switch(llmba
         assert rows[p]["kappa"] == pytest.approx(cohen_kappa_score(said, [llmbar["gold"][i] for i in ids]))
     assert rows["2024-01"]["agreement"] - rows["2024-02"]["agreement"] > 0.4
     assert rows["2024-02"]["drift"] and rows["2024-02"]["drop_low"] > 0
-    # drift: the running agreement's upper bound below the baseline's lower bound (the boundary a chart draws)
+    # drift: the window's upper bound below the baseline's lower bound (the boundary a chart draws); at the switch
+    # the window is the period itself
     low = series["baseline_agreement"]["low"]
-    assert rows["2024-02"]["running_high"] < low and rows["2024-02"]["drop_low"] == pytest.approx(
-        low - rows["2024-02"]["running_high"])
-    assert rows["2024-02"]["running_low"] <= rows["2024-02"]["running"] <= rows["2024-02"]["running_high"]
+    assert rows["2024-02"]["window_high"] < low and rows["2024-02"]["drop_low"] == pytest.approx(
+        low - rows["2024-02"]["window_high"])
+    r = rows["2024-02"]
+    assert r["window_from"] == "2024-02" and r["window_n"] == r["n"] == r["since_baseline"]
+    assert r["window_low"] <= r["window_agreement"] == r["running"] <= r["window_high"]
     assert main(["monitor", "-w", ws, "--by", "period"]) == 1
     out = capsys.readouterr().out
     assert "drift declared at 2024-02" in out and "DRIFT" in out and "baseline" in out
