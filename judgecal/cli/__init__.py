@@ -37,6 +37,7 @@ from judgecal.cli.common import (  # noqa: F401
     _port,
     _rate,
     _seed,
+    _share,
     _upto,
     _ws_arg,
 )
@@ -228,6 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", action="append", help="only this judge (repeatable)")
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
     p.add_argument("--unlabelled", type=_upto(10**12, "items"), help="items the judge covers (default: as many as needed)")
+    p.add_argument("--strategy", choices=("ppi", "active"), default="ppi", help="ppi: human-only vs PPI++ (default); "
+                   "active: a uniform vs an active draw over the workspace's pairwise items (annotate push --strategy "
+                   "active), from the judge's own uncertainty")
+    p.add_argument("--tau", type=_share, default=0.5, help="with --strategy active: the share of the budget drawn by "
+                   "the judge's uncertainty, the rest uniform (default 0.5)")
     p.add_argument("--json", action="store_true")
     _ws_arg(p)
     p.set_defaults(func=cmd_plan)
