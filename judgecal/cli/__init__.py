@@ -171,10 +171,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("op", choices=("start", "stop", "status"))
     add_server_options(sp)
     sp = asub.add_parser("push", help="send a chosen sample as blind tasks (idempotent)")
-    sp.add_argument("--strategy", choices=("random", "disagreement", "order_disagreement", "uncertainty", "escalate"),
-                    default="random")
+    sp.add_argument("--strategy", choices=("random", "disagreement", "order_disagreement", "uncertainty", "escalate",
+                                           "active"), default="random",
+                    help="active: each item drawn with a recorded probability that grows with the judges' "
+                    "uncertainty, --budget items expected (the corrected estimates weigh each label by it)")
     sp.add_argument("--judge", help="with --strategy escalate: the judge whose escalated items go to people "
-                    "(threshold from the last `judgecal audit`)")
+                    "(threshold from the last `judgecal audit`); with active: the judge whose uncertainty "
+                    "(beside the other judges' verdicts) sets the probabilities (default all judges pooled)")
+    sp.add_argument("--tau", type=_share, default=0.5, help="with --strategy active: the share of the budget drawn "
+                    "by uncertainty, the rest uniform (default 0.5)")
     sp.add_argument("--budget", type=_upto(MAX_ITEMS, "items"), default=100, help="how many items")
     sp.add_argument("--overlap", type=_upto(100, "annotators per item"), default=3, help="annotators per item")
     sp.add_argument("--gold", type=_natural, default=0, help="mix in this many gold items with known labels")

@@ -35,6 +35,19 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _active_draw(ws: Any, args: argparse.Namespace, project: str) -> Any:
+    """``--strategy active``'s draw (judgecal.annotation.active); one active draw per project, into a project
+    nothing else was pushed to, so every label in it has a known probability."""
+    from judgecal.annotation.active import active_draw
+
+    if args.kind != "pairwise":
+        raise ValueError(f"{args.kind} review draws its items at random: --strategy active draws pairwise items")
+    if ws.ls_pushed_items(project):
+        raise ValueError(f"project {project!r} already holds items: an active draw goes into a project of its own "
+                         "(--project NAME), so every label in it has a known probability")
+    return active_draw(ws, args.budget, seed=args.seed, tau=args.tau, judge=args.judge, source=args.source)
+
+
 def cmd_annotate(args: argparse.Namespace) -> int:
     import json
     from urllib.parse import urlsplit
@@ -77,9 +90,14 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             from judgecal.judges.rubric import load_rubric
 
             project = args.project or DEFAULT_PROJECT[args.kind]
+            drawn = None
             try:
-                items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed, judge=args.judge,
-                               kind=args.kind)
+                if args.strategy == "active":
+                    drawn = _active_draw(ws, args, project)
+                    items = drawn.index[drawn["drawn"]].tolist()
+                else:
+                    items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed,
+                                   judge=args.judge, kind=args.kind)
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
             gold = _gold(ws, args.gold_from, args.gold, project, set(items), args.seed)
@@ -88,6 +106,10 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             res = lstasks.push(ws, ls, items, project=project, overlap=args.overlap, gold=gold,
                                gold_from=args.gold_from, seed=args.seed, reviewers=people, kind=args.kind,
                                rubric=rubric)
+            if drawn is not None:  # recorded once its tasks are in: every corrected estimate reads these pi
+                ws.ls_record_active(project, drawn, seed=args.seed, tau=args.tau, budget=args.budget, judge=args.judge)
+                print(f"active draw: {len(items)} of {len(drawn)} items drawn ({drawn['pi'].sum():.1f} expected), "
+                      "each with its inclusion probability recorded")
             for m in res.messages:
                 print(term(m))
             where = ", ".join(f"{p} ({who})" if who else str(p) for who, p in res.project_ids.items())

@@ -151,11 +151,12 @@ def active_pass_rate(human: ArrayLike, judge: ArrayLike, pi: ArrayLike, *, level
 
 
 def active_pairwise_win_rates(model_a: ArrayLike, model_b: ArrayLike, human: ArrayLike, judge: ArrayLike,
-                              pi: ArrayLike, *, level: float = 0.95, target: str = "items") -> pd.DataFrame:
+                              pi: ArrayLike, *, level: float = 0.95, target: str = "items",
+                              lam: float | None = None) -> pd.DataFrame:
     """Head-to-head win rate of ``model_1`` against ``model_2`` (``model_1`` sorts first) for every pair that
     met: ``human`` ``A``/``B``/``tie`` where labelled, ``None`` where not; ``judge`` the judge's verdict on
-    every item (anything else counts as a tie); ``pi`` each item's inclusion probability. One row per pair
-    with the :class:`ActiveResult` fields."""
+    every item (anything else counts as a tie); ``pi`` each item's inclusion probability; ``lam`` fixed (0:
+    the human labels alone), else tuned. One row per pair with the :class:`ActiveResult` fields."""
     ia, ib, models = model_index(model_a, model_b)
     h, j = outcome_scores(human), outcome_scores(judge)
     p = np.asarray(pi, dtype=np.float64).ravel()
@@ -169,11 +170,32 @@ def active_pairwise_win_rates(model_a: ArrayLike, model_b: ArrayLike, human: Arr
     rows = {}
     for key in np.unique(pair):
         g = pair == key
-        r = active_mean(y[g], f[g], p[g], np.isfinite(y[g]), level=level, target=target)
+        r = active_mean(y[g], f[g], p[g], np.isfinite(y[g]), level=level, target=target, lam=lam)
         rows[(models[int(key) // m], models[int(key) % m])] = r.as_dict()
     out = pd.DataFrame.from_dict(rows, orient="index")
     if rows:
         out.index = pd.MultiIndex.from_tuples(list(out.index), names=["model_1", "model_2"])
+    return out
+
+
+def active_win_rates(model_a: ArrayLike, model_b: ArrayLike, human: ArrayLike, judge: ArrayLike, pi: ArrayLike,
+                     *, level: float = 0.95, target: str = "items",
+                     lam: float | None = None) -> pd.DataFrame:
+    """Each model's win rate over the items it played (scores 1, 0.5, 0 in its orientation), arguments as
+    :func:`active_pairwise_win_rates`; one row per model."""
+    ia, ib, models = model_index(model_a, model_b)
+    h, j = outcome_scores(human), outcome_scores(judge)
+    p = np.asarray(pi, dtype=np.float64).ravel()
+    if not (len(h) == len(j) == len(ia) == len(p)):
+        raise ValueError("model_a, model_b, human, judge and pi must have the same length")
+    j = np.where(np.isfinite(j), j, 0.5)
+    rows = {}
+    for k, name in enumerate(models):
+        g = (ia == k) | (ib == k)
+        y, f = np.where(ia[g] == k, h[g], 1 - h[g]), np.where(ia[g] == k, j[g], 1 - j[g])
+        rows[name] = active_mean(y, f, p[g], np.isfinite(y), level=level, target=target, lam=lam).as_dict()
+    out = pd.DataFrame.from_dict(rows, orient="index")
+    out.index.name = "model"
     return out
 
 
@@ -227,4 +249,4 @@ def plan_active(err2: ArrayLike, target_halfwidth: float, *, level: float = 0.95
 
 
 __all__ = ["DEFAULT_TAU", "ActiveResult", "active_lambda", "active_mean", "active_pairwise_win_rates",
-           "active_pass_rate", "active_variance", "draw", "inclusion_probabilities", "plan_active"]
+           "active_pass_rate", "active_variance", "active_win_rates", "draw", "inclusion_probabilities", "plan_active"]
