@@ -35,7 +35,7 @@ def test_small_case_by_hand() -> None:
     xi = [True, False, True, True]
     # w = (1 - pi) / pi = [1, 1, 0, 3]; sum f^2 w = 1; sum xi y f w / pi = 1 * 1 * 1 / 0.5 = 2 -> clipped to 1
     assert active_lambda(np.array(y), np.array(f), np.array(pi), np.array(xi)) == 1.0
-    r = active_mean(y, f, pi, xi)
+    r = active_mean(y, f, pi, xi)  # lambda = 1 by default
     # terms: 1 + 0/0.5, 0, 1 + (0 - 1)/1, 0 + 1/0.25 -> 1, 0, 0, 4
     assert r.estimate == pytest.approx(5 / 4)
     # HT variance: resid^2 (1 - pi) / pi^2 -> 0, 0, 0, 1 * 0.75 / 0.0625 = 12; / N^2 = 16
@@ -43,6 +43,10 @@ def test_small_case_by_hand() -> None:
     assert (r.n_items, r.n_labelled, r.expected_labels) == (4, 3, pytest.approx(2.25))
     r0 = active_mean(y, f, pi, xi, lam=0.0)  # Horvitz-Thompson of the human labels alone
     assert r0.estimate == pytest.approx((1 / 0.5 + 0 / 1 + 1 / 0.25) / 4)
+    # cross-fitted tuning: the even items (0, 2) use the odd items' lambda and the odd ones the even items'.
+    # odd: f = 0 on both -> lambda 0; even: as above, 2 clipped to 1. Terms: 0 + 1/0.5, 1 * 0, 0 + 0/1, 0 + 1/0.25
+    rt = active_mean(y, f, pi, xi, lam=None)
+    assert rt.estimate == pytest.approx((2 + 0 + 0 + 4) / 4) and rt.lam == pytest.approx(0.5)
 
 
 def test_pi_one_is_the_classical_mean() -> None:
@@ -51,7 +55,8 @@ def test_pi_one_is_the_classical_mean() -> None:
     f = rng.random(50)
     r = active_mean(y, f, np.ones(50), np.ones(50, dtype=bool))
     assert r.estimate == pytest.approx(y.mean())
-    assert r.se == 0.0 and r.lam == 0.0
+    assert r.se == 0.0
+    assert active_mean(y, f, np.ones(50), np.ones(50, dtype=bool), lam=None).estimate == pytest.approx(y.mean())
     rp = active_pass_rate(y, f, np.ones(50), target="population")
     assert rp.estimate == pytest.approx(y.mean())
     assert rp.se == pytest.approx(np.std(y, ddof=1) / math.sqrt(50))
@@ -84,6 +89,15 @@ def test_unbiased_and_covers_95_percent() -> None:
     assert active_mean(y, p, pi, xi).se < active_mean(y, p, pi, xi, lam=0.0).se
 
 
+def test_tuned_lambda_is_unbiased() -> None:
+    p, y, u = _world(0)
+    pi = inclusion_probabilities(u, 300)
+    rng = np.random.default_rng(2)
+    est = np.array([active_mean(np.where(xi, y, np.nan), p, pi, xi, lam=None).estimate
+                    for xi in (draw(pi, rng) for _ in range(1000))])
+    assert abs(est.mean() - y.mean()) < 3 * est.std() / math.sqrt(len(est))
+
+
 def test_population_target_covers_the_population_mean() -> None:
     hits = 0
     for s in range(1000):
@@ -113,7 +127,7 @@ def test_plan_active_saves_where_the_judge_is_sure_of_most_items() -> None:
     rng = np.random.default_rng(0)
     e = np.where(rng.random(5000) < 0.2, 0.25, 0.01)  # unsure on a fifth of the items
     plan = plan_active(e, 0.03)
-    assert plan["n_active"] < plan["n_uniform"] <= 5000
+    assert plan["expected_labels_active"] < plan["n_uniform"] <= 5000
     assert plan["saving"] > 0.2
     const = plan_active(np.full(5000, 0.1), 0.03)  # the same uncertainty everywhere: nothing to gain
     assert const["n_active"] == const["n_uniform"]
