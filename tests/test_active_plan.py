@@ -42,3 +42,5 @@ def test_plan_active_on_pandalm(pandalm_ws, capsys: pytest.CaptureFixture[str]) 
     assert "uniform draw" in capsys.readouterr().out
     assert main(["plan", "--strategy", "active", "--tau", "2", "-w", str(ws.db_path.parent)]) == 2
     assert "--tau: 2 is not between 0 and 1" in capsys.readouterr().err
+    assert main(["plan", "--strategy", "active", "--judge", "nobody", "-w", str(ws.db_path.parent)]) == 2
+    assert "no judge 'nobody' in this workspace" in capsys.readouterr().err
