@@ -17,7 +17,9 @@ Sets: PandaLM testset-v1 (humans: the majority of its 3 annotators; judge: GPT-3
 as tie; uncertainty: how far PandaLM-7B's recorded verdict sits from GPT-3.5's, as `plan` measures it with other
 judges counted); DICES-990 (pass = the reply is safe; no judge verdicts are recorded, so a panel of the first 5
 crowd raters stands in the judge's place: its vote share is ``f`` and ``f (1 - f)`` its uncertainty; humans: the
-majority of the other raters); ToxicChat is listed as not measured (no judge verdicts and no individual labels in
+majority of the other raters); Summary of a Haystack (each summary and reference insight an item, coverage 1 /
+0.5 / 0 by the person and by GPT-4o's recorded prediction; uncertainty: the six recorded judges' spread around
+GPT-4o's); ToxicChat is listed as not measured (no judge verdicts and no individual labels in
 the mirror). Prints JSON (kept in benchmarks/results/active.json) with the machine.
 """
 
@@ -139,9 +141,31 @@ def dices(panel: int = 5) -> dict[str, Any]:
     return {"pass rate (safe)": measure(y, f, np.sqrt(f * (1 - f)), seed=99)}
 
 
+def haystack(judge: str = "prompted_gpt-4o") -> dict[str, Any]:
+    """Summary of a Haystack: each (summary, reference insight) an item, the person's coverage scored 1 / 0.5 / 0;
+    the judge's recorded coverage the same way; its uncertainty the six recorded judges' spread around it."""
+    rows = json.loads((MIRROR / "salesforce/summary-of-a-haystack/data/eval_benchmark_data.json").read_text())
+    human_s = {"fully_covered": 1.0, "partially_covered": 0.5, "not_covered": 0.0}
+    judge_s = {"FULL_COVERAGE": 1.0, "PARTIAL_COVERAGE": 0.5, "NO_COVERAGE": 0.0}
+    judges = [k[len("predictions_"):] for k in rows[0] if k.startswith("predictions_")]
+    y, f, err2 = [], [], []
+    for r in rows:
+        preds = {j: {p["insight_id"]: judge_s.get(str(p["coverage"])) for p in r[f"predictions_{j}"]} for j in judges}
+        for a in r["annotation"]:
+            i = a["insight_id"]
+            mine = preds[judge].get(i)
+            votes = [v for v in (preds[j].get(i) for j in judges) if v is not None]
+            if a["coverage"] not in human_s or mine is None:
+                continue
+            y.append(human_s[a["coverage"]])
+            f.append(mine)
+            err2.append(float(np.mean([(v - mine) ** 2 for v in votes])))
+    return {f"coverage rate ({judge})": measure(np.array(y), np.array(f), np.sqrt(np.array(err2)), seed=7)}
+
+
 def main() -> None:
     t0 = time.perf_counter()
-    sets = {"PandaLM": pandalm(), "DICES-990": dices()}
+    sets = {"PandaLM": pandalm(), "DICES-990": dices(), "Summary of a Haystack": haystack()}
     goal = {}
     for name, qs in sets.items():
         s = [q["saving_vs_uniform_with_judge"] for q in qs.values()]
@@ -159,6 +183,8 @@ def main() -> None:
                          "the embedded SmolLM2 labels nearly every prompt toxic (κ 0.02, label_judge_smollm2.json), "
                          "so it gives no uncertainty to draw by"},
         "judges": {"PandaLM": "GPT-3.5 recorded verdicts; uncertainty from PandaLM-7B's recorded verdicts",
+                   "Summary of a Haystack": "GPT-4o (prompted) recorded coverage; uncertainty from the six recorded "
+                   "judges' spread around it",
                    "DICES-990": "no recorded judge: the first 5 crowd raters' vote share stands in for one"},
         "seconds": round(time.perf_counter() - t0, 1), "peak_rss_mb": peak_rss_mb(), "machine": machine()},
         indent=1))
