@@ -34,3 +34,22 @@ def test_calibration_shifts_to_the_observed_error() -> None:
     e, used, shift = calibrated_err2(unc, truth)
     assert used == 2 and shift == pytest.approx(0.5)
     assert np.allclose(e, [0.5, 0.5, 0.5, 0.75])
+
+
+def test_a_version_9_workspace_gains_the_active_draws_table(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    from judgecal.data.store import SCHEMA_VERSION, Workspace
+
+    with Workspace(tmp_path / "ws") as ws:
+        ws._db.conn.execute("DROP TABLE ls_active")
+        ws._db.conn.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    with Workspace(tmp_path / "ws") as ws:
+        draw = pd.DataFrame({"pi": [0.25, 1.0], "drawn": [False, True]}, index=["i1", "i2"])
+        assert ws.ls_record_active("Active review", draw, seed=3, tau=0.5, budget=1, judge=None) == 2
+        got = ws.ls_active_frame("Active review")
+        assert got["pi"].tolist() == [0.25, 1.0] and got["drawn"].tolist() == [0, 1] and set(got["seed"]) == {3}
+        assert ws.ls_active_frame("another").empty
+    db = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    db.close()
