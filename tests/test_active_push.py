@@ -23,8 +23,9 @@ def test_active_push_records_its_draw_and_the_audit_uses_it(pandalm_ws, tmp_path
     ws = copy_workspace(pandalm_ws, tmp_path / "ws")
     ws.close()
     w, port = ["-w", str(tmp_path / "ws")], ["--port", str(free_port())]
-    push = ["annotate", "push", "--strategy", "active", "--judge", GPT, "--budget", "30", "--overlap", "1",
-            "--project", PROJECT, "--seed", "7", *port, *w]
+    active = ["annotate", "push", "--strategy", "active", "--judge", GPT, "--budget", "30", "--overlap", "1",
+              "--seed", "7", *port, *w]
+    push = [*active, "--project", PROJECT]
     try:
         assert main(["annotate", "server", "start", *port, *w]) == 0
         assert main(["annotate", "annotators", "--add", "r1@example.org", *port, *w]) == 0
@@ -32,13 +33,20 @@ def test_active_push_records_its_draw_and_the_audit_uses_it(pandalm_ws, tmp_path
         assert main(push) == 0
         out = capsys.readouterr().out
         assert "inclusion probability recorded" in out
-        assert main(push) == 2  # one draw per project: a second would mix labels of unknown probability
-        assert "already holds items" in capsys.readouterr().err
+        assert main(push) == 0  # pushed again: the recorded draw's items, nothing new drawn or sent
+        again_out = capsys.readouterr().out
+        assert "holds an active draw already" in again_out and "0 new tasks" in again_out
+        random = ["annotate", "push", "--budget", "5", "--overlap", "1", "--project", "Blind review", *port, *w]
+        assert main(random) == 0
+        capsys.readouterr()
+        assert main([*active, "--project", "Blind review"]) == 2
+        assert "already holds items" in capsys.readouterr().err  # labels of unknown probability there
     finally:
         main(["annotate", "server", "stop", *port, *w])
     with Workspace(tmp_path / "ws", create=False) as again:
         draw = again.ls_active_frame(PROJECT).set_index("item_id")
         pushed = again.ls_pushed_items(PROJECT)
+        assert again.ls_active_frame("Blind review").empty
         # every pairwise item has its probability; the items sent are exactly the drawn ones
         assert len(draw) == len(item_models(again)) == 999
         assert pushed == set(draw.index[draw["drawn"] == 1])

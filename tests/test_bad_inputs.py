@@ -582,6 +582,8 @@ FLAG_CASES = [
     _flag("plan-tau-negative", ["plan", "--strategy", "active", "--tau", "-0.1"],
           "argument --tau: -0.1 is not between 0 and 1"),
     _flag("plan-tau-word", ["plan", "--strategy", "active", "--tau", "half"], "argument --tau: 'half' is not a number"),
+    _flag("plan-active-unlabelled", ["plan", "--strategy", "active", "--unlabelled", "10"],
+          "--unlabelled applies to --strategy ppi"),
     _flag("push-tau-2", ["annotate", "push", "--strategy", "active", "--tau", "2"], "argument --tau: 2 is not between"),
     _flag("gate-n-boot-1", ["gate", "--baseline", "a/b", "--candidate", "c/d", "--n-boot", "1"],
           "argument --n-boot: 1 is too few; give at least 40"),

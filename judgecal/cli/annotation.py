@@ -36,16 +36,26 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
 
 def _active_draw(ws: Any, args: argparse.Namespace, project: str) -> Any:
-    """``--strategy active``'s draw (judgecal.annotation.active); one active draw per project, into a project
-    nothing else was pushed to, so every label in it has a known probability."""
+    """``--strategy active``'s draw (judgecal.annotation.active), recorded before any task is sent; a project
+    holds one draw: pushing into it again sends that draw's items (a push cut short resumes), and a project that
+    already holds other items is refused, so every label in it has a known probability."""
     from judgecal.annotation.active import active_draw
 
     if args.kind != "pairwise":
         raise ValueError(f"{args.kind} review draws its items at random: --strategy active draws pairwise items")
+    kept = ws.ls_active_frame(project)
+    if not kept.empty:
+        print(f"project {term(project)} holds an active draw already (seed {int(kept['seed'].iloc[0])}): "
+              "sending its items again, the draw unchanged")
+        return kept.set_index("item_id").astype({"drawn": bool})
     if ws.ls_pushed_items(project):
         raise ValueError(f"project {project!r} already holds items: an active draw goes into a project of its own "
                          "(--project NAME), so every label in it has a known probability")
-    return active_draw(ws, args.budget, seed=args.seed, tau=args.tau, judge=args.judge, source=args.source)
+    drawn = active_draw(ws, args.budget, seed=args.seed, tau=args.tau, judge=args.judge, source=args.source)
+    ws.ls_record_active(project, drawn, seed=args.seed, tau=args.tau, budget=args.budget, judge=args.judge)
+    print(f"active draw: {int(drawn['drawn'].sum())} of {len(drawn)} items drawn ({drawn['pi'].sum():.1f} expected), "
+          "each with its inclusion probability recorded")
+    return drawn
 
 
 def cmd_annotate(args: argparse.Namespace) -> int:
@@ -106,10 +116,6 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             res = lstasks.push(ws, ls, items, project=project, overlap=args.overlap, gold=gold,
                                gold_from=args.gold_from, seed=args.seed, reviewers=people, kind=args.kind,
                                rubric=rubric)
-            if drawn is not None:  # recorded once its tasks are in: every corrected estimate reads these pi
-                ws.ls_record_active(project, drawn, seed=args.seed, tau=args.tau, budget=args.budget, judge=args.judge)
-                print(f"active draw: {len(items)} of {len(drawn)} items drawn ({drawn['pi'].sum():.1f} expected), "
-                      "each with its inclusion probability recorded")
             for m in res.messages:
                 print(term(m))
             where = ", ".join(f"{p} ({who})" if who else str(p) for who, p in res.project_ids.items())

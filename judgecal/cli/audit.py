@@ -168,6 +168,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from judgecal.data.sources import SourceError
 
     active = getattr(args, "strategy", "ppi") == "active"
+    if active and args.unlabelled is not None:
+        raise UsageError("--unlabelled applies to --strategy ppi: the active plan is for the workspace's own items")
     with _open_ws(args, create=False) as ws:
         try:
             if active:
