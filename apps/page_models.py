@@ -99,14 +99,16 @@ def models_page() -> None:
                                          "win rates."})
     ppi = m.ppi
     if ppi:
-        st.subheader("Corrected win rates (human-calibrated, PPI++)")
+        st.subheader("Corrected win rates (human-calibrated, PPI++ or active)")
         st.caption("Prediction-powered inference: the judge's verdicts on every item, corrected by its errors on "
                    "the human-labelled ones; the interval is valid however good the judge is.")
         rows = []
         for judge, p in ppi.items():
+            # labels from an active push are weighed by their inclusion probabilities (active inference)
+            how = "active" if p.to_json().get("estimator") == "active" else "PPI++"
             for model, r in p.win_rate.items():  # each row: its estimate, interval and what PPI++ used
                 extra = r.to_json()
-                rows.append({"judge": judge, "model": model, "corrected win rate": fmt_interval(
+                rows.append({"judge": judge, "model": model, "estimator": how, "corrected win rate": fmt_interval(
                     r.estimate, r.ci_low, r.ci_high),
                     "human-labels-only win rate": fmt_interval(extra.get("classical_estimate"),
                                                                extra.get("classical_ci_low"),
@@ -178,7 +180,9 @@ WORDS = {"lam": "weight of the judge's verdicts (λ)", "n_labelled": "items with
          "difference_pp": "difference (points)", "max_shift_pp": "largest shift (points)",
          "sigma_pp": "spread (points)", "item_agreement": "item agreement", "within_tolerance": "within tolerance",
          "score_ci": "score interval", "kappa": "κ"}
-PPI_HELP = {"weight of the judge's verdicts (λ)": "PPI++'s power-tuning weight: 0 = the human labels alone, 1 = "
+PPI_HELP = {"estimator": "PPI++ when the labelled items were a uniform sample; active when they came from "
+            "`annotate push --strategy active`: each label weighed by 1 / the probability its item was drawn with.",
+            "weight of the judge's verdicts (λ)": "PPI++'s power-tuning weight: 0 = the human labels alone, 1 = "
             "the judge's verdicts fully corrected by its errors.",
             "interval width vs human labels only": "The corrected interval's width over the human-labels-only "
             "interval's: below 1, the judge's verdicts narrowed it."}

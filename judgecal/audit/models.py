@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.audit.active_ppi import active_corrected
 from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.audit.win_rates import lc_section, weighted_section
 from judgecal.data.names import rater_key
@@ -162,10 +163,12 @@ def plan(truth: pd.Series, verdict: pd.Series, target_halfwidth: float = PLAN_HA
 
 def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInput], cfg: AuditConfig,
                    target_halfwidth: float = PLAN_HALFWIDTH, verdicts: dict[str, pd.Series] | None = None,
-                   lc_texts: pd.DataFrame | None = None) -> dict[str, Any]:
+                   lc_texts: pd.DataFrame | None = None, draws: pd.DataFrame | None = None) -> dict[str, Any]:
     """``audit.json``'s ``models`` section (documented in docs/reference/audit-json.md); ``verdicts``: the judges' item
     verdicts when already computed (:func:`item_verdicts`); ``lc_texts``: the AlpacaEval items' texts and
-    instruction positions for the length-controlled win rate (:func:`judgecal.audit.win_rates.alpaca_texts`)."""
+    instruction positions for the length-controlled win rate (:func:`judgecal.audit.win_rates.alpaca_texts`);
+    ``draws``: the active draw the human labels came from (:mod:`judgecal.audit.active_ppi`), whose inclusion
+    probabilities the corrected win rates then use."""
     if verdicts is None:
         verdicts = {inp.judge: item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
     verdicts = {rater_key(j): v for j, v in verdicts.items()}  # a stored judge named 'humans' cannot replace them
@@ -180,7 +183,8 @@ def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInpu
     for judge, v in verdicts.items():
         if per[HUMANS]["n_items"] and per[judge]["n_items"]:
             out["system_alignment"][judge] = _alignment(items, truth, v, cfg)
-            out["ppi"][judge] = _ppi(items, truth, v, cfg)
+            out["ppi"][judge] = (_ppi(items, truth, v, cfg) if draws is None else
+                                 active_corrected(items, truth, v, draws, cfg.level))
         try:
             out["plan"][judge] = plan(truth, v.loc[v.index.intersection(items.index)], target_halfwidth,
                                       level=cfg.level)

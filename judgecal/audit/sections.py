@@ -34,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from judgecal.audit import breakdown, confidence, human, models
+from judgecal.audit.active_ppi import draws_for_source
 from judgecal.audit.decision import criteria_verdict, judge_verdict, load_thresholds
 from judgecal.audit.pointwise import add_pointwise
 from judgecal.audit.probe import AuditConfig, JudgeInput
@@ -57,7 +58,8 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
     items = models.item_models(ws, category)
     verdicts = {inp.judge: models.item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
     step("models")
-    report["models"] = models.models_section(items, truth, inputs, cfg, verdicts=verdicts, lc_texts=alpaca_texts(ws))
+    report["models"] = models.models_section(items, truth, inputs, cfg, verdicts=verdicts, lc_texts=alpaca_texts(ws),
+                                             draws=draws_for_source(ws, about.get("source")))
     report["comparisons"] = breakdown.comparisons(verdicts, truth, cfg.n_boot, cfg.seed, cfg.level)
     step("humans")
     wide = human.annotator_matrix(ws, consensus, truth)

@@ -37,6 +37,7 @@ from judgecal.cli.common import (  # noqa: F401
     _port,
     _rate,
     _seed,
+    _share,
     _upto,
     _ws_arg,
 )
@@ -170,10 +171,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("op", choices=("start", "stop", "status"))
     add_server_options(sp)
     sp = asub.add_parser("push", help="send a chosen sample as blind tasks (idempotent)")
-    sp.add_argument("--strategy", choices=("random", "disagreement", "order_disagreement", "uncertainty", "escalate"),
-                    default="random")
+    sp.add_argument("--strategy", choices=("random", "disagreement", "order_disagreement", "uncertainty", "escalate",
+                                           "active"), default="random",
+                    help="active: each item drawn with a recorded probability that grows with the judges' "
+                    "uncertainty, --budget items expected (the corrected estimates weigh each label by it)")
     sp.add_argument("--judge", help="with --strategy escalate: the judge whose escalated items go to people "
-                    "(threshold from the last `judgecal audit`)")
+                    "(threshold from the last `judgecal audit`); with active: the judge whose uncertainty "
+                    "(beside the other judges' verdicts) sets the probabilities (default all judges pooled)")
+    sp.add_argument("--tau", type=_share, default=0.5, help="with --strategy active: the share of the budget drawn "
+                    "by uncertainty, the rest uniform (default 0.5)")
     sp.add_argument("--budget", type=_upto(MAX_ITEMS, "items"), default=100, help="how many items")
     sp.add_argument("--overlap", type=_upto(100, "annotators per item"), default=3, help="annotators per item")
     sp.add_argument("--gold", type=_natural, default=0, help="mix in this many gold items with known labels")
@@ -228,6 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", action="append", help="only this judge (repeatable)")
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
     p.add_argument("--unlabelled", type=_upto(10**12, "items"), help="items the judge covers (default: as many as needed)")
+    p.add_argument("--strategy", choices=("ppi", "active"), default="ppi", help="ppi: human-only vs PPI++ (default); "
+                   "active: a uniform vs an active draw over the workspace's pairwise items (annotate push --strategy "
+                   "active), from the judge's own uncertainty")
+    p.add_argument("--tau", type=_share, default=0.5, help="with --strategy active: the share of the budget drawn by "
+                   "the judge's uncertainty, the rest uniform (default 0.5)")
     p.add_argument("--json", action="store_true")
     _ws_arg(p)
     p.set_defaults(func=cmd_plan)

@@ -35,6 +35,29 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _active_draw(ws: Any, args: argparse.Namespace, project: str) -> Any:
+    """``--strategy active``'s draw (judgecal.annotation.active), recorded before any task is sent; a project
+    holds one draw: pushing into it again sends that draw's items (a push cut short resumes), and a project that
+    already holds other items is refused, so every label in it has a known probability."""
+    from judgecal.annotation.active import active_draw
+
+    if args.kind != "pairwise":
+        raise ValueError(f"{args.kind} review draws its items at random: --strategy active draws pairwise items")
+    kept = ws.ls_active_frame(project)
+    if not kept.empty:
+        print(f"project {term(project)} holds an active draw already (seed {int(kept['seed'].iloc[0])}): "
+              "sending its items again, the draw unchanged")
+        return kept.set_index("item_id").astype({"drawn": bool})
+    if ws.ls_pushed_items(project):
+        raise ValueError(f"project {project!r} already holds items: an active draw goes into a project of its own "
+                         "(--project NAME), so every label in it has a known probability")
+    drawn = active_draw(ws, args.budget, seed=args.seed, tau=args.tau, judge=args.judge, source=args.source)
+    ws.ls_record_active(project, drawn, seed=args.seed, tau=args.tau, budget=args.budget, judge=args.judge)
+    print(f"active draw: {int(drawn['drawn'].sum())} of {len(drawn)} items drawn ({drawn['pi'].sum():.1f} expected), "
+          "each with its inclusion probability recorded")
+    return drawn
+
+
 def cmd_annotate(args: argparse.Namespace) -> int:
     import json
     from urllib.parse import urlsplit
@@ -77,9 +100,14 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             from judgecal.judges.rubric import load_rubric
 
             project = args.project or DEFAULT_PROJECT[args.kind]
+            drawn = None
             try:
-                items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed, judge=args.judge,
-                               kind=args.kind)
+                if args.strategy == "active":
+                    drawn = _active_draw(ws, args, project)
+                    items = drawn.index[drawn["drawn"]].tolist()
+                else:
+                    items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed,
+                                   judge=args.judge, kind=args.kind)
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
             gold = _gold(ws, args.gold_from, args.gold, project, set(items), args.seed)

@@ -159,19 +159,29 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    """Human labels needed for a target CI half-width, human-only and with PPI++ (judgecal.audit.models)."""
+    """Human labels needed for a target CI half-width: human-only vs PPI++ (judgecal.audit.models), or a uniform vs
+    an active draw (judgecal.audit.uncertainty)."""
     import json
 
     from judgecal.audit.models import format_plan, plan_workspace
+    from judgecal.audit.uncertainty import format_active_plan, plan_active_workspace
     from judgecal.data.sources import SourceError
 
+    active = getattr(args, "strategy", "ppi") == "active"
+    if active and args.unlabelled is not None:
+        raise UsageError("--unlabelled applies to --strategy ppi: the active plan is for the workspace's own items")
     with _open_ws(args, create=False) as ws:
         try:
-            res = plan_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge,
-                                 n_unlabelled=args.unlabelled)
+            if active:
+                res = plan_active_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge,
+                                            tau=args.tau)
+            else:
+                res = plan_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge,
+                                     n_unlabelled=args.unlabelled)
         except (ValueError, SourceError) as exc:
             raise UsageError(str(exc)) from None
-    print(json.dumps(res, indent=1) if args.json else "\n".join(term(line) for line in format_plan(res)))
+    lines = format_active_plan(res) if active else format_plan(res)
+    print(json.dumps(res, indent=1) if args.json else "\n".join(term(line) for line in lines))
     return 0
 
 

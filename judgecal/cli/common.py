@@ -57,6 +57,12 @@ def _open_unit(text: str) -> float:
     return float(_within(value, 0 < value < 1, f"{text} is not between 0 and 1 (exclusive)"))
 
 
+def _share(text: str) -> float:
+    """A number from 0 to 1 (both included)."""
+    value = _parsed(text, float, "a number")
+    return float(_within(value, 0 <= value <= 1, f"{text} is not between 0 and 1"))
+
+
 # The narrowest half-width `plan` computes: about 10^10 labels for a win rate near 0.5; narrower ones square to
 # nothing or overflow the count (10^-160, 10^-170).
 MIN_HALFWIDTH = 1e-5

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from judgecal.data.records import ANNOTATION_FIELDS, JUDGMENT_FIELDS
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 # Additive migrations: version -> what it adds (the CREATE TABLE IF NOT EXISTS below does the work;
 # _MIGRATION_SQL holds the data a version copies forward, if any).
 MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids (ls_pulled)",
@@ -15,7 +15,8 @@ MIGRATIONS = {2: "Label Studio task mapping (ls_tasks) and pulled annotation ids
               6: "stability runs, their variants and per-item verdicts (stability_*)",
               7: "annotators' rationales (annotations.rationale)",
               8: "a label judge's label probabilities (judgments.p_labels)",
-              9: "when a verdict was given (judgments.time, judgments.period)"}
+              9: "when a verdict was given (judgments.time, judgments.period)",
+              10: "active labelling's inclusion probabilities and draws (ls_active)"}
 
 _JUDGMENT_TYPES = {
     "key": "TEXT PRIMARY KEY",
@@ -66,6 +67,8 @@ CREATE TABLE IF NOT EXISTS consensus (
 # ls_projects: one Label Studio project per (judgecal project, annotator); annotator '' = one shared project.
 # ls_copies: one row per task sent (an item's copy for one annotator), with its opaque key, A/B flip,
 #            gold answer and where it came from, and its place in that annotator's random order.
+# ls_active: an active push's draw (annotate push --strategy active): every item it could have drawn, with its
+#            inclusion probability pi and whether it was drawn; the corrected estimates weigh labels by 1 / pi.
 # ls_labels: every annotation pulled, who made it (completed_by) and who last changed it (updated_by),
 #            the choice as shown (e.g. both_bad), and whether it was ok, cancelled, rejected or flagged.
 _LS_SCHEMA = """
@@ -77,6 +80,10 @@ CREATE TABLE IF NOT EXISTS ls_copies (
     task_key TEXT PRIMARY KEY, project TEXT NOT NULL, annotator TEXT NOT NULL, project_id INTEGER NOT NULL,
     item_id TEXT NOT NULL, flipped INTEGER NOT NULL, gold_label TEXT, gold_from TEXT, position INTEGER NOT NULL,
     pushed_at REAL NOT NULL, UNIQUE (project, annotator, item_id)
+);
+CREATE TABLE IF NOT EXISTS ls_active (
+    project TEXT NOT NULL, item_id TEXT NOT NULL, pi REAL NOT NULL, drawn INTEGER NOT NULL, seed INTEGER NOT NULL,
+    tau REAL NOT NULL, budget INTEGER NOT NULL, judge TEXT, drawn_at REAL NOT NULL, PRIMARY KEY (project, item_id)
 );
 CREATE TABLE IF NOT EXISTS ls_labels (
     project_id INTEGER NOT NULL, annotation_id INTEGER NOT NULL, task_key TEXT, item_id TEXT, annotator TEXT,

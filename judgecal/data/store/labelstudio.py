@@ -53,6 +53,25 @@ class LabelStudioRepository(Repository):
             q, args = q + " WHERE project = ?", [project]
         return pd.read_sql_query(q + " ORDER BY annotator, position", self._conn, params=args)
 
+    _LS_ACTIVE_COLS = ("project", "item_id", "pi", "drawn", "seed", "tau", "budget", "judge")
+
+    def ls_record_active(self, project: str, draw: pd.DataFrame, *, seed: int, tau: float, budget: int,
+                         judge: str | None) -> int:
+        """Record an active push's draw into ``project`` (``draw``: item_id index, ``pi``, ``drawn``)."""
+        data = [(project, str(i), float(p), int(bool(d)), seed, tau, budget, judge)
+                for i, p, d in zip(draw.index, draw["pi"], draw["drawn"], strict=True)]
+        with self._db.transaction() as tx:
+            tx.executemany(f"INSERT INTO ls_active ({', '.join(self._LS_ACTIVE_COLS)}, drawn_at) "
+                           f"VALUES ({', '.join('?' for _ in self._LS_ACTIVE_COLS)}, strftime('%s', 'now'))", data)
+        return len(data)
+
+    def ls_active_frame(self, project: str | None = None) -> pd.DataFrame:
+        """The recorded active draws (every project when ``None``), one row per (project, item)."""
+        q, args = f"SELECT {', '.join(self._LS_ACTIVE_COLS)} FROM ls_active", []
+        if project is not None:
+            q, args = q + " WHERE project = ?", [project]
+        return pd.read_sql_query(q + " ORDER BY project, item_id", self._conn, params=args)
+
     def ls_pushed_items(self, project: str | None = None) -> set[str]:
         """Items sent to ``project`` (to any project when ``None``)."""
         q, args = "SELECT DISTINCT item_id FROM ls_copies", []

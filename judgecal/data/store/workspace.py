@@ -161,6 +161,8 @@ class Workspace:
     ls_add_copies = _Delegate("labelstudio_repo", LabelStudioRepository.ls_add_copies)
     ls_copies_frame = _Delegate("labelstudio_repo", LabelStudioRepository.ls_copies_frame)
     ls_pushed_items = _Delegate("labelstudio_repo", LabelStudioRepository.ls_pushed_items)
+    ls_record_active = _Delegate("labelstudio_repo", LabelStudioRepository.ls_record_active)
+    ls_active_frame = _Delegate("labelstudio_repo", LabelStudioRepository.ls_active_frame)
     ls_gold = _Delegate("labelstudio_repo", LabelStudioRepository.ls_gold)
     ls_seen = _Delegate("labelstudio_repo", LabelStudioRepository.ls_seen)
     ls_record_pull = _Delegate("labelstudio_repo", LabelStudioRepository.ls_record_pull)
