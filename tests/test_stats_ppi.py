@@ -192,7 +192,7 @@ def test_ppi_win_rate_intervals_cover_over_seeds() -> None:
 def test_a_constant_judge_has_an_undefined_correlation_planned_as_zero():
     """A judge whose outcome never varies (every verdict a tie) was printed as "judge-human correlation
     0.000", a measured figure; the correlation is 0/0 and only planned as 0."""
-    from judgecal.audit.models import format_plan
+    from judgecal.audit.plan import format_plan
 
     y = np.array([1.0, 0.0, 1.0, 0.5, 0.0, 1.0])
     flat = ppi.plan_from_data(y, np.full(6, 0.5), 0.03)
