@@ -119,16 +119,16 @@ def sides_of(items: list[Item], truth: pd.Series, clean: pd.DataFrame) -> dict[s
     """item_id -> the side to perturb: the humans' rejected response where the truth is A or B, else the one
     the judge picked less often in its clean run (``clean``: its verdicts, both orders); an item it split
     evenly gets the side a stable hash of its id picks."""
-    picks = clean[clean["verdict"].isin(["A", "B"])].groupby("item_id")["verdict"]
-    counts = picks.value_counts().unstack(fill_value=0) if len(clean) else pd.DataFrame()
+    ok = clean[clean["verdict"].isin(["A", "B"])]
+    sizes = ok.groupby(["item_id", "verdict"]).size()
+    counts = {(str(k[0]), str(k[1])): int(n) for k, n in zip(sizes.index, sizes.to_numpy(), strict=True)}
     out = {}
     for it in items:
         label = truth.get(it.item_id)
         if label in ("A", "B"):
             out[it.item_id] = "B" if label == "A" else "A"
             continue
-        a = int(counts.at[it.item_id, "A"]) if it.item_id in counts.index and "A" in counts else 0
-        b = int(counts.at[it.item_id, "B"]) if it.item_id in counts.index and "B" in counts else 0
+        a, b = counts.get((it.item_id, "A"), 0), counts.get((it.item_id, "B"), 0)
         out[it.item_id] = "B" if a > b else "A" if b > a else _pick(("A", "B"), it.item_id)
     return out
 

@@ -121,7 +121,7 @@ def simulate(sc: Scenario, n_items: int, seed: int) -> dict[str, Any]:
         frames.append(pd.DataFrame({"item_id": np.char.add(ids, "#pad"), "order": order, "sample": 0,
                                     "mutation": "none", "verdict": vp}))
     if sc.perturbation is not None:
-        clean = {f["order"].iat[0]: f["verdict"].to_numpy() for f in frames  # each order's first call
+        clean = {str(f["order"].iat[0]): f["verdict"].to_numpy() for f in frames  # each order's first call
                  if len(f) and f["item_id"].iat[0] == ids[0] and f["sample"].iat[0] == 0 and f["mutation"].iat[0] == "none"}
         frames += _perturbed_frames(sc, ids, truth, clean, np.random.default_rng([seed, 1]))
     allj = pd.concat(frames, ignore_index=True).assign(status="ok")
