@@ -46,7 +46,7 @@ class PerturbationProbe(Probe):
         cls.info = ProbeInfo(cls.name, f"{cls.title} bias", GROUP,
                              cls.question, f"Perturbed pairs: {cls.what}.",
                              "its verdicts move no more than between two unperturbed runs",
-                             f"judgecal probe {cls.name} --judge JUDGE", headline, ("pairwise",))
+                             f"judgecal probe {cls.name}", headline, ("pairwise",))
         null_ref = "the same share between two unperturbed runs of the judge (null_robustness in its section)"
         cls.metric_infos = (
             MetricInfo(rob, f"Unchanged by {cls.title}", f"Share of verdicts (item and order) that stay the same "
