@@ -5,8 +5,9 @@ reports ``robustness_<bias>`` (descriptive, beside the null's) and ``shift_<bias
 between two unperturbed runs, their SEs combined: :func:`judgecal.audit.probes.rules.excess_test`). A bias with no
 side (chain of thought) has no shift: its robustness is tested against the null's instead. An interval of zero
 width away from the null (every base item moved the same way) is tested by an exact sign test over the items.
-The flag ``<bias>_bias``: significant after Benjamini–Hochberg over the whole report, toward the perturbed side
-(less robust than the null, for a bias with no side), and the interval reaches the effect of interest.
+The flag ``<bias>_bias``: significant after Benjamini–Hochberg over the whole report, toward the perturbed side with
+an interval that excludes 0 (less robust than the null, for a bias with no side), and the interval reaches the
+effect of interest.
 """
 
 from __future__ import annotations
@@ -70,8 +71,11 @@ class PerturbationProbe(Probe):
         mine = [it for it in inp.perturbed if it.metadata.get("bias") in (self.name, "null")]
         if not any(it.metadata.get("bias") == self.name for it in mine) or inp.probes.empty:
             return res
-        figs = perturbation_figures(pd.concat([inp.judgments, inp.probes]), mine, n_boot=cfg.n_boot,
-                                    seed=cfg.seed, level=cfg.level).get(self.name)
+        ids = {it.item_id for it in mine} | {str(it.metadata["base_item"]) for it in mine}
+        rows = [f.loc[f["item_id"].isin(ids).to_numpy(), ["item_id", "order", "sample", "verdict"]]
+                for f in (inp.judgments, inp.probes)]  # only the calls it reads, not the whole workspace's
+        figs = perturbation_figures(pd.concat(rows), mine, n_boot=cfg.n_boot, seed=cfg.seed,
+                                    level=cfg.level).get(self.name)
         if not figs:
             return res
         res.sections[self.name] = {k: plain(v) for k, v in figs.items()}
@@ -92,7 +96,8 @@ class PerturbationProbe(Probe):
         if m is None or m.estimate is None:
             return []
         away = m.estimate - (m.null_value or 0.0)
-        if significant(m, cfg) and (away > 0 if sided else away < 0):
+        # sided: the shift's own interval must also exclude 0 (a null that drifted below 0 is not a bias)
+        if significant(m, cfg) and (away > 0 and (m.ci_low or 0.0) > 0 if sided else away < 0):
             return [f"{self.name}_bias"]
         return [f"{self.name}:underpowered"] if underpowered(m, cfg) else []
 
