@@ -144,6 +144,27 @@ def test_battery_on_real_pairs_flags_only_the_cited_preference(tmp_path, capsys,
     assert cites["authority"]["shift"]["items_away"] == 0
 
 
+def coin(prompt: str, headers: Any, n: int) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """A sampled judge: each call a fair coin between A and B (the n-th call of a prompt draws anew)."""
+    return 200, {}, completion("AB"[hashlib.sha256(f"{prompt}{n}".encode()).digest()[0] % 2])
+
+
+def test_a_sampled_judges_noise_is_not_called_bias(tmp_path, capsys, vendor):  # noqa: F811
+    ws = str(tmp_path / "ws")
+    assert main(["import", "pandalm", "-w", ws]) == 0
+    srv = vendor(coin)
+    assert main(["probe", "battery", "--judge", "openai/coin", "--base-url", srv.url, "--items", "60",
+                 "--temperature", "0.7", "--quiet", "-w", ws]) == 0
+    assert main(["audit", "--n-boot", "500", "-w", ws]) == 0
+    j = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())["judges"]["openai/coin"]
+    for bias in TEMPLATES:
+        sec = j[bias]
+        # CALM's robustness rate alone would call it biased everywhere: half its verdicts change ...
+        assert 0.3 < sec["robustness"]["estimate"] < 0.7 and 0.3 < sec["null_robustness"]["estimate"] < 0.7
+        # ... but no more than between two unperturbed runs
+        assert not any(f.startswith(f"{bias}_bias") for f in j["flags"])
+
+
 def test_battery_refuses_what_it_cannot_use(tmp_path, capsys):
     ws = str(tmp_path / "ws")
     assert main(["import", "pandalm", "-w", ws]) == 0
