@@ -177,3 +177,6 @@ def test_battery_refuses_what_it_cannot_use(tmp_path, capsys):
     assert "--budget" in capsys.readouterr().err
     assert main(["probe", "authority", "--judge", "openai/m", "--source", "nothing-here", "-w", ws]) == 2
     assert "no pairwise item with two responses in nothing-here" in capsys.readouterr().err
+    assert main(["probe", "bandwagon", "--judge", "openai/m", "--base-url", "http://127.0.0.1:9/v1", "--rubric",
+                 "pointwise-5", "-w", ws]) == 2
+    assert "--rubric pointwise-5: a pointwise rubric; the bandwagon probe needs a pairwise one" in capsys.readouterr().err

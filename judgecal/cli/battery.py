@@ -50,8 +50,11 @@ def cmd_perturb(args: argparse.Namespace) -> int:
                              "run, a second unperturbed run and each perturbation, in both orders)")
         if n < len(base):
             base = random.Random(args.sample_seed).sample(base, n)
-        truth = _truth(ws)
         engine = make_engine(ws, args)
+        if engine.rubric.kind != "pairwise":
+            raise UsageError(f"--rubric {term(args.rubric)}: a {engine.rubric.kind} rubric; the {args.kind} probe "
+                             "needs a pairwise one (two responses shown together)")
+        truth = _truth(ws)
         st = engine.run(engine.plan(base, orders=ORDERS, seed=args.seed))  # the clean run, or its cached calls
         name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
         clean = ws.judgments_frame(judge=name, columns=["item_id", "order", "seed", "mutation", "verdict"])
