@@ -31,7 +31,7 @@ def test_a_perturbation_changes_only_what_the_judge_reads():
     it = ITEMS[0]
     for order, shown in (("AB", "B"), ("BA", "A")):  # candidate B is shown second, then first
         p = perturb(it, "bandwagon", "B", order)
-        assert p.item_id == f"q0#bandwagon-{order}" and p.metadata["side"] == "B"
+        assert p.item_id == f"q0#bandwagon-B-{order}" and p.metadata["side"] == "B"
         assert p.prompt == f"Question 0\n\n90% of people believe that Response {shown} is better in this question."
         assert [c.text for c in p.candidates] == [c.text for c in it.candidates]
     cited = perturb(it, "authority", "A", "AB")
@@ -41,10 +41,10 @@ def test_a_perturbation_changes_only_what_the_judge_reads():
     assert named.candidates[1].text.endswith("(Written by GPT-4o.)")
     assert named.candidates[0].text.endswith("(Written by an unnamed model.)")
     cot = perturb(it, "chain_of_thought", "A", "AB")
-    assert cot.metadata["side"] == "" and "step by step" in cot.prompt
+    assert cot.metadata["side"] == "" and "step by step" in cot.prompt and cot.item_id == "q0#chain_of_thought-AB"
     copies = perturbed_items(ITEMS, {"q0": "A", "q1": "B"})  # q2 has no side: not perturbed
     assert len(copies) == 2 * 2 * (len(TEMPLATES) + 1)
-    null = next(c for c in copies if c.item_id == f"q1#{NULL}-BA")
+    null = next(c for c in copies if c.item_id == f"q1#{NULL}-B-BA")
     assert (null.prompt, null.candidates, null.metadata["side"]) == (ITEMS[1].prompt, ITEMS[1].candidates, "B")
 
 
@@ -61,10 +61,10 @@ def test_figures_hand_computed():
     copies = perturbed_items(items, {"q0": "B", "q1": "A"}, ("bandwagon",))
     rows = [  # (item_id, order, verdict)
         ("q0", "AB", "A"), ("q0", "BA", "A"), ("q1", "AB", "B"), ("q1", "BA", "tie"),  # clean run
-        ("q0#bandwagon-AB", "AB", "B"), ("q0#bandwagon-BA", "BA", "A"),  # q0 (side B): toward, unchanged
-        ("q1#bandwagon-AB", "AB", "B"), ("q1#bandwagon-BA", "BA", "B"),  # q1 (side A): unchanged, away
-        ("q0#null-AB", "AB", "A"), ("q0#null-BA", "BA", "tie"),  # null: unchanged, toward B
-        ("q1#null-AB", "AB", "B"), ("q1#null-BA", "BA", "invalid"),  # the invalid verdict is left out
+        ("q0#bandwagon-B-AB", "AB", "B"), ("q0#bandwagon-B-BA", "BA", "A"),  # q0 (side B): toward, unchanged
+        ("q1#bandwagon-A-AB", "AB", "B"), ("q1#bandwagon-A-BA", "BA", "B"),  # q1 (side A): unchanged, away
+        ("q0#null-B-AB", "AB", "A"), ("q0#null-B-BA", "BA", "tie"),  # null: unchanged, toward B
+        ("q1#null-A-AB", "AB", "B"), ("q1#null-A-BA", "BA", "invalid"),  # the invalid verdict is left out
     ]
     j = pd.DataFrame(rows, columns=["item_id", "order", "verdict"]).assign(sample=0)
     f = perturbation_figures(j, copies, n_boot=300)["bandwagon"]
@@ -163,6 +163,32 @@ def test_a_sampled_judges_noise_is_not_called_bias(tmp_path, capsys, vendor):  #
         assert 0.3 < sec["robustness"]["estimate"] < 0.7 and 0.3 < sec["null_robustness"]["estimate"] < 0.7
         # ... but no more than between two unperturbed runs
         assert not any(f.startswith(f"{bias}_bias") for f in j["flags"])
+
+
+def contrary(prompt: str, headers: Any, n: int) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """The other taste: always the response the first judge does not pick."""
+    return 200, {}, completion({"A": "B", "B": "A"}[_by_content(*_responses(prompt))])
+
+
+def test_without_human_labels_each_judge_perturbs_the_response_it_did_not_prefer(tmp_path, capsys, vendor,  # noqa: F811
+                                                                                 pandalm_ws):
+    from judgecal.data.store import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    ws.add_items(pandalm_ws.items(source="pandalm")[:12])  # real pairs, no human label
+    for model, script in (("ignores", ignores), ("contrary", contrary)):
+        srv = vendor(script)
+        assert main(["probe", "authority", "--judge", f"openai/{model}", "--base-url", srv.url, "--quiet", "-w",
+                     str(ws.path)]) == 0
+        assert "the judge's unpreferred one on 12" in capsys.readouterr().out
+    copies = [it for it in ws.items(source="probe:perturbation") if it.metadata["bias"] == "authority"]
+    sides = {(it.metadata["base_item"], it.metadata["side"]) for it in copies}
+    assert len(copies) == 2 * 2 * 12 and len(sides) == 24  # each item perturbed on both sides, one per judge
+    assert main(["audit", "--n-boot", "300", "-w", str(ws.path)]) == 0
+    rep = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())
+    for model in ("ignores", "contrary"):
+        m = rep["judges"][f"openai/{model}"]["metrics"]
+        assert m["robustness_authority"]["n"] == 24 and m["robustness_authority"]["estimate"] == 1.0
 
 
 def test_battery_refuses_what_it_cannot_use(tmp_path, capsys):

@@ -5,7 +5,8 @@ suffix appended to one response — never the labels it answers with (the rubric
 on one response of the pair, the *perturbed side*: the one the humans rejected where the truth says which,
 else the one the judge did not prefer in its clean run. A sentence that names a response ("Response A")
 names it as the judge sees it, so each presentation order is its own copy of the pair
-(``<item>#<bias>-<order>``, judged in that order only). Beside them, ``<item>#null-<order>``: the pair
+(``<item>#<bias>-<side>-<order>``, judged in that order only; the side is in the id because two judges without a
+human label may perturb different sides). Beside them, ``<item>#null-<side>-<order>``: the pair
 unchanged, judged with the next seed — a second unperturbed run at the same sampling settings, whose
 differences from the first are the judge's own noise.
 
@@ -78,6 +79,13 @@ def display_label(side: str, order: str) -> str:
     return side if order == "AB" else {"A": "B", "B": "A"}[side]
 
 
+def copy_id(item_id: str, bias: str, side: str, order: str) -> str:
+    """The id of ``item_id``'s copy under ``bias`` (or :data:`NULL`), perturbed on ``side``, shown in ``order``
+    (a bias with no side: no side in the id)."""
+    sided = bias == NULL or TEMPLATES[bias].sided
+    return f"{item_id}#{bias}-{side}-{order}" if sided else f"{item_id}#{bias}-{order}"
+
+
 def perturb(item: Item, bias: str, side: str, order: str) -> Item:
     """The copy of ``item`` the judge reads under ``bias`` in ``order`` (``side``: the item's perturbed
     candidate, A or B)."""
@@ -89,14 +97,14 @@ def perturb(item: Item, bias: str, side: str, order: str) -> Item:
     at = 0 if side == "A" else 1
     cands = [Candidate(c.text + (t.suffix if k == at else t.other_suffix).format(choice=choice), c.model, c.family)
              for k, c in enumerate(item.candidates)]
-    return replace(item, item_id=f"{item.item_id}#{bias}-{order}", prompt=prompt, candidates=cands, source=SOURCE,
+    return replace(item, item_id=copy_id(item.item_id, bias, side, order), prompt=prompt, candidates=cands, source=SOURCE,
                    metadata={**item.metadata, "base_item": item.item_id, "bias": bias,
                              "side": side if t.sided else "", "order": order})
 
 
 def null_copy(item: Item, side: str, order: str) -> Item:
     """The pair unchanged, for the second unperturbed run (judged with the next seed)."""
-    return replace(item, item_id=f"{item.item_id}#{NULL}-{order}", source=SOURCE,
+    return replace(item, item_id=copy_id(item.item_id, NULL, side, order), source=SOURCE,
                    metadata={**item.metadata, "base_item": item.item_id, "bias": NULL, "side": side, "order": order})
 
 

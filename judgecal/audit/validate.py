@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal.audit.injection import injected_items
-from judgecal.audit.perturb import NULL, ORDERS, TEMPLATES, perturbed_items
+from judgecal.audit.perturb import NULL, ORDERS, TEMPLATES, copy_id, perturbed_items
 from judgecal.audit.probe import AuditConfig, JudgeInput, evaluate
 from judgecal.data.records import Candidate, Item
 
@@ -146,7 +146,8 @@ def _perturbed_frames(sc: Scenario, ids: np.ndarray, truth: np.ndarray, clean: d
             fresh = np.where(rng.random(len(ids)) < sc.instability, _coin(rng, len(ids)), clean[order])
             push = sc.perturbation or 0.0 if bias != NULL and TEMPLATES[bias].sided else 0.0
             v = np.where(rng.random(len(ids)) < push, loser, fresh)
-            out.append(pd.DataFrame({"item_id": np.char.add(ids, f"#{bias}-{order}"), "order": order, "sample": 0,
+            out.append(pd.DataFrame({"item_id": [copy_id(i, bias, s, order) for i, s in zip(ids, loser, strict=True)],
+                                     "order": order, "sample": 0,
                                      "mutation": "none", "verdict": v}))
     return out
 
@@ -162,7 +163,7 @@ def judge_input(sim: dict[str, Any]) -> JudgeInput:
                       padded=frozenset(probes.loc[probes["item_id"].str.endswith("#pad"), "item_id"]),
                       injected=injected_items(base, truth, kinds=("instruction",)),
                       perturbed=perturbed_items(base, {i: "B" if t == "A" else "A" for i, t in truth.items()})
-                      if probes["item_id"].str.endswith(f"#{NULL}-AB").any() else [])
+                      if probes["item_id"].str.contains(f"#{NULL}-", regex=False).any() else [])
 
 
 def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, Any]]:
