@@ -580,7 +580,11 @@ def test_terminal_shows_the_judges_own_figures_beside_the_annotators(ratings):  
     assert (f"{info('pairwise_kappa').title} {fmt_metric(like['judge']['kappa'])} annotators with each other: "
             f"{fmt_metric(like['humans']['kappa'])}") in flat
     assert "position: not tested" not in out
-    assert "position, verbosity, padding, verdict injection: apply to pairwise judges only" in out
+    from judgecal.audit.probes import optional_probes, pairwise_only
+
+    titles = ", ".join(optional_probes()[m][0] for m in pairwise_only())  # position ... and every template probe
+    assert titles.startswith("position, verbosity, padding, verdict injection, bandwagon bias")
+    assert f"{titles}: apply to pairwise judges only" in flat
     assert entry["verdict"]["not_tested"][-1].endswith("apply to pairwise judges only")
 
 

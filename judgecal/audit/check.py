@@ -8,7 +8,7 @@ A probe, built in or from outside (:mod:`judgecal.audit.plugins`), must:
   reports (title, definition, unit, reference, good direction, null for a tested one) and a
   :class:`~judgecal.catalogue.FlagInfo` with a known severity for every flag it raises;
 - run on small synthetic judges (:mod:`judgecal.audit.validate`'s simulation: both orders, repeats, prompt
-  mutations, padded and injected pairs) without changing its inputs, the same twice with the same seed, and
+  mutations, padded, injected and perturbed pairs) without changing its inputs, the same twice with the same seed, and
   on a judge with nothing to read;
 - report :class:`~judgecal.audit.metric.Metric` values whose interval holds the estimate, tested against the
   null its catalogue entry declares;
@@ -40,8 +40,9 @@ NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 GOOD = ("higher", "lower", "closer to the reference")
 APPLIES = ("pairwise", "pointwise")
 #: the synthetic judges: one with no bias, one with every bias the simulation can plant
-SYNTHETIC = (Scenario("null"), Scenario("biased", position=0.3, verbosity=0.2, self_pref=0.2, instability=0.2,
-                                        template=0.2, injection=0.3))
+SYNTHETIC = (Scenario("null", perturbation=0.0),
+             Scenario("biased", position=0.3, verbosity=0.2, self_pref=0.2, instability=0.2, template=0.2,
+                      injection=0.3, perturbation=0.3))
 
 
 class ProbeContractError(ConfigError, AssertionError):

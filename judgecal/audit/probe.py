@@ -43,7 +43,8 @@ class JudgeInput:
     copies); ``truth``: item_id -> consensus label; ``lens``: item_id -> ``len_a, len_b`` (words) of
     the two-candidate pairwise items; ``own_is_a``: item_id -> candidate A is the judge's own family
     (pairs with exactly one own candidate); ``padded``: ids of the padding probe pairs; ``injected``:
-    the injected probe items; ``usage``: tokens, latency and cost of ``judgments``.
+    the injected probe items; ``perturbed``: the perturbed probe items; ``usage``: tokens, latency and cost
+    of ``judgments``.
     """
 
     judge: str
@@ -55,6 +56,8 @@ class JudgeInput:
     own_is_a: pd.Series = field(default_factory=lambda: pd.Series(dtype=bool))
     padded: frozenset[str] = frozenset()
     injected: list[Item] = field(default_factory=list)
+    #: the template-perturbed copies and null copies of pairs (:mod:`judgecal.audit.perturb`)
+    perturbed: list[Item] = field(default_factory=list)
     #: the usage of ``judgments`` (:func:`judgecal.audit.alignment.usage_of`) when computed as they were read
     #: (their usage columns then not kept); ``None``: computed from ``judgments``
     usage: dict[str, float | int | None] | None = None

@@ -15,6 +15,7 @@ from judgecal.audit.alignment import USAGE_COLUMNS, usage_metrics, usage_of
 from judgecal.audit.evaluate import evaluate
 from judgecal.audit.injection import SOURCE as INJECTION_SOURCE
 from judgecal.audit.padding import SOURCE as PADDING_SOURCE
+from judgecal.audit.perturb import SOURCE as PERTURB_SOURCE
 from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult
 from judgecal.audit.report import SCHEMA
 from judgecal.audit.truth import resolve_truth
@@ -141,6 +142,7 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     lens = pairs[["len_a", "len_b"]]
     injected = ws.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
     padded = frozenset(probe_of.index[probe_of == PADDING_SOURCE])
+    perturbed = ws.items(source=PERTURB_SOURCE) if (probe_of == PERTURB_SOURCE).any() else []
 
     def frame(judge: str, part: str) -> pd.DataFrame:  # the rows keep their place in the table as their label
         taken = parts[judge].pop(part)
@@ -155,7 +157,7 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     built = {judge: JudgeInput(judge=judge, judgments=(jf := frame(judge, "judgments")), truth=truth,
                                mutated=frame(judge, "mutated"), probes=frame(judge, "probes"), lens=lens,
                                own_is_a=own_candidates(pairs, judge, families), padded=padded, injected=injected,
-                               usage=usage[judge], on_pairs=on_pairs(jf))
+                               perturbed=perturbed, usage=usage[judge], on_pairs=on_pairs(jf))
              for judge in names}
     return [built[judge] for judge in asked]
 

@@ -47,6 +47,7 @@ import pandas as pd
 
 from judgecal.audit.evaluate import evaluate
 from judgecal.audit.injection import injected_items
+from judgecal.audit.perturb import NULL, ORDERS, TEMPLATES, copy_id, perturbed_items
 from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.data.records import Candidate, Item
 
@@ -64,6 +65,9 @@ class Scenario:
     template: float = 0.0
     injection: float = 0.0
     accuracy: float = 0.8
+    #: template perturbations (None: none simulated): on a perturbed copy the judge picks the perturbed side (the
+    #: human loser) with this probability, else judges the pair afresh
+    perturbation: float | None = None
 
 
 SCENARIOS = (Scenario("null"), Scenario("position", position=0.3), Scenario("verbosity", verbosity=0.3),
@@ -117,6 +121,10 @@ def simulate(sc: Scenario, n_items: int, seed: int) -> dict[str, Any]:
         vp = noisy(np.where(u < sc.position, first, np.where(u < sc.position + sc.verbosity, "B", _coin(rng, n_items))))
         frames.append(pd.DataFrame({"item_id": np.char.add(ids, "#pad"), "order": order, "sample": 0,
                                     "mutation": "none", "verdict": vp}))
+    if sc.perturbation is not None:
+        clean = {str(f["order"].iat[0]): f["verdict"].to_numpy() for f in frames  # each order's first call
+                 if len(f) and f["item_id"].iat[0] == ids[0] and f["sample"].iat[0] == 0 and f["mutation"].iat[0] == "none"}
+        frames += _perturbed_frames(sc, ids, truth, clean, np.random.default_rng([seed, 1]))
     allj = pd.concat(frames, ignore_index=True).assign(status="ok")
     probe = allj["item_id"].str.contains("#", regex=False)
     plain = allj[~probe & (allj["mutation"] == "none")]
@@ -125,6 +133,24 @@ def simulate(sc: Scenario, n_items: int, seed: int) -> dict[str, Any]:
             "truth": pd.Series(truth, index=ids),
             "lens": pd.DataFrame({"len_a": len_a, "len_b": len_b}, index=ids),
             "own_is_a": pd.Series(own_a[has_own], index=ids[has_own])}
+
+
+def _perturbed_frames(sc: Scenario, ids: np.ndarray, truth: np.ndarray, clean: dict[str, np.ndarray],
+                      rng: np.random.Generator) -> list[pd.DataFrame]:
+    """Verdicts on every template's perturbed copies and the null copies: the order's first call again, a coin
+    flip with probability ``instability``, then the human loser with probability ``perturbation`` (their own random
+    stream, so the other probes' simulated verdicts stay as they were)."""
+    loser = np.where(truth == "A", "B", "A")
+    out = []
+    for order in ORDERS:
+        for bias in (*TEMPLATES, NULL):
+            fresh = np.where(rng.random(len(ids)) < sc.instability, _coin(rng, len(ids)), clean[order])
+            push = sc.perturbation or 0.0 if bias != NULL and TEMPLATES[bias].sided else 0.0
+            v = np.where(rng.random(len(ids)) < push, loser, fresh)
+            out.append(pd.DataFrame({"item_id": [copy_id(i, bias, s, order) for i, s in zip(ids, loser, strict=True)],
+                                     "order": order, "sample": 0,
+                                     "mutation": "none", "verdict": v}))
+    return out
 
 
 def judge_input(sim: dict[str, Any]) -> JudgeInput:
@@ -136,7 +162,9 @@ def judge_input(sim: dict[str, Any]) -> JudgeInput:
                       mutated=mutated[mutated["mutation"] != "none"], probes=probes, lens=sim["lens"],
                       own_is_a=sim["own_is_a"],
                       padded=frozenset(probes.loc[probes["item_id"].str.endswith("#pad"), "item_id"]),
-                      injected=injected_items(base, truth, kinds=("instruction",)))
+                      injected=injected_items(base, truth, kinds=("instruction",)),
+                      perturbed=perturbed_items(base, {i: "B" if t == "A" else "A" for i, t in truth.items()})
+                      if probes["item_id"].str.contains(f"#{NULL}-", regex=False).any() else [])
 
 
 def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, Any]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from judgecal import __version__
 from judgecal.cli.annotation import add_server_options, cmd_aggregate, cmd_annotate, cmd_annotators
 from judgecal.cli.audit import cmd_audit, cmd_plan, cmd_report, cmd_validate
+from judgecal.cli.battery import TEMPLATE_PROBES
 from judgecal.cli.common import (  # noqa: F401
     MAX_ITEMS,
     MAX_SAMPLES,
@@ -218,12 +219,17 @@ def build_parser() -> argparse.ArgumentParser:
     _ws_arg(p)
     p.set_defaults(func=cmd_annotators)
 
-    p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection, padding)")
-    p.add_argument("kind", choices=("injection", "padding"))
+    p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection, padding, a template "
+                       "perturbation, or battery: every template perturbation)")
+    p.add_argument("kind", choices=("injection", "padding", *TEMPLATE_PROBES, "battery"))
     p.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec YAML file or a shipped spec name")
     p.add_argument("--source", help="only items from this source")
     p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), help="at most this many base items")
     p.add_argument("--base-url", type=_base_url, help="OpenAI-compatible server URL for openai/<model>")
+    p.add_argument("--budget", type=_upto(10**9, "judge calls"), metavar="CALLS",
+                   help="a template probe or battery: at most this many judge calls planned (cached ones count): "
+                   "as many items as fit, each costing its clean run, a second unperturbed run and each "
+                   "perturbation, in both orders")
     _judge_opts(p)
     _ws_arg(p)
     p.set_defaults(func=cmd_probe)

@@ -160,7 +160,12 @@ def cmd_probe(args: argparse.Namespace) -> int:
     from judgecal.aggregate.consensus import compute_consensus
     from judgecal.audit.injection import injected_items
     from judgecal.audit.padding import padded_items
+    from judgecal.cli.battery import TEMPLATE_PROBES, cmd_perturb
 
+    if args.kind in (*TEMPLATE_PROBES, "battery"):
+        return cmd_perturb(args)
+    if getattr(args, "budget", None):
+        raise UsageError(f"--budget: for a template probe or battery (the {args.kind} probe takes --items)")
     with _open_ws(args, create=False) as ws:
         n = None if args.kind == "injection" else args.items  # the same sample as `judgecal judge --items`
         base = [it for it in _select_items(ws, args.source, n, args.sample_seed) if not it.source.startswith("probe:")]

@@ -13,12 +13,19 @@ from judgecal.audit.plugins import load_entry_points, load_env_modules
 from judgecal.audit.probe import Probe
 from judgecal.audit.probes.alignment import AlignmentProbe as AlignmentProbe
 from judgecal.audit.probes.alignment import GivenAlignment as GivenAlignment
+from judgecal.audit.probes.authority import AuthorityProbe as AuthorityProbe
+from judgecal.audit.probes.bandwagon import BandwagonProbe as BandwagonProbe
+from judgecal.audit.probes.chain_of_thought import ChainOfThoughtProbe as ChainOfThoughtProbe
+from judgecal.audit.probes.compassion_fade import CompassionFadeProbe as CompassionFadeProbe
+from judgecal.audit.probes.distraction import DistractionProbe as DistractionProbe
+from judgecal.audit.probes.diversity import DiversityProbe as DiversityProbe
 from judgecal.audit.probes.injection import InjectionProbe as InjectionProbe
 from judgecal.audit.probes.instability import InstabilityProbe as InstabilityProbe
 from judgecal.audit.probes.padding import PaddingProbe as PaddingProbe
 from judgecal.audit.probes.position import GivenPosition as GivenPosition
 from judgecal.audit.probes.position import PositionProbe as PositionProbe
 from judgecal.audit.probes.prompt_sensitivity import PromptSensitivityProbe as PromptSensitivityProbe
+from judgecal.audit.probes.refinement_aware import RefinementAwareProbe as RefinementAwareProbe
 from judgecal.audit.probes.rules import ci_test as ci_test
 from judgecal.audit.probes.rules import excess_test as excess_test
 from judgecal.audit.probes.rules import no_sign as no_sign
@@ -73,6 +80,14 @@ register(PaddingProbe())
 register(InjectionProbe())
 FLAG_ORDER[:] = ["position", "verbosity", "self_preference", "padding", "instability", "prompt_sensitivity",
                  "injection", "alignment"]
+# the template-perturbation probes (judgecal probe battery), their flags after those above
+register(BandwagonProbe())
+register(AuthorityProbe())
+register(CompassionFadeProbe())
+register(DistractionProbe())
+register(DiversityProbe())
+register(RefinementAwareProbe())
+register(ChainOfThoughtProbe())
 
 
 def load_plugins() -> list[str]:

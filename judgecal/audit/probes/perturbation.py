@@ -1,0 +1,115 @@
+"""The template-perturbation probes (CALM's biases): one class, made once per bias by a module of its own.
+
+A bias's probe reads the judge's calls on the perturbed copies of its pairs (:mod:`judgecal.audit.perturb`) and
+reports ``robustness_<bias>`` (descriptive, beside the null's) and ``shift_<bias>`` (tested against the shift
+between two unperturbed runs, their SEs combined: :func:`judgecal.audit.probes.rules.excess_test`). A bias with no
+side (chain of thought) has no shift: its robustness is tested against the null's instead. An interval of zero
+width away from the null (every base item moved the same way) is tested by an exact sign test over the items.
+The flag ``<bias>_bias``: significant after Benjamini–Hochberg over the whole report, toward the perturbed side with
+an interval that excludes 0 (less robust than the null, for a bias with no side), and the interval reaches the
+effect of interest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+import pandas as pd
+from scipy.stats import binomtest
+
+from judgecal.audit.metric import Metric
+from judgecal.audit.perturb import TEMPLATES, perturbation_figures
+from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
+from judgecal.audit.probes.rules import excess_test, plain, significant, underpowered
+from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
+
+GROUP = "perturbation"
+
+
+class PerturbationProbe(Probe):
+    """One template perturbation (``bias``, a key of :data:`judgecal.audit.perturb.TEMPLATES`); a subclass sets
+    ``name``, ``title`` (words, e.g. "bandwagon"), ``what`` (what the judge reads, in words: "when ...") and
+    ``question`` (the question it answers)."""
+
+    title: ClassVar[str] = ""
+    what: ClassVar[str] = ""
+    question: ClassVar[str] = ""
+    needs_alignment = False
+
+    def __init_subclass__(cls, **kw: object) -> None:
+        super().__init_subclass__(**kw)
+        if not cls.name:
+            return
+        sided = TEMPLATES[cls.name].sided
+        rob, shift = f"robustness_{cls.name}", f"shift_{cls.name}"
+        headline = shift if sided else rob
+        cls.info = ProbeInfo(cls.name, f"{cls.title} bias", GROUP,
+                             cls.question, f"Perturbed pairs: {cls.what}.",
+                             "its verdicts move no more than between two unperturbed runs",
+                             f"judgecal probe {cls.name}", headline, ("pairwise",))
+        null_ref = "the same share between two unperturbed runs of the judge (null_robustness in its section)"
+        cls.metric_infos = (
+            MetricInfo(rob, f"Unchanged by {cls.title}", f"Share of verdicts (item and order) that stay the same "
+                       f"when {cls.what}.", reference=null_ref, good="higher", group=GROUP,
+                       flag="" if sided else "significantly below the null's, and the interval reaches the effect "
+                                             "of interest"),
+        )
+        if sided:
+            cls.metric_infos += (
+                MetricInfo(shift, f"Shift toward the {cls.title} side", f"Share of verdicts that moved toward the "
+                           f"perturbed response when {cls.what}, minus the share that moved away.",
+                           unit="difference", good="closer to the reference",
+                           reference="the same shift between two unperturbed runs (null_shift in its section); 0",
+                           group=GROUP, flag="significantly above the null's, and the interval reaches the effect "
+                                             "of interest"),)
+        cls.flag_infos = (FlagInfo(f"{cls.name}_bias", f"{cls.title.capitalize()} bias",
+                                   f"changes its verdict when {cls.what}", "caution", headline),)
+
+    def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
+        res = ProbeResult()
+        mine = [it for it in inp.perturbed if it.metadata.get("bias") in (self.name, "null")]
+        if not any(it.metadata.get("bias") == self.name for it in mine) or inp.probes.empty:
+            return res
+        ids = {it.item_id for it in mine} | {str(it.metadata["base_item"]) for it in mine}
+        rows = [f.loc[f["item_id"].isin(ids).to_numpy(), ["item_id", "order", "sample", "verdict"]]
+                for f in (inp.judgments, inp.probes)]  # only the calls it reads, not the whole workspace's
+        figs = perturbation_figures(pd.concat(rows), mine, n_boot=cfg.n_boot, seed=cfg.seed,
+                                    level=cfg.level).get(self.name)
+        if not figs:
+            return res
+        res.sections[self.name] = {k: plain(v) for k, v in figs.items()}
+        null_rob = Metric.of(figs["null_robustness"])
+        rob = Metric.of(figs["robustness"], extra={"null_robustness": null_rob.estimate})
+        if "shift" not in figs:
+            res.metrics[f"robustness_{self.name}"] = _sign_test(excess_test(rob, null_rob), None)
+            return res
+        res.metrics[f"robustness_{self.name}"] = rob
+        null_shift = Metric.of(figs["null_shift"])
+        shift = Metric.of(figs["shift"], extra={"null_shift": null_shift.estimate})
+        res.metrics[f"shift_{self.name}"] = _sign_test(excess_test(shift, null_shift), figs["shift"])
+        return res
+
+    def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
+        sided = TEMPLATES[self.name].sided
+        m = metrics.get(f"shift_{self.name}" if sided else f"robustness_{self.name}")
+        if m is None or m.estimate is None:
+            return []
+        away = m.estimate - (m.null_value or 0.0)
+        # sided: the shift's own interval must also exclude 0 (a null that drifted below 0 is not a bias)
+        if significant(m, cfg) and (away > 0 and (m.ci_low or 0.0) > 0 if sided else away < 0):
+            return [f"{self.name}_bias"]
+        return [f"{self.name}:underpowered"] if underpowered(m, cfg) else []
+
+
+def _sign_test(m: Metric, shift: Mapping[str, object] | None) -> Metric:
+    """``m`` as tested, or, when its interval has zero width away from its null (every resample the same), an
+    exact two-sided sign test over the base items that moved on balance (none moved: left untested)."""
+    if m.p is not None or m.estimate is None or m.null_value is None or abs(m.estimate - m.null_value) < 1e-12:
+        return m
+    if shift is None:
+        return m
+    toward, away = int(shift.get("items_toward") or 0), int(shift.get("items_away") or 0)  # type: ignore[call-overload]
+    if toward + away == 0:
+        return m
+    return m.tested(float(binomtest(toward, toward + away).pvalue), m.null_value, m.mde)

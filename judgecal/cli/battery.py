@@ -1,0 +1,80 @@
+"""`judgecal probe <bias>` and `judgecal probe battery`: the template-perturbation probes' judge calls."""
+
+from __future__ import annotations
+
+import argparse
+import random
+from typing import Any
+
+from judgecal.cli.common import UsageError, _open_ws
+from judgecal.cli.judging import make_engine, print_errors
+from judgecal.inert import term
+
+# the keys of judgecal.audit.perturb.TEMPLATES (named here so that the parser imports no numerical library)
+TEMPLATE_PROBES = ("bandwagon", "authority", "compassion_fade", "distraction", "diversity", "refinement_aware",
+                   "chain_of_thought")
+
+
+def calls_per_item(n_biases: int) -> int:
+    """Judge calls one base item costs: its clean run, its second unperturbed run and each bias, both orders."""
+    return 2 * (n_biases + 2)
+
+
+def _truth(ws: Any) -> Any:
+    """The humans' consensus (or gold) label per item, computed when labels exist but none is stored yet."""
+    import pandas as pd
+
+    from judgecal.aggregate.consensus import compute_consensus
+
+    if ws.consensus_frame("ds").empty and not ws.annotations_frame().empty:
+        compute_consensus(ws, ("ds",))
+    frame = ws.consensus_frame("ds")
+    return frame.set_index("item_id")["label"] if not frame.empty else pd.Series(dtype=object)
+
+
+def cmd_perturb(args: argparse.Namespace) -> int:
+    """Plan and run the clean, second unperturbed and perturbed calls of one template probe or the battery."""
+    from judgecal.audit.perturb import NULL, ORDERS, perturbed_items, sides_of
+
+    biases = TEMPLATE_PROBES if args.kind == "battery" else (args.kind,)
+    per = calls_per_item(len(biases))
+    with _open_ws(args, create=False) as ws:
+        base = [it for it in ws.items(source=args.source) if not it.source.startswith("probe:")
+                and it.task == "pairwise" and len(it.candidates) == 2]
+        if not base:
+            raise UsageError(f"{ws.path}: no pairwise item with two responses{' in ' + term(args.source) if args.source else ''}"
+                             f"; the {args.kind} probe perturbs pairs")
+        n = min(len(base), args.items or len(base), (args.budget // per) if args.budget else len(base))
+        if n == 0:
+            raise UsageError(f"--budget {args.budget}: one item costs {per} judge calls ({args.kind}: its clean "
+                             "run, a second unperturbed run and each perturbation, in both orders)")
+        if n < len(base):
+            base = random.Random(args.sample_seed).sample(base, n)
+        engine = make_engine(ws, args)
+        if engine.rubric.kind != "pairwise":
+            raise UsageError(f"--rubric {term(args.rubric)}: a {engine.rubric.kind} rubric; the {args.kind} probe "
+                             "needs a pairwise one (two responses shown together)")
+        truth = _truth(ws)
+        st = engine.run(engine.plan(base, orders=ORDERS, seed=args.seed))  # the clean run, or its cached calls
+        name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
+        clean = ws.judgments_frame(judge=name, columns=["item_id", "order", "seed", "mutation", "verdict"])
+        clean = clean[(clean["mutation"] == "none") & (clean["seed"] == args.seed)]
+        sides = sides_of(base, truth, clean)
+        probes = perturbed_items(base, sides, biases)
+        ws.add_items(probes)
+        calls = []
+        for order in ORDERS:
+            mine = [p for p in probes if p.metadata["order"] == order]
+            calls += engine.plan([p for p in mine if p.metadata["bias"] != NULL], orders=(order,), seed=args.seed)
+            # the second unperturbed run: the same pair, the next seed (a deterministic judge answers the same)
+            calls += engine.plan([p for p in mine if p.metadata["bias"] == NULL], orders=(order,), seed=args.seed + 1)
+        st2 = engine.run(calls)
+        by_humans = sum(truth.get(it.item_id) in ("A", "B") for it in base)
+        print(f"{term(name)}: {', '.join(biases)} over {len(base)} items (perturbed side: the humans' rejected "
+              f"response on {by_humans}, the judge's unpreferred one on {len(base) - by_humans}); "
+              f"{st.done + st2.done} calls run, {st.cached + st2.cached} cached; `judgecal audit` reports "
+              + ("robustness_<bias> and shift_<bias>" if args.kind == "battery" else
+                 f"robustness_{args.kind}" + ("" if args.kind == "chain_of_thought" else f" and shift_{args.kind}")))
+        print_errors(engine, st2, args)
+        print_errors(engine, st, args)
+    return 1 if st.errors or st2.errors else 0
