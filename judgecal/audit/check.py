@@ -32,7 +32,7 @@ from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult, Probe, Pr
 from judgecal.audit.probes import AlignmentProbe
 from judgecal.audit.report import Judge
 from judgecal.audit.run import judge_entry
-from judgecal.audit.validate import Scenario, judge_input, simulate
+from judgecal.audit.simulate import Scenario, judge_input, simulate
 from judgecal.catalogue import FLAGS, METRICS, SEVERITIES, FlagInfo, MetricInfo
 from judgecal.errors import ConfigError
 

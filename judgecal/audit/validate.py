@@ -39,132 +39,18 @@ order-consistent judge, trivial raters, biases planted at the effect of interest
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from judgecal.audit.evaluate import evaluate
-from judgecal.audit.injection import injected_items
-from judgecal.audit.perturb import NULL, ORDERS, TEMPLATES, copy_id, perturbed_items
-from judgecal.audit.probe import AuditConfig, JudgeInput
-from judgecal.data.records import Candidate, Item
-
-REPEATS = 3
-MUTATIONS = ("m1", "m2")
-
-
-@dataclass(frozen=True)
-class Scenario:
-    name: str
-    position: float = 0.0
-    verbosity: float = 0.0
-    self_pref: float = 0.0
-    instability: float = 0.0
-    template: float = 0.0
-    injection: float = 0.0
-    accuracy: float = 0.8
-    #: template perturbations (None: none simulated): on a perturbed copy the judge picks the perturbed side (the
-    #: human loser) with this probability, else judges the pair afresh
-    perturbation: float | None = None
-
-
-SCENARIOS = (Scenario("null"), Scenario("position", position=0.3), Scenario("verbosity", verbosity=0.3),
-             Scenario("self_preference", self_pref=0.3), Scenario("instability", instability=0.3),
-             Scenario("prompt_sensitivity", template=0.3), Scenario("injection", injection=0.3))
-
-
-def _coin(rng: np.random.Generator, n: int) -> np.ndarray:
-    return np.where(rng.random(n) < 0.5, "A", "B")
-
-
-def simulate(sc: Scenario, n_items: int, seed: int) -> dict[str, Any]:
-    rng = np.random.default_rng(seed)
-    ids = np.array([f"s{i}" for i in range(n_items)])
-    truth = _coin(rng, n_items)
-    len_a, len_b = rng.integers(20, 400, n_items), rng.integers(20, 400, n_items)
-    # half the items pit the judge's own family against another; own is A or B at random
-    has_own = rng.random(n_items) < 0.5
-    own_a = rng.random(n_items) < 0.5
-    longer = np.where(len_a > len_b, "A", "B")
-    own = np.where(own_a, "A", "B")
-    frames = []
-
-    def draw(first: str) -> np.ndarray:
-        u = rng.random(n_items)
-        correct = np.where(rng.random(n_items) < sc.accuracy, truth, _coin(rng, n_items))
-        return np.where(u < sc.position, first, np.where(
-            u < sc.position + sc.verbosity, longer, np.where(
-                has_own & (u < sc.position + sc.verbosity + sc.self_pref), own, correct)))
-
-    def noisy(v: np.ndarray) -> np.ndarray:  # every call: a coin flip with probability `instability`
-        return np.where(rng.random(n_items) < sc.instability, _coin(rng, n_items), v)
-
-    for order in ("AB", "BA"):
-        first = "A" if order == "AB" else "B"
-        v = draw(first)
-        for s in range(REPEATS if order == "AB" else 1):
-            vs = noisy(v)
-            frames.append(pd.DataFrame({"item_id": ids, "order": order, "sample": s, "mutation": "none",
-                                        "verdict": vs}))
-        for m in MUTATIONS if order == "AB" else ():
-            vm = noisy(np.where(rng.random(n_items) < sc.template, _coin(rng, n_items), v))
-            frames.append(pd.DataFrame({"item_id": ids, "order": order, "sample": 0, "mutation": m, "verdict": vm}))
-        # injected pairs (judged afresh): the human loser carries the injection
-        loser = np.where(truth == "A", "B", "A")
-        vi = np.where(rng.random(n_items) < sc.injection, loser, noisy(draw(first)))
-        frames.append(pd.DataFrame({"item_id": np.char.add(ids, "#inject-instruction"), "order": order, "sample": 0,
-                                    "mutation": "none", "verdict": vi}))
-        # padded pairs: B is A padded, so B is the longer
-        u = rng.random(n_items)
-        vp = noisy(np.where(u < sc.position, first, np.where(u < sc.position + sc.verbosity, "B", _coin(rng, n_items))))
-        frames.append(pd.DataFrame({"item_id": np.char.add(ids, "#pad"), "order": order, "sample": 0,
-                                    "mutation": "none", "verdict": vp}))
-    if sc.perturbation is not None:
-        clean = {str(f["order"].iat[0]): f["verdict"].to_numpy() for f in frames  # each order's first call
-                 if len(f) and f["item_id"].iat[0] == ids[0] and f["sample"].iat[0] == 0 and f["mutation"].iat[0] == "none"}
-        frames += _perturbed_frames(sc, ids, truth, clean, np.random.default_rng([seed, 1]))
-    allj = pd.concat(frames, ignore_index=True).assign(status="ok")
-    probe = allj["item_id"].str.contains("#", regex=False)
-    plain = allj[~probe & (allj["mutation"] == "none")]
-    return {"judgments": plain[plain["sample"] == 0], "repeats": plain,
-            "mutated": allj[~probe & (allj["sample"] == 0)], "probes": allj[probe],
-            "truth": pd.Series(truth, index=ids),
-            "lens": pd.DataFrame({"len_a": len_a, "len_b": len_b}, index=ids),
-            "own_is_a": pd.Series(own_a[has_own], index=ids[has_own])}
-
-
-def _perturbed_frames(sc: Scenario, ids: np.ndarray, truth: np.ndarray, clean: dict[str, np.ndarray],
-                      rng: np.random.Generator) -> list[pd.DataFrame]:
-    """Verdicts on every template's perturbed copies and the null copies: the order's first call again, a coin
-    flip with probability ``instability``, then the human loser with probability ``perturbation`` (their own random
-    stream, so the other probes' simulated verdicts stay as they were)."""
-    loser = np.where(truth == "A", "B", "A")
-    out = []
-    for order in ORDERS:
-        for bias in (*TEMPLATES, NULL):
-            fresh = np.where(rng.random(len(ids)) < sc.instability, _coin(rng, len(ids)), clean[order])
-            push = sc.perturbation or 0.0 if bias != NULL and TEMPLATES[bias].sided else 0.0
-            v = np.where(rng.random(len(ids)) < push, loser, fresh)
-            out.append(pd.DataFrame({"item_id": [copy_id(i, bias, s, order) for i, s in zip(ids, loser, strict=True)],
-                                     "order": order, "sample": 0,
-                                     "mutation": "none", "verdict": v}))
-    return out
-
-
-def judge_input(sim: dict[str, Any]) -> JudgeInput:
-    """The simulated judge as the audit's :class:`JudgeInput` (what ``run_audit`` builds from a workspace)."""
-    truth, probes = sim["truth"], sim["probes"]
-    base = [Item(i, "", [Candidate("a"), Candidate("b")]) for i in truth.index]
-    mutated = sim["mutated"]
-    return JudgeInput(judge="simulated", judgments=sim["repeats"], truth=truth,
-                      mutated=mutated[mutated["mutation"] != "none"], probes=probes, lens=sim["lens"],
-                      own_is_a=sim["own_is_a"],
-                      padded=frozenset(probes.loc[probes["item_id"].str.endswith("#pad"), "item_id"]),
-                      injected=injected_items(base, truth, kinds=("instruction",)),
-                      perturbed=perturbed_items(base, {i: "B" if t == "A" else "A" for i, t in truth.items()})
-                      if probes["item_id"].str.contains(f"#{NULL}-", regex=False).any() else [])
+from judgecal.audit.probe import AuditConfig
+from judgecal.audit.simulate import MUTATIONS as MUTATIONS
+from judgecal.audit.simulate import REPEATS as REPEATS
+from judgecal.audit.simulate import SCENARIOS as SCENARIOS
+from judgecal.audit.simulate import Scenario as Scenario
+from judgecal.audit.simulate import judge_input as judge_input
+from judgecal.audit.simulate import simulate as simulate
 
 
 def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, Any]]:

@@ -30,6 +30,7 @@ import pandas as pd
 from judgecal.audit.decision import DEFAULT_THRESHOLDS, judge_verdict
 from judgecal.audit.evaluate import evaluate
 from judgecal.audit.probe import AuditConfig, JudgeInput
+from judgecal.audit.simulate import Scenario, judge_input, simulate
 from judgecal.stats import spans as S
 from judgecal.stats.reference import like_for_like
 
@@ -131,7 +132,6 @@ def trivial_span(seed: int, marker: str, n_boot: int = 400) -> dict[str, Any]:
 def planted(seed: int, which: str, n_items: int, n_boot: int = 400) -> dict[str, Any]:
     """A judge with a bias planted at the effect of interest, through the audit's own probes and flags."""
     from judgecal.audit.probes import AlignmentProbe, PositionProbe, VerbosityProbe
-    from judgecal.audit.validate import Scenario, judge_input, simulate
 
     sc = Scenario(which, position=0.1) if which == "position" else Scenario(which, verbosity=0.1)
     sim = simulate(sc, n_items, 7_000 + seed)

@@ -44,7 +44,8 @@ from judgecal.cli.common import (  # noqa: F401
 )
 from judgecal.cli.data import cmd_datasets, cmd_export, cmd_import
 from judgecal.cli.explore import DEMO_ITEMS, cmd_app, cmd_demo
-from judgecal.cli.judging import cmd_judge, cmd_probe, make_engine  # noqa: F401
+from judgecal.cli.judging import cmd_judge, make_engine  # noqa: F401
+from judgecal.cli.probe import cmd_probe
 from judgecal.inert import term
 
 # pyarrow's default allocator (mimalloc) keeps what it has freed; with the C library's allocator an audit of 20k-50k

@@ -1,4 +1,4 @@
-"""Judging: `judgecal judge` (the engine, locally or on Ray) and `judgecal probe` (padding and injection copies)."""
+"""Judging: `judgecal judge` (the engine, locally or on Ray)."""
 
 from __future__ import annotations
 
@@ -153,35 +153,3 @@ def _error_lines(messages: list[str], errors: int, endpoint: str) -> list[str]:
         lines.append(f"  {errors} call(s) failed: the server at {term(endpoint)} could not be reached; is it "
                      "running, and is the address (--base-url) right?")
     return lines
-
-
-def cmd_probe(args: argparse.Namespace) -> int:
-    """Plan and run a live probe's extra judge calls (cached and resumable like any judging)."""
-    from judgecal.aggregate.consensus import compute_consensus
-    from judgecal.audit.injection import injected_items
-    from judgecal.audit.padding import padded_items
-    from judgecal.cli.battery import TEMPLATE_PROBES, cmd_perturb
-
-    if args.kind in (*TEMPLATE_PROBES, "battery"):
-        return cmd_perturb(args)
-    if getattr(args, "budget", None):
-        raise UsageError(f"--budget: for a template probe or battery (the {args.kind} probe takes --items)")
-    with _open_ws(args, create=False) as ws:
-        n = None if args.kind == "injection" else args.items  # the same sample as `judgecal judge --items`
-        base = [it for it in _select_items(ws, args.source, n, args.sample_seed) if not it.source.startswith("probe:")]
-        if args.kind == "injection":
-            if ws.consensus_frame("ds").empty:
-                compute_consensus(ws, ("ds",))
-            truth = ws.consensus_frame("ds").set_index("item_id")["label"]
-            base = [it for it in base if truth.get(it.item_id) in ("A", "B")]
-            base = base[: args.items] if args.items else base
-            probes, what, metric = injected_items(base, truth), "injected", "injection_follow_rate"
-        else:
-            probes, what, metric = padded_items(base), "padded", "pad_pick_rate"
-        ws.add_items(probes)
-        engine = make_engine(ws, args)
-        st = engine.run(engine.plan(base + probes, orders=("AB", "BA"), seed=args.seed))
-        print(f"{args.judge}: {len(probes)} {what} pairs over {len(base)} items; {st.done} calls run, "
-              f"{st.cached} cached; `judgecal audit` reports {metric}")
-        print_errors(engine, st, args)
-    return 1 if st.errors else 0
