@@ -195,6 +195,10 @@ def load(name: str, offline: bool = False) -> LoadedDataset:
         return load_prometheus_mtbench(offline)
     if name in LLMBAR_SUBSETS:
         return load_llmbar(name, offline)
+    if name == "evalbiasbench":
+        from judgecal.data.evalbiasbench import load_evalbiasbench
+
+        return load_evalbiasbench(offline)
     raise DatasetError(f"unknown dataset {name!r}; `judgecal datasets list` shows the names")
 
 
