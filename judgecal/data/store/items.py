@@ -122,6 +122,23 @@ class ItemsRepository(Repository):
              "json_extract(data, '$.candidates[0].text')) FROM items WHERE task = 'pointwise'")
         return pd.Series({i: int(c) for i, c in self._conn.execute(q)}, dtype=np.int64)
 
+    def pair_keys(self) -> pd.DataFrame:
+        """One row per two-candidate pairwise item (probe copies left out) whose prompt has three or more such
+        items: ``item_id``, ``prompt`` (a number per distinct prompt) and ``a``, ``b`` (a number per distinct
+        response text of that prompt), ranked in SQLite so that no text leaves it."""
+        q = ("WITH p AS (SELECT item_id, rowid AS r, json_extract(data, '$.prompt') AS pr, "
+             "json_extract(data, '$.candidates[0].text') AS x, json_extract(data, '$.candidates[1].text') AS y "
+             "FROM items WHERE task = 'pairwise' AND source NOT LIKE 'probe:%' "
+             "AND json_array_length(data, '$.candidates') = 2), "
+             "m AS (SELECT * FROM p WHERE pr IN (SELECT pr FROM p GROUP BY pr HAVING count(*) >= 3)), "
+             "t AS (SELECT pr, x AS s FROM m UNION SELECT pr, y FROM m), "
+             "k AS (SELECT pr, s, dense_rank() OVER (ORDER BY pr, s) AS n FROM t) "
+             "SELECT m.item_id, dense_rank() OVER (ORDER BY m.pr), ka.n, kb.n FROM m "
+             "JOIN k AS ka ON ka.pr = m.pr AND ka.s = m.x JOIN k AS kb ON kb.pr = m.pr AND kb.s = m.y ORDER BY m.r")
+        rows = self._conn.execute(q).fetchall()
+        return pd.DataFrame(rows, columns=["item_id", "prompt", "a", "b"]).astype(
+            {"item_id": object, "prompt": np.int64, "a": np.int64, "b": np.int64})
+
     def label_sets(self) -> pd.Series:
         """item_id -> :class:`LabelSet` of the binary and categorical items (streamed from SQLite)."""
         # instr() first: an item whose JSON never names the key is not parsed (most items, in a pairwise workspace)
