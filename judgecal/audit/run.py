@@ -142,9 +142,9 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
                         del mine[part][c]
     pairs = facts[(facts["task"] == "pairwise") & (facts["n_candidates"] == 2)].drop(probe_of.index)
     lens = pairs[["len_a", "len_b"]]
+    traps, triads = trap_table(pairs), workspace_triads(ws, pairs, truth_source)
     injected = ws.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
     padded = frozenset(probe_of.index[probe_of == PADDING_SOURCE])
-    traps, triads = trap_table(ws), workspace_triads(ws, truth_source)
 
     def frame(judge: str, part: str) -> pd.DataFrame:  # the rows keep their place in the table as their label
         taken = parts[judge].pop(part)

@@ -39,8 +39,9 @@ class TriadSet:
 
 
 def find_triads(keys: pd.DataFrame, human: pd.DataFrame | None = None) -> TriadSet:
-    """The triads in ``keys`` (``item_id``, ``prompt``, ``a``, ``b``: :meth:`Workspace.pair_keys`); ``human``:
-    ``item_id``, ``rater``, ``label`` of the people (kept for the triads' items)."""
+    """The triads in ``keys`` (``item_id``, ``prompt``, ``a``, ``b``: numbers standing for the prompt and the two
+    responses' texts, as :meth:`Workspace.item_facts` gives them); ``human``: ``item_id``, ``rater``, ``label``
+    of the people (kept for the triads' items)."""
     k = keys[keys["a"] != keys["b"]]
     a, b = k["a"].to_numpy(), k["b"].to_numpy()
     u, v = np.minimum(a, b), np.maximum(a, b)
@@ -62,11 +63,16 @@ def find_triads(keys: pd.DataFrame, human: pd.DataFrame | None = None) -> TriadS
     return TriadSet(edges, triads, hum)
 
 
-def workspace_triads(ws: Workspace, source: str | None = None) -> TriadSet | None:
-    """The triads of ``ws`` with the labels of ``source``'s people (every person's when ``None``; each
+def workspace_triads(ws: Workspace, pairs: pd.DataFrame, source: str | None = None) -> TriadSet | None:
+    """The triads among ``pairs`` (the two-candidate pairwise rows of :meth:`Workspace.item_facts` of ``ws``,
+    indexed by item_id) with the labels of ``source``'s people (every person's when ``None``; each
     ``source/annotator`` one rater); ``None`` when there is none."""
-    keys = ws.pair_keys()
-    if keys.empty:
+    p = pairs["prompt_key"]
+    many = pairs[p.map(p.value_counts()) >= 3]
+    keys = pd.DataFrame({"item_id": many.index.to_numpy(), "prompt": many["prompt_key"].to_numpy(),
+                         "a": many["text_key_a"].to_numpy(), "b": many["text_key_b"].to_numpy()})
+    found = find_triads(keys)
+    if not len(found):
         return None
     ann = ws.annotations_frame()
     if source is not None and len(ann):
@@ -74,10 +80,10 @@ def workspace_triads(ws: Workspace, source: str | None = None) -> TriadSet | Non
             ann = select(ann, source)
         except SourceError:
             ann = ann.iloc[:0]
-    human = pd.DataFrame({"item_id": ann["item_id"], "rater": ann["source"].astype(str) + "/" + ann["annotator"].astype(str),
-                          "label": ann["label"]})
-    found = find_triads(keys, human)
-    return found if len(found) else None
+    ann = ann[ann["item_id"].isin(found.edges.index)]
+    found.human = pd.DataFrame({"item_id": ann["item_id"], "label": ann["label"],
+                                "rater": ann["source"].astype(str) + "/" + ann["annotator"].astype(str)})
+    return found
 
 
 def _signs(labels: pd.DataFrame, edges: pd.DataFrame, invalid_as: str) -> NDArray[np.float64]:

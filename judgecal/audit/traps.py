@@ -15,20 +15,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgecal.data.evalbiasbench import ANSWER_KEY, TRAP_KEY, trap_slug
-from judgecal.data.store import Workspace
+from judgecal.data.evalbiasbench import trap_slug
 from judgecal.stats import bootstrap as stats
 
 CHANCE = 0.5
 TRAP_COLUMNS = ["trap", "answer"]
 
 
-def trap_table(ws: Workspace) -> pd.DataFrame:
-    """item_id -> ``trap``, ``answer`` (A or B) of the workspace's trap pairs (their metadata)."""
-    trap, answer = ws.item_metadata(TRAP_KEY), ws.item_metadata(ANSWER_KEY)
-    both = trap.index.intersection(answer.index)
-    out = pd.DataFrame({"trap": trap.reindex(both), "answer": answer.reindex(both)}, columns=TRAP_COLUMNS)
-    return out[out["answer"].isin(("A", "B"))]
+def trap_table(pairs: pd.DataFrame) -> pd.DataFrame:
+    """item_id -> ``trap``, ``answer`` (A or B) of the trap pairs among ``pairs`` (the two-candidate pairwise rows
+    of :meth:`Workspace.item_facts`, indexed by item_id)."""
+    t = pairs[pairs["trap"].notna() & pairs["trap_answer"].isin(("A", "B"))]
+    return pd.DataFrame({"trap": t["trap"].to_numpy(), "answer": t["trap_answer"].to_numpy()},
+                        index=pd.Index(t.index.to_numpy(), dtype=object), columns=TRAP_COLUMNS)
 
 
 def _scores(verdict: pd.Series, answer: pd.Series, invalid_as: str) -> np.ndarray:

@@ -119,7 +119,6 @@ class Workspace:
     item_tasks = _Delegate("items_repo", ItemsRepository.item_tasks)
     item_facts = _Delegate("items_repo", ItemsRepository.item_facts)
     response_clusters = _Delegate("items_repo", ItemsRepository.response_clusters)
-    pair_keys = _Delegate("items_repo", ItemsRepository.pair_keys)
     label_sets = _Delegate("items_repo", ItemsRepository.label_sets)
     item_metadata = _Delegate("items_repo", ItemsRepository.item_metadata)
     sources = _Delegate("items_repo", ItemsRepository.sources)
