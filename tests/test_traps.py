@@ -153,6 +153,9 @@ def test_trap_accuracy_per_trap_is_the_hand_count(trap_ws: Path, mirror: Path) -
     assert traps["length bias"] == 0.0  # the shorter response is the better one on every length trap
     assert judge["metrics"]["trap_accuracy"]["estimate"] == pytest.approx(
         sum(traps[t] * len(r) for t, r in _raw(mirror).items()) / 80)
+    pooled = judge["metrics"]["trap_gap"]
+    assert pooled["estimate"] == pytest.approx(judge["metrics"]["trap_accuracy"]["estimate"] - ordinary)
+    assert pooled["null_value"] == 0.0 and pooled["q"] is not None
     assert "falls_for_traps" in judge["flags"]
     # the recorded LLMBar judges never saw a trap pair: not tested, never a figure
     other = report["judges"]["replay/llmbar/GPT-4/Vanilla"]

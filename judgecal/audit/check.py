@@ -31,7 +31,7 @@ from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult, Probe, Pr
 from judgecal.audit.probes import AlignmentProbe
 from judgecal.audit.report import Judge
 from judgecal.audit.run import judge_entry
-from judgecal.audit.validate import Scenario, judge_input, simulate
+from judgecal.audit.validate import Scenario, judge_input, simulate, with_traps_and_triads
 from judgecal.catalogue import FLAGS, METRICS, SEVERITIES, FlagInfo, MetricInfo
 from judgecal.errors import ConfigError
 
@@ -49,24 +49,9 @@ class ProbeContractError(ConfigError, AssertionError):
 
 def synthetic_inputs(n_items: int = 80, seed: int = 0) -> list[JudgeInput]:
     """Two simulated judges of ``n_items`` pairs (:data:`SYNTHETIC`), as the audit's :class:`JudgeInput`, with
-    trap pairs and triads read from the same items (:func:`_traps_and_triads`)."""
-    return [_traps_and_triads(replace(judge_input(simulate(sc, n_items, seed + k)), judge=f"synthetic/{sc.name}"))
+    trap pairs and triads read from their own items (:func:`judgecal.audit.validate.with_traps_and_triads`)."""
+    return [with_traps_and_triads(replace(judge_input(simulate(sc, n_items, seed + k)), judge=f"synthetic/{sc.name}"))
             for k, sc in enumerate(SYNTHETIC)]
-
-
-def _traps_and_triads(inp: JudgeInput) -> JudgeInput:
-    """Every fourth item a trap pair (two traps, the truth its known answer); the items in threes, each three
-    the pairs x-y, y-z, x-z of one prompt (a triad), the truth one person's labels on them."""
-    from judgecal.audit.transitivity import find_triads
-
-    ids = inp.truth.index[: len(inp.truth) // 3 * 3]
-    traps = pd.DataFrame({"trap": [f"synthetic trap {k % 2}" for k in range(len(inp.truth[::4]))],
-                          "answer": inp.truth[::4].to_numpy()}, index=inp.truth.index[::4])
-    n = pd.RangeIndex(len(ids))
-    keys = pd.DataFrame({"item_id": ids, "prompt": n // 3, "a": 3 * (n // 3) + [0, 1, 0] * (len(ids) // 3),
-                         "b": 3 * (n // 3) + [1, 2, 2] * (len(ids) // 3)})
-    human = pd.DataFrame({"item_id": ids, "rater": "synthetic/truth", "label": inp.truth.reindex(ids).to_numpy()})
-    return replace(inp, traps=traps, triads=find_triads(keys, human))
 
 
 def _fail(probe: Probe | type, rule: str) -> ProbeContractError:

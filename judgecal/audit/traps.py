@@ -38,8 +38,8 @@ def _scores(verdict: pd.Series, answer: pd.Series, invalid_as: str) -> np.ndarra
 
 def trap_accuracy(judgments: pd.DataFrame, traps: pd.DataFrame, truth: pd.Series, *, invalid_as: str = "tie",
                   n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
-    """Per trap (by its name): ``accuracy`` and ``gap`` (minus the ordinary pairs'); ``all`` traps pooled;
-    ``ordinary``; ``{}`` when the judge judged no trap pair."""
+    """Per trap (by its name): ``accuracy`` and ``gap`` (minus the ordinary pairs'); ``all`` traps pooled and
+    their ``gap``; ``ordinary``; ``{}`` when the judge judged no trap pair."""
     j = judgments[judgments["verdict"].notna()]
     on_trap = j["item_id"].isin(traps.index)
     if not on_trap.any():
@@ -72,6 +72,7 @@ def trap_accuracy(judgments: pd.DataFrame, traps: pd.DataFrame, truth: pd.Series
     out: dict[str, Any] = {"all": fig(acc(None), int(n_items[:k].sum())), "traps": {}}
     if len(jo):
         out["ordinary"] = fig(acc(k), int(n_items[k]))
+        out["gap"] = fig(lambda m: acc(None)(m) - acc(k)(m), int(n_items[:k].sum()))
     for g, name in enumerate(names):
         part: dict[str, Any] = {"slug": trap_slug(name), "accuracy": fig(acc(g), int(n_items[g]))}
         if len(jo):

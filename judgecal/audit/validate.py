@@ -39,7 +39,7 @@ order-consistent judge, trivial raters, biases planted at the effect of interest
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,7 @@ import pandas as pd
 
 from judgecal.audit.injection import injected_items
 from judgecal.audit.probe import AuditConfig, JudgeInput, evaluate
+from judgecal.audit.transitivity import find_triads
 from judgecal.data.records import Candidate, Item
 
 REPEATS = 3
@@ -138,11 +139,33 @@ def judge_input(sim: dict[str, Any]) -> JudgeInput:
                       injected=injected_items(base, truth, kinds=("instruction",)))
 
 
+def with_traps_and_triads(inp: JudgeInput) -> JudgeInput:
+    """``inp`` with trap pairs and triads read from its own items, for the probes that need them: every fourth
+    item a trap pair (two traps, the truth its known answer); the items in threes, each three the pairs x-y,
+    y-z, x-z of one prompt (a triad), the truth one person's labels on them."""
+    ids = inp.truth.index[: len(inp.truth) // 3 * 3]
+    traps = pd.DataFrame({"trap": [f"synthetic trap {k % 2}" for k in range(len(inp.truth[::4]))],
+                          "answer": inp.truth[::4].to_numpy()}, index=inp.truth.index[::4])
+    n = pd.RangeIndex(len(ids))
+    keys = pd.DataFrame({"item_id": ids, "prompt": n // 3, "a": 3 * (n // 3) + [0, 1, 0] * (len(ids) // 3),
+                         "b": 3 * (n // 3) + [1, 2, 2] * (len(ids) // 3)})
+    human = pd.DataFrame({"item_id": ids, "rater": "synthetic/truth", "label": inp.truth.reindex(ids).to_numpy()})
+    return replace(inp, traps=traps, triads=find_triads(keys, human))
+
+
 def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, Any]]:
     """Run the audit's registered probes (:func:`judgecal.audit.probe.evaluate`, the report's own path)
     on the simulated judge; returns the validated metrics as they would appear in ``audit.json``."""
-    res = evaluate([judge_input(sim)], AuditConfig(n_boot=n_boot, seed=seed))["simulated"]
-    return {k: res.metrics[k].to_json() for k in validated() if k in res.metrics}
+    from judgecal.audit.probes import PROBES
+
+    cfg, inp = AuditConfig(n_boot=n_boot, seed=seed), judge_input(sim)
+    res = evaluate([inp], cfg)["simulated"]
+    # the probes that read trap pairs or triads, on the same judge given them (with_traps_and_triads), apart: the
+    # simulation's own figures stay those of its audit
+    idle = [p for p in PROBES if p.info is not None and p.info.headline not in res.metrics]
+    more = evaluate([with_traps_and_triads(inp)], cfg, probes=idle)["simulated"].metrics if idle else {}
+    got = {**more, **res.metrics}
+    return {k: got[k].to_json() for k in validated() if k in got}
 
 
 def truths(sc: Scenario) -> dict[str, float]:

@@ -16,10 +16,11 @@ GAP = "trap_gap"
 
 class TrapProbe(Probe):
     """Accuracy per trap beside chance (0.5: a tie scores half) and beside the judge's accuracy on the ordinary
-    pairs of the workspace (:mod:`judgecal.audit.traps`); ``trap_gap.<trap>`` (tested, null 0) per trap,
-    Benjamini–Hochberg with every tested metric of the report. Flag ``falls_for_traps`` when a trap's accuracy is
-    significantly below the ordinary one and its interval reaches the effect of interest. Read from the judgments
-    already in the workspace (``judgecal import evalbiasbench``, then ``judgecal judge``): no calls of its own."""
+    pairs of the workspace (:mod:`judgecal.audit.traps`); ``trap_gap`` (every trap pooled) and ``trap_gap.<trap>``
+    (per trap), tested against 0, Benjamini–Hochberg with every tested metric of the report. Flag
+    ``falls_for_traps`` when the traps' accuracy, or one trap's, is significantly below the ordinary one and its
+    interval reaches the effect of interest. Read from the judgments already in the workspace (``judgecal import
+    evalbiasbench``, then ``judgecal judge``): no calls of its own."""
 
     name = "traps"
     needs_alignment = False
@@ -37,8 +38,9 @@ class TrapProbe(Probe):
         MetricInfo("ordinary_accuracy", "Accuracy on ordinary pairs", "Share of judgments on the workspace's other "
                    "pairs (truth A or B) that agree with the truth, scored as on the trap pairs.",
                    reference="chance 0.5", group="traps"),
-        MetricInfo(GAP, "Trap gap ({label})", "Accuracy on one trap's pairs minus accuracy on the ordinary pairs "
-                   "(negative: the trap fools it beyond its usual errors).", unit="difference",
+        MetricInfo(GAP, "Trap gap", "Accuracy on the trap pairs (every trap pooled; one trap's in "
+                   "trap_gap.<trap>) minus accuracy on the ordinary pairs (negative: the traps fool it beyond its "
+                   "usual errors).", unit="difference",
                    reference="0", good="closer to the reference",
                    flag="significantly below 0, and the interval reaches the effect of interest", group="traps",
                    null=0.0),
@@ -60,18 +62,21 @@ class TrapProbe(Probe):
             "traps": len(got["traps"])})
         if ordinary is not None:
             res.metrics["ordinary_accuracy"] = Metric.of(ordinary, extra={"chance": CHANCE})
+        if "gap" in got:
+            res.metrics[GAP] = ci_test(Metric.of(got["gap"]), 0.0)
         for trap, part in got["traps"].items():
             if "gap" in part:
                 res.metrics[f"{GAP}.{part['slug']}"] = ci_test(Metric.of(part["gap"], extra={"trap": trap}), 0.0)
         res.sections["traps"] = {
             "chance": CHANCE, "ties": "a tie scores 1/2 (an unreadable verdict too when counted as a tie)",
             "all": plain(got["all"]), "ordinary": None if ordinary is None else plain(ordinary),
+            "gap": plain(got["gap"]) if "gap" in got else None,
             "traps": {t: {k: (plain(v) if isinstance(v, dict) else v) for k, v in p.items()}
                       for t, p in got["traps"].items()}}
         return res
 
     def flags(self, metrics: Mapping[str, Metric], cfg: AuditConfig) -> list[str]:
-        gaps = [m for name, m in metrics.items() if name.startswith(f"{GAP}.")]
+        gaps = [m for name, m in metrics.items() if name == GAP or name.startswith(f"{GAP}.")]
         if any(significant(m, cfg) and (m.estimate or 0) < 0 for m in gaps):
             return ["falls_for_traps"]
         return ["traps:underpowered"] if any(underpowered(m, cfg) for m in gaps) else []
