@@ -43,7 +43,10 @@ def find_triads(keys: pd.DataFrame, human: pd.DataFrame | None = None) -> TriadS
     responses' texts, as :meth:`Workspace.item_facts` gives them); ``human``: ``item_id``, ``rater``, ``label``
     of the people (kept for the triads' items)."""
     k = keys[keys["a"] != keys["b"]]
-    a, b = k["a"].to_numpy(), k["b"].to_numpy()
+    # numbered in order of first appearance, so that what follows never depends on the numbers given
+    codes, _ = pd.factorize(np.concatenate([k["a"].to_numpy(), k["b"].to_numpy()]))
+    a, b = codes[: len(k)], codes[len(k):]
+    k = k.assign(prompt=pd.factorize(k["prompt"])[0])
     u, v = np.minimum(a, b), np.maximum(a, b)
     e = pd.DataFrame({"item_id": k["item_id"].to_numpy(), "prompt": k["prompt"].to_numpy(), "u": u, "v": v,
                       "flip": a > b}).drop_duplicates(["prompt", "u", "v"])
