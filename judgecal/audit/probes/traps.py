@@ -39,7 +39,7 @@ class TrapProbe(Probe):
                    "pairs (truth A or B) that agree with the truth, scored as on the trap pairs.",
                    reference="chance 0.5", group="traps"),
         MetricInfo(GAP, "Trap gap", "Accuracy on the trap pairs (every trap pooled; one trap's in "
-                   "trap_gap.<trap>) minus accuracy on the ordinary pairs (negative: the traps fool it beyond its "
+                   "trap_gap.length_bias and its like) minus accuracy on the ordinary pairs (negative: the traps fool it beyond its "
                    "usual errors).", unit="difference",
                    reference="0", good="closer to the reference",
                    flag="significantly below 0, and the interval reaches the effect of interest", group="traps",
