@@ -32,7 +32,7 @@ from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult, Probe, Pr
 from judgecal.audit.probes import AlignmentProbe
 from judgecal.audit.report import Judge
 from judgecal.audit.run import judge_entry
-from judgecal.audit.simulate import Scenario, judge_input, simulate
+from judgecal.audit.simulate import Scenario, judge_input, simulate, with_traps_and_triads
 from judgecal.catalogue import FLAGS, METRICS, SEVERITIES, FlagInfo, MetricInfo
 from judgecal.errors import ConfigError
 
@@ -50,8 +50,9 @@ class ProbeContractError(ConfigError, AssertionError):
 
 
 def synthetic_inputs(n_items: int = 80, seed: int = 0) -> list[JudgeInput]:
-    """Two simulated judges of ``n_items`` pairs (:data:`SYNTHETIC`), as the audit's :class:`JudgeInput`."""
-    return [replace(judge_input(simulate(sc, n_items, seed + k)), judge=f"synthetic/{sc.name}")
+    """Two simulated judges of ``n_items`` pairs (:data:`SYNTHETIC`), as the audit's :class:`JudgeInput`, with
+    trap pairs and triads read from their own items (:func:`judgecal.audit.validate.with_traps_and_triads`)."""
+    return [with_traps_and_triads(replace(judge_input(simulate(sc, n_items, seed + k)), judge=f"synthetic/{sc.name}"))
             for k, sc in enumerate(SYNTHETIC)]
 
 

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from judgecal.audit.alignment import truth_codes
 from judgecal.audit.metric import Metric
+from judgecal.audit.transitivity import TriadSet
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
 from judgecal.data.records import Item
 
@@ -44,7 +45,9 @@ class JudgeInput:
     the two-candidate pairwise items; ``own_is_a``: item_id -> candidate A is the judge's own family
     (pairs with exactly one own candidate); ``padded``: ids of the padding probe pairs; ``injected``:
     the injected probe items; ``perturbed``: the perturbed probe items; ``usage``: tokens, latency and cost
-    of ``judgments``.
+    of ``judgments``; ``traps``: item_id -> ``trap``, ``answer`` of the trap pairs (:mod:`judgecal.audit.traps`);
+    ``triads``: the prompts' triads of responses judged pairwise, with the people's labels on them
+    (:mod:`judgecal.audit.transitivity`).
     """
 
     judge: str
@@ -64,6 +67,8 @@ class JudgeInput:
     #: whether any item it judged is a pairwise item (False: every one is a pointwise or labelled item, whose
     #: labels may be named A, B or tie without making it a judge of pairs)
     on_pairs: bool = True
+    traps: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["trap", "answer"]))
+    triads: TriadSet | None = None
 
     @cached_property
     def codes(self) -> NDArray[np.int64]:

@@ -18,6 +18,8 @@ from judgecal.audit.padding import SOURCE as PADDING_SOURCE
 from judgecal.audit.perturb import SOURCE as PERTURB_SOURCE
 from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult
 from judgecal.audit.report import SCHEMA
+from judgecal.audit.transitivity import workspace_triads
+from judgecal.audit.traps import trap_table
 from judgecal.audit.truth import resolve_truth
 from judgecal.data.families import DEFAULT_FAMILIES, family_of, load_families
 from judgecal.data.store import Workspace
@@ -63,7 +65,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
     # every judge's alignment resamples the items with a consensus label (those it judged): their replicates
     # are drawn while the judgments are read, when no earlier audit left them in the cache folder
     draw_ahead(len(truth), n_boot, seed)
-    inputs = judge_inputs(ws, truth, judges)
+    inputs = judge_inputs(ws, truth, judges, truth_source=about["source"])
     from judgecal.audit.probes import PROBES, with_given_alignment
     from judgecal.audit.sections import SECTION_STEPS, add_sections
 
@@ -96,10 +98,12 @@ def _counter(progress: Callable[[int, int, str], None] | None, total: int) -> Ca
     return step
 
 
-def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = None) -> list[JudgeInput]:
+def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = None,
+                 truth_source: str | None = None) -> list[JudgeInput]:
     """Each judge's :class:`JudgeInput`, read from the workspace once: probe pairs (padded, injected
     copies) only feed their probes; alignment and bias use the unmutated prompt, mutations feed the
-    prompt-sensitivity probe. A judge's frames hold :data:`KEPT`, less the :data:`UNRECORDED` columns it gave
+    prompt-sensitivity probe; the trap pairs and the triads (with the labels of ``truth_source``'s people,
+    every person's when ``None``) are read once for every judge. A judge's frames hold :data:`KEPT`, less the :data:`UNRECORDED` columns it gave
     no value of; its usage is computed as its usage columns are read."""
     facts = ws.item_facts()
     families = load_families(ws.path)
@@ -140,6 +144,7 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
                         del mine[part][c]
     pairs = facts[(facts["task"] == "pairwise") & (facts["n_candidates"] == 2)].drop(probe_of.index)
     lens = pairs[["len_a", "len_b"]]
+    traps, triads = trap_table(pairs), workspace_triads(ws, pairs, truth_source)
     injected = ws.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
     padded = frozenset(probe_of.index[probe_of == PADDING_SOURCE])
     perturbed = ws.items(source=PERTURB_SOURCE) if (probe_of == PERTURB_SOURCE).any() else []
@@ -157,7 +162,8 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     built = {judge: JudgeInput(judge=judge, judgments=(jf := frame(judge, "judgments")), truth=truth,
                                mutated=frame(judge, "mutated"), probes=frame(judge, "probes"), lens=lens,
                                own_is_a=own_candidates(pairs, judge, families), padded=padded, injected=injected,
-                               perturbed=perturbed, usage=usage[judge], on_pairs=on_pairs(jf))
+                               perturbed=perturbed, usage=usage[judge], on_pairs=on_pairs(jf), traps=traps,
+                               triads=triads)
              for judge in names}
     return [built[judge] for judge in asked]
 

@@ -5,7 +5,7 @@ self-preference, instability, prompt sensitivity, verdict injection or template 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -14,6 +14,7 @@ import pandas as pd
 from judgecal.audit.injection import injected_items
 from judgecal.audit.perturb import NULL, ORDERS, TEMPLATES, copy_id, perturbed_items
 from judgecal.audit.probe import JudgeInput
+from judgecal.audit.transitivity import find_triads
 from judgecal.data.records import Candidate, Item
 
 REPEATS = 3
@@ -130,3 +131,17 @@ def judge_input(sim: dict[str, Any]) -> JudgeInput:
                       injected=injected_items(base, truth, kinds=("instruction",)),
                       perturbed=perturbed_items(base, {i: "B" if t == "A" else "A" for i, t in truth.items()})
                       if probes["item_id"].str.contains(f"#{NULL}-", regex=False).any() else [])
+
+
+def with_traps_and_triads(inp: JudgeInput) -> JudgeInput:
+    """``inp`` with trap pairs and triads read from its own items, for the probes that need them: every fourth
+    item a trap pair (two traps, the truth its known answer); the items in threes, each three the pairs x-y,
+    y-z, x-z of one prompt (a triad), the truth one person's labels on them."""
+    ids = inp.truth.index[: len(inp.truth) // 3 * 3]
+    traps = pd.DataFrame({"trap": [f"synthetic trap {k % 2}" for k in range(len(inp.truth[::4]))],
+                          "answer": inp.truth[::4].to_numpy()}, index=inp.truth.index[::4])
+    n = pd.RangeIndex(len(ids))
+    keys = pd.DataFrame({"item_id": ids, "prompt": n // 3, "a": 3 * (n // 3) + [0, 1, 0] * (len(ids) // 3),
+                         "b": 3 * (n // 3) + [1, 2, 2] * (len(ids) // 3)})
+    human = pd.DataFrame({"item_id": ids, "rater": "synthetic/truth", "label": inp.truth.reindex(ids).to_numpy()})
+    return replace(inp, traps=traps, triads=find_triads(keys, human))

@@ -45,19 +45,27 @@ import numpy as np
 
 from judgecal.audit.evaluate import evaluate
 from judgecal.audit.probe import AuditConfig
+from judgecal.audit.probes import PROBES
 from judgecal.audit.simulate import MUTATIONS as MUTATIONS
 from judgecal.audit.simulate import REPEATS as REPEATS
 from judgecal.audit.simulate import SCENARIOS as SCENARIOS
 from judgecal.audit.simulate import Scenario as Scenario
 from judgecal.audit.simulate import judge_input as judge_input
 from judgecal.audit.simulate import simulate as simulate
+from judgecal.audit.simulate import with_traps_and_triads as with_traps_and_triads
 
 
 def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, Any]]:
     """Run the audit's registered probes (:func:`judgecal.audit.evaluate.evaluate`, the report's own path)
     on the simulated judge; returns the validated metrics as they would appear in ``audit.json``."""
-    res = evaluate([judge_input(sim)], AuditConfig(n_boot=n_boot, seed=seed))["simulated"]
-    return {k: res.metrics[k].to_json() for k in validated() if k in res.metrics}
+    cfg, inp = AuditConfig(n_boot=n_boot, seed=seed), judge_input(sim)
+    res = evaluate([inp], cfg)["simulated"]
+    # the probes that read trap pairs or triads, on the same judge given them (with_traps_and_triads), apart: the
+    # simulation's own figures stay those of its audit
+    idle = [p for p in PROBES if p.info is not None and p.info.headline not in res.metrics]
+    more = evaluate([with_traps_and_triads(inp)], cfg, probes=idle)["simulated"].metrics if idle else {}
+    got = {**more, **res.metrics}
+    return {k: got[k].to_json() for k in validated() if k in got}
 
 
 def truths(sc: Scenario) -> dict[str, float]:

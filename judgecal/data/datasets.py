@@ -8,56 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from pathlib import Path
 
+from judgecal.data.evalbiasbench import load_evalbiasbench
 from judgecal.data.families import family_of
-from judgecal.data.records import Annotation, Candidate, Item, Judgment, stable_hash
+from judgecal.data.loaded import LoadedDataset, _read_json, _text, replay_judgment
+from judgecal.data.records import Annotation, Candidate, Item
 from judgecal.data.registry import COMMITS, LLMBAR_SUBSETS, DatasetError, fetch, llmbar_evaluators
-
-
-@dataclass
-class LoadedDataset:
-    name: str
-    items: list[Item] = field(default_factory=list)
-    annotations: list[Annotation] = field(default_factory=list)
-    judgments: list[Judgment] = field(default_factory=list)
-    statistics: dict[str, dict[str, object]] = field(default_factory=dict)
-
-
-def replay_judgment(
-    judge: str, item_id: str, verdict: str | None, raw: str, *, order: str = "AB", sample: int = 0,
-    score: float | None = None, source: str = "",
-) -> Judgment:
-    """A recorded verdict as a Judgment; the key is the hash of (judge, item, order, sample).
-
-    Its spec is the recorded judge's (backend ``replay``, no parameters): one judge across the
-    dataset's subsets."""
-    from judgecal.data.specs import JudgeSpec
-
-    spec = JudgeSpec.replay(judge).spec_hash
-    status = "invalid" if verdict == "invalid" or (verdict is None and score is None) else "ok"
-    return Judgment(
-        key=stable_hash({"replay": judge, "item": item_id, "order": order, "sample": sample}, 32),
-        item_id=item_id, judge=judge, spec_hash=spec, order=order, sample=sample, raw=raw,
-        verdict="invalid" if status == "invalid" and score is None else verdict, score=score,
-        status=status, prompt_tokens=None, completion_tokens=None, latency_s=None, cost_usd=None,
-    )
-
-
-def _text(value: object) -> str:
-    """A response as text; JSON literals (``true``, numbers) become what the generator wrote."""
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _read_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DatasetError(f"{path}: not valid JSON ({exc})") from None
-
 
 PANDALM_LABELS = {0: "tie", 1: "A", 2: "B"}
 PANDALM_GPT = {"1": "A", "2": "B", "Tie": "tie"}
@@ -195,7 +151,9 @@ def load(name: str, offline: bool = False) -> LoadedDataset:
         return load_prometheus_mtbench(offline)
     if name in LLMBAR_SUBSETS:
         return load_llmbar(name, offline)
+    if name == "evalbiasbench":
+        return load_evalbiasbench(offline)
     raise DatasetError(f"unknown dataset {name!r}; `judgecal datasets list` shows the names")
 
 
-__all__ = ["COMMITS", "LoadedDataset", "load", "load_llmbar", "load_pandalm", "load_prometheus_mtbench"]
+__all__ = ["COMMITS", "LoadedDataset", "load", "replay_judgment", "_text", "load_llmbar", "load_pandalm", "load_prometheus_mtbench"]

@@ -31,6 +31,7 @@ COMMITS = {
     "prometheus-eval/prometheus-eval": "dcfb44272d5d0414832f5dbb8c2a05ebc2614234",
     "vectara/FaithBench": "cf89797d82812c23b5d5e5c121f1d9b8983bbbce",
     "salesforce/summary-of-a-haystack": "43531729bc39fdc301bcc9ff7b26c5e6ce3fbf57",
+    "ncsoft/offsetbias": "0bd16e4ac935315999ed23480c69673b675884b0",
 }
 LICENSES = {
     "WeOpenML/PandaLM": "Apache-2.0",
@@ -38,6 +39,7 @@ LICENSES = {
     "prometheus-eval/prometheus-eval": "Apache-2.0",
     "vectara/FaithBench": "CC BY-NC-SA 4.0",
     "salesforce/summary-of-a-haystack": "Apache-2.0",
+    "ncsoft/offsetbias": "BSD-3-Clause",
 }
 # FaithBench releases batches 1-16 except 13.
 FAITHBENCH_BATCHES: tuple[int, ...] = tuple(b for b in range(1, 17) if b != 13)
@@ -153,6 +155,11 @@ def registry() -> dict[str, DatasetSpec]:
         "summary-of-a-haystack",
         "Summary of a Haystack: 200 summaries x 1,419 key facts, a person's coverage labels, 6 LLM judges",
         (RemoteFile("salesforce/summary-of-a-haystack", "data/eval_benchmark_data.json"),),
+    )
+    specs["evalbiasbench"] = DatasetSpec(
+        "evalbiasbench",
+        "EvalBiasBench (OffsetBias): 80 hand-built pairs in six traps, the better response known",
+        (RemoteFile("ncsoft/offsetbias", "data/evalbiasbench/biasbench.json"),),
     )
     return specs
 

@@ -59,6 +59,8 @@ SECTION_TITLES = {
     "instability": "Run-to-run instability (repeated samples)",
     "sensitivity": "Prompt sensitivity (reworded prompts)",
     "padding": "Padding probe", "injection": "Verdict injection probe",
+    "traps": "Trap sets: accuracy per trap, beside chance and its accuracy on ordinary pairs",
+    "transitivity": "Transitivity: intransitive triads, beside the annotators' rate and a random rater's",
     "replace_annotator": "Can it replace an annotator? (alternative annotator test, κ z-score)",
     "calibration": "Confidence calibration (reliability, ECE)",
     "selective": "Selective evaluation (Trust or Escalate): items it may decide alone",

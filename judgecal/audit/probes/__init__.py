@@ -31,6 +31,8 @@ from judgecal.audit.probes.rules import excess_test as excess_test
 from judgecal.audit.probes.rules import no_sign as no_sign
 from judgecal.audit.probes.rules import underpowered as underpowered
 from judgecal.audit.probes.self_preference import SelfPreferenceProbe as SelfPreferenceProbe
+from judgecal.audit.probes.transitivity import TransitivityProbe as TransitivityProbe
+from judgecal.audit.probes.traps import TrapProbe as TrapProbe
 from judgecal.audit.probes.verbosity import VerbosityProbe as VerbosityProbe
 from judgecal.catalogue import describe
 
@@ -80,6 +82,8 @@ register(PaddingProbe())
 register(InjectionProbe())
 FLAG_ORDER[:] = ["position", "verbosity", "self_preference", "padding", "instability", "prompt_sensitivity",
                  "injection", "alignment"]
+register(TrapProbe(), FLAG_ORDER.index("alignment"))
+register(TransitivityProbe(), FLAG_ORDER.index("alignment"))
 # the template-perturbation probes (judgecal probe battery), their flags after those above
 register(BandwagonProbe())
 register(AuthorityProbe())

@@ -19,11 +19,18 @@ from judgecal.data.store._db import Repository
 from judgecal.data.store._schema import SCHEMA_VERSION
 from judgecal.data.store.errors import ItemConflictError
 
-FACTS = ("item_id", "source", "task", "len_a", "len_b", "family_a", "family_b", "n_candidates", "model_a", "model_b")
+FACTS = ("item_id", "source", "task", "len_a", "len_b", "family_a", "family_b", "n_candidates", "model_a", "model_b",
+         "prompt_key", "text_key_a", "text_key_b", "trap", "trap_answer")
 
 
 # how a metadata value becomes text: part of a kept lookup's key, so a change to it is never served old copies
 _METADATA_LOOKUP = 1
+
+
+def _key(text: object) -> int:
+    """A number per distinct text within one computation of the facts (equal texts, equal numbers), so that
+    responses and prompts compare without keeping their text; -1 for none."""
+    return -1 if text is None else hash(str(text))
 
 
 class ItemsRepository(Repository):
@@ -88,7 +95,9 @@ class ItemsRepository(Repository):
         return {str(i): str(t) for i, t in self._conn.execute("SELECT item_id, task FROM items")}
 
     def item_facts(self) -> pd.DataFrame:
-        """One row per item: source, task, the word lengths and families of its first two candidates.
+        """One row per item: source, task, the word lengths and families of its first two candidates, numbers
+        standing for its prompt's and their texts (``prompt_key``, ``text_key_a``, ``text_key_b``: equal texts,
+        equal numbers, within one computation) and its ``trap`` and ``trap_answer`` metadata (trap sets).
 
         Streamed from SQLite, so an audit never holds every response text at once, and kept in the cache
         folder while the items are unchanged (:mod:`.snapshot`): counting words is most of the cost.
@@ -108,12 +117,15 @@ class ItemsRepository(Repository):
         q = ("SELECT item_id, source, task, json_extract(data, '$.candidates[0].text'), "
              "json_extract(data, '$.candidates[1].text'), json_extract(data, '$.candidates[0].family'), "
              "json_extract(data, '$.candidates[1].family'), json_array_length(data, '$.candidates'), "
-             "json_extract(data, '$.candidates[0].model'), json_extract(data, '$.candidates[1].model') "
-             "FROM items ORDER BY rowid")
+             "json_extract(data, '$.candidates[0].model'), json_extract(data, '$.candidates[1].model'), "
+             "json_extract(data, '$.prompt'), json_extract(data, '$.metadata.trap'), "
+             "json_extract(data, '$.metadata.trap_answer') FROM items ORDER BY rowid")
         rows = [(i, src, task, len(str(a).split()) if a is not None else 0,
-                 len(str(b).split()) if b is not None else 0, fa, fb, n, ma, mb)
-                for i, src, task, a, b, fa, fb, n, ma, mb in conn.execute(q)]
-        return pd.DataFrame(rows, columns=list(FACTS))
+                 len(str(b).split()) if b is not None else 0, fa, fb, n, ma, mb, _key(p), _key(a), _key(b),
+                 None if t is None else str(t), None if r is None else str(r))
+                for i, src, task, a, b, fa, fb, n, ma, mb, p, t, r in conn.execute(q)]
+        return pd.DataFrame(rows, columns=list(FACTS)).astype(
+            {"prompt_key": np.int64, "text_key_a": np.int64, "text_key_b": np.int64})
 
     def response_clusters(self) -> pd.Series:
         """item_id -> cluster number of the pointwise items: items with the same prompt and response (several
