@@ -30,6 +30,7 @@ from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.audit.win_rates import lc_section, weighted_section
 from judgecal.data.names import rater_key
 from judgecal.data.store import Workspace
+from judgecal.errors import InputError
 from judgecal.stats import ppi, winrate
 
 HUMANS = "humans"
@@ -156,7 +157,7 @@ def plan(truth: pd.Series, verdict: pd.Series, target_halfwidth: float = PLAN_HA
     yhat = winrate.outcome_scores(verdict.reindex(both).to_numpy(dtype=object))
     ok = np.isfinite(y) & np.isfinite(yhat)
     if ok.sum() < 2:
-        raise ValueError(f"planning needs at least 2 items with both a human and a judge verdict, found {int(ok.sum())}")
+        raise InputError(f"planning needs at least 2 items with both a human and a judge verdict, found {int(ok.sum())}")
     return ppi.plan_from_data(y[ok], yhat[ok], target_halfwidth, level=level, n_unlabelled=n_unlabelled)
 
 
@@ -197,14 +198,15 @@ def plan_workspace(ws: Workspace, consensus: str, target_halfwidth: float = PLAN
                    judges: list[str] | None = None, level: float = 0.95, n_unlabelled: int | None = None,
                    invalid_as: str = "tie") -> dict[str, Any]:
     """``judgecal plan``: :func:`plan` for every pairwise judge (or ``judges``) of the workspace against
-    the consensus ``consensus``. Unknown judges raise ``ValueError`` naming the known ones."""
+    the consensus ``consensus``. Unknown judges raise :class:`~judgecal.errors.InputError` naming the known ones."""
     from judgecal.audit.run import judge_inputs
     from judgecal.audit.truth import resolve_truth
 
     truth, about = resolve_truth(ws, consensus, n_boot=10)
     known = ws.judges()
     if missing := [j for j in judges or [] if j not in known]:
-        raise ValueError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})")
+        raise InputError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})",
+                         name="judge")
     items = item_models(ws)
     out: dict[str, Any] = {"consensus": consensus, "truth_source": about["source"], "judges": {}}
     label_sets = ws.label_sets()

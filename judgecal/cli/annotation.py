@@ -24,10 +24,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
             raise UsageError(f"--with-judges: no judgments from {unknown[0]!r} in this workspace "
                              f"({len(known)} judges there; see `judgecal audit`)")
         present = sources(ws.annotations_frame())
-        try:
-            counts = compute_consensus(ws, tuple(args.method), judges=judges, source=args.source)
-        except ValueError as exc:  # a source with no labels
-            raise UsageError(str(exc)) from None
+        counts = compute_consensus(ws, tuple(args.method), judges=judges, source=args.source)
     if args.source is None and len(present) > 1:
         print(f"human labels from {len(present)} sources ({term(', '.join(present))}): each aggregated on its own; "
               "audit with --consensus METHOD:SOURCE (--source all pools them)")
@@ -77,11 +74,8 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             from judgecal.judges.rubric import load_rubric
 
             project = args.project or DEFAULT_PROJECT[args.kind]
-            try:
-                items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed, judge=args.judge,
-                               kind=args.kind)
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
+            items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed, judge=args.judge,
+                           kind=args.kind)
             gold = _gold(ws, args.gold_from, args.gold, project, set(items), args.seed)
             rubric = (load_rubric(args.rubric or "pointwise-5") if args.kind == "likert" else
                       load_rubric(args.rubric) if args.kind == "labels" and args.rubric else None)

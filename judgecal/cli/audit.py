@@ -163,14 +163,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     import json
 
     from judgecal.audit.models import format_plan, plan_workspace
-    from judgecal.data.sources import SourceError
 
     with _open_ws(args, create=False) as ws:
-        try:
-            res = plan_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge,
-                                 n_unlabelled=args.unlabelled)
-        except (ValueError, SourceError) as exc:
-            raise UsageError(str(exc)) from None
+        res = plan_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge,
+                             n_unlabelled=args.unlabelled)
     print(json.dumps(res, indent=1) if args.json else "\n".join(term(line) for line in format_plan(res)))
     return 0
 

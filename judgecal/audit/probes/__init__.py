@@ -26,6 +26,7 @@ from judgecal.audit.probes.rules import underpowered as underpowered
 from judgecal.audit.probes.self_preference import SelfPreferenceProbe as SelfPreferenceProbe
 from judgecal.audit.probes.verbosity import VerbosityProbe as VerbosityProbe
 from judgecal.catalogue import describe
+from judgecal.errors import ConfigError
 
 
 def with_given_alignment(given: Mapping[str, Mapping[str, Any]]) -> list[Probe]:
@@ -44,7 +45,7 @@ def register(probe: Probe, flag_position: int | None = None) -> Probe:
     flags enter the catalogue that the verdict rules, the terminal, the HTML/PDF report, the explorer and
     ``validate`` read. Registering a name twice is refused."""
     if any(p.name == probe.name for p in PROBES):
-        raise ValueError(f"a probe named {probe.name!r} is already registered")
+        raise ConfigError(f"a probe named {probe.name!r} is already registered")
     if probe.info is not None:
         describe(probe.info, probe.metric_infos, probe.flag_infos)
     PROBES.append(probe)
