@@ -46,7 +46,7 @@ def detect(path: Path) -> str:
         return hits[0]
     why = (f"could be {' or '.join(hits)}" if hits else
            "is neither judgecal's own schema (.jsonl, .csv or .parquet) nor a format judgecal recognises")
-    raise InputError(f"{path}: {why}; name its format ({known()})", name="format")
+    raise InputError(f"{path}: {why} (nothing imported); name its format: {known()}", name="format")
 
 
 NATIVE_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet")
