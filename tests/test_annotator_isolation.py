@@ -220,7 +220,7 @@ def test_gold_needs_a_named_source_and_is_pushed_once(review, capsys):
     argv = ["annotate", "push", "--workspace", str(ws.path), "--port", str(review["server"].port),
             "--budget", "8", "--source", "pandalm", "--seed", "3", "--overlap", "1", "--gold", "2"]
     assert main(argv) == 2
-    assert "--gold needs --gold-from" in capsys.readouterr().err
+    assert "judgecal annotate: --gold-from: gold items need a source" in capsys.readouterr().err
     assert main([*argv, "--gold-from", "pandalm"]) == 0
     assert "0 new tasks (0 gold)" in capsys.readouterr().out
     assert len(ws.ls_copies_frame(PROJECT)) == before
