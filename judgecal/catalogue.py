@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from judgecal.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class MetricInfo:
@@ -299,7 +301,7 @@ def describe(probe: ProbeInfo, metrics: tuple[MetricInfo, ...] = (), flags: tupl
     if probe.name in PROBES and PROBES[probe.name] != probe:
         taken.append(probe.name)
     if taken:
-        raise ValueError(f"probe {probe.name!r}: already in the catalogue: {', '.join(taken)}")
+        raise ConfigError(f"probe {probe.name!r}: already in the catalogue: {', '.join(taken)}")
     PROBES[probe.name] = probe
     METRICS.update({m.name: m for m in metrics})
     FLAGS.update({f.code: f for f in flags})

@@ -1,8 +1,11 @@
 """judgecal's one exception hierarchy. Every error judgecal raises on purpose is a :class:`JudgecalError`
-whose message names the input it is about (``file:line: field: ...``, a flag, a server); the command line
-maps the hierarchy to an exit status once (:data:`EXIT_STATUS`), as httpx maps transport errors once.
+whose message names the input it is about (``file:line: field: ...``, the column, the judge, the period, a
+server), never a command-line flag: the command line adds the flag where it catches the error, and maps the
+hierarchy to an exit status once (:data:`EXIT_STATUS`), as httpx maps transport errors once.
 
-- :class:`UserError`: what the user gave cannot be used (a file, a flag, a name, a workspace);
+- :class:`UserError`: what the user gave cannot be used (a file, a value, a name, a workspace); its plain
+  kinds are :class:`InputError` (a value or a name) and :class:`StatsError` (a statistic given arrays or
+  parameters it cannot use);
 - :class:`ConfigError`: a configuration file or the environment is wrong (thresholds, families, a judge spec or
   rubric, a missing system library);
 - :class:`BackendError`: a judge backend or a service judgecal talks to failed for good (bad request,
@@ -24,6 +27,20 @@ class UserError(JudgecalError):
     """The user's input cannot be used as given."""
 
 
+class InputError(UserError, ValueError):
+    """A value given to judgecal (a name, a choice, a number, a record's field) that it cannot use. ``name``
+    is the input the message is about (``"judge"``, ``"strategy"``): the command line shows its flag."""
+
+    def __init__(self, message: str, name: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+class StatsError(UserError, ValueError):
+    """A statistic given input it cannot use: arrays of different lengths, codes outside their range, a level
+    or a half-width outside its bounds, too few items; the message names the argument."""
+
+
 class ConfigError(JudgecalError, ValueError):
     """A configuration file that cannot be read or holds a bad value (``file: field: message``), or an
     environment that lacks what a command needs."""
@@ -42,7 +59,9 @@ class TransientError(JudgecalError, RuntimeError):
         self.retry_after = retry_after
 
 
-EXIT_STATUS: dict[type[JudgecalError], int] = {UserError: 2, ConfigError: 2, BackendError: 2, TransientError: 2}
+# sysexits.h: 69 EX_UNAVAILABLE (a service judgecal needs failed: look at it), 75 EX_TEMPFAIL (run it again
+# later); 2 is the usage status argparse uses, for anything the user can fix in what they gave.
+EXIT_STATUS: dict[type[JudgecalError], int] = {UserError: 2, ConfigError: 2, BackendError: 69, TransientError: 75}
 
 
 def exit_status(exc: JudgecalError) -> int:

@@ -17,8 +17,9 @@ from judgecal.annotation import tasks as lstasks
 from judgecal.annotation.annotators import create_annotators, login, reviewers
 from judgecal.annotation.gold import draw_gold
 from judgecal.annotation.select import select
-from judgecal.annotation.server import Connection, LabelStudioError, ManagedServer
+from judgecal.annotation.server import Connection, ManagedServer
 from judgecal.cli import main
+from judgecal.errors import InputError
 
 PROJECT = "Blind review"
 
@@ -212,14 +213,14 @@ def test_cancelled_only_task_is_reported_and_both_bad_kept(review):
 def test_gold_needs_a_named_source_and_is_pushed_once(review, capsys):
     """Findings: --gold without --gold-from took one annotator's labels; a repeated push added new gold."""
     ws = review["ws"]
-    with pytest.raises(LabelStudioError, match="--gold needs --gold-from"):
+    with pytest.raises(InputError, match="gold items need a source"):
         draw_gold(ws, None, 2, project=PROJECT)
     assert draw_gold(ws, "pandalm", 2, project=PROJECT, exclude=set(review["items"]), seed=4) == {}
     before = len(ws.ls_copies_frame(PROJECT))
     argv = ["annotate", "push", "--workspace", str(ws.path), "--port", str(review["server"].port),
             "--budget", "8", "--source", "pandalm", "--seed", "3", "--overlap", "1", "--gold", "2"]
     assert main(argv) == 2
-    assert "--gold needs --gold-from" in capsys.readouterr().err
+    assert "judgecal annotate: --gold-from: gold items need a source" in capsys.readouterr().err
     assert main([*argv, "--gold-from", "pandalm"]) == 0
     assert "0 new tasks (0 gold)" in capsys.readouterr().out
     assert len(ws.ls_copies_frame(PROJECT)) == before
@@ -241,7 +242,7 @@ def test_overlap_change_is_applied_or_refused(review):
     assert res.created == len(items) and "raised from 1 to 2" in res.messages[0]
     copies = ws.ls_copies_frame(PROJECT)
     assert (copies[copies["item_id"].isin(items)].groupby("item_id").size() == 2).all()
-    with pytest.raises(LabelStudioError, match="was pushed with --overlap 2; lowering it to 1"):
+    with pytest.raises(InputError, match="was pushed with overlap 2; lowering it to 1"):
         lstasks.push(ws, admin, items, project=PROJECT, overlap=1, seed=5, reviewers=reviewers(ws.path))
 
 

@@ -28,6 +28,7 @@ from judgecal.audit.probes import PositionProbe, VerbosityProbe
 from judgecal.audit.run import judge_inputs, run_audit
 from judgecal.audit.truth import resolve_truth
 from judgecal.cli import main
+from judgecal.errors import InputError
 from judgecal.stats import ppi
 
 REPO = Path(__file__).resolve().parents[1]
@@ -259,5 +260,5 @@ def test_example_files_end_to_end(tmp_path, capsys):  # type: ignore[no-untyped-
     with Workspace(ws, create=False) as w:
         chosen = select(w, "escalate", 50, judge="example/acme-judge")
         assert len(chosen) == sel["n_escalated"]
-        with pytest.raises(ValueError, match="needs --judge"):
+        with pytest.raises(InputError, match="needs a judge"):
             select(w, "escalate", 5)

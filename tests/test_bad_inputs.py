@@ -1141,7 +1141,7 @@ def test_an_unreachable_base_url_is_named_once(base_ws, tmp_path, capsys):
     rc = main(["judge", "--judge", "openai-http/m", "--base-url", url, "--items", "1", "--orders", "AB", "--quiet",
                "-w", str(ws)])
     cap = capsys.readouterr()
-    assert rc == 1 and "1 errors" in cap.out
+    assert rc == 69 and "1 errors" in cap.out  # EX_UNAVAILABLE: no call reached the server
     assert cap.err.count(url) == 1 and "Traceback" not in cap.err
     assert f"1 call(s) failed: the server at {url} could not be reached" in cap.err
     assert "error: TransientError: ConnectionRefusedError" in cap.err
@@ -1229,5 +1229,5 @@ def test_regrade_against_an_unreachable_server_says_why(base_ws, tmp_path, capsy
     capsys.readouterr()
     rc = main(["regrade", "--judge", "openai-http/m", "--base-url", url, "--like", "few/j", "--quiet", "-w", str(ws)])
     cap = capsys.readouterr()
-    assert rc == 1 and " errors)" in cap.out and "Traceback" not in cap.err
+    assert rc == 69 and " errors)" in cap.out and "Traceback" not in cap.err  # EX_UNAVAILABLE
     assert cap.err.count(url) == 1 and f"call(s) failed: the server at {url} could not be reached" in cap.err

@@ -75,7 +75,7 @@ def test_annotate_and_annotators_commands(tmp_path, capsys):
     assert main(["import", "pandalm", "-w", ws]) == 0
     assert main(["annotate", "server", "status", "-w", ws]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"running": False}
-    assert main(["annotate", "pull", "-w", ws, "--port", "9"]) == 2
+    assert main(["annotate", "pull", "-w", ws, "--port", "9"]) == 69  # EX_UNAVAILABLE: no server to pull from
     assert "not running" in capsys.readouterr().err
     assert main(["annotators", "-w", ws, "--n-boot", "100"]) == 0
     out = capsys.readouterr().out

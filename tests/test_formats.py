@@ -382,7 +382,8 @@ def test_unknown_file_lists_the_formats(tmp_path, capsys):
     f = _json(tmp_path / "mystery.json", [{"foo": 1}])
     assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 2
     err = capsys.readouterr().err
-    assert "name it with --from FORMAT" in err and all(name in err for name in FORMATS)
+    assert err.startswith(f"judgecal import: --from FORMAT: {f}: ") and "name its format" in err
+    assert all(name in err for name in FORMATS)
     assert not (tmp_path / "ws").exists()
     assert main(["import", str(f), "--from", "nope", "-w", str(tmp_path / "ws")]) == 2
     assert "invalid choice: 'nope'" in capsys.readouterr().err

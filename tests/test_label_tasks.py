@@ -58,7 +58,7 @@ def test_binary_import_infers_the_usual_negative_and_refuses_a_third_label(tmp_p
         for k, lab in enumerate(["pass", "fail", "meh"])])
     assert main(["import", str(three), "--task", "binary", "--positive", "pass", "-w", str(tmp_path / "w2")]) == 2
     err = _err(capsys)
-    assert f"{three}: human_labels: --task binary --positive 'pass': the file gives 3 labels" in err
+    assert f"{three}: human_labels: binary task with positive label 'pass': the file gives 3 labels" in err
     assert "nothing imported" in err and not (tmp_path / "w2").exists()
     assert main(["import", str(three), "--task", "binary", "--positive", "pass", "--labels", "pass,fail",
                  "-w", str(tmp_path / "w3")]) == 2
@@ -67,10 +67,10 @@ def test_binary_import_infers_the_usual_negative_and_refuses_a_third_label(tmp_p
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--task", "binary"], "--task binary needs --positive LABEL"),
+    (["--task", "binary"], "--positive: a binary task needs a positive label"),
     (["--task", "categorical", "--labels", "a"], "two or more labels"),
-    (["--task", "categorical", "--labels", "a,b", "--positive", "c"], "--positive 'c' is not one of"),
-    (["--task", "pointwise", "--positive", "x"], "apply to --task binary or categorical"),
+    (["--task", "categorical", "--labels", "a,b", "--positive", "c"], "--positive: positive label 'c' is not one of"),
+    (["--task", "pointwise", "--positive", "x"], "--task: labels, a positive label, an order and criteria apply to"),
     (["--task", "categorical", "--labels", "a,,b"], "an empty name between commas"),
 ])
 def test_label_declarations_that_cannot_make_a_label_set(tmp_path, capsys, args, words):

@@ -21,9 +21,10 @@ from judgecal.aggregate.consensus import compute_consensus
 from judgecal.annotation import kinds
 from judgecal.annotation import tasks as lstasks
 from judgecal.annotation.annotators import create_annotators, login, reviewers
-from judgecal.annotation.server import Connection, LabelStudioError, ManagedServer
+from judgecal.annotation.server import Connection, ManagedServer
 from judgecal.cli import main
 from judgecal.data.records import Annotation, Candidate, Item, LabelSet
+from judgecal.errors import UserError
 
 PEOPLE = ["alice@example.org", "bob@example.org", "carol@example.org"]
 BINARY, CATEGORY, CRITERIA = "Pass review", "Safety review", "Criteria review"
@@ -162,16 +163,16 @@ def test_pushes_that_mix_questions_are_refused_before_anything_changes(review) -
              (CAT_IDS, BINARY, "asks 'Which label fits the response?': pass, fail"),  # an existing project
              (["rec-0/helpful", "rec-1/helpful", "rec-1/harmless"], "New project", "share their criteria")]
     for ids, project, message in cases:
-        with pytest.raises(LabelStudioError, match=re.escape(message)):
+        with pytest.raises(UserError, match=re.escape(message)):
             lstasks.push(ws, admin, ids, project=project, reviewers=people, kind="labels")
     ws.add_items([Item("plain-1", "p", [Candidate("r", "secret-model-7b")], task="pointwise", source="plain"),
                   Item("ctl-1", "p", [Candidate("r")], task="pointwise", source="plain",
                        label_set=LabelSet("binary", ("ok\x07", "bad"), "ok\x07").to_dict())])
-    with pytest.raises(LabelStudioError, match="has no label set"):
+    with pytest.raises(UserError, match="has no label set"):
         lstasks.push(ws, admin, ["plain-1"], project="New project", reviewers=people, kind="labels")
-    with pytest.raises(LabelStudioError, match="control character"):
+    with pytest.raises(UserError, match="control character"):
         lstasks.push(ws, admin, ["ctl-1"], project="New project", reviewers=people, kind="labels")
-    with pytest.raises(LabelStudioError, match="holds labels tasks, not likert"):
+    with pytest.raises(UserError, match="holds labels tasks, not likert"):
         from judgecal.judges.rubric import load_rubric
 
         lstasks.push(ws, admin, ["plain-1"], project=BINARY, reviewers=people, kind="likert",

@@ -22,8 +22,9 @@ from conftest import annotator_page, free_port, recording_client
 from judgecal.annotation import kinds
 from judgecal.annotation import tasks as lstasks
 from judgecal.annotation.annotators import create_annotators, login, reviewers
-from judgecal.annotation.server import LabelStudioError, ManagedServer
+from judgecal.annotation.server import ManagedServer
 from judgecal.cli import main
+from judgecal.errors import UserError
 
 PROJECT = "Blind span review"
 SOURCE = f"label-studio:{PROJECT}"
@@ -110,13 +111,13 @@ def test_span_tasks_are_blind_and_each_annotator_has_their_own(review) -> None: 
     assert (again.created, again.already) == (0, 3)
     from judgecal.judges.rubric import load_rubric
 
-    with pytest.raises(LabelStudioError, match="needs a pointwise rubric"):
+    with pytest.raises(UserError, match="needs a pointwise rubric"):
         lstasks.push(ws, review["admin"], items, project=PROJECT, kind="likert", reviewers=reviewers(ws.path))
     other = next(it.item_id for it in ws.items(source="faithbench") if it.item_id not in items)
-    with pytest.raises(LabelStudioError, match="holds spans tasks, not likert"):
+    with pytest.raises(UserError, match="holds spans tasks, not likert"):
         lstasks.push(ws, review["admin"], [other], project=PROJECT, kind="likert", rubric=load_rubric("pointwise-5"),
                      reviewers=reviewers(ws.path))
-    with pytest.raises(LabelStudioError, match="a pairwise task shows 2"):
+    with pytest.raises(UserError, match="a pairwise task shows 2"):
         lstasks.push(ws, review["admin"], [other], project="Other", reviewers=reviewers(ws.path))
     assert len(ws.ls_copies_frame()) == 6
     # no model name, item id, dataset name or judge output left judgecal

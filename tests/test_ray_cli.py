@@ -85,7 +85,7 @@ def test_cli_audit_names_an_unreachable_cluster(ws_path, tmp_path, capsys):
     code = main(["audit", "--workspace", str(ws_path), "--out", str(tmp_path), "--n-boot", N_BOOT,
                  "--executor", "ray", "--address", "127.0.0.1:1"])
     err = capsys.readouterr().err
-    assert code != 0 and "cannot connect to the Ray cluster at '127.0.0.1:1'" in err, err
+    assert code == 69 and "cannot connect to the Ray cluster at '127.0.0.1:1'" in err, err  # EX_UNAVAILABLE
     assert "Traceback" not in err
 
 

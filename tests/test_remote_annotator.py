@@ -95,8 +95,8 @@ def test_remote_annotator_labels_through_a_non_loopback_address(tmp_path, pandal
     (["--public-url", "https://review.example.org/review"], "has a path ('/review')"),
     (["--host", "::1"], "an IPv6 address is not supported"),
     (["--host", "a b"], "is not an IPv4 address or host name"),
-    (["--host", "0.0.0.0"], "say which one annotators open with --public-url"),
-    (["--host", "192.0.2.1"], "--host 192.0.2.1: cannot listen there"),
+    (["--host", "0.0.0.0"], "--public-url: host 0.0.0.0 listens on every address"),
+    (["--host", "192.0.2.1"], "--host: 192.0.2.1: cannot listen there"),
 ])
 def test_bad_host_or_public_url_is_one_line_exit_2(tmp_path, capsys, args, message):
     """Refused before anything starts: one line naming the flag, exit 2, no secret echoed."""
@@ -131,6 +131,6 @@ def test_port_in_use_is_checked_on_the_host_asked_for(tmp_path, capsys):
         assert main(["annotate", "server", "start", "--host", "127.0.0.1", "--port", str(port),
                      "--workspace", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert f"port {port} on 127.0.0.1 is in use" in err
+    assert f"--port: port {port} on 127.0.0.1 is in use" in err
     assert public_url_problem("https://review.example.org") is None
     assert public_url_problem("http://review.example.org:8480/") is None

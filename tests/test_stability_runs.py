@@ -214,4 +214,4 @@ def test_deterministic_mode_is_refused_for_vendor_apis(stab_ws, capsys):
     assert main(["judge", "--judge", "openai/gpt-4o-mini", "--deterministic", "--items", "1", "-w",
                  str(stab_ws.path)]) == 2
     err = capsys.readouterr().err
-    assert "--deterministic is not available for openai/" in err and "Traceback" not in err
+    assert "--deterministic: deterministic decoding is not available for openai/" in err and "Traceback" not in err

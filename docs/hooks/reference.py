@@ -53,12 +53,39 @@ def cli_page() -> str:
            "Generated from `judgecal.cli.build_parser` when the site is built: each section is the command's "
            "own `--help`. Every command takes `--workspace DIR` (default: `$JUDGECAL_WORKSPACE`); a bad "
            "argument, file or workspace stops with one line on stderr naming it (exit status 2), and "
-           "`JUDGECAL_DEBUG=1` shows the traceback of an unexpected error.", ""]
+           "`JUDGECAL_DEBUG=1` shows the traceback of an unexpected error.", "", *exit_statuses()]
     for path, parser in _subcommands(build_parser()):
         name = " ".join(("judgecal", *path))
         level = "#" * min(2 + max(len(path) - 1, 0), 4)
         out += [f"{level} `{name}`", "", "```text", parser.format_help().rstrip(), "```", ""]
     return "\n".join(out)
+
+
+# what a script does on each status, beside the kinds of judgecal.errors.EXIT_STATUS
+_EXIT_MEANING = {
+    "UserError": "fix the input the message names (a file:line: field, a flag, a name, a workspace); argparse's "
+                 "usage errors too",
+    "ConfigError": "fix the configuration file or the environment the message names",
+    "BackendError": "a service judgecal needs failed (Label Studio, a Ray cluster, a judge server no call "
+                    "reached): look at it; `EX_UNAVAILABLE` of sysexits.h",
+    "TransientError": "worth trying again later (a server still starting, a workspace changed during the "
+                      "run); `EX_TEMPFAIL` of sysexits.h",
+}
+
+
+def exit_statuses() -> list[str]:
+    """The exit statuses section of the command-line page, from ``judgecal.errors.EXIT_STATUS``."""
+    from judgecal.errors import EXIT_STATUS
+
+    rows = [f"| {code} | `{kind.__name__}` | {_md(_EXIT_MEANING[kind.__name__])} |"
+            for kind, code in sorted(EXIT_STATUS.items(), key=lambda kv: kv[1])]
+    return ["## Exit statuses", "",
+            "| status | error | what to do |", "|---|---|---|",
+            "| 0 | | the command did what it was asked |",
+            "| 1 | | some judge calls failed (a re-run retries them); `judgecal monitor`: drift declared; an "
+            "unexpected error |",
+            *rows,
+            "| 130 | | interrupted (Ctrl-C); judgments so far are saved |", ""]
 
 
 def _md(text: str) -> str:

@@ -8,6 +8,7 @@ from judgecal.aggregate.models import AGGREGATORS, MajorityVote
 from judgecal.data.records import Consensus
 from judgecal.data.sources import consensus_name, select, sources
 from judgecal.data.store import Workspace
+from judgecal.errors import InputError
 
 
 def consensus_frame(annotations: pd.DataFrame, method: str = "ds", labelled: bool = False) -> pd.DataFrame:
@@ -17,7 +18,8 @@ def consensus_frame(annotations: pd.DataFrame, method: str = "ds", labelled: boo
     even split is broken by sorted label order, never turned into the pairwise ``tie``.
     """
     if method not in AGGREGATORS:
-        raise ValueError(f"unknown consensus method {method!r}; known: {', '.join(AGGREGATORS)}")
+        raise InputError(f"unknown consensus method {method!r}; known: {', '.join(AGGREGATORS)}",
+                         name="method")
     if annotations.empty:
         return pd.DataFrame(columns=["item_id", "label", "posterior"])
     model = (MajorityVote(tie_break=(), ab_tie=False) if labelled and method == "mv"
@@ -68,7 +70,8 @@ def compute_consensus(ws: Workspace, methods: tuple[str, ...] = ("ds", "mv"),
     """
     for m in methods:
         if m not in AGGREGATORS:
-            raise ValueError(f"unknown consensus method {m!r}; known: {', '.join(AGGREGATORS)}")
+            raise InputError(f"unknown consensus method {m!r}; known: {', '.join(AGGREGATORS)}",
+                             name="method")
     every = ws.annotations_frame()
     present = sources(every)
     selectors: list[str | None] = [source] if source is not None else [None] if len(present) <= 1 else [*present]

@@ -11,11 +11,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.errors import InputError
+
 
 def _codes(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.Index, pd.Index, pd.Index]:
     for col in ("item_id", "annotator", "label"):
         if col not in df.columns:
-            raise ValueError(f"annotations need a {col!r} column")
+            raise InputError(f"annotations need a {col!r} column")
     # order of first appearance: annotations grouped by item stay grouped, which crowd-kit's
     # pandas joins and groupbys run fastest on (lexicographic codes cost ~20% on 1M rows)
     t_codes, tasks = pd.factorize(df["item_id"], sort=False)

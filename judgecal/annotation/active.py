@@ -14,20 +14,22 @@ import pandas as pd
 
 from judgecal.audit.uncertainty import spread_around, workspace_uncertainty
 from judgecal.data.store import Workspace
+from judgecal.errors import InputError
 from judgecal.stats.active import DEFAULT_TAU, draw, inclusion_probabilities
 
 
 def active_draw(ws: Workspace, budget: int, *, seed: int = 0, tau: float = DEFAULT_TAU, judge: str | None = None,
                 source: str | None = None, exclude: set[str] | None = None) -> pd.DataFrame:
     """item_id -> ``pi``, ``drawn`` (and the judge's ``f``, ``err2``) over the two-candidate pairwise items
-    (``source`` only, ``exclude`` left out). ``ValueError`` names what is missing: no items, or an unknown
+    (``source`` only, ``exclude`` left out). an :class:`~judgecal.errors.InputError` names what is missing: no items, or an unknown
     judge."""
     ids = [it.item_id for it in ws.items(source=source)
            if it.task == "pairwise" and len(it.candidates) == 2 and not (exclude and it.item_id in exclude)]
     if not ids:
-        raise ValueError("no pairwise item to draw from" + (f" in source {source!r}" if source else ""))
+        raise InputError("no pairwise item to draw from" + (f" in source {source!r}" if source else ""))
     if judge is not None and judge not in ws.judges():
-        raise ValueError(f"no judge {judge!r} in this workspace (judges there: {', '.join(ws.judges()) or 'none'})")
+        raise InputError(f"no judge {judge!r} in this workspace (judges there: {', '.join(ws.judges()) or 'none'})",
+                         name="judge")
     pooled = workspace_uncertainty(ws, ids)
     unc = pooled if judge is None else spread_around(workspace_uncertainty(ws, ids, judge), pooled)
     pi = inclusion_probabilities(np.sqrt(unc["err2"].to_numpy(dtype=np.float64)), budget, tau=tau)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 
-from judgecal.annotation.server import LabelStudioError
 from judgecal.data.store import Workspace
+from judgecal.errors import InputError
 
 LABELS = ("A", "B", "tie")
 
@@ -20,13 +20,13 @@ def draw_gold(ws: Workspace, source: str | None, n: int, *, project: str, exclud
               seed: int = 0) -> dict[str, str]:
     """item_id -> answer for the gold items still to send so that ``project`` holds ``n``."""
     if n < 0:
-        raise LabelStudioError(f"--gold must be 0 or more, not {n}")
+        raise InputError(f"gold must be 0 or more items, not {n}", name="gold")
     if n == 0:
         return {}
     if not source:
-        raise LabelStudioError("--gold needs --gold-from: an annotator or label source whose answers are the "
-                               "gold (e.g. llmbar-gold), or consensus:METHOD for a seeded draw from a stored "
-                               "consensus (e.g. consensus:ds)")
+        raise InputError("gold items need a source: an annotator or label source whose answers are the gold "
+                         "(e.g. llmbar-gold), or consensus:METHOD for a seeded draw from a stored consensus "
+                         "(e.g. consensus:ds)", name="gold_from")
     have = ws.ls_gold(project)
     if len(have) >= n:
         return {}
@@ -34,14 +34,14 @@ def draw_gold(ws: Workspace, source: str | None, n: int, *, project: str, exclud
         method = source.split(":", 1)[1]
         cons = ws.consensus_frame(method)
         if cons.empty:
-            raise LabelStudioError(f"--gold-from {source}: no consensus {method!r} is stored; run "
-                                   f"`judgecal aggregate --method {method}` first")
+            raise InputError(f"{source}: no consensus {method!r} is stored; run "
+                             f"`judgecal aggregate --method {method}` first", name="gold_from")
         answers = dict(zip(cons["item_id"].astype(str), cons["label"].astype(str), strict=True))
     else:
         ann = ws.annotations_frame()
         ann = ann[(ann["annotator"] == source) | (ann["source"] == source)]
         if ann.empty:
-            raise LabelStudioError(f"--gold-from {source}: no labels by that annotator or from that source")
+            raise InputError(f"{source}: no labels by that annotator or from that source", name="gold_from")
         agreed = ann.groupby("item_id")["label"].nunique() == 1
         first = ann.drop_duplicates("item_id").set_index("item_id")["label"]
         answers = {str(k): str(first[k]) for k in agreed[agreed].index}
@@ -50,6 +50,6 @@ def draw_gold(ws: Workspace, source: str | None, n: int, *, project: str, exclud
     pool = sorted(i for i, lab in answers.items() if lab in LABELS and i not in taken and i in pairwise)
     want = n - len(have)
     if len(pool) < want:
-        raise LabelStudioError(f"--gold-from {source}: only {len(pool)} unsent pairwise item(s) have an agreed "
-                               f"answer, {want} asked for")
+        raise InputError(f"{source}: only {len(pool)} unsent pairwise item(s) have an agreed answer, {want} "
+                         "asked for", name="gold_from")
     return {i: answers[i] for i in random.Random(seed).sample(pool, want)}

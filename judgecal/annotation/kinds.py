@@ -115,7 +115,7 @@ def check_item(kind: str, item: Item) -> None:
                         f"{need}")
     if kind == "labels" and not item.label_set:
         raise KindError(f"item {item.item_id!r} has no label set; a labels task shows the labels a binary or "
-                        "categorical item declares (import it with --task binary or --task categorical)")
+                        "categorical item declares (import it as a binary or categorical task)")
 
 
 EMPTY = "(empty response)"
@@ -237,7 +237,7 @@ def label_units(items: list[Item]) -> tuple[tuple[Question, ...], dict[str, tupl
         one, other = (items[0], mixed[0]) if records[0] is not None else (mixed[0], items[0])
         raise KindError(f"item {one.item_id!r} is a criterion of record {record_of(one)!r} but item "
                         f"{other.item_id!r} is a question of its own: push records and single items to "
-                        "different --project")
+                        "different projects")
     if records[0] is None:
         first = _set(items[0])
         for it in items:
@@ -245,7 +245,7 @@ def label_units(items: list[Item]) -> tuple[tuple[Question, ...], dict[str, tupl
             if ls.key() != first.key():
                 raise KindError(f"items {items[0].item_id!r} ({_describe(first)}) and {it.item_id!r} "
                                 f"({_describe(ls)}) have different label sets; a project asks one question: "
-                                "push them to different --project")
+                                "push them to different projects")
         title = f"{first.criterion}: which label fits the response?" if first.criterion else ASK
         return (Question("label", title, first.labels),), {it.item_id: (it.item_id,) for it in items}
     groups: dict[str, list[Item]] = {}
@@ -267,7 +267,7 @@ def label_units(items: list[Item]) -> tuple[tuple[Question, ...], dict[str, tupl
             raise KindError(f"record {rec!r} is labelled on {', '.join(_describe(_set(it)) for it in its)} "
                             f"but record {rec0!r} on {', '.join(_describe(_set(it)) for it in first_items)}: "
                             "the records of one project share their criteria and labels; push them to "
-                            "different --project")
+                            "different projects")
         texts = {(it.prompt, it.candidates[0].text) for it in its}
         if len(texts) > 1:
             raise KindError(f"record {rec!r}: its criterion items differ in prompt or response; a record's "

@@ -21,6 +21,7 @@ import pandas as pd
 
 from judgecal.annotation.kinds import record_of
 from judgecal.data.store import Workspace
+from judgecal.errors import InputError
 
 STRATEGIES = ("random", "disagreement", "order_disagreement", "uncertainty", "escalate")
 
@@ -35,7 +36,8 @@ def _entropy(counts: pd.DataFrame) -> pd.Series:
 def scores(ws: Workspace, strategy: str, item_ids: list[str]) -> pd.Series:
     """A score per item (higher = show first) for ``strategy``."""
     if strategy not in STRATEGIES:
-        raise ValueError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
+        raise InputError(f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}",
+                         name="strategy")
     base = pd.Series(0.0, index=item_ids)
     if strategy == "random":
         return base
@@ -65,7 +67,8 @@ def select(ws: Workspace, strategy: str, budget: int, *, source: str | None = No
     for ``kind`` ``pairwise``, single-response items for ``spans`` and ``likert`` (drawn at random only),
     items with a label set for ``labels`` (at random; ``budget`` records, each with all its criteria)."""
     if kind != "pairwise" and strategy != "random":
-        raise ValueError(f"{kind} review draws its items at random: --strategy {strategy} ranks pairwise verdicts")
+        raise InputError(f"{kind} review draws its items at random: the {strategy} strategy ranks pairwise verdicts",
+                         name="strategy")
     if kind == "labels":
         return _label_units(ws, budget, source, seed, exclude or set())
     need = 2 if kind == "pairwise" else 1
@@ -76,7 +79,7 @@ def select(ws: Workspace, strategy: str, budget: int, *, source: str | None = No
         from judgecal.audit.confidence import escalated_scores
 
         if not judge:
-            raise ValueError("--strategy escalate needs --judge: whose escalated items to send")
+            raise InputError("the escalate strategy needs a judge: whose escalated items to send", name="judge")
         sc = escalated_scores(ws, judge, ids)
         ids = [i for i in ids if sc[i] > 0]
     else:

@@ -32,7 +32,7 @@ import platformdirs
 
 from judgecal.data.specs import http_url_problem
 from judgecal.data.store import pid_alive
-from judgecal.errors import BackendError
+from judgecal.errors import BackendError, ConfigError, InputError, TransientError
 
 LS_VERSION = "1.23.2"
 VENV_ENV = "JUDGECAL_LS_VENV"
@@ -41,6 +41,10 @@ URL_ENV, TOKEN_ENV = "JUDGECAL_LS_URL", "JUDGECAL_LS_TOKEN"
 
 class LabelStudioError(BackendError):
     """The server cannot be installed, started, reached or used."""
+
+
+class LabelStudioStartingError(TransientError):
+    """The workspace's server is still starting (or not answering yet): the same command later may succeed."""
 
 
 @dataclass(frozen=True)
@@ -111,8 +115,9 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _port_problem(host: str, port: int) -> str | None:
-    """Why Label Studio could not listen on ``host:port`` as asked, or ``None``.
+def _port_problem(host: str, port: int) -> tuple[str, str] | None:
+    """The input (``host`` or ``port``) and why Label Studio could not listen on ``host:port`` as asked, or
+    ``None``.
 
     ``host:port`` must be free to bind (and ``host`` an address of this machine); ``127.0.0.1:port`` must not
     answer either: Label Studio checks there and silently moves to the next port when it does.
@@ -120,19 +125,20 @@ def _port_problem(host: str, port: int) -> str | None:
     try:
         family, _, _, _, addr = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_STREAM)[0]
     except socket.gaierror:
-        return f"--host {host}: no such address (it does not resolve)"
+        return "host", f"{host}: no such address (it does not resolve)"
     with socket.socket(family, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(addr)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                return f"port {port} on {host} is in use; pick another with --port"
-            return f"--host {host}: cannot listen there ({exc.strerror}); give an address of this machine"
+                return "port", f"port {port} on {host} is in use; pick another port"
+            return "host", f"{host}: cannot listen there ({exc.strerror}); give an address of this machine"
     with socket.socket() as s:
         s.settimeout(0.5)
         if s.connect_ex((LOOPBACK, port)) == 0:
-            return f"port {port} on {LOOPBACK} is in use (Label Studio would move to another port); pick another with --port"
+            return "port", (f"port {port} on {LOOPBACK} is in use (Label Studio would move to another port); "
+                            "pick another port")
     return None
 
 
@@ -258,26 +264,27 @@ class ManagedServer:
         """Start the server on ``host:port`` (or return the running one's connection: asked for another host
         or public URL, it is refused, as moving a running server would break the links handed out)."""
         host = self.host or LOOPBACK
-        for name, why in (("--host", host_problem(host)),
-                          ("--public-url", self.asked_public_url and public_url_problem(self.asked_public_url))):
+        for name, why in (("host", host_problem(host)),
+                          ("public_url", self.asked_public_url and public_url_problem(self.asked_public_url))):
             if why:
-                raise LabelStudioError(f"{name}: {why}")
+                raise InputError(why, name=name)
         if host == ANY and not self.asked_public_url:
-            raise LabelStudioError(f"--host {ANY} listens on every address of this machine; say which one annotators "
-                                   "open with --public-url (e.g. http://review-box.example.org:8480)")
+            raise InputError(f"host {ANY} listens on every address of this machine; say which one annotators "
+                             "open with a public URL (e.g. http://review-box.example.org:8480)", name="public_url")
         if self.status().get("running"):
             running, _, public = self._bound()
             if (self.host and self.host != running) or (self.asked_public_url and self.asked_public_url != public):
-                raise LabelStudioError(f"Label Studio for this workspace is already running on {running} for "
-                                       f"{public}; stop it first (`judgecal annotate server stop`)")
+                raise InputError(f"Label Studio for this workspace is already running on {running} for "
+                                 f"{public}; stop it first (`judgecal annotate server stop`)")
             return self.connection()
         info = self._info()
         if info and pid_alive(int(info["pid"])):  # type: ignore[call-overload]
-            raise LabelStudioError(f"Label Studio for this workspace (pid {info['pid']}) is starting or not answering "
-                                   f"at {self.url}; wait, or end it with `judgecal annotate server stop`")
+            raise LabelStudioStartingError(f"Label Studio for this workspace (pid {info['pid']}) is starting or not "
+                                           f"answering at {self.url}; wait, or end it with "
+                                           "`judgecal annotate server stop`")
         self.info_path.unlink(missing_ok=True)  # the state of a server that is gone (killed) says nothing now
-        if why := _port_problem(host, self.port):
-            raise LabelStudioError(why)
+        if problem := _port_problem(host, self.port):
+            raise InputError(problem[1], name=problem[0])
         exe = ensure_installed()
         (self.root / "data").mkdir(parents=True, exist_ok=True)
         log = open(self.root / "server.log", "ab")  # noqa: SIM115 - the child keeps it open
@@ -352,7 +359,7 @@ def connection_for(workspace: str | os.PathLike[str] | None, port: int = 8480) -
     if os.environ.get(URL_ENV):
         token = os.environ.get(TOKEN_ENV)
         if not token:
-            raise LabelStudioError(f"{URL_ENV} is set but {TOKEN_ENV} is not")
+            raise ConfigError(f"{URL_ENV} is set but {TOKEN_ENV} is not")
         return Connection(os.environ[URL_ENV].rstrip("/"), token)
     if workspace is None:
         raise LabelStudioError("no Label Studio: start one with `judgecal annotate server start` or set JUDGECAL_LS_URL")

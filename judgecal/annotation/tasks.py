@@ -41,6 +41,7 @@ from judgecal.annotation.kinds import SECTIONS
 from judgecal.annotation.server import Connection, LabelStudioError
 from judgecal.data.records import Annotation, Item, Span
 from judgecal.data.store import Workspace
+from judgecal.errors import InputError
 
 CHOICES = {"A better": "A", "B better": "B", "Tie": "tie", "Both bad": "both_bad"}
 AGGREGATE_AS = {"both_bad": "tie"}
@@ -57,7 +58,7 @@ def guidelines(config: str | None = None) -> str:
     if config is None:
         return text
     if config not in SECTIONS:
-        raise ValueError(f"unknown labeling config {config!r}; choose from {', '.join(SECTIONS)}")
+        raise InputError(f"unknown labeling config {config!r}; choose from {', '.join(SECTIONS)}")
     others = {t for c, t in SECTIONS.items() if c != config}
     parts = text.split("\n## ")
     kept = [parts[0]] + [p for p in parts[1:] if p.split("\n", 1)[0].strip() not in others]
@@ -114,16 +115,16 @@ def _check_kind(ls: Any, pid: int, kind: str, project: str, shown: _Shown | None
     project: for other questions, labels or criteria, or with or without a rubric)."""
     have = kinds.read_config(ls.projects.get(id=pid).label_config)
     if have.kind != kind:
-        raise LabelStudioError(f"project {project!r} holds {have.kind} tasks, not {kind}; push them with another "
-                               f"--project (e.g. {kinds.DEFAULT_PROJECT[kind]!r})")
+        raise InputError(f"project {project!r} holds {have.kind} tasks, not {kind}; push them to another "
+                         f"project (e.g. {kinds.DEFAULT_PROJECT[kind]!r})", name="project")
     if kind == "labels" and shown is not None:
         want = kinds.read_config(kinds.labels_config(shown.questions, bool(shown.rubric)))
         if (have.questions, have.rubric) != (want.questions, want.rubric):
             def ask(c: kinds.Config) -> str:
                 return "; ".join(f"{q.title[:40]!r}: {', '.join(q.labels[:6])}" for q in c.questions) + \
                     (" with a rubric" if c.rubric else "")
-            raise LabelStudioError(f"project {project!r} asks {ask(have)}, not {ask(want)}; push these items with "
-                                   "another --project")
+            raise InputError(f"project {project!r} asks {ask(have)}, not {ask(want)}; push these items to "
+                             "another project", name="project")
 
 
 @dataclass
@@ -161,27 +162,24 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     before anything is created. ``created``/``already`` count tasks (a record's criteria are one task).
     """
     if kind not in kinds.KINDS:
-        raise LabelStudioError(f"unknown kind of review {kind!r}; choose from {', '.join(kinds.KINDS)}")
+        raise InputError(f"unknown kind of review {kind!r}; choose from {', '.join(kinds.KINDS)}", name="kind")
     if kind == "likert" and (rubric is None or rubric.scale_min != 1):
-        raise LabelStudioError("a Likert task needs a pointwise rubric whose scale starts at 1 (--rubric)")
+        raise InputError("a Likert task needs a pointwise rubric whose scale starts at 1", name="rubric")
     if gold and kind != "pairwise":
-        raise LabelStudioError(f"gold items are pairwise choices; {kind} review takes no --gold")
+        raise InputError(f"gold items are pairwise choices; {kind} review takes none", name="gold")
     if overlap < 1:
-        raise LabelStudioError(f"--overlap must be at least 1, not {overlap}")
+        raise InputError(f"overlap must be at least 1, not {overlap}", name="overlap")
     gold = gold or {}
     wanted = list(dict.fromkeys([*item_ids, *gold]))
     items = {it.item_id: it for it in ws.items(ids=wanted)}
     missing = [i for i in wanted if i not in items]
     if missing:
-        raise LabelStudioError(f"{len(missing)} item(s) are not in the workspace, e.g. {missing[0]!r}")
-    try:
-        for it in items.values():
-            kinds.check_item(kind, it)
-        questions, members = kinds.label_units(list(items.values())) if kind == "labels" else ((), {})
-        if questions:
-            kinds.labels_config(questions)  # a label the config cannot carry is refused here, before any change
-    except kinds.KindError as exc:
-        raise LabelStudioError(str(exc)) from None
+        raise InputError(f"{len(missing)} item(s) are not in the workspace, e.g. {missing[0]!r}")
+    for it in items.values():
+        kinds.check_item(kind, it)
+    questions, members = kinds.label_units(list(items.values())) if kind == "labels" else ((), {})
+    if questions:
+        kinds.labels_config(questions)  # a label the config cannot carry is refused here, before any change
     text = rubric if isinstance(rubric, str) else rubric.system if rubric is not None else ""
     shown = _Shown(kind, text.strip() if kind in ("likert", "labels") else "",
                    rubric.scale_max if kind == "likert" else None, questions, members)
@@ -191,9 +189,9 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     known = ws.ls_projects(project)
     old_overlap = next((int(p["overlap"]) for p in known.values() if p["overlap"]), None)
     if old_overlap is not None and overlap < old_overlap:
-        raise LabelStudioError(f"project {project!r} was pushed with --overlap {old_overlap}; lowering it to "
-                               f"{overlap} would withdraw tasks annotators already have. Push with --overlap "
-                               f"{old_overlap} (or higher), or use another --project")
+        raise InputError(f"project {project!r} was pushed with overlap {old_overlap}; lowering it to {overlap} "
+                         f"would withdraw tasks annotators already have. Push with overlap {old_overlap} (or "
+                         "higher), or to another project", name="overlap")
     if old_overlap is not None and overlap > old_overlap:
         res.messages.append(f"overlap of {project!r} raised from {old_overlap} to {overlap}: items already sent "
                             "go to more annotators")
@@ -203,7 +201,7 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
         return _push_shared(ws, ls, project, overlap, seed, wanted, items, gold, gold_from, known, copies, res,
                             shown)
     if not reviewers:
-        raise LabelStudioError("no annotators yet: add them first with `judgecal annotate annotators --add EMAIL`")
+        raise InputError("no annotators yet: add them first with `judgecal annotate annotators --add EMAIL`")
     emails = [r["email"] for r in reviewers]
     holders: dict[str, set[str]] = {}
     for i, who in zip(copies["item_id"], copies["annotator"], strict=True):

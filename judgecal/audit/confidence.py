@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.errors import InputError
 from judgecal.stats import calibration, selective
 
 TARGET, DELTA = 0.9, 0.1
@@ -144,11 +145,11 @@ def escalated_scores(ws: Any, judge: str, item_ids: list[str]) -> pd.Series:
     try:
         report = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError):
-        raise ValueError(f"{path}: no audit to read the escalation threshold from; run `judgecal audit` first") from None
+        raise InputError(f"{path}: no audit to read the escalation threshold from; run `judgecal audit` first") from None
     sel = (report.get("judges", {}).get(judge) or {}).get("selective")
     if not sel:
         known = [j for j, e in report.get("judges", {}).items() if e.get("selective")]
-        raise ValueError(f"{path}: judge {judge!r} has no selective evaluation (judges with one: "
+        raise InputError(f"{path}: judge {judge!r} has no selective evaluation (judges with one: "
                          f"{', '.join(known) or 'none'})")
     threshold = float("inf") if sel.get("threshold") is None else float(sel["threshold"])
     frame = ws.judgments_frame(judge=judge, columns=("item_id", "order", "sample", "mutation", "verdict", "p_a",

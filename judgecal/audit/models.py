@@ -31,6 +31,7 @@ from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.audit.win_rates import lc_section, weighted_section
 from judgecal.data.names import rater_key
 from judgecal.data.store import Workspace
+from judgecal.errors import InputError
 from judgecal.stats import ppi, winrate
 
 HUMANS = "humans"
@@ -157,7 +158,7 @@ def plan(truth: pd.Series, verdict: pd.Series, target_halfwidth: float = PLAN_HA
     yhat = winrate.outcome_scores(verdict.reindex(both).to_numpy(dtype=object))
     ok = np.isfinite(y) & np.isfinite(yhat)
     if ok.sum() < 2:
-        raise ValueError(f"planning needs at least 2 items with both a human and a judge verdict, found {int(ok.sum())}")
+        raise InputError(f"planning needs at least 2 items with both a human and a judge verdict, found {int(ok.sum())}")
     return ppi.plan_from_data(y[ok], yhat[ok], target_halfwidth, level=level, n_unlabelled=n_unlabelled)
 
 

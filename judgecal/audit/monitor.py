@@ -23,7 +23,7 @@ from judgecal.audit.models import item_verdicts
 from judgecal.audit.truth import resolve_truth
 from judgecal.data.store import Workspace
 from judgecal.data.times import BY, period_of
-from judgecal.errors import UserError
+from judgecal.errors import InputError
 from judgecal.stats.alt_test import cohen_kappa
 from judgecal.stats.proportion import wilson_interval
 from judgecal.stats.sequential import drift_sequence
@@ -35,7 +35,7 @@ METHOD = ("baseline: exact Clopper-Pearson interval at alpha/2; after it: a wind
 COLUMNS = ["item_id", "judge", "order", "sample", "mutation", "verdict", "status", "time", "period"]
 
 
-class MonitorError(UserError, ValueError):
+class MonitorError(InputError):
     """A monitor that cannot be run as asked (unknown judge, no time or period, too few items)."""
 
 
@@ -115,19 +115,19 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     declared where the running agreement's upper bound falls below the baseline's lower bound
     (``baseline_agreement.low``: the drift boundary) and the drop can reach the effect of interest."""
     if by not in BY:
-        raise MonitorError(f"--by is one of {', '.join(BY)}, not {by!r}")
+        raise MonitorError(f"a period is one of {', '.join(BY)}, not {by!r}", name="by")
     judges = ws.judges()
     if judge is None:
         if len(judges) != 1:
-            raise MonitorError(f"name the judge with --judge: this workspace has {len(judges)} "
-                               f"({', '.join(judges[:10]) or 'none'})")
+            raise MonitorError(f"name the judge: this workspace has {len(judges)} "
+                               f"({', '.join(judges[:10]) or 'none'})", name="judge")
         judge = judges[0]
     if judge not in judges:
         raise MonitorError(f"unknown judge {judge!r}; this workspace has: {', '.join(judges[:10]) or 'none'}")
     truth, _ = resolve_truth(ws, consensus, n_boot=0)
     if truth.empty:
-        raise MonitorError(f"no consensus {consensus!r} is stored: run `judgecal aggregate` first (or name another "
-                           "with --consensus)")
+        raise MonitorError(f"no consensus {consensus!r} is stored: run `judgecal aggregate` first (or name another)",
+                           name="consensus")
     facts = ws.item_facts()
     jf = ws.judgments_frame(judge, columns=COLUMNS)
     jf = jf[(jf["mutation"] == "none").to_numpy() & ~jf["item_id"].map(facts["source"]).astype(str)
@@ -146,7 +146,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     if kept.empty:
         what = "period" if by == "period" else "time"
         raise MonitorError(f"no item judged by {judge!r} with a human truth has a {what}: give the records a "
-                           f"{what} (docs/how-to/monitor.md)" + ("; or try --by period" if by != "period" else ""))
+                           f"{what} (docs/how-to/monitor.md)" + ("; or group them by period" if by != "period" else ""),
+                           name="by")
     names = sorted(set(kept), key=lambda p: (pd.isna(first_time.get(p)), str(first_time.get(p, "")), _natural(p), p))
     base = baseline if baseline is not None else names[0]
     if base not in names:

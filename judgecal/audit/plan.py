@@ -14,6 +14,7 @@ from judgecal.audit.models import PLAN_HALFWIDTH, item_models, item_verdicts, pl
 from judgecal.audit.run import judge_inputs
 from judgecal.audit.truth import resolve_truth
 from judgecal.data.store import Workspace
+from judgecal.errors import InputError
 from judgecal.stats.classification import pass_rate_plan
 
 
@@ -21,11 +22,12 @@ def plan_workspace(ws: Workspace, consensus: str, target_halfwidth: float = PLAN
                    judges: list[str] | None = None, level: float = 0.95, n_unlabelled: int | None = None,
                    invalid_as: str = "tie") -> dict[str, Any]:
     """``judgecal plan``: :func:`plan` for every pairwise judge (or ``judges``) of the workspace against
-    the consensus ``consensus``. Unknown judges raise ``ValueError`` naming the known ones."""
+    the consensus ``consensus``. Unknown judges raise :class:`~judgecal.errors.InputError` naming the known ones."""
     truth, about = resolve_truth(ws, consensus, n_boot=10)
     known = ws.judges()
     if missing := [j for j in judges or [] if j not in known]:
-        raise ValueError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})")
+        raise InputError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})",
+                         name="judge")
     items = item_models(ws)
     out: dict[str, Any] = {"consensus": consensus, "truth_source": about["source"], "judges": {}}
     label_sets = ws.label_sets()

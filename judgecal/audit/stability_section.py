@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal.data.records import Item
-from judgecal.errors import UserError
+from judgecal.errors import InputError
 from judgecal.judges import fingerprint as fp
 from judgecal.stats import stability as st
 
@@ -29,7 +29,7 @@ GUARD_THRESHOLD_PP = 1.4  # the default gate (business-loss backcalculation of t
 CROSS_BACKEND_TOLERANCE_PP = 0.8
 
 
-class StabilityError(UserError, ValueError):
+class StabilityError(InputError):
     """A stability run that cannot be planned (an axis that does not apply, no consensus, no items)."""
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from judgecal.data.store import Workspace
+from judgecal.errors import InputError
 from judgecal.stats.active import DEFAULT_TAU, plan_active
 from judgecal.stats.winrate import outcome_scores
 
@@ -95,7 +96,8 @@ def plan_active_workspace(ws: Workspace, consensus: str, target_halfwidth: float
     truth, about = resolve_truth(ws, consensus, n_boot=10)
     known = ws.judges()
     if missing := [j for j in judges or [] if j not in known]:
-        raise ValueError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})")
+        raise InputError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})",
+                         name="judge")
     items = item_models(ws)
     ids = items.index.astype(str).tolist()
     out: dict[str, Any] = {"consensus": consensus, "truth_source": about["source"], "strategy": "active",

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from judgecal.errors import InputError
 from judgecal.stats import stability as st
 
 AXES = ("seed", "temperature", "mutation", "fewshot", "batch_size", "backend")
@@ -25,7 +26,7 @@ def planted_instability(planted: str = "mutation", *, n_items: int = 1000, base_
                         seed: int = 0) -> dict[str, Any]:
     """Simulate one stability run with ``planted`` moving the judge and decompose it (see module docstring)."""
     if planted not in axes:
-        raise ValueError(f"planted axis {planted!r} is not among {', '.join(axes)}")
+        raise InputError(f"planted axis {planted!r} is not among {', '.join(axes)}")
     rng = np.random.default_rng(seed)
     truth = rng.choice(np.array(["A", "B"], dtype=object), size=n_items)
     wrong = np.where(truth == "A", "B", "A").astype(object)

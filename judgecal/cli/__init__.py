@@ -309,8 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     import sqlite3
 
+    from judgecal.cli.common import flagged
     from judgecal.cli.shadow import warning
-    from judgecal.errors import JudgecalError, exit_status, missing_extra
+    from judgecal.errors import InputError, JudgecalError, exit_status, missing_extra
 
     shadowed = warning()  # another distribution installs the import package judgecal too: say so, once
     if shadowed:
@@ -321,6 +322,10 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     try:
         return int(args.func(args))
+    except InputError as exc:  # the library names the input (the judge, the strategy); this command's flag leads
+        shown = flagged(exc) if exc.name and hasattr(args, exc.name) else exc
+        print(f"judgecal {args.command}: {term(str(shown), keep_lines=True)}", file=sys.stderr)
+        return exit_status(exc)
     except JudgecalError as exc:  # the one place the hierarchy becomes an exit status (judgecal/errors.py)
         print(f"judgecal {args.command}: {term(str(exc), keep_lines=True)}", file=sys.stderr)
         return exit_status(exc)

@@ -24,10 +24,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
             raise UsageError(f"--with-judges: no judgments from {unknown[0]!r} in this workspace "
                              f"({len(known)} judges there; see `judgecal audit`)")
         present = sources(ws.annotations_frame())
-        try:
-            counts = compute_consensus(ws, tuple(args.method), judges=judges, source=args.source)
-        except ValueError as exc:  # a source with no labels
-            raise UsageError(str(exc)) from None
+        counts = compute_consensus(ws, tuple(args.method), judges=judges, source=args.source)
     if args.source is None and len(present) > 1:
         print(f"human labels from {len(present)} sources ({term(', '.join(present))}): each aggregated on its own; "
               "audit with --consensus METHOD:SOURCE (--source all pools them)")
@@ -42,14 +39,14 @@ def _active_draw(ws: Any, args: argparse.Namespace, project: str) -> Any:
     from judgecal.annotation.active import active_draw
 
     if args.kind != "pairwise":
-        raise ValueError(f"{args.kind} review draws its items at random: --strategy active draws pairwise items")
+        raise UsageError(f"{args.kind} review draws its items at random: --strategy active draws pairwise items")
     kept = ws.ls_active_frame(project)
     if not kept.empty:
         print(f"project {term(project)} holds an active draw already (seed {int(kept['seed'].iloc[0])}): "
               "sending its items again, the draw unchanged")
         return kept.set_index("item_id").astype({"drawn": bool})
     if ws.ls_pushed_items(project):
-        raise ValueError(f"project {project!r} already holds items: an active draw goes into a project of its own "
+        raise UsageError(f"project {project!r} already holds items: an active draw goes into a project of its own "
                          "(--project NAME), so every label in it has a known probability")
     drawn = active_draw(ws, args.budget, seed=args.seed, tau=args.tau, judge=args.judge, source=args.source)
     ws.ls_record_active(project, drawn, seed=args.seed, tau=args.tau, budget=args.budget, judge=args.judge)
@@ -101,15 +98,12 @@ def cmd_annotate(args: argparse.Namespace) -> int:
 
             project = args.project or DEFAULT_PROJECT[args.kind]
             drawn = None
-            try:
-                if args.strategy == "active":
-                    drawn = _active_draw(ws, args, project)
-                    items = drawn.index[drawn["drawn"]].tolist()
-                else:
-                    items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed,
-                                   judge=args.judge, kind=args.kind)
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
+            if args.strategy == "active":
+                drawn = _active_draw(ws, args, project)
+                items = drawn.index[drawn["drawn"]].tolist()
+            else:
+                items = select(ws, args.strategy, args.budget, source=args.source, seed=args.seed,
+                               judge=args.judge, kind=args.kind)
             gold = _gold(ws, args.gold_from, args.gold, project, set(items), args.seed)
             rubric = (load_rubric(args.rubric or "pointwise-5") if args.kind == "likert" else
                       load_rubric(args.rubric) if args.kind == "labels" and args.rubric else None)

@@ -165,21 +165,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     from judgecal.audit.plan import format_plan, plan_workspace
     from judgecal.audit.uncertainty import format_active_plan, plan_active_workspace
-    from judgecal.data.sources import SourceError
 
     active = getattr(args, "strategy", "ppi") == "active"
     if active and args.unlabelled is not None:
         raise UsageError("--unlabelled applies to --strategy ppi: the active plan is for the workspace's own items")
     with _open_ws(args, create=False) as ws:
-        try:
-            if active:
-                res = plan_active_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge,
-                                            tau=args.tau)
-            else:
-                res = plan_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge,
-                                     n_unlabelled=args.unlabelled)
-        except (ValueError, SourceError) as exc:
-            raise UsageError(str(exc)) from None
+        if active:
+            res = plan_active_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge, tau=args.tau)
+        else:
+            res = plan_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge,
+                                 n_unlabelled=args.unlabelled)
     lines = format_active_plan(res) if active else format_plan(res)
     print(json.dumps(res, indent=1) if args.json else "\n".join(term(line) for line in lines))
     return 0

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import Any
 
-from judgecal.errors import UserError
+from judgecal.errors import InputError, UserError
 
 WORKSPACE_ENV = "JUDGECAL_WORKSPACE"
 
@@ -27,6 +27,14 @@ def _open_ws(args: argparse.Namespace, create: bool = True) -> Any:
 
 class UsageError(UserError, RuntimeError):
     """A command given what it cannot use (exit 2)."""
+
+
+def flagged(exc: InputError, flags: dict[str, str] | None = None) -> UsageError:
+    """``exc`` led by the flag of the input it names (``--judge: the escalate strategy needs a judge``): the
+    library names its inputs, the command line its flags (``--`` and the name, unless ``flags`` spells it)."""
+    if not exc.name:
+        return UsageError(str(exc))
+    return UsageError(f"{(flags or {}).get(exc.name) or '--' + exc.name.replace('_', '-')}: {exc}")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from judgecal.cli.common import UsageError, _open_ws, _print_json
+from judgecal.cli.common import UsageError, _open_ws, _print_json, flagged
+from judgecal.errors import InputError
 from judgecal.inert import term
 
 
@@ -92,7 +93,10 @@ def _import_format(args: argparse.Namespace) -> int:
     if args.kind != "items":
         raise UsageError("--from maps a whole file (items, verdicts and labels, each source named by the format); "
                          "--as judgments is for judgecal's own schema")
-    mapped = map_file(args.source, None if args.fmt in (None, "auto") else args.fmt, judge=args.name)
+    try:
+        mapped = map_file(args.source, None if args.fmt in (None, "auto") else args.fmt, judge=args.name)
+    except InputError as exc:  # no format, or several, claims the file
+        raise flagged(exc, {"format": "--from FORMAT"}) from None
     if args.name and not mapped.specs:
         raise UsageError(f"{args.source}: --name names the judges of a --from file, and this file holds no verdicts "
                          "(its human labels keep the source the format names)")

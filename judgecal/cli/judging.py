@@ -30,10 +30,7 @@ def make_engine(ws: Any, args: argparse.Namespace) -> Any:
     if getattr(args, "deterministic", False):
         from judgecal.judges.determinism import deterministic_spec, enable
 
-        try:
-            spec = deterministic_spec(spec)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+        spec = deterministic_spec(spec)  # refused for a vendor API, which decides itself how it samples
         enable(args.seed)
     opts: dict[str, Any] = spec.backend_options()
     timeout = getattr(args, "timeout", 120.0)
@@ -127,7 +124,19 @@ def cmd_judge(args: argparse.Namespace) -> int:
         print(f"{term(name)} (spec {engine.spec_hash}): {st.planned} planned, {st.cached} cached, {st.done} run "
               f"({st.invalid} invalid, {st.errors} errors, {st.retries} retries) in {st.seconds:.1f}s")
         print_errors(engine, st, args)
-    return 1 if st.errors else 0
+    return run_status(st)
+
+
+def run_status(st: Any) -> int:
+    """A judging run's exit status: 0 when no call failed; 69 (EX_UNAVAILABLE, a
+    :class:`~judgecal.errors.BackendError`'s) when every call failed because the server could not be reached;
+    else 1 (some calls failed: a re-run retries them)."""
+    from judgecal.errors import EXIT_STATUS, BackendError
+
+    if not st.errors:
+        return 0
+    down = st.errors == st.done and all(any(w in m for w in _UNREACHABLE) for m in st.error_messages)
+    return EXIT_STATUS[BackendError] if down else 1
 
 
 def print_errors(engine: Any, st: Any, args: argparse.Namespace) -> None:

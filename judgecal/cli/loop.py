@@ -58,7 +58,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def cmd_regrade(args: argparse.Namespace) -> int:
     from judgecal.cli.common import _open_ws
-    from judgecal.cli.judging import make_engine, print_errors
+    from judgecal.cli.judging import make_engine, print_errors, run_status
     from judgecal.loop.regrade import plan_like
 
     with _open_ws(args, create=False) as ws:
@@ -69,7 +69,7 @@ def cmd_regrade(args: argparse.Namespace) -> int:
     print(f"{term(name)} (spec {engine.spec_hash}) like {term(args.like)}: {st.planned} planned, {st.cached} cached, "
           f"{st.done} run ({st.invalid} invalid, {st.errors} errors)")
     print_errors(engine, st, args)
-    return 1 if st.errors else 0
+    return run_status(st)
 
 
 def save_section(ws: Any, name: str, key: str, value: dict[str, Any]) -> Path:

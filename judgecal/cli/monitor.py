@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from judgecal.cli.common import UsageError, _open_ws
+from judgecal.cli.common import _open_ws
 
 
 def _unit(text: str) -> float:
@@ -39,18 +39,15 @@ def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None]) -> N
 
 def cmd_monitor(args: argparse.Namespace) -> int:
     from judgecal.audit.decision import load_thresholds
-    from judgecal.audit.monitor import MonitorError, monitor
-    from judgecal.data.sources import SourceError
+    from judgecal.audit.monitor import monitor
     from judgecal.report.monitor import print_monitor
 
     with _open_ws(args, create=False) as ws:
         limits = load_thresholds(ws.path)
         effect = args.effect if args.effect is not None else float(limits["accuracy_gap"]["caution_above"])
-        try:
-            series = monitor(ws, args.judge, by=args.by, baseline=args.baseline, consensus=args.consensus,
-                             alpha=float(limits["alpha"]), effect=effect)
-        except (MonitorError, SourceError) as exc:
-            raise UsageError(str(exc)) from None
+        # a MonitorError names its input (the judge, the period): the command line adds the flag
+        series = monitor(ws, args.judge, by=args.by, baseline=args.baseline, consensus=args.consensus,
+                         alpha=float(limits["alpha"]), effect=effect)
     if args.json:
         print(json.dumps(series, indent=1))
     else:

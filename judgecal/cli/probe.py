@@ -7,7 +7,7 @@ import argparse
 
 from judgecal.cli.battery import TEMPLATE_PROBES, cmd_perturb
 from judgecal.cli.common import UsageError, _open_ws
-from judgecal.cli.judging import _select_items, make_engine, print_errors
+from judgecal.cli.judging import _select_items, make_engine, print_errors, run_status
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
@@ -38,4 +38,4 @@ def cmd_probe(args: argparse.Namespace) -> int:
         print(f"{args.judge}: {len(probes)} {what} pairs over {len(base)} items; {st.done} calls run, "
               f"{st.cached} cached; `judgecal audit` reports {metric}")
         print_errors(engine, st, args)
-    return 1 if st.errors else 0
+    return run_status(st)

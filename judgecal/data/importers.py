@@ -53,7 +53,7 @@ from judgecal.data.rows import parquet_rows, whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
 from judgecal.data.times import parse_period, parse_time
-from judgecal.errors import UserError
+from judgecal.errors import InputError, UserError
 from judgecal.inert import term
 
 MAX_TEXT_CHARS = 200_000
@@ -543,9 +543,9 @@ def validate_file(path: str | Path, task: str = "pairwise", source: str | None =
     """Parse and validate ``path`` completely; raise :class:`ImportValidationError` naming every problem.
     ``task`` binary or categorical takes its labels from ``declared`` (:func:`judgecal.data.label_tasks.declare`)."""
     if task not in TASKS:
-        raise ValueError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
+        raise InputError(f"task must be one of {', '.join(TASKS)}, got {task!r}", name="task")
     if (task in LABEL_TASKS) != (declared is not None) or (declared is not None and declared.task != task):
-        raise ValueError(f"--task {task}: the labels are declared for binary and categorical tasks only")
+        raise InputError(f"task {task}: the labels are declared for binary and categorical tasks only", name="task")
     p = Path(path)
     result, problems = parse_records(p, task, source or p.stem, progress, declared)
     if problems:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgecal.data.records import LABEL_TASKS, LabelSet
-from judgecal.errors import UserError
+from judgecal.errors import InputError, UserError
 
 # the usual two-label vocabularies: the negative of a declared positive label when the file shows only one
 PAIRS = (("pass", "fail"), ("yes", "no"), ("true", "false"), ("1", "0"), ("c", "i"), ("safe", "unsafe"),
@@ -27,7 +27,8 @@ MAX_LABEL_CHARS = 200
 
 
 class LabelSetError(UserError, ValueError):
-    """A label declaration (``--positive``, ``--labels``, ``--criteria``) that cannot make a label set."""
+    """A declaration (the positive label, the labels) that cannot make a label set with the labels a file gives.
+    A declaration refused on its own is an :class:`~judgecal.errors.InputError` naming the input."""
 
 
 @dataclass(frozen=True)
@@ -46,37 +47,40 @@ def _names(text: str | None, what: str) -> tuple[str, ...]:
         return ()
     names = tuple(x.strip() for x in text.split(","))
     if any(not x for x in names):
-        raise LabelSetError(f"{what} {text!r}: an empty name between commas")
+        raise InputError(f"{what} {text!r}: an empty name between commas", name=what)
     if len(set(names)) != len(names):
-        raise LabelSetError(f"{what} {text!r}: a name given twice")
+        raise InputError(f"{what} {text!r}: a name given twice", name=what)
     if len(names) > MAX_LABELS or any(len(x) > MAX_LABEL_CHARS for x in names):
-        raise LabelSetError(f"{what}: at most {MAX_LABELS} names of at most {MAX_LABEL_CHARS} characters")
+        raise InputError(f"{what}: at most {MAX_LABELS} names of at most {MAX_LABEL_CHARS} characters", name=what)
     return names
 
 
 def declare(task: str, labels: str | None = None, positive: str | None = None, ordinal: bool = False,
             criteria: str | None = None) -> Declared | None:
-    """The declaration of ``--task`` (``None`` for pairwise and pointwise-score tasks, which take none)."""
+    """The declaration of ``task`` (``None`` for pairwise and pointwise-score tasks, which take none); a
+    declaration that cannot make a label set is an :class:`~judgecal.errors.InputError` naming the input."""
     if task not in LABEL_TASKS:
         if labels or positive or ordinal or criteria:
-            raise LabelSetError(f"--labels, --positive, --ordinal and --criteria apply to --task binary or "
-                                f"categorical, not {task}")
+            raise InputError(f"labels, a positive label, an order and criteria apply to binary or categorical "
+                             f"tasks, not {task}", name="task")
         return None
-    names = _names(labels, "--labels")
+    names = _names(labels, "labels")
     if task == "binary":
         if not positive or not positive.strip():
-            raise LabelSetError("--task binary needs --positive LABEL: the label a pass rate counts")
+            raise InputError("a binary task needs a positive label: the label a pass rate counts", name="positive")
         if ordinal:
-            raise LabelSetError("--ordinal applies to --task categorical (two labels have one order only)")
+            raise InputError("ordered labels apply to categorical tasks (two labels have one order only)",
+                             name="ordinal")
         if names and (len(names) != 2 or positive.strip() not in names):
-            raise LabelSetError(f"--task binary: --labels names two labels, one of them --positive "
-                                f"{positive.strip()!r}; got {', '.join(names)}")
+            raise InputError(f"a binary task has two labels, one of them the positive {positive.strip()!r}; got "
+                             f"{', '.join(names)}", name="labels")
     elif len(names) < 2:
-        raise LabelSetError("--task categorical needs --labels a,b[,c...]: two or more labels, lowest first "
-                            "with --ordinal")
+        raise InputError("a categorical task needs two or more labels (a,b[,c...]), lowest first when ordered",
+                         name="labels")
     elif positive is not None and positive.strip() not in names:
-        raise LabelSetError(f"--positive {positive.strip()!r} is not one of --labels {', '.join(names)}")
-    return Declared(task, names, positive.strip() if positive else None, ordinal, _names(criteria, "--criteria"))
+        raise InputError(f"positive label {positive.strip()!r} is not one of the labels {', '.join(names)}",
+                         name="positive")
+    return Declared(task, names, positive.strip() if positive else None, ordinal, _names(criteria, "criteria"))
 
 
 def text_of(value: Any) -> str | None:
@@ -105,7 +109,7 @@ def match(value: Any, labels: Iterable[str]) -> str | None:
 
 
 def resolve(decl: Declared, seen: Iterable[Any], criterion: str = "") -> LabelSet:
-    """The label set of ``decl``; a binary task without ``--labels`` takes its negative label from the
+    """The label set of ``decl``; a binary task without declared labels takes its negative label from the
     values the file gives (``seen``), or from the usual pair of the positive label."""
     labels = decl.labels
     if decl.task == "binary" and not labels:
@@ -116,13 +120,13 @@ def resolve(decl: Declared, seen: Iterable[Any], criterion: str = "") -> LabelSe
             if t is not None and t.casefold() != pos.casefold() and t.casefold() not in {o.casefold() for o in others}:
                 others.append(t)
         if len(others) > 1:
-            raise LabelSetError(f"--task binary --positive {pos!r}: the file gives {len(others) + 1} labels "
-                                f"({', '.join([pos, *others[:5]])}); name the two with --labels {pos},NEG")
+            raise LabelSetError(f"binary task with positive label {pos!r}: the file gives {len(others) + 1} labels "
+                                f"({', '.join([pos, *others[:5]])}); declare the two labels ({pos},NEG)")
         if not others:
             pair = next((b if a == pos.casefold() else a for a, b in PAIRS if pos.casefold() in (a, b)), None)
             if pair is None:
-                raise LabelSetError(f"--task binary --positive {pos!r}: every label in the file is {pos!r}; name the "
-                                    f"negative one with --labels {pos},NEG")
+                raise LabelSetError(f"binary task with positive label {pos!r}: every label in the file is {pos!r}; "
+                                    f"declare the negative one among the labels ({pos},NEG)")
             others = [pair.upper() if pos.isupper() else pair]
         labels = (pos, others[0])
     try:

@@ -12,6 +12,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from judgecal.errors import InputError
+
 Verdict = Literal["A", "B", "tie", "invalid"]
 Order = Literal["AB", "BA"]
 VERDICTS: tuple[str, ...] = ("A", "B", "tie")
@@ -27,7 +29,7 @@ def to_item_orientation(shown: str | None, order: str) -> str | None:
     ``invalid`` and ``None`` are unchanged.
     """
     if order not in ORDERS:
-        raise ValueError(f"order must be 'AB' or 'BA', got {order!r}")
+        raise InputError(f"order must be 'AB' or 'BA', got {order!r}")
     if order == "BA" and shown in ("A", "B"):
         return "B" if shown == "A" else "A"
     return shown
@@ -69,14 +71,14 @@ class LabelSet:
 
     def __post_init__(self) -> None:
         if self.task not in LABEL_TASKS:
-            raise ValueError(f"a label set's task is binary or categorical, not {self.task!r}")
+            raise InputError(f"a label set's task is binary or categorical, not {self.task!r}")
         if len(self.labels) < 2 or len(set(self.labels)) != len(self.labels) or not all(self.labels):
-            raise ValueError(f"a label set needs two or more distinct, non-empty labels, got {list(self.labels)}")
+            raise InputError(f"a label set needs two or more distinct, non-empty labels, got {list(self.labels)}")
         if self.task == "binary" and (len(self.labels) != 2 or self.positive not in self.labels):
-            raise ValueError(f"a binary label set has two labels and names the positive one, got {list(self.labels)} "
+            raise InputError(f"a binary label set has two labels and names the positive one, got {list(self.labels)} "
                              f"with positive {self.positive!r}")
         if self.task == "categorical" and self.positive is not None and self.positive not in self.labels:
-            raise ValueError(f"positive label {self.positive!r} is not one of {list(self.labels)}")
+            raise InputError(f"positive label {self.positive!r} is not one of {list(self.labels)}")
 
     @property
     def negative(self) -> str | None:

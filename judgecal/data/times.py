@@ -9,22 +9,25 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from judgecal.errors import InputError
+
 BY = ("day", "week", "month", "period")
 MAX_PERIOD_CHARS = 1_000
 
 
 def parse_time(value: Any) -> str:
-    """``value`` as UTC ISO 8601 text; ``ValueError`` with a one-line reason when it is not ISO 8601."""
+    """``value`` as UTC ISO 8601 text; :class:`~judgecal.errors.InputError` (a ``ValueError``) with a one-line
+    reason when it is not ISO 8601."""
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"must be an ISO 8601 date or time (2026-03-01T09:30:00Z), got {_shown(value)}")
+        raise InputError(f"must be an ISO 8601 date or time (2026-03-01T09:30:00Z), got {_shown(value)}")
     try:
         dt = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise ValueError(f"is not an ISO 8601 date or time (2026-03-01T09:30:00Z): {_shown(value)}") from None
+        raise InputError(f"is not an ISO 8601 date or time (2026-03-01T09:30:00Z): {_shown(value)}") from None
     try:  # an offset can carry a time past year 1 or 9999 in UTC
         dt = dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
     except OverflowError:
-        raise ValueError(f"falls outside the years 1 to 9999 in UTC: {_shown(value)}") from None
+        raise InputError(f"falls outside the years 1 to 9999 in UTC: {_shown(value)}") from None
     return dt.isoformat()
 
 
@@ -33,9 +36,9 @@ def parse_period(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"must be a non-empty name, got {_shown(value)}")
+        raise InputError(f"must be a non-empty name, got {_shown(value)}")
     if len(value) > MAX_PERIOD_CHARS:
-        raise ValueError(f"is {len(value):,} characters; the limit is {MAX_PERIOD_CHARS:,}")
+        raise InputError(f"is {len(value):,} characters; the limit is {MAX_PERIOD_CHARS:,}")
     return value
 
 
@@ -49,7 +52,7 @@ def period_of(time: str, by: str) -> str:
         return f"{year}-W{week:02d}"
     if by == "month":
         return dt.strftime("%Y-%m")
-    raise ValueError(f"--by is one of {', '.join(BY)}, not {by!r}")
+    raise InputError(f"a period is one of {', '.join(BY)}, not {by!r}", name="by")
 
 
 def _shown(value: Any) -> str:

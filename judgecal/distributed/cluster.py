@@ -7,20 +7,20 @@ import os
 import socket
 from typing import Any
 
-from judgecal.errors import BackendError
+from judgecal.errors import BackendError, MissingExtraError
 
 CLIENT_INIT_ATTEMPTS = 3
 
 
 class RayUnavailableError(BackendError):
-    """Ray is not installed or the cluster cannot be reached."""
+    """The Ray cluster cannot be reached, did not come up, or lacks what a run needs (a GPU)."""
 
 
 def ray_module() -> Any:
     try:
         import ray
     except ImportError:
-        raise RayUnavailableError("--executor ray needs Ray: pip install 'judgecal-toolkit[ray]'") from None
+        raise MissingExtraError("ray", "ray") from None
     return ray
 
 

@@ -23,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from judgecal.distributed.cluster import RayUnavailableError
+from judgecal.errors import MissingExtraError
+
 OBJECT_STORE = 200_000_000
 # find a dead node in ~3 s instead of ~30 s
 FAST_FAILURE = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "4",
@@ -65,7 +68,7 @@ class LoopbackCluster:
         # otherwise, and two clusters on one machine would clash there: every head gets a free port.
         has_client = importlib.util.find_spec("grpc") is not None
         if client_server and not has_client:
-            raise RuntimeError("a Ray Client server needs grpcio: pip install 'judgecal-toolkit[ray]'")
+            raise MissingExtraError("grpc", "ray")  # grpcio comes with Ray's client
         self.client_port = _free_port() if has_client else None
         self.client_address = f"ray://127.0.0.1:{self.client_port}" if self.client_port else None
         # Ray's gRPC servers listen on every interface whatever the node address, so the cluster takes a
@@ -124,7 +127,7 @@ class LoopbackCluster:
             time.sleep(0.5)
         logs = "\n".join(p.read_text(errors="replace")[-2000:] for p in sorted(self.root.glob("start-*.log")))
         self.stop()
-        raise RuntimeError(f"Ray cluster: {what} did not come up:\n{logs}")
+        raise RayUnavailableError(f"Ray cluster: {what} did not come up:\n{logs}")
 
     def _pids(self, marker: str) -> list[int]:
         pids = []

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import time
 
+from judgecal.errors import InputError
+
 
 class TokenBucket:
     """``rate`` calls per second across all workers, bursts up to ``burst`` calls."""
 
     def __init__(self, rate: float, burst: int = 1) -> None:
         if not rate > 0:
-            raise ValueError("rate must be positive")
+            raise InputError("rate must be positive")
         self.rate, self.burst = float(rate), max(1, int(burst))
         self.tat = time.monotonic()
 

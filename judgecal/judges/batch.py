@@ -15,14 +15,15 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-from judgecal.judges.base import BackendError, Request, Response, redact
+from judgecal.errors import UserError
+from judgecal.judges.base import Request, Response, redact
 from judgecal.judges.engine import Call, Engine
 
 _CALL_FIELDS = {f.name for f in fields(Call)}
 
 
-class BatchFileError(BackendError):
-    """A batch manifest, plan or results file that cannot be read; nothing was stored."""
+class BatchFileError(UserError, RuntimeError):
+    """A batch manifest, plan or results file that cannot be read (``file:line: field``); nothing was stored."""
 
 
 def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

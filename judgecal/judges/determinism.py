@@ -20,6 +20,8 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from judgecal.errors import InputError
+
 CUBLAS = ":4096:8"
 # backend -> options that make it deterministic (merged into the judge spec, so a deterministic judge is
 # its own spec and never shares cached answers with a default one)
@@ -60,8 +62,9 @@ def enable(seed: int = 0, torch: bool | None = None) -> dict[str, Any]:
 def deterministic_spec(spec: Any) -> Any:
     """``spec`` in deterministic mode: greedy decoding and the backend's deterministic options."""
     if spec.backend not in BACKEND_OPTIONS:
-        raise ValueError(f"--deterministic is not available for {spec.backend}/ judges: a vendor API decides "
-                         f"itself how it samples (available: {', '.join(sorted(BACKEND_OPTIONS))})")
+        raise InputError(f"deterministic decoding is not available for {spec.backend}/ judges: a vendor API decides "
+                         f"itself how it samples (available: {', '.join(sorted(BACKEND_OPTIONS))})",
+                         name="deterministic")
     options = {**dict(spec.options), **BACKEND_OPTIONS[spec.backend]}
     return replace(spec, temperature=0.0, options=tuple(sorted(options.items())))
 

@@ -113,7 +113,7 @@ class Rubric:
         if labels is None:
             raise RubricError(f"{where} chooses one of an item's labels, and item {item.item_id!r} has no label set "
                               "(binary or categorical); judge it with a pairwise or pointwise rubric, or pick items "
-                              "that have one (--source)")
+                              "that have one (by their source)")
         if item.task != "pointwise" or len(item.candidates) != 1:
             raise RubricError(f"{where}: item {item.item_id!r} is {item.task} with {len(item.candidates)} "
                               "responses; a label judge reads one response (a pointwise item)")
@@ -132,7 +132,7 @@ class Rubric:
                 raise RubricError(
                     f"rubric {self.name} shows {{{exc.args[0]}}}, which the {labels.task} label set "
                     f"({', '.join(labels.labels)}) of item {item.item_id!r} does not have: {{positive}} and "
-                    "{negative} need a binary label set (try --rubric labels)") from None
+                    "{negative} need a binary label set (try the rubric 'labels')") from None
         elif self.kind == "pairwise":
             if len(cands) != 2:
                 raise RubricError(f"rubric {self.name} needs 2 candidates, item {item.item_id} has {len(cands)}")

@@ -189,7 +189,7 @@ def resolve_judge(judge: str, *, rubric: str = "pairwise", temperature: float = 
     cli = JudgeSpec(backend="", model="", rubric=rubric, temperature=temperature, max_tokens=max_tokens,
                     logprobs=logprobs)
     if base_url and (why := url_problem(base_url)):
-        raise SpecError(f"--base-url: {why}")
+        raise SpecError(f"base URL: {why}")
     if is_spec_reference(judge):
         spec = load_spec(judge, cli)
         if base_url:

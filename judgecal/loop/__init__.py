@@ -1,10 +1,10 @@
 """Closing the loop: compare and gate judge versions, panels, alignment from human labels, cascades."""
 
 
-from judgecal.errors import UserError
+from judgecal.errors import InputError
 
 
-class LoopError(UserError, ValueError):
+class LoopError(InputError):
     """A comparison, panel, alignment or cascade that cannot run on this input (a usage error)."""
 
 

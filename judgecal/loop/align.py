@@ -54,7 +54,7 @@ def split_items(truth: pd.Series, *, train_share: float = 0.5, seed: int = 0,
     from sklearn.model_selection import train_test_split
 
     if not 0 < train_share < 1:
-        raise LoopError(f"--train-share {train_share}: give a share strictly between 0 and 1")
+        raise LoopError(f"train share {train_share}: give a share strictly between 0 and 1", name="train_share")
     t = truth.sort_index()
     ids, labels = t.index.astype(str).to_numpy(), t.to_numpy(dtype=str)
 
@@ -64,7 +64,7 @@ def split_items(truth: pd.Series, *, train_share: float = 0.5, seed: int = 0,
 
     if n_items is not None and n_items < len(ids):
         if n_items < 4:
-            raise LoopError(f"--items {n_items}: an alignment needs at least 4 items (2 per split)")
+            raise LoopError(f"{n_items} items: an alignment needs at least 4 (2 per split)", name="items")
         ids, _, labels, _ = train_test_split(ids, labels, train_size=n_items, random_state=seed,
                                              stratify=strata(labels))
     if len(ids) < 4:
@@ -196,7 +196,7 @@ def run_align(ws: Workspace, judge: str, method: str, truth: pd.Series, *,
     """The whole loop (see the module docstring); ``engine_for(judge)`` makes an engine for a judge
     argument (the CLI's ``make_engine``)."""
     if method not in METHODS:
-        raise LoopError(f"--method {method!r}: choose {', '.join(METHODS)}")
+        raise LoopError(f"method {method!r}: choose {', '.join(METHODS)}", name="method")
     pairs = {it.item_id: it for it in ws.items() if it.task == "pairwise" and len(it.candidates) == 2
              and not it.source.startswith("probe:")}
     t = truth[truth.index.isin(list(pairs))]

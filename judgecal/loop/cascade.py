@@ -77,7 +77,7 @@ def run_cascade(ws: Workspace, stages: list[str], truth: pd.Series, *, target: f
     if len(stages) < 1 or len(set(stages)) != len(stages):
         raise LoopError(f"a cascade needs one or more different judges in order, got {stages}")
     if not 0 < target < 1 or not 0 < delta < 1:
-        raise LoopError(f"--target and --delta must lie strictly between 0 and 1, got {target} and {delta}")
+        raise LoopError(f"the target and delta must lie strictly between 0 and 1, got {target} and {delta}")
     frames = {s: judge_frame(ws, s) for s in stages}
     confs = {s: stage_confidence(f) for s, f in frames.items()}
     items = pd.Index(sorted(set(frames[stages[0]]["item_id"])), dtype=object)

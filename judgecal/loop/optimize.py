@@ -44,7 +44,8 @@ def _dspy() -> Any:
     try:
         import dspy
     except ImportError as exc:
-        raise LoopError(f"--method optimizer needs DSPy, which is not installed ({exc.name or exc}): {INSTALL}") from None
+        raise LoopError(f"the optimizer method needs DSPy, which is not installed ({exc.name or exc}): {INSTALL}",
+                        name="method") from None
     return dspy
 
 

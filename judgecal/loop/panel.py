@@ -109,7 +109,7 @@ def panel_judgments(ws: Workspace, panel: Panel) -> tuple[list[Judgment], dict[s
     spec_hash = stable_hash(spec)
     if other := sorted(h for (_, h), n in names.items() if n == panel.name and h != spec_hash):
         raise LoopError(f"a judge named {panel.name!r} is already in this workspace (spec {other[0][:12]}), and this "
-                        f"panel is another judge; name the panel otherwise (--name)")
+                        "panel is another judge; name the panel otherwise", name="name")
     frames = []
     for m in panel.members:
         f = ws.judgments_frame(judge=m, columns=(*SLOT, "verdict", "cost_usd", "latency_s"))

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from judgecal.data.records import Item
+from judgecal.errors import InputError
 from judgecal.stats.stability import binary_spread, required_repeats
 
 Z95 = 1.959963984540054
@@ -62,13 +63,13 @@ GROWTHS = ("double", "jump")
 def check_rule(*, epsilon: float, n0: int, n_max: int, spread: str, growth: str) -> None:
     """Refuse a rule that cannot run (before any call is paid for)."""
     if not epsilon > 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon!r}")
+        raise InputError(f"epsilon must be > 0, got {epsilon!r}")
     if not 1 <= n0 <= n_max:
-        raise ValueError(f"need 1 <= n0 <= n_max, got n0 = {n0!r}, n_max = {n_max!r}")
+        raise InputError(f"need 1 <= n0 <= n_max, got n0 = {n0!r}, n_max = {n_max!r}")
     if spread not in SPREADS:
-        raise ValueError(f"spread must be pooled, smoothed or plain, not {spread!r}")
+        raise InputError(f"spread must be pooled, smoothed or plain, not {spread!r}")
     if growth not in GROWTHS:
-        raise ValueError(f"growth must be double or jump, not {growth!r}")
+        raise InputError(f"growth must be double or jump, not {growth!r}")
 
 
 def next_n(k: ArrayLike, n: ArrayLike, groups: Sequence[Any], *, epsilon: float, z: float = Z95, n0: int = 4,

@@ -105,7 +105,7 @@ def plan_variants(base: Any, axes: Sequence[str], levels: dict[str, Sequence[Any
                     raise StabilityError(f"the judge axis keeps the backend ({base.backend}/): {level!r}")
                 if not model or model == base.model:
                     raise StabilityError(f"judge axis: name another model for {base.backend}/{base.model} "
-                                         "(e.g. --levels judge=local/gemma3)")
+                                         "(e.g. local/gemma3)", name="judges")
                 keep = tuple((k, x) for k, x in base.options if k == "deterministic")
                 v = Variant(f"judge={base.backend}/{model}", ax, f"{base.backend}/{model}",
                             replace(base, model=model, identity="", name="", options=keep))

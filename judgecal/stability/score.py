@@ -21,7 +21,8 @@ def repeats_run(ws: Any, judge: str, *, scale: tuple[float, float] = (1.0, 5.0))
         raise StabilityError(f"no stored scores of {judge!r}; import or run it first")
     samples = sorted(int(s) for s in df["sample"].unique())
     if len(samples) < 2:
-        raise StabilityError(f"{judge!r} has one score per item; a stability run needs repeats (--samples)")
+        raise StabilityError(f"{judge!r} has one score per item; a stability run needs repeats (judge it with "
+                             "several samples)")
     items = {it.item_id: it for it in ws.items(ids=list(df["item_id"].unique()))}
     models = {i: (it.candidates[0].model if it.candidates else None) for i, it in items.items()}
     rows: list[dict[str, Any]] = []

@@ -46,6 +46,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from judgecal.errors import StatsError
 from judgecal.stats.winrate import model_index, outcome_scores
 
 FloatArray = NDArray[np.float64]
@@ -79,13 +80,13 @@ def inclusion_probabilities(uncertainty: ArrayLike, budget: float, *, tau: float
     ``budget / N``. ``u`` must be finite and non-negative, ``budget`` positive, ``tau`` in [0, 1]."""
     u = np.asarray(uncertainty, dtype=np.float64).ravel()
     if not 0.0 <= tau <= 1.0:
-        raise ValueError(f"tau must be in [0, 1], not {tau}")
+        raise StatsError(f"tau must be in [0, 1], not {tau}")
     if not budget > 0:
-        raise ValueError(f"budget must be positive, not {budget}")
+        raise StatsError(f"budget must be positive, not {budget}")
     if len(u) == 0:
         return u
     if not np.all(np.isfinite(u)) or np.any(u < 0):
-        raise ValueError("uncertainty must be finite and non-negative")
+        raise StatsError("uncertainty must be finite and non-negative")
     total = float(u.sum())
     share = u / total if total > 0 else np.full(len(u), 1.0 / len(u))
     return np.minimum(1.0, budget * (tau * share + (1 - tau) / len(u)))
@@ -122,18 +123,18 @@ def active_mean(y: ArrayLike, f: ArrayLike, pi: ArrayLike, labelled: ArrayLike, 
     xi = np.asarray(labelled, dtype=bool).ravel()
     n = len(ff)
     if not (len(yy) == len(pp) == len(xi) == n):
-        raise ValueError(f"y, f, pi and labelled must have the same length ({len(yy)}, {n}, {len(pp)}, {len(xi)})")
+        raise StatsError(f"y, f, pi and labelled must have the same length ({len(yy)}, {n}, {len(pp)}, {len(xi)})")
     if target not in TARGETS:
-        raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
+        raise StatsError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
     if n == 0:
         nan = float("nan")
         return ActiveResult(nan, nan, nan, nan, nan, 0, 0, 0.0)
     if np.any(~(pp > 0) | (pp > 1)):
-        raise ValueError("every inclusion probability must be in (0, 1]")
+        raise StatsError("every inclusion probability must be in (0, 1]")
     if not np.all(np.isfinite(ff)):
-        raise ValueError("the judge's score f must be finite on every item")
+        raise StatsError("the judge's score f must be finite on every item")
     if not np.all(np.isfinite(yy[xi])):
-        raise ValueError("a labelled item has no human label")
+        raise StatsError("a labelled item has no human label")
     if lam is None:  # cross-fitted: each half of the items uses the lambda tuned on the other half's labels
         odd = np.arange(n) % 2 == 1
         pair = [active_lambda(yy[h], ff[h], pp[h], xi[h]) for h in (odd, ~odd)]
@@ -173,7 +174,7 @@ def active_pairwise_win_rates(model_a: ArrayLike, model_b: ArrayLike, human: Arr
     h, j = outcome_scores(human), outcome_scores(judge)
     p = np.asarray(pi, dtype=np.float64).ravel()
     if not (len(h) == len(j) == len(ia) == len(p)):
-        raise ValueError("model_a, model_b, human, judge and pi must have the same length")
+        raise StatsError("model_a, model_b, human, judge and pi must have the same length")
     j = np.where(np.isfinite(j), j, 0.5)
     lo = np.minimum(ia, ib)
     y, f = np.where(ia == lo, h, 1 - h), np.where(ia == lo, j, 1 - j)
@@ -199,7 +200,7 @@ def active_win_rates(model_a: ArrayLike, model_b: ArrayLike, human: ArrayLike, j
     h, j = outcome_scores(human), outcome_scores(judge)
     p = np.asarray(pi, dtype=np.float64).ravel()
     if not (len(h) == len(j) == len(ia) == len(p)):
-        raise ValueError("model_a, model_b, human, judge and pi must have the same length")
+        raise StatsError("model_a, model_b, human, judge and pi must have the same length")
     j = np.where(np.isfinite(j), j, 0.5)
     rows = {}
     for k, name in enumerate(models):
@@ -250,11 +251,11 @@ def plan_active(err2: ArrayLike, target_halfwidth: float, *, level: float = 0.95
     """
     e = np.asarray(err2, dtype=np.float64).ravel()
     if not target_halfwidth > 0:
-        raise ValueError(f"target_halfwidth must be positive, not {target_halfwidth}")
+        raise StatsError(f"target_halfwidth must be positive, not {target_halfwidth}")
     if len(e) == 0:
-        raise ValueError("planning needs at least one item")
+        raise StatsError("planning needs at least one item")
     if not np.all(np.isfinite(e)) or np.any(e < 0):
-        raise ValueError("err2 must be finite and non-negative")
+        raise StatsError("err2 must be finite and non-negative")
     v = (target_halfwidth / _z(level)) ** 2
     u = np.sqrt(e)
     n_uni = _smallest_budget(e, v, 0.0, lambda b: inclusion_probabilities(np.zeros(len(e)), b, tau=0.0))

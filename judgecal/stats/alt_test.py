@@ -34,6 +34,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from judgecal.errors import StatsError
 from judgecal.stats.bootstrap import cohen_kappa_from_confusion
 
 FloatArray = NDArray[np.float64]
@@ -97,7 +98,7 @@ def _scores(h: NDArray[np.object_], f: NDArray[np.object_], present: NDArray[np.
         s_f = -np.sqrt(np.maximum(sq_f, 0) / n_rem)
         s_h = -np.sqrt(np.maximum(sq_h, 0) / n_rem)
     else:
-        raise ValueError(f"scoring must be 'accuracy' or 'neg_rmse', not {scoring!r}")
+        raise StatsError(f"scoring must be 'accuracy' or 'neg_rmse', not {scoring!r}")
     return s_f, s_h
 
 
@@ -121,7 +122,7 @@ def alt_test(humans: ArrayLike, judge: ArrayLike, *, epsilon: float = 0.2, q: fl
     h, names = _matrix(humans)
     f = np.array(pd.Series(judge, dtype=object).to_numpy(dtype=object), dtype=object)
     if len(f) != h.shape[0]:
-        raise ValueError(f"humans has {h.shape[0]} items but judge has {len(f)}")
+        raise StatsError(f"humans has {h.shape[0]} items but judge has {len(f)}")
     f[pd.isna(f)] = None
     present = h != None  # noqa: E711 (element-wise)
     usable = (present.sum(1) >= max(min_annotators, 2)) & (f != None)  # noqa: E711
@@ -190,7 +191,7 @@ def kappa_with_baselines(pred: ArrayLike, truth: ArrayLike) -> dict[str, Any]:
     a = np.array(pd.Series(pred, dtype=object).to_numpy(dtype=object), dtype=object)
     b = np.array(pd.Series(truth, dtype=object).to_numpy(dtype=object), dtype=object)
     if len(a) != len(b):
-        raise ValueError(f"pred has {len(a)} entries but truth has {len(b)}")
+        raise StatsError(f"pred has {len(a)} entries but truth has {len(b)}")
     ok = pd.notna(a) & pd.notna(b)
     n = int(ok.sum())
     if n == 0:

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from judgecal.errors import StatsError
 from judgecal.stats.bootstrap import bootstrap_sums, percentile_ci
 
 FloatArray = NDArray[np.float64]
@@ -70,11 +71,11 @@ def _clean(conf: ArrayLike, correct: ArrayLike) -> tuple[FloatArray, FloatArray]
     c = np.asarray(conf, dtype=np.float64)
     y = np.asarray(correct, dtype=np.float64)
     if c.shape != y.shape:
-        raise ValueError(f"conf has {c.size} entries but correct has {y.size}")
+        raise StatsError(f"conf has {c.size} entries but correct has {y.size}")
     ok = np.isfinite(c) & np.isfinite(y)
     c, y = c[ok], y[ok]
     if ((c < 0) | (c > 1)).any():
-        raise ValueError("confidences must lie in [0, 1]")
+        raise StatsError("confidences must lie in [0, 1]")
     return c, y
 
 
@@ -181,7 +182,7 @@ class ConfidenceCalibrator:
             from sklearn.linear_model import LogisticRegression
 
             return LogisticRegression(penalty=None).fit(_logit(c)[:, None], y.astype(int))
-        raise ValueError(f"method must be 'isotonic' or 'platt', not {self.method!r}")
+        raise StatsError(f"method must be 'isotonic' or 'platt', not {self.method!r}")
 
     def _apply(self, model: Any, c: FloatArray) -> FloatArray:
         if isinstance(model, float):
@@ -195,7 +196,7 @@ class ConfidenceCalibrator:
         keep = np.isfinite(c_all) & np.isfinite(np.asarray(correct, dtype=np.float64))
         c, y = _clean(conf, correct)
         if len(c) < self.n_folds:
-            raise ValueError(f"cross-fitting needs at least n_folds={self.n_folds} items, got {len(c)}")
+            raise StatsError(f"cross-fitting needs at least n_folds={self.n_folds} items, got {len(c)}")
         fold = folds(y, self.n_folds, self.seed)
         oof = np.empty(len(c))
         for k in range(self.n_folds):

@@ -43,6 +43,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from judgecal.errors import StatsError
 from judgecal.stats.bootstrap import (
     accuracy_from_confusion,
     bootstrap_sums,
@@ -62,14 +63,14 @@ NAN = float("nan")
 def _codes(values: ArrayLike, name: str) -> IntArray:
     a = np.asarray(values)
     if a.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
+        raise StatsError(f"{name} must be one-dimensional, got shape {a.shape}")
     if a.size and not np.issubdtype(a.dtype, np.integer):
         try:
             f = a.astype(np.float64)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name} must hold integer codes") from exc
+            raise StatsError(f"{name} must hold integer codes") from exc
         if not np.all(np.isfinite(f)) or np.any(f != np.round(f)):
-            raise ValueError(f"{name} must hold integer codes")
+            raise StatsError(f"{name} must hold integer codes")
         return f.astype(np.int64)
     return a.astype(np.int64)
 
@@ -77,7 +78,7 @@ def _codes(values: ArrayLike, name: str) -> IntArray:
 def _binary(values: ArrayLike, name: str) -> FloatArray:
     a = _codes(values, name)
     if np.any((a != 0) & (a != 1)):
-        raise ValueError(f"{name} must hold only 0 and 1")
+        raise StatsError(f"{name} must hold only 0 and 1")
     return a.astype(np.float64)
 
 
@@ -87,7 +88,7 @@ def _clusters(groups: ArrayLike | None, n: int, name: str) -> tuple[IntArray, in
         return np.arange(n, dtype=np.int64), n
     g_all = np.asarray(groups, dtype=object)
     if g_all.shape != (n,):
-        raise ValueError(f"{name} must have one label per row ({n}), got shape {g_all.shape}")
+        raise StatsError(f"{name} must have one label per row ({n}), got shape {g_all.shape}")
     codes, uniques = pd.factorize(g_all, use_na_sentinel=False)  # a missing label is a cluster too
     return np.asarray(codes, dtype=np.int64), len(uniques)
 
@@ -150,19 +151,20 @@ def label_agreement(truth: ArrayLike, pred: ArrayLike, k: int, *, groups: ArrayL
     ``n`` is the number of valid rows. Undefined values are ``None``. Also ``confusion`` (``k x k`` counts,
     rows human, columns judge), ``n_invalid`` (``{estimate: invalid rows, n: all rows}``, no CI, as
     :func:`judgecal.stats.ordinal.pointwise_agreement`) and ``n_clusters`` (clusters resampled).
-    Truth codes outside ``0..k-1`` or judge codes outside ``-1..k-1`` raise ``ValueError``.
+    Truth codes outside ``0..k-1`` or judge codes outside ``-1..k-1`` raise
+    :class:`~judgecal.errors.StatsError` (a ``ValueError``).
     """
     if k < 1:
-        raise ValueError(f"k, the number of labels, must be at least 1, got {k}")
+        raise StatsError(f"k, the number of labels, must be at least 1, got {k}")
     if positive is not None and (k != 2 or positive not in (0, 1)):
-        raise ValueError(f"positive must be 0 or 1 with k == 2, got positive={positive!r}, k={k}")
+        raise StatsError(f"positive must be 0 or 1 with k == 2, got positive={positive!r}, k={k}")
     t, p = _codes(truth, "truth"), _codes(pred, "pred")
     if t.shape != p.shape:
-        raise ValueError(f"truth has {t.size} rows but pred has {p.size}")
+        raise StatsError(f"truth has {t.size} rows but pred has {p.size}")
     if np.any((t < 0) | (t >= k)):
-        raise ValueError(f"truth codes must lie in 0..{k - 1}")
+        raise StatsError(f"truth codes must lie in 0..{k - 1}")
     if np.any((p < -1) | (p >= k)):
-        raise ValueError(f"pred codes must lie in 0..{k - 1}, or be -1 for no usable answer")
+        raise StatsError(f"pred codes must lie in 0..{k - 1}, or be -1 for no usable answer")
     ok = p >= 0
     g_all, _ = _clusters(groups, t.size, "groups")
     g, n_groups = _clusters(None if groups is None else g_all[ok], int(ok.sum()), "groups")
@@ -242,10 +244,10 @@ def corrected_pass_rate(truth_pos: ArrayLike, judge_pos_labelled: ArrayLike, jud
                                                   (judge_pos_all, "judge_pos_all")))
     n, n_all = y.size, ya.size
     if yl.size != n:
-        raise ValueError(f"truth_pos has {n} items but judge_pos_labelled has {yl.size}")
+        raise StatsError(f"truth_pos has {n} items but judge_pos_labelled has {yl.size}")
     n_u, u_pos = n_all - n, int(ya.sum() - yl.sum())
     if n_u < 0 or not 0 <= u_pos <= n_u:
-        raise ValueError("judge_pos_all must cover every item the judge labelled, the labelled ones included "
+        raise StatsError("judge_pos_all must cover every item the judge labelled, the labelled ones included "
                          f"({n_all} items with {int(ya.sum())} passes cannot contain {n} labelled items with "
                          f"{int(yl.sum())} passes)")
     gl, n_gl = _clusters(groups_labelled, n, "groups_labelled")
@@ -299,16 +301,16 @@ def pass_rate_plan(truth_pos: ArrayLike, judge_pos_labelled: ArrayLike, n_all: i
     y = _binary(truth_pos, "truth_pos")
     yl = _binary(judge_pos_labelled, "judge_pos_labelled")
     if yl.size != y.size:
-        raise ValueError(f"truth_pos has {y.size} items but judge_pos_labelled has {yl.size}")
+        raise StatsError(f"truth_pos has {y.size} items but judge_pos_labelled has {yl.size}")
     if not halfwidth > 0:
-        raise ValueError(f"halfwidth must be positive, not {halfwidth}")
+        raise StatsError(f"halfwidth must be positive, not {halfwidth}")
     if not 0 < level < 1:
-        raise ValueError(f"level must lie in (0, 1), not {level}")
+        raise StatsError(f"level must lie in (0, 1), not {level}")
     n = int(y.size)
     if n < 2:
-        raise ValueError("planning needs at least 2 labelled items")
+        raise StatsError("planning needs at least 2 labelled items")
     if n_all < n:
-        raise ValueError(f"n_all ({n_all}) counts every judged item, so it cannot be below n_labelled ({n})")
+        raise StatsError(f"n_all ({n_all}) counts every judged item, so it cannot be below n_labelled ({n})")
     z = float(special.ndtri(0.5 + level / 2))
     p = float(y.mean())
     n_u = n_all - n

@@ -23,6 +23,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
+from judgecal.errors import StatsError
 from judgecal.stats.bootstrap import (
     accuracy_from_confusion,
     bootstrap_sums,
@@ -77,7 +78,7 @@ def _rowsum(m: sparse.spmatrix) -> FloatArray:
 def token_f1(pred: Sequence[str], gold: Sequence[str]) -> dict[str, FloatArray]:
     """Token precision, recall and F1 of each ``pred[k]`` against ``gold[k]`` (e.g. one extracted field)."""
     if len(pred) != len(gold):
-        raise ValueError("pred and gold must have the same length")
+        raise StatsError("pred and gold must have the same length")
     p, g = count_matrices(pred, gold)
     return _prf(_rowsum(p.minimum(g)), _rowsum(p), _rowsum(g))
 

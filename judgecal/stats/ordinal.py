@@ -31,6 +31,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
+from judgecal.errors import StatsError
 from judgecal.stats.bootstrap import (
     accuracy_from_confusion,
     bootstrap_weights,
@@ -143,9 +144,9 @@ def pointwise_agreement(truth: ArrayLike, pred: ArrayLike, k: int, *, truth_valu
     (the value of each code) sets the weighted κ's distances."""
     t, p = np.asarray(truth, dtype=np.int64), np.asarray(pred, dtype=np.int64)
     if t.shape != p.shape:
-        raise ValueError("truth and pred must have the same length")
+        raise StatsError("truth and pred must have the same length")
     if k < 1:
-        raise ValueError(f"k, the number of levels, must be at least 1, got {k}")
+        raise StatsError(f"k, the number of levels, must be at least 1, got {k}")
     x = t.astype(np.float64) if truth_value is None else np.asarray(truth_value, dtype=np.float64)
     y = p.astype(np.float64) if pred_value is None else np.asarray(pred_value, dtype=np.float64)
     ok = (t >= 0) & (p >= 0) & (t < k) & (p < k) & np.isfinite(x) & np.isfinite(y)

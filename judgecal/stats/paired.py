@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from judgecal.errors import StatsError
 from judgecal.stats import bootstrap as stats
 
 Stat = Callable[[NDArray[np.float64]], NDArray[np.float64]]
@@ -37,7 +38,7 @@ def paired_replicates(sums_a: NDArray[np.float64], sums_b: NDArray[np.float64], 
     """Replicated sums of both raters from one set of item resamples (``n_boot x m_a``, ``n_boot x m_b``)."""
     a, b = np.asarray(sums_a, dtype=np.float64), np.asarray(sums_b, dtype=np.float64)
     if a.shape[0] != b.shape[0]:
-        raise ValueError(f"paired sums need the same items: {a.shape[0]} rows against {b.shape[0]}")
+        raise StatsError(f"paired sums need the same items: {a.shape[0]} rows against {b.shape[0]}")
     boot = stats.bootstrap_sums(np.hstack([a, b]), n_boot, seed)
     return boot[:, :a.shape[1]], boot[:, a.shape[1]:]
 
@@ -51,7 +52,7 @@ def worse_by(est_a: Any, est_b: Any, direction: str, null: float = 0.0) -> NDArr
         return b - a
     if direction == "null":
         return np.abs(b - null) - np.abs(a - null)
-    raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    raise StatsError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
 
 
 def _num(v: float) -> float | None:

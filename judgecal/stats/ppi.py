@@ -34,6 +34,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from judgecal.errors import StatsError
 from judgecal.stats.winrate import as_objects, model_index, outcome_scores
 
 FloatArray = NDArray[np.float64]
@@ -98,7 +99,7 @@ def ppi_mean(y: ArrayLike, yhat: ArrayLike, yhat_unlabelled: ArrayLike, *, level
     """
     yy, yh, yu = (np.asarray(v, dtype=np.float64).ravel() for v in (y, yhat, yhat_unlabelled))
     if len(yy) != len(yh):
-        raise ValueError(f"y has {len(yy)} entries but yhat has {len(yh)}")
+        raise StatsError(f"y has {len(yy)} entries but yhat has {len(yh)}")
     n, big_n = len(yy), len(yu)
     if n < 2:
         nan = float("nan")
@@ -123,7 +124,7 @@ def ppi_mean_stratified(y: ArrayLike, yhat: ArrayLike, yhat_unlabelled: ArrayLik
     sl = pd.Series(strata, dtype=object).to_numpy(dtype=object)
     su = pd.Series(strata_unlabelled, dtype=object).to_numpy(dtype=object)
     if not (len(yy) == len(yh) == len(sl)) or len(yu) != len(su):
-        raise ValueError("y, yhat and strata (and yhat_unlabelled and strata_unlabelled) must have the same "
+        raise StatsError("y, yhat and strata (and yhat_unlabelled and strata_unlabelled) must have the same "
                          "length")
     total = len(yy) + len(yu)
     z = _z(level)
@@ -165,11 +166,11 @@ def _scores_for(model_a: ArrayLike, model_b: ArrayLike, human: ArrayLike, judge:
     ia, ib, models = model_index(model_a, model_b)
     h, j = outcome_scores(human), outcome_scores(judge)
     if not (len(h) == len(j) == len(ia)):
-        raise ValueError("model_a, model_b, human and judge must have the same length")
+        raise StatsError("model_a, model_b, human and judge must have the same length")
     if invalid_as == "tie":
         j = np.where(np.isfinite(j), j, 0.5)
     elif invalid_as is not None:
-        raise ValueError(f"invalid_as must be 'tie' or None, not {invalid_as!r}")
+        raise StatsError(f"invalid_as must be 'tie' or None, not {invalid_as!r}")
     return ia, ib, models, h, j
 
 
@@ -222,11 +223,11 @@ def plan_labels(target_halfwidth: float, sigma2: float, rho: float, *, level: fl
     human-only count, and ``exceeds_ceiling`` says whether the measured correlation promises more.
     """
     if not target_halfwidth > 0:
-        raise ValueError(f"target_halfwidth must be positive, not {target_halfwidth}")
+        raise StatsError(f"target_halfwidth must be positive, not {target_halfwidth}")
     z = _z(level)
     v = (target_halfwidth / z) ** 2
     if not (v > 0 and math.isfinite(sigma2 / v)):  # 1e-170 squares to 0; 1e-160 overflows the count
-        raise ValueError(f"target_halfwidth {target_halfwidth:g} is too small to count the labels it needs")
+        raise StatsError(f"target_halfwidth {target_halfwidth:g} is too small to count the labels it needs")
     r2 = max(rho, 0.0) ** 2 if np.isfinite(rho) else 0.0
     n_h = max(1, math.ceil(sigma2 / v))
     if n_unlabelled is None:
@@ -250,7 +251,7 @@ def plan_from_data(y: ArrayLike, yhat: ArrayLike, target_halfwidth: float, *, le
     nothing) and ``rho_defined`` is false."""
     yy, yh = np.asarray(y, dtype=np.float64), np.asarray(yhat, dtype=np.float64)
     if len(yy) < 2:
-        raise ValueError("planning needs at least 2 labelled items")
+        raise StatsError("planning needs at least 2 labelled items")
     rho = float(np.corrcoef(yy, yh)[0, 1]) if np.std(yy) > 0 and np.std(yh) > 0 else 0.0
     out = plan_labels(target_halfwidth, float(np.var(yy, ddof=1)), rho, level=level,
                       n_unlabelled=n_unlabelled)

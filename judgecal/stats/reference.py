@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from judgecal.errors import StatsError
 from judgecal.stats.bootstrap import bootstrap_sums, metric, percentile_ci, safe_ratio
 
 IntArray = NDArray[np.int64]
@@ -50,10 +51,10 @@ def encode(humans: ArrayLike, judge: ArrayLike) -> tuple[IntArray, IntArray, lis
     """Integer codes (``-1`` missing) of an items x annotators matrix and a judge vector, one label set."""
     h = np.asarray(humans.to_numpy(dtype=object) if isinstance(humans, pd.DataFrame) else humans, dtype=object)
     if h.ndim != 2:
-        raise ValueError("humans must be an items x annotators matrix")
+        raise StatsError("humans must be an items x annotators matrix")
     f = np.asarray(pd.Series(judge, dtype=object).to_numpy(dtype=object), dtype=object)
     if len(f) != h.shape[0]:
-        raise ValueError(f"humans has {h.shape[0]} items but judge has {len(f)}")
+        raise StatsError(f"humans has {h.shape[0]} items but judge has {len(f)}")
     hp, fp = pd.notna(h), pd.notna(f)
     labels = sorted({str(v) for v in h[hp]} | {str(v) for v in f[fp]})
     index = pd.Index(labels)

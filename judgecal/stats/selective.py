@@ -27,6 +27,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
+from judgecal.errors import StatsError
+
 
 @dataclass(frozen=True)
 class SelectiveResult:
@@ -63,10 +65,10 @@ def trust_or_escalate(conf: ArrayLike, agree: ArrayLike, *, target: float = 0.9,
     ``n_grid`` quantiles of them when there are more (a fine grid stops early on noise). Items with a
     missing value are left out."""
     if not 0 < target < 1 or not 0 < delta < 1:
-        raise ValueError(f"target and delta must lie in (0, 1), got {target} and {delta}")
+        raise StatsError(f"target and delta must lie in (0, 1), got {target} and {delta}")
     c, a = np.asarray(conf, dtype=np.float64), np.asarray(agree, dtype=np.float64)
     if c.shape != a.shape:
-        raise ValueError(f"conf has {c.size} entries but agree has {a.size}")
+        raise StatsError(f"conf has {c.size} entries but agree has {a.size}")
     ok = np.isfinite(c) & np.isfinite(a)
     c, a = c[ok], a[ok]
     n_cal = len(c)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from judgecal.errors import StatsError
 from judgecal.stats.selective import SelectiveResult, escalate, trust_or_escalate
 
 
@@ -19,7 +20,7 @@ def cascade_calibrate(conf: ArrayLike, agree: ArrayLike, *, target: float = 0.9,
     """Each stage's result and how many calibration rows reached it."""
     c, a = np.atleast_2d(np.asarray(conf, dtype=np.float64)), np.atleast_2d(np.asarray(agree, dtype=np.float64))
     if c.shape != a.shape:
-        raise ValueError(f"conf is {c.shape} but agree is {a.shape}")
+        raise StatsError(f"conf is {c.shape} but agree is {a.shape}")
     k = c.shape[1]
     reach = np.ones(c.shape[0], dtype=bool)
     out = []

@@ -39,6 +39,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import betaln, xlog1py, xlogy
 from scipy.stats import beta
 
+from judgecal.errors import StatsError
+
 FloatArray = NDArray[np.float64]
 PRIOR = 0.5  # a = b: Jeffreys' prior of the mixture
 STEPS = 50  # bisection steps: the ends are exact to 2^-50, rounded outwards
@@ -46,7 +48,7 @@ STEPS = 50  # bisection steps: the ends are exact to 2^-50, rounded outwards
 
 def _check_alpha(alpha: float) -> None:
     if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
+        raise StatsError(f"alpha must be strictly between 0 and 1, got {alpha}")
 
 
 def betabinomial_confseq(successes: ArrayLike, trials: ArrayLike, alpha: ArrayLike = 0.05,
@@ -60,7 +62,7 @@ def betabinomial_confseq(successes: ArrayLike, trials: ArrayLike, alpha: ArrayLi
     for a in np.unique(lv):
         _check_alpha(float(a))
     if s.shape != t.shape or np.any(s < 0) or np.any(s > t):
-        raise ValueError("successes and trials must be counts with 0 <= successes <= trials")
+        raise StatsError("successes and trials must be counts with 0 <= successes <= trials")
     log_mix = betaln(prior + s, prior + t - s) - betaln(prior, prior)
     bound = np.log(1 / lv)
 
@@ -115,16 +117,16 @@ def drift_sequence(baseline: ArrayLike, after: ArrayLike, looks: ArrayLike, *, a
     declares drift, ``None`` when none does)."""
     _check_alpha(alpha)
     if not 0 <= effect <= 1:
-        raise ValueError(f"the effect of interest must lie in [0, 1], got {effect}")
+        raise StatsError(f"the effect of interest must lie in [0, 1], got {effect}")
     base = np.asarray(baseline, dtype=np.float64).ravel()
     post = np.asarray(after, dtype=np.float64).ravel()
     if base.size == 0:
-        raise ValueError("the baseline has no observation")
+        raise StatsError("the baseline has no observation")
     if not (np.isin(base, (0.0, 1.0)).all() and np.isin(post, (0.0, 1.0)).all()):
-        raise ValueError("agreements are 0 or 1")
+        raise StatsError("agreements are 0 or 1")
     at = np.asarray(looks, dtype=np.int64).ravel()
     if at.size and (at.min() < 0 or at.max() > post.size or np.any(np.diff(at) < 0)):
-        raise ValueError("looks must be non-decreasing counts of the observations after the baseline")
+        raise StatsError("looks must be non-decreasing counts of the observations after the baseline")
     b_low, b_up = clopper_pearson(int(base.sum()), base.size, alpha / 2)
     p0 = float(base.mean())
     cum = np.concatenate(([0.0], np.cumsum(post)))

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from judgecal.errors import StatsError
 from judgecal.stats.bootstrap import bootstrap_sums, metric, percentile_ci, safe_ratio
 
 IntArray = NDArray[np.int64]
@@ -54,9 +55,9 @@ def intervals(item: ArrayLike, start: ArrayLike, end: ArrayLike) -> Intervals:
     """Validated :class:`Intervals` (``0 <= start <= end``; equal lengths)."""
     i, s, e = (np.asarray(a, dtype=np.int64).reshape(-1) for a in (item, start, end))
     if not (i.shape == s.shape == e.shape):
-        raise ValueError("item, start and end must have the same length")
+        raise StatsError("item, start and end must have the same length")
     if i.size and (s.min() < 0 or (e < s).any() or i.min() < 0):
-        raise ValueError("spans need 0 <= start <= end and item codes >= 0")
+        raise StatsError("spans need 0 <= start <= end and item codes >= 0")
     return Intervals(i, s, e)
 
 
@@ -222,7 +223,7 @@ def char_counts(sp: Intervals, lengths: ArrayLike, weight: ArrayLike | None = No
     n = np.asarray(lengths, dtype=np.int64)
     off = np.concatenate([[0], np.cumsum(n)])
     if len(sp) and (sp.end > n[sp.item]).any():
-        raise ValueError("a span ends beyond its item's text")
+        raise StatsError("a span ends beyond its item's text")
     w = np.ones(len(sp)) if weight is None else np.asarray(weight, dtype=np.float64)
     diff = np.zeros(int(off[-1]) + 1)
     np.add.at(diff, off[sp.item] + sp.start, w)

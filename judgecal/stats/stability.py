@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from judgecal.errors import StatsError
 from judgecal.stats.bootstrap import bootstrap_weights, cohen_kappa_from_confusion, percentile_ci, safe_ratio
 
 FloatArray = NDArray[np.float64]
@@ -167,7 +168,7 @@ def threshold_from_business(tolerated_error_increase: float, error_per_point: fl
     """Guard threshold in pp: the tolerated increase of the downstream error rate divided by the error-rate
     increase one point of the figure causes (both in the same unit)."""
     if error_per_point <= 0 or tolerated_error_increase < 0:
-        raise ValueError("the error increase per point must be > 0 and the tolerated increase >= 0")
+        raise StatsError("the error increase per point must be > 0 and the tolerated increase >= 0")
     return tolerated_error_increase / error_per_point
 
 
@@ -191,7 +192,7 @@ def cross_backend(figure_a: float, figure_b: float, verdicts_a: ArrayLike | None
 def required_repeats(s: ArrayLike, epsilon: float, z: float = 1.959963984540054) -> NDArray[np.int64]:
     """``⌈(z s / ε)²⌉``, at least 1: repeats that estimate a mean to ±ε given the spread s."""
     if epsilon <= 0:
-        raise ValueError("epsilon must be > 0")
+        raise StatsError("epsilon must be > 0")
     x = np.asarray(s, dtype=np.float64)
     n = np.ceil((z * np.nan_to_num(x) / epsilon) ** 2 - 1e-9)
     return np.maximum(1, n).astype(np.int64)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from judgecal.errors import StatsError
+
 
 def is_cycle(s_uv: NDArray[np.float64], s_vw: NDArray[np.float64], s_uw: NDArray[np.float64]) -> NDArray[np.bool_]:
     """Whether each triad's signs form a strict cycle (NaN, a missing preference, is never one)."""
@@ -25,5 +27,5 @@ def is_cycle(s_uv: NDArray[np.float64], s_vw: NDArray[np.float64], s_uw: NDArray
 def random_cycle_rate(tie_rate: float) -> float:
     """The intransitive share a random rater with tie probability ``tie_rate`` shows: ``(1 - t)^3 / 4``."""
     if not 0.0 <= tie_rate <= 1.0:
-        raise ValueError(f"a tie rate is a share between 0 and 1, got {tie_rate}")
+        raise StatsError(f"a tie rate is a share between 0 and 1, got {tie_rate}")
     return (1.0 - tie_rate) ** 3 / 4.0

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from judgecal.errors import StatsError
 from judgecal.stats.bootstrap import bootstrap_sums, percentile_ci, safe_ratio
 from judgecal.stats.inference import average_ranks, kendall_tau_b, spearman
 
@@ -42,7 +43,7 @@ def swap_debiased(verdict_ab: ArrayLike, verdict_ba: ArrayLike) -> NDArray[np.ob
     """
     ab, ba = as_objects(verdict_ab), as_objects(verdict_ba)
     if ab.shape != ba.shape:
-        raise ValueError(f"verdict_ab has {ab.size} entries but verdict_ba has {ba.size}")
+        raise StatsError(f"verdict_ab has {ab.size} entries but verdict_ba has {ba.size}")
     has_ab, has_ba = pd.notna(ab), pd.notna(ba)
     out = np.where(ab == ba, ab, "tie").astype(object)
     out[has_ab & ~has_ba] = ab[has_ab & ~has_ba]
@@ -69,13 +70,13 @@ def model_index(model_a: ArrayLike, model_b: ArrayLike
     a = as_objects(model_a)
     b = as_objects(model_b)
     if a.shape != b.shape:
-        raise ValueError(f"model_a has {a.size} entries but model_b has {b.size}")
+        raise StatsError(f"model_a has {a.size} entries but model_b has {b.size}")
     same = np.flatnonzero(a == b)
     if same.size:
-        raise ValueError(f"item {int(same[0])}: model_a and model_b are both {a[same[0]]!r}")
+        raise StatsError(f"item {int(same[0])}: model_a and model_b are both {a[same[0]]!r}")
     codes, uniques = pd.factorize(np.concatenate([a, b]), sort=True)
     if (codes < 0).any():
-        raise ValueError(f"item {int(np.flatnonzero(codes < 0)[0] % len(a))}: missing model name")
+        raise StatsError(f"item {int(np.flatnonzero(codes < 0)[0] % len(a))}: missing model name")
     return codes[: len(a)].astype(np.int64), codes[len(a):].astype(np.int64), [str(u) for u in uniques]
 
 
@@ -108,7 +109,7 @@ def win_rates(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *, n_bo
     m = len(models)
     s = model_sums(ia, ib, outcome_scores(labels), m)
     if len(ia) != len(s):
-        raise ValueError(f"labels has {len(s)} entries but model_a has {len(ia)}")
+        raise StatsError(f"labels has {len(s)} entries but model_a has {len(ia)}")
     tot = s.sum(0)
     boot = bootstrap_sums(s, n_boot, seed)
     return _frame(safe_ratio(tot[:m], tot[m:]), safe_ratio(boot[:, :m], boot[:, m:]) if boot.size
@@ -162,7 +163,7 @@ def win_rates_by_category(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayL
     lab = as_objects(labels)
     cat = as_objects(category)
     if not (len(a) == len(b) == len(lab) == len(cat)):
-        raise ValueError("model_a, model_b, labels and category must have the same length")
+        raise StatsError("model_a, model_b, labels and category must have the same length")
     parts = []
     for k, c in enumerate(pd.unique(cat[pd.notna(cat)])):
         sel = cat == c
@@ -286,7 +287,7 @@ def system_alignment(model_a: ArrayLike, model_b: ArrayLike, reference: ArrayLik
     m = len(models)
     ref, jud = outcome_scores(reference), outcome_scores(judge)
     if not (len(ref) == len(jud) == len(ia)):
-        raise ValueError("model_a, model_b, reference and judge must have the same length")
+        raise StatsError("model_a, model_b, reference and judge must have the same length")
     both = np.isfinite(ref) & np.isfinite(jud)
     s_ref = model_sums(ia, ib, np.where(both, ref, np.nan), m)
     s_jud = model_sums(ia, ib, np.where(both, jud, np.nan), m)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from judgecal.errors import StatsError
 from judgecal.stats.bootstrap import bootstrap_sums, safe_ratio
 from judgecal.stats.winrate import _frame, as_objects, model_index, model_sums, outcome_scores
 
@@ -66,7 +67,7 @@ def weighted_win_rates(model_a: ArrayLike, model_b: ArrayLike, pref_a: ArrayLike
     m = len(models)
     q = np.asarray(pref_a, dtype=float)
     if len(q) != len(ia):
-        raise ValueError(f"pref_a has {len(q)} entries but model_a has {len(ia)}")
+        raise StatsError(f"pref_a has {len(q)} entries but model_a has {len(ia)}")
     s = model_sums(ia, ib, q, m)
     tot = s.sum(0)
     boot = bootstrap_sums(s, n_boot, seed)

