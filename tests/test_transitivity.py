@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 
 from judgecal.audit.check import check_probe
-from judgecal.audit.probe import AuditConfig, JudgeInput, evaluate
+from judgecal.audit.evaluate import evaluate
+from judgecal.audit.probe import AuditConfig, JudgeInput
 from judgecal.audit.probes import TransitivityProbe
 from judgecal.audit.transitivity import find_triads, transitivity
 from judgecal.data.datasets import _text
