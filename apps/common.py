@@ -24,7 +24,7 @@ import pandas as pd
 import streamlit as st
 from pydantic import ValidationError
 
-from judgecal.audit.report import AuditReport, read_report
+from judgecal.audit.schema import AuditReport, read_report
 from judgecal.catalogue import Estimated, fmt_interval, fmt_metric, fmt_number, fmt_p, info
 from judgecal.data.store import DB_NAME, Workspace
 from judgecal.inert import csv_frame, isolated

@@ -21,7 +21,7 @@ from judgecal.apps.common import (
 )
 
 from judgecal.aggregate.annotators import by_source
-from judgecal.audit.report import Annotators, AuditReport
+from judgecal.audit.schema import Annotators, AuditReport
 from judgecal.inert import isolated
 
 

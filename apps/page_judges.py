@@ -24,7 +24,7 @@ from judgecal.apps.common import (
 )
 
 import judgecal.audit.probes  # noqa: F401  (the registered probes describe themselves in the catalogue)
-from judgecal.audit.report import (
+from judgecal.audit.schema import (
     AuditReport,
     Breakdown,
     Comparisons,

@@ -31,7 +31,7 @@ from judgecal.report.labels import criteria_of, is_label_judge, label_view, trus
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-    from judgecal.audit.report import AuditReport, Figure, Judge
+    from judgecal.audit.schema import AuditReport, Figure, Judge
 
 STATUS = {"aligned": ":green[**aligned**]", "caution": ":orange[**caution**]", "not aligned": ":red[**not aligned**]"}
 POOLED = "all criteria together (pooled)"

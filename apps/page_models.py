@@ -25,7 +25,7 @@ from judgecal.apps.common import (
     ws_path,
 )
 
-from judgecal.audit.report import Strength, WinRate
+from judgecal.audit.schema import Strength, WinRate
 from judgecal.catalogue import info
 from judgecal.inert import isolated
 

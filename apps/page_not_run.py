@@ -9,7 +9,7 @@ from judgecal.apps.common import md_plain, query, report, stamp, ws_path
 from judgecal.apps.page_models import _stored_runs
 from judgecal.apps.page_over_time import by_choices
 
-from judgecal.audit.report import AuditReport
+from judgecal.audit.schema import AuditReport
 from judgecal.report.labels import is_label_judge
 from judgecal.report.loop import loop_tables
 

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 from judgecal.apps.common import fmt_m, md_plain, table
 
-from judgecal.audit.report import AuditReport, Figure, Judge
+from judgecal.audit.schema import AuditReport, Figure, Judge
 from judgecal.report.view import like_definition
 
 DEFINITION_WORDS = {"pairwise": "with each annotator (pairwise)", "leave_one_out": "against the others' majority "

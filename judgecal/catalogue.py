@@ -316,7 +316,7 @@ def probe_groups() -> dict[str, list[ProbeInfo]]:
 
 
 class Estimated(Protocol):
-    """A figure of the typed report (:class:`judgecal.audit.report.Figure` and its kin): an estimate and its
+    """A figure of the typed report (:class:`judgecal.audit.schema.Figure` and its kin): an estimate and its
     interval."""
 
     @property

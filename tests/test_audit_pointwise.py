@@ -359,7 +359,7 @@ def test_a_judge_with_no_readable_answer_keeps_the_kind_of_its_items(task, tmp_p
 def test_explorer_pointwise_rows_say_undefined_and_keep_a_nominal_scale_unordered():
     from judgecal.apps.page_judges import pointwise_table
 
-    from judgecal.audit.report import read_report
+    from judgecal.audit.schema import read_report
 
     def m(est):  # type: ignore[no-untyped-def]
         return {"estimate": est, "ci_low": est, "ci_high": est, "n": 3}

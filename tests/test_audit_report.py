@@ -1,4 +1,4 @@
-"""The typed report (judgecal.audit.report): the shipped JSON Schema is the one the types generate, an audit
+"""The typed report (judgecal.audit.schema): the shipped JSON Schema is the one the types generate, an audit
 validates against it and round-trips through the types unchanged, a bad audit.json is refused naming its field,
 and PandaLM's audit is the golden one (apart from the version, the time and where it ran).
 
@@ -19,7 +19,7 @@ import pytest
 from conftest import json_differences
 
 from judgecal.audit.pipeline import AuditOptions, audit_workspace
-from judgecal.audit.report import SCHEMA, SCHEMA_FILE, AuditReport, json_schema
+from judgecal.audit.schema import SCHEMA, SCHEMA_FILE, AuditReport, json_schema
 
 GOLDEN = Path(__file__).parent / "golden" / "pandalm-audit.json"
 VOLATILE = ("judgecal_version", "generated_at", "provenance")  # the release, the clock, the machine and paths
@@ -32,7 +32,7 @@ def pandalm_report(pandalm_ws: Any) -> AuditReport:
 
 def test_the_shipped_schema_is_generated_from_the_types() -> None:
     shipped = json.loads(SCHEMA_FILE.read_text("utf-8"))
-    assert shipped == json_schema(), "run `python -m judgecal.audit.report` to regenerate audit.schema.json"
+    assert shipped == json_schema(), "run `python -m judgecal.audit.schema` to regenerate audit.schema.json"
     assert shipped["properties"]["schema"]["const"] == SCHEMA == "judgecal.audit/2"
 
 

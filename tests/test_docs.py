@@ -81,7 +81,7 @@ def test_audit_fields_come_from_a_real_audit(site: Path) -> None:
 
 
 def test_audit_schema_page_comes_from_the_types(site: Path) -> None:
-    from judgecal.audit.report import json_schema
+    from judgecal.audit.schema import json_schema
 
     text = _text(site / "reference" / "audit-schema" / "index.html")
     schema = json_schema()

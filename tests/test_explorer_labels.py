@@ -346,7 +346,7 @@ def test_label_sections_are_typed_and_written_back_unchanged(label_ws: dict[str,
     import jsonschema
     from pydantic import ValidationError
 
-    from judgecal.audit.report import SCHEMA_FILE, AuditReport, LabelsSection, PassRateFigure, read_report
+    from judgecal.audit.schema import SCHEMA_FILE, AuditReport, LabelsSection, PassRateFigure, read_report
 
     data = label_ws["report"]
     jsonschema.validate(data, json.loads(SCHEMA_FILE.read_text("utf-8")))

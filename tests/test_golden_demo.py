@@ -21,7 +21,7 @@ import pytest
 from conftest import json_differences
 
 from judgecal.audit.pipeline import AuditOptions, audit_workspace
-from judgecal.audit.report import AuditReport
+from judgecal.audit.schema import AuditReport
 from judgecal.data.records import JUDGMENT_FIELDS, Judgment
 
 HERE = Path(__file__).parent

@@ -67,7 +67,7 @@ def test_explorer_loop_page(ws_dir):
 
 
 def test_the_loop_section_is_typed_and_an_alignment_shows_its_held_out_rows(ws_dir):
-    from judgecal.audit.report import Loop, read_report
+    from judgecal.audit.schema import Loop, read_report
     from judgecal.report.loop import loop_tables
 
     data = json.loads((ws_dir / "reports" / "audit.json").read_text())

@@ -198,7 +198,7 @@ def audited(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_the_installed_example_is_in_audit_json_typed_and_schema_valid(audited: dict[str, Any]) -> None:
-    from judgecal.audit.report import SCHEMA_FILE, read_report
+    from judgecal.audit.schema import SCHEMA_FILE, read_report
 
     report, items = audited["report"], audited["items"]
     jsonschema.validate(report, json.loads(SCHEMA_FILE.read_text("utf-8")))

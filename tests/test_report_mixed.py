@@ -192,7 +192,7 @@ def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  #
     row, reads the weighted one; with one annotator per item the humans' row said "undefined"."""
     from judgecal.apps.page_judges import trust_table
 
-    from judgecal.audit.report import read_report
+    from judgecal.audit.schema import read_report
     from judgecal.catalogue import fmt_metric
 
     rows = trust_table(read_report(mixed)).set_index("judge")
@@ -211,7 +211,7 @@ def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  #
 def test_judges_page_humans_row_with_one_annotator_is_not_measured(mixed):  # type: ignore[no-untyped-def]
     from judgecal.apps.page_judges import humans_row
 
-    from judgecal.audit.report import Humans
+    from judgecal.audit.schema import Humans
     from judgecal.catalogue import fmt_metric
 
     row = humans_row(Humans.model_validate(mixed["humans"]))

@@ -189,7 +189,7 @@ def test_cross_backend_and_summary_for_reports(stab_ws, tmp_path):
                                             if r["score"] is not None)
     assert run["fingerprint_diffs"][0]["changes"][0]["field"] == "dtype"
     # the same summary as every surface shows it: the per-axis breakdown, the environment change, the agreement
-    from judgecal.audit.report import JudgeStability, json_safe
+    from judgecal.audit.schema import JudgeStability, json_safe
     from judgecal.report.stability import stability_tables
     from judgecal.report.write import render_html
 

@@ -43,7 +43,7 @@ def test_the_workspace_has_no_public_connection(tmp_path: Path) -> None:
 def test_the_cli_is_one_module_per_command_group() -> None:
     from judgecal.cli import build_parser
 
-    groups = {"data": ("datasets", "import", "export"), "judging": ("judge", "probe"),
+    groups = {"data": ("datasets", "import", "export"), "judging": ("judge",), "probe": ("probe",),
               "annotation": ("annotate", "aggregate", "annotators"), "audit": ("audit", "report", "plan", "validate"),
               "explore": ("app", "demo")}
     parser = build_parser()

@@ -4,7 +4,7 @@
 - ``reference/metrics.md``: the metric and flag catalogue (``judgecal.catalogue``), the registered probes
   (``judgecal.audit.probes.PROBES``) and how to run each optional one (``judgecal.audit.decision``);
 - ``reference/audit-schema.md``: the typed parts of ``audit.json``, from its JSON Schema
-  (``judgecal.audit.report.json_schema``, the types of :class:`judgecal.audit.report.AuditReport`);
+  (``judgecal.audit.schema.json_schema``, the types of :class:`judgecal.audit.schema.AuditReport`);
 - ``reference/audit-fields.md``: every field of an ``audit.json`` written by a real audit of the example
   files in ``data/`` (its path, JSON type and value there), the typed ones and the sections kept as written;
 - ``reference/datasets-registry.md``: the registered datasets and their pinned commits;
@@ -204,11 +204,11 @@ def _type(node: dict[str, Any]) -> str:
 
 
 def audit_schema_page() -> str:
-    from judgecal.audit.report import SCHEMA, json_schema
+    from judgecal.audit.schema import SCHEMA, json_schema
 
     schema = json_schema()
     out = ["# audit.json: the schema", "",
-           f"Generated from the types of `judgecal.audit.report` (schema `{SCHEMA}`) when the site is built. The "
+           f"Generated from the types of `judgecal.audit.schema` (schema `{SCHEMA}`) when the site is built. The "
            "same JSON Schema ships with the package (`judgecal/audit/audit.schema.json`) for other tools to "
            "validate an audit.json with; `judgecal report` refuses a file that does not fit it, naming the field. "
            "An object marked *open* keeps the sections a probe or an analysis adds beside its typed fields "

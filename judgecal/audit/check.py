@@ -13,7 +13,7 @@ A probe, built in or from outside (:mod:`judgecal.audit.plugins`), must:
 - report :class:`~judgecal.audit.metric.Metric` values whose interval holds the estimate, tested against the
   null its catalogue entry declares;
 - write at most one section, named as the probe, that serialises into ``audit.json`` (JSON without NaN) and
-  validates as part of a judge's object (:class:`judgecal.audit.report.Judge`);
+  validates as part of a judge's object (:class:`judgecal.audit.schema.Judge`);
 - raise only flags it declares (or ``<name>:underpowered``), from metrics that carry their BH ``q``.
 """
 
@@ -30,8 +30,8 @@ from judgecal.audit.evaluate import evaluate
 from judgecal.audit.metric import Metric
 from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult, Probe, ProbeResult
 from judgecal.audit.probes import AlignmentProbe
-from judgecal.audit.report import Judge
 from judgecal.audit.run import judge_entry
+from judgecal.audit.schema import Judge
 from judgecal.audit.simulate import Scenario, judge_input, simulate, with_traps_and_triads
 from judgecal.catalogue import FLAGS, METRICS, SEVERITIES, FlagInfo, MetricInfo
 from judgecal.errors import ConfigError

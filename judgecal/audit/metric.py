@@ -5,7 +5,7 @@ tested metric of the report; ``mde`` the smallest effect the test detects with 8
 sample size. A descriptive metric has no null value and ``p = q = mde = None``. Undefined values
 (NaN) are ``None``. ``extra`` holds a metric's own fields (e.g. the mutation a worst-case rate is of).
 
-Serialised as the metric objects of ``audit.json`` (schema ``judgecal.audit/2``, :class:`judgecal.audit.report.Figure`):
+Serialised as the metric objects of ``audit.json`` (schema ``judgecal.audit/2``, :class:`judgecal.audit.schema.Figure`):
 ``{"estimate", "ci_low", "ci_high", "n", **extra, "null_value", "p", "q", "mde"}``.
 """
 

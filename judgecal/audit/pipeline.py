@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from judgecal.audit.report import AuditReport, json_safe
+from judgecal.audit.schema import AuditReport, json_safe
 from judgecal.data.store import Workspace
 from judgecal.data.store.warm import warmed
 from judgecal.errors import UserError
@@ -65,7 +65,7 @@ AFTER = ("annotators", "stability", "loop", "report")
 
 def audit_workspace(ws: Workspace, options: AuditOptions | None = None, executor: Executor | None = None,
                     progress: Progress | None = None) -> AuditReport:
-    """The audit of ``ws``, typed (:class:`judgecal.audit.report.AuditReport`; ``.to_json()`` is audit.json)."""
+    """The audit of ``ws``, typed (:class:`judgecal.audit.schema.AuditReport`; ``.to_json()`` is audit.json)."""
     # every section's item bootstrap of the same items draws its replicates once, or reads them back from the
     # workspace's cache folder when an earlier audit drew them
     with shared_weights(store=ws.bootstrap_weights()):

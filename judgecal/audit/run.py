@@ -17,7 +17,7 @@ from judgecal.audit.injection import SOURCE as INJECTION_SOURCE
 from judgecal.audit.padding import SOURCE as PADDING_SOURCE
 from judgecal.audit.perturb import SOURCE as PERTURB_SOURCE
 from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult
-from judgecal.audit.report import SCHEMA
+from judgecal.audit.schema import SCHEMA
 from judgecal.audit.transitivity import workspace_triads
 from judgecal.audit.traps import trap_table
 from judgecal.audit.truth import resolve_truth
@@ -40,7 +40,7 @@ def run_audit(ws: Workspace, *, consensus: str = "ds", invalid_as: str = "tie", 
               progress: Callable[[int, int, str], None] | None = None,
               given: dict[str, Any] | None = None) -> dict[str, Any]:
     """The audit as a JSON-ready dict (schema ``judgecal.audit/2``, typed by
-    :class:`judgecal.audit.report.AuditReport`, documented in docs/reference/audit-json.md).
+    :class:`judgecal.audit.schema.AuditReport`, documented in docs/reference/audit-json.md).
 
     The truth is the stored consensus ``consensus`` (``<method>[:<source>]``, see
     :mod:`judgecal.audit.truth`); every registered probe runs on every judge through

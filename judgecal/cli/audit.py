@@ -11,7 +11,7 @@ from judgecal.cli.common import UsageError, _open_ws, _print_json, _refuse_toget
 from judgecal.inert import term
 
 if TYPE_CHECKING:
-    from judgecal.audit.report import AuditReport
+    from judgecal.audit.schema import AuditReport
 
 
 def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
@@ -120,7 +120,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from pydantic import ValidationError
 
-    from judgecal.audit.report import SCHEMA, AuditReport, json_safe, read_report
+    from judgecal.audit.schema import SCHEMA, AuditReport, json_safe, read_report
 
     src = Path(args.audit)
     try:

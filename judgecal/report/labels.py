@@ -1,7 +1,7 @@
 """What a binary or categorical ("label") judge's figures are read beside, from ``audit.json``.
 
-A judge of items with a declared label set carries a ``labels`` section (:class:`~judgecal.audit.report.LabelsSection`;
-labelled on several criteria, one per criterion under ``criteria``, :class:`~judgecal.audit.report.CriterionPart`).
+A judge of items with a declared label set carries a ``labels`` section (:class:`~judgecal.audit.schema.LabelsSection`;
+labelled on several criteria, one per criterion under ``criteria``, :class:`~judgecal.audit.schema.CriterionPart`).
 This module turns one such part of the typed report into plain data that
 every surface renders the same way (the explorer's Labels page, the HTML/PDF report, the terminal):
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from judgecal.audit.report import CriterionPart, Figure, Judge, LabelSide, LabelsSection
+from judgecal.audit.schema import CriterionPart, Figure, Judge, LabelSide, LabelsSection
 from judgecal.catalogue import MetricInfo, fmt_metric, fmt_number, info
 
 # the label metrics: their titles and definitions are the catalogue's, worded with a judge's labels

@@ -1,12 +1,12 @@
 """The loop part of a report: the plain rows every surface (HTML/PDF report, explorer) shows of ``audit.json``'s
-``loop`` (:class:`judgecal.audit.report.Loop`; :mod:`judgecal.audit.loop_section` reads it from the workspace)."""
+``loop`` (:class:`judgecal.audit.schema.Loop`; :mod:`judgecal.audit.loop_section` reads it from the workspace)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from judgecal.audit.loop_section import FILES
-from judgecal.audit.report import Alignment, Loop, LoopMetric
+from judgecal.audit.schema import Alignment, Loop, LoopMetric
 
 TITLES = {
     "gate": "Gate: the candidate against the baseline on the same human-labelled items (paired bootstrap)",

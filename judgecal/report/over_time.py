@@ -1,4 +1,4 @@
-"""The over-time part of a report: each judge's ``over_time`` (:class:`judgecal.audit.report.OverTime`, the
+"""The over-time part of a report: each judge's ``over_time`` (:class:`judgecal.audit.schema.OverTime`, the
 monitor's series) as the page-one line, the rows of its table and a small chart (inline SVG) for audit.html and the
 PDF. Figures are the audit's; names (judges, periods) are data, escaped where they are drawn."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from judgecal.audit.report import AuditReport, OverTime
+from judgecal.audit.schema import AuditReport, OverTime
 from judgecal.catalogue import fmt_interval, fmt_number
 from judgecal.report.plots import escape
 

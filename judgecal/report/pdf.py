@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from judgecal.audit.report import AuditReport
+from judgecal.audit.schema import AuditReport
 from judgecal.errors import ConfigError
 from judgecal.inert import inert_tree
 from judgecal.report.write import json_safe, render_html

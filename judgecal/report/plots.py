@@ -11,7 +11,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from judgecal.audit.report import AuditReport, Figure, Judge
+from judgecal.audit.schema import AuditReport, Figure, Judge
 from judgecal.catalogue import fmt_number
 from judgecal.inert import term
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judgecal.audit.report import JudgeStability
+from judgecal.audit.schema import JudgeStability
 
 
 def stability_tables(stab: JudgeStability | None) -> dict[str, list[dict[str, Any]]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from judgecal.audit.report import AuditReport, Judge, Verdict, read_report
+from judgecal.audit.schema import AuditReport, Judge, Verdict, read_report
 from judgecal.catalogue import flag_info, fmt_metric, fmt_number, info
 from judgecal.report.view import SECTIONS, like_definition, stability_line
 
@@ -140,7 +140,7 @@ def summary_row(name: str, entry: Judge) -> dict[str, Any]:
 
 def summary_rows(report: AuditReport | dict[str, Any]) -> list[dict[str, Any]]:
     """Page one's rows, one per judge in audit.json's order (``audit.json``'s object is read as the typed
-    report, :func:`judgecal.audit.report.read_report`); ``index`` is that order, from 1."""
+    report, :func:`judgecal.audit.schema.read_report`); ``index`` is that order, from 1."""
     return [{**summary_row(name, entry), "index": k}
             for k, (name, entry) in enumerate(read_report(report).judges.items(), 1)]
 

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from judgecal.audit.report import AuditReport, read_report
+from judgecal.audit.schema import AuditReport, read_report
 from judgecal.catalogue import SPAN_SUMMARY_METRICS, info
 from judgecal.inert import inert_tree, term
 from judgecal.report.over_time import over_time_line
@@ -198,7 +198,7 @@ def print_summary(report: AuditReport | dict[str, Any], console: Console | None 
                   details: bool = False) -> None:
     """Page one (:func:`judgecal.report.summary.page_one`: one table, the judges closest to the humans first,
     and the best judge), with ``details`` each judge's figures, reasons and flags, then the truth the audit
-    used (``audit.json``'s object is read as the typed report, :func:`judgecal.audit.report.read_report`)."""
+    used (``audit.json``'s object is read as the typed report, :func:`judgecal.audit.schema.read_report`)."""
     console = console or Console()
     report = read_report(report)
     view = inert_tree(report_view(report))  # names and reasons come from files and models

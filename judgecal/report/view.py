@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from judgecal.audit.report import AuditReport, Figure, Judge, JudgeStability, LikeDefinition, read_report
+from judgecal.audit.schema import AuditReport, Figure, Judge, JudgeStability, LikeDefinition, read_report
 from judgecal.catalogue import (
     FLAGS,
     METRICS,
@@ -389,7 +389,7 @@ def judge_view(name: str, entry: Judge, ref: dict[str, Any],
 
 def report_view(report: AuditReport | dict[str, Any]) -> dict[str, Any]:
     """Everything the template shows, from the typed report (or ``audit.json``'s object, read as one: an
-    earlier schema's upgraded, :func:`judgecal.audit.report.read_report`); the template is given plain data,
+    earlier schema's upgraded, :func:`judgecal.audit.schema.read_report`); the template is given plain data,
     its sections as ``audit.json`` holds them."""
     report = read_report(report)
     data = {**report.to_json(), "schema": report.schema_read}  # an earlier schema's file names its own

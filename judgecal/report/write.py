@@ -13,7 +13,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from judgecal.audit.report import AuditReport, Figure, Judge, json_safe, read_report
+from judgecal.audit.schema import AuditReport, Figure, Judge, json_safe, read_report
 from judgecal.catalogue import METRICS, fmt_metric, fmt_number, fmt_p
 from judgecal.inert import term
 from judgecal.report.plots import heatmap_svg, label_rates_svg, metric_forest, prevalence_svg, reliability_svg
@@ -129,7 +129,7 @@ def render_html(report: AuditReport | dict[str, Any], summary_only: bool = False
     every judge that names the best one, then the detail, left out with ``summary_only``. ``printable`` (the
     PDF): a short decision document, the detail's audit.json sections and plots left to audit.html.
     ``audit.json``'s object is read as the typed report (an earlier schema's upgraded,
-    :func:`judgecal.audit.report.read_report`)."""
+    :func:`judgecal.audit.schema.read_report`)."""
     report = read_report(report)
     view = report_view(report)
     matrix = report.models.matrix.get("humans") if report.models else None

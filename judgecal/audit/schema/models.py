@@ -1,8 +1,8 @@
 """The audit's typed report: what ``audit.json`` (schema ``judgecal.audit/2``) holds, as pydantic models.
 
 :func:`judgecal.audit.pipeline.audit_workspace` returns an :class:`AuditReport`; ``audit.json`` is its
-:meth:`AuditReport.to_json`, and the JSON Schema shipped beside this module (``audit.schema.json``,
-:func:`json_schema`) is generated from these types, so the file, the schema and the code cannot drift
+:meth:`AuditReport.to_json`, and the JSON Schema shipped beside this module (``judgecal/audit/audit.schema.json``,
+:func:`judgecal.audit.schema.io.json_schema`) is generated from these types, so the file, the schema and the code cannot drift
 apart (a test regenerates it and compares). The parts every surface reads are typed here: the settings,
 the truth, each judge's counts, figures (:class:`Figure`), flags, verdict with its structured reasons
 (:class:`Verdict`, :class:`Reason`), its item-by-item breakdown, and the comparisons of judges; a label
@@ -14,11 +14,8 @@ probe adds (``position``, ``verbosity``, ...) are kept as they are written, as e
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
-from types import UnionType
-from typing import Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -27,13 +24,12 @@ from pydantic import (
     ModelWrapValidatorHandler,
     PrivateAttr,
     SerializerFunctionWrapHandler,
-    ValidationError,
     model_serializer,
     model_validator,
 )
 
 SCHEMA = "judgecal.audit/2"
-SCHEMA_FILE = Path(__file__).with_name("audit.schema.json")
+SCHEMA_FILE = Path(__file__).parents[1] / "audit.schema.json"
 Status = Literal["aligned", "caution", "not aligned"]
 
 
@@ -1189,102 +1185,3 @@ class AuditReport(_Open):
     def from_json(cls, data: dict[str, Any]) -> AuditReport:
         """The report from ``audit.json``'s object (a :class:`pydantic.ValidationError` names the bad field)."""
         return cls.model_validate(data)
-
-
-def _filled(model: type[BaseModel], data: Any) -> Any:
-    """``data`` with each field ``model`` requires and ``data`` lacks set to an empty value of its type
-    (``None`` where it may be null, else ``""``, ``0``, ``[]``, ``{}``, a literal's first value, a nested part
-    filled the same way), and the
-    parts present filled in turn; what ``data`` holds is kept as it is."""
-    if not isinstance(data, dict):
-        return data
-    out = dict(data)
-    for name, field in model.model_fields.items():
-        key = field.alias or name
-        ann = field.annotation
-        if key not in out:
-            if field.is_required():
-                out[key] = _empty(ann)
-            continue
-        out[key] = _fill_value(ann, out[key])
-    return out
-
-
-def _parts(ann: Any) -> list[Any]:
-    """The alternatives of a union annotation (``X | None``), or the annotation alone."""
-    args = get_args(ann)
-    return [a for a in args if a is not type(None)] if get_origin(ann) in (Union, UnionType) else [ann]
-
-
-def _fill_value(ann: Any, value: Any) -> Any:
-    for part in _parts(ann):
-        if isinstance(part, type) and issubclass(part, BaseModel) and isinstance(value, dict):
-            return _filled(part, value)
-        if get_origin(part) is dict and isinstance(value, dict):
-            inner = get_args(part)[1]
-            return {k: _fill_value(inner, v) for k, v in value.items()}
-        if get_origin(part) is list and isinstance(value, list):
-            inner = get_args(part)[0]
-            return [_fill_value(inner, v) for v in value]
-    return value
-
-
-def _empty(ann: Any) -> Any:
-    if type(None) in get_args(ann):
-        return None  # a figure's estimate that may be undefined: undefined
-    part = _parts(ann)[0]
-    origin = get_origin(part)
-    if origin is Literal:
-        return get_args(part)[0]
-    if isinstance(part, type) and issubclass(part, BaseModel):
-        return _filled(part, {})
-    return {dict: {}, list: []}.get(origin) if origin else {str: "", int: 0, float: 0.0}.get(part)
-
-
-def read_report(data: AuditReport | dict[str, Any]) -> AuditReport:
-    """The typed report a surface reads: an :class:`AuditReport` as it is; ``audit.json``'s object of this
-    schema validated (a :class:`pydantic.ValidationError` names the bad field); an earlier schema's
-    (``judgecal.audit/1``) or a part of one upgraded: the fields the types require and it lacks are set
-    empty, what it holds is validated as it is."""
-    if isinstance(data, AuditReport):
-        return data
-    clean = json_safe(data)
-    if clean.get("schema") == SCHEMA:
-        try:
-            return AuditReport.from_json(clean)
-        except ValidationError:
-            pass  # a part of an audit (a test's, a page's) without every field: upgraded like an earlier one
-    report = AuditReport.from_json(_filled(AuditReport, {**clean, "schema": SCHEMA}))
-    report._upgraded_from = str(clean.get("schema", ""))
-    return report
-
-
-def json_safe(obj: Any) -> Any:
-    """NaN and infinities (undefined statistics) become ``null``; numpy scalars become Python numbers."""
-    if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
-def json_schema() -> dict[str, Any]:
-    """The JSON Schema of ``audit.json``, generated from :class:`AuditReport`."""
-    schema = AuditReport.model_json_schema(by_alias=True)
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = "https://judgecal.dev/schemas/audit-2.json"
-    return schema
-
-
-def write_schema(path: Path = SCHEMA_FILE) -> Path:
-    """Write :func:`json_schema` (the file shipped with the package); returns its path."""
-    path.write_text(json.dumps(json_schema(), indent=1, ensure_ascii=False) + "\n", "utf-8")
-    return path
-
-
-if __name__ == "__main__":  # python -m judgecal.audit.report: regenerate audit.schema.json
-    print(write_schema())
