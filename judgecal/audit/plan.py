@@ -13,9 +13,23 @@ from judgecal.audit.labels import label_set_keys, label_set_of
 from judgecal.audit.models import PLAN_HALFWIDTH, item_models, item_verdicts, plan
 from judgecal.audit.run import judge_inputs
 from judgecal.audit.truth import resolve_truth
+from judgecal.audit.uncertainty import calibrated_err2, spread_around, workspace_uncertainty
 from judgecal.data.store import Workspace
 from judgecal.errors import InputError
+from judgecal.stats.active import DEFAULT_TAU, plan_active
 from judgecal.stats.classification import pass_rate_plan
+
+
+def _planning_base(ws: Workspace, consensus: str, judges: list[str] | None) -> tuple[pd.Series, dict[str, Any],
+                                                                                     pd.DataFrame]:
+    """The truth ``consensus`` (with what it is), the items' models; an unknown judge in ``judges`` raises
+    :class:`~judgecal.errors.InputError` naming the known ones."""
+    truth, about = resolve_truth(ws, consensus, n_boot=10)
+    known = ws.judges()
+    if missing := [j for j in judges or [] if j not in known]:
+        raise InputError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})",
+                         name="judge")
+    return truth, about, item_models(ws)
 
 
 def plan_workspace(ws: Workspace, consensus: str, target_halfwidth: float = PLAN_HALFWIDTH, *,
@@ -23,12 +37,7 @@ def plan_workspace(ws: Workspace, consensus: str, target_halfwidth: float = PLAN
                    invalid_as: str = "tie") -> dict[str, Any]:
     """``judgecal plan``: :func:`plan` for every pairwise judge (or ``judges``) of the workspace against
     the consensus ``consensus``. Unknown judges raise :class:`~judgecal.errors.InputError` naming the known ones."""
-    truth, about = resolve_truth(ws, consensus, n_boot=10)
-    known = ws.judges()
-    if missing := [j for j in judges or [] if j not in known]:
-        raise InputError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})",
-                         name="judge")
-    items = item_models(ws)
+    truth, about, items = _planning_base(ws, consensus, judges)
     out: dict[str, Any] = {"consensus": consensus, "truth_source": about["source"], "judges": {}}
     label_sets = ws.label_sets()
     for inp in judge_inputs(ws, truth, judges):
@@ -92,4 +101,59 @@ def format_plan(res: dict[str, Any]) -> list[str]:
             f"  {p['ceiling_note']}"
             + (" The measured correlation promises more than that ceiling." if p["exceeds_ceiling"] else ""),
         ]
+    return lines
+
+
+def plan_active_workspace(ws: Workspace, consensus: str, target_halfwidth: float, *,
+                          judges: list[str] | None = None, level: float = 0.95, tau: float = DEFAULT_TAU,
+                          others: bool = True) -> dict[str, Any]:
+    """``judgecal plan --strategy active``: for every judge with pairwise verdicts (or ``judges``), the expected
+    human labels a ±``target_halfwidth`` interval on a win rate over the workspace's pairwise items needs,
+    uniform vs active (:func:`judgecal.stats.active.plan_active`), from the judge's :func:`calibrated_err2`
+    against ``consensus``; the same for each pair of models apart. ``others``: the uncertainty counts the
+    other judges' verdicts too (:func:`spread_around`). Unknown judges raise :class:`~judgecal.errors.InputError`."""
+    truth, about, items = _planning_base(ws, consensus, judges)
+    known = ws.judges()
+    ids = items.index.astype(str).tolist()
+    out: dict[str, Any] = {"consensus": consensus, "truth_source": about["source"], "strategy": "active",
+                           "other_judges_counted": others, "judges": {}}
+    pooled = workspace_uncertainty(ws, ids) if others else None
+    for judge in judges or known:
+        unc = workspace_uncertainty(ws, ids, judge)
+        if pooled is not None:
+            unc = spread_around(unc, pooled)
+        if not int(unc["n"].sum()):
+            out["judges"][judge] = {"error": "no pairwise verdict of this judge to measure its uncertainty"}
+            continue
+        err2, used, shift = calibrated_err2(unc, truth)
+        res = plan_active(err2, target_halfwidth, level=level, tau=tau)
+        res.update({"n_labelled_measured": used, "err2_shift": shift, "pairs": {}})
+        pair = items["model_a"].where(items["model_a"] < items["model_b"], items["model_b"]) + " vs " + \
+            items["model_b"].where(items["model_a"] < items["model_b"], items["model_a"])
+        for name, idx in pair.groupby(pair.to_numpy()).groups.items():
+            sel = items.index.get_indexer(idx)
+            res["pairs"][str(name)] = plan_active(err2[sel], target_halfwidth, level=level, tau=tau)
+        out["judges"][judge] = res
+    return out
+
+
+def format_active_plan(res: dict[str, Any]) -> list[str]:
+    """The active planner's answer in words, one judge a paragraph."""
+    lines = []
+    for judge, p in res["judges"].items():
+        if "error" in p:
+            lines.append(f"{judge}: {p['error']}")
+            continue
+        cal = (f"its uncertainty shifted by {p['err2_shift']:+.3f} to the error on {p['n_labelled_measured']} "
+               "labelled items" if p["n_labelled_measured"] else "its own uncertainty (no labelled item to check it on)")
+        lines += [
+            f"{judge}: a ±{p['target_halfwidth']:g} interval on a win rate over its {p['n_items']} pairwise items "
+            f"at {p['level']:.0%}, from {cal}, needs",
+            f"  uniform draw:               {p['n_uniform']} labels",
+            f"  active draw (tau {p['tau']:g}):      {p['expected_labels_active']:.0f} labels expected "
+            f"(--budget {p['n_active']}; {p['saving']:.0%} fewer)",
+        ]
+        for name, q in p["pairs"].items():
+            lines.append(f"  {name}: {q['n_uniform']} uniform, {q['expected_labels_active']:.0f} active "
+                         f"of {q['n_items']} items")
     return lines

@@ -163,8 +163,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     an active draw (judgecal.audit.uncertainty)."""
     import json
 
-    from judgecal.audit.plan import format_plan, plan_workspace
-    from judgecal.audit.uncertainty import format_active_plan, plan_active_workspace
+    from judgecal.audit.plan import format_active_plan, format_plan, plan_active_workspace, plan_workspace
 
     active = getattr(args, "strategy", "ppi") == "active"
     if active and args.unlabelled is not None:

@@ -163,6 +163,18 @@ def active_pass_rate(human: ArrayLike, judge: ArrayLike, pi: ArrayLike, *, level
     return active_mean(h, judge, pi, np.isfinite(h), level=level, target=target)
 
 
+def _outcomes(model_a: ArrayLike, model_b: ArrayLike, human: ArrayLike, judge: ArrayLike,
+              pi: ArrayLike) -> tuple[Any, Any, Any, FloatArray, FloatArray, FloatArray]:
+    """The models' indices and names, the human and judge outcome scores (a judge's unreadable verdict a tie,
+    0.5) and the inclusion probabilities, checked to be of one length."""
+    ia, ib, models = model_index(model_a, model_b)
+    h, j = outcome_scores(human), outcome_scores(judge)
+    p = np.asarray(pi, dtype=np.float64).ravel()
+    if not (len(h) == len(j) == len(ia) == len(p)):
+        raise StatsError("model_a, model_b, human, judge and pi must have the same length")
+    return ia, ib, models, h, np.where(np.isfinite(j), j, 0.5), p
+
+
 def active_pairwise_win_rates(model_a: ArrayLike, model_b: ArrayLike, human: ArrayLike, judge: ArrayLike,
                               pi: ArrayLike, *, level: float = 0.95, target: str = "items",
                               lam: float | None = 1.0) -> pd.DataFrame:
@@ -170,12 +182,7 @@ def active_pairwise_win_rates(model_a: ArrayLike, model_b: ArrayLike, human: Arr
     met: ``human`` ``A``/``B``/``tie`` where labelled, ``None`` where not; ``judge`` the judge's verdict on
     every item (anything else counts as a tie); ``pi`` each item's inclusion probability; ``lam`` as for
     :func:`active_mean` (0: the human labels alone). One row per pair with the :class:`ActiveResult` fields."""
-    ia, ib, models = model_index(model_a, model_b)
-    h, j = outcome_scores(human), outcome_scores(judge)
-    p = np.asarray(pi, dtype=np.float64).ravel()
-    if not (len(h) == len(j) == len(ia) == len(p)):
-        raise StatsError("model_a, model_b, human, judge and pi must have the same length")
-    j = np.where(np.isfinite(j), j, 0.5)
+    ia, ib, models, h, j, p = _outcomes(model_a, model_b, human, judge, pi)
     lo = np.minimum(ia, ib)
     y, f = np.where(ia == lo, h, 1 - h), np.where(ia == lo, j, 1 - j)
     m = len(models)
@@ -196,12 +203,7 @@ def active_win_rates(model_a: ArrayLike, model_b: ArrayLike, human: ArrayLike, j
                      lam: float | None = 1.0) -> pd.DataFrame:
     """Each model's win rate over the items it played (scores 1, 0.5, 0 in its orientation), arguments as
     :func:`active_pairwise_win_rates`; one row per model."""
-    ia, ib, models = model_index(model_a, model_b)
-    h, j = outcome_scores(human), outcome_scores(judge)
-    p = np.asarray(pi, dtype=np.float64).ravel()
-    if not (len(h) == len(j) == len(ia) == len(p)):
-        raise StatsError("model_a, model_b, human, judge and pi must have the same length")
-    j = np.where(np.isfinite(j), j, 0.5)
+    ia, ib, models, h, j, p = _outcomes(model_a, model_b, human, judge, pi)
     rows = {}
     for k, name in enumerate(models):
         g = (ia == k) | (ib == k)

@@ -47,11 +47,14 @@ class LabelStudioRepository(Repository):
                            f"VALUES ({', '.join('?' for _ in self._LS_COPY_COLS)})", data)
         return len(data)
 
-    def ls_copies_frame(self, project: str | None = None) -> pd.DataFrame:
-        q, args = f"SELECT {', '.join(self._LS_COPY_COLS)} FROM ls_copies", []
+    def _project_rows(self, table: str, cols: tuple[str, ...], order: str, project: str | None) -> pd.DataFrame:
+        q, args = f"SELECT {', '.join(cols)} FROM {table}", []
         if project is not None:
             q, args = q + " WHERE project = ?", [project]
-        return pd.read_sql_query(q + " ORDER BY annotator, position", self._conn, params=args)
+        return pd.read_sql_query(f"{q} ORDER BY {order}", self._conn, params=args)
+
+    def ls_copies_frame(self, project: str | None = None) -> pd.DataFrame:
+        return self._project_rows("ls_copies", self._LS_COPY_COLS, "annotator, position", project)
 
     _LS_ACTIVE_COLS = ("project", "item_id", "pi", "drawn", "seed", "tau", "budget", "judge")
 
@@ -67,10 +70,7 @@ class LabelStudioRepository(Repository):
 
     def ls_active_frame(self, project: str | None = None) -> pd.DataFrame:
         """The recorded active draws (every project when ``None``), one row per (project, item)."""
-        q, args = f"SELECT {', '.join(self._LS_ACTIVE_COLS)} FROM ls_active", []
-        if project is not None:
-            q, args = q + " WHERE project = ?", [project]
-        return pd.read_sql_query(q + " ORDER BY project, item_id", self._conn, params=args)
+        return self._project_rows("ls_active", self._LS_ACTIVE_COLS, "project, item_id", project)
 
     def ls_pushed_items(self, project: str | None = None) -> set[str]:
         """Items sent to ``project`` (to any project when ``None``)."""
