@@ -314,7 +314,7 @@ def test_biases_say_what_was_not_tested_and_explain_flags(app):
 
         want = sorted((j, flag_text(f, flag_words())) for j, e in report["judges"].items() for f in e.get("flags", []))
         assert sorted(zip(flags["judge"], flags["flag"], strict=True)) == want
-        assert all(m and ":" not in m.split()[0] and "_" not in m for m in flags["flag"])  # words, not codes
+        assert all(m and "_" not in m for m in flags["flag"])  # words, not codes (`<probe>: underpowered` spelt out)
     assert b.page.locator(".js-plotly-plot").count() >= 1
 
 

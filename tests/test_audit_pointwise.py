@@ -583,7 +583,7 @@ def test_terminal_shows_the_judges_own_figures_beside_the_annotators(ratings):  
     from judgecal.audit.probes import optional_probes, pairwise_only
 
     titles = ", ".join(optional_probes()[m][0] for m in pairwise_only())  # position ... and every template probe
-    assert titles.startswith("position, verbosity, padding, verdict injection, bandwagon bias")
+    assert titles.startswith("position, verbosity, padding, verdict injection, trap sets, transitivity, bandwagon bias")
     assert f"{titles}: apply to pairwise judges only" in flat
     assert entry["verdict"]["not_tested"][-1].endswith("apply to pairwise judges only")
 
