@@ -206,3 +206,26 @@ def test_battery_refuses_what_it_cannot_use(tmp_path, capsys):
     assert main(["probe", "bandwagon", "--judge", "openai/m", "--base-url", "http://127.0.0.1:9/v1", "--rubric",
                  "pointwise-5", "-w", ws]) == 2
     assert "--rubric pointwise-5: a pointwise rubric; the bandwagon probe needs a pairwise one" in capsys.readouterr().err
+
+
+def test_item_excess_hand_computed():
+    from judgecal.audit.perturb import item_excess
+
+    copies = perturbed_items(ITEMS[:2], {"q0": "B", "q1": "A"}, ("bandwagon", "chain_of_thought"))
+    rows = [("q0", "AB", "A"), ("q0", "BA", "A"), ("q1", "AB", "B"), ("q1", "BA", "tie"),  # clean run
+            ("q0#bandwagon-B-AB", "AB", "B"), ("q0#bandwagon-B-BA", "BA", "A"),  # toward, unchanged
+            ("q1#bandwagon-A-AB", "AB", "B"), ("q1#bandwagon-A-BA", "BA", "B"),  # unchanged, away
+            ("q0#chain_of_thought-AB", "AB", "B"), ("q0#chain_of_thought-BA", "BA", "A"),  # changed, unchanged
+            ("q1#chain_of_thought-AB", "AB", "B"), ("q1#chain_of_thought-BA", "BA", "tie"),  # unchanged twice
+            ("q0#null-B-AB", "AB", "A"), ("q0#null-B-BA", "BA", "tie"),  # unchanged, toward B
+            ("q1#null-A-AB", "AB", "B"), ("q1#null-A-BA", "BA", "invalid")]  # q1's BA is not read in the null
+    j = pd.DataFrame(rows, columns=["item_id", "order", "verdict"]).assign(sample=0)
+    ex = item_excess(j, copies)
+    # bandwagon, q0: AB (1 - 0), BA (0 - 1) -> 0; q1: AB only (0 - 0) -> 0 ... BA left out with the null unread
+    assert ex["bandwagon"].to_dict() == {"q0": 0.0, "q1": 0.0}
+    # chain of thought (no side): the null's share unchanged minus its own: q0 (1 - 0 + 0 - 1) / 2 = 0; q1 (1 - 1)
+    assert ex["chain_of_thought"].to_dict() == {"q0": 0.0, "q1": 0.0}
+    j.loc[j["item_id"] == "q1#null-A-BA", "verdict"] = "tie"  # now read: tie -> tie is unchanged
+    ex = item_excess(j, copies)
+    assert ex["bandwagon"]["q1"] == pytest.approx((0 + (-1 - 0)) / 2)
+    assert ex["chain_of_thought"]["q1"] == 0.0 and list(ex["bandwagon"].index) == ["q0", "q1"]
