@@ -229,3 +229,37 @@ def test_item_excess_hand_computed():
     ex = item_excess(j, copies)
     assert ex["bandwagon"]["q1"] == pytest.approx((0 + (-1 - 0)) / 2)
     assert ex["chain_of_thought"]["q1"] == 0.0 and list(ex["bandwagon"].index) == ["q0", "q1"]
+
+
+def test_sequential_battery_uses_fewer_calls_with_the_same_flags(tmp_path, capsys, vendor):  # noqa: F811
+    ws = str(tmp_path / "ws")
+    assert main(["import", "pandalm", "-w", ws]) == 0
+    budget = 150 * 18  # 150 items at fixed N
+    used = {}
+    for model, script in (("ignores", ignores), ("cites", prefers_cited)):
+        srv = vendor(script)
+        assert main(["probe", "battery", "--sequential", "--judge", f"openai/{model}", "--base-url", srv.url,
+                     "--budget", str(budget), "--quiet", "-w", ws]) == 0
+        out = capsys.readouterr().out
+        rec = json.loads((tmp_path / "ws" / "reports" / "sequential.json").read_text())[f"openai/{model}"]
+        used[model] = srv.total()
+        assert rec["calls"] == srv.total() < budget == rec["fixed_calls"]  # what it recorded is what it called
+        assert rec["items_planned"] == 150 and rec["items_used"] < 150
+        decisions = {b: r["decision"] for b, r in rec["biases"].items()}
+        want = {b: "flag" if (model, b) == ("cites", "authority") else "clear" for b in TEMPLATES}
+        assert decisions == want
+        assert f"{rec['calls']} planned of the {budget}" in out and "authority: " + want["authority"] in out
+        if model == "cites":  # settled early: the cited judge moves on about half its items
+            auth = rec["biases"]["authority"]
+            assert auth["items"] < rec["items_used"] and auth["ci_low"] > 0 and auth["calls"] == 2 * auth["items"]
+    assert used["cites"] < used["ignores"]  # the flag settled before the clearances
+    # the audit on the calls made raises the same flags as the fixed-N battery does
+    assert main(["audit", "--n-boot", "500", "-w", ws]) == 0
+    rep = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())
+    for model in ("ignores", "cites"):
+        j = rep["judges"][f"openai/{model}"]
+        bias_flags = [f for f in j["flags"] if any(f.startswith(b) for b in TEMPLATES)]
+        assert bias_flags == ([] if model == "ignores" else ["authority_bias"])
+    # a probe that judges every item refuses it in one line
+    assert main(["probe", "padding", "--sequential", "--judge", "openai/m", "-w", ws]) == 2
+    assert "--sequential: for a template probe or battery" in capsys.readouterr().err

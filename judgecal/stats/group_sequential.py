@@ -86,10 +86,11 @@ def decide(lower: float, upper: float, effect: float) -> str:
     return "clear" if upper < effect else "open"
 
 
-def sequential_decision(values: ArrayLike, *, batch: int, n_max: int | None = None, effect: float = 0.05,
-                        alpha: float = 0.05, v0: float = V0) -> dict[str, Any]:
-    """Run the rule over ``values`` in their order, looking after every ``batch`` units up to ``n_max`` (default:
-    all of them). Returns ``decision`` (flag / clear / open), ``n`` (units used), ``looks`` (how many looks were
+def sequential_decision(values: ArrayLike, *, batch: int = 1, looks: ArrayLike | None = None,
+                        n_max: int | None = None, effect: float = 0.05, alpha: float = 0.05,
+                        v0: float = V0) -> dict[str, Any]:
+    """Run the rule over ``values`` in their order, looking after every ``batch`` units (or at the unit counts
+    ``looks``, the ones made so far) up to ``n_max`` (default: all of them; the spending's maximum). Returns ``decision`` (flag / clear / open), ``n`` (units used), ``looks`` (how many looks were
     made), ``estimate``, ``ci_low``, ``ci_high`` (the interval at the stop)."""
     if effect <= 0:
         raise StatsError(f"the effect of interest must be above 0, got {effect}")
@@ -97,9 +98,12 @@ def sequential_decision(values: ArrayLike, *, batch: int, n_max: int | None = No
     cap = x.size if n_max is None else min(int(n_max), x.size)
     if cap == 0:
         return {"decision": "open", "n": 0, "looks": 0, "estimate": None, "ci_low": None, "ci_high": None}
-    looks = batch_looks(cap, batch)
-    mean, lo, hi = repeated_intervals(x, looks, cap if n_max is None else int(n_max), alpha, v0)
+    at = batch_looks(cap, batch) if looks is None else np.asarray(looks, dtype=np.int64).ravel()
+    at = at[(at > 0) & (at <= cap)]
+    if at.size == 0:
+        return {"decision": "open", "n": 0, "looks": 0, "estimate": None, "ci_low": None, "ci_high": None}
+    mean, lo, hi = repeated_intervals(x, at, cap if n_max is None else int(n_max), alpha, v0)
     verdicts = [decide(float(a), float(b), effect) for a, b in zip(lo, hi, strict=True)]
-    k = next((i for i, v in enumerate(verdicts) if v != "open"), len(looks) - 1)
-    return {"decision": verdicts[k], "n": int(looks[k]), "looks": k + 1, "estimate": float(mean[k]),
+    k = next((i for i, v in enumerate(verdicts) if v != "open"), len(at) - 1)
+    return {"decision": verdicts[k], "n": int(at[k]), "looks": k + 1, "estimate": float(mean[k]),
             "ci_low": float(lo[k]), "ci_high": float(hi[k])}
