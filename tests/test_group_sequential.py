@@ -21,8 +21,10 @@ def test_the_spending_function_spends_alpha_once():
     assert spending(0.0, 0.05) == 0 and spending(1.0, 0.05) == pytest.approx(0.05)
     a = look_levels([10, 20, 50, 100], 100, 0.05)
     assert a.sum() == pytest.approx(0.05) and np.all(a > 0)
-    assert a[0] == pytest.approx(0.05 * np.log(1 + (np.e - 1) * 0.1))
-    assert look_levels([30], 100, 0.05)[0] == pytest.approx(0.05 * np.log(1 + (np.e - 1) * 0.3))  # budget unspent
+    assert a[0] == pytest.approx(0.5 * 0.05 * np.log(1 + (np.e - 1) * 0.1))  # half spent along the way ...
+    assert a[-1] == pytest.approx(0.5 * 0.05 * (1 - np.log(1 + (np.e - 1) * 0.5)) + 0.025)  # ... half kept to the end
+    assert look_levels([30], 100, 0.05)[0] == pytest.approx(0.025 * np.log(1 + (np.e - 1) * 0.3))  # budget unspent
+    assert look_levels([100], 100, 0.05, final=0.0)[0] == pytest.approx(0.05)
 
 
 def test_one_look_is_a_plain_normal_interval_with_the_pseudo_unit():
@@ -31,7 +33,7 @@ def test_one_look_is_a_plain_normal_interval_with_the_pseudo_unit():
     assert mean[0] == 0.5 and lo[0] == pytest.approx(0.5 - half) and hi[0] == pytest.approx(0.5 + half)
     # two looks: each at its own share of alpha, the later one the narrower here
     mean, lo, hi = repeated_intervals([1, 0] * 50, [50, 100], 100, 0.05)
-    z1 = norm.isf(spending(0.5, 0.05) / 2)
+    z1 = norm.isf(spending(0.5, 0.05) / 4)  # half of alpha spent along the way
     assert hi[0] - mean[0] == pytest.approx(z1 * np.sqrt((50 * 0.25 + 1) / 50) / np.sqrt(50))
     assert hi[1] - lo[1] < hi[0] - lo[0]
 

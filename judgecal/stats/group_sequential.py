@@ -7,9 +7,11 @@ group sequential clinical trials", Controlled Clinical Trials 5, 1984; *Group Se
 
 ``mean_k +- z(1 - a_k / 2) * sqrt(v_k / n_k)``,  ``v_k = (sum (x_i - mean_k)^2 + v0) / n_k``
 
-with ``a_k = alpha(t_k) - alpha(t_{k-1})`` the increment of the Lan-DeMets Pocock-type spending function
+with ``a_k = (1 - f) (alpha(t_k) - alpha(t_{k-1}))`` the increment of the Lan-DeMets Pocock-type spending function
 ``alpha(t) = alpha * log(1 + (e - 1) t)`` at the information fraction ``t_k = n_k / N`` (Lan & DeMets,
-"Discrete sequential boundaries for clinical trials", Biometrika 70, 1983). The increments sum to ``alpha``, so by
+"Discrete sequential boundaries for clinical trials", Biometrika 70, 1983), and the look at ``N`` given ``f alpha``
+more (``f = 1/2``: the budget's last look, where a fixed-N test decides, is not starved by the union bound over
+many early looks). The shares sum to ``alpha``, so by
 the union bound every look's interval holds ``mu`` at once with probability at least ``1 - alpha`` (to the normal
 approximation): looking after every batch costs no error. The union bound is conservative (an exact boundary
 from the recursive integration would be narrower); ``v0`` (one pseudo-unit of variance) keeps a first batch with
@@ -37,6 +39,7 @@ from judgecal.errors import StatsError
 
 FloatArray = NDArray[np.float64]
 V0 = 1.0  # the pseudo-unit's variance
+FINAL = 0.5  # the share of alpha kept for the last look
 
 
 def spending(t: ArrayLike, alpha: float) -> FloatArray:
@@ -44,15 +47,19 @@ def spending(t: ArrayLike, alpha: float) -> FloatArray:
     return alpha * np.log1p((np.e - 1) * np.clip(np.asarray(t, dtype=np.float64), 0.0, 1.0))
 
 
-def look_levels(looks: ArrayLike, n_max: int, alpha: float) -> FloatArray:
-    """Each look's share of ``alpha``: the spending function's increment since the previous look."""
+def look_levels(looks: ArrayLike, n_max: int, alpha: float, final: float = FINAL) -> FloatArray:
+    """Each look's share of ``alpha``: ``1 - final`` of it spent by the spending function's increments since the
+    previous look, and ``final`` of it kept for the look at ``n_max`` (the budget spent)."""
     if not 0 < alpha < 1:
         raise StatsError(f"alpha must be strictly between 0 and 1, got {alpha}")
     n = np.asarray(looks, dtype=np.float64).ravel()
     if n_max <= 0 or np.any(np.diff(n) <= 0) or (n.size and (n[0] <= 0 or n[-1] > n_max)):
         raise StatsError("looks must be increasing counts of units between 1 and the maximum")
-    spent = spending(n / n_max, alpha)
-    return np.diff(np.concatenate(([0.0], spent)))
+    spent = (1 - final) * spending(n / n_max, alpha)
+    out = np.diff(np.concatenate(([0.0], spent)))
+    if n.size and n[-1] == n_max:
+        out[-1] += final * alpha  # the reserve: the look that spends the budget
+    return out
 
 
 def repeated_intervals(values: ArrayLike, looks: ArrayLike, n_max: int, alpha: float = 0.05,
