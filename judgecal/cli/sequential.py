@@ -67,8 +67,7 @@ def run_sequential(ws: Any, engine: Any, name: str, base: list[Any], biases: tup
         null = frame["item_id"].str.contains("#null-", regex=False)
         # the clean run and the copies at the run's seed, the second unperturbed run at the next
         mine = frame[(~null & (frame["seed"] == args.seed)) | (null & (frame["seed"] == args.seed + 1))]
-        excess = item_excess(mine,
-                             [c for c in copies if c.metadata["bias"] in (*running, "null")])
+        excess = item_excess(mine, [c for c in copies if c.metadata["bias"] in (*running, "null")])
         last = start + len(chunk) >= n_max
         for b in list(running):
             seen[b] += len(chunk)
@@ -87,13 +86,16 @@ def run_sequential(ws: Any, engine: Any, name: str, base: list[Any], biases: tup
               "effect_of_interest": cfg.effect_of_interest, "alpha": cfg.alpha, "biases": result}
     path = ws.reports_dir / RECORD
     path.parent.mkdir(parents=True, exist_ok=True)
-    old = json.loads(path.read_text()) if path.exists() else {}
-    path.write_text(json.dumps({**old, name: record}, indent=1))
+    try:  # the other judges' records are kept; an unreadable file is replaced
+        old = json.loads(path.read_text("utf-8")) if path.exists() else {}
+    except (ValueError, UnicodeDecodeError):
+        old = {}
+    path.write_text(json.dumps({**(old if isinstance(old, dict) else {}), name: record}, indent=1), "utf-8")
     print(f"{term(name)}: sequential, batches of {batch} items; {done} calls run, {cached} cached; "
           f"{record['calls']} planned of the {record['fixed_calls']} a fixed run of {n_max} items needs")
     for b, r in result.items():
         lo, hi = r["ci_low"], r["ci_high"]
-        span = "no item read" if lo is None else f"excess shift {r['estimate']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+        span = "no item read" if lo is None else f"excess over the null {r['estimate']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
         print(f"  {b}: {r['decision']} after {r['items']} items ({r['calls']} calls of its own); {span}")
     print(f"  recorded in {term(str(path))}; `judgecal audit` reports the figures on the items judged")
     return 1 if errors else 0
