@@ -206,3 +206,60 @@ def test_battery_refuses_what_it_cannot_use(tmp_path, capsys):
     assert main(["probe", "bandwagon", "--judge", "openai/m", "--base-url", "http://127.0.0.1:9/v1", "--rubric",
                  "pointwise-5", "-w", ws]) == 2
     assert "--rubric pointwise-5: a pointwise rubric; the bandwagon probe needs a pairwise one" in capsys.readouterr().err
+
+
+def test_item_excess_hand_computed():
+    from judgecal.audit.perturb import item_excess
+
+    copies = perturbed_items(ITEMS[:2], {"q0": "B", "q1": "A"}, ("bandwagon", "chain_of_thought"))
+    rows = [("q0", "AB", "A"), ("q0", "BA", "A"), ("q1", "AB", "B"), ("q1", "BA", "tie"),  # clean run
+            ("q0#bandwagon-B-AB", "AB", "B"), ("q0#bandwagon-B-BA", "BA", "A"),  # toward, unchanged
+            ("q1#bandwagon-A-AB", "AB", "B"), ("q1#bandwagon-A-BA", "BA", "B"),  # unchanged, away
+            ("q0#chain_of_thought-AB", "AB", "B"), ("q0#chain_of_thought-BA", "BA", "A"),  # changed, unchanged
+            ("q1#chain_of_thought-AB", "AB", "B"), ("q1#chain_of_thought-BA", "BA", "tie"),  # unchanged twice
+            ("q0#null-B-AB", "AB", "A"), ("q0#null-B-BA", "BA", "tie"),  # unchanged, toward B
+            ("q1#null-A-AB", "AB", "B"), ("q1#null-A-BA", "BA", "invalid")]  # q1's BA is not read in the null
+    j = pd.DataFrame(rows, columns=["item_id", "order", "verdict"]).assign(sample=0)
+    ex = item_excess(j, copies)
+    # bandwagon, q0: AB (1 - 0), BA (0 - 1) -> 0; q1: AB only (0 - 0) -> 0 ... BA left out with the null unread
+    assert ex["bandwagon"].to_dict() == {"q0": 0.0, "q1": 0.0}
+    # chain of thought (no side): the null's share unchanged minus its own: q0 (1 - 0 + 0 - 1) / 2 = 0; q1 (1 - 1)
+    assert ex["chain_of_thought"].to_dict() == {"q0": 0.0, "q1": 0.0}
+    j.loc[j["item_id"] == "q1#null-A-BA", "verdict"] = "tie"  # now read: tie -> tie is unchanged
+    ex = item_excess(j, copies)
+    assert ex["bandwagon"]["q1"] == pytest.approx((0 + (-1 - 0)) / 2)
+    assert ex["chain_of_thought"]["q1"] == 0.0 and list(ex["bandwagon"].index) == ["q0", "q1"]
+
+
+def test_sequential_battery_uses_fewer_calls_with_the_same_flags(tmp_path, capsys, vendor):  # noqa: F811
+    ws = str(tmp_path / "ws")
+    assert main(["import", "pandalm", "-w", ws]) == 0
+    budget = 150 * 18  # 150 items at fixed N
+    used = {}
+    for model, script in (("ignores", ignores), ("cites", prefers_cited)):
+        srv = vendor(script)
+        assert main(["probe", "battery", "--sequential", "--judge", f"openai/{model}", "--base-url", srv.url,
+                     "--budget", str(budget), "--quiet", "-w", ws]) == 0
+        out = capsys.readouterr().out
+        rec = json.loads((tmp_path / "ws" / "reports" / "sequential.json").read_text())[f"openai/{model}"]
+        used[model] = srv.total()
+        assert rec["calls"] == srv.total() < budget == rec["fixed_calls"]  # what it recorded is what it called
+        assert rec["items_planned"] == 150 and rec["items_used"] < 150
+        decisions = {b: r["decision"] for b, r in rec["biases"].items()}
+        want = {b: "flag" if (model, b) == ("cites", "authority") else "clear" for b in TEMPLATES}
+        assert decisions == want
+        assert f"{rec['calls']} planned of the {budget}" in out and "authority: " + want["authority"] in out
+        if model == "cites":  # settled early: the cited judge moves on about half its items
+            auth = rec["biases"]["authority"]
+            assert auth["items"] < rec["items_used"] and auth["ci_low"] > 0 and auth["calls"] == 2 * auth["items"]
+    assert used["cites"] < used["ignores"]  # the flag settled before the clearances
+    # the audit on the calls made raises the same flags as the fixed-N battery does
+    assert main(["audit", "--n-boot", "500", "-w", ws]) == 0
+    rep = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())
+    for model in ("ignores", "cites"):
+        j = rep["judges"][f"openai/{model}"]
+        bias_flags = [f for f in j["flags"] if any(f.startswith(b) for b in TEMPLATES)]
+        assert bias_flags == ([] if model == "ignores" else ["authority_bias"])
+    # a probe that judges every item refuses it in one line
+    assert main(["probe", "padding", "--sequential", "--judge", "openai/m", "-w", ws]) == 2
+    assert "--sequential: for a template probe or battery" in capsys.readouterr().err

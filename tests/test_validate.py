@@ -25,6 +25,10 @@ def test_fast_validation_passes():
     # instability planted on one axis of a stability run: the decomposition names that axis each time
     assert all(c["ok"] for c in res["checks"] if c["scenario"].startswith("instability:"))
     assert res["ok"]
+    # the perturbation battery, apart from the checks: fixed N beside the sequential rule over 8 seeds
+    bat = res["battery"]
+    assert bat["seeds"] == 8 and len(bat["rows"]) == 4 * 7 and bat["goals"]["saving"] and bat["agreement"] >= 0.9
+    assert all(r["ok"] for r in bat["rows"] if r["judge"].startswith("clean")), bat["rows"]
 
 
 def test_simulation_matches_its_closed_form():
@@ -39,6 +43,7 @@ def test_cli_validate(capsys):
     assert main(["validate", "--items", "600", "--n-boot", "400"]) == 0
     out = capsys.readouterr().out
     assert "all checks passed" in out and "planted first_position_rate recovered" in out
+    assert "perturbation battery over 8 seeds of 600 items" in out and "fewer calls on average than fixed N" in out
 
 
 def test_every_planted_effect_matches_its_closed_form_in_simulation():

@@ -194,3 +194,31 @@ def perturbation_figures(judgments: pd.DataFrame, perturbed: list[Item], *, n_bo
             res["shift"].update(items_toward=int((net > 0).sum()), items_away=int((net < 0).sum()))
         out[str(bias)] = res
     return out
+
+
+def item_excess(judgments: pd.DataFrame, perturbed: list[Item]) -> dict[str, pd.Series]:
+    """bias -> per base item (in the order of ``perturbed``), the excess the sequential rule reads: for a bias
+    with a side, its shift minus the null's (toward minus away, averaged over the item's orders read in both
+    runs); for one without, the null's share unchanged minus its own (the robustness lost). An item with no
+    (order) read in both runs is left out."""
+    meta = pd.DataFrame([{"item_id": it.item_id, "base": it.metadata["base_item"], "bias": it.metadata["bias"],
+                          "side": it.metadata["side"], "order": it.metadata["order"]} for it in perturbed])
+    if meta.empty or judgments.empty:
+        return {}
+    v = _first(judgments[judgments["verdict"].isin(["A", "B", "tie"])])[["item_id", "order", "verdict"]]
+    clean = v.rename(columns={"item_id": "base", "verdict": "clean"})
+    got = meta.merge(v, on=["item_id", "order"]).merge(clean, on=["base", "order"])
+    nulls = got[got["bias"] == NULL][["base", "order", "verdict"]].rename(columns={"verdict": "null"})
+    first_seen = {b: k for k, b in enumerate(dict.fromkeys(meta["base"]))}
+    out: dict[str, pd.Series] = {}
+    for bias, grp in got[got["bias"].isin(list(TEMPLATES))].groupby("bias", sort=False):
+        rows = grp.merge(nulls, on=["base", "order"], how="inner")
+        unch, tow, away = _moves(rows["verdict"], rows["clean"], rows["side"])
+        n_unch, n_tow, n_away = _moves(rows["null"], rows["clean"], rows["side"])
+        if TEMPLATES[str(bias)].sided:
+            x = (tow.astype(float) - away) - (n_tow.astype(float) - n_away)
+        else:
+            x = n_unch.astype(float) - unch
+        s = pd.Series(x, index=rows["base"].to_numpy()).groupby(level=0).mean()
+        out[str(bias)] = s.iloc[np.argsort([first_seen[b] for b in s.index], kind="stable")]
+    return out

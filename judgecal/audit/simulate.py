@@ -34,6 +34,9 @@ class Scenario:
     #: template perturbations (None: none simulated): on a perturbed copy the judge picks the perturbed side (the
     #: human loser) with this probability, else judges the pair afresh
     perturbation: float | None = None
+    #: on a perturbed copy of a template with no side (chain of thought), the judge's verdict is turned to the other
+    #: response with this probability (the robustness it loses)
+    unsided: float = 0.0
 
 
 SCENARIOS = (Scenario("null"), Scenario("position", position=0.3), Scenario("verbosity", verbosity=0.3),
@@ -101,18 +104,25 @@ def simulate(sc: Scenario, n_items: int, seed: int) -> dict[str, Any]:
             "own_is_a": pd.Series(own_a[has_own], index=ids[has_own])}
 
 
+def _other(v: np.ndarray) -> np.ndarray:
+    return np.where(v == "A", "B", np.where(v == "B", "A", v))
+
+
 def _perturbed_frames(sc: Scenario, ids: np.ndarray, truth: np.ndarray, clean: dict[str, np.ndarray],
                       rng: np.random.Generator) -> list[pd.DataFrame]:
     """Verdicts on every template's perturbed copies and the null copies: the order's first call again, a coin
-    flip with probability ``instability``, then the human loser with probability ``perturbation`` (their own random
+    flip with probability ``instability``, then the human loser with probability ``perturbation`` (a template with
+no side: the other response with probability ``unsided``) (their own random
     stream, so the other probes' simulated verdicts stay as they were)."""
     loser = np.where(truth == "A", "B", "A")
     out = []
     for order in ORDERS:
         for bias in (*TEMPLATES, NULL):
             fresh = np.where(rng.random(len(ids)) < sc.instability, _coin(rng, len(ids)), clean[order])
-            push = sc.perturbation or 0.0 if bias != NULL and TEMPLATES[bias].sided else 0.0
-            v = np.where(rng.random(len(ids)) < push, loser, fresh)
+            sided = bias != NULL and TEMPLATES[bias].sided
+            push = (sc.perturbation or 0.0) if sided else sc.unsided if bias != NULL else 0.0
+            u = rng.random(len(ids))
+            v = np.where(u < push, loser, fresh) if sided else np.where(u < push, _other(fresh), fresh)
             out.append(pd.DataFrame({"item_id": [copy_id(i, bias, s, order) for i, s in zip(ids, loser, strict=True)],
                                      "order": order, "sample": 0,
                                      "mutation": "none", "verdict": v}))

@@ -32,6 +32,10 @@ scenarios (a window of about +-2% is 1.3 standard errors of one scenario's cover
 it is checked on the pooled figure), with no single scenario under 90%. A rate whose truth is exactly
 0 (a deterministic judge) has the degenerate interval [0, 0] and is left out of coverage.
 
+The perturbation battery (:mod:`judgecal.audit.validate_battery`): each template planted at its effect of interest
+and a clean judge, deterministic and sampled, decided at fixed N and by the sequential rule — the flag rates,
+their agreement and the calls saved, with which goals are met — under ``battery`` (8 seeds in fast mode).
+
 The like-for-like scenarios (:mod:`judgecal.audit.validate_like`: an annotator as the judge, an
 order-consistent judge, trivial raters, biases planted at the effect of interest) run as rates over seeds:
 20 in fast mode, ``seeds`` in slow mode.
@@ -53,6 +57,8 @@ from judgecal.audit.simulate import Scenario as Scenario
 from judgecal.audit.simulate import judge_input as judge_input
 from judgecal.audit.simulate import simulate as simulate
 from judgecal.audit.simulate import with_traps_and_triads as with_traps_and_triads
+
+FAST_BATTERY_SEEDS = 8
 
 
 def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, Any]]:
@@ -129,8 +135,11 @@ def probe_checks(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000,
     return checks, hits
 
 
-def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: float = 0.05) -> dict[str, Any]:
-    """Run every scenario; ``seeds > 1`` also measures CI coverage (slow mode)."""
+def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: float = 0.05,
+             battery_seeds: int | None = None) -> dict[str, Any]:
+    """Run every scenario; ``seeds > 1`` also measures CI coverage (slow mode). ``battery``: the perturbation
+    battery's rates over ``battery_seeds`` seeds (default: :data:`FAST_BATTERY_SEEDS` in fast mode, ``seeds`` in
+    slow mode; 0: not run), apart from the checks (:mod:`judgecal.audit.validate_battery`)."""
     results: dict[str, Any] = {"n_items": n_items, "seeds": seeds, "checks": [], "coverage": {}}
     results["checks"], hits = probe_checks(n_items, seeds, n_boot, alpha)
     if seeds > 1:
@@ -158,4 +167,9 @@ def validate(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000, alpha: flo
 
     results["checks"] += like_checks(seeds if seeds > 1 else 20, min(n_boot, 400))
     results["ok"] = all(c["ok"] for c in results["checks"]) and all(c["ok"] for c in results["coverage"].values())
+    if battery_seeds != 0:  # the perturbation battery, fixed N beside the sequential rule (rates over seeds)
+        from judgecal.audit.validate_battery import validate_battery
+
+        results["battery"] = validate_battery(n_items, battery_seeds or (seeds if seeds > 1 else FAST_BATTERY_SEEDS),
+                                              min(n_boot, 400))
     return results

@@ -231,6 +231,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a template probe or battery: at most this many judge calls planned (cached ones count): "
                    "as many items as fit, each costing its clean run, a second unperturbed run and each "
                    "perturbation, in both orders")
+    p.add_argument("--sequential", action="store_true",
+                   help="a template probe or battery: judge the items in batches, each bias stopping once its "
+                   "decision is settled (flagged, or the effect of interest excluded); the budget still caps; the "
+                   "calls each bias used go to reports/sequential.json")
+    p.add_argument("--batch", type=_upto(MAX_ITEMS, "items"), default=20,
+                   help="with --sequential: items per batch, a look after each (default 20)")
     _judge_opts(p)
     _ws_arg(p)
     p.set_defaults(func=cmd_probe)

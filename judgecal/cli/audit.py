@@ -198,5 +198,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
         worst = min(c["by_scenario"].items(), key=lambda kv: kv[1])
         print(f"{'ok  ' if c['ok'] else 'FAIL'} coverage {key}: {c['coverage']:.3f} pooled (want 0.93-0.97), "
               f"lowest {worst[1]:.3f} ({worst[0]}, want >= 0.90)")
+    if "battery" in res:
+        print_battery(res["battery"])
     print("all checks passed" if res["ok"] else "some checks FAILED")
     return 0 if res["ok"] else 1
+
+
+def print_battery(b: dict[str, Any]) -> None:
+    """The battery's rows: flag rates at fixed N and sequential, agreement and calls, then the goals."""
+    print(f"perturbation battery over {b['seeds']} seeds of {b['n_items']} items (effect of interest "
+          f"{b['effect_of_interest']:g}, sequential batches of {b['batch']}): flagged fixed / sequential, agreement, "
+          "calls per bias fixed / sequential")
+    for r in b["rows"]:
+        want = ">= 0.80" if r["judge"].startswith("planted") else "<= 0.05"
+        print(f"{'ok  ' if r['ok'] else 'MISS'} {r['judge']:21s} {r['bias']:17s} {r['flagged_fixed']:.2f} / "
+              f"{r['flagged_sequential']:.2f} (want {want}), agree {r['agreement']:.2f}, calls {r['calls_fixed']} / "
+              f"{r['calls_sequential']:.0f}")
+    g = b["goals"]
+    print(f"{'ok  ' if g['saving'] else 'MISS'} sequential battery: {b['saving']:.0%} fewer calls on average than fixed "
+          f"N (want >= 40%), decisions agree {b['agreement']:.1%}; planted biases found: "
+          f"{'met' if g['detect'] else 'NOT met'}; clean judges flagged <= 5%: {'met' if g['false_flag'] else 'NOT met'}")

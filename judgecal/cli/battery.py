@@ -8,6 +8,7 @@ from typing import Any
 
 from judgecal.cli.common import UsageError, _open_ws
 from judgecal.cli.judging import make_engine, print_errors
+from judgecal.cli.sequential import judge_chunk, run_sequential
 from judgecal.inert import term
 
 # the keys of judgecal.audit.perturb.TEMPLATES (named here so that the parser imports no numerical library)
@@ -34,8 +35,6 @@ def _truth(ws: Any) -> Any:
 
 def cmd_perturb(args: argparse.Namespace) -> int:
     """Plan and run the clean, second unperturbed and perturbed calls of one template probe or the battery."""
-    from judgecal.audit.perturb import NULL, ORDERS, perturbed_items, sides_of
-
     biases = TEMPLATE_PROBES if args.kind == "battery" else (args.kind,)
     per = calls_per_item(len(biases))
     with _open_ws(args, create=False) as ws:
@@ -48,27 +47,17 @@ def cmd_perturb(args: argparse.Namespace) -> int:
         if n == 0:
             raise UsageError(f"--budget {args.budget}: one item costs {per} judge calls ({args.kind}: its clean "
                              "run, a second unperturbed run and each perturbation, in both orders)")
-        if n < len(base):
+        if n < len(base) or getattr(args, "sequential", False):  # sequential: the batches in a random order
             base = random.Random(args.sample_seed).sample(base, n)
         engine = make_engine(ws, args)
         if engine.rubric.kind != "pairwise":
             raise UsageError(f"--rubric {term(args.rubric)}: a {engine.rubric.kind} rubric; the {args.kind} probe "
                              "needs a pairwise one (two responses shown together)")
         truth = _truth(ws)
-        st = engine.run(engine.plan(base, orders=ORDERS, seed=args.seed))  # the clean run, or its cached calls
         name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
-        clean = ws.judgments_frame(judge=name, columns=["item_id", "order", "seed", "mutation", "verdict"])
-        clean = clean[(clean["mutation"] == "none") & (clean["seed"] == args.seed)]
-        sides = sides_of(base, truth, clean)
-        probes = perturbed_items(base, sides, biases)
-        ws.add_items(probes)
-        calls = []
-        for order in ORDERS:
-            mine = [p for p in probes if p.metadata["order"] == order]
-            calls += engine.plan([p for p in mine if p.metadata["bias"] != NULL], orders=(order,), seed=args.seed)
-            # the second unperturbed run: the same pair, the next seed (a deterministic judge answers the same)
-            calls += engine.plan([p for p in mine if p.metadata["bias"] == NULL], orders=(order,), seed=args.seed + 1)
-        st2 = engine.run(calls)
+        if getattr(args, "sequential", False):
+            return run_sequential(ws, engine, name, base, biases, truth, args)
+        st, st2, _ = judge_chunk(ws, engine, name, base, biases, truth, args.seed)
         by_humans = sum(truth.get(it.item_id) in ("A", "B") for it in base)
         print(f"{term(name)}: {', '.join(biases)} over {len(base)} items (perturbed side: the humans' rejected "
               f"response on {by_humans}, the judge's unpreferred one on {len(base) - by_humans}); "
@@ -78,3 +67,4 @@ def cmd_perturb(args: argparse.Namespace) -> int:
         print_errors(engine, st2, args)
         print_errors(engine, st, args)
     return 1 if st.errors or st2.errors else 0
+

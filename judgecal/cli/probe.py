@@ -20,6 +20,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
         return cmd_perturb(args)
     if getattr(args, "budget", None):
         raise UsageError(f"--budget: for a template probe or battery (the {args.kind} probe takes --items)")
+    if getattr(args, "sequential", False):
+        raise UsageError(f"--sequential: for a template probe or battery (the {args.kind} probe judges every item)")
     with _open_ws(args, create=False) as ws:
         n = None if args.kind == "injection" else args.items  # the same sample as `judgecal judge --items`
         base = [it for it in _select_items(ws, args.source, n, args.sample_seed) if not it.source.startswith("probe:")]
