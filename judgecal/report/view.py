@@ -23,6 +23,7 @@ from judgecal.catalogue import (
     info,
     summary_metrics,
 )
+from judgecal.report.bias_profile import profile_rows, profile_svg
 from judgecal.report.labels import (
     ORDINAL_ONLY,
     is_label_judge,
@@ -31,7 +32,6 @@ from judgecal.report.labels import (
     metric_info,
     trusted_words,
 )
-from judgecal.report.bias_profile import profile_rows, profile_svg
 from judgecal.report.over_time import decision_words, over_time_rows, over_time_svg
 from judgecal.report.stability import stability_tables
 
