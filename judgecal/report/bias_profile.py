@@ -15,6 +15,7 @@ from judgecal.catalogue import fmt_interval
 from judgecal.report.plots import escape
 
 FLAGGED, TESTED, NULL = "#c33", "#357", "#999"
+LEGEND = "each bias's figure with its 95% CI (red: flagged); grey diamond and band: its null"
 
 
 def fig_words(f: BiasFigure | None) -> str:
@@ -48,24 +49,27 @@ def _domain(biases: Sequence[BiasEntry]) -> tuple[float, float]:
     return min([0.0, *vals]), max([1.0, *vals])
 
 
-def profile_svg(biases: Sequence[BiasEntry] | None, width: int = 640) -> Markup | None:
+def profile_svg(biases: Sequence[BiasEntry] | None, compact: bool = False) -> Markup | None:
     """Each tested bias's figure (dot) and interval (line), its null (grey diamond and band), a flagged one in
-    red and marked; not-tested ones named in grey with the command that tests them. ``None`` without a profile."""
+    red and marked; not-tested ones named in grey with the command that tests them. ``compact``: the PDF's, rows
+    closer and narrower. ``None`` without a profile."""
     if not biases:
         return None
-    row, top, label_w, right_w = 18, 14, 170, 96
-    height = top + row * len(biases) + 30
+    width, row, top, label_w, right_w = (520, 13, 8, 140, 90) if compact else (640, 18, 14, 170, 96)
+    height = top + row * len(biases) + (18 if compact else 30)
     lo, hi = _domain(biases)
     plot_w = width - label_w - right_w
 
     def x(v: float) -> float:
         return label_w + (v - lo) / ((hi - lo) or 1.0) * plot_w
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" class="plot bias-profile" '
-             'role="img">']
+    axis = height - (14 if compact else 26)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" class="plot bias-profile'
+             f'{" compact" if compact else ""}" role="img">']
     for t in sorted({lo, 0.0, 0.5, 1.0, hi}):
-        parts.append(f'<line x1="{x(t):.1f}" y1="{top - 6}" x2="{x(t):.1f}" y2="{height - 26}" stroke="#ddd"/>'
-                     f'<text x="{x(t):.1f}" y="{height - 14}" font-size="9" text-anchor="middle">{t:.2g}</text>')
+        parts.append(f'<line x1="{x(t):.1f}" y1="{top - 6}" x2="{x(t):.1f}" y2="{axis}" stroke="#ddd"/>'
+                     f'<text x="{x(t):.1f}" y="{height - (4 if compact else 14)}" font-size="9" '
+                     f'text-anchor="middle">{t:.2g}</text>')
     for k, b in enumerate(biases):
         y = top + row * k + row / 2
         title = escape(b.title)
@@ -93,6 +97,8 @@ def profile_svg(biases: Sequence[BiasEntry] | None, width: int = 640) -> Markup 
                      f"<title>{title}: {escape(b.metric_title)} {escape(fig_words(f))}</title></circle>")
         parts.append(f'<text x="{width - right_w + 6}" y="{y + 4:.1f}" font-size="9" fill="{colour}">'
                      f"{escape(state_words(b))}</text>")
-    parts.append(f'<text x="{label_w + plot_w / 2:.0f}" y="{height - 2}" font-size="9" text-anchor="middle">'
-                 "each bias's figure with its 95% CI (red: flagged); grey diamond and band: its null</text></svg>")
+    if not compact:  # the PDF says it in the line above the chart
+        parts.append(f'<text x="{label_w + plot_w / 2:.0f}" y="{height - 2}" font-size="9" text-anchor="middle">'
+                     f"{LEGEND}</text>")
+    parts.append("</svg>")
     return Markup("".join(parts))  # noqa: S704 - numbers, and every name escaped by escape()

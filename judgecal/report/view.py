@@ -23,7 +23,7 @@ from judgecal.catalogue import (
     info,
     summary_metrics,
 )
-from judgecal.report.bias_profile import profile_rows, profile_svg
+from judgecal.report.bias_profile import LEGEND, profile_rows, profile_svg
 from judgecal.report.labels import (
     ORDINAL_ONLY,
     is_label_judge,
@@ -384,8 +384,11 @@ def judge_view(name: str, entry: Judge, ref: dict[str, Any],
         "over_time": None if entry.over_time is None else {
             "words": decision_words(entry.over_time), "rows": over_time_rows(entry.over_time),
             "svg": over_time_svg(entry.over_time), "drift": entry.over_time.first_drift is not None},
-        "biases": None if not entry.biases else {"svg": profile_svg(entry.biases),
-                                                 "rows": profile_rows(entry.biases)},
+        "biases": None if not entry.biases else {
+            "svg": profile_svg(entry.biases), "rows": profile_rows(entry.biases),
+            # the PDF: the tested ones charted, the others named in a line (a page per judge is too long)
+            "print_svg": profile_svg([b for b in entry.biases if b.status == "tested"], compact=True),
+            "n_tested": sum(b.status == "tested" for b in entry.biases), "n": len(entry.biases), "legend": LEGEND},
         "extra": extra,
     }
 
