@@ -193,3 +193,18 @@ def test_the_biases_page_charts_each_judges_profile(audited, explorer):  # type:
     assert len(battery) == 7 and all(state[t] == "not flagged" for t in battery if t != "authority bias")
     assert all(state[x["title"]].startswith("not tested: ") for x in biases if x["status"] == "not tested")
     assert b.errors == [] and b.external == []
+
+
+def test_names_in_the_chart_are_inert():
+    """A plugin's probe title and command are data: escaped in the SVG, never markup."""
+    from judgecal.audit.schema import BiasEntry
+    from judgecal.report.bias_profile import profile_svg
+
+    hostile = "<script>alert(1)</script> & \u202eevil"
+    biases = [BiasEntry(probe="x", title=hostile, metric="m", metric_title=hostile, status="tested",
+                        figure={"estimate": 0.4, "ci_low": 0.3, "ci_high": 0.5}, flagged=True, severity="caution"),
+              BiasEntry(probe="y", title="y", metric="m", metric_title="m", status="not tested",
+                        how_to_run=hostile + " " + "x" * 100)]
+    svg = str(profile_svg(biases))
+    assert "<script>" not in svg and "&lt;script&gt;" in svg and "\u202e" not in svg
+    assert "&amp;" in svg and not re.search(r"&[a-z]*…", svg)  # no entity cut in two by the shortening

@@ -76,9 +76,10 @@ def profile_svg(biases: Sequence[BiasEntry] | None, compact: bool = False) -> Ma
         parts.append(f'<text x="{label_w - 6}" y="{y + 4:.1f}" font-size="10" text-anchor="end" '
                      f'data-probe="{escape(b.probe)}">{title}</text>')
         if b.status != "tested" or b.figure is None or b.figure.estimate is None:
-            words = escape(state_words(b))
+            words = state_words(b)  # cut before it is escaped, so no entity is cut in two
+            shown = escape(words if len(words) <= 90 else words[:89] + "…")
             parts.append(f'<text x="{label_w}" y="{y + 4:.1f}" font-size="9" fill="{NULL}" font-style="italic">'
-                         f'{words if len(words) <= 90 else words[:89] + "…"}<title>{words}</title></text>')
+                         f"{shown}<title>{escape(words)}</title></text>")
             continue
         n = b.null
         if n is not None and n.estimate is not None:
