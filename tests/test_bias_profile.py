@@ -106,7 +106,7 @@ def test_page_one_counts_each_judges_biases(audited):  # type: ignore[no-untyped
     assert max(len(line) for line in out.splitlines()) <= 80
     for judge in JUDGES:
         biases = rep["judges"][judge]["biases"]
-        flagged = [b["probe"].replace("_", " ") for b in biases if b["flagged"]]
+        flagged = [b["title"].removesuffix(" bias") for b in biases if b["flagged"]]
         n = sum(b["status"] == "tested" for b in biases)
         assert n == 9  # position, verbosity and the battery's seven
         words = f"{len(flagged)} flagged ({', '.join(flagged)})" if flagged else "none flagged"

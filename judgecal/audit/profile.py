@@ -65,6 +65,7 @@ def _num(v: Any) -> float | None:
 
 
 def profile_counts(biases: list[Mapping[str, Any]]) -> tuple[int, list[str]]:
-    """How many biases were tested, and the names of the probes flagged, in the profile's order."""
+    """How many biases were tested, and the titles of those flagged (``authority``, ``self-preference``), in the
+    profile's order."""
     tested = [b for b in biases if b.get("status") == "tested"]
-    return len(tested), [str(b["probe"]).replace("_", " ") for b in biases if b.get("flagged")]
+    return len(tested), [str(b["title"]).removesuffix(" bias") for b in biases if b.get("flagged")]
