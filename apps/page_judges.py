@@ -24,8 +24,11 @@ from judgecal.apps.common import (
 )
 
 import judgecal.audit.probes  # noqa: F401  (the registered probes describe themselves in the catalogue)
+from judgecal.audit.profile import profile_counts
 from judgecal.audit.schema import (
     AuditReport,
+    BiasEntry,
+    BiasFigure,
     Breakdown,
     Comparisons,
     Figure,
@@ -36,6 +39,7 @@ from judgecal.audit.schema import (
 )
 from judgecal.catalogue import METRICS, ProbeInfo, info, probe_groups
 from judgecal.inert import isolated
+from judgecal.report.bias_profile import profile_rows, state_words
 from judgecal.report.summary import COLUMNS as SUMMARY_COLUMNS
 from judgecal.report.summary import NOTE as SUMMARY_NOTE
 from judgecal.report.summary import more_words, summary_rows
@@ -482,6 +486,7 @@ def biases() -> None:
     alpha = s.alpha if s.alpha is not None else 0.05  # the level the report's flags were raised at
     st.caption(f"A bias is flagged only when it is significant after Benjamini–Hochberg (q < {alpha:g}) *and* at least "
                f"the effect of interest ({eoi:.0%}) away from its null. A probe that was not run says “not tested”.")
+    profiles(rep)
     legend = []
     for name, j in rep.judges.items():
         details = verdict_of(j)[2]
@@ -533,6 +538,62 @@ def biases() -> None:
         fig = bias_plot(plot, eoi)
         if fig is not None:
             st.plotly_chart(fig, key=f"plot-{group}")
+
+
+def profiles(rep: AuditReport) -> None:
+    """Each judge's bias profile as the audit built it (``judges.<judge>.biases``): one chart, then its rows."""
+    shown = [(name, j.biases) for name, j in rep.judges.items() if j.biases]
+    if not shown:
+        return
+    st.header("Each judge's bias profile")
+    for k, (name, biases) in enumerate(shown, 1):
+        tested, flagged = profile_counts([b.to_json() for b in biases])
+        st.subheader(md_plain(name))
+        plain_text(f"{tested} of {len(biases)} biases tested, {len(flagged)} flagged"
+                   + (f": {', '.join(flagged)}" if flagged else ""))
+        with st.container(key=f"profile-{k}"):
+            st.plotly_chart(profile_plot(biases), key=f"profile-plot-{k}")
+        table(pd.DataFrame(profile_rows(biases)), f"profile-{k}")
+
+
+def profile_plot(biases: list[BiasEntry]) -> go.Figure:
+    """Each tested bias's figure with its interval (red and marked when flagged), its null beside it (grey
+    diamond with its interval), and the biases not tested named where their point would be."""
+    import plotly.graph_objects as go
+
+    y = {b.probe: chart_plain(b.title) for b in biases}
+    tested = [b for b in biases if b.status == "tested" and b.figure and b.figure.estimate is not None]
+    lo = min([0.0, *(v for b in tested for f in (b.figure, b.null) if f for v in (f.estimate, f.ci_low) if v is not None)])
+
+    def bars(figs: list[BiasFigure]) -> dict[str, Any]:
+        return {"type": "data", "array": [(f.ci_high if f.ci_high is not None else f.estimate or 0.0) - (f.estimate or 0.0) for f in figs],
+                "arrayminus": [(f.estimate or 0.0) - (f.ci_low if f.ci_low is not None else f.estimate or 0.0) for f in figs]}
+
+    fig = go.Figure()
+    nulls = [b for b in tested if b.null and b.null.estimate is not None]
+    if nulls:
+        nf = [b.null for b in nulls if b.null]
+        fig.add_trace(go.Scatter(x=[f.estimate for f in nf], y=[y[b.probe] for b in nulls], mode="markers",
+                                 name="null", marker={"symbol": "diamond", "color": "#999", "size": 9},
+                                 error_x={**bars(nf), "color": "#bbb"}))
+    for flag, colour, name in ((False, "#357", "not flagged"), (True, "#c33", "flagged")):
+        part = [b for b in tested if b.flagged is flag]
+        if part:
+            figs = [b.figure for b in part if b.figure]
+            fig.add_trace(go.Scatter(
+                x=[f.estimate for f in figs], y=[y[b.probe] for b in part], name=name,
+                mode="markers+text" if flag else "markers", marker={"color": colour, "size": 9},
+                text=[chart_plain(state_words(b)) for b in part] if flag else None, textposition="top center",
+                error_x={**bars(figs), "color": colour}))
+    rest = [b for b in biases if b not in tested]
+    if rest:
+        fig.add_trace(go.Scatter(x=[lo] * len(rest), y=[y[b.probe] for b in rest], mode="text", name="not tested",
+                                 text=[chart_plain(state_words(b)) for b in rest], textposition="middle right",
+                                 textfont={"color": "#888"}))
+    fig.update_layout(height=90 + 26 * len(biases), margin={"l": 10, "r": 10, "t": 30, "b": 40},
+                      yaxis={"categoryorder": "array", "categoryarray": list(reversed(list(y.values())))},
+                      xaxis_title="each bias's figure with its 95% CI; grey diamond: its null")
+    return fig
 
 
 def bias_plot(points: list[tuple[str, str, Figure]], eoi: float) -> go.Figure | None:

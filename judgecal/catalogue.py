@@ -276,7 +276,10 @@ def flag_info(code: str) -> FlagInfo:
 class ProbeInfo:
     """What a probe says of itself to every surface: its name and title, the catalogue group of its metrics,
     the question it answers, what it tests and what no bias looks like (in words), how to run it when it was
-    not run, the metric whose absence means "not tested" (``headline``), and which judges it applies to."""
+    not run, the metric whose absence means "not tested" (``headline``), and which judges it applies to. A
+    judge's bias profile charts ``chart`` (default: the headline) beside its null: the figure named
+    ``chart_null`` in the probe's own section of the judge's entry where the probe declares one, else the
+    charted figure's point null."""
 
     name: str
     title: str
@@ -287,6 +290,8 @@ class ProbeInfo:
     how_to_run: str
     headline: str
     applies_to: tuple[str, ...] = ("pairwise", "pointwise")
+    chart: str = ""
+    chart_null: str = ""
 
 
 # probe name -> its description, in the order the probes run; filled by judgecal.audit.probes.register

@@ -280,6 +280,8 @@ VERDICT_RULES: tuple[tuple[str, str, str, str], ...] = (
      "{invalid_rate.not_aligned_above})", "caution"),
     ("position_severe", "pairwise judges, both orders", "significantly (q < {alpha}) picks one position in more "
      "than {position.not_aligned_beyond} of its decisive verdicts", "not aligned"),
+    ("serious_bias", "every probe that declares its flag serious", "flagged, and its figure more than "
+     "{serious_bias.not_aligned_beyond} from its null", "not aligned"),
     ("flag:<flag>", "every probe that ran", "a bias flag: significant (q < {alpha}) and its interval reaches the "
      "effect of interest", "caution"),
     ("flag:<probe>:underpowered", "every probe that ran", "not significant, but the interval still holds the "

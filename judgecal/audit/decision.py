@@ -24,7 +24,8 @@ The rules read the audit's own figures against thresholds kept in a versioned ``
   trivial marker (:func:`judgecal.stats.spans.span_reference`); ``span_f1_ratio`` without the texts.
 - biases: a flag counts only when it is significant (BH q < α) *and* its interval reaches the effect of
   interest; an interval pinned at the null reads "no sign of bias"; a severe one (``position.not_aligned_beyond``: the judge picks one position in more than
-  that share of decisive verdicts) makes the judge not aligned.
+  that share of decisive verdicts) makes the judge not aligned; so does a flag its probe declares "serious"
+  (its ``FlagInfo`` severity) whose figure lies more than ``serious_bias.not_aligned_beyond`` from its null.
 - invalid answers: ``invalid_rate`` against its thresholds.
 - too little evidence (fewer items with a human label than ``min_items``) is a caution, never "aligned".
 
@@ -52,6 +53,7 @@ DEFAULT_THRESHOLDS: dict[str, Any] = {
     "accuracy_gap": {"caution_above": 0.05, "not_aligned_above": 0.15},
     "invalid_rate": {"caution_above": 0.05, "not_aligned_above": 0.20},
     "position": {"not_aligned_beyond": 0.80},
+    "serious_bias": {"not_aligned_beyond": 0.30},
     "span_f1_ratio": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
     "span_score": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
     "label_rate_gap": {"caution_above": 0.05, "not_aligned_above": 0.15},
@@ -101,7 +103,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "accuracy_gap.caution_above": (0.0, 1.0, False), "accuracy_gap.not_aligned_above": (0.0, 1.0, False),
     "invalid_rate.caution_above": (0.0, 1.0, False), "invalid_rate.not_aligned_above": (0.0, 1.0, False),
     "label_rate_gap.caution_above": (0.0, 1.0, False), "label_rate_gap.not_aligned_above": (0.0, 1.0, False),
-    "position.not_aligned_beyond": (0.5, 1.0, False),
+    "position.not_aligned_beyond": (0.5, 1.0, False), "serious_bias.not_aligned_beyond": (0.0, 2.0, False),
     "span_f1_ratio.not_aligned_below": (0.0, 1.0, False), "span_f1_ratio.aligned_at_least": (0.0, 1.0, False),
     "span_score.not_aligned_below": (0.0, 1.0, False), "span_score.aligned_at_least": (0.0, 1.0, False),
     "gate.kappa_tolerance": (0.0, 2.0, False), "gate.accuracy_tolerance": (0.0, 1.0, False),
@@ -327,7 +329,8 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
             reasons.append(_r(1, "flag:" + flag, _flag_metric(flag.split(":")[0]), f"{flag.split(':')[0].replace('_', ' ')}: not significant, but its interval still "
                                f"holds an effect of {effect_of_interest:.0%}: too few items to rule it out"))
         elif flag in flag_text:
-            reasons.append(_r(1, "flag:" + flag, _flag_metric(flag), flag_text[flag]))
+            reasons.append(_serious(flag, flag_text[flag], m, t) or _r(1, "flag:" + flag, _flag_metric(flag),
+                                                                     flag_text[flag]))
     if entry.get("labels"):
         reasons += _label_reasons(entry["labels"], m, t)
     reasons += _no_sign_reasons(entry)
@@ -350,6 +353,21 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
     if likeness is not None:
         out["human_likeness"] = likeness
     return out
+
+
+def _serious(flag: str, words: str, m: dict[str, Any], t: dict[str, Any]) -> Reason | None:
+    """A flag its probe declares serious whose figure lies more than ``serious_bias.not_aligned_beyond`` from its
+    null: not aligned, as a severe position bias is (position keeps its own rule, ``position.not_aligned_beyond``);
+    ``None`` otherwise (the flag is a caution)."""
+    f = FLAGS.get(flag)
+    if f is None or f.severity != "serious" or f.metric == "first_position_rate":
+        return None
+    fig = m.get(f.metric) or {}
+    est, null = fig.get("estimate"), fig.get("null_value")
+    beyond = (t.get("serious_bias") or {}).get("not_aligned_beyond")
+    if est is None or null is None or beyond is None or abs(est - null) <= beyond:
+        return None
+    return _r(2, "serious_bias", f.metric, f"{words}: {abs(est - null):.2f} from no bias, beyond {beyond:.2f}")
 
 
 def _chosen_reference(entry: dict[str, Any], t: dict[str, Any]) -> dict[str, Any] | None:

@@ -13,8 +13,9 @@
   ``pairwise_kappa`` and ``pairwise_accuracy``),
   ``replace_annotator`` (alternative annotator test and κ z-score, when annotators' labels exist),
   ``calibration`` and ``selective`` (when the judge has a confidence, :mod:`judgecal.audit.confidence`),
-  and ``verdict`` = ``{status, reasons, not_tested}`` from the workspace's ``thresholds.yaml``
-  (:func:`judgecal.audit.decision.judge_verdict`);
+  ``verdict`` = ``{status, reasons, not_tested}`` from the workspace's ``thresholds.yaml``
+  (:func:`judgecal.audit.decision.judge_verdict`), and ``biases``: its bias profile, one entry per probe
+  (:func:`judgecal.audit.profile.bias_profile`);
 - per judge with spans: ``span_iou`` and ``span_f1`` under ``metrics`` and a ``spans`` section (every span
   figure and the annotators' pairwise F1 beside it, :mod:`judgecal.audit.spans`), against the span
   consensus of one named source of human spans (the report's ``spans``: that source, its annotators,
@@ -38,6 +39,7 @@ from judgecal.audit.active_ppi import draws_for_source
 from judgecal.audit.decision import criteria_verdict, judge_verdict, load_thresholds
 from judgecal.audit.pointwise import add_pointwise
 from judgecal.audit.probe import AuditConfig, JudgeInput
+from judgecal.audit.profile import bias_profile
 from judgecal.audit.spans import span_alignment
 from judgecal.audit.win_rates import alpaca_texts
 from judgecal.data.sources import SourceError
@@ -108,6 +110,7 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
             accuracy = _finite((ceiling.get("accuracy") or {}).get("estimate"))
         entry["verdict"] = judge_verdict(entry, thresholds, human_kappa=kappa, human_accuracy=accuracy,
                                          effect_of_interest=cfg.effect_of_interest)
+        entry["biases"] = bias_profile(entry)
         if entry.get("criteria"):  # a verdict per criterion, and which ones the judge can be trusted on
             for part in entry["criteria"].values():
                 ceiling = part["pointwise"].get("humans") or {}

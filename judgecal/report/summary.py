@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from judgecal.audit.profile import profile_counts
 from judgecal.audit.schema import AuditReport, Judge, Verdict, read_report
 from judgecal.catalogue import flag_info, fmt_metric, fmt_number, info
 from judgecal.report.view import SECTIONS, like_definition, stability_line
@@ -134,8 +135,18 @@ def summary_row(name: str, entry: Judge) -> dict[str, Any]:
                          "humans_words": got[1]["humans"]} if head else None,
             "more_reasons": max(len(reasons) - 1, 0), "n_labelled": entry.n_items_with_consensus or 0,
             "basis": got[0], "headers": got[1], "figures": got[2], "not_tested": not_tested,
-            "not_tested_probes": probes,
+            "not_tested_probes": probes, "biases": biases_words(entry),
             "stability": stability_line(entry.stability)}
+
+
+def biases_words(entry: Judge) -> str | None:
+    """``biases: 9 tested, 1 flagged (authority)`` from the judge's bias profile; ``None`` for an audit
+    written before profiles."""
+    if entry.biases is None:
+        return None
+    tested, flagged = profile_counts([b.to_json() for b in entry.biases])
+    return f"biases: {tested} tested, " + (f"{len(flagged)} flagged ({', '.join(flagged)})" if flagged else
+                                          "none flagged")
 
 
 def summary_rows(report: AuditReport | dict[str, Any]) -> list[dict[str, Any]]:

@@ -208,6 +208,9 @@ def print_summary(report: AuditReport | dict[str, Any], console: Console | None 
         one = inert_tree(page_one(report))
         title = f"Judges against the humans (truth {term(report.settings.consensus)}, 95% CI), closest first"
         console.print(page_one_table(one, title, console.width))
+        for row in one["rows"]:  # each judge's bias profile, counted (the report and the explorer chart it)
+            if row["biases"]:
+                console.print(Text(f"{row['judge']}: {row['biases']}"))
         console.print(Text(one["best_words"]))
         line = over_time_line(report)
         if line is not None:  # only when records carry a time or a period

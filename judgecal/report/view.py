@@ -23,6 +23,7 @@ from judgecal.catalogue import (
     info,
     summary_metrics,
 )
+from judgecal.report.bias_profile import LEGEND, profile_rows, profile_svg
 from judgecal.report.labels import (
     ORDINAL_ONLY,
     is_label_judge,
@@ -36,7 +37,7 @@ from judgecal.report.stability import stability_tables
 
 # a judge entry's sections that the detail shows with their own layout (the rest are shown generically)
 OWN_LAYOUT = {"kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage", "flags",
-              "verdict", "reference", "stability", "labels", "criteria", "over_time"}
+              "verdict", "reference", "stability", "labels", "criteria", "over_time", "biases"}
 LIKE_WITH_LIKE = ("A judge's agreement with people is read beside the people's agreement with each "
                   "other measured the same way on the same items — pairwise, the judge's mean Cohen's κ with each "
                   "annotator beside the annotators' mean κ with each other (leave-one-out in audit.json: each side "
@@ -383,6 +384,11 @@ def judge_view(name: str, entry: Judge, ref: dict[str, Any],
         "over_time": None if entry.over_time is None else {
             "words": decision_words(entry.over_time), "rows": over_time_rows(entry.over_time),
             "svg": over_time_svg(entry.over_time), "drift": entry.over_time.first_drift is not None},
+        "biases": None if not entry.biases else {
+            "svg": profile_svg(entry.biases), "rows": profile_rows(entry.biases),
+            # the PDF: the tested ones charted, the others named in a line (a page per judge is too long)
+            "print_svg": profile_svg([b for b in entry.biases if b.status == "tested"], compact=True),
+            "n_tested": sum(b.status == "tested" for b in entry.biases), "n": len(entry.biases), "legend": LEGEND},
         "extra": extra,
     }
 

@@ -12,3 +12,4 @@ class DiversityProbe(PerturbationProbe):
     question = "Does an author's stated identity sway the judge?"
     title = "diversity"
     what = "one response's author is said to belong to an identity group"
+    severity = "serious"  # verdicts that move with an author's identity are unfair, not only noisy

@@ -30,10 +30,11 @@ GROUP = "perturbation"
 class PerturbationProbe(Probe):
     """One template perturbation (``bias``, a key of :data:`judgecal.audit.perturb.TEMPLATES`); a subclass sets
     ``name``, ``title`` (words, e.g. "bandwagon"), ``what`` (what the judge reads, in words: "when ...") and
-    ``question`` (the question it answers)."""
+    ``question`` (the question it answers), and ``severity`` when its flag is "serious" (a caution by default)."""
 
     title: ClassVar[str] = ""
     what: ClassVar[str] = ""
+    severity: ClassVar[str] = "caution"  # its flag's: "serious" can make the judge not aligned
     question: ClassVar[str] = ""
     needs_alignment = False
 
@@ -47,7 +48,8 @@ class PerturbationProbe(Probe):
         cls.info = ProbeInfo(cls.name, f"{cls.title} bias", GROUP,
                              cls.question, f"Perturbed pairs: {cls.what}.",
                              "its verdicts move no more than between two unperturbed runs",
-                             f"judgecal probe {cls.name}", headline, ("pairwise",))
+                             f"judgecal probe {cls.name}", headline, ("pairwise",), chart=rob,
+                             chart_null="null_robustness")
         null_ref = "the same share between two unperturbed runs of the judge (null_robustness in its section)"
         cls.metric_infos = (
             MetricInfo(rob, f"Unchanged by {cls.title}", f"Share of verdicts (item and order) that stay the same "
@@ -64,7 +66,7 @@ class PerturbationProbe(Probe):
                            group=GROUP, flag="significantly above the null's, and the interval reaches the effect "
                                              "of interest"),)
         cls.flag_infos = (FlagInfo(f"{cls.name}_bias", f"{cls.title.capitalize()} bias",
-                                   f"changes its verdict when {cls.what}", "caution", headline),)
+                                   f"changes its verdict when {cls.what}", cls.severity, headline),)
 
     def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
         res = ProbeResult()

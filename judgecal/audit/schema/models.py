@@ -717,6 +717,33 @@ class OverTime(_Kept):
     error: str | None = None
 
 
+class BiasFigure(_Kept):
+    """A bias profile's figure, or its null beside it: two unperturbed runs measured the same way (with an
+    interval), or the point that no bias means (no interval)."""
+
+    estimate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class BiasEntry(_Kept):
+    """One bias probe in a judge's profile (:mod:`judgecal.audit.profile`): its charted figure beside its null,
+    whether it was flagged, or why it was not tested and the command that tests it."""
+
+    probe: str
+    title: str
+    metric: str
+    metric_title: str
+    status: Literal["tested", "not tested", "not applicable"]
+    figure: BiasFigure | None = None
+    null: BiasFigure | None = None
+    flagged: bool = False
+    flags: list[str] = Field(default_factory=list)
+    underpowered: bool = False
+    severity: str | None = None
+    how_to_run: str | None = None
+
+
 class Judge(_Open):
     """One judge: what it judged, its figures (:class:`Figure` by metric name), flags, verdict, breakdown."""
 
@@ -740,6 +767,7 @@ class Judge(_Open):
     labels: LabelsSection | None = None
     criteria: dict[str, CriterionPart] | None = None
     over_time: OverTime | None = None
+    biases: list[BiasEntry] | None = None
 
     _written_first = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage",
                       "flags", "verdict", "breakdown")
@@ -765,6 +793,12 @@ class PositionBand(_Kept):
     not_aligned_beyond: int | float | None = None
 
 
+class SeriousBiasBand(_Kept):
+    """A bias its probe declares serious: not aligned when its figure lies more than this from its null."""
+
+    not_aligned_beyond: int | float | None = None
+
+
 class GateTolerances(_Kept):
     """How much worse a gate's candidate may be on each metric before it fails (``judgecal gate``)."""
 
@@ -786,6 +820,7 @@ class Thresholds(_Kept):
     accuracy_gap: GapBand | None = None
     invalid_rate: GapBand | None = None
     position: PositionBand | None = None
+    serious_bias: SeriousBiasBand | None = None
     span_f1_ratio: LevelBand | None = None
     span_score: LevelBand | None = None
     label_rate_gap: GapBand | None = None
