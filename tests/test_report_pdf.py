@@ -60,7 +60,8 @@ def test_page_one_opens_with_every_verdict(audited):
         v = j["verdict"]
         assert f"{name}: {v['status']}" in one, name
         assert f"Most important: {' '.join(v['reasons'][0].split())}" in one, name  # most serious first
-        assert f"Not tested: {', '.join(v['not_tested_probes'])}" in one, name
+        # pdftotext joins a word hyphenated across a line ("chain-of-" / "thought" -> "chain-ofthought")
+        assert f"Not tested: {', '.join(v['not_tested_probes'])}".replace("-", "") in one.replace("-", ""), name
         # the judge with each annotator beside the annotators with each other on the same items, chance, trivial
         lfl = j["reference"]["like_for_like"]
         pw = lfl["pairwise"]
