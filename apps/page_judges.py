@@ -548,7 +548,7 @@ def profiles(rep: AuditReport) -> None:
     st.header("Each judge's bias profile")
     for k, (name, biases) in enumerate(shown, 1):
         tested, flagged = profile_counts([b.to_json() for b in biases])
-        st.subheader(md_plain(name))
+        st.subheader(md_plain(name), anchor=False)
         plain_text(f"{tested} of {len(biases)} biases tested, {len(flagged)} flagged"
                    + (f": {', '.join(flagged)}" if flagged else ""))
         with st.container(key=f"profile-{k}"):

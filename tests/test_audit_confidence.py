@@ -135,7 +135,7 @@ def test_a_bad_thresholds_file_is_one_line_naming_file_and_key(tmp_path, capsys)
     err = capsys.readouterr().err.strip()
     assert err == f"judgecal audit: {ws / 'thresholds.yaml'}: unknown key 'kapa'; known: accuracy_gap, alpha, " \
                   "business_loss, gate, invalid_rate, kappa, kappa_gap, label_rate_gap, min_items, position, reference, " \
-                  "span_f1_ratio, span_score, version"
+                  "serious_bias, span_f1_ratio, span_score, version"
 
 
 def test_selective_settings_come_from_the_command_line(tmp_path, capsys):
