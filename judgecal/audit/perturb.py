@@ -154,18 +154,29 @@ def _moves(after: pd.Series, before: pd.Series, side: pd.Series) -> tuple[np.nda
     return (after == before).to_numpy(), pa > pb, pa < pb
 
 
-def perturbation_figures(judgments: pd.DataFrame, perturbed: list[Item], *, n_boot: int = 2000, seed: int = 0,
-                         level: float = 0.95) -> dict[str, dict[str, dict[str, Any]]]:
-    """bias -> ``robustness``, ``shift``, ``null_robustness``, ``null_shift`` (each ``{estimate, ci_low,
-    ci_high, n}``) from ``judgments`` (a judge's clean calls on the base items and its calls on ``perturbed``)."""
+def _joined(judgments: pd.DataFrame,
+            perturbed: list[Item]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
+    """The perturbed copies (``meta``: item_id, base, bias, side, order), each read verdict beside the clean one of
+    its base in the same order (``got``), and the null copies' verdicts (``nulls``); ``None`` when nothing is read."""
     meta = pd.DataFrame([{"item_id": it.item_id, "base": it.metadata["base_item"], "bias": it.metadata["bias"],
                           "side": it.metadata["side"], "order": it.metadata["order"]} for it in perturbed])
     if meta.empty or judgments.empty:
-        return {}
+        return None
     v = _first(judgments[judgments["verdict"].isin(["A", "B", "tie"])])[["item_id", "order", "verdict"]]
     clean = v.rename(columns={"item_id": "base", "verdict": "clean"})
     got = meta.merge(v, on=["item_id", "order"]).merge(clean, on=["base", "order"])
     nulls = got[got["bias"] == NULL][["base", "order", "verdict"]].rename(columns={"verdict": "null"})
+    return meta, got, nulls
+
+
+def perturbation_figures(judgments: pd.DataFrame, perturbed: list[Item], *, n_boot: int = 2000, seed: int = 0,
+                         level: float = 0.95) -> dict[str, dict[str, dict[str, Any]]]:
+    """bias -> ``robustness``, ``shift``, ``null_robustness``, ``null_shift`` (each ``{estimate, ci_low,
+    ci_high, n}``) from ``judgments`` (a judge's clean calls on the base items and its calls on ``perturbed``)."""
+    joined = _joined(judgments, perturbed)
+    if joined is None:
+        return {}
+    meta, got, nulls = joined
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for bias, grp in got[got["bias"].isin(list(TEMPLATES))].groupby("bias", sort=False):
         rows = grp.merge(nulls, on=["base", "order"], how="left")
@@ -201,14 +212,10 @@ def item_excess(judgments: pd.DataFrame, perturbed: list[Item]) -> dict[str, pd.
     with a side, its shift minus the null's (toward minus away, averaged over the item's orders read in both
     runs); for one without, the null's share unchanged minus its own (the robustness lost). An item with no
     (order) read in both runs is left out."""
-    meta = pd.DataFrame([{"item_id": it.item_id, "base": it.metadata["base_item"], "bias": it.metadata["bias"],
-                          "side": it.metadata["side"], "order": it.metadata["order"]} for it in perturbed])
-    if meta.empty or judgments.empty:
+    joined = _joined(judgments, perturbed)
+    if joined is None:
         return {}
-    v = _first(judgments[judgments["verdict"].isin(["A", "B", "tie"])])[["item_id", "order", "verdict"]]
-    clean = v.rename(columns={"item_id": "base", "verdict": "clean"})
-    got = meta.merge(v, on=["item_id", "order"]).merge(clean, on=["base", "order"])
-    nulls = got[got["bias"] == NULL][["base", "order", "verdict"]].rename(columns={"verdict": "null"})
+    meta, got, nulls = joined
     first_seen = {b: k for k, b in enumerate(dict.fromkeys(meta["base"]))}
     out: dict[str, pd.Series] = {}
     for bias, grp in got[got["bias"].isin(list(TEMPLATES))].groupby("bias", sort=False):
