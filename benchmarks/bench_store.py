@@ -14,7 +14,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import machine, peak_rss_mb  # noqa: E402
 
-from judgecal.audit.run import run_audit  # noqa: E402
+from judgecal.audit.pipeline import AuditOptions, audit_workspace  # noqa: E402
 from judgecal.data.records import Consensus, Judgment  # noqa: E402
 from judgecal.data.store import Workspace  # noqa: E402
 
@@ -49,7 +49,7 @@ def main() -> None:
         del rows
         n = ws.count_judgments()
         t1 = time.perf_counter()
-        report = run_audit(ws, n_boot=2000)
+        report = audit_workspace(ws, AuditOptions(n_boot=2000)).to_json()
         audit_s = time.perf_counter() - t1
         acc = report["judges"]["bench/judge0"]["metrics"]["accuracy"]
         print(json.dumps({

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import machine, peak_rss_mb  # noqa: E402
 
 from judgecal.aggregate.consensus import compute_consensus  # noqa: E402
-from judgecal.audit.run import run_audit  # noqa: E402
+from judgecal.audit.pipeline import AuditOptions, audit_workspace  # noqa: E402
 from judgecal.data.ingest import import_dataset  # noqa: E402
 from judgecal.data.store import Workspace  # noqa: E402
 from judgecal.judges.engine import Engine  # noqa: E402
@@ -47,7 +47,7 @@ def main() -> None:
         t1 = time.perf_counter()
         st = eng.run(eng.plan(items))
         run_s = time.perf_counter() - t1
-        rep = run_audit(ws, n_boot=1000, judges=[judge])["judges"][judge]
+        rep = audit_workspace(ws, AuditOptions(n_boot=1000)).to_json()["judges"][judge]
         import torch
 
         print(json.dumps({

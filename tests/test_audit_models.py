@@ -23,9 +23,10 @@ from sklearn.metrics import cohen_kappa_score
 from judgecal.audit import models
 from judgecal.audit.decision import STATUSES
 from judgecal.audit.metric import Metric
+from judgecal.audit.pipeline import AuditOptions, audit_workspace
 from judgecal.audit.probe import AuditConfig
 from judgecal.audit.probes import PositionProbe, VerbosityProbe
-from judgecal.audit.run import judge_inputs, run_audit
+from judgecal.audit.run import judge_inputs
 from judgecal.audit.truth import resolve_truth
 from judgecal.cli import main
 from judgecal.errors import InputError
@@ -38,7 +39,7 @@ N_BOOT = 300
 
 @pytest.fixture(scope="module")
 def report(pandalm_ws):  # type: ignore[no-untyped-def]
-    return run_audit(pandalm_ws, consensus="ds", n_boot=N_BOOT)
+    return audit_workspace(pandalm_ws, AuditOptions(consensus="ds", n_boot=N_BOOT)).to_json()
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ from scipy.stats import norm
 from judgecal.audit import probes as probes_mod
 from judgecal.audit.evaluate import evaluate
 from judgecal.audit.metric import Metric
+from judgecal.audit.pipeline import AuditOptions, audit_workspace
 from judgecal.audit.probe import AuditConfig
-from judgecal.audit.run import run_audit
 from judgecal.audit.validate import SCENARIOS, judge_input, probe, simulate, validate
 
 PKG = Path(__file__).resolve().parents[1] / "judgecal"
@@ -26,10 +26,10 @@ def test_a_changed_test_changes_the_report_and_its_validation(pandalm_ws, monkey
     def planted_test(self, m):  # a probe's test replaced: both surfaces must print its p
         return m.tested(0.0123, 0.0, 0.5)
 
-    before = run_audit(pandalm_ws, consensus="mv", n_boot=100)["judges"]["replay/pandalm/pandalm-7b"]
+    before = audit_workspace(pandalm_ws, AuditOptions(consensus="mv", n_boot=100)).to_json()["judges"]["replay/pandalm/pandalm-7b"]
     assert before["metrics"]["verbosity_excess"]["p"] != 0.0123
     monkeypatch.setattr(probes_mod.VerbosityProbe, "test", planted_test)
-    after = run_audit(pandalm_ws, consensus="mv", n_boot=100)["judges"]["replay/pandalm/pandalm-7b"]
+    after = audit_workspace(pandalm_ws, AuditOptions(consensus="mv", n_boot=100)).to_json()["judges"]["replay/pandalm/pandalm-7b"]
     assert after["metrics"]["verbosity_excess"]["p"] == 0.0123 and after["metrics"]["verbosity_excess"]["mde"] == 0.5
     checks = [c for c in validate(n_items=300, n_boot=100)["checks"] if c["metric"] == "verbosity_excess"]
     assert len(checks) == 2 and all(c["p"] == 0.0123 for c in checks)
@@ -120,6 +120,22 @@ def test_audit_and_aggregate_do_not_import_each_other_and_stats_imports_neither(
         subprocess.run([sys.executable, "-c", code.format(a=a, b=b)], check=True)
 
 
+def test_every_audit_goes_through_the_pipeline():
+    """``run_audit`` (the judges' part) is called by :func:`judgecal.audit.pipeline.audit_workspace` only: the
+    CLI, the explorer, the tests and the benchmarks all read the one producer's report."""
+    repo = PKG.parent
+    callers = []
+    for folder in ("judgecal", "apps", "tests", "benchmarks"):
+        for f in sorted((repo / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(f.read_text("utf-8"))):
+                if isinstance(node, ast.Call):
+                    fn = node.func
+                    name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+                    if name == "run_audit":
+                        callers.append(str(f.relative_to(repo)))
+    assert callers == ["judgecal/audit/pipeline.py"], callers
+
+
 def test_no_sql_outside_the_store():
     for pkg in ("audit", "aggregate", "stats"):
         for f in (PKG / pkg).glob("*.py"):
@@ -129,7 +145,7 @@ def test_no_sql_outside_the_store():
 
 def test_a_workspace_holding_the_simulation_audits_to_validates_figures(tmp_path):
     """The simulated judge written into a workspace (items, lengths, model families, probe pairs, labels,
-    consensus, every judgment) and audited by ``run_audit`` gives exactly the figures ``validate`` reads
+    consensus, every judgment) and audited by the pipeline gives exactly the figures ``validate`` reads
     from the simulation: the per-judge inputs built from a workspace are the simulation's."""
     from judgecal.audit.injection import injected_items
     from judgecal.audit.padding import SOURCE as PAD
@@ -156,7 +172,7 @@ def test_a_workspace_holding_the_simulation_audits_to_validates_figures(tmp_path
     ws.add_judgments([Judgment(key=str(k), item_id=r.item_id, judge=judge, spec_hash="s", order=r.order,
                                mutation=r.mutation, sample=int(r.sample), verdict=r.verdict)
                       for k, r in enumerate(rows.itertuples())])
-    entry = run_audit(ws, consensus="ds", n_boot=300, seed=3)["judges"][judge]
+    entry = audit_workspace(ws, AuditOptions(consensus="ds", n_boot=300, seed=3)).to_json()["judges"][judge]
     ws.close()
     res = evaluate([judge_input(sim)], AuditConfig(n_boot=300, seed=3))["simulated"]
     assert set(entry["metrics"]) >= {"first_position_rate", "verbosity_excess", "self_preference_excess",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from judgecal.audit.run import run_audit
+from judgecal.audit.pipeline import AuditOptions, audit_workspace
 from judgecal.data.records import Candidate, Item, Judgment, Span
 from judgecal.data.store import Workspace
 
@@ -35,7 +35,7 @@ def _workspace(tmp_path, human_sources=("file",)):
 
 def test_span_figures_reach_the_audit_per_spec(tmp_path):
     ws = _workspace(tmp_path)
-    rep = run_audit(ws, n_boot=200)
+    rep = audit_workspace(ws, AuditOptions(n_boot=200)).to_json()
     names = sorted(rep["judges"])
     assert len(names) == 2  # two specs of one model stay two judges
     by_iou = {n: rep["judges"][n]["metrics"]["span_iou"]["estimate"] for n in names}
@@ -63,6 +63,6 @@ def test_span_figures_reach_the_audit_per_spec(tmp_path):
 
 def test_several_span_sources_are_never_pooled(tmp_path):
     ws = _workspace(tmp_path, human_sources=("file", "label-studio:Blind span review"))
-    rep = run_audit(ws, n_boot=100)
+    rep = audit_workspace(ws, AuditOptions(n_boot=100)).to_json()
     assert rep["spans"]["source"] is None and "2 sources" in rep["spans"]["note"]
     assert all("span_iou" not in j["metrics"] for j in rep["judges"].values())

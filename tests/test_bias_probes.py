@@ -204,7 +204,7 @@ def test_pandalm_verbosity_judges_against_humans(pandalm_ws, capsys):
 
 def test_families_yaml_extends_the_family_map(tmp_path, capsys):
     from judgecal.aggregate.consensus import compute_consensus
-    from judgecal.audit.run import run_audit
+    from judgecal.audit.pipeline import AuditOptions, audit_workspace
     from judgecal.cli import main
     from judgecal.data.records import Annotation, Candidate, Item, Judgment
     from judgecal.data.store import Workspace
@@ -225,9 +225,9 @@ def test_families_yaml_extends_the_family_map(tmp_path, capsys):
     ws.add_annotations(anns)
     ws.add_judgments(rows)
     compute_consensus(ws, ("ds",))
-    assert "self_preference_excess" not in run_audit(ws, n_boot=200)["judges"]["replay/x/acme-judge"]["metrics"]
+    assert "self_preference_excess" not in audit_workspace(ws, AuditOptions(n_boot=200)).to_json()["judges"]["replay/x/acme-judge"]["metrics"]
     (tmp_path / "ws" / "families.yaml").write_text("acme-*: acme\n")
-    m = run_audit(ws, n_boot=200)["judges"]["replay/x/acme-judge"]["metrics"]["self_preference_excess"]
+    m = audit_workspace(ws, AuditOptions(n_boot=200)).to_json()["judges"]["replay/x/acme-judge"]["metrics"]["self_preference_excess"]
     assert m["estimate"] > 0.3 and m["q"] < 0.05
     ws.close()
     (tmp_path / "ws" / "families.yaml").write_text("- not a mapping\n")

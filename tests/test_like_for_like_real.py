@@ -24,7 +24,7 @@ PEOPLE = ("pandalm-annotator1", "pandalm-annotator2", "pandalm-annotator3")
 def held_out(request, pandalm_ws, tmp_path_factory):  # type: ignore[no-untyped-def]
     """PandaLM with one annotator taken out of the humans and imported as a judge, in both orders."""
     from judgecal.aggregate.consensus import compute_consensus
-    from judgecal.audit.run import run_audit
+    from judgecal.audit.pipeline import AuditOptions, audit_workspace
 
     person = request.param
     ws = Workspace(tmp_path_factory.mktemp("held") / "ws")
@@ -36,7 +36,7 @@ def held_out(request, pandalm_ws, tmp_path_factory):  # type: ignore[no-untyped-
     ws.add_judgments([Judgment(key=f"{r.item_id}/{o}", item_id=r.item_id, judge=f"import/{person}", spec_hash="p",
                                order=o, verdict=r.label, raw=r.label) for r in mine.itertuples() for o in ("AB", "BA")])
     compute_consensus(ws, ("ds",))
-    report = run_audit(ws, n_boot=400)
+    report = audit_workspace(ws, AuditOptions(n_boot=400)).to_json()
     yield person, report, ann
     ws.close()
 
@@ -94,7 +94,7 @@ def test_held_out_annotator_surfaces_show_the_like_for_like_reference(held_out):
 @pytest.fixture(scope="module")
 def faithbench(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
     """FaithBench with a judge that marks every summary from its first character to its last."""
-    from judgecal.audit.run import run_audit
+    from judgecal.audit.pipeline import AuditOptions, audit_workspace
     from judgecal.cli import main
 
     os.environ["JUDGECAL_DATA_MIRROR"] = str(mirror)
@@ -107,7 +107,7 @@ def faithbench(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
                                raw="everything") for it in items])
     ws.add_spans([Span(it.item_id, judge, 0, 0, len(it.candidates[0].text), "Unwanted", f"all/{it.item_id}", "judge")
                   for it in items])
-    report = run_audit(ws, n_boot=300)
+    report = audit_workspace(ws, AuditOptions(n_boot=300)).to_json()
     yield ws, items, report["judges"][judge]
     ws.close()
 

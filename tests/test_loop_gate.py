@@ -134,14 +134,14 @@ def test_markdown_makes_names_inert():
 def test_bias_estimates_are_the_audits(ws, truth):
     """Verbosity and self-preference excess as compared are the audit's own figures (PandaLM-7B judges
     LLaMA outputs: a self-preference case), here against the same verdicts stored under another name."""
-    from judgecal.audit.run import run_audit
+    from judgecal.audit.pipeline import AuditOptions, audit_workspace
 
     j = ws.judgments_frame(P7B)
     ws.add_judgments([Judgment(key=f"p7-{r.key}", item_id=r.item_id, judge="copy/pandalm-7b", spec_hash="p7",
                                order=r.order, verdict=r.verdict, status=r.status, raw=r.raw)
                       for r in j.itertuples()])
     got = compare_judges(ws, P7B, "copy/pandalm-7b", truth, n_boot=200)["metrics"]
-    audit = run_audit(ws, consensus="mv", n_boot=100, judges=[P7B])["judges"][P7B]["metrics"]
+    audit = audit_workspace(ws, AuditOptions(consensus="mv", n_boot=100)).to_json()["judges"][P7B]["metrics"]
     for name in ("verbosity_excess", "self_preference_excess"):
         assert got[name]["baseline"] == pytest.approx(audit[name]["estimate"], abs=1e-9)
         assert got[name]["difference"] == 0

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from conftest import copy_workspace
 
-from judgecal.audit.run import run_audit
+from judgecal.audit.pipeline import AuditOptions, audit_workspace
 from judgecal.cli import main
 from judgecal.data.records import Judgment
 from judgecal.loop import LoopError
@@ -71,7 +71,7 @@ def test_members_order_is_not_a_tie_break(ws):
 
 def test_panel_is_audited_beside_its_members(ws):
     run_panel(ws, make_panel([GPT, P7B], name="duo"))
-    rep = run_audit(ws, consensus="mv", n_boot=100)
+    rep = audit_workspace(ws, AuditOptions(consensus="mv", n_boot=100)).to_json()
     assert {"duo", GPT, P7B} <= set(rep["judges"])
     duo = rep["judges"]["duo"]["metrics"]
     truth = ws.consensus_frame("mv").set_index("item_id")["label"]

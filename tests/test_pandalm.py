@@ -6,12 +6,12 @@ import pytest
 from sklearn.metrics import cohen_kappa_score, f1_score
 
 from judgecal.aggregate.consensus import consensus_frame
-from judgecal.audit.run import run_audit
+from judgecal.audit.pipeline import AuditOptions, audit_workspace
 
 
 @pytest.fixture(scope="module")
 def report_mv(pandalm_ws):
-    return run_audit(pandalm_ws, consensus="mv", invalid_as="tie", n_boot=500)
+    return audit_workspace(pandalm_ws, AuditOptions(consensus="mv", invalid_as="tie", n_boot=500)).to_json()
 
 
 @pytest.mark.parametrize(("judge", "acc", "f1"), [

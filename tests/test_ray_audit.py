@@ -16,7 +16,7 @@ pytest.importorskip("ray")
 
 from conftest import copy_workspace  # noqa: E402
 
-from judgecal.audit.run import run_audit  # noqa: E402
+from judgecal.audit.pipeline import AuditOptions, audit_workspace  # noqa: E402
 from judgecal.data.records import Judgment  # noqa: E402
 from judgecal.distributed.audit import (  # noqa: E402
     COVERED,
@@ -67,7 +67,7 @@ def both_orders_ws(pandalm_ws, tmp_path_factory):
 @pytest.mark.parametrize("invalid_as", ["tie", "wrong"])
 def test_same_alignment_figures_as_the_single_machine_audit(both_orders_ws, local_ray, tmp_path, invalid_as):
     ws = both_orders_ws
-    single = run_audit(ws, n_boot=300, seed=3, invalid_as=invalid_as)
+    single = audit_workspace(ws, AuditOptions(n_boot=300, seed=3, invalid_as=invalid_as)).to_json()
     dist = distributed_audit(ws, tmp_path / "shards", n_boot=300, seed=3, invalid_as=invalid_as, n_shards=7)
     assert dist["settings"]["distributed"]["shards"] == 7
     assert set(dist["judges"]) == set(single["judges"]) and len(single["judges"]) >= 3
@@ -137,7 +137,7 @@ def test_a_pointwise_judge_stays_pointwise_on_every_shard(local_ray, tmp_path):
     assert main(["import", str(scores), "--as", "judgments", "-w", ws_dir]) == 0
     assert main(["aggregate", "-w", ws_dir, "--method", "mv"]) == 0
     with Workspace(ws_dir) as ws:
-        single = run_audit(ws, consensus="mv", n_boot=100, seed=3)
+        single = audit_workspace(ws, AuditOptions(consensus="mv", n_boot=100, seed=3)).to_json()
         dist = distributed_audit(ws, tmp_path / "shards", consensus="mv", n_boot=100, seed=3, n_shards=40)
     alone = [p for p in (tmp_path / "shards").iterdir()
              if set(pd.read_parquet(p)["verdict"].dropna()) == {"invalid"} and pd.read_parquet(p)["score"].isna().all()]

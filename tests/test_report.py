@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from judgecal.audit.run import SCHEMA, run_audit
+from judgecal.audit.pipeline import AuditOptions, audit_workspace
+from judgecal.audit.run import SCHEMA
 from judgecal.catalogue import FLAGS, fmt_metric, fmt_p, info
 from judgecal.data.records import Annotation, Candidate, Item, Judgment
 from judgecal.data.store import Workspace
@@ -41,7 +42,7 @@ def report_dir(tmp_path_factory):
     from judgecal.aggregate.consensus import compute_consensus
 
     compute_consensus(ws, ("ds",))
-    report = run_audit(ws, n_boot=300)
+    report = audit_workspace(ws, AuditOptions(n_boot=300)).to_json()
     out = tmp_path_factory.mktemp("out")
     write_report(report, out)
     return out, judge
@@ -173,7 +174,7 @@ def test_page_one_without_two_annotators_says_so(tmp_path):
     from judgecal.aggregate.consensus import compute_consensus
 
     compute_consensus(ws, ("ds",))
-    rep = run_audit(ws, n_boot=200)
+    rep = audit_workspace(ws, AuditOptions(n_boot=200)).to_json()
     ws.close()
     entry = rep["judges"]["replay/x/one"]
     card = _plain(render_html(rep).split('id="summary-1">', 1)[1].split("</div>", 1)[0])
@@ -258,7 +259,7 @@ def test_tables_fit_the_page_in_a_browser(report_dir, tmp_path):
 
 def test_empty_workspace_gives_an_empty_but_valid_report(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    rep = run_audit(ws, n_boot=10)
+    rep = audit_workspace(ws, AuditOptions(n_boot=10)).to_json()
     assert rep["judges"] == {} and rep["consensus"]["n_items"] == 0
     js, html = write_report(rep, tmp_path / "out")
     assert json.loads(js.read_text())["schema"] == SCHEMA

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 
 from judgecal.aggregate.consensus import compute_consensus
-from judgecal.audit.run import run_audit
+from judgecal.audit.pipeline import AuditOptions, audit_workspace
 from judgecal.data.records import Annotation, Candidate, Item, Judgment
 from judgecal.data.store import Workspace
 from judgecal.report.write import render_html
@@ -30,7 +30,7 @@ def report(tmp_path_factory):
     ws.add_judgments([Judgment(key=f"{k}{o}", item_id=f"i{k}", judge=JUDGE, spec_hash="s", order=o,
                                verdict="A" if o == "AB" or k % 3 else "B") for k in range(24) for o in ("AB", "BA")])
     compute_consensus(ws, ("ds",))
-    return run_audit(ws, n_boot=200)
+    return audit_workspace(ws, AuditOptions(n_boot=200)).to_json()
 
 
 class _Shown(HTMLParser):

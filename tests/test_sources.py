@@ -12,7 +12,7 @@ from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from judgecal.aggregate.consensus import compute_consensus
-from judgecal.audit.run import run_audit
+from judgecal.audit.pipeline import AuditOptions, audit_workspace
 from judgecal.cli import main
 from judgecal.data.records import Annotation
 from judgecal.data.sources import SourceError, label_kind, select, split_name
@@ -72,7 +72,7 @@ def test_item_497_per_source_consensus(mixed_ws):
 
 def test_audit_against_the_experts_uses_their_labels_only(mixed_ws, tmp_path):
     compute_consensus(mixed_ws, ("ds",), source="experts")
-    rep = run_audit(mixed_ws, consensus="ds:experts", n_boot=200)
+    rep = audit_workspace(mixed_ws, AuditOptions(consensus="ds:experts", n_boot=200)).to_json()
     truth = mixed_ws.consensus_frame("ds:experts").set_index("item_id")["label"]
     j = mixed_ws.judgments_frame(JUDGE)
     j = j[j["item_id"].isin(truth.index)]
@@ -86,14 +86,14 @@ def test_audit_against_the_experts_uses_their_labels_only(mixed_ws, tmp_path):
     assert rep["settings"]["consensus"] == "ds:experts" and rep["settings"]["truth_source"] == "experts"
     # the same workspace against PandaLM's own annotators: 999 items, another accuracy
     compute_consensus(mixed_ws, ("ds",), source="pandalm")
-    own = run_audit(mixed_ws, consensus="ds:pandalm", n_boot=200)
+    own = audit_workspace(mixed_ws, AuditOptions(consensus="ds:pandalm", n_boot=200)).to_json()
     assert own["consensus"]["n_annotators"] == 3 and own["consensus"]["sources"] == ["pandalm"]
     assert own["judges"][JUDGE]["metrics"]["accuracy"]["n"] == 999
 
 
 def test_plain_method_refuses_to_pool_sources(mixed_ws, tmp_path, capsys):
     with pytest.raises(SourceError, match="2 sources"):
-        run_audit(mixed_ws, consensus="ds", n_boot=50)
+        audit_workspace(mixed_ws, AuditOptions(consensus="ds", n_boot=50)).to_json()
     ws = str(mixed_ws.path)
     assert main(["audit", "-w", ws, "--n-boot", "50", "--out", str(tmp_path / "a")]) == 2
     err = capsys.readouterr().err
@@ -145,6 +145,6 @@ def test_annotators_agreement_per_source(mixed_ws, tmp_path, capsys):
 
 
 def test_one_source_keeps_the_plain_method_name(pandalm_ws):
-    rep = run_audit(pandalm_ws, consensus="ds", n_boot=50)
+    rep = audit_workspace(pandalm_ws, AuditOptions(consensus="ds", n_boot=50)).to_json()
     c = rep["consensus"]
     assert (c["method"], c["source"], c["sources"], c["n_annotators"]) == ("ds", "pandalm", ["pandalm"], 3)

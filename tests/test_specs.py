@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from judgecal.audit.run import run_audit
+from judgecal.audit.pipeline import AuditOptions, audit_workspace
 from judgecal.data.records import Candidate, Consensus, Item, Judgment
 from judgecal.data.store import SCHEMA_VERSION, SPEC_DEFAULTS, Workspace, spec_names
 from judgecal.judges.base import Request, Response
@@ -79,7 +79,7 @@ def test_two_rubrics_of_one_model_are_two_judges_in_the_audit(tmp_path):
         assert eng.run(eng.plan(ws.items())).errors == 0
     assert backend.calls == 40
     assert ws.judges() == ["scripted/m", "scripted/m[rubric=contrarian]"]
-    report = run_audit(ws, consensus="gold", n_boot=200)
+    report = audit_workspace(ws, AuditOptions(consensus="gold", n_boot=200)).to_json()
     judges = report["judges"]
     assert set(judges) == {"scripted/m", "scripted/m[rubric=contrarian]"}
     assert judges["scripted/m"]["n_judgments"] == 20
@@ -105,7 +105,7 @@ def test_a_rerun_at_another_temperature_is_a_second_judge_not_a_moved_n(tmp_path
     assert ws.count_judgments("local/smollm2") == 60
     assert ws.count_judgments("local/smollm2[temperature=0.7]") == 12
     assert len(ws.judgments_frame("local/smollm2")) == 60
-    report = run_audit(ws, consensus="gold", n_boot=200)
+    report = audit_workspace(ws, AuditOptions(consensus="gold", n_boot=200)).to_json()
     assert report["judges"]["local/smollm2"]["n_judgments"] == 60
     assert report["judges"]["local/smollm2[temperature=0.7]"]["n_judgments"] == 12
     # a compact frame and an export name them the same way

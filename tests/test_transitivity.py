@@ -133,12 +133,13 @@ def _pandalm_by_hand(mirror: Path) -> dict[str, float]:
 
 
 def test_pandalm_triads_counted_from_the_files(pandalm_ws, mirror: Path) -> None:  # type: ignore[no-untyped-def]
-    from judgecal.audit.run import judge_inputs, run_audit
+    from judgecal.audit.pipeline import AuditOptions, audit_workspace
+    from judgecal.audit.run import judge_inputs
     from judgecal.audit.truth import resolve_truth
 
     want = _pandalm_by_hand(mirror)
     assert want["triads"] > 300
-    report = run_audit(pandalm_ws, consensus="ds", n_boot=300)
+    report = audit_workspace(pandalm_ws, AuditOptions(consensus="ds", n_boot=300)).to_json()
     m = report["judges"][GPT]["metrics"]
     assert m["intransitive_rate"]["estimate"] == pytest.approx(want["gpt"])
     assert m["intransitive_rate"]["n_triads"] == want["triads"] == m["intransitive_rate"]["n"]

@@ -2,7 +2,7 @@
 
 import json
 
-from judgecal.audit.run import run_audit
+from judgecal.audit.pipeline import AuditOptions, audit_workspace
 from judgecal.cli import main
 from judgecal.data.store import Workspace
 
@@ -33,7 +33,7 @@ def test_spans_import_audit_and_reimport(tmp_path, capsys):
     with Workspace(ws) as w:
         judge = w.spans_frame(kind="judge")
         assert sorted(zip(judge["item_id"], judge["start"], judge["end"], strict=True)) == [("i0", 24, 35), ("i1", 0, 0)]
-        rep = run_audit(w, n_boot=100)
+        rep = audit_workspace(w, AuditOptions(n_boot=100)).to_json()
     m = rep["judges"]["ext/detector"]["metrics"]
     # i0: exactly the consensus (IoU 1); i1: the judge marked nothing where the people marked 24..35 (IoU 0)
     assert m["span_iou"]["estimate"] == 0.5 and m["span_iou"]["n"] == 2

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.audit.schema import Judge, Selective, read_report
 from judgecal.errors import InputError
 from judgecal.stats import calibration, selective
 
@@ -143,15 +144,24 @@ def escalated_scores(ws: Any, judge: str, item_ids: list[str]) -> pd.Series:
         return pd.Series(cascade["escalated"], dtype=float).reindex(item_ids).fillna(0.0)
     path = ws.reports_dir / "audit.json"
     try:
-        report = json.loads(path.read_text("utf-8"))
+        data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError):
         raise InputError(f"{path}: no audit to read the escalation threshold from; run `judgecal audit` first") from None
-    sel = (report.get("judges", {}).get(judge) or {}).get("selective")
-    if not sel:
-        known = [j for j, e in report.get("judges", {}).items() if e.get("selective")]
+    try:
+        report = read_report(data)
+    except (ValueError, AttributeError, TypeError) as e:  # pydantic's ValidationError names the field
+        raise InputError(f"{path}: not an audit this judgecal reads ({e}); run `judgecal audit` again") from None
+
+    def selective_of(entry: Judge | None) -> Selective | None:
+        sel = None if entry is None else entry.selective
+        return sel if sel is not None and sel.model_fields_set else None
+
+    sel = selective_of(report.judges.get(judge))
+    if sel is None:
+        known = [j for j, e in report.judges.items() if selective_of(e) is not None]
         raise InputError(f"{path}: judge {judge!r} has no selective evaluation (judges with one: "
                          f"{', '.join(known) or 'none'})")
-    threshold = float("inf") if sel.get("threshold") is None else float(sel["threshold"])
+    threshold = float("inf") if sel.threshold is None else float(sel.threshold)
     frame = ws.judgments_frame(judge=judge, columns=("item_id", "order", "sample", "mutation", "verdict", "p_a",
                                                      "p_b", "p_tie"))
     conf, _ = item_confidence(frame[frame["mutation"] == "none"])
