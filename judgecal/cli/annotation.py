@@ -8,7 +8,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from judgecal.cli.common import UsageError, _open_ws, _print_json
+from judgecal.cli.common import (
+    MAX_ITEMS,
+    UsageError,
+    _methods,
+    _n_boot,
+    _natural,
+    _open_ws,
+    _port,
+    _print_json,
+    _seed,
+    _share,
+    _upto,
+    _ws_arg,
+)
 from judgecal.inert import term
 
 
@@ -307,3 +320,69 @@ def cmd_annotators(args: argparse.Namespace) -> int:
               + (f" (source {term(src)})" if src is not None else ""))
     print(f"wrote {out}")
     return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``aggregate``, ``annotate``, ``annotators`` on ``judgecal``'s subparsers."""
+    p = sub.add_parser("aggregate", help="aggregate human labels into a consensus")
+    p.add_argument("--method", type=_methods, default="ds,mv", help="comma list of ds, mv, onecoin, glad")
+    p.add_argument("--source", help="whose labels: a source name (e.g. pandalm, 'label-studio:Blind review'), "
+                   "experts (every label-studio source), dataset, gold, or all (pooled); stored as METHOD:SOURCE. "
+                   "Default: one source -> METHOD; several -> each aggregated on its own")
+    p.add_argument("--with-judges", help="also aggregate with these judges as extra annotators, stored apart "
+                   "as <method>+judges")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_aggregate)
+
+    p = sub.add_parser("annotate", help="blind expert review in Label Studio")
+    asub = p.add_subparsers(dest="action", required=True)
+    sp = asub.add_parser("server", help="start, stop or check the managed Label Studio server")
+    sp.add_argument("op", choices=("start", "stop", "status"))
+    add_server_options(sp)
+    sp = asub.add_parser("push", help="send a chosen sample as blind tasks (idempotent)")
+    sp.add_argument("--strategy", choices=("random", "disagreement", "order_disagreement", "uncertainty", "escalate",
+                                           "active"), default="random",
+                    help="active: each item drawn with a recorded probability that grows with the judges' "
+                    "uncertainty, --budget items expected (the corrected estimates weigh each label by it)")
+    sp.add_argument("--judge", help="with --strategy escalate: the judge whose escalated items go to people "
+                    "(threshold from the last `judgecal audit`); with active: the judge whose uncertainty "
+                    "(beside the other judges' verdicts) sets the probabilities (default all judges pooled)")
+    sp.add_argument("--tau", type=_share, default=0.5, help="with --strategy active: the share of the budget drawn "
+                    "by uncertainty, the rest uniform (default 0.5)")
+    sp.add_argument("--budget", type=_upto(MAX_ITEMS, "items"), default=100, help="how many items")
+    sp.add_argument("--overlap", type=_upto(100, "annotators per item"), default=3, help="annotators per item")
+    sp.add_argument("--gold", type=_natural, default=0, help="mix in this many gold items with known labels")
+    sp.add_argument("--gold-from", help="where gold answers come from: an annotator, a label source (items "
+                    "its labels agree on) or consensus:METHOD (a stored consensus); drawn at random with --seed")
+    sp.add_argument("--source", help="only items from this source")
+    sp.add_argument("--seed", type=_seed, default=0, help="seeds the sample, the gold draw and each annotator's order")
+    sp.add_argument("--allow-shared-visibility", action="store_true", help="on an external server, push even "
+                    "when annotators would see each other's labels (see `annotate check`)")
+    sp.add_argument("--kind", choices=("pairwise", "spans", "likert", "labels"), default="pairwise",
+                    help="pairwise choices; spans: mark a response's unsupported stretches (its source shown); "
+                    "likert: rate one response on --rubric's scale; labels: pick one of a binary or categorical "
+                    "item's declared labels (a multi-criterion record is one task, a label per criterion) "
+                    "(default project named after the kind)")
+    sp.add_argument("--rubric", help="with --kind likert: the rubric (and scale) shown (default pointwise-5); with "
+                    "--kind labels: the rubric whose text annotators see beside the labels (default none)")
+    sp = asub.add_parser("pull", help="fetch new annotations (incremental, validated); every project unless --project")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
+    asub.add_parser("check", help="what each annotator can see and do; exit 1 when labels would not be independent")
+    sp = asub.add_parser("annotators", help="create annotator accounts and list their login details")
+    sp.add_argument("--add", nargs="*", metavar="EMAIL")
+    sp.add_argument("--json", action="store_true", help="print the login details as JSON")
+    for sp in asub.choices.values():
+        sp.add_argument("--project", help="the judgecal project (push: 'Blind review', 'Blind span review', "
+                        "'Blind rating review' or 'Blind label review' by --kind)")
+        sp.add_argument("--port", type=_port, default=8480)
+        _ws_arg(sp)
+    p.set_defaults(func=cmd_annotate)
+
+    p = sub.add_parser("annotators", help="annotator quality and inter-annotator agreement")
+    p.add_argument("--source", help="only these labels: a source name (e.g. 'label-studio:Blind review'), experts, "
+                   "dataset, gold or all (default: each source on its own)")
+    p.add_argument("--n-boot", type=_n_boot, default=2000)
+    p.add_argument("--out", help="file for the JSON report (default: <workspace>/reports/annotators.json)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_annotators)

@@ -7,7 +7,20 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgecal.cli.common import UsageError, _open_ws, _print_json, _refuse_together
+from judgecal.cli.common import (
+    MAX_SEEDS,
+    MAX_SHARDS,
+    UsageError,
+    _halfwidth,
+    _n_boot,
+    _open_unit,
+    _open_ws,
+    _print_json,
+    _refuse_together,
+    _share,
+    _upto,
+    _ws_arg,
+)
 from judgecal.inert import term
 
 if TYPE_CHECKING:
@@ -218,3 +231,69 @@ def print_battery(b: dict[str, Any]) -> None:
     print(f"{'ok  ' if g['saving'] else 'MISS'} sequential battery: {b['saving']:.0%} fewer calls on average than fixed "
           f"N (want >= 40%), decisions agree {b['agreement']:.1%}; planted biases found: "
           f"{'met' if g['detect'] else 'NOT met'}; clean judges flagged <= 5%: {'met' if g['false_flag'] else 'NOT met'}")
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``audit``, ``plan``, ``validate``, ``report`` on ``judgecal``'s subparsers."""
+    p = sub.add_parser("audit", help="audit every judge against the human consensus")
+    p.add_argument("--out", help="folder for audit.json and audit.html (default: <workspace>/reports)")
+    p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE]: ds, mv, onecoin, glad "
+                   "(computed when missing), e.g. ds:experts or mv:pandalm, or any other stored method, e.g. "
+                   "gold; a plain METHOD only while the labels come from one source")
+    p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
+    p.add_argument("--n-boot", type=_n_boot, default=2000)
+    p.add_argument("--pdf", action="store_true", help="also write the printable trust report audit.pdf")
+    p.add_argument("--summary-only", action="store_true", help="audit.html and audit.pdf hold page one only (each "
+                   "judge's verdict, the reason that matters most, its like-for-like reference, what was not tested), "
+                   "without the per-judge detail")
+    p.add_argument("--json", action="store_true", help="print audit.json to stdout instead of the summary")
+    p.add_argument("--details", action="store_true", help="after the table of judges, each judge's figures, "
+                   "other reasons, flags and untested probes")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--selective-target", type=_open_unit, default=0.9, help="selective evaluation: the "
+                   "agreement with the humans the kept items must reach (default 0.9)")
+    p.add_argument("--selective-delta", type=_open_unit, default=0.1, help="selective evaluation: the "
+                   "chance the guarantee may fail (default 0.1)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local", help="ray: the alignment metrics "
+                   "from per-item sums computed by Ray tasks over Parquet shards of the judgments (extra 'ray'); "
+                   "the rest on this machine, as audit.json's executor section says")
+    p.add_argument("--address", help="--executor ray: the cluster (auto, <head>:<port>, or ray://<head>:10001 "
+                   "with ray[client]); default RAY_ADDRESS or auto")
+    p.add_argument("--shard-dir", help="--executor ray: where the judgment shards go, a folder every node reads "
+                   "at the same path (default: a temporary folder in the workspace, removed afterwards)")
+    p.add_argument("--shards", type=_upto(MAX_SHARDS, "shards"), help="--executor ray: number of Parquet shards "
+                   "(default 16)")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("plan", help="how many human labels a CI half-width needs, human-only and with PPI++")
+    p.add_argument("--target-halfwidth", type=_halfwidth, default=0.03,
+                   help="the confidence interval's half-width on a win rate, between 0 and 1 (default 0.03)")
+    p.add_argument("--judge", action="append", help="only this judge (repeatable)")
+    p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
+    p.add_argument("--unlabelled", type=_upto(10**12, "items"), help="items the judge covers (default: as many as needed)")
+    p.add_argument("--strategy", choices=("ppi", "active"), default="ppi", help="ppi: human-only vs PPI++ (default); "
+                   "active: a uniform vs an active draw over the workspace's pairwise items (annotate push --strategy "
+                   "active), from the judge's own uncertainty")
+    p.add_argument("--tau", type=_share, default=0.5, help="with --strategy active: the share of the budget drawn by "
+                   "the judge's uncertainty, the rest uniform (default 0.5)")
+    p.add_argument("--json", action="store_true")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("validate", help="check the bias probes on a simulated judge with planted biases")
+    p.add_argument("--slow", action="store_true", help="also measure 95%% CI coverage over many seeds")
+    p.add_argument("--seeds", type=_upto(MAX_SEEDS, "seeds"), default=200)
+    p.add_argument("--items", type=_upto(1_000_000, "simulated items"), default=1000)
+    p.add_argument("--n-boot", type=_n_boot, default=1000)
+    p.add_argument("--out", help="write the results as JSON here")
+    p.add_argument("--json", action="store_true", help="print the results as JSON instead of the checks")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("report", help="render a stored audit.json as the printable PDF or the HTML page")
+    p.add_argument("format", choices=("pdf", "html"))
+    p.add_argument("audit", help="an audit.json written by `judgecal audit`")
+    p.add_argument("--out", help="output file (default: beside audit.json, audit.pdf or audit.html)")
+    p.add_argument("--summary-only", action="store_true", help="page one only: the summary of every judge, "
+                   "without the per-judge detail")
+    p.set_defaults(func=cmd_report)

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from judgecal.cli.common import UsageError, _open_ws, _print_json, flagged
+from judgecal.cli.common import UsageError, _format_names, _open_ws, _print_json, _ws_arg, flagged
 from judgecal.errors import InputError
 from judgecal.inert import term
 
@@ -170,3 +170,50 @@ def cmd_export(args: argparse.Namespace) -> int:
     with _open_ws(args, create=False) as ws:
         print(f"wrote {ws.export(args.table, args.file)}")
     return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``datasets``, ``import``, ``export`` on ``judgecal``'s subparsers."""
+    p = sub.add_parser("datasets", help="list or fetch registered datasets")
+    dsub = p.add_subparsers(dest="action", required=True)
+    dsub.add_parser("list", help="list the registered datasets").add_argument(
+        "--json", action="store_true", help="print the list as JSON")
+    f = dsub.add_parser("fetch", help="download (or find in the mirror) and verify one dataset")
+    f.add_argument("name")
+    p.set_defaults(func=cmd_datasets)
+
+    p = sub.add_parser("import", help="import a file (JSONL/CSV/Parquet) or a registered dataset")
+    p.add_argument("source", help="a file path or a dataset name such as pandalm or llmbar/Natural")
+    p.add_argument("--task", choices=("pairwise", "pointwise", "binary", "categorical"), default="pairwise",
+                   help="pairwise (two responses, A/B/tie), pointwise (one response, a score), binary (one "
+                   "response, one of two labels: --positive) or categorical (one response, one of --labels)")
+    p.add_argument("--positive", metavar="LABEL", help="--task binary: the label a pass rate counts (pass, yes, "
+                   "true, 1, C: as the file writes it)")
+    p.add_argument("--labels", metavar="A,B,...", help="--task categorical: the labels, lowest first with "
+                   "--ordinal; --task binary: the two labels, when the file does not show both")
+    p.add_argument("--ordinal", action="store_true", help="--task categorical: the labels are ordered (κ is "
+                   "quadratic-weighted)")
+    p.add_argument("--criteria", metavar="C1,C2,...", help="--task binary/categorical: each record is labelled "
+                   "on these criteria (human_labels: annotator -> {criterion: label}); one item per criterion")
+    p.add_argument("--name", help="own schema: the source name recorded on the items and labels (default: the file "
+                   "stem); --from: the name of the file's judge (several judges: NAME/<judge> each), so a second "
+                   "file of one tool, graded by the same grader, is another judge")
+    p.add_argument("--from", dest="fmt", metavar="FORMAT", choices=("auto", *_format_names()),
+                   help="the file's format: auto (detect it from the content) or one of "
+                   f"{', '.join(_format_names())}; without --from, judgecal's own schema unless another "
+                   "format is detected")
+    p.add_argument("--as", dest="kind", choices=("items", "judgments"), default="items",
+                   help="what the file holds: items (default) or judgments (verdicts about items already imported)")
+    p.add_argument("--replace", action="store_true", help="with --as judgments or --from: overwrite stored "
+                   "judgments whose content changed (default: refuse them; an unchanged re-import writes nothing)")
+    p.add_argument("--spec", metavar="YAML", help="with --as judgments: the judge spec of the file's verdicts "
+                   "(name, backend, model, rubric, parameters); every record's judge must be its name")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("export", help="export a table to Parquet or JSONL")
+    p.add_argument("table", choices=("items", "judgments", "annotations", "consensus"))
+    p.add_argument("file", help="output .parquet or .jsonl")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_export)

@@ -7,9 +7,20 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 from judgecal.cli.audit import _audit, print_summary
-from judgecal.cli.common import UsageError, _open_ws, judgecal_command
+from judgecal.cli.common import (
+    MAX_ITEMS,
+    UsageError,
+    _judge_opts,
+    _n_boot,
+    _open_ws,
+    _port,
+    _upto,
+    _ws_arg,
+    judgecal_command,
+)
 from judgecal.cli.judging import _select_items, make_engine
 from judgecal.errors import require
 
@@ -88,3 +99,24 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"open the explorer: {judgecal_command()} app --workspace {shlex.quote(str(args.workspace))}")
     print(pdf_line)
     return 0
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``app``, ``demo`` on ``judgecal``'s subparsers."""
+    p = sub.add_parser("app", help="start the Streamlit explorer on a workspace")
+    p.add_argument("--port", type=_port, default=8501)
+    p.add_argument("--address", default="127.0.0.1",
+                   help="listen address (default loopback only, no login); any other address needs "
+                        "JUDGECAL_APP_TOKEN, checked on every request")
+    _ws_arg(p)
+    p.set_defaults(func=cmd_app)
+
+    p = sub.add_parser("demo", help="PandaLM + recorded judges + SmolLM2 live + Dawid-Skene + audit")
+    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), default=DEMO_ITEMS,
+                   help=f"PandaLM items the embedded judge judges live, in both orders (default {DEMO_ITEMS})")
+    p.add_argument("--n-boot", type=_n_boot, default=2000)
+    p.add_argument("--details", action="store_true", help="after the table of judges, each judge's figures, "
+                   "other reasons, flags and untested probes")
+    _judge_opts(p)
+    _ws_arg(p, default="demo-workspace")
+    p.set_defaults(func=cmd_demo)

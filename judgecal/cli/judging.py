@@ -7,7 +7,20 @@ import random
 import sys
 from typing import Any
 
-from judgecal.cli.common import UsageError, _open_ws, _refuse_together
+from judgecal.cli.common import (
+    MAX_ITEMS,
+    MAX_SAMPLES,
+    UsageError,
+    _base_url,
+    _judge_opts,
+    _mutation,
+    _open_ws,
+    _orders,
+    _rate,
+    _refuse_together,
+    _upto,
+    _ws_arg,
+)
 from judgecal.inert import term
 
 
@@ -162,3 +175,35 @@ def _error_lines(messages: list[str], errors: int, endpoint: str) -> list[str]:
         lines.append(f"  {errors} call(s) failed: the server at {term(endpoint)} could not be reached; is it "
                      "running, and is the address (--base-url) right?")
     return lines
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``judge`` on ``judgecal``'s subparsers."""
+    p = sub.add_parser("judge", help="run a judge over the workspace's items (cached, resumable)")
+    p.add_argument("--judge", required=True,
+                   help="<backend>/<model> (e.g. local/smollm2, openai/gpt-4o-mini, hf/smollm2: the default spec "
+                   "with this command's parameters), a judge spec YAML file, a shipped spec name (e.g. "
+                   "smollm2-greedy), or replay/pandalm/gpt-3.5-turbo")
+    p.add_argument("--source", help="only items from this source")
+    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), help="judge a random sample of this many items")
+    p.add_argument("--orders", type=_orders, default="AB,BA", help="presentation orders (AB, BA or AB,BA)")
+    p.add_argument("--samples", type=_upto(MAX_SAMPLES, "samples per order"), default=1,
+                   help=f"repeated samples per order (at most {MAX_SAMPLES})")
+    p.add_argument("--mutation", action="append", type=_mutation, help="prompt mutation(s) to run besides or instead of 'none': "
+                   "whitespace, instruction_after, paraphrase, option_order, fewshot_ab, fewshot_ba (repeatable)")
+    p.add_argument("--base-url", type=_base_url, help="OpenAI-compatible server URL for openai/<model> (no "
+                   "credentials in it: the key comes from OPENAI_API_KEY)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where the calls run: this process (local) or a Ray cluster (ray; extra 'ray')")
+    p.add_argument("--address", help="--executor ray: the cluster (auto, <head>:<port>, or ray://<head>:10001 "
+                   "with ray[client]); default RAY_ADDRESS or auto")
+    p.add_argument("--rate-limit", type=_rate, metavar="CALLS_PER_S",
+                   help="--executor ray: one call rate for the whole cluster (a token bucket)")
+    p.add_argument("--export-batch", metavar="FILE", help="write an OpenAI batch manifest instead of calling")
+    p.add_argument("--import-batch", nargs=2, metavar=("MANIFEST", "RESULTS"), help="store batch results")
+    p.add_argument("--deterministic", action="store_true", help="greedy decoding, every seed set (Python, NumPy, "
+                   "torch, CUDA), torch deterministic algorithms, no prefix reuse (local), seeded vLLM without "
+                   "prefix caching; a judge of its own")
+    _judge_opts(p)
+    _ws_arg(p)
+    p.set_defaults(func=cmd_judge)

@@ -198,8 +198,8 @@ def cmd_cascade(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: Any) -> None:
-    """Register the loop's commands on ``judgecal``'s subparsers."""
+def add_parser(sub: Any) -> None:
+    """Register the loop's commands (``gate``, ``regrade``, ``align``, ``cascade``, ``panel``) on ``judgecal``'s subparsers."""
     from judgecal.cli.common import (
         _count,
         _judge_opts,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from typing import Any
 
 from judgecal.cli.common import _open_ws
@@ -21,7 +20,9 @@ def _unit(text: str) -> float:
     return x
 
 
-def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_parser(sub: Any) -> None:
+    """Register ``judgecal monitor`` on ``judgecal``'s subparsers."""
+    from judgecal.cli.common import _ws_arg as ws_arg
     from judgecal.data.times import BY
 
     p = sub.add_parser("monitor", help="a judge's agreement with the humans over time; exit 1 on drift")

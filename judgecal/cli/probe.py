@@ -4,9 +4,10 @@ perturbations and the battery in :mod:`judgecal.cli.battery`."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from judgecal.cli.battery import TEMPLATE_PROBES, cmd_perturb
-from judgecal.cli.common import UsageError, _open_ws
+from judgecal.cli.common import MAX_ITEMS, UsageError, _base_url, _judge_opts, _open_ws, _upto, _ws_arg
 from judgecal.cli.judging import _select_items, make_engine, print_errors, run_status
 
 
@@ -41,3 +42,27 @@ def cmd_probe(args: argparse.Namespace) -> int:
               f"{st.cached} cached; `judgecal audit` reports {metric}")
         print_errors(engine, st, args)
     return run_status(st)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``probe`` on ``judgecal``'s subparsers."""
+    p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection, padding, a template "
+                       "perturbation, or battery: every template perturbation)")
+    p.add_argument("kind", choices=("injection", "padding", *TEMPLATE_PROBES, "battery"))
+    p.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec YAML file or a shipped spec name")
+    p.add_argument("--source", help="only items from this source")
+    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), help="at most this many base items")
+    p.add_argument("--base-url", type=_base_url, help="OpenAI-compatible server URL for openai/<model>")
+    p.add_argument("--budget", type=_upto(10**9, "judge calls"), metavar="CALLS",
+                   help="a template probe or battery: at most this many judge calls planned (cached ones count): "
+                   "as many items as fit, each costing its clean run, a second unperturbed run and each "
+                   "perturbation, in both orders")
+    p.add_argument("--sequential", action="store_true",
+                   help="a template probe or battery: judge the items in batches, each bias stopping once its "
+                   "decision is settled (flagged, or the effect of interest excluded); the budget still caps; the "
+                   "calls each bias used go to reports/sequential.json")
+    p.add_argument("--batch", type=_upto(MAX_ITEMS, "items"), default=20,
+                   help="with --sequential: items per batch, a look after each (default 20)")
+    _judge_opts(p)
+    _ws_arg(p)
+    p.set_defaults(func=cmd_probe)

@@ -48,8 +48,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0  # pragma: no cover
 
 
-def add_parser(sub: Any, count: Any, port: Any) -> None:
-    """Register ``judgecal serve`` (``count``, ``port``: the CLI's argument types)."""
+def add_parser(sub: Any) -> None:
+    """Register ``judgecal serve`` on ``judgecal``'s subparsers."""
+    from judgecal.cli.common import _count as count
+    from judgecal.cli.common import _port as port
+
     p = sub.add_parser("serve", help="serve an embedded judge over the OpenAI-compatible HTTP API (llama.cpp)")
     p.add_argument("--model", default="smollm2", help="an embedded model (smollm2, gemma3) or a .gguf file")
     p.add_argument("--port", type=port, default=8000)

@@ -74,7 +74,11 @@ TEMPERATURE = _within(0, 100)
 SEED = _within(0, 2**31 - 1, integer=True)
 
 
-def add_parser(sub: Any, ws_arg: Callable[[argparse.ArgumentParser], None], count: Callable[[str], int]) -> None:
+def add_parser(sub: Any) -> None:
+    """Register ``judgecal stability`` on ``judgecal``'s subparsers."""
+    from judgecal.cli.common import _count as count
+    from judgecal.cli.common import _ws_arg as ws_arg
+
     p = sub.add_parser("stability", help="is the judge stable: runs over axes, Stability Score, guard, GPU imports")
     ssub = p.add_subparsers(dest="action", required=True)
     r = ssub.add_parser("run", help="one judgment set per variant (cached, resumable) and its headline figures")
