@@ -212,7 +212,7 @@ def test_unexpected_errors_are_one_line_unless_debugging(ws_dir, tmp_path, capsy
     def boom(args):
         raise RuntimeError("something broke\nsecond line")
 
-    monkeypatch.setattr(cli, "cmd_export", boom)
+    monkeypatch.setattr("judgecal.cli.data.cmd_export", boom)  # the export command's own module builds its parser
     assert main(["export", "items", str(tmp_path / "x.jsonl"), "-w", ws_dir]) == 1
     _one_line_error(capsys, "judgecal export: unexpected error: RuntimeError: something broke", "JUDGECAL_DEBUG=1")
     monkeypatch.setenv("JUDGECAL_DEBUG", "1")

@@ -17,7 +17,6 @@ from types import ModuleType
 from typing import Any
 
 from judgecal import __version__
-from judgecal.cli.common import _Parser
 from judgecal.cli.judging import make_engine  # noqa: F401
 from judgecal.inert import term
 
@@ -25,6 +24,13 @@ from judgecal.inert import term
 # items peaks 20-30 MB lower and runs 10-15% faster (benchmarks/results/peer.json). Set before pandas loads pyarrow
 # (no module above imports it); a value the user set is kept.
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line: ``judgecal judge: argument --items: ...``."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
 # each command group's module registers its commands (``add_parser``); ``judgecal --help`` lists them in ORDER

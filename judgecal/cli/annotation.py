@@ -11,16 +11,16 @@ from typing import Any
 from judgecal.cli.common import (
     MAX_ITEMS,
     UsageError,
-    _methods,
-    _n_boot,
-    _natural,
-    _open_ws,
-    _port,
-    _print_json,
-    _seed,
-    _share,
-    _upto,
-    _ws_arg,
+    as_methods,
+    as_n_boot,
+    as_natural,
+    as_port,
+    as_seed,
+    as_share,
+    open_workspace,
+    print_json,
+    upto,
+    workspace_arg,
 )
 from judgecal.inert import term
 
@@ -29,7 +29,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     from judgecal.aggregate.consensus import compute_consensus
     from judgecal.data.sources import sources
 
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         judges = tuple(args.with_judges.split(",")) if args.with_judges else ()
         known = set(ws.judges()) | {stored for stored, _ in ws.judge_names()}
         unknown = [j for j in judges if j not in known]
@@ -92,7 +92,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
         else:
             print(json.dumps(srv.status()))
         return 0
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         from judgecal.annotation.annotators import reviewers
 
         external = bool(os.environ.get("JUDGECAL_LS_URL"))
@@ -164,7 +164,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
             public = conn.url if external else ManagedServer(args.workspace, args.port).public_url
             logins = [{**a, "url": public} for a in list_annotators(args.workspace)]
             if args.json:
-                _print_json([{k: a[k] for k in ("email", "password", "url")} for a in logins])
+                print_json([{k: a[k] for k in ("email", "password", "url")} for a in logins])
                 return 0
             for a in logins:
                 print(f"{term(a['email'])}\t{term(a['password'])}\t{term(a['url'])}")
@@ -294,7 +294,7 @@ def cmd_annotators(args: argparse.Namespace) -> int:
     from judgecal.aggregate.annotators import annotators_report, by_source
     from judgecal.annotation.tasks import gold_labels
 
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         # agreement describes one group of people: never computed over a mix of sources
         rep = annotators_report(ws.annotations_frame(), gold_labels(ws), args.n_boot, args.source)
         per = by_source(rep)
@@ -302,7 +302,7 @@ def cmd_annotators(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(rep, indent=2))
     if args.json:
-        _print_json(rep)
+        print_json(rep)
         print(f"wrote {out}", file=sys.stderr)
         return 0
     from judgecal.catalogue import fmt_metric
@@ -325,13 +325,13 @@ def cmd_annotators(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     """Register ``aggregate``, ``annotate``, ``annotators`` on ``judgecal``'s subparsers."""
     p = sub.add_parser("aggregate", help="aggregate human labels into a consensus")
-    p.add_argument("--method", type=_methods, default="ds,mv", help="comma list of ds, mv, onecoin, glad")
+    p.add_argument("--method", type=as_methods, default="ds,mv", help="comma list of ds, mv, onecoin, glad")
     p.add_argument("--source", help="whose labels: a source name (e.g. pandalm, 'label-studio:Blind review'), "
                    "experts (every label-studio source), dataset, gold, or all (pooled); stored as METHOD:SOURCE. "
                    "Default: one source -> METHOD; several -> each aggregated on its own")
     p.add_argument("--with-judges", help="also aggregate with these judges as extra annotators, stored apart "
                    "as <method>+judges")
-    _ws_arg(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_aggregate)
 
     p = sub.add_parser("annotate", help="blind expert review in Label Studio")
@@ -347,15 +347,15 @@ def add_parser(sub: Any) -> None:
     sp.add_argument("--judge", help="with --strategy escalate: the judge whose escalated items go to people "
                     "(threshold from the last `judgecal audit`); with active: the judge whose uncertainty "
                     "(beside the other judges' verdicts) sets the probabilities (default all judges pooled)")
-    sp.add_argument("--tau", type=_share, default=0.5, help="with --strategy active: the share of the budget drawn "
+    sp.add_argument("--tau", type=as_share, default=0.5, help="with --strategy active: the share of the budget drawn "
                     "by uncertainty, the rest uniform (default 0.5)")
-    sp.add_argument("--budget", type=_upto(MAX_ITEMS, "items"), default=100, help="how many items")
-    sp.add_argument("--overlap", type=_upto(100, "annotators per item"), default=3, help="annotators per item")
-    sp.add_argument("--gold", type=_natural, default=0, help="mix in this many gold items with known labels")
+    sp.add_argument("--budget", type=upto(MAX_ITEMS, "items"), default=100, help="how many items")
+    sp.add_argument("--overlap", type=upto(100, "annotators per item"), default=3, help="annotators per item")
+    sp.add_argument("--gold", type=as_natural, default=0, help="mix in this many gold items with known labels")
     sp.add_argument("--gold-from", help="where gold answers come from: an annotator, a label source (items "
                     "its labels agree on) or consensus:METHOD (a stored consensus); drawn at random with --seed")
     sp.add_argument("--source", help="only items from this source")
-    sp.add_argument("--seed", type=_seed, default=0, help="seeds the sample, the gold draw and each annotator's order")
+    sp.add_argument("--seed", type=as_seed, default=0, help="seeds the sample, the gold draw and each annotator's order")
     sp.add_argument("--allow-shared-visibility", action="store_true", help="on an external server, push even "
                     "when annotators would see each other's labels (see `annotate check`)")
     sp.add_argument("--kind", choices=("pairwise", "spans", "likert", "labels"), default="pairwise",
@@ -374,15 +374,15 @@ def add_parser(sub: Any) -> None:
     for sp in asub.choices.values():
         sp.add_argument("--project", help="the judgecal project (push: 'Blind review', 'Blind span review', "
                         "'Blind rating review' or 'Blind label review' by --kind)")
-        sp.add_argument("--port", type=_port, default=8480)
-        _ws_arg(sp)
+        sp.add_argument("--port", type=as_port, default=8480)
+        workspace_arg(sp)
     p.set_defaults(func=cmd_annotate)
 
     p = sub.add_parser("annotators", help="annotator quality and inter-annotator agreement")
     p.add_argument("--source", help="only these labels: a source name (e.g. 'label-studio:Blind review'), experts, "
                    "dataset, gold or all (default: each source on its own)")
-    p.add_argument("--n-boot", type=_n_boot, default=2000)
+    p.add_argument("--n-boot", type=as_n_boot, default=2000)
     p.add_argument("--out", help="file for the JSON report (default: <workspace>/reports/annotators.json)")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
-    _ws_arg(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_annotators)

@@ -11,15 +11,15 @@ from judgecal.cli.common import (
     MAX_SEEDS,
     MAX_SHARDS,
     UsageError,
-    _halfwidth,
-    _n_boot,
-    _open_unit,
-    _open_ws,
-    _print_json,
-    _refuse_together,
-    _share,
-    _upto,
-    _ws_arg,
+    as_halfwidth,
+    as_n_boot,
+    as_open_unit,
+    as_share,
+    open_workspace,
+    print_json,
+    refuse_together,
+    upto,
+    workspace_arg,
 )
 from judgecal.inert import term
 
@@ -72,12 +72,12 @@ def retire_stale_pdf(out: Path) -> str | None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     local = args.executor == "local"
-    _refuse_together([(flag, given and local, "applies to --executor ray only") for flag, given in (
+    refuse_together([(flag, given and local, "applies to --executor ray only") for flag, given in (
         ("--address", args.address is not None), ("--shard-dir", args.shard_dir is not None),
         ("--shards", args.shards is not None))])
     from judgecal.progress import Bar
 
-    with _open_ws(args, create=False) as ws, Bar("audit", enabled=not args.quiet) as bar:  # per probe and judge
+    with open_workspace(args, create=False) as ws, Bar("audit", enabled=not args.quiet) as bar:  # per probe and judge
         out = Path(args.out) if args.out else ws.reports_dir
         cluster = None if local else {"address": args.address, "shard_dir": args.shard_dir,
                                       "n_shards": args.shards or 16}
@@ -94,7 +94,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         except PdfError as exc:
             no_pdf = str(exc)
     if args.json:
-        _print_json(js.read_text("utf-8"))
+        print_json(js.read_text("utf-8"))
     else:
         print_summary(report, details=args.details)
     print("\n".join(f"wrote {w}" for w in written), file=sys.stderr if args.json else sys.stdout)
@@ -181,7 +181,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     active = getattr(args, "strategy", "ppi") == "active"
     if active and args.unlabelled is not None:
         raise UsageError("--unlabelled applies to --strategy ppi: the active plan is for the workspace's own items")
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         if active:
             res = plan_active_workspace(ws, args.consensus, args.target_halfwidth, judges=args.judge, tau=args.tau)
         else:
@@ -202,7 +202,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).write_text(json.dumps(res, indent=1))
     if args.json:
-        _print_json(res)
+        print_json(res)
         return 0 if res["ok"] else 1
     for c in res["checks"]:
         print(f"{'ok  ' if c['ok'] else 'FAIL'} {c['scenario']:16s} {c['check']}: "
@@ -241,7 +241,7 @@ def add_parser(sub: Any) -> None:
                    "(computed when missing), e.g. ds:experts or mv:pandalm, or any other stored method, e.g. "
                    "gold; a plain METHOD only while the labels come from one source")
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
-    p.add_argument("--n-boot", type=_n_boot, default=2000)
+    p.add_argument("--n-boot", type=as_n_boot, default=2000)
     p.add_argument("--pdf", action="store_true", help="also write the printable trust report audit.pdf")
     p.add_argument("--summary-only", action="store_true", help="audit.html and audit.pdf hold page one only (each "
                    "judge's verdict, the reason that matters most, its like-for-like reference, what was not tested), "
@@ -250,9 +250,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--details", action="store_true", help="after the table of judges, each judge's figures, "
                    "other reasons, flags and untested probes")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--selective-target", type=_open_unit, default=0.9, help="selective evaluation: the "
+    p.add_argument("--selective-target", type=as_open_unit, default=0.9, help="selective evaluation: the "
                    "agreement with the humans the kept items must reach (default 0.9)")
-    p.add_argument("--selective-delta", type=_open_unit, default=0.1, help="selective evaluation: the "
+    p.add_argument("--selective-delta", type=as_open_unit, default=0.1, help="selective evaluation: the "
                    "chance the guarantee may fail (default 0.1)")
     p.add_argument("--executor", choices=("local", "ray"), default="local", help="ray: the alignment metrics "
                    "from per-item sums computed by Ray tasks over Parquet shards of the judgments (extra 'ray'); "
@@ -261,31 +261,31 @@ def add_parser(sub: Any) -> None:
                    "with ray[client]); default RAY_ADDRESS or auto")
     p.add_argument("--shard-dir", help="--executor ray: where the judgment shards go, a folder every node reads "
                    "at the same path (default: a temporary folder in the workspace, removed afterwards)")
-    p.add_argument("--shards", type=_upto(MAX_SHARDS, "shards"), help="--executor ray: number of Parquet shards "
+    p.add_argument("--shards", type=upto(MAX_SHARDS, "shards"), help="--executor ray: number of Parquet shards "
                    "(default 16)")
-    _ws_arg(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("plan", help="how many human labels a CI half-width needs, human-only and with PPI++")
-    p.add_argument("--target-halfwidth", type=_halfwidth, default=0.03,
+    p.add_argument("--target-halfwidth", type=as_halfwidth, default=0.03,
                    help="the confidence interval's half-width on a win rate, between 0 and 1 (default 0.03)")
     p.add_argument("--judge", action="append", help="only this judge (repeatable)")
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
-    p.add_argument("--unlabelled", type=_upto(10**12, "items"), help="items the judge covers (default: as many as needed)")
+    p.add_argument("--unlabelled", type=upto(10**12, "items"), help="items the judge covers (default: as many as needed)")
     p.add_argument("--strategy", choices=("ppi", "active"), default="ppi", help="ppi: human-only vs PPI++ (default); "
                    "active: a uniform vs an active draw over the workspace's pairwise items (annotate push --strategy "
                    "active), from the judge's own uncertainty")
-    p.add_argument("--tau", type=_share, default=0.5, help="with --strategy active: the share of the budget drawn by "
+    p.add_argument("--tau", type=as_share, default=0.5, help="with --strategy active: the share of the budget drawn by "
                    "the judge's uncertainty, the rest uniform (default 0.5)")
     p.add_argument("--json", action="store_true")
-    _ws_arg(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("validate", help="check the bias probes on a simulated judge with planted biases")
     p.add_argument("--slow", action="store_true", help="also measure 95%% CI coverage over many seeds")
-    p.add_argument("--seeds", type=_upto(MAX_SEEDS, "seeds"), default=200)
-    p.add_argument("--items", type=_upto(1_000_000, "simulated items"), default=1000)
-    p.add_argument("--n-boot", type=_n_boot, default=1000)
+    p.add_argument("--seeds", type=upto(MAX_SEEDS, "seeds"), default=200)
+    p.add_argument("--items", type=upto(1_000_000, "simulated items"), default=1000)
+    p.add_argument("--n-boot", type=as_n_boot, default=1000)
     p.add_argument("--out", help="write the results as JSON here")
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of the checks")
     p.set_defaults(func=cmd_validate)

@@ -6,7 +6,7 @@ import argparse
 import random
 from typing import Any
 
-from judgecal.cli.common import UsageError, _open_ws
+from judgecal.cli.common import UsageError, open_workspace
 from judgecal.cli.judging import make_engine, print_errors
 from judgecal.cli.sequential import judge_chunk, run_sequential
 from judgecal.inert import term
@@ -37,7 +37,7 @@ def cmd_perturb(args: argparse.Namespace) -> int:
     """Plan and run the clean, second unperturbed and perturbed calls of one template probe or the battery."""
     biases = TEMPLATE_PROBES if args.kind == "battery" else (args.kind,)
     per = calls_per_item(len(biases))
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         base = [it for it in ws.items(source=args.source) if not it.source.startswith("probe:")
                 and it.task == "pairwise" and len(it.candidates) == 2]
         if not base:

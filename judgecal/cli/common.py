@@ -12,12 +12,12 @@ from judgecal.errors import InputError, UserError
 WORKSPACE_ENV = "JUDGECAL_WORKSPACE"
 
 
-def _ws_arg(p: argparse.ArgumentParser, default: str | None = None) -> None:
+def workspace_arg(p: argparse.ArgumentParser, default: str | None = None) -> None:
     p.add_argument("--workspace", "-w", default=os.environ.get(WORKSPACE_ENV, default),
                    help=f"workspace folder (default: ${WORKSPACE_ENV}{' or ' + default if default else ''})")
 
 
-def _open_ws(args: argparse.Namespace, create: bool = True) -> Any:
+def open_workspace(args: argparse.Namespace, create: bool = True) -> Any:
     from judgecal.data.store import Workspace
 
     if not args.workspace:
@@ -37,14 +37,7 @@ def flagged(exc: InputError, flags: dict[str, str] | None = None) -> UsageError:
     return UsageError(f"{(flags or {}).get(exc.name) or '--' + exc.name.replace('_', '-')}: {exc}")
 
 
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line: ``judgecal judge: argument --items: ...``."""
-
-    def error(self, message: str) -> Any:
-        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
-
-
-def _parsed(text: str, kind: type[int] | type[float], what: str) -> Any:
+def parsed(text: str, kind: type[int] | type[float], what: str) -> Any:
     """``kind(text)``, or an argparse error saying ``text`` is not ``what``."""
     try:
         return kind(text)
@@ -52,23 +45,23 @@ def _parsed(text: str, kind: type[int] | type[float], what: str) -> Any:
         raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
 
 
-def _within(value: Any, ok: bool, why: str) -> Any:
+def within(value: Any, ok: bool, why: str) -> Any:
     """``value`` when ``ok``, else an argparse error saying ``why``."""
     if not ok:
         raise argparse.ArgumentTypeError(why)
     return value
 
 
-def _open_unit(text: str) -> float:
+def as_open_unit(text: str) -> float:
     """A number strictly between 0 and 1."""
-    value = _parsed(text, float, "a number")
-    return float(_within(value, 0 < value < 1, f"{text} is not between 0 and 1 (exclusive)"))
+    value = parsed(text, float, "a number")
+    return float(within(value, 0 < value < 1, f"{text} is not between 0 and 1 (exclusive)"))
 
 
-def _share(text: str) -> float:
+def as_share(text: str) -> float:
     """A number from 0 to 1 (both included)."""
-    value = _parsed(text, float, "a number")
-    return float(_within(value, 0 <= value <= 1, f"{text} is not between 0 and 1"))
+    value = parsed(text, float, "a number")
+    return float(within(value, 0 <= value <= 1, f"{text} is not between 0 and 1"))
 
 
 # The narrowest half-width `plan` computes: about 10^10 labels for a win rate near 0.5; narrower ones square to
@@ -76,17 +69,17 @@ def _share(text: str) -> float:
 MIN_HALFWIDTH = 1e-5
 
 
-def _halfwidth(text: str) -> float:
+def as_halfwidth(text: str) -> float:
     """A confidence interval's half-width: from :data:`MIN_HALFWIDTH` up to (not including) 1."""
-    value = _open_unit(text)
-    return float(_within(value, value >= MIN_HALFWIDTH, f"{text} is too small; give a half-width of at least "
+    value = as_open_unit(text)
+    return float(within(value, value >= MIN_HALFWIDTH, f"{text} is too small; give a half-width of at least "
                          f"{MIN_HALFWIDTH:g} (narrower needs more labels than can be counted)"))
 
 
-def _count(text: str) -> int:
+def as_count(text: str) -> int:
     """A positive whole number (argparse ``type``)."""
-    value = _parsed(text, int, "a whole number")
-    return int(_within(value, value >= 1, f"{text} is not allowed; give a positive number (1 or more)"))
+    value = parsed(text, int, "a whole number")
+    return int(within(value, value >= 1, f"{text} is not allowed; give a positive number (1 or more)"))
 
 
 # Resource-sized arguments: the most one command runs (time and memory grow with each), and seeds
@@ -100,11 +93,11 @@ MAX_ITEMS = 10_000_000
 MAX_SEED = 2**31 - 1 - MAX_SAMPLES  # sample s uses seed + s
 
 
-def _upto(hi: int, what: str) -> Any:
+def upto(hi: int, what: str) -> Any:
     """A positive whole number of at most ``hi`` (argparse ``type``): more would run for hours or
     exhaust memory instead of saying so."""
     def check(text: str) -> int:
-        value = _count(text)
+        value = as_count(text)
         if value > hi:
             raise argparse.ArgumentTypeError(f"{value:,} is more than {hi:,}, the most {what} one run takes")
         return value
@@ -118,40 +111,40 @@ def _upto(hi: int, what: str) -> Any:
 MIN_N_BOOT = 40
 
 
-def _n_boot(text: str) -> int:
+def as_n_boot(text: str) -> int:
     """Bootstrap replicates (argparse ``type``): from :data:`MIN_N_BOOT` to :data:`MAX_N_BOOT`."""
-    value = _upto(MAX_N_BOOT, "bootstrap replicates")(text)
-    return int(_within(value, value >= MIN_N_BOOT, f"{value} is too few; give at least {MIN_N_BOOT} bootstrap "
+    value = upto(MAX_N_BOOT, "bootstrap replicates")(text)
+    return int(within(value, value >= MIN_N_BOOT, f"{value} is too few; give at least {MIN_N_BOOT} bootstrap "
                        f"replicates (fewer leave the 95% interval's ends to one or two replicates)"))
 
 
-def _natural(text: str) -> int:
+def as_natural(text: str) -> int:
     """A whole number, 0 or more (argparse ``type``)."""
-    value = _parsed(text, int, "a whole number")
-    return int(_within(value, value >= 0, f"{text} is not allowed; give 0 or more"))
+    value = parsed(text, int, "a whole number")
+    return int(within(value, value >= 0, f"{text} is not allowed; give 0 or more"))
 
 
-def _seed(text: str) -> int:
+def as_seed(text: str) -> int:
     """A seed from 0 to :data:`MAX_SEED` (argparse ``type``)."""
-    value = _natural(text)
+    value = as_natural(text)
     if value > MAX_SEED:
         raise argparse.ArgumentTypeError(f"{value} is too large; a seed is at most {MAX_SEED}")
     return value
 
 
-def _port(text: str) -> int:
-    value = _parsed(text, int, "a port number")
-    return int(_within(value, 1 <= value <= 65535, f"{value} is not a port; give 1-65535"))
+def as_port(text: str) -> int:
+    value = parsed(text, int, "a port number")
+    return int(within(value, 1 <= value <= 65535, f"{value} is not a port; give 1-65535"))
 
 
-def _rate(text: str) -> float:
+def as_rate(text: str) -> float:
     """Calls per second: a positive finite number."""
-    value = _parsed(text, float, "a number")
-    return float(_within(value, 0 < value <= 1e6, f"{text} is not allowed; give a positive number of calls per "
+    value = parsed(text, float, "a number")
+    return float(within(value, 0 < value <= 1e6, f"{text} is not allowed; give a positive number of calls per "
                                                    "second (at most 1e6)"))
 
 
-def _base_url(text: str) -> str:
+def as_base_url(text: str) -> str:
     """An http(s) server address without credentials (:func:`judgecal.judges.spec.url_problem`)."""
     from judgecal.judges.spec import url_problem
 
@@ -160,7 +153,7 @@ def _base_url(text: str) -> str:
     return text
 
 
-def _orders(text: str) -> list[str]:
+def as_orders(text: str) -> list[str]:
     """``AB``, ``BA`` or ``AB,BA``."""
     orders = [o.strip().upper() for o in text.split(",")]
     bad = [o for o in orders if o not in ("AB", "BA")]
@@ -169,7 +162,7 @@ def _orders(text: str) -> list[str]:
     return orders
 
 
-def _mutation(text: str) -> str:
+def as_mutation(text: str) -> str:
     from judgecal.judges.mutations import MUTATIONS
 
     if text != "none" and text not in MUTATIONS:
@@ -179,11 +172,11 @@ def _mutation(text: str) -> str:
 
 def _temperature(text: str) -> float:
     """A finite sampling temperature, 0 or more."""
-    value = _parsed(text, float, "a number")
-    return float(_within(value, 0 <= value <= 100, f"{text} is not allowed; give a temperature from 0 to 100"))
+    value = parsed(text, float, "a number")
+    return float(within(value, 0 <= value <= 100, f"{text} is not allowed; give a temperature from 0 to 100"))
 
 
-def _methods(text: str) -> tuple[str, ...]:
+def as_methods(text: str) -> tuple[str, ...]:
     """A comma list of known consensus methods."""
     from judgecal.aggregate.models import AGGREGATORS
 
@@ -194,14 +187,14 @@ def _methods(text: str) -> tuple[str, ...]:
     return methods
 
 
-def _refuse_together(pairs: list[tuple[str, bool, str]]) -> None:
+def refuse_together(pairs: list[tuple[str, bool, str]]) -> None:
     """Refuse flags that cannot apply as given: ``(flag, given, why)`` for each."""
     for flag, given, why in pairs:
         if given:
             raise UsageError(f"{flag} {why}; nothing was run")
 
 
-def _print_json(obj: Any) -> None:
+def print_json(obj: Any) -> None:
     """Machine-readable output of a command run with --json: JSON on stdout, nothing else there."""
     import json
 
@@ -212,15 +205,15 @@ def _print_json(obj: Any) -> None:
     sys.stdout.write("\n")
 
 
-def _judge_opts(p: argparse.ArgumentParser) -> None:
+def judge_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rubric", default="pairwise", help="built-in rubric name or a YAML file (a judge spec "
                    "file's own rubric wins)")
-    p.add_argument("--concurrency", type=_upto(MAX_CONCURRENCY, "concurrent calls"), default=16)
-    p.add_argument("--max-tokens", type=_upto(1_000_000, "tokens"), help="reply length (default: the rubric's, e.g. 256 for span "
+    p.add_argument("--concurrency", type=upto(MAX_CONCURRENCY, "concurrent calls"), default=16)
+    p.add_argument("--max-tokens", type=upto(1_000_000, "tokens"), help="reply length (default: the rubric's, e.g. 256 for span "
                    "rubrics, else 8; a judge spec file's own value wins)")
     p.add_argument("--temperature", type=_temperature, default=0.0)
-    p.add_argument("--seed", type=_seed, default=0, help="seed of sample 0 (sample s uses seed + s)")
-    p.add_argument("--sample-seed", type=_seed, default=0, help="seed for choosing the item sample")
+    p.add_argument("--seed", type=as_seed, default=0, help="seed of sample 0 (sample s uses seed + s)")
+    p.add_argument("--sample-seed", type=as_seed, default=0, help="seed for choosing the item sample")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--timeout", type=_seconds, default=120.0, metavar="S",
                    help="seconds one judge call may take before it is retried (default 120)")
@@ -236,12 +229,6 @@ def _seconds(text: str) -> float:
     if not 0 < value <= 86_400:
         raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds (at most 86400, a day)")
     return value
-
-
-def _format_names() -> tuple[str, ...]:
-    from judgecal.data.formats import FORMATS
-
-    return tuple(FORMATS)
 
 
 def judgecal_command() -> str:

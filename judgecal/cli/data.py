@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from judgecal.cli.common import UsageError, _format_names, _open_ws, _print_json, _ws_arg, flagged
+from judgecal.cli.common import UsageError, flagged, open_workspace, print_json, workspace_arg
 from judgecal.errors import InputError
 from judgecal.inert import term
 
@@ -19,7 +19,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
                  "commit": registry.COMMITS[spec.files[0].repo], "license": registry.LICENSES[spec.files[0].repo]}
                 for name, spec in registry.registry().items()]
         if args.json:
-            _print_json(rows)
+            print_json(rows)
             return 0
         for r in rows:
             print(f"{r['name']:32s} {r['description']}  [{r['repo']}@{r['commit'][:10]}, {r['license']}]")
@@ -63,7 +63,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from judgecal.progress import Bar
 
     if dataset:
-        with _open_ws(args) as ws:
+        with open_workspace(args) as ws:
             counts = import_dataset(ws, args.source)
         print(f"imported {term(args.source)}: {counts['items']} items, {counts['annotations']} human labels, "
               f"{counts['judgments']} recorded judgments from {counts['judges']} judges"
@@ -72,7 +72,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     with Bar(f"importing {args.source}", enabled=not args.quiet) as bar:  # checking, then writing, per record
         # a file is validated completely before the workspace is opened, so a bad file creates nothing
         parsed = validate_file(args.source, task=args.task, source=args.name, progress=bar.report, declared=declared)
-        with _open_ws(args) as ws:
+        with open_workspace(args) as ws:
             res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed,
                               progress=bar.report, declared=declared)
     print(_import_words(res, term(args.source)) + degenerate_note(res.counts))
@@ -102,7 +102,7 @@ def _import_format(args: argparse.Namespace) -> int:
                          "(its human labels keep the source the format names)")
     lines = format_summary(mapped, args.source, detected=args.fmt in (None, "auto"))
     if mapped.items or mapped.external:
-        with _open_ws(args, create=not mapped.external) as ws:
+        with open_workspace(args, create=not mapped.external) as ws:
             w = write(ws, mapped, replace_changed=args.replace)
         lines.append(f"  written: {w['items']} new items ({w['items_there']} already there), {w['judgments']} new "
                      f"judgments ({w['judgments_there']} already there" + (f", {w['replaced']} replaced" if w["replaced"]
@@ -148,7 +148,7 @@ def _import_judgments(args: argparse.Namespace) -> int:
 
         raise UsageError(f"{args.source}: {not_a_file(source)}")
     spec = load_spec(args.spec) if args.spec else None  # a SpecError is a JudgecalError: one line, exit 2
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
     if not (res.new or res.replaced):
         print(f"nothing new in {term(args.source)}: its {res.unchanged} judgments from {len(res.judges)} judge(s) "
@@ -167,9 +167,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError(f"{out}: export writes .parquet or .jsonl (got {out.suffix or 'no suffix'!r})")
     if not out.parent.is_dir():
         raise UsageError(f"{out}: the folder {out.parent} does not exist")
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         print(f"wrote {ws.export(args.table, args.file)}")
     return 0
+
+
+def _format_names() -> tuple[str, ...]:
+    from judgecal.data.formats import FORMATS
+
+    return tuple(FORMATS)
 
 
 def add_parser(sub: Any) -> None:
@@ -209,11 +215,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--spec", metavar="YAML", help="with --as judgments: the judge spec of the file's verdicts "
                    "(name, backend, model, rubric, parameters); every record's judge must be its name")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    _ws_arg(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("export", help="export a table to Parquet or JSONL")
     p.add_argument("table", choices=("items", "judgments", "annotations", "consensus"))
     p.add_argument("file", help="output .parquet or .jsonl")
-    _ws_arg(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_export)

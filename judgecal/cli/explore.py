@@ -13,13 +13,13 @@ from judgecal.cli.audit import _audit, print_summary
 from judgecal.cli.common import (
     MAX_ITEMS,
     UsageError,
-    _judge_opts,
-    _n_boot,
-    _open_ws,
-    _port,
-    _upto,
-    _ws_arg,
+    as_n_boot,
+    as_port,
+    judge_opts,
     judgecal_command,
+    open_workspace,
+    upto,
+    workspace_arg,
 )
 from judgecal.cli.judging import _select_items, make_engine
 from judgecal.errors import require
@@ -70,7 +70,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from judgecal.data.ingest import import_dataset
 
     t0 = time.perf_counter()
-    with _open_ws(args) as ws:
+    with open_workspace(args) as ws:
         if "pandalm" not in ws.sources():
             counts = import_dataset(ws, "pandalm")
             print(f"imported PandaLM: {counts['items']} items, {counts['annotations']} human labels, "
@@ -104,19 +104,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     """Register ``app``, ``demo`` on ``judgecal``'s subparsers."""
     p = sub.add_parser("app", help="start the Streamlit explorer on a workspace")
-    p.add_argument("--port", type=_port, default=8501)
+    p.add_argument("--port", type=as_port, default=8501)
     p.add_argument("--address", default="127.0.0.1",
                    help="listen address (default loopback only, no login); any other address needs "
                         "JUDGECAL_APP_TOKEN, checked on every request")
-    _ws_arg(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_app)
 
     p = sub.add_parser("demo", help="PandaLM + recorded judges + SmolLM2 live + Dawid-Skene + audit")
-    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), default=DEMO_ITEMS,
+    p.add_argument("--items", type=upto(MAX_ITEMS, "items"), default=DEMO_ITEMS,
                    help=f"PandaLM items the embedded judge judges live, in both orders (default {DEMO_ITEMS})")
-    p.add_argument("--n-boot", type=_n_boot, default=2000)
+    p.add_argument("--n-boot", type=as_n_boot, default=2000)
     p.add_argument("--details", action="store_true", help="after the table of judges, each judge's figures, "
                    "other reasons, flags and untested probes")
-    _judge_opts(p)
-    _ws_arg(p, default="demo-workspace")
+    judge_opts(p)
+    workspace_arg(p, default="demo-workspace")
     p.set_defaults(func=cmd_demo)

@@ -11,15 +11,15 @@ from judgecal.cli.common import (
     MAX_ITEMS,
     MAX_SAMPLES,
     UsageError,
-    _base_url,
-    _judge_opts,
-    _mutation,
-    _open_ws,
-    _orders,
-    _rate,
-    _refuse_together,
-    _upto,
-    _ws_arg,
+    as_base_url,
+    as_mutation,
+    as_orders,
+    as_rate,
+    judge_opts,
+    open_workspace,
+    refuse_together,
+    upto,
+    workspace_arg,
 )
 from judgecal.inert import term
 
@@ -63,7 +63,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     from judgecal.judges import batch
 
     ray = args.executor == "ray"
-    _refuse_together([
+    refuse_together([
         ("--export-batch", bool(args.export_batch and args.import_batch), "and --import-batch cannot apply together "
          "(export a manifest, run it, then import its results)"),
         ("--address", args.address is not None and not ray, "applies to --executor ray only"),
@@ -75,7 +75,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     if args.judge.startswith("replay/"):
         from judgecal.judges.replay import replay
 
-        with _open_ws(args, create=False) as ws:
+        with open_workspace(args, create=False) as ws:
             for name, n in replay(ws, args.judge).items():
                 print(term(f"{args.judge}: {n} recorded judgments stored from {name}"))
         return 0
@@ -96,7 +96,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         if model_only:
             raise UsageError(f"{args.judge}: a metric judge calls no model; {', '.join(model_only)} would be ignored "
                              "(its settings are options in a spec file)")
-        with _open_ws(args, create=False) as ws:
+        with open_workspace(args, create=False) as ws:
             try:
                 got = run_metric_judge(ws, metric[0], _select_items(ws, args.source, args.items, args.sample_seed),
                                        metric[1], metric[2])
@@ -105,7 +105,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         print(f"{term(got['judge'])} (spec {got['spec_hash']}): {got['scored']} items scored, {got['skipped']} skipped "
               "(not one response with a reference key fact)")
         return 0
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         items = _select_items(ws, args.source, args.items, args.sample_seed)
         if not items:
             if args.source:
@@ -185,25 +185,25 @@ def add_parser(sub: Any) -> None:
                    "with this command's parameters), a judge spec YAML file, a shipped spec name (e.g. "
                    "smollm2-greedy), or replay/pandalm/gpt-3.5-turbo")
     p.add_argument("--source", help="only items from this source")
-    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), help="judge a random sample of this many items")
-    p.add_argument("--orders", type=_orders, default="AB,BA", help="presentation orders (AB, BA or AB,BA)")
-    p.add_argument("--samples", type=_upto(MAX_SAMPLES, "samples per order"), default=1,
+    p.add_argument("--items", type=upto(MAX_ITEMS, "items"), help="judge a random sample of this many items")
+    p.add_argument("--orders", type=as_orders, default="AB,BA", help="presentation orders (AB, BA or AB,BA)")
+    p.add_argument("--samples", type=upto(MAX_SAMPLES, "samples per order"), default=1,
                    help=f"repeated samples per order (at most {MAX_SAMPLES})")
-    p.add_argument("--mutation", action="append", type=_mutation, help="prompt mutation(s) to run besides or instead of 'none': "
+    p.add_argument("--mutation", action="append", type=as_mutation, help="prompt mutation(s) to run besides or instead of 'none': "
                    "whitespace, instruction_after, paraphrase, option_order, fewshot_ab, fewshot_ba (repeatable)")
-    p.add_argument("--base-url", type=_base_url, help="OpenAI-compatible server URL for openai/<model> (no "
+    p.add_argument("--base-url", type=as_base_url, help="OpenAI-compatible server URL for openai/<model> (no "
                    "credentials in it: the key comes from OPENAI_API_KEY)")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="where the calls run: this process (local) or a Ray cluster (ray; extra 'ray')")
     p.add_argument("--address", help="--executor ray: the cluster (auto, <head>:<port>, or ray://<head>:10001 "
                    "with ray[client]); default RAY_ADDRESS or auto")
-    p.add_argument("--rate-limit", type=_rate, metavar="CALLS_PER_S",
+    p.add_argument("--rate-limit", type=as_rate, metavar="CALLS_PER_S",
                    help="--executor ray: one call rate for the whole cluster (a token bucket)")
     p.add_argument("--export-batch", metavar="FILE", help="write an OpenAI batch manifest instead of calling")
     p.add_argument("--import-batch", nargs=2, metavar=("MANIFEST", "RESULTS"), help="store batch results")
     p.add_argument("--deterministic", action="store_true", help="greedy decoding, every seed set (Python, NumPy, "
                    "torch, CUDA), torch deterministic algorithms, no prefix reuse (local), seeded vLLM without "
                    "prefix caching; a judge of its own")
-    _judge_opts(p)
-    _ws_arg(p)
+    judge_opts(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_judge)

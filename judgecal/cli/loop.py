@@ -29,10 +29,10 @@ def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from judgecal.cli.common import _open_ws
+    from judgecal.cli.common import open_workspace
     from judgecal.loop import gate
 
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         truth, _ = truth_of(ws, args.consensus)
         res = gate.run_gate(ws, args.baseline, args.candidate, truth, consensus=args.consensus,
                             invalid_as=args.invalid_as, n_boot=args.n_boot, seed=args.seed)
@@ -57,11 +57,11 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_regrade(args: argparse.Namespace) -> int:
-    from judgecal.cli.common import _open_ws
+    from judgecal.cli.common import open_workspace
     from judgecal.cli.judging import make_engine, print_errors, run_status
     from judgecal.loop.regrade import plan_like
 
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         engine = make_engine(ws, args)
         calls = plan_like(ws, engine, args.like, seed=args.seed)
         st = engine.run(calls)
@@ -90,14 +90,14 @@ def save_section(ws: Any, name: str, key: str, value: dict[str, Any]) -> Path:
 
 
 def cmd_panel(args: argparse.Namespace) -> int:
-    from judgecal.cli.common import UsageError, _open_ws
+    from judgecal.cli.common import UsageError, open_workspace
     from judgecal.loop import inert
     from judgecal.loop.panel import load_panel, make_panel, run_panel
 
     if bool(args.spec) == bool(args.members):
         raise UsageError("give a panel spec file (--spec) or its members (--members J1,J2,J3), one of the two")
     panel = load_panel(args.spec) if args.spec else make_panel(args.members.split(","), name=args.name or "")
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         got = run_panel(ws, panel)
         save_section(ws, "panels", panel.name, got)
     print(f"{inert(panel.name)} (spec {got['spec_hash']}): {got['slots']} verdicts from {len(panel.members)} members, "
@@ -107,12 +107,12 @@ def cmd_panel(args: argparse.Namespace) -> int:
 
 
 def cmd_align(args: argparse.Namespace) -> int:
-    from judgecal.cli.common import _open_ws
+    from judgecal.cli.common import open_workspace
     from judgecal.cli.judging import make_engine
     from judgecal.loop import inert
     from judgecal.loop.align import run_align
 
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         truth, _ = truth_of(ws, args.consensus)
 
         def engine_for(judge: str) -> Any:
@@ -173,11 +173,11 @@ def _cost(text: str) -> tuple[str, float]:
 
 
 def cmd_cascade(args: argparse.Namespace) -> int:
-    from judgecal.cli.common import _open_ws
+    from judgecal.cli.common import open_workspace
     from judgecal.loop import inert
     from judgecal.loop.cascade import run_cascade
 
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         truth, _ = truth_of(ws, args.consensus)
         res = run_cascade(ws, args.stage, truth, target=args.target, delta=args.delta, seed=args.seed,
                           costs=dict(args.cost or []), human_cost=args.human_cost, name=args.name or "")
@@ -201,17 +201,17 @@ def cmd_cascade(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     """Register the loop's commands (``gate``, ``regrade``, ``align``, ``cascade``, ``panel``) on ``judgecal``'s subparsers."""
     from judgecal.cli.common import (
-        _count,
-        _judge_opts,
-        _n_boot,
-        _open_unit,
-        _orders,
-        _seed,
-        _upto,
-        _ws_arg,
+        as_count,
+        as_n_boot,
+        as_open_unit,
+        as_orders,
+        as_seed,
+        judge_opts,
+        upto,
+        workspace_arg,
     )
 
-    n_boot = _n_boot
+    n_boot = as_n_boot
 
     p = sub.add_parser("gate", help="may a new judge version replace the old? paired test on the same human labels "
                        "(exit 0 pass, 1 fail, 2 usage error)")
@@ -220,17 +220,17 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
     p.add_argument("--n-boot", type=n_boot, default=2000)
-    p.add_argument("--seed", type=_seed, default=0)
+    p.add_argument("--seed", type=as_seed, default=0)
     p.add_argument("--markdown", metavar="FILE", help="write the pull-request summary here ('-': stdout)")
-    _ws_arg(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_gate)
 
     p = sub.add_parser("regrade", help="run a judge on the items another judged, in the same orders and samples")
     p.add_argument("--judge", required=True, help="the new judge: <backend>/<model>, a spec YAML or a shipped spec")
     p.add_argument("--like", required=True, help="the judge whose items, orders and samples to repeat")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
-    _judge_opts(p)
-    _ws_arg(p)
+    judge_opts(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_regrade)
 
     p = sub.add_parser("align", help="build a candidate judge from the human labels (train split) and compare it "
@@ -241,22 +241,22 @@ def add_parser(sub: Any) -> None:
                    "quotes from the annotators' rationales; optimizer: DSPy's random search over example sets "
                    "(the dspy extra)")
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
-    p.add_argument("--items", type=_count, help="a stratified sample of this many labelled items (a small CPU run)")
-    p.add_argument("--train-share", type=_open_unit, default=0.5, help="share of the items in the train split")
-    p.add_argument("--split-seed", type=_seed, default=0, help="seeds the sample and the split")
-    p.add_argument("--shots", type=_upto(64, "examples"), default=4, help="fewshot, optimizer: how many examples "
+    p.add_argument("--items", type=as_count, help="a stratified sample of this many labelled items (a small CPU run)")
+    p.add_argument("--train-share", type=as_open_unit, default=0.5, help="share of the items in the train split")
+    p.add_argument("--split-seed", type=as_seed, default=0, help="seeds the sample and the split")
+    p.add_argument("--shots", type=upto(64, "examples"), default=4, help="fewshot, optimizer: how many examples "
                    "(at most)")
-    p.add_argument("--candidates", type=_upto(256, "example sets"), default=6, help="optimizer: how many bootstrapped example sets "
+    p.add_argument("--candidates", type=upto(256, "example sets"), default=6, help="optimizer: how many bootstrapped example sets "
                    "the search scores (besides the labelled-only set)")
-    p.add_argument("--orders", type=_orders, default="AB,BA", help="presentation orders judged")
+    p.add_argument("--orders", type=as_orders, default="AB,BA", help="presentation orders judged")
     p.add_argument("--evaluate-train", action="store_true", help="also judge the train split with the candidate "
                    "(shown apart, never called an improvement)")
     p.add_argument("--out", help="folder for the candidate's rubric and spec (default <workspace>/judges)")
     p.add_argument("--n-boot", type=n_boot, default=2000)
     p.add_argument("--invalid-as", choices=("tie", "wrong"), default="tie")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for openai/<model>")
-    _judge_opts(p)
-    _ws_arg(p)
+    judge_opts(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_align)
 
     p = sub.add_parser("cascade", help="cheap judge -> stronger judge -> people, with the Trust-or-Escalate "
@@ -264,13 +264,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--stage", action="append", required=True, help="a judge, cheapest first (repeatable)")
     p.add_argument("--name", help="the cascade's name (default: its stages joined by ->)")
     p.add_argument("--consensus", default="ds", help="the truth, METHOD[:SOURCE] (as for audit)")
-    p.add_argument("--target", type=_open_unit, default=0.9, help="agreement with the people the decided items must reach")
-    p.add_argument("--delta", type=_open_unit, default=0.1, help="the chance the guarantee may fail")
+    p.add_argument("--target", type=as_open_unit, default=0.9, help="agreement with the people the decided items must reach")
+    p.add_argument("--delta", type=as_open_unit, default=0.1, help="the chance the guarantee may fail")
     p.add_argument("--cost", type=_cost, action="append", metavar="JUDGE=USD",
                    help="a stage's cost per item when its judgments recorded none (repeatable)")
     p.add_argument("--human-cost", type=_usd, help="cost of one item reviewed by people (USD)")
-    p.add_argument("--seed", type=_seed, default=0, help="seeds the calibration / held-out split")
-    _ws_arg(p)
+    p.add_argument("--seed", type=as_seed, default=0, help="seeds the calibration / held-out split")
+    workspace_arg(p)
     p.set_defaults(func=cmd_cascade)
 
     p = sub.add_parser("panel", help="judge as a panel: several judges' stored verdicts and a strict majority; "
@@ -278,5 +278,5 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--spec", help="a panel spec YAML file (name, panel: {members, rule})")
     p.add_argument("--members", help="comma-separated judge names (instead of --spec)")
     p.add_argument("--name", help="with --members: the panel's name (default panel/<members>)")
-    _ws_arg(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_panel)

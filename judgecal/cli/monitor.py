@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from judgecal.cli.common import _open_ws
+from judgecal.cli.common import open_workspace
 
 
 def _unit(text: str) -> float:
@@ -22,7 +22,7 @@ def _unit(text: str) -> float:
 
 def add_parser(sub: Any) -> None:
     """Register ``judgecal monitor`` on ``judgecal``'s subparsers."""
-    from judgecal.cli.common import _ws_arg as ws_arg
+    from judgecal.cli.common import workspace_arg as ws_arg
     from judgecal.data.times import BY
 
     p = sub.add_parser("monitor", help="a judge's agreement with the humans over time; exit 1 on drift")
@@ -43,7 +43,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     from judgecal.audit.monitor import monitor
     from judgecal.report.monitor import print_monitor
 
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         limits = load_thresholds(ws.path)
         effect = args.effect if args.effect is not None else float(limits["accuracy_gap"]["caution_above"])
         # a MonitorError names its input (the judge, the period): the command line adds the flag

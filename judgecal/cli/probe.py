@@ -7,7 +7,15 @@ import argparse
 from typing import Any
 
 from judgecal.cli.battery import TEMPLATE_PROBES, cmd_perturb
-from judgecal.cli.common import MAX_ITEMS, UsageError, _base_url, _judge_opts, _open_ws, _upto, _ws_arg
+from judgecal.cli.common import (
+    MAX_ITEMS,
+    UsageError,
+    as_base_url,
+    judge_opts,
+    open_workspace,
+    upto,
+    workspace_arg,
+)
 from judgecal.cli.judging import _select_items, make_engine, print_errors, run_status
 
 
@@ -23,7 +31,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         raise UsageError(f"--budget: for a template probe or battery (the {args.kind} probe takes --items)")
     if getattr(args, "sequential", False):
         raise UsageError(f"--sequential: for a template probe or battery (the {args.kind} probe judges every item)")
-    with _open_ws(args, create=False) as ws:
+    with open_workspace(args, create=False) as ws:
         n = None if args.kind == "injection" else args.items  # the same sample as `judgecal judge --items`
         base = [it for it in _select_items(ws, args.source, n, args.sample_seed) if not it.source.startswith("probe:")]
         if args.kind == "injection":
@@ -51,9 +59,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("kind", choices=("injection", "padding", *TEMPLATE_PROBES, "battery"))
     p.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec YAML file or a shipped spec name")
     p.add_argument("--source", help="only items from this source")
-    p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), help="at most this many base items")
-    p.add_argument("--base-url", type=_base_url, help="OpenAI-compatible server URL for openai/<model>")
-    p.add_argument("--budget", type=_upto(10**9, "judge calls"), metavar="CALLS",
+    p.add_argument("--items", type=upto(MAX_ITEMS, "items"), help="at most this many base items")
+    p.add_argument("--base-url", type=as_base_url, help="OpenAI-compatible server URL for openai/<model>")
+    p.add_argument("--budget", type=upto(10**9, "judge calls"), metavar="CALLS",
                    help="a template probe or battery: at most this many judge calls planned (cached ones count): "
                    "as many items as fit, each costing its clean run, a second unperturbed run and each "
                    "perturbation, in both orders")
@@ -61,8 +69,8 @@ def add_parser(sub: Any) -> None:
                    help="a template probe or battery: judge the items in batches, each bias stopping once its "
                    "decision is settled (flagged, or the effect of interest excluded); the budget still caps; the "
                    "calls each bias used go to reports/sequential.json")
-    p.add_argument("--batch", type=_upto(MAX_ITEMS, "items"), default=20,
+    p.add_argument("--batch", type=upto(MAX_ITEMS, "items"), default=20,
                    help="with --sequential: items per batch, a look after each (default 20)")
-    _judge_opts(p)
-    _ws_arg(p)
+    judge_opts(p)
+    workspace_arg(p)
     p.set_defaults(func=cmd_probe)

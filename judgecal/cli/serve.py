@@ -50,8 +50,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     """Register ``judgecal serve`` on ``judgecal``'s subparsers."""
-    from judgecal.cli.common import _count as count
-    from judgecal.cli.common import _port as port
+    from judgecal.cli.common import as_count as count
+    from judgecal.cli.common import as_port as port
 
     p = sub.add_parser("serve", help="serve an embedded judge over the OpenAI-compatible HTTP API (llama.cpp)")
     p.add_argument("--model", default="smollm2", help="an embedded model (smollm2, gemma3) or a .gguf file")

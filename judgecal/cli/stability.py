@@ -42,20 +42,20 @@ def _axes(text: str) -> tuple[str, ...]:
 
 
 def _positive(text: str) -> float:
-    from judgecal.cli.common import _parsed
-    from judgecal.cli.common import _within as ok_if
+    from judgecal.cli.common import parsed
+    from judgecal.cli.common import within as ok_if
 
-    v = _parsed(text, float, "a number")
+    v = parsed(text, float, "a number")
     return float(ok_if(v, 0 < v < math.inf, f"{text!r}: give a finite number > 0"))
 
 
 def _within(lo: float, hi: float, integer: bool = False) -> Callable[[str], Any]:
     """A finite number from ``lo`` to ``hi`` (a whole one when ``integer``): a level a run can use."""
-    from judgecal.cli.common import _parsed
-    from judgecal.cli.common import _within as ok_if
+    from judgecal.cli.common import parsed
+    from judgecal.cli.common import within as ok_if
 
     def check(text: str) -> Any:
-        v = _parsed(text, int if integer else float, "a whole number" if integer else "a number")
+        v = parsed(text, int if integer else float, "a whole number" if integer else "a number")
         bounds = f"{lo} to {hi}" if integer else f"{lo:g} to {hi:g}"
         return ok_if(v, lo <= v <= hi, f"{text} is not allowed; give {bounds}")  # NaN fails too
     return check
@@ -76,8 +76,8 @@ SEED = _within(0, 2**31 - 1, integer=True)
 
 def add_parser(sub: Any) -> None:
     """Register ``judgecal stability`` on ``judgecal``'s subparsers."""
-    from judgecal.cli.common import _count as count
-    from judgecal.cli.common import _ws_arg as ws_arg
+    from judgecal.cli.common import as_count as count
+    from judgecal.cli.common import workspace_arg as ws_arg
 
     p = sub.add_parser("stability", help="is the judge stable: runs over axes, Stability Score, guard, GPU imports")
     ssub = p.add_subparsers(dest="action", required=True)
@@ -162,9 +162,9 @@ def _pick_run(ws: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_stability(args: argparse.Namespace) -> int:
-    from judgecal.cli.common import _open_ws
+    from judgecal.cli.common import open_workspace
 
-    with _open_ws(args, create=False) as ws:  # a StabilityError is a JudgecalError: one line, exit 2
+    with open_workspace(args, create=False) as ws:  # a StabilityError is a JudgecalError: one line, exit 2
         return _dispatch(ws, args)
 
 
