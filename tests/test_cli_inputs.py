@@ -10,7 +10,6 @@ import sys
 
 import pytest
 
-from judgecal import cli
 from judgecal.cli import main
 from judgecal.data.store import Workspace
 
