@@ -62,3 +62,6 @@ def test_the_cli_modules_the_page_lists_exist() -> None:
     row = next(line for line in text.splitlines() if line.startswith("| `judgecal/cli/`"))
     listed = re.findall(r"`([a-z_]+)`", row.split("(", 1)[1])
     assert listed and [m for m in listed if not (ROOT / "judgecal" / "cli" / f"{m}.py").is_file()] == []
+    # and every command group: each module that builds its commands' parsers is listed
+    groups = {f.stem for f in (ROOT / "judgecal" / "cli").glob("*.py") if "\ndef add_parser(" in f.read_text("utf-8")}
+    assert groups and groups <= set(listed), sorted(groups - set(listed))

@@ -6,8 +6,8 @@ every judge (:func:`judgecal.audit.run.run_audit`); with an executor (``--execut
 and position figures come from per-item sums on the cluster, computed there first and read here instead of
 computed again; then the annotators' agreement per source
 (:mod:`judgecal.aggregate.annotators`), the stability runs, the loop's results, each judge over its periods (when records carry a time or
-a period, :mod:`judgecal.audit.over_time_section`) and the provenance are attached. The CLI, the tests, ``validate`` and the explorer's fixtures call this function, so
-every surface reads the same report.
+a period, :mod:`judgecal.audit.over_time_section`) and the provenance are attached. The CLI, the tests, the benchmarks and the explorer's fixtures call this function, so
+every surface reads the same report (``validate`` runs the same probes on simulated judges, without a workspace).
 """
 
 from __future__ import annotations
