@@ -63,7 +63,7 @@ def _recorded(path: str, key: Stamp) -> str | None:
     """Where the latest audit of the workspace wrote its audit.json (recorded in the workspace), per state."""
     ws = Workspace(path, create=False)
     try:
-        p = ws.latest_report()
+        p = ws.reports_repo.latest_report()
     finally:
         ws.close()
     return None if p is None else str(p)
@@ -222,7 +222,7 @@ def _staleness(path: str, audit_json: str, key: Stamp) -> str | None:
     """Why the shown audit.json no longer shows the workspace (new or changed evidence since), per state."""
     ws = Workspace(path, create=False)
     try:
-        return ws.staleness(Path(audit_json))
+        return ws.reports_repo.staleness(Path(audit_json))
     finally:
         ws.close()
 

@@ -129,7 +129,7 @@ def _stored_runs(path: str, key: Stamp) -> int:
 
     ws = Workspace(path, create=False)
     try:
-        return len(ws.stability_runs())
+        return len(ws.stability_repo.stability_runs())
     finally:
         ws.close()
 

@@ -41,7 +41,7 @@ def _choices(path: str, key: Stamp) -> tuple[list[str], list[str]]:
 
     ws = Workspace(path, create=False)
     try:
-        return by_choices(ws), ws.judges()
+        return by_choices(ws), ws.judgments_repo.judges()
     finally:
         ws.close()
 

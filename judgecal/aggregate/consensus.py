@@ -46,7 +46,7 @@ def _by_label_set(annotations: pd.DataFrame, method: str, sets: pd.Series) -> pd
 
 def judges_as_annotators(ws: Workspace, judges: tuple[str, ...]) -> pd.DataFrame:
     """Each judge's decisive verdicts as extra annotators named ``judge:<name>`` (one per order)."""
-    j = ws.judgments_frame(columns=("item_id", "judge", "order", "verdict"))
+    j = ws.judgments_repo.judgments_frame(columns=("item_id", "judge", "order", "verdict"))
     j = j[j["judge"].isin(judges) & j["verdict"].isin(["A", "B", "tie"])]
     return pd.DataFrame({"item_id": j["item_id"], "annotator": "judge:" + j["judge"] + ":" + j["order"],
                          "label": j["verdict"]})
@@ -72,11 +72,11 @@ def compute_consensus(ws: Workspace, methods: tuple[str, ...] = ("ds", "mv"),
         if m not in AGGREGATORS:
             raise InputError(f"unknown consensus method {m!r}; known: {', '.join(AGGREGATORS)}",
                              name="method")
-    every = ws.annotations_frame()
+    every = ws.annotations_repo.annotations_frame()
     present = sources(every)
     selectors: list[str | None] = [source] if source is not None else [None] if len(present) <= 1 else [*present]
     extra = judges_as_annotators(ws, judges) if judges else None
-    sets = ws.label_sets()
+    sets = ws.items_repo.label_sets()
     counts = {}
     for sel in selectors:
         ann = (every if sel is None else select(every, sel))[["item_id", "annotator", "label"]]
@@ -88,6 +88,6 @@ def compute_consensus(ws: Workspace, methods: tuple[str, ...] = ("ds", "mv"),
             name = consensus_name(stem, sel)
             frame = _by_label_set(data, method, sets)
             rows = zip(frame["item_id"].tolist(), frame["label"].tolist(), frame["posterior"].tolist(), strict=True)
-            ws.set_consensus((Consensus(str(i), name, str(lab), dict(p)) for i, lab, p in rows), name)
+            ws.annotations_repo.set_consensus((Consensus(str(i), name, str(lab), dict(p)) for i, lab, p in rows), name)
             counts[name] = len(frame)
     return counts

@@ -23,12 +23,12 @@ def active_draw(ws: Workspace, budget: int, *, seed: int = 0, tau: float = DEFAU
     """item_id -> ``pi``, ``drawn`` (and the judge's ``f``, ``err2``) over the two-candidate pairwise items
     (``source`` only, ``exclude`` left out). an :class:`~judgecal.errors.InputError` names what is missing: no items, or an unknown
     judge."""
-    ids = [it.item_id for it in ws.items(source=source)
+    ids = [it.item_id for it in ws.items_repo.items(source=source)
            if it.task == "pairwise" and len(it.candidates) == 2 and not (exclude and it.item_id in exclude)]
     if not ids:
         raise InputError("no pairwise item to draw from" + (f" in source {source!r}" if source else ""))
-    if judge is not None and judge not in ws.judges():
-        raise InputError(f"no judge {judge!r} in this workspace (judges there: {', '.join(ws.judges()) or 'none'})",
+    if judge is not None and judge not in ws.judgments_repo.judges():
+        raise InputError(f"no judge {judge!r} in this workspace (judges there: {', '.join(ws.judgments_repo.judges()) or 'none'})",
                          name="judge")
     pooled = workspace_uncertainty(ws, ids)
     unc = pooled if judge is None else spread_around(workspace_uncertainty(ws, ids, judge), pooled)

@@ -27,26 +27,26 @@ def draw_gold(ws: Workspace, source: str | None, n: int, *, project: str, exclud
         raise InputError("gold items need a source: an annotator or label source whose answers are the gold "
                          "(e.g. llmbar-gold), or consensus:METHOD for a seeded draw from a stored consensus "
                          "(e.g. consensus:ds)", name="gold_from")
-    have = ws.ls_gold(project)
+    have = ws.labelstudio_repo.ls_gold(project)
     if len(have) >= n:
         return {}
     if source.startswith("consensus:"):
         method = source.split(":", 1)[1]
-        cons = ws.consensus_frame(method)
+        cons = ws.annotations_repo.consensus_frame(method)
         if cons.empty:
             raise InputError(f"{source}: no consensus {method!r} is stored; run "
                              f"`judgecal aggregate --method {method}` first", name="gold_from")
         answers = dict(zip(cons["item_id"].astype(str), cons["label"].astype(str), strict=True))
     else:
-        ann = ws.annotations_frame()
+        ann = ws.annotations_repo.annotations_frame()
         ann = ann[(ann["annotator"] == source) | (ann["source"] == source)]
         if ann.empty:
             raise InputError(f"{source}: no labels by that annotator or from that source", name="gold_from")
         agreed = ann.groupby("item_id")["label"].nunique() == 1
         first = ann.drop_duplicates("item_id").set_index("item_id")["label"]
         answers = {str(k): str(first[k]) for k in agreed[agreed].index}
-    taken = ws.ls_pushed_items(project) | (exclude or set())
-    pairwise = {it.item_id for it in ws.items(ids=list(answers)) if it.task == "pairwise" and len(it.candidates) == 2}
+    taken = ws.labelstudio_repo.ls_pushed_items(project) | (exclude or set())
+    pairwise = {it.item_id for it in ws.items_repo.items(ids=list(answers)) if it.task == "pairwise" and len(it.candidates) == 2}
     pool = sorted(i for i, lab in answers.items() if lab in LABELS and i not in taken and i in pairwise)
     want = n - len(have)
     if len(pool) < want:

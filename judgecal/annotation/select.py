@@ -41,7 +41,7 @@ def scores(ws: Workspace, strategy: str, item_ids: list[str]) -> pd.Series:
     base = pd.Series(0.0, index=item_ids)
     if strategy == "random":
         return base
-    j = ws.judgments_frame(columns=("item_id", "judge", "order", "verdict", "p_a", "p_b", "p_tie"))
+    j = ws.judgments_repo.judgments_frame(columns=("item_id", "judge", "order", "verdict", "p_a", "p_b", "p_tie"))
     j = j[j["item_id"].isin(item_ids) & j["verdict"].isin(["A", "B", "tie"])]
     if j.empty:
         return base
@@ -72,7 +72,7 @@ def select(ws: Workspace, strategy: str, budget: int, *, source: str | None = No
     if kind == "labels":
         return _label_units(ws, budget, source, seed, exclude or set())
     need = 2 if kind == "pairwise" else 1
-    ids = [it.item_id for it in ws.items(source=source)
+    ids = [it.item_id for it in ws.items_repo.items(source=source)
            if (it.task == "pairwise") == (kind == "pairwise") and len(it.candidates) == need]
     ids = [i for i in ids if not exclude or i not in exclude]
     if strategy == "escalate":
@@ -93,7 +93,7 @@ def select(ws: Workspace, strategy: str, budget: int, *, source: str | None = No
 def _label_units(ws: Workspace, budget: int, source: str | None, seed: int, exclude: set[str]) -> list[str]:
     """``budget`` tasks of label review at random: items with a label set, a record with all its criteria."""
     units: dict[tuple[str, str], list[str]] = {}  # (record, id) or (item, id): the two never collide
-    for it in ws.items(source=source):
+    for it in ws.items_repo.items(source=source):
         if it.label_set and len(it.candidates) == 1:
             rec = record_of(it)
             units.setdefault(("record", rec) if rec else ("item", it.item_id), []).append(it.item_id)

@@ -171,7 +171,7 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
         raise InputError(f"overlap must be at least 1, not {overlap}", name="overlap")
     gold = gold or {}
     wanted = list(dict.fromkeys([*item_ids, *gold]))
-    items = {it.item_id: it for it in ws.items(ids=wanted)}
+    items = {it.item_id: it for it in ws.items_repo.items(ids=wanted)}
     missing = [i for i in wanted if i not in items]
     if missing:
         raise InputError(f"{len(missing)} item(s) are not in the workspace, e.g. {missing[0]!r}")
@@ -186,7 +186,7 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     unit = shown.unit_of()
     wanted = list(dict.fromkeys(unit.get(i, i) for i in wanted))  # a record's criteria are one task
     res = PushResult()
-    known = ws.ls_projects(project)
+    known = ws.labelstudio_repo.ls_projects(project)
     old_overlap = next((int(p["overlap"]) for p in known.values() if p["overlap"]), None)
     if old_overlap is not None and overlap < old_overlap:
         raise InputError(f"project {project!r} was pushed with overlap {old_overlap}; lowering it to {overlap} "
@@ -195,7 +195,7 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
     if old_overlap is not None and overlap > old_overlap:
         res.messages.append(f"overlap of {project!r} raised from {old_overlap} to {overlap}: items already sent "
                             "go to more annotators")
-    copies = ws.ls_copies_frame(project)
+    copies = ws.labelstudio_repo.ls_copies_frame(project)
     base = _base_url(ls)
     if reviewers is None:
         return _push_shared(ws, ls, project, overlap, seed, wanted, items, gold, gold_from, known, copies, res,
@@ -232,7 +232,7 @@ def push(ws: Workspace, ls: Any, item_ids: list[str], *, project: str = "Blind r
             pid = known[email]["project_id"] if email in known else None
             if pid is None:
                 pid = create_project(org_ls, project, 1, kind, shown.scale_max, shown.questions, bool(shown.rubric))
-            ws.ls_save_project(project, email, pid, r.get("org_id"), overlap, seed)
+            ws.labelstudio_repo.ls_save_project(project, email, pid, r.get("org_id"), overlap, seed)
             res.project_ids[email] = pid
             todo = plan[email]
             _reviewer_rng(seed, email).shuffle(todo)
@@ -286,7 +286,7 @@ def _push_shared(ws: Workspace, ls: Any, project: str, overlap: int, seed: int, 
             pid = next((int(p.id) for p in ls.projects.list() if p.title == project), None) or \
                 create_project(ls, project, overlap, shown.kind, shown.scale_max, shown.questions, bool(shown.rubric))
             _check_kind(ls, pid, shown.kind, project, shown)
-        ws.ls_save_project(project, "", pid, None, overlap, seed)
+        ws.labelstudio_repo.ls_save_project(project, "", pid, None, overlap, seed)
         res.project_ids[""] = pid
         unit = shown.unit_of()
         have = {unit.get(str(i), str(i)) for i in copies["item_id"]}
@@ -321,7 +321,7 @@ def _import(ws: Workspace, ls: Any, project: str, annotator: str, pid: int, todo
     for s in range(0, len(tasks), 500):
         ls.projects.import_tasks(id=pid, request=tasks[s:s + 500])
     if rows:
-        ws.ls_add_copies(rows)
+        ws.labelstudio_repo.ls_add_copies(rows)
     return len(tasks)
 
 
@@ -379,8 +379,8 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
     part of it is stored. ``progress(n)`` hears each page of ``n`` tasks as it arrives.
     """
     res = PullResult()
-    known = ws.ls_projects(project)
-    copies = ws.ls_copies_frame(project)
+    known = ws.labelstudio_repo.ls_projects(project)
+    copies = ws.labelstudio_repo.ls_copies_frame(project)
     if copies.empty:
         return res
     by_key = {str(k): (str(i), bool(f), str(a)) for k, i, f, a in
@@ -395,7 +395,7 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
     known_people = _known_people(ls, reviewers or [])
     base = _base_url(ls)
     withdrawn: list[str] = []
-    seen = ws.ls_seen(int(p["project_id"]) for p in known.values())
+    seen = ws.labelstudio_repo.ls_seen(int(p["project_id"]) for p in known.values())
     anns: list[Annotation] = []
     labels: list[dict[str, Any]] = []
     spans: dict[str, list[Span]] = {}
@@ -421,7 +421,7 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
         except httpx.HTTPError as exc:
             raise _unreachable(base, exc) from None
         if cfg.kind == "spans" and not texts:
-            texts = {it.item_id: it.candidates[0].text for it in ws.items(ids=sorted(set(copies["item_id"])))}
+            texts = {it.item_id: it.candidates[0].text for it in ws.items_repo.items(ids=sorted(set(copies["item_id"])))}
         for task in tasks:
             if not (task.total_annotations or task.cancelled_annotations or task.annotations):
                 continue
@@ -433,7 +433,7 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                 continue
             if members is not None:  # a record asked on its criteria: its row names the record
                 if not record_ids:
-                    record_ids = {str(k): str(v) for k, v in ws.item_metadata("record").items()}
+                    record_ids = {str(k): str(v) for k, v in ws.items_repo.item_metadata("record").items()}
                 first = next(iter(members.values()))
                 item_id, flipped = record_ids.get(first, first), False
             else:
@@ -512,7 +512,7 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                 res.updated += (pid, aid) in seen
                 res.new += (pid, aid) not in seen
     anns, reopened = _one_label_each(ws, anns, labels, withdrawn, source, seen, res)
-    ws.ls_record_pull(anns, labels, spans, withdrawn, reopened)
+    ws.labelstudio_repo.ls_record_pull(anns, labels, spans, withdrawn, reopened)
     return res
 
 
@@ -531,7 +531,7 @@ def _one_label_each(ws: Workspace, anns: list[Annotation], labels: list[dict[str
     groups: dict[tuple[str, str], list[Annotation]] = {}
     for a in anns:
         groups.setdefault((a.item_id, a.annotator), []).append(a)
-    for a in ws.annotations_on({i for i, _ in groups}, source):
+    for a in ws.annotations_repo.annotations_on({i for i, _ in groups}, source):
         mine = groups.get((a.item_id, a.annotator))
         if mine is not None and ls_ref(a.annotation_id) not in {ls_ref(b.annotation_id) for b in mine}:
             mine.insert(0, a)  # stored by an earlier pull: it came first
@@ -596,7 +596,7 @@ def _name(users: dict[int, str], v: Any) -> str:
 
 def gold_labels(ws: Workspace, project: str | None = None) -> dict[str, str]:
     """item_id -> known label of the gold items pushed to ``project`` (all projects when ``None``)."""
-    return ws.ls_gold(project)
+    return ws.labelstudio_repo.ls_gold(project)
 
 
 def annotation_json(label: str) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ def draws_for_source(ws: Workspace, source: str | None) -> pd.DataFrame | None:
     """The active draw behind the truth's ``source`` (item_id -> ``pi``, ``drawn``), None when it has none."""
     if not source or not source.startswith(LS_PREFIX):
         return None
-    frame = ws.ls_active_frame(source[len(LS_PREFIX):])
+    frame = ws.labelstudio_repo.ls_active_frame(source[len(LS_PREFIX):])
     if frame.empty:
         return None
     return frame.set_index(frame["item_id"].astype(str))[["pi", "drawn"]].astype({"drawn": bool})

@@ -162,7 +162,7 @@ def escalated_scores(ws: Any, judge: str, item_ids: list[str]) -> pd.Series:
         raise InputError(f"{path}: judge {judge!r} has no selective evaluation (judges with one: "
                          f"{', '.join(known) or 'none'})")
     threshold = float("inf") if sel.threshold is None else float(sel.threshold)
-    frame = ws.judgments_frame(judge=judge, columns=("item_id", "order", "sample", "mutation", "verdict", "p_a",
+    frame = ws.judgments_repo.judgments_frame(judge=judge, columns=("item_id", "order", "sample", "mutation", "verdict", "p_a",
                                                      "p_b", "p_tie"))
     conf, _ = item_confidence(frame[frame["mutation"] == "none"])
     c = conf["confidence"].astype(float).reindex(item_ids)

@@ -38,7 +38,7 @@ ALT_Q = 0.05
 def annotator_matrix(ws: Workspace, consensus: str, truth: pd.Series) -> pd.DataFrame:
     """Items (those with the truth) x annotators of the consensus's source; ``None`` where an annotator
     did not label the item (an annotator's latest label counts)."""
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     _, selector = split_name(consensus)
     if selector is not None:
         try:

@@ -43,11 +43,11 @@ def item_models(ws: Workspace, category: pd.Series | None = None) -> pd.DataFram
     """item_id -> ``model_a, model_b, category`` for the two-candidate pairwise items (probe copies left
     out) whose two candidates name two different models; ``category``: the items' ``metadata.category``
     when already read."""
-    facts = ws.item_facts()
+    facts = ws.items_repo.item_facts()
     keep = ((facts["task"] == "pairwise") & (facts["n_candidates"] == 2) & ~facts["source"].str.startswith("probe:")
             & facts["model_a"].notna() & facts["model_b"].notna() & (facts["model_a"] != facts["model_b"]))
     out = facts.loc[keep, ["model_a", "model_b"]].astype(str)
-    cat = ws.item_metadata("category") if category is None else category
+    cat = ws.items_repo.item_metadata("category") if category is None else category
     out["category"] = cat.reindex(out.index).astype(object).map(lambda c: None if pd.isna(c) else str(c))
     return out
 

@@ -41,7 +41,7 @@ class MonitorError(InputError):
 
 def _item_when(ws: Workspace) -> pd.DataFrame:
     """item_id -> the item's own ``time`` and ``period`` (metadata), where it has them."""
-    return pd.DataFrame({"time": ws.item_metadata("time"), "period": ws.item_metadata("period")})
+    return pd.DataFrame({"time": ws.items_repo.item_metadata("time"), "period": ws.items_repo.item_metadata("period")})
 
 
 def _verdicts(jf: pd.DataFrame, tasks: pd.Series) -> pd.Series:
@@ -74,9 +74,9 @@ def by_choices(ws: Workspace) -> list[str]:
     """The groupings the workspace's records allow: ``period`` where a record names one, ``day``, ``week`` and
     ``month`` where one carries a time (none: nothing to monitor)."""
     out = []
-    if ws.judgments_with("period") or not ws.item_metadata("period").empty:
+    if ws.judgments_repo.judgments_with("period") or not ws.items_repo.item_metadata("period").empty:
         out.append("period")
-    if ws.judgments_with("time") or not ws.item_metadata("time").empty:
+    if ws.judgments_repo.judgments_with("time") or not ws.items_repo.item_metadata("time").empty:
         out += ["day", "week", "month"]
     return out
 
@@ -116,7 +116,7 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     (``baseline_agreement.low``: the drift boundary) and the drop can reach the effect of interest."""
     if by not in BY:
         raise MonitorError(f"a period is one of {', '.join(BY)}, not {by!r}", name="by")
-    judges = ws.judges()
+    judges = ws.judgments_repo.judges()
     if judge is None:
         if len(judges) != 1:
             raise MonitorError(f"name the judge: this workspace has {len(judges)} "
@@ -128,8 +128,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     if truth.empty:
         raise MonitorError(f"no consensus {consensus!r} is stored: run `judgecal aggregate` first (or name another)",
                            name="consensus")
-    facts = ws.item_facts()
-    jf = ws.judgments_frame(judge, columns=COLUMNS)
+    facts = ws.items_repo.item_facts()
+    jf = ws.judgments_repo.judgments_frame(judge, columns=COLUMNS)
     jf = jf[(jf["mutation"] == "none").to_numpy() & ~jf["item_id"].map(facts["source"]).astype(str)
             .str.startswith("probe:").to_numpy()]
     verdict = _verdicts(jf, facts["task"])

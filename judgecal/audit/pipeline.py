@@ -88,10 +88,10 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
     load_thresholds(ws.path)  # the workspace's configuration files are read before anything is computed
     load_families(ws.path)  # or stored, so a bad one stops the audit with nothing half-written
     method, source = split_name(o.consensus)
-    if not ws.has_consensus(o.consensus):
+    if not ws.annotations_repo.has_consensus(o.consensus):
         if method not in CONSENSUS_METHODS:
             raise AuditError(f"no consensus '{o.consensus}' in this workspace (methods there: "
-                             f"{', '.join(sorted(set(ws.consensus_frame()['method']))) or 'none'})")
+                             f"{', '.join(sorted(set(ws.annotations_repo.consensus_frame()['method']))) or 'none'})")
         from judgecal.aggregate.consensus import compute_consensus
 
         tell(0, None, f"consensus {o.consensus}")
@@ -117,9 +117,9 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
     from judgecal.audit.stability_section import attach_stability
 
     tell(steps[0], None, "annotators")
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     if not ann.empty:  # each source's people, never pooled (what `judgecal annotators` writes)
-        report["annotators"] = annotators_report(ann, ws.ls_gold(None), min(o.n_boot, 1000))
+        report["annotators"] = annotators_report(ann, ws.labelstudio_repo.ls_gold(None), min(o.n_boot, 1000))
     tell(steps[0] + 1, None, "stability")
     attach_stability(ws, report, n_boot=min(o.n_boot, 1000))
     tell(steps[0] + 2, None, "loop")

@@ -25,7 +25,7 @@ def _planning_base(ws: Workspace, consensus: str, judges: list[str] | None) -> t
     """The truth ``consensus`` (with what it is), the items' models; an unknown judge in ``judges`` raises
     :class:`~judgecal.errors.InputError` naming the known ones."""
     truth, about = resolve_truth(ws, consensus, n_boot=10)
-    known = ws.judges()
+    known = ws.judgments_repo.judges()
     if missing := [j for j in judges or [] if j not in known]:
         raise InputError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})",
                          name="judge")
@@ -39,7 +39,7 @@ def plan_workspace(ws: Workspace, consensus: str, target_halfwidth: float = PLAN
     the consensus ``consensus``. Unknown judges raise :class:`~judgecal.errors.InputError` naming the known ones."""
     truth, about, items = _planning_base(ws, consensus, judges)
     out: dict[str, Any] = {"consensus": consensus, "truth_source": about["source"], "judges": {}}
-    label_sets = ws.label_sets()
+    label_sets = ws.items_repo.label_sets()
     for inp in judge_inputs(ws, truth, judges):
         if not inp.pairwise:
             out["judges"].update(_pass_rate_plans(inp, truth, label_sets, target_halfwidth, level))
@@ -113,7 +113,7 @@ def plan_active_workspace(ws: Workspace, consensus: str, target_halfwidth: float
     against ``consensus``; the same for each pair of models apart. ``others``: the uncertainty counts the
     other judges' verdicts too (:func:`spread_around`). Unknown judges raise :class:`~judgecal.errors.InputError`."""
     truth, about, items = _planning_base(ws, consensus, judges)
-    known = ws.judges()
+    known = ws.judgments_repo.judges()
     ids = items.index.astype(str).tolist()
     out: dict[str, Any] = {"consensus": consensus, "truth_source": about["source"], "strategy": "active",
                            "other_judges_counted": others, "judges": {}}

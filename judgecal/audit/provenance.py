@@ -36,16 +36,16 @@ def _version(dist: str) -> str | None:
 
 def truth_digest(ws: Any, consensus: str) -> str:
     """sha256 (16 hex digits) of the consensus' sorted ``item_id<TAB>label`` lines."""
-    labels = ws.consensus_labels(consensus)
+    labels = ws.annotations_repo.consensus_labels(consensus)
     lines = sorted(zip(labels.index.astype(str).tolist(), labels.astype(str).tolist(), strict=True))
     return hashlib.sha256("".join(f"{item}\t{label}\n" for item, label in lines).encode()).hexdigest()[:16]
 
 
 def judge_specs(ws: Any, judges: list[str]) -> dict[str, list[dict[str, Any]]]:
     """judge name -> its ``{spec_hash, spec}`` units (the spec is ``null`` for recorded verdicts)."""
-    specs = ws.judge_specs()
+    specs = ws.judgments_repo.judge_specs()
     out: dict[str, list[dict[str, Any]]] = {j: [] for j in judges}
-    for (_, h), name in sorted(ws.judge_names().items()):
+    for (_, h), name in sorted(ws.judgments_repo.judge_names().items()):
         if name in out:
             out[name].append({"spec_hash": h, "spec": specs.get(h, (None, None))[1]})
     return out
@@ -54,9 +54,9 @@ def judge_specs(ws: Any, judges: list[str]) -> dict[str, list[dict[str, Any]]]:
 def judge_environments(ws: Any) -> dict[str, dict[str, Any]]:
     """judge name -> ``{fingerprints, judgments, common}``: distinct recorded fingerprints and the shown
     fields of the most common one."""
-    names = ws.judge_names()
+    names = ws.judgments_repo.judge_names()
     counts: dict[str, dict[str, int]] = {}
-    for judge, h, env, n in ws.environment_counts():
+    for judge, h, env, n in ws.judgments_repo.environment_counts():
         name = names.get((judge, h), judge)
         per = counts.setdefault(name, {})
         per[env or ""] = per.get(env or "", 0) + int(n)

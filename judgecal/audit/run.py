@@ -105,11 +105,11 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     prompt-sensitivity probe; the trap pairs and the triads (with the labels of ``truth_source``'s people,
     every person's when ``None``) are read once for every judge. A judge's frames hold :data:`KEPT`, less the :data:`UNRECORDED` columns it gave
     no value of; its usage is computed as its usage columns are read."""
-    facts = ws.item_facts()
+    facts = ws.items_repo.item_facts()
     families = load_families(ws.path)
     probe_of = facts["source"][facts["source"].str.startswith("probe:")]
     first = ("item_id", "judge", "mutation")  # what splits the rows; the other columns follow one at a time
-    columns = ws.judgment_columns([*first, *(c for c in COLUMNS if c not in first)])
+    columns = ws.judgments_repo.judgment_columns([*first, *(c for c in COLUMNS if c not in first)])
     read = {c: next(columns) for c in first}
     is_probe = read["item_id"].isin(probe_of.index).to_numpy()
     unmutated = (read["mutation"] == "none").to_numpy()
@@ -145,9 +145,9 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     pairs = facts[(facts["task"] == "pairwise") & (facts["n_candidates"] == 2)].drop(probe_of.index)
     lens = pairs[["len_a", "len_b"]]
     traps, triads = trap_table(pairs), workspace_triads(ws, pairs, truth_source)
-    injected = ws.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
+    injected = ws.items_repo.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
     padded = frozenset(probe_of.index[probe_of == PADDING_SOURCE])
-    perturbed = ws.items(source=PERTURB_SOURCE) if (probe_of == PERTURB_SOURCE).any() else []
+    perturbed = ws.items_repo.items(source=PERTURB_SOURCE) if (probe_of == PERTURB_SOURCE).any() else []
 
     def frame(judge: str, part: str) -> pd.DataFrame:  # the rows keep their place in the table as their label
         taken = parts[judge].pop(part)

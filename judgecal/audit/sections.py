@@ -56,7 +56,7 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
                  step: Callable[[str], None] | None = None) -> dict[str, Any]:
     step = step or (lambda name: None)
     thresholds = load_thresholds(ws.path)
-    category = ws.item_metadata("category")  # read once: the models section and each judge's breakdown
+    category = ws.items_repo.item_metadata("category")  # read once: the models section and each judge's breakdown
     items = models.item_models(ws, category)
     verdicts = {inp.judge: models.item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
     step("models")
@@ -74,7 +74,7 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
     step("spans")
     add_spans(report, ws, about.get("source"), cfg)
     step("pointwise")
-    add_pointwise(report, inputs, wide, cfg, ws.response_clusters(), ws.label_sets())
+    add_pointwise(report, inputs, wide, cfg, ws.items_repo.response_clusters(), ws.items_repo.label_sets())
     human_kappa = _finite((humans.get("fleiss_kappa") or {}).get("estimate"))
     human_accuracy = _finite(humans["loo_accuracy"].get("estimate"))
     for inp in inputs:
@@ -153,7 +153,7 @@ def add_spans(report: dict[str, Any], ws: Workspace, selector: str | None, cfg: 
     Judge spans are tied to the judge through the judgment that produced them (their ``source`` is
     the judgment key), so two specs of one model stay two judges here too.
     """
-    spans = ws.spans_frame()
+    spans = ws.spans_repo.spans_frame()
     if spans.empty or not (spans["kind"] == "judge").any():
         return
     human_spans = spans[spans["kind"] == "human"].rename(columns={"rater": "annotator"})
@@ -172,7 +172,7 @@ def add_spans(report: dict[str, Any], ws: Workspace, selector: str | None, cfg: 
             f"human spans come from {len(present)} sources ({', '.join(present)}); choose one with "
             "--consensus <method>:<source>")}
         return
-    keys = ws.judgments_frame(columns=("key", "judge"))
+    keys = ws.judgments_repo.judgments_frame(columns=("key", "judge"))
     judge_of = dict(zip(keys["key"].astype(str), keys["judge"].astype(str), strict=True))
     judged = spans[spans["kind"] == "judge"].copy()
     judged["rater"] = judged["source"].astype(str).map(judge_of).fillna(judged["rater"].astype(str))
@@ -182,7 +182,7 @@ def add_spans(report: dict[str, Any], ws: Workspace, selector: str | None, cfg: 
                        "n_annotators": int(chosen["annotator"].nunique()), "n_items": int(chosen["item_id"].nunique()),
                        "n_spans": int((chosen["end"] > chosen["start"]).sum())}  # the truth, for its one line
     marked = frame[["item_id", "candidate"]].drop_duplicates()
-    texts = {it.item_id: it for it in ws.items(ids=marked["item_id"].astype(str).unique().tolist())}
+    texts = {it.item_id: it for it in ws.items_repo.items(ids=marked["item_id"].astype(str).unique().tolist())}
     lengths = {(str(i), int(c)): len(texts[str(i)].candidates[int(c)].text or "")
                for i, c in marked.itertuples(index=False)
                if str(i) in texts and 0 <= int(c) < len(texts[str(i)].candidates)}

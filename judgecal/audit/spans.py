@@ -71,7 +71,7 @@ def span_alignment(spans: pd.DataFrame, *, weights: Mapping[str, float] | None =
 
 def workspace_span_alignment(ws: Workspace, source: str | None = None, **kw: Any) -> dict[str, dict[str, dict[str, object]]]:
     """:func:`span_alignment` over the workspace's spans (of one ``source`` when given)."""
-    return span_alignment(ws.spans_frame(source=source), **kw)
+    return span_alignment(ws.spans_repo.spans_frame(source=source), **kw)
 
 
 def human_span_agreement(spans: pd.DataFrame, both_marked: bool = False, n_boot: int = 2000,

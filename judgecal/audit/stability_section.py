@@ -35,7 +35,7 @@ class StabilityError(InputError):
 
 def truth_labels(ws: Any, consensus: str) -> dict[str, str]:
     """item -> consensus label (A, B or tie) of the stored consensus ``consensus``."""
-    labels = ws.consensus_labels(consensus)
+    labels = ws.annotations_repo.consensus_labels(consensus)
     if labels.empty:
         raise StabilityError(f"no stored consensus {consensus!r}: run `judgecal aggregate` first")
     return dict(zip(labels.index, labels, strict=True))
@@ -70,8 +70,8 @@ def point_figures(sums: dict[str, np.ndarray]) -> list[dict[str, float | None]]:
 
 def run_sums(ws: Any, run: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, np.ndarray], pd.DataFrame]:
     """The run's variants, per-item sums per headline figure ``(n, V, K)``, and its items × variants verdicts."""
-    variants = ws.stability_variants(run["run_id"])
-    vf = ws.stability_verdicts(run["run_id"])
+    variants = ws.stability_repo.stability_variants(run["run_id"])
+    vf = ws.stability_repo.stability_verdicts(run["run_id"])
     frame = vf.pivot(index="item_id", columns="variant", values="verdict").reindex(columns=range(len(variants)))
     cfg = run["config"]
     if cfg.get("kind") == "scores":
@@ -85,7 +85,7 @@ def run_sums(ws: Any, run: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[s
         for m in sorted(models.dropna().unique()):
             sums[f"mean_score:{m}"] = one * (models.to_numpy() == m)[:, None, None]
         return variants, sums, frame
-    items = ws.items(ids=list(frame.index))
+    items = ws.items_repo.items(ids=list(frame.index))
     by_id = {it.item_id: it for it in items}
     missing = [i for i in frame.index if i not in by_id]
     if missing:
@@ -133,7 +133,7 @@ def summarise_run(ws: Any, run: dict[str, Any], *, n_boot: int = 2000, seed: int
                 if len(f) > j and f[0] is not None and f[j] is not None:
                     cross.append({"variant": v["name"], "figure": name,
                                   **st.cross_backend(f[0], f[j], base_v, var_v, tolerance_pp)})
-    raws = ws.stability_verdicts(run["run_id"]).pivot(index="item_id", columns="variant", values="raw")
+    raws = ws.stability_repo.stability_verdicts(run["run_id"]).pivot(index="item_id", columns="variant", values="raw")
     same = {j: float((raws[j] == raws[0]).mean()) if 0 in raws and j in raws else None for j in range(len(variants))}
     base_env = variants[0]["env"] if variants else None
     envs = [{"variant": v["name"], "changes": fp.diff(base_env, v["env"])} for v in variants[1:]]
@@ -160,7 +160,7 @@ def stability_summary(ws: Any, *, n_boot: int = 1000, seed: int = 0) -> dict[str
     run of the judge (CPU, GPU imports, recorded repeats) summarised, and the headline Stability Score
     (the lowest over its figures) of its latest run."""
     out: dict[str, Any] = {}
-    for run in ws.stability_runs():
+    for run in ws.stability_repo.stability_runs():
         s = summarise_run(ws, run, n_boot=n_boot, seed=seed)
         entry = out.setdefault(run["judge"], {"runs": []})
         entry["runs"].append(s)
@@ -181,7 +181,7 @@ def _num(x: float) -> float | None:
 
 def attach_stability(ws: Any, report: dict[str, Any], n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Add ``stability`` to every judge of ``report`` that has stored stability runs; returns ``report``."""
-    if not ws.stability_runs():
+    if not ws.stability_repo.stability_runs():
         return report
     for judge, summary in stability_summary(ws, n_boot=n_boot, seed=seed).items():
         if judge in report.get("judges", {}):

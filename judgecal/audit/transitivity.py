@@ -77,7 +77,7 @@ def workspace_triads(ws: Workspace, pairs: pd.DataFrame, source: str | None = No
     found = find_triads(keys)
     if not len(found):
         return None
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     if source is not None and len(ann):
         try:
             ann = select(ann, source)

@@ -24,14 +24,14 @@ def resolve_truth(ws: Workspace, consensus: str, n_boot: int = 2000,
     Fleiss' kappa (item-bootstrap CI)."""
     # plain object indexes: every judge's lookup reuses this index's hash table (a pyarrow-backed string
     # index would be converted to Python strings again on each lookup)
-    cons = ws.consensus_labels(consensus)
+    cons = ws.annotations_repo.consensus_labels(consensus)
     truth = pd.Series(cons.to_numpy(dtype=str).astype(object),
                       index=pd.Index(cons.index.to_numpy(dtype=str).astype(object), dtype=object))
     method, selector = split_name(consensus)
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     present = sources(ann)
     if selector is None and len(present) > 1:
-        stored = sorted(m for m in set(ws.consensus_frame()["method"]) if m.startswith(f"{method}:"))
+        stored = sorted(m for m in set(ws.annotations_repo.consensus_frame()["method"]) if m.startswith(f"{method}:"))
         raise SourceError(
             f"consensus {consensus!r} does not say whose labels are the truth, and this workspace holds labels "
             f"from {len(present)} sources ({', '.join(present)}); choose one: "

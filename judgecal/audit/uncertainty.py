@@ -49,7 +49,7 @@ def judge_uncertainty(judgments: pd.DataFrame) -> pd.DataFrame:
 def workspace_uncertainty(ws: Workspace, item_ids: list[str], judge: str | None = None) -> pd.DataFrame:
     """:func:`judge_uncertainty` of ``judge`` (all judges pooled when None) on ``item_ids``, in that order;
     items without a valid verdict get ``f = 0.5, err2 = 0.25, n = 0``."""
-    j = ws.judgments_frame(judge=judge, columns=COLUMNS)
+    j = ws.judgments_repo.judgments_frame(judge=judge, columns=COLUMNS)
     j = j[j["item_id"].astype(str).isin(set(item_ids))]
     out = judge_uncertainty(j).reindex(pd.Index(item_ids, name="item_id"))
     return out.fillna({"f": 0.5, "err2": 0.25, "n": 0}).astype({"n": int})

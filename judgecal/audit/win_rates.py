@@ -108,10 +108,10 @@ def lc_win_rates(items: pd.DataFrame, pref_a: pd.Series, texts: pd.DataFrame, le
 
 def alpaca_texts(ws: Any) -> pd.DataFrame:
     """item_id -> ``output_1, output_2, index`` for the items that carry ``metadata.alpaca_eval_index``."""
-    idx = ws.item_metadata(INDEX_KEY).dropna()
+    idx = ws.items_repo.item_metadata(INDEX_KEY).dropna()
     if idx.empty:
         return pd.DataFrame(columns=["output_1", "output_2", "index"])
     rows = {it.item_id: (it.candidates[0].text, it.candidates[1].text, int(idx[it.item_id]))
-            for it in ws.items(ids=list(idx.index)) if len(it.candidates) == 2}
+            for it in ws.items_repo.items(ids=list(idx.index)) if len(it.candidates) == 2}
     return pd.DataFrame.from_dict(rows, orient="index", columns=["output_1", "output_2", "index"]).astype(
         {"index": np.int64})

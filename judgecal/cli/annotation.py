@@ -31,12 +31,12 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
     with open_workspace(args, create=False) as ws:
         judges = tuple(args.with_judges.split(",")) if args.with_judges else ()
-        known = set(ws.judges()) | {stored for stored, _ in ws.judge_names()}
+        known = set(ws.judgments_repo.judges()) | {stored for stored, _ in ws.judgments_repo.judge_names()}
         unknown = [j for j in judges if j not in known]
         if unknown:
             raise UsageError(f"--with-judges: no judgments from {unknown[0]!r} in this workspace "
                              f"({len(known)} judges there; see `judgecal audit`)")
-        present = sources(ws.annotations_frame())
+        present = sources(ws.annotations_repo.annotations_frame())
         counts = compute_consensus(ws, tuple(args.method), judges=judges, source=args.source)
     if args.source is None and len(present) > 1:
         print(f"human labels from {len(present)} sources ({term(', '.join(present))}): each aggregated on its own; "
@@ -53,16 +53,16 @@ def _active_draw(ws: Any, args: argparse.Namespace, project: str) -> Any:
 
     if args.kind != "pairwise":
         raise UsageError(f"{args.kind} review draws its items at random: --strategy active draws pairwise items")
-    kept = ws.ls_active_frame(project)
+    kept = ws.labelstudio_repo.ls_active_frame(project)
     if not kept.empty:
         print(f"project {term(project)} holds an active draw already (seed {int(kept['seed'].iloc[0])}): "
               "sending its items again, the draw unchanged")
         return kept.set_index("item_id").astype({"drawn": bool})
-    if ws.ls_pushed_items(project):
+    if ws.labelstudio_repo.ls_pushed_items(project):
         raise UsageError(f"project {project!r} already holds items: an active draw goes into a project of its own "
                          "(--project NAME), so every label in it has a known probability")
     drawn = active_draw(ws, args.budget, seed=args.seed, tau=args.tau, judge=args.judge, source=args.source)
-    ws.ls_record_active(project, drawn, seed=args.seed, tau=args.tau, budget=args.budget, judge=args.judge)
+    ws.labelstudio_repo.ls_record_active(project, drawn, seed=args.seed, tau=args.tau, budget=args.budget, judge=args.judge)
     print(f"active draw: {int(drawn['drawn'].sum())} of {len(drawn)} items drawn ({drawn['pi'].sum():.1f} expected), "
           "each with its inclusion probability recorded")
     return drawn
@@ -133,7 +133,7 @@ def cmd_annotate(args: argparse.Namespace) -> int:
         elif args.action == "pull":
             from judgecal.progress import Bar
 
-            copies = ws.ls_copies_frame()
+            copies = ws.labelstudio_repo.ls_copies_frame()
             projects = [args.project] if args.project else sorted(set(copies["project"]))
             results = []
             with Bar("pulling", int(copies["project"].isin(projects).sum()), enabled=not args.quiet,
@@ -296,7 +296,7 @@ def cmd_annotators(args: argparse.Namespace) -> int:
 
     with open_workspace(args, create=False) as ws:
         # agreement describes one group of people: never computed over a mix of sources
-        rep = annotators_report(ws.annotations_frame(), gold_labels(ws), args.n_boot, args.source)
+        rep = annotators_report(ws.annotations_repo.annotations_frame(), gold_labels(ws), args.n_boot, args.source)
         per = by_source(rep)
         out = Path(args.out) if args.out else ws.reports_dir / "annotators.json"
         out.parent.mkdir(parents=True, exist_ok=True)

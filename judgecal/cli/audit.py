@@ -48,7 +48,7 @@ def _audit(ws: Any, out: Path, consensus: str, invalid_as: str, n_boot: int,
     report = audit_workspace(ws, options, executor, progress=bar.report)
     js, html = write_report(report, out, summary_only=summary_only)
     bar.report(bar.total or 0)  # the last step (the report: provenance, then these files) is done
-    ws.record_report(js)  # the explorer opens the latest audit wherever --out put it
+    ws.reports_repo.record_report(js)  # the explorer opens the latest audit wherever --out put it
     return report, js, html
 
 
@@ -122,7 +122,7 @@ def _staleness(audit_json: Path) -> str | None:
     except WorkspaceError:  # a workspace that cannot be opened says nothing about this file
         return None
     try:
-        return ws.staleness(audit_json)
+        return ws.reports_repo.staleness(audit_json)
     finally:
         ws.close()
 

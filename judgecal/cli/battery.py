@@ -27,9 +27,9 @@ def _truth(ws: Any) -> Any:
 
     from judgecal.aggregate.consensus import compute_consensus
 
-    if ws.consensus_frame("ds").empty and not ws.annotations_frame().empty:
+    if ws.annotations_repo.consensus_frame("ds").empty and not ws.annotations_repo.annotations_frame().empty:
         compute_consensus(ws, ("ds",))
-    frame = ws.consensus_frame("ds")
+    frame = ws.annotations_repo.consensus_frame("ds")
     return frame.set_index("item_id")["label"] if not frame.empty else pd.Series(dtype=object)
 
 
@@ -38,7 +38,7 @@ def cmd_perturb(args: argparse.Namespace) -> int:
     biases = TEMPLATE_PROBES if args.kind == "battery" else (args.kind,)
     per = calls_per_item(len(biases))
     with open_workspace(args, create=False) as ws:
-        base = [it for it in ws.items(source=args.source) if not it.source.startswith("probe:")
+        base = [it for it in ws.items_repo.items(source=args.source) if not it.source.startswith("probe:")
                 and it.task == "pairwise" and len(it.candidates) == 2]
         if not base:
             raise UsageError(f"{ws.path}: no pairwise item with two responses{' in ' + term(args.source) if args.source else ''}"
@@ -54,7 +54,7 @@ def cmd_perturb(args: argparse.Namespace) -> int:
             raise UsageError(f"--rubric {term(args.rubric)}: a {engine.rubric.kind} rubric; the {args.kind} probe "
                              "needs a pairwise one (two responses shown together)")
         truth = _truth(ws)
-        name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
+        name = ws.judgments_repo.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
         if getattr(args, "sequential", False):
             return run_sequential(ws, engine, name, base, biases, truth, args)
         st, st2, _ = judge_chunk(ws, engine, name, base, biases, truth, args.seed)

@@ -168,7 +168,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise UsageError(f"{out}: the folder {out.parent} does not exist")
     with open_workspace(args, create=False) as ws:
-        print(f"wrote {ws.export(args.table, args.file)}")
+        print(f"wrote {ws.reports_repo.export(args.table, args.file)}")
     return 0
 
 

@@ -71,13 +71,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     with open_workspace(args) as ws:
-        if "pandalm" not in ws.sources():
+        if "pandalm" not in ws.items_repo.sources():
             counts = import_dataset(ws, "pandalm")
             print(f"imported PandaLM: {counts['items']} items, {counts['annotations']} human labels, "
                   f"2 recorded judges")
         compute_consensus(ws, ("ds", "mv"))
         items = _select_items(ws, "pandalm", args.items, args.sample_seed)
-        n_all = len(ws.items(source="pandalm"))
+        n_all = len(ws.items_repo.items(source="pandalm"))
         args.judge, args.rubric, args.temperature = "local/smollm2", "pairwise", 0.0
         engine = make_engine(ws, args)
         st = engine.run(engine.plan(items, orders=("AB", "BA"), seed=args.seed))

@@ -26,7 +26,7 @@ from judgecal.inert import term
 
 def _select_items(ws: Any, source: str | None, n: int | None, seed: int) -> list[Any]:
     """Items of ``source`` (probe pairs only when asked for by source), a seeded sample of ``n``."""
-    items = [it for it in ws.items(source=source) if source or not it.source.startswith("probe:")]
+    items = [it for it in ws.items_repo.items(source=source) if source or not it.source.startswith("probe:")]
     if n is not None and n < len(items):
         items = random.Random(seed).sample(items, n)
     return list(items)
@@ -110,7 +110,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         if not items:
             if args.source:
                 raise UsageError(f"no items from source {args.source!r} (sources in this workspace: "
-                                 f"{', '.join(ws.sources()) or 'none'})")
+                                 f"{', '.join(ws.items_repo.sources()) or 'none'})")
             raise UsageError("no items to judge: import some first")
         engine = make_engine(ws, args)
         calls = [c for mut in (args.mutation or ["none"])
@@ -133,7 +133,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
             st = run_on_ray(engine, calls, rate_limit=args.rate_limit)
         else:
             st = engine.run(calls)
-        name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
+        name = ws.judgments_repo.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
         print(f"{term(name)} (spec {engine.spec_hash}): {st.planned} planned, {st.cached} cached, {st.done} run "
               f"({st.invalid} invalid, {st.errors} errors, {st.retries} retries) in {st.seconds:.1f}s")
         print_errors(engine, st, args)

@@ -19,10 +19,10 @@ def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple
     from judgecal.data.sources import split_name
 
     method, source = split_name(consensus)
-    if ws.consensus_frame(consensus).empty:
+    if ws.annotations_repo.consensus_frame(consensus).empty:
         if method not in ("ds", "mv", "onecoin", "glad"):
             raise UsageError(f"no consensus '{consensus}' in this workspace")
-        if ws.annotations_frame().empty:
+        if ws.annotations_repo.annotations_frame().empty:
             raise UsageError("no human labels in this workspace: import or pull some first")
         compute_consensus(ws, (method,), source=source)
     return resolve_truth(ws, consensus, n_boot=n_boot, seed=seed)
@@ -65,7 +65,7 @@ def cmd_regrade(args: argparse.Namespace) -> int:
         engine = make_engine(ws, args)
         calls = plan_like(ws, engine, args.like, seed=args.seed)
         st = engine.run(calls)
-        name = ws.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
+        name = ws.judgments_repo.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
     print(f"{term(name)} (spec {engine.spec_hash}) like {term(args.like)}: {st.planned} planned, {st.cached} cached, "
           f"{st.done} run ({st.invalid} invalid, {st.errors} errors)")
     print_errors(engine, st, args)

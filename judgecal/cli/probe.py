@@ -35,15 +35,15 @@ def cmd_probe(args: argparse.Namespace) -> int:
         n = None if args.kind == "injection" else args.items  # the same sample as `judgecal judge --items`
         base = [it for it in _select_items(ws, args.source, n, args.sample_seed) if not it.source.startswith("probe:")]
         if args.kind == "injection":
-            if ws.consensus_frame("ds").empty:
+            if ws.annotations_repo.consensus_frame("ds").empty:
                 compute_consensus(ws, ("ds",))
-            truth = ws.consensus_frame("ds").set_index("item_id")["label"]
+            truth = ws.annotations_repo.consensus_frame("ds").set_index("item_id")["label"]
             base = [it for it in base if truth.get(it.item_id) in ("A", "B")]
             base = base[: args.items] if args.items else base
             probes, what, metric = injected_items(base, truth), "injected", "injection_follow_rate"
         else:
             probes, what, metric = padded_items(base), "padded", "pad_pick_rate"
-        ws.add_items(probes)
+        ws.items_repo.add_items(probes)
         engine = make_engine(ws, args)
         st = engine.run(engine.plan(base + probes, orders=("AB", "BA"), seed=args.seed))
         print(f"{args.judge}: {len(probes)} {what} pairs over {len(base)} items; {st.done} calls run, "

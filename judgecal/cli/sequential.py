@@ -22,11 +22,11 @@ def judge_chunk(ws: Any, engine: Any, name: str, base: list[Any], biases: tuple[
 
     st = engine.run(engine.plan(base, orders=ORDERS, seed=seed))  # the clean run, or its cached calls
     ids = {it.item_id for it in base}
-    clean = ws.judgments_frame(judge=name, columns=["item_id", "order", "seed", "mutation", "verdict"])
+    clean = ws.judgments_repo.judgments_frame(judge=name, columns=["item_id", "order", "seed", "mutation", "verdict"])
     clean = clean[(clean["mutation"] == "none") & (clean["seed"] == seed) & clean["item_id"].isin(ids)]
     sides = sides_of(base, truth, clean)
     probes = perturbed_items(base, sides, biases)
-    ws.add_items(probes)
+    ws.items_repo.add_items(probes)
     calls = []
     for order in ORDERS:
         mine = [p for p in probes if p.metadata["order"] == order]
@@ -62,7 +62,7 @@ def run_sequential(ws: Any, engine: Any, name: str, base: list[Any], biases: tup
         print_errors(engine, st2, args)
         print_errors(engine, st, args)
         ids = {it.item_id for it in copies} | {str(it.metadata["base_item"]) for it in copies}
-        frame = ws.judgments_frame(judge=name, columns=["item_id", "order", "sample", "seed", "mutation", "verdict"])
+        frame = ws.judgments_repo.judgments_frame(judge=name, columns=["item_id", "order", "sample", "seed", "mutation", "verdict"])
         frame = frame[frame["item_id"].isin(ids) & (frame["mutation"] == "none")]
         null = frame["item_id"].str.contains("#null-", regex=False)
         # the clean run and the copies at the run's seed, the second unperturbed run at the next

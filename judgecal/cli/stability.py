@@ -150,7 +150,7 @@ def _threshold(args: argparse.Namespace) -> float:
 
 
 def _pick_run(ws: Any, args: argparse.Namespace) -> dict[str, Any]:
-    runs = ws.stability_runs()
+    runs = ws.stability_repo.stability_runs()
     if args.run:
         runs = [r for r in runs if r["run_id"] == args.run]
     elif args.judge:

@@ -574,13 +574,13 @@ def import_file(
             return int(tx.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
         before = {"annotations": count("annotations"), "spans": count("spans")}
-        changed = ws.changed_annotations(result.annotations, conn=tx)
-        items = ws.add_items(result.items, conn=tx, origins={i: f"{p}:{n}" for i, n in result.lines.items()},
+        changed = ws.annotations_repo.changed_annotations(result.annotations, conn=tx)
+        items = ws.items_repo.add_items(result.items, conn=tx, origins={i: f"{p}:{n}" for i, n in result.lines.items()},
                              progress=wrote)
         for k in range(0, len(result.annotations), WRITE_CHUNK):
-            ws.add_annotations(result.annotations[k : k + WRITE_CHUNK], conn=tx)
+            ws.annotations_repo.add_annotations(result.annotations[k : k + WRITE_CHUNK], conn=tx)
             wrote(len(result.items) + min(k + WRITE_CHUNK, len(result.annotations)))
-        ws.add_spans(result.spans, conn=tx)
+        ws.spans_repo.add_spans(result.spans, conn=tx)
         wrote(rows)
         result.written = {"items": items, "annotations": count("annotations") - before["annotations"],
                           "changed_annotations": changed, "spans": count("spans") - before["spans"]}

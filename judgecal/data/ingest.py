@@ -23,10 +23,10 @@ def import_dataset(ws: Workspace, name: str, offline: bool = False) -> dict[str,
     """All or nothing: one transaction for the items, annotations and replay judgments."""
     ds = load_span_dataset(name, offline) if name in SPAN_DATASETS else load(name, offline=offline)
     with ws.transaction() as tx:
-        n_items = ws.add_items(ds.items, conn=tx)
-        n_ann = ws.add_annotations(ds.annotations, conn=tx)
-        n_j = ws.add_judgments(ds.judgments, conn=tx)
-        ws.add_judge_specs(replay_specs(ds.judgments), conn=tx)
-        n_sp = ws.add_spans(getattr(ds, "spans", ()), conn=tx)
+        n_items = ws.items_repo.add_items(ds.items, conn=tx)
+        n_ann = ws.annotations_repo.add_annotations(ds.annotations, conn=tx)
+        n_j = ws.judgments_repo.add_judgments(ds.judgments, conn=tx)
+        ws.judgments_repo.add_judge_specs(replay_specs(ds.judgments), conn=tx)
+        n_sp = ws.spans_repo.add_spans(getattr(ds, "spans", ()), conn=tx)
     return {"items": n_items, "annotations": n_ann, "judgments": n_j, "spans": n_sp,
             "judges": len({j.judge for j in ds.judgments})}

@@ -316,15 +316,15 @@ def _label_judgment(rec: dict[str, Any], v: dict[str, Any], ls: LabelSet, spec_h
 
 
 def _stored(ws: Workspace, keys: list[str]) -> dict[str, tuple[Any, ...]]:
-    return ws.judgment_fields(keys, COMPARED)
+    return ws.judgments_repo.judgment_fields(keys, COMPARED)
 
 
 def _other_specs(ws: Workspace, wanted: dict[str, str], replace: bool) -> dict[str, str]:
     """Judge name -> a spec hash already stored under that name other than the one this import gives
     it (``wanted``: name -> hash); with ``replace``, another *imported* spec of the name is allowed."""
-    stored = ws.judge_specs()
+    stored = ws.judgments_repo.judge_specs()
     out: dict[str, str] = {}
-    for judge, h in ws.judge_spec_hashes(sorted(wanted)):
+    for judge, h in ws.judgments_repo.judge_spec_hashes(sorted(wanted)):
         imported = stored.get(h, ("", {}))[1].get("backend") == "import"
         if h != wanted[judge] and not (replace and imported):
             out[judge] = h
@@ -347,10 +347,10 @@ def parse_verdicts(ws: Workspace, path: Path, replace: bool = False,
     records, problems = _records(path)
     if not records and not problems:
         problems.append(Problem(f, None, None, "no records"))
-    tasks = ws.item_tasks()
-    label_sets = ws.label_sets()
+    tasks = ws.items_repo.item_tasks()
+    label_sets = ws.items_repo.label_sets()
     with_spans = {str(r.get("item_id")) for _, r in records if isinstance(r, dict) and r.get("spans") is not None}
-    texts = {it.item_id: it.candidates[0].text for it in ws.items(ids=with_spans)} if with_spans else {}
+    texts = {it.item_id: it.candidates[0].text for it in ws.items_repo.items(ids=with_spans)} if with_spans else {}
     seen: dict[str, int] = {}
     first_line: dict[str, int] = {}
     specs: dict[str, JudgeSpec] = {}
@@ -466,7 +466,7 @@ def _stored_spans(ws: Workspace, keys: list[str]) -> dict[str, list[tuple[int, i
     """Judgment key -> its stored judge spans, as comparable rows."""
     if not keys:
         return {}
-    frame = ws.spans_frame(kind="judge")
+    frame = ws.spans_repo.spans_frame(kind="judge")
     frame = frame[frame["source"].isin(keys)]
     return {str(k): sorted(zip(g["start"].astype(int), g["end"].astype(int), g["label"].astype(str), strict=True))
             for k, g in frame.groupby("source")}
@@ -484,8 +484,8 @@ def import_verdicts(ws: Workspace, path: str | Path, replace: bool = False,
         res, problems = parse_verdicts(ws, Path(path), replace, spec)
         if problems:
             raise ImportValidationError(problems)
-        ws.add_judge_specs([(s.spec_hash, s.base_name, s.to_dict()) for s in res.specs.values()], conn=tx)
-        ws.add_judgments(res.judgments, conn=tx, replace=True)
+        ws.judgments_repo.add_judge_specs([(s.spec_hash, s.base_name, s.to_dict()) for s in res.specs.values()], conn=tx)
+        ws.judgments_repo.add_judgments(res.judgments, conn=tx, replace=True)
         if res.spans:
-            ws.replace_judge_spans(list(res.spans), [sp for spans in res.spans.values() for sp in spans], conn=tx)
+            ws.spans_repo.replace_judge_spans(list(res.spans), [sp for spans in res.spans.values() for sp in spans], conn=tx)
     return res

@@ -81,7 +81,7 @@ def write_shards(frames: Iterable[pd.DataFrame], out_dir: str | Path, n_shards: 
 
 def export_shards(ws: Any, out_dir: str | Path, n_shards: int = 16, chunk: int = 200_000) -> list[Path]:
     """A workspace's judgments as item-partitioned Parquet shards, read in chunks."""
-    return write_shards(ws.judgment_chunks(SHARD_COLUMNS, chunk), out_dir, n_shards)
+    return write_shards(ws.judgments_repo.judgment_chunks(SHARD_COLUMNS, chunk), out_dir, n_shards)
 
 
 def shard_sums(path: str | Path, truth: pd.Series, exclude: Sequence[str] = (),
@@ -286,7 +286,7 @@ def distributed_audit(ws: Any, shard_dir: str | Path, *, consensus: str = "ds", 
     from judgecal.audit.truth import resolve_truth
 
     truth, about = resolve_truth(ws, consensus, n_boot=n_boot, seed=seed)
-    facts = ws.item_facts()
+    facts = ws.items_repo.item_facts()
     probes = facts.index[facts["source"].str.startswith("probe:")].tolist()
     shards = export_shards(ws, shard_dir, n_shards)
     rep = distributed_alignment(shards, truth, exclude=probes, invalid_as=invalid_as, n_boot=n_boot, seed=seed,

@@ -115,7 +115,7 @@ def run_on_ray(engine: Engine, calls: Sequence[Call], *, batch_size: int | None 
         first.setdefault(c.key, c)
     ws = engine.ws
     owner = RunOwner.here()
-    claims = ws.claim(list(first), owner, engine.stale_claim_s)
+    claims = ws.claims_repo.claim(list(first), owner, engine.stale_claim_s)
     mine = [c for c in first.values() if c.key in claims.mine]
     if claims.held:
         engine.notice("claims", f"{len(claims.held)} calls are being made by another judge run on this workspace "
@@ -164,14 +164,14 @@ def run_on_ray(engine: Engine, calls: Sequence[Call], *, batch_size: int | None 
                     flush()
                 if time.monotonic() - last_beat > 5.0:
                     with contextlib.suppress(sqlite3.OperationalError):
-                        ws.heartbeat(owner)
+                        ws.claims_repo.heartbeat(owner)
                     last_beat = time.monotonic()
     finally:
         for ref in by_ref:
             with contextlib.suppress(Exception):
                 ray.cancel(ref)
         flush()
-        ws.release(owner)
+        ws.claims_repo.release(owner)
         if bucket is not None:
             with contextlib.suppress(Exception):
                 ray.kill(bucket)

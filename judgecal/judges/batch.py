@@ -49,7 +49,7 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def export_manifest(engine: Engine, calls: list[Call], path: str | Path) -> int:
     """Write the calls not yet answered as OpenAI batch requests; returns how many were written."""
     out = Path(path)
-    done = engine.ws.cached_keys(c.key for c in calls)
+    done = engine.ws.judgments_repo.cached_keys(c.key for c in calls)
     todo = [c for c in calls if c.key not in done]
     if not out.parent.is_dir():
         raise BatchFileError(f"{out}: folder {out.parent} does not exist")
@@ -122,7 +122,7 @@ def import_results(engine: Engine, manifest: str | Path, results: str | Path) ->
     plan = _load_plan(Path(manifest))
     counts = {"stored": 0, "already": 0, "unknown": 0, "failed": 0}
     judgments = []
-    done = engine.ws.cached_keys(plan)
+    done = engine.ws.judgments_repo.cached_keys(plan)
     secrets = getattr(engine.backend, "secrets", ())
     for n, row in _json_lines(Path(results)):
         key = row.get("custom_id")

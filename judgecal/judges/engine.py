@@ -165,7 +165,7 @@ class Engine:
     def _store_spec(self) -> None:
         """The spec goes into the workspace once, before its first judgment."""
         if not self._spec_stored:
-            self.ws.add_judge_specs([(self.spec_hash, self.judge, self.spec.to_dict())])
+            self.ws.judgments_repo.add_judge_specs([(self.spec_hash, self.judge, self.spec.to_dict())])
             self._spec_stored = True
 
     # -- turning a response into a judgment -----------------------------------------------------
@@ -220,7 +220,7 @@ class Engine:
         """The label set of an item a labels rubric judges (planned here, else read from the workspace, as
         when batch results are imported)."""
         if item_id not in self._label_sets:
-            found = self.ws.items(ids=[item_id])
+            found = self.ws.items_repo.items(ids=[item_id])
             if not found:
                 raise RubricError(f"item {item_id!r} is not in the workspace; its label set is unknown")
             self._label_sets[item_id] = self.rubric.item_labels(found[0])
@@ -233,7 +233,7 @@ class Engine:
 
         text = self._texts.get(j.item_id)
         if text is None:
-            text = self._texts[j.item_id] = self.ws.items(ids=[j.item_id])[0].candidates[0].text
+            text = self._texts[j.item_id] = self.ws.items_repo.items(ids=[j.item_id])[0].candidates[0].text
         j.status, j.score, aligned = read_span_answer(j.raw, text, self.rubric.coverage)
         if j.status == "ok":
             self._spans[j.key] = judge_spans(j.item_id, self.judge, j.key, aligned, self.rubric.span_label)
@@ -241,12 +241,12 @@ class Engine:
     def store(self, judgments: Sequence[Judgment]) -> None:
         """Judgments (replacing stored ones of the same key) and, for a spans rubric, their spans, at once."""
         if self.rubric.kind != "spans":
-            self.ws.add_judgments(judgments, replace=True)
+            self.ws.judgments_repo.add_judgments(judgments, replace=True)
             return
         spans = [sp for j in judgments for sp in self._spans.pop(j.key, [])]
         with self.ws.transaction() as tx:
-            self.ws.add_judgments(judgments, conn=tx, replace=True)
-            self.ws.replace_judge_spans([j.key for j in judgments], spans, conn=tx)
+            self.ws.judgments_repo.add_judgments(judgments, conn=tx, replace=True)
+            self.ws.spans_repo.replace_judge_spans([j.key for j in judgments], spans, conn=tx)
 
     # -- running -------------------------------------------------------------------------------
     def notice(self, kind: str, message: str, stats: RunStats) -> None:
@@ -275,7 +275,7 @@ class Engine:
         while True:
             await asyncio.sleep(max(0.05, min(5.0, self.stale_claim_s / 4)))
             with contextlib.suppress(sqlite3.OperationalError):  # busy: the next beat will do
-                self.ws.heartbeat(owner)
+                self.ws.claims_repo.heartbeat(owner)
 
     async def arun(self, calls: Sequence[Call]) -> RunStats:
         """Run every call not yet answered. Keys are claimed first; keys another live run holds are
@@ -290,7 +290,7 @@ class Engine:
         beat = asyncio.ensure_future(self._heartbeat(owner))
         try:
             t_claim = time.perf_counter()
-            claims = self.ws.claim([c.key for c in pending], owner, self.stale_claim_s)
+            claims = self.ws.claims_repo.claim([c.key for c in pending], owner, self.stale_claim_s)
             t_claim = time.perf_counter() - t_claim
             total = len(claims.mine) + len(claims.held)
             with Bar(self.judge, total, enabled=self.progress, unit="calls", transient=False) as advance:
@@ -309,13 +309,13 @@ class Engine:
                         await asyncio.sleep(max(min(1.0, self.stale_claim_s / 4), 4 * t_claim))
                     pending = waiting
                     t_claim = time.perf_counter()
-                    claims = self.ws.claim([c.key for c in pending], owner, self.stale_claim_s)
+                    claims = self.ws.claims_repo.claim([c.key for c in pending], owner, self.stale_claim_s)
                     t_claim = time.perf_counter() - t_claim
                     for _ in range(len(pending) - len(claims.mine) - len(claims.held)):
                         advance()  # answered by the other run
         finally:
             beat.cancel()
-            self.ws.release(owner)
+            self.ws.claims_repo.release(owner)
             close = getattr(self.backend, "aclose", None)
             if close is not None:
                 with contextlib.suppress(Exception):  # closing the connection pool is best effort

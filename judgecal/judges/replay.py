@@ -21,7 +21,7 @@ def replay(ws: Workspace, judge: str) -> dict[str, int]:
     parts = judge.split("/")
     if len(parts) < 3 or parts[0] != "replay" or parts[1] not in FAMILIES:
         raise UnknownJudgeError(f"replay judges look like replay/<{'|'.join(FAMILIES)}>/<judge>, got {judge!r}")
-    sources = [s for s in FAMILIES[parts[1]] if s in ws.sources()]
+    sources = [s for s in FAMILIES[parts[1]] if s in ws.items_repo.sources()]
     if not sources:
         raise UnknownJudgeError(f"{judge}: import its dataset first (`judgecal import {FAMILIES[parts[1]][0]}`)")
     counts = {}
@@ -31,6 +31,6 @@ def replay(ws: Workspace, judge: str) -> dict[str, int]:
         if not rows:
             known = sorted({j.judge for j in ds.judgments})
             raise UnknownJudgeError(f"{name} records no judge {judge!r}; it has: {', '.join(known)}")
-        counts[name] = ws.add_judgments(rows)
-        ws.add_judge_specs(replay_specs(rows))
+        counts[name] = ws.judgments_repo.add_judgments(rows)
+        ws.judgments_repo.add_judge_specs(replay_specs(rows))
     return counts

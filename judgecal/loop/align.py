@@ -197,13 +197,13 @@ def run_align(ws: Workspace, judge: str, method: str, truth: pd.Series, *,
     argument (the CLI's ``make_engine``)."""
     if method not in METHODS:
         raise LoopError(f"method {method!r}: choose {', '.join(METHODS)}", name="method")
-    pairs = {it.item_id: it for it in ws.items() if it.task == "pairwise" and len(it.candidates) == 2
+    pairs = {it.item_id: it for it in ws.items_repo.items() if it.task == "pairwise" and len(it.candidates) == 2
              and not it.source.startswith("probe:")}
     t = truth[truth.index.isin(list(pairs))]
     train, held, about = split_items(t, train_share=train_share, seed=seed, n_items=n_items)
     base = engine_for(judge)
     base.run(base.plan([pairs[i] for i in train + held], orders=orders, seed=seed))
-    base_name = ws.judge_names().get((base.judge, base.spec_hash), base.judge)
+    base_name = ws.judgments_repo.judge_names().get((base.judge, base.spec_hash), base.judge)
     frame = judge_frame(ws, base_name)
     verdict = item_verdicts(frame[frame["item_id"].isin(train)], invalid_as)
     chosen = choose_shots(pairs, verdict, t, k=shots, max_words=max_words) if method == "fewshot" else []
@@ -212,7 +212,7 @@ def run_align(ws: Workspace, judge: str, method: str, truth: pd.Series, *,
     if method == "guidelines":
         from judgecal.loop.rationales import distil
 
-        quoted, extra["rationales"] = distil(ws.annotations_frame(), t, verdict, train)
+        quoted, extra["rationales"] = distil(ws.annotations_repo.annotations_frame(), t, verdict, train)
         rules = write_guidelines({i: pairs[i] for i in train}, verdict, t.reindex(train)) + quoted
     if method == "optimizer":
         from judgecal.loop.optimize import optimize_shots
@@ -227,7 +227,7 @@ def run_align(ws: Workspace, judge: str, method: str, truth: pd.Series, *,
     cand = engine_for(str(spec_path))
     cand_items = held + (train if evaluate_train else [])
     cand.run(cand.plan([pairs[i] for i in cand_items], orders=orders, seed=seed))
-    cand_name = ws.judge_names().get((cand.judge, cand.spec_hash), cand.judge)
+    cand_name = ws.judgments_repo.judge_names().get((cand.judge, cand.spec_hash), cand.judge)
     assert not {s["item_id"] for s in chosen} & set(held), "a few-shot example came from the held-out split"
     th = load_thresholds(ws.path)
     held_cmp = decide(compare_judges(ws, base_name, cand_name, truth, items=held, invalid_as=invalid_as,

@@ -57,10 +57,10 @@ class Block:
 
 def judge_frame(ws: Workspace, judge: str) -> pd.DataFrame:
     """A judge's judgments as the audit reads them: unmutated prompts, probe copies left out."""
-    if judge not in ws.judges():
-        raise LoopError(f"no judge {judge!r} in this workspace (judges there: {', '.join(ws.judges()) or 'none'})")
-    frame = ws.judgments_frame(judge=judge, columns=COLUMNS)
-    facts = ws.item_facts()
+    if judge not in ws.judgments_repo.judges():
+        raise LoopError(f"no judge {judge!r} in this workspace (judges there: {', '.join(ws.judgments_repo.judges()) or 'none'})")
+    frame = ws.judgments_repo.judgments_frame(judge=judge, columns=COLUMNS)
+    facts = ws.items_repo.item_facts()
     probes = set(facts.index[facts["source"].str.startswith("probe:")])
     frame = frame[(frame["mutation"] == "none") & ~frame["item_id"].isin(probes)]
     return frame.assign(item_id=frame["item_id"].astype(str)).reset_index(drop=True)
@@ -156,7 +156,7 @@ def compare_judges(ws: Workspace, baseline: str, candidate: str, truth: pd.Serie
     t = truth.copy()
     t.index = t.index.astype(str)
     t = t.reindex(sorted(common))
-    facts = ws.item_facts()
+    facts = ws.items_repo.item_facts()
     pairs = facts[(facts["task"] == "pairwise") & (facts["n_candidates"] == 2)]
     families = load_families(ws.path)
     lens = pairs[["len_a", "len_b"]]

@@ -140,7 +140,7 @@ def optimize_shots(base: Engine, items: dict[str, Item], truth: pd.Series, train
             st = eng.run(calls)
             stats["calls"] += st.done
             stats["cached"] += st.cached
-            return sws.verdicts_of([calls[0].key]).get(calls[0].key, "invalid")
+            return sws.judgments_repo.verdicts_of([calls[0].key]).get(calls[0].key, "invalid")
 
         def agrees(ex: Any, pred: Any, trace: Any = None) -> bool:
             return bool(pred.answer == ex.answer)

@@ -98,12 +98,12 @@ def majority(votes: pd.DataFrame, n_members: int) -> tuple[np.ndarray, np.ndarra
 
 def panel_judgments(ws: Workspace, panel: Panel) -> tuple[list[Judgment], dict[str, Any]]:
     """The panel's judgments over every slot any member judged, and a summary of its decisions."""
-    known = set(ws.judges())
+    known = set(ws.judgments_repo.judges())
     missing = [m for m in panel.members if m not in known]
     if missing:
         raise LoopError(f"panel member {missing[0]!r} has no judgments in this workspace "
                         f"(judges there: {', '.join(sorted(known)) or 'none'})")
-    names = ws.judge_names()
+    names = ws.judgments_repo.judge_names()
     hashes = sorted({h for (_, h), n in names.items() if n in panel.members})
     spec = {"backend": "panel", "model": panel.name, "options": {"members": ",".join(hashes), "rule": panel.rule}}
     spec_hash = stable_hash(spec)
@@ -112,7 +112,7 @@ def panel_judgments(ws: Workspace, panel: Panel) -> tuple[list[Judgment], dict[s
                         "panel is another judge; name the panel otherwise", name="name")
     frames = []
     for m in panel.members:
-        f = ws.judgments_frame(judge=m, columns=(*SLOT, "verdict", "cost_usd", "latency_s"))
+        f = ws.judgments_repo.judgments_frame(judge=m, columns=(*SLOT, "verdict", "cost_usd", "latency_s"))
         frames.append(f.assign(member=m).drop_duplicates(SLOT + ["member"]))
     allj = pd.concat(frames, ignore_index=True)
     allj["vote"] = allj["verdict"].where(allj["verdict"].isin(LABELS), "abstain")
@@ -146,6 +146,6 @@ def run_panel(ws: Workspace, panel: Panel) -> dict[str, Any]:
     more since) and return its summary."""
     js, summary = panel_judgments(ws, panel)
     with ws.transaction() as tx:
-        ws.add_judge_specs([(summary["spec_hash"], panel.name, summary["spec"])], conn=tx)
-        ws.add_judgments(js, conn=tx, replace=True)
+        ws.judgments_repo.add_judge_specs([(summary["spec_hash"], panel.name, summary["spec"])], conn=tx)
+        ws.judgments_repo.add_judgments(js, conn=tx, replace=True)
     return summary

@@ -20,7 +20,7 @@ def plan_like(ws: Workspace, engine: Any, like: str, *, seed: int = 0, items: se
         raise LoopError(f"{like} judged no item to regrade")
     per_item = frame.groupby("item_id").agg(orders=("order", lambda s: tuple(sorted(set(s)))),
                                            samples=("sample", "max"))
-    by_id = {it.item_id: it for it in ws.items(ids=list(per_item.index))}
+    by_id = {it.item_id: it for it in ws.items_repo.items(ids=list(per_item.index))}
     calls: list[Any] = []
     groups: dict[tuple[tuple[str, ...], int], list[Any]] = {}
     for item_id, orders, samples in zip(per_item.index, per_item["orders"], per_item["samples"], strict=True):

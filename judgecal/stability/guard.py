@@ -47,8 +47,8 @@ def guard_report(ws: Any, run: dict[str, Any], threshold_pp: float, out_dir: Pat
                                  f"{', '.join(summary['figures'])}")
         kept = [v for v in summary["guard"]["violations"] if v["figure"] in figures]
         summary["guard"] = {**summary["guard"], "violations": kept, "status": "fail" if kept else "pass"}
-    variants = {v["variant"]: v for v in ws.stability_variants(run["run_id"])}
-    vf = ws.stability_verdicts(run["run_id"])
+    variants = {v["variant"]: v for v in ws.stability_repo.stability_variants(run["run_id"])}
+    vf = ws.stability_repo.stability_verdicts(run["run_id"])
     verdict = vf.pivot(index="item_id", columns="variant", values="verdict")
     raw = vf.pivot(index="item_id", columns="variant", values="raw")
     base = variants[0]

@@ -39,7 +39,7 @@ def export_items(ws: Any, path: str | Path, *, n: int = 100, consensus: str = "d
 
     truth = truth_labels(ws, consensus)
     rub = load_rubric(rubric)
-    pool = [it for it in ws.items(source=source) if it.task == "pairwise" and it.item_id in truth]
+    pool = [it for it in ws.items_repo.items(source=source) if it.task == "pairwise" and it.item_id in truth]
     chosen = sorted(random.Random(seed).sample(pool, min(n, len(pool))), key=lambda it: it.item_id)
     with open(path, "w", encoding="utf-8") as fh:
         for it in chosen:
@@ -84,7 +84,7 @@ def import_run(ws: Any, path: str | Path, *, consensus: str | None = None) -> di
             raise StabilityError(f"{p}: outputs[{k}]: field 'variant' is {j}, but there are {len(variants)} variants")
         raws[(j, item)] = {"AB": o.get("AB"), "BA": o.get("BA")}
     ids = sorted({i for _, i in raws})
-    known = {it.item_id: it for it in ws.items(ids=ids)}
+    known = {it.item_id: it for it in ws.items_repo.items(ids=ids)}
     missing = [i for i in ids if i not in known]
     if missing:
         raise StabilityError(f"{p}: item {missing[0]!r} is not in this workspace (import its dataset first)")
@@ -116,7 +116,7 @@ def import_run(ws: Any, path: str | Path, *, consensus: str | None = None) -> di
                      "env": json.dumps(env, sort_keys=True) if isinstance(env, dict) else env,
                      "prompt": json.dumps(prompt) if isinstance(prompt, list) else prompt, "figures": figs})
     run_id = stable_hash({"import": data.get("run_id") or stable_hash(data), "judge": judge})
-    ws.add_stability_run({"run_id": run_id, "judge": judge, "spec_hash": rows[0]["spec_hash"],
+    ws.stability_repo.add_stability_run({"run_id": run_id, "judge": judge, "spec_hash": rows[0]["spec_hash"],
                           "origin": str(data.get("origin") or "import"), "created_at": float(data.get("created_at")
                                                                                                or time.time()),
                           "config": cfg}, rows, verdict_rows)

@@ -164,7 +164,7 @@ def run_stability(ws: Any, judge: str, axes: Sequence[str], *, items: int | None
         base = deterministic_spec(base)
         enable(0)
     truth = truth_labels(ws, consensus)
-    pool = [it for it in ws.items(source=source) if it.task == "pairwise" and it.item_id in truth
+    pool = [it for it in ws.items_repo.items(source=source) if it.task == "pairwise" and it.item_id in truth
             and not it.source.startswith("probe:")]
     if not pool:
         raise StabilityError("no pairwise items with a human consensus to run on")
@@ -219,11 +219,11 @@ def run_stability(ws: Any, judge: str, axes: Sequence[str], *, items: int | None
                           "deterministic": deterministic, "consensus": consensus})
     config = {"axes": list(axes), "items": [it.item_id for it in chosen], "consensus": consensus,
               "deterministic": deterministic, "figures": names, "notes": {r["name"]: r["note"] for r in rows if r["note"]}}
-    ws.add_stability_run({"run_id": run_id, "judge": base.base_name, "spec_hash": rows[0]["spec_hash"],
+    ws.stability_repo.add_stability_run({"run_id": run_id, "judge": base.base_name, "spec_hash": rows[0]["spec_hash"],
                           "origin": "cpu", "created_at": time.time(), "config": config}, rows, verdict_rows)
     return {"run_id": run_id, "variants": rows}
 
 
 def _judgments(ws: Any, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
     return {key: {"verdict": verdict if status != "error" else None, "raw": raw}
-            for key, (verdict, raw, status) in ws.judgment_fields(keys, ("verdict", "raw", "status")).items()}
+            for key, (verdict, raw, status) in ws.judgments_repo.judgment_fields(keys, ("verdict", "raw", "status")).items()}

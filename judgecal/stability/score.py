@@ -15,7 +15,7 @@ def repeats_run(ws: Any, judge: str, *, scale: tuple[float, float] = (1.0, 5.0))
     """Store a ``scores`` run from a judge's stored repeated pointwise scores: sample index s is variant s
     (e.g. Prometheus' three GPT-4 scores per MT-Bench response: ``replay/prometheus/gpt-4``); scores are put
     on 0-1 by the rubric's ``scale`` (default 1-5), so σ is in points of the scale's range."""
-    df = ws.judgments_frame(judge=judge, columns=["item_id", "sample", "score", "raw", "env", "spec_hash"])
+    df = ws.judgments_repo.judgments_frame(judge=judge, columns=["item_id", "sample", "score", "raw", "env", "spec_hash"])
     df = df[df["score"].notna()]
     if df.empty:
         raise StabilityError(f"no stored scores of {judge!r}; import or run it first")
@@ -23,7 +23,7 @@ def repeats_run(ws: Any, judge: str, *, scale: tuple[float, float] = (1.0, 5.0))
     if len(samples) < 2:
         raise StabilityError(f"{judge!r} has one score per item; a stability run needs repeats (judge it with "
                              "several samples)")
-    items = {it.item_id: it for it in ws.items(ids=list(df["item_id"].unique()))}
+    items = {it.item_id: it for it in ws.items_repo.items(ids=list(df["item_id"].unique()))}
     models = {i: (it.candidates[0].model if it.candidates else None) for i, it in items.items()}
     rows: list[dict[str, Any]] = []
     verdicts: list[tuple[int, str, str, str]] = []
@@ -37,7 +37,7 @@ def repeats_run(ws: Any, judge: str, *, scale: tuple[float, float] = (1.0, 5.0))
         verdicts.extend((j, str(i), repr(float(x)), str(r)[:2000]) for i, x, r in
                         zip(part["item_id"], part["score"], part["raw"], strict=True))
     run_id = stable_hash({"repeats": judge, "n": int(len(df))})
-    ws.add_stability_run({"run_id": run_id, "judge": judge, "spec_hash": rows[0]["spec_hash"], "origin": "replay",
+    ws.stability_repo.add_stability_run({"run_id": run_id, "judge": judge, "spec_hash": rows[0]["spec_hash"], "origin": "replay",
                           "created_at": time.time(),
                           "config": {"kind": "scores", "scale": list(scale), "samples": samples,
                                      "models": {i: m for i, m in models.items() if m}}}, rows, verdicts)

@@ -109,9 +109,9 @@ def write(ws: Workspace, mapped: Mapped, replace_changed: bool = False) -> dict[
             _runs_apart(ws, mapped)
         # an item already stored with the same texts is that item (a human file about pairs a judge file
         # brought, with fewer model names or other metadata): its labels and verdicts attach to it
-        stored = {it.item_id: it for it in ws.items(ids=list(mapped.items))}
+        stored = {it.item_id: it for it in ws.items_repo.items(ids=list(mapped.items))}
         if mapped.external:
-            have = {it.item_id for it in ws.items(ids=list(mapped.external))} | set(mapped.items)
+            have = {it.item_id for it in ws.items_repo.items(ids=list(mapped.external))} | set(mapped.items)
             missing = [(i, w) for i, w in mapped.external.items() if i not in have]
             if missing:
                 raise ImportValidationError([Problem(w, None, None, (
@@ -119,7 +119,7 @@ def write(ws: Workspace, mapped: Mapped, replace_changed: bool = False) -> dict[
                     "(judgecal's own schema, their ids as item ids), then this file")) for i, w in missing])
         items = {**mapped.items, **_derived(ws, mapped)}
         if len(items) > len(mapped.items):
-            stored.update((it.item_id, it) for it in ws.items(ids=[i for i in items if i not in stored]))
+            stored.update((it.item_id, it) for it in ws.items_repo.items(ids=[i for i in items if i not in stored]))
         _same_labels(mapped, items, stored)
         new = [it for i, it in items.items() if i not in stored or _texts(stored[i]) != _texts(it)]
         used = {j.judge for j in mapped.judgments.values()}
@@ -129,12 +129,12 @@ def write(ws: Workspace, mapped: Mapped, replace_changed: bool = False) -> dict[
                 f"{n!r} is already in the workspace as another judge (spec {h}); two specs are two judges"))
                 for n, h in clash.items()])
         there, changed = _stored_verdicts(ws, mapped, replace_changed)
-        ws.add_items(new, conn=tx, origins=mapped.origins)
-        ws.add_annotations(mapped.annotations, conn=tx)
-        ws.add_judge_specs([(s.spec_hash, s.base_name, s.to_dict()) for n, s in mapped.specs.items() if n in used],
+        ws.items_repo.add_items(new, conn=tx, origins=mapped.origins)
+        ws.annotations_repo.add_annotations(mapped.annotations, conn=tx)
+        ws.judgments_repo.add_judge_specs([(s.spec_hash, s.base_name, s.to_dict()) for n, s in mapped.specs.items() if n in used],
                            conn=tx)
-        ws.add_judgments([j for k, j in mapped.judgments.items() if k not in there], conn=tx, replace=True)
-        ws.add_spans(mapped.spans, conn=tx)
+        ws.judgments_repo.add_judgments([j for k, j in mapped.judgments.items() if k not in there], conn=tx, replace=True)
+        ws.spans_repo.add_spans(mapped.spans, conn=tx)
     n_items = len(set(items) | set(mapped.derived))
     return {"items": len(new), "items_there": n_items - len(new), "judgments": len(mapped.judgments) - len(there)
             - changed, "judgments_there": len(there), "replaced": changed}
@@ -143,7 +143,7 @@ def write(ws: Workspace, mapped: Mapped, replace_changed: bool = False) -> dict[
 def _stored_verdicts(ws: Workspace, mapped: Mapped, replace_changed: bool) -> tuple[set[str], int]:
     """(keys of the file's verdicts stored unchanged, how many stored ones it changes); a changed one is
     refused without ``replace_changed``: a re-import never overwrites a verdict silently."""
-    stored = ws.judgment_fields(list(mapped.judgments), COMPARED)
+    stored = ws.judgments_repo.judgment_fields(list(mapped.judgments), COMPARED)
     there: set[str] = set()
     bad: list[Problem] = []
     changed = 0
@@ -174,7 +174,7 @@ def _runs_apart(ws: Workspace, mapped: Mapped) -> None:
     """A run file's case whose id the workspace holds with other texts (another eval's case of that number) is
     another comparison: it and its criterion items take ids with a digest of the texts (:func:`digested`); the
     same texts keep the plain id, so a re-import, or a second run with the same outputs, meets its items."""
-    stored = {it.item_id: it for it in ws.items(ids=list(mapped.items))}
+    stored = {it.item_id: it for it in ws.items_repo.items(ids=list(mapped.items))}
     taken = {_record(it) for i, it in mapped.items.items() if i in stored and _texts(stored[i]) != _texts(it)}
     if not taken:
         return
@@ -202,7 +202,7 @@ def _stored_before(ws: Workspace, mapped: Mapped) -> None:
             olds[iid] = list(dict.fromkeys((re.sub(r"/@[^/]*", "", iid), iid.replace("/@", "/"))))
     if not olds:
         return
-    stored = {it.item_id: it for it in ws.items(ids=[i for c in olds.values() for i in c] + list(olds))}
+    stored = {it.item_id: it for it in ws.items_repo.items(ids=[i for c in olds.values() for i in c] + list(olds))}
     ids: dict[str, str] = {}
     for iid, cands in olds.items():
         it = mapped.items[iid]
@@ -227,12 +227,12 @@ def _meet(ws: Workspace, mapped: Mapped) -> None:
         return
     under: dict[str, list[str]] = {}  # a nameless item's id -> the stored ids that add models to it
     for it in nameless:
-        found = [i for i in ws.ids_under(it.item_id + "/@") if "/" not in i[len(it.item_id) + 1:].replace("/@", "")]
+        found = [i for i in ws.items_repo.ids_under(it.item_id + "/@") if "/" not in i[len(it.item_id) + 1:].replace("/@", "")]
         if found:
             under[it.item_id] = found
     if not under:
         return
-    stored = {s.item_id: s for s in ws.items(ids=[i for ids_ in under.values() for i in ids_] + list(under))}
+    stored = {s.item_id: s for s in ws.items_repo.items(ids=[i for ids_ in under.values() for i in ids_] + list(under))}
     for iid, found in under.items():
         it = mapped.items[iid]
         if iid in stored:
@@ -256,7 +256,7 @@ def _derived(ws: Workspace, mapped: Mapped) -> dict[str, Item]:
     if not mapped.derived:
         return {}
     want = {r for r, _ in mapped.derived.values()}
-    bases = {it.item_id: it for it in ws.items(ids=want)} | {i: it for i, it in mapped.items.items() if i in want}
+    bases = {it.item_id: it for it in ws.items_repo.items(ids=want)} | {i: it for i, it in mapped.items.items() if i in want}
     out: dict[str, Item] = {}
     bad: list[Problem] = []
     for iid, (rec, ls) in mapped.derived.items():

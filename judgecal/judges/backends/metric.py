@@ -136,10 +136,10 @@ def run_metric_judge(ws: Workspace, model: str, items: Sequence[Item], options: 
     spec = metric_spec(model, options, name)
     judgments, spans, skipped = keyfacts_judgments(items, spec)
     with ws.transaction() as tx:
-        ws.add_judge_specs([(spec.spec_hash, spec.base_name, spec.to_dict())], conn=tx)
-        ws.add_judgments(judgments, conn=tx, replace=True)
-        ws.replace_judge_spans([j.key for j in judgments], spans, conn=tx)
-    return {"judge": ws.judge_names().get((spec.base_name, spec.spec_hash), spec.base_name),
+        ws.judgments_repo.add_judge_specs([(spec.spec_hash, spec.base_name, spec.to_dict())], conn=tx)
+        ws.judgments_repo.add_judgments(judgments, conn=tx, replace=True)
+        ws.spans_repo.replace_judge_spans([j.key for j in judgments], spans, conn=tx)
+    return {"judge": ws.judgments_repo.judge_names().get((spec.base_name, spec.spec_hash), spec.base_name),
             "spec_hash": spec.spec_hash, "scored": len(judgments), "skipped": skipped}
 
 
