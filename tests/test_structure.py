@@ -89,3 +89,25 @@ def test_every_command_has_help(capsys: Any) -> None:
         assert main([*path, "--help"]) == 0, path
         out = capsys.readouterr().out
         assert out.startswith(f"usage: {' '.join(('judgecal', *path))} "), (path, out[:80])
+
+
+def test_the_library_calls_the_repositories_not_the_workspace_forwarders() -> None:
+    """judgecal and the explorer call ``ws.<area>_repo.<method>``; ``Workspace``'s forwarders are left to tests and
+    scripts (a workspace is named ``ws`` throughout the library; mypy sees the typed ones)."""
+    import ast
+
+    from judgecal.data.store import Workspace
+    from judgecal.data.store.workspace import _Delegate
+
+    forwarders = {k for k, v in vars(Workspace).items() if isinstance(v, _Delegate)}
+    assert len(forwarders) > 60
+    store = ROOT / "judgecal" / "data" / "store"
+    offenders = []
+    for path in [*(ROOT / "judgecal").rglob("*.py"), *(ROOT / "apps").rglob("*.py")]:
+        if path.is_relative_to(store):
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr in forwarders and isinstance(node.value, ast.Name)
+                    and node.value.id == "ws"):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: ws.{node.attr}")
+    assert offenders == [], "\n".join(offenders)
