@@ -37,13 +37,12 @@ from judgecal.audit.schema import (
     Judge,
     Reason,
 )
-from judgecal.catalogue import METRICS, ProbeInfo, info, probe_groups
+from judgecal.catalogue import METRICS, ProbeInfo, flag_info, info, probe_groups
 from judgecal.inert import isolated
 from judgecal.report.bias_profile import profile_rows, state_words
 from judgecal.report.summary import COLUMNS as SUMMARY_COLUMNS
 from judgecal.report.summary import NOTE as SUMMARY_NOTE
 from judgecal.report.summary import more_words, summary_rows
-from judgecal.report.view import chance_accuracy
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -107,14 +106,14 @@ def like_cells(j: Judge) -> dict[str, str]:
     if like is None:
         why = "n/a (pointwise)" if j.kind == "pointwise" else "not measured (needs two annotators)"
         return {LIKE_KAPPA: why, LIKE_HUMANS: why}
-    return {LIKE_KAPPA: like["judge_kappa"], LIKE_HUMANS: f"{like['kappa']} ({like['n_items']} items)"}
+    return {LIKE_KAPPA: like.judge_kappa, LIKE_HUMANS: f"{like.kappa} ({like.n_items} items)"}
 
 
 def _estimated(m: Figure | None) -> Figure | None:
     return m if m is not None and m.estimate is not None else None
 
 
-def _errors(ms: list[Figure]) -> dict[str, Any]:
+def _errors(ms: list[Figure]) -> dict[str, str | list[float]]:
     """Plotly's horizontal error bars of figures that have an estimate (no interval: none drawn)."""
     return {"type": "data", "array": [(m.ci_high or m.estimate or 0.0) - (m.estimate or 0.0) for m in ms],
             "arrayminus": [(m.estimate or 0.0) - (m.ci_low or m.estimate or 0.0) for m in ms]}
@@ -300,7 +299,7 @@ def judges_page() -> None:
         return
     audit_caption(rep)
     h = rep.humans
-    chance = chance_accuracy(rep.consensus.label_counts)  # Σ p_k² of the truth's labels
+    chance = rep.consensus.chance_accuracy  # Σ p_k² of the truth's labels, the audit's
     rows = []
     for name, j in rep.judges.items():
         scores = j.kind == "pointwise"  # no A/B/tie labels to average an F1 over
@@ -453,18 +452,21 @@ def group_words(probes: list[ProbeInfo]) -> tuple[str, str, str, str]:
             "; ".join(p.how_to_run for p in probes))
 
 
-def matters(name: str, m: Figure, flags: list[str], eoi: float, alpha: float = 0.05) -> str:
-    """Whether a probe's figure shows a bias that matters, in words: its flag, its q against the report's
-    α, its interval against the effect of interest."""
-    mine = [f for f in flags if f.split(":")[0] in name or name.split("_")[0] in f]
-    if any(f.endswith("underpowered") for f in mine):
+def matters(name: str, m: Figure, judge: Judge, eoi: float, alpha: float = 0.05) -> str:
+    """Whether a probe's figure shows a bias that matters, in words, from the audit's own decisions: the flags
+    it raised on this figure (each flag declares the figure it is read from, :func:`judgecal.catalogue.flag_info`)
+    and the probe's ``underpowered`` decision in the judge's bias profile; then the figure's test as stored
+    (its BH q against the report's α, its interval against the effect of interest)."""
+    declared = [flag_info(f) for f in judge.flags if flag_info(f).metric == name]
+    profile = next((b for b in judge.biases or [] if b.metric == name), None)
+    if any(f.severity == "underpowered" for f in declared) or (profile is not None and profile.underpowered):
         return f"cannot tell: the interval still holds an effect of {eoi:.0%}"
     if m.ci_low is not None and m.ci_low == m.ci_high == m.null_value:
         return "no sign of bias (identical in both orders, or no variation at all)"
     q = m.q if "q" in m.model_fields_set else m.p
     if q is None:
         return "descriptive (no test)"
-    if mine:
+    if declared:
         return "yes: significant, and the interval reaches the effect of interest"
     return "no: not significant" if q >= alpha else f"no: significant but smaller than {eoi:.0%}"
 
@@ -528,7 +530,7 @@ def biases() -> None:
                     continue
                 rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": fmt_m(m), "n": m.n,
                              "p": fmt_p(m.p), "q (BH)": fmt_p(m.q), "MDE": fmt_number(m.mde),
-                             "null": mi.reference, "matters?": matters(name, m, j.flags, eoi, alpha)})
+                             "null": mi.reference, "matters?": matters(name, m, j, eoi, alpha)})
                 if m.estimate is not None and m.ci_low is not None:
                     plot.append((judge, name, m))
         table(pd.DataFrame(rows), f"biases-{group}",
