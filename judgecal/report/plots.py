@@ -5,13 +5,13 @@ shown (:func:`judgecal.inert.term`); the SVG scales to the page width."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from html import escape as _escape
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from judgecal.audit.schema import AuditReport, Figure, Judge
+from judgecal.audit.schema import AuditReport, Figure, Judge, ReliabilityBin
 from judgecal.catalogue import fmt_number
 from judgecal.inert import term
 
@@ -119,11 +119,10 @@ def heatmap_svg(models: list[str], estimate: list[list[float | None]], cell: int
     return Markup("".join(parts))  # noqa: S704 - every piece of text above is escaped
 
 
-def reliability_svg(bins: list[dict[str, Any]], size: int = 260) -> Markup | None:
+def reliability_svg(bins: Sequence[ReliabilityBin], size: int = 260) -> Markup | None:
     """Reliability diagram: per confidence bin, the judge's agreement with the humans (dot, area ∝ n)
     against its mean confidence; the diagonal is perfect calibration."""
-    pts = [(b["confidence"], b["accuracy"], b.get("n") or 0) for b in bins
-           if b.get("confidence") is not None and b.get("accuracy") is not None]
+    pts = [(b.confidence, b.accuracy, b.n or 0) for b in bins if b.confidence is not None and b.accuracy is not None]
     if not pts:
         return None
     pad, span = 34, size - 44

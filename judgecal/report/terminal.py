@@ -9,7 +9,6 @@ never read as markup, and inert (:func:`judgecal.inert.term`: escape sequences s
 from __future__ import annotations
 
 import io
-from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -22,8 +21,8 @@ from judgecal.inert import inert_tree, term
 from judgecal.report.labels import LabelView, RateRow
 from judgecal.report.over_time import over_time_line
 from judgecal.report.pageone import page_one_table
-from judgecal.report.summary import page_one
-from judgecal.report.table import at
+from judgecal.report.summary import PageOne, page_one
+from judgecal.report.table import Json, at
 from judgecal.report.view import FigureCell, JudgeView, ReportView, merged_reasons, new_flags, report_view
 
 WIDE = 150
@@ -196,7 +195,7 @@ def _details(report: AuditReport, view: ReportView, console: Console) -> None:
         console.print(Text(f"like with like ({words}): {text}", style="dim"))
 
 
-def print_summary(report: AuditReport | dict[str, Any], console: Console | None = None,
+def print_summary(report: AuditReport | dict[str, Json], console: Console | None = None,
                   details: bool = False) -> None:
     """Page one (:func:`judgecal.report.summary.page_one`: one table, the judges closest to the humans first,
     and the best judge), with ``details`` each judge's figures, reasons and flags, then the truth the audit
@@ -207,13 +206,13 @@ def print_summary(report: AuditReport | dict[str, Any], console: Console | None 
     if not view.judges:
         console.print(Text("no judge in this workspace yet: run `judgecal judge` or import verdicts"))
     else:
-        one = inert_tree(page_one(report))
+        one: PageOne = inert_tree(page_one(report))
         title = f"Judges against the humans (truth {term(report.settings.consensus)}, 95% CI), closest first"
         console.print(page_one_table(one, title, console.width))
-        for row in one["rows"]:  # each judge's bias profile, counted (the report and the explorer chart it)
-            if row["biases"]:
-                console.print(Text(f"{row['judge']}: {row['biases']}"))
-        console.print(Text(one["best_words"]))
+        for row in one.rows:  # each judge's bias profile, counted (the report and the explorer chart it)
+            if row.biases:
+                console.print(Text(f"{row.judge}: {row.biases}"))
+        console.print(Text(one.best_words))
         line = over_time_line(report)
         if line is not None:  # only when records carry a time or a period
             console.print(Text(term(line)))

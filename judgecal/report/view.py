@@ -107,7 +107,7 @@ def stability_line(stab: JudgeStability | None) -> str | None:
         return None
     figure = stab.score.figure
     run = stab.runs[-1]
-    fig = run.figures.get(figure)
+    fig = at(run.figures, figure)
     sigma = _num(fig.sigma_pp) if fig else None
     half = _num(fig.halfwidth_pp) if fig else None
     if fig is None or sigma is None or half is None:

@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from judgecal.audit.schema import AuditReport, Figure, Judge, json_safe, read_report
+from judgecal.audit.schema import AuditReport, Figure, Judge, ReliabilityBin, json_safe, read_report
 from judgecal.catalogue import METRICS, fmt_metric, fmt_number, fmt_p
 from judgecal.inert import term
 from judgecal.report.plots import heatmap_svg, label_rates_svg, metric_forest, prevalence_svg, reliability_svg
@@ -72,7 +72,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("judgecal.report", "templates"), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.ChainableUndefined,
                              finalize=_shown)
-    env.filters.update(num=_num, pval=fmt_p, metric=fmt_metric, nowrap=_nowrap, reliability=reliability_svg,
+    env.filters.update(num=_num, pval=fmt_p, metric=fmt_metric, nowrap=_nowrap, reliability=_reliability,
                        label_rates=label_rates_svg, prevalence=prevalence_svg)
     return env
 
@@ -84,6 +84,11 @@ class PlotView:
     title: str
     svg: Markup
     note: str
+
+
+def _reliability(bins: list[Json]) -> Markup | None:
+    """The reliability diagram of a calibration section as audit.json holds it (its bins read as typed)."""
+    return reliability_svg([ReliabilityBin.model_validate(b) for b in bins if isinstance(b, dict)])
 
 
 def _plots(report: AuditReport | dict[str, Json], view: ReportView) -> list[PlotView]:
@@ -148,7 +153,7 @@ def render_html(report: AuditReport | dict[str, Json], summary_only: bool = Fals
     from judgecal.report.loop import TITLES, loop_tables
 
     one = page_one(report)
-    page = {"summary": one["rows"], "best": one["best"], "best_words": one["best_words"], "fmt_gap": fmt_gap,
+    page = {"summary": one.rows, "best": one.best, "best_words": one.best_words, "fmt_gap": fmt_gap,
             "summary_columns": COLUMNS, "summary_legend": LEGEND, "summary_note": NOTE, "more_words": more_words,
             "summary_only": summary_only, "printable": printable}
     if summary_only:

@@ -984,9 +984,15 @@ class CorrectedWinRate(_Kept):
 
 
 class CorrectedWinRates(_Kept):
-    """A judge's win rates corrected by its errors on the human-labelled items (PPI++), by model."""
+    """A judge's win rates corrected by its errors on the human-labelled items (PPI++, or ``estimator:
+    active`` for labels drawn with known inclusion probabilities), by model, and head to head (``pairwise``)."""
 
     win_rate: dict[str, CorrectedWinRate] = Field(default_factory=dict)
+    estimator: str | None = None
+    n_labelled: int | None = None
+    n_unlabelled: int | None = None
+    n_drawn_without_label: int | None = None
+    pairwise: list[dict[str, str | float | int | None]] | None = None
 
 
 class Models(_Kept):
