@@ -1232,6 +1232,28 @@ class Provenance(_Kept):
     environment: Environment | None = None
 
 
+class ClusterPart(_Kept):
+    """What an audit computed on a Ray cluster: the metrics, counts, sections and tests."""
+
+    metrics: list[str] = Field(default_factory=list)
+    counts: list[str] = Field(default_factory=list)
+    sections: list[str] = Field(default_factory=list)
+    tests: list[str] = Field(default_factory=list)
+
+
+class Executor(_Kept):
+    """Where an audit computed its figures (``judgecal audit --executor ray``, :mod:`judgecal.distributed.audit`):
+    the cluster's address, the shards and seconds, what the cluster computed and what stayed local (in words).
+    Beside the settings: where a figure is computed changes no figure."""
+
+    name: str | None = None
+    address: str | None = None
+    shards: int | None = None
+    cluster_seconds: float | None = None
+    computed_on_cluster: ClusterPart | None = None
+    computed_locally: str | None = None
+
+
 class AuditReport(_Open):
     """The whole audit (``audit.json``)."""
 
@@ -1248,9 +1270,11 @@ class AuditReport(_Open):
     provenance: Provenance | None = None
     loop: Loop | None = None
     spans: SpanTruth | None = None
+    executor: Executor | None = None
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    # the fields typed since this schema began come first; ``loop`` and ``spans``, typed later, stay where read
+    # the fields typed since this schema began come first; ``loop``, ``spans`` and ``executor``, typed later, stay
+    # where they were read
     _written_first = ("schema", "judgecal_version", "generated_at", "settings", "consensus", "judges",
                       "comparisons", "models", "humans", "annotators", "provenance")
     _upgraded_from: str | None = PrivateAttr(default=None)
