@@ -18,7 +18,7 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -28,6 +28,9 @@ from judgecal.audit.schema import AuditReport, read_report
 from judgecal.catalogue import Estimated, fmt_interval, fmt_metric, fmt_number, fmt_p, info
 from judgecal.data.store import DB_NAME, Workspace
 from judgecal.inert import csv_frame, isolated
+
+if TYPE_CHECKING:
+    from streamlit.elements.lib.column_types import ColumnConfig
 
 Stamp = tuple[int, ...]
 
@@ -166,7 +169,7 @@ def chart_plain(value: Any) -> str:
 
 
 # -- numbers ----------------------------------------------------------------------------------------------
-def fmt_m(m: dict[str, Any] | Estimated | None) -> str:
+def fmt_m(m: Estimated | None) -> str:
     """A metric object as ``0.710 (0.680–0.740)``; ``not tested`` when absent, ``undefined`` without a value."""
     return fmt_metric(m)
 
@@ -180,7 +183,7 @@ __all__ = ["fmt_interval", "fmt_number", "fmt_p"]
 
 
 # -- tables -----------------------------------------------------------------------------------------------
-def metric_help(columns: dict[str, str]) -> dict[str, Any]:
+def metric_help(columns: dict[str, str]) -> dict[str, ColumnConfig]:
     """column -> a column config whose hover help is the catalogue definition of ``metric``."""
     out = {}
     for col, metric in columns.items():
@@ -199,7 +202,7 @@ def table(df: pd.DataFrame, key: str, *, help: dict[str, str] | None = None, hei
           metrics: dict[str, str] | None = None) -> None:
     """``df`` as a grid (text never rendered as markup) and a CSV download of exactly that frame (its text cells inert in a spreadsheet: :func:`judgecal.inert.csv_frame`).
     ``metrics`` maps a column to its catalogue metric (hover help); ``help`` gives other columns' help."""
-    config: dict[str, Any] = metric_help(metrics or {})
+    config: dict[str, ColumnConfig] = metric_help(metrics or {})
     for col, text in (help or {}).items():
         config[col] = st.column_config.Column(help=text)
     shown = df.reset_index(drop=True).rename(columns=COLUMN_WORDS)

@@ -37,13 +37,13 @@ from judgecal.audit.schema import (
     Judge,
     Reason,
 )
-from judgecal.catalogue import METRICS, ProbeInfo, info, probe_groups
+from judgecal.catalogue import METRICS, ProbeInfo, flag_info, info, probe_groups
 from judgecal.inert import isolated
 from judgecal.report.bias_profile import profile_rows, state_words
 from judgecal.report.summary import COLUMNS as SUMMARY_COLUMNS
 from judgecal.report.summary import NOTE as SUMMARY_NOTE
-from judgecal.report.summary import more_words, summary_rows
-from judgecal.report.view import chance_accuracy
+from judgecal.report.summary import SummaryRow, more_words, summary_rows
+from judgecal.report.table import Row, at
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -72,11 +72,11 @@ def stability_score(name: str, entry: Judge) -> str:
 def _verdict_kappa(j: Judge) -> str:
     """The κ the judge's verdict reads: a pointwise judge's on an ordinal scale is quadratic-weighted."""
     name = j.pointwise.kappa if j.pointwise else "cohen_kappa"
-    value = fmt_m(j.metrics.get(name))
-    return f"{value}, weighted" if name == "weighted_kappa" and j.metrics.get(name) else value
+    value = fmt_m(j.figure(name))
+    return f"{value}, weighted" if name == "weighted_kappa" and j.figure(name) else value
 
 
-def humans_row(h: Humans) -> dict[str, Any]:
+def humans_row(h: Humans) -> Row:
     """The Judges page's reference row: the annotators' Fleiss' κ and leave-one-out accuracy, or "not
     measured" when one annotator labelled each item (nobody to agree with, where it read "undefined")."""
     several = (h.n_annotators or 0) > 1
@@ -107,14 +107,14 @@ def like_cells(j: Judge) -> dict[str, str]:
     if like is None:
         why = "n/a (pointwise)" if j.kind == "pointwise" else "not measured (needs two annotators)"
         return {LIKE_KAPPA: why, LIKE_HUMANS: why}
-    return {LIKE_KAPPA: like["judge_kappa"], LIKE_HUMANS: f"{like['kappa']} ({like['n_items']} items)"}
+    return {LIKE_KAPPA: like.judge_kappa, LIKE_HUMANS: f"{like.kappa} ({like.n_items} items)"}
 
 
 def _estimated(m: Figure | None) -> Figure | None:
     return m if m is not None and m.estimate is not None else None
 
 
-def _errors(ms: list[Figure]) -> dict[str, Any]:
+def _errors(ms: list[Figure]) -> dict[str, str | list[float]]:
     """Plotly's horizontal error bars of figures that have an estimate (no interval: none drawn)."""
     return {"type": "data", "array": [(m.ci_high or m.estimate or 0.0) - (m.estimate or 0.0) for m in ms],
             "arrayminus": [(m.estimate or 0.0) - (m.ci_low or m.estimate or 0.0) for m in ms]}
@@ -155,7 +155,7 @@ def trust_table(rep: AuditReport) -> pd.DataFrame:
     rows = []
     for name, j in rep.judges.items():
         status, reasons, _ = verdict_of(j)
-        sa = rep.models.system_alignment.get(name) if rep.models else None
+        sa = at(rep.models.system_alignment, name) if rep.models else None
         align = sa.spearman if sa else None
         usage = j.usage  # cost and latency per 1,000 judgments
         lat = usage.latency_s_mean
@@ -164,7 +164,7 @@ def trust_table(rep: AuditReport) -> pd.DataFrame:
                      "Stability Score": stability_score(name, j),
                      **like_cells(j),  # what the verdict reads, first; the consensus figure beside it
                      KAPPA_CONSENSUS: _verdict_kappa(j),
-                     ACCURACY_CONSENSUS: fmt_m(j.metrics.get("accuracy")),
+                     ACCURACY_CONSENSUS: fmt_m(j.figure("accuracy")),
                      "cost per 1,000 (USD)": fmt_number(usage.cost_usd_per_1k),
                      "time per 1,000 (s)": fmt_number(None if lat is None else lat * 1000, 1),
                      "judgments": int(j.n_judgments), "reasons": "; ".join(reasons) or "none"})
@@ -195,26 +195,26 @@ OVERVIEW_HELP = {
 }
 
 
-def _figures_md(row: dict[str, Any]) -> str:
+def _figures_md(row: SummaryRow) -> str:
     """A summary row's figures as a markdown table, every cell made literal text."""
-    head = "| | " + " | ".join(md_plain(row["headers"][c]) for c in SUMMARY_COLUMNS) + " |"
+    head = "| | " + " | ".join(md_plain(row.headers[c]) for c in SUMMARY_COLUMNS) + " |"
     rule = "|" + "---|" * (len(SUMMARY_COLUMNS) + 1)
     body = ["| " + " | ".join([f"**{md_plain(f['title'])}**", *(md_plain(f[c]) for c in SUMMARY_COLUMNS)]) + " |"
-            for f in row["figures"]]
+            for f in row.figures]
     return "\n".join([head, rule, *body])
 
 
-def summary_card(k: int, row: dict[str, Any], reasons: list[str]) -> None:
+def summary_card(k: int, row: SummaryRow, reasons: list[str]) -> None:
     """One judge of page one of the trust report (:func:`judgecal.report.summary.summary_rows`), as there."""
     with st.container(border=True, key=f"summary-{k}"):
-        st.markdown(f"**{md_plain(row['judge'])}** — {STATUS_WORDS.get(row['status'], md_plain(row['status']))} "
-                    f" \n{md_plain(row['basis'])}")
-        st.markdown(f"**Most important:** {md_plain(row['reason'])}{md_plain(more_words(row))}")
-        if row["figures"]:
+        st.markdown(f"**{md_plain(row.judge)}** — {STATUS_WORDS.get(row.status, md_plain(row.status))} "
+                    f" \n{md_plain(row.basis)}")
+        st.markdown(f"**Most important:** {md_plain(row.reason)}{md_plain(more_words(row))}")
+        if row.figures:
             st.markdown(_figures_md(row))
-        if row["stability"]:
-            plain_text(row["stability"])
-        st.markdown(f"**Not tested:** {md_plain(row['not_tested'])}")
+        if row.stability:
+            plain_text(row.stability)
+        st.markdown(f"**Not tested:** {md_plain(row.not_tested)}")
         if len(reasons) > 1:
             with st.expander(f"Every reason ({len(reasons)})"):
                 plain_text("\n".join(f"• {r}" for r in reasons))
@@ -234,7 +234,7 @@ def overview() -> None:
     st.subheader("Each judge: its verdict and why")
     rows = summary_rows(rep)
     for k in order:
-        summary_card(k, rows[k], verdict_of(rep.judges[rows[k]["judge"]])[1])
+        summary_card(k, rows[k], verdict_of(rep.judges[rows[k].judge])[1])
     st.caption(md_plain(SUMMARY_NOTE))
     st.subheader("Every figure of each judge")
     table(trust_table(rep), "overview", help=OVERVIEW_HELP,
@@ -287,7 +287,7 @@ def pointwise_table(rep: AuditReport) -> pd.DataFrame:
 def _cell(metrics: dict[str, Figure], name: str) -> str:
     """A pointwise figure: ``n/a`` where the scale has none (a nominal scale's ρ), ``undefined`` where it
     is 0/0 on these items (every label on one level), else its estimate and CI."""
-    m = metrics.get(name)
+    m = at(metrics, name)
     return fmt_m(m) if m else "n/a"
 
 
@@ -300,13 +300,13 @@ def judges_page() -> None:
         return
     audit_caption(rep)
     h = rep.humans
-    chance = chance_accuracy(rep.consensus.label_counts)  # Σ p_k² of the truth's labels
+    chance = rep.consensus.chance_accuracy  # Σ p_k² of the truth's labels, the audit's
     rows = []
     for name, j in rep.judges.items():
         scores = j.kind == "pointwise"  # no A/B/tie labels to average an F1 over
-        rows.append({"judge": name, ACCURACY_CONSENSUS: fmt_m(j.metrics.get("accuracy")),
-                     "macro F1": "n/a (pointwise)" if scores else fmt_m(j.metrics.get("macro_f1")),
-                     KAPPA_CONSENSUS: fmt_m(j.metrics.get("cohen_kappa")),
+        rows.append({"judge": name, ACCURACY_CONSENSUS: fmt_m(j.figure("accuracy")),
+                     "macro F1": "n/a (pointwise)" if scores else fmt_m(j.figure("macro_f1")),
+                     KAPPA_CONSENSUS: fmt_m(j.figure("cohen_kappa")),
                      "chance accuracy": fmt_number((j.reference.chance_accuracy if j.reference else None) or chance),
                      **like_cells(j),
                      "items with a human label": int(j.n_items_with_consensus)})
@@ -326,9 +326,9 @@ def judges_page() -> None:
     else:
         st.caption("Not measured: needs items labelled by two annotators (re-run `judgecal audit` on such labels).")
     c1, c2 = st.columns(2)
-    c1.plotly_chart(agreement_plot([(n, j.metrics.get("accuracy")) for n, j in rep.judges.items()],
+    c1.plotly_chart(agreement_plot([(n, j.figure("accuracy")) for n, j in rep.judges.items()],
                                    {"chance": chance}, "accuracy against the consensus (95% CI)"), key="acc-plot")
-    c2.plotly_chart(agreement_plot([(n, j.metrics.get("cohen_kappa")) for n, j in rep.judges.items()],
+    c2.plotly_chart(agreement_plot([(n, j.figure("cohen_kappa")) for n, j in rep.judges.items()],
                                    {"chance": 0.0}, "Cohen's κ with the consensus (95% CI)"), key="kappa-plot")
     st.caption("Against the consensus: no humans' line here, because the humans' Fleiss' κ and leave-one-out "
                "accuracy are other definitions; the like-for-like comparison is the plot above.")
@@ -422,7 +422,7 @@ def comparison_section(rep: AuditReport, judges: list[str]) -> None:
     plain_text(res["in words"])
 
 
-def paired_row(comp: Comparisons | None, x: str, y: str) -> dict[str, Any] | None:
+def paired_row(comp: Comparisons | None, x: str, y: str) -> Row | None:
     """The report's comparison of X and Y, turned so that it reads X − Y (a pair is stored once)."""
     pair = next((p for p in (comp.pairs if comp else []) if {p.x, p.y} == {x, y} and x != y), None)
     if pair is None or not pair.n_items or pair.difference is None:
@@ -453,18 +453,21 @@ def group_words(probes: list[ProbeInfo]) -> tuple[str, str, str, str]:
             "; ".join(p.how_to_run for p in probes))
 
 
-def matters(name: str, m: Figure, flags: list[str], eoi: float, alpha: float = 0.05) -> str:
-    """Whether a probe's figure shows a bias that matters, in words: its flag, its q against the report's
-    α, its interval against the effect of interest."""
-    mine = [f for f in flags if f.split(":")[0] in name or name.split("_")[0] in f]
-    if any(f.endswith("underpowered") for f in mine):
+def matters(name: str, m: Figure, judge: Judge, eoi: float, alpha: float = 0.05) -> str:
+    """Whether a probe's figure shows a bias that matters, in words, from the audit's own decisions: the flags
+    it raised on this figure (each flag declares the figure it is read from, :func:`judgecal.catalogue.flag_info`)
+    and the probe's ``underpowered`` decision in the judge's bias profile; then the figure's test as stored
+    (its BH q against the report's α, its interval against the effect of interest)."""
+    declared = [flag_info(f) for f in judge.flags if flag_info(f).metric == name]
+    profile = next((b for b in judge.biases or [] if b.metric == name), None)
+    if any(f.severity == "underpowered" for f in declared) or (profile is not None and profile.underpowered):
         return f"cannot tell: the interval still holds an effect of {eoi:.0%}"
     if m.ci_low is not None and m.ci_low == m.ci_high == m.null_value:
         return "no sign of bias (identical in both orders, or no variation at all)"
     q = m.q if "q" in m.model_fields_set else m.p
     if q is None:
         return "descriptive (no test)"
-    if mine:
+    if declared:
         return "yes: significant, and the interval reaches the effect of interest"
     return "no: not significant" if q >= alpha else f"no: significant but smaller than {eoi:.0%}"
 
@@ -510,12 +513,12 @@ def biases() -> None:
         pairwise_group = all(p.applies_to == ("pairwise",) for p in probes[group])
         st.header(md_plain(question))
         plain_text(f"What was tested: {how}\nNull (no bias): {null}\nEffect of interest: {eoi:.0%}")
-        rows: list[dict[str, Any]] = []
+        rows: list[Row] = []
         plot: list[tuple[str, str, Figure]] = []
         for name in names:
             mi = info(name)
             for judge, j in rep.judges.items():
-                m = j.metrics.get(name)
+                m = j.figure(name)
                 if not m and j.kind == "pointwise" and pairwise_group:
                     rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": "n/a (pointwise)",
                                  "n": None, "p": "n/a", "q (BH)": "n/a", "MDE": "n/a", "null": mi.reference,
@@ -528,7 +531,7 @@ def biases() -> None:
                     continue
                 rows.append({"judge": judge, "metric": mi.title, "estimate (95% CI)": fmt_m(m), "n": m.n,
                              "p": fmt_p(m.p), "q (BH)": fmt_p(m.q), "MDE": fmt_number(m.mde),
-                             "null": mi.reference, "matters?": matters(name, m, j.flags, eoi, alpha)})
+                             "null": mi.reference, "matters?": matters(name, m, j, eoi, alpha)})
                 if m.estimate is not None and m.ci_low is not None:
                     plot.append((judge, name, m))
         table(pd.DataFrame(rows), f"biases-{group}",
@@ -565,7 +568,7 @@ def profile_plot(biases: list[BiasEntry]) -> go.Figure:
     tested = [b for b in biases if b.status == "tested" and b.figure and b.figure.estimate is not None]
     lo = min([0.0, *(v for b in tested for f in (b.figure, b.null) if f for v in (f.estimate, f.ci_low) if v is not None)])
 
-    def bars(figs: list[BiasFigure]) -> dict[str, Any]:
+    def bars(figs: list[BiasFigure]) -> dict[str, object]:
         return {"type": "data", "array": [(f.ci_high if f.ci_high is not None else f.estimate or 0.0) - (f.estimate or 0.0) for f in figs],
                 "arrayminus": [(f.estimate or 0.0) - (f.ci_low if f.ci_low is not None else f.estimate or 0.0) for f in figs]}
 

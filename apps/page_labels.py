@@ -10,7 +10,7 @@ and rationales. Every figure is read from audit.json through :func:`judgecal.rep
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -26,7 +26,7 @@ from judgecal.apps.common import (
 )
 
 from judgecal.inert import isolated
-from judgecal.report.labels import criteria_of, is_label_judge, label_view, trusted_words
+from judgecal.report.labels import LabelView, RateRow, criteria_of, is_label_judge, label_view, trusted_words
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -77,41 +77,41 @@ def labels_page() -> None:
     verdict_section(entry, view, criterion)
     confusion_section(view)
     rates_section(view)
-    if view["task"] == "binary":
+    if view.task == "binary":
         prevalence_section(view)
     disagreements_section(rep, judge, view, crits)
 
 
-def verdict_section(entry: Judge, view: dict[str, Any], criterion: str | None) -> None:
+def verdict_section(entry: Judge, view: LabelView, criterion: str | None) -> None:
     with st.container(border=True, key="labels-verdict"):
-        if view["criteria"]:
+        if view.criteria:
             st.markdown(md_plain((trusted_words(view) or "").capitalize() + "."))
-            table(pd.DataFrame([{"criterion": c["criterion"], "verdict": c["status"]} for c in view["criteria"]]),
+            table(pd.DataFrame([{"criterion": c.criterion, "verdict": c.status} for c in view.criteria]),
                   "labels-criteria", help={"verdict": "The judge's verdict on that criterion's items alone."})
         where = (f" on {md_plain(criterion)}" if criterion is not None else
-                 f" on all criteria together ({md_plain(', '.join(view['pooled']))})" if view["pooled"] else "")
-        st.markdown(f"**Verdict{where}:** {_status(view['verdict']['status'])}")
-        if view["verdict"]["reasons"]:
-            plain_text("\n".join(f"• {r}" for r in view["verdict"]["reasons"]))
-        labels = (" < " if view["ordinal"] else ", ").join(view["labels"])
-        pos = f"; a pass is {view['positive']!r}" if view["positive"] is not None else ""
-        st.caption(md_plain(f"{view['task']} labels: {labels}{pos} · {view['n_judgments']} judgments, "
-                            f"{view['n_with_truth']} with a human truth, {view['n_invalid']} unparsable · the humans: "
-                            f"{view['humans_basis']}"
-                            + "".join(f"; {h['title']} {h['value']}" for h in view["humans_agreement"])))
+                 f" on all criteria together ({md_plain(', '.join(view.pooled))})" if view.pooled else "")
+        st.markdown(f"**Verdict{where}:** {_status(view.verdict.status)}")
+        if view.verdict.reasons:
+            plain_text("\n".join(f"• {r}" for r in view.verdict.reasons))
+        labels = (" < " if view.ordinal else ", ").join(view.labels)
+        pos = f"; a pass is {view.positive!r}" if view.positive is not None else ""
+        st.caption(md_plain(f"{view.task} labels: {labels}{pos} · {view.n_judgments} judgments, "
+                            f"{view.n_with_truth} with a human truth, {view.n_invalid} unparsable · the humans: "
+                            f"{view.humans_basis}"
+                            + "".join(f"; {h.title} {h.value}" for h in view.humans_agreement)))
 
 
-def confusion_section(view: dict[str, Any]) -> None:
+def confusion_section(view: LabelView) -> None:
     import plotly.graph_objects as go
 
     st.subheader("Confusion: the human truth (rows) against the judge (columns)")
-    conf = view["confusion"]
-    labels, counts, shares = conf["labels"], conf["counts"], conf["shares"]
+    conf = view.confusion
+    labels, counts, shares = conf.labels, conf.counts, conf.shares
     if not counts:
         st.info("No judgment on an item with a human truth.")
         return
     rows = [{"human truth": lab, **{f"judge: {c}": counts[i][k] for k, c in enumerate(labels)},
-             "row total": conf["row_totals"][i]} for i, lab in enumerate(labels)]
+             "row total": conf.row_totals[i]} for i, lab in enumerate(labels)]
     c1, c2 = st.columns(2)
     with c1:
         table(pd.DataFrame(rows), "labels-confusion",
@@ -129,19 +129,19 @@ def confusion_section(view: dict[str, Any]) -> None:
     c2.plotly_chart(fig, key="labels-confusion-plot")
 
 
-def rates_section(view: dict[str, Any]) -> None:
+def rates_section(view: LabelView) -> None:
     st.subheader("Agreement and rates: the judge beside the annotators and a trivial rater")
-    like = view["has_like"]
+    like = view.has_like
     rows = []
-    for r in view["rates"]:
-        row = {"figure": r["title"], "judge against the consensus (95% CI)": r["judge_text"],
-               "trivial rater": r["trivial_text"]}
+    for r in view.rates:
+        row = {"figure": r.title, "judge against the consensus (95% CI)": r.judge_text,
+               "trivial rater": r.trivial_text}
         if like:
-            row |= {"judge with each annotator": r["like_judge_text"],
-                    "annotators with each other": r["humans_text"], "trivial rater, same way": r["trivial_like_text"]}
+            row |= {"judge with each annotator": r.like_judge_text,
+                    "annotators with each other": r.humans_text, "trivial rater, same way": r.trivial_like_text}
         rows.append(row)
     table(pd.DataFrame(rows), "labels-rates", help={
-        "trivial rater": f"A rater {view['trivial_words']} (named below), against the consensus: recall 1 for "
+        "trivial rater": f"A rater {view.trivial_words} (named below), against the consensus: recall 1 for "
                          "that label and 0 for the others, balanced accuracy 0.5, κ 0.",
         "judge with each annotator": "The judge's figure pooled over every (annotator, judgment) pair on items with "
                                      "two or more annotators: like with like.",
@@ -149,24 +149,29 @@ def rates_section(view: dict[str, Any]) -> None:
                                       "items: what the judge is read beside.",
         "trivial rater, same way": "The trivial rater measured with each annotator on the same pairs."})
     st.caption(md_plain(
-        f"Trivial rater: always {view['trivial_label']!r}, the consensus' most frequent label on these items — a "
-        "figure it reaches is not alignment. " + ("Like with like: " + view["like_definition"] + "." if like else
+        f"Trivial rater: always {view.trivial_label!r}, the consensus' most frequent label on these items — a "
+        "figure it reaches is not alignment. " + ("Like with like: " + view.like_definition + "." if like else
                                                   "The judge with each annotator beside the annotators with each "
                                                   "other: not measured (needs items labelled by two or more "
                                                   "annotators).")))
     with st.expander("What each figure means"):
-        plain_text("\n".join(f"{r['title']}: {r['definition']}" for r in view["rates"]))
+        plain_text("\n".join(f"{r.title}: {r.definition}" for r in view.rates))
     fig = rates_plot(view)
     if fig is not None:
         st.plotly_chart(fig, key="labels-rates-plot")
 
 
-def _errors(ms: list[Figure]) -> dict[str, Any]:
+def _errors(ms: list[Figure]) -> dict[str, str | list[float]]:
     """Plotly's asymmetric error bars of figures (no bar where the interval was not computed)."""
     def side(m: Figure, v: float | None) -> float:
         return abs(float(v) - float(m.estimate or 0.0)) if isinstance(v, int | float) else 0.0
 
     return {"type": "data", "array": [side(m, m.ci_high) for m in ms], "arrayminus": [side(m, m.ci_low) for m in ms]}
+
+
+def _series(r: RateRow, key: str) -> Figure | None:
+    """One series' figure of a rate row: the judge against the consensus, with each annotator, or the annotators."""
+    return r.judge if key == "judge" else r.like_judge if key == "like_judge" else r.humans
 
 
 # each series a little above or below its row, so that equal figures do not hide each other
@@ -175,70 +180,71 @@ SERIES = (("judge", "judge against the consensus", "#357", "circle", -0.22),
           ("humans", "annotators with each other", "#c33", "diamond", 0.08))
 
 
-def rates_plot(view: dict[str, Any]) -> go.Figure | None:
+def rates_plot(view: LabelView) -> go.Figure | None:
     """Per rate: the judge against the consensus, the judge with each annotator beside the annotators with each
     other (each with its CI), and the trivial rater (grey cross)."""
     import plotly.graph_objects as go
 
-    rates = view["rates"]
+    rates = view.rates
     traces = []
     for key, name, color, symbol, dy in SERIES:
-        pts = [(i, r[key]) for i, r in enumerate(rates) if r[key] and r[key].estimate is not None]
+        pts = [(i, m) for i, r in enumerate(rates) if (m := _series(r, key)) is not None and m.estimate is not None]
         if pts:
             traces.append(go.Scatter(x=[m.estimate for _, m in pts], y=[i + dy for i, _ in pts], mode="markers",
                                      name=name, marker={"color": color, "symbol": symbol, "size": 10},
                                      error_x=_errors([m for _, m in pts])))
-    triv = [(i, r["trivial"]) for i, r in enumerate(rates) if r["trivial"] is not None]
+    triv = [(i, r.trivial) for i, r in enumerate(rates) if r.trivial is not None]
     if triv:
         traces.append(go.Scatter(x=[v for _, v in triv], y=[i + 0.22 for i, _ in triv], mode="markers",
-                                 name=chart_plain(f"trivial rater (always {view['trivial_label']!r})"),
+                                 name=chart_plain(f"trivial rater (always {view.trivial_label!r})"),
                                  marker={"color": "#777", "symbol": "x", "size": 10}))
     if not traces:
         return None
     fig = go.Figure(traces)
     low = min([0.0, *(x for t in traces for x in t.x)])  # a κ below chance
     fig.update_layout(xaxis_title="estimate (95% CI)", xaxis_range=[low - 0.02, 1.02], height=160 + 40 * len(rates),
-                      yaxis={"tickvals": list(range(len(rates))), "ticktext": [chart_plain(r["title"]) for r in rates],
+                      yaxis={"tickvals": list(range(len(rates))), "ticktext": [chart_plain(r.title) for r in rates],
                              "autorange": "reversed", "zeroline": False},
                       margin={"l": 10, "r": 10, "t": 30, "b": 40})
     return fig
 
 
-def prevalence_section(view: dict[str, Any]) -> None:
+def prevalence_section(view: LabelView) -> None:
     import plotly.graph_objects as go
 
-    st.subheader(f"Pass rate: the share labelled {md_plain(repr(view['positive']))}, corrected by the human labels")
-    rows = view["prevalence"]
-    if not rows and view["pooled"]:
+    st.subheader(f"Pass rate: the share labelled {md_plain(repr(view.positive))}, corrected by the human labels")
+    rows = view.prevalence
+    if not rows and view.pooled:
         st.info("Per criterion only: a pass rate over several criteria is the pass rate of nothing. Pick a criterion.")
         return
     if not rows:
         st.info("Not computed: the audit has no pass rate for this judge.")
         return
-    table(pd.DataFrame([{"estimate": r["title"], "pass rate (95% CI)": r["value"], "n": r["n"], "how": r["definition"]}
+    table(pd.DataFrame([{"estimate": r.title, "pass rate (95% CI)": r.value, "n": r.n, "how": r.definition}
                         for r in rows]), "labels-prevalence",
           help={"n": "Items the estimate reads: every judged item (judge-reported) or the human-labelled ones."})
-    pts = [(i, r) for i, r in enumerate(rows) if r["estimate"] is not None]
+    pts = [(i, r.estimate, r.ci_high, r.metric) for i, r in enumerate(rows)
+           if r.estimate is not None and r.metric is not None]
     if pts:
-        top = max(max(r["estimate"], r["ci_high"] or 0.0) for _, r in pts) or 1.0
-        fig = go.Figure(go.Scatter(x=[r["estimate"] for _, r in pts], y=[i for i, _ in pts], mode="markers",
+        top = max(max(est, hi or 0.0) for _, est, hi, _ in pts) or 1.0
+        fig = go.Figure(go.Scatter(x=[est for _, est, _, _ in pts], y=[i for i, _, _, _ in pts], mode="markers",
                                    marker={"size": 11, "color": "#357"}, name="pass rate",
-                                   error_x=_errors([r["metric"] for _, r in pts])))
+                                   error_x=_errors([m for _, _, _, m in pts])))
         for i, r in enumerate(rows):
-            if r["estimate"] is None:  # an empty row says why, never a missing one
-                fig.add_annotation(x=0, y=i, text=chart_plain(r["value"]), showarrow=False, xanchor="left",
+            if r.estimate is None:  # an empty row says why, never a missing one
+                fig.add_annotation(x=0, y=i, text=chart_plain(r.value), showarrow=False, xanchor="left",
                                    font={"color": "#777"})
         fig.update_layout(xaxis_title="pass rate (95% CI)", height=120 + 50 * len(rows), showlegend=False,
                           xaxis_range=[-0.03 * top, 1.08 * top],
-                          yaxis={"tickvals": list(range(len(rows))), "ticktext": [chart_plain(r["title"]) for r in rows],
+                          yaxis={"tickvals": list(range(len(rows))), "ticktext": [chart_plain(r.title) for r in rows],
                                  "autorange": "reversed", "zeroline": False},
                           margin={"l": 10, "r": 10, "t": 20, "b": 40})
         st.plotly_chart(fig, key="labels-prevalence-plot")
-    if view["prevalence_words"]:
-        st.caption(md_plain(view["prevalence_words"]))
-    if view["plan_words"]:
+    if view.prevalence_words:
+        st.caption(md_plain(view.prevalence_words))
+    if view.plan_words:
         with st.container(border=True, key="labels-plan"):
-            st.markdown("**How many human labels?** " + md_plain(view["plan_words"]))
+            st.markdown("**How many human labels?** " + md_plain(view.plan_words))
 
 
 # -- the items where the judge and the humans part -------------------------------------------------------
@@ -247,7 +253,7 @@ def _criterion_of(ids: pd.Series) -> pd.Series:
     return ids.map(lambda i: getattr(sets.get(i), "criterion", None) or "")
 
 
-def disagreements_section(rep: AuditReport, judge: str, view: dict[str, Any], crits: list[str]) -> None:
+def disagreements_section(rep: AuditReport, judge: str, view: LabelView, crits: list[str]) -> None:
     st.header("Where the judge and the humans part")
     method = rep.settings.consensus
     n, found = query("explorer_find_items", judge, method, humans=True, limit=MAX_DISAGREEMENTS)
@@ -257,7 +263,7 @@ def disagreements_section(rep: AuditReport, judge: str, view: dict[str, Any], cr
     found = pd.DataFrame({"item_id": found["item_id"], "criterion": _criterion_of(found["item_id"]),
                           "human consensus": found["humans"], "judge's label": found["judge AB"]})
     c1, c2, c3 = st.columns(3)
-    humans = c1.multiselect("human label", view["labels"], format_func=isolated, key="labels-f-human")
+    humans = c1.multiselect("human label", view.labels, format_func=isolated, key="labels-f-human")
     judged = c2.multiselect("judge's label", sorted(set(found["judge's label"].dropna().astype(str))),
                             key="labels-f-judge")
     where = c3.multiselect("criterion", crits, format_func=isolated, key="labels-f-criterion") if crits else []

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import streamlit as st
 from judgecal.apps.common import (
@@ -28,6 +26,7 @@ from judgecal.apps.common import (
 from judgecal.audit.schema import Strength, WinRate
 from judgecal.catalogue import info
 from judgecal.inert import isolated
+from judgecal.report.table import Row, at
 
 
 def _wr(row: WinRate) -> str:
@@ -60,11 +59,11 @@ def models_page() -> None:
         return
     rater = st.selectbox("Rater", raters, format_func=isolated, key="models-rater")
     st.caption("humans = the human consensus; a judge's item verdict is swap-debiased when both orders were judged.")
-    wr = m.win_rate.get(rater) or {}
-    bt = m.bradley_terry.get(rater) or {}
+    wr = at(m.win_rate, rater) or {}
+    bt = at(m.bradley_terry, rater) or {}
     rows = []
-    for rank, model in enumerate(m.ranking.get(rater) or list(wr), 1):
-        w, b = wr.get(model), bt.get(model)
+    for rank, model in enumerate(at(m.ranking, rater) or list(wr), 1):
+        w, b = at(wr, model), at(bt, model)
         rows.append({"rank": rank, "model": model, "win rate (95% CI)": _wr(w) if w and w.to_json() else "n/a",
                      "comparisons": w.n if w else None,
                      "Bradley–Terry (95% CI)": _bt(b) if b and b.to_json() else "n/a"})
@@ -72,7 +71,7 @@ def models_page() -> None:
     table(pd.DataFrame(rows), "models-ranking",
           help={"win rate (95% CI)": "(wins + ties/2) / comparisons, item-bootstrap interval.",
                 "Bradley–Terry (95% CI)": "Bradley–Terry strength fitted to every comparison (evalica's iteration)."})
-    mx = m.matrix.get(rater)
+    mx = at(m.matrix, rater)
     if mx and mx.models:
         st.subheader("Win rate of the row model against the column model")
         names = mx.models
@@ -105,14 +104,13 @@ def models_page() -> None:
         rows = []
         for judge, p in ppi.items():
             # labels from an active push are weighed by their inclusion probabilities (active inference)
-            how = "active" if p.to_json().get("estimator") == "active" else "PPI++"
+            how = "active" if p.estimator == "active" else "PPI++"
             for model, r in p.win_rate.items():  # each row: its estimate, interval and what PPI++ used
                 extra = r.to_json()
                 rows.append({"judge": judge, "model": model, "estimator": how, "corrected win rate": fmt_interval(
                     r.estimate, r.ci_low, r.ci_high),
-                    "human-labels-only win rate": fmt_interval(extra.get("classical_estimate"),
-                                                               extra.get("classical_ci_low"),
-                                                               extra.get("classical_ci_high")),
+                    "human-labels-only win rate": fmt_interval(r.classical_estimate, r.classical_ci_low,
+                                                               r.classical_ci_high),
                     **{words(k): (fmt_number(v) if isinstance(v, float) else v) for k, v in extra.items()
                        if k not in ("estimate", "ci_low", "ci_high", "classical_estimate", "classical_ci_low",
                                     "classical_ci_high")}})
@@ -193,7 +191,7 @@ def words(key: str) -> str:
     return WORDS.get(key, key.replace("_", " "))
 
 
-def shown_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def shown_rows(rows: list[Row]) -> pd.DataFrame:
     """Stability rows as the page shows them: a κ that is 0/0 reads ``undefined``, a tolerance that applies
     only to another backend ``n/a`` for another judge, any other missing value ``n/a`` (never ``None``)."""
     out = []
@@ -201,7 +199,7 @@ def shown_rows(rows: list[dict[str, Any]]) -> pd.DataFrame:
         r = dict(r)
         if "kappa" in r and r["kappa"] is None:
             r["kappa"] = "undefined"
-        if r.get("kind") == "judge" and r.get("within_tolerance") is None:
+        if at(r, "kind") == "judge" and at(r, "within_tolerance") is None:
             r["within_tolerance"] = "n/a (another judge)"
         out.append({words(k): "n/a" if v is None else v for k, v in r.items()})
     df = pd.DataFrame(out)

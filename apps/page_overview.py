@@ -4,13 +4,12 @@ and the annotators measured the same way, and their difference); this module onl
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import streamlit as st
 from judgecal.apps.common import fmt_m, md_plain, table
 
 from judgecal.audit.schema import AuditReport, Figure, Judge
+from judgecal.report.table import Row, at
 from judgecal.report.view import like_definition
 
 DEFINITION_WORDS = {"pairwise": "with each annotator (pairwise)", "leave_one_out": "against the others' majority "
@@ -55,19 +54,19 @@ def _figures(j: Judge) -> tuple[str, Figure | None, Figure | None, Figure | None
     for definition in dict.fromkeys((first, "pairwise", "leave_one_out")):
         d = like_definition(j, definition)
         if d is not None and d.judge is not None and d.humans is not None:
-            return definition, d.judge.kappa, d.humans.kappa, (d.difference or {}).get("kappa")
+            return definition, d.judge.kappa, d.humans.kappa, at(d.difference, "kappa")
     return "", None, None, None
 
 
-def comparison(rep: AuditReport) -> list[dict[str, Any]]:
+def comparison(rep: AuditReport) -> list[Row]:
     """One row per judge, in the order of the report's page one (:func:`judgecal.report.summary.page_one`: by
     its gap to the humans, the smallest shortfall first; judges whose gap the audit could not measure last, in
     audit.json's order), the best available judge marked ``best``. ``index`` is the judge's place in audit.json."""
     from judgecal.report.summary import page_one
 
     one = page_one(rep)
-    order = {r["index"] - 1: k for k, r in enumerate(one["rows"])}  # the report counts its judges from 1
-    best = one["best"]["index"] - 1 if one["best"] else None
+    order = {r.index - 1: k for k, r in enumerate(one.rows)}  # the report counts its judges from 1
+    best = one.best.index - 1 if one.best else None
     words = _flag_words()
     rows = []
     for k, (name, j) in enumerate(rep.judges.items()):
@@ -84,10 +83,11 @@ def comparison(rep: AuditReport) -> list[dict[str, Any]]:
                      "probes not run": len(v.not_tested_probes) if v else None,
                      "measured as": DEFINITION_WORDS.get(definition, "not measured (needs two annotators)"),
                      "best": k == best})
-    return sorted(rows, key=lambda r: order.get(r["index"], len(order) + r["index"]))
+    # rows[k] is the judge at place k of audit.json
+    return [rows[k] for k in sorted(range(len(rows)), key=lambda k: order.get(k, len(order) + k))]
 
 
-def best_line(rows: list[dict[str, Any]]) -> str:
+def best_line(rows: list[Row]) -> str:
     """The lead's answer in one sentence (markdown, names made literal): the best aligned judge, or that none
     may replace people and which one comes closest."""
     if not rows:
@@ -100,7 +100,7 @@ def best_line(rows: list[dict[str, Any]]) -> str:
             f"{md_plain(r['verdict'])}: {md_plain(r['what decides it'])}.")
 
 
-def comparison_section(rep: AuditReport) -> list[dict[str, Any]]:
+def comparison_section(rep: AuditReport) -> list[Row]:
     """The best judge in words, then the comparison grid; returns the rows (the cards below follow their order)."""
     rows = comparison(rep)
     with st.container(key="best-judge"):

@@ -24,6 +24,7 @@ HTML is escaped by the templates' autoescaping (and isolated there with ``<bdi>`
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from typing import Any
@@ -61,9 +62,13 @@ def isolated(text: Any) -> str:
 
 
 def inert_tree(obj: Any) -> Any:
-    """Every string of a JSON-like tree (dict keys included) through :func:`term`, newlines kept."""
+    """Every string of a JSON-like tree (dict keys included) through :func:`term`, newlines kept; a dataclass
+    (a surface's typed view) is walked field by field."""
     if isinstance(obj, str):
         return term(obj, keep_lines=True)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **{f.name: inert_tree(getattr(obj, f.name))
+                                           for f in dataclasses.fields(obj) if f.init})
     if isinstance(obj, dict):
         return {(term(k, keep_lines=True) if isinstance(k, str) else k): inert_tree(v) for k, v in obj.items()}
     if isinstance(obj, list):

@@ -210,7 +210,7 @@ def test_the_first_screen_compares_every_judge_by_its_gap_and_names_the_best(app
     else:  # the report's best available judge: of the best verdict present, the closest to the humans
         from judgecal.report.summary import page_one
 
-        first = page_one(report)["best"]["judge"]
+        first = page_one(report).best.judge
         assert best.startswith("No judge may replace people yet.") and first in best
     b.page.set_viewport_size({"width": 1440, "height": 900})
     try:

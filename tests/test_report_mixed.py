@@ -177,14 +177,14 @@ def test_agreement_of_a_judge_with_no_labelled_item_is_not_measured_not_untested
     from judgecal.report.view import report_view
 
     view = report_view(mixed)
-    pair = next(j for j in view["judges"] if j["name"] == "acme/pair-judge")
-    assert pair["n_labelled"] == 0
-    cells = {f["name"]: f["value"] for f in pair["summary"]}
+    pair = next(j for j in view.judges if j.name == "acme/pair-judge")
+    assert pair.n_labelled == 0
+    cells = {f.name: f.value for f in pair.summary}
     assert cells["cohen_kappa"] == cells["accuracy"] == "not measured"
     assert cells["first_position_rate"] == "not tested"  # a probe
     assert cells["weighted_kappa"] == "n/a (pairwise)"
-    likert = next(j for j in view["judges"] if j["name"] == "acme/likert-judge")
-    assert all("not measured" not in f["value"] for f in likert["summary"])
+    likert = next(j for j in view.judges if j.name == "acme/likert-judge")
+    assert all("not measured" not in f.value for f in likert.summary)
 
 
 def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  # type: ignore[no-untyped-def]
@@ -226,12 +226,12 @@ def test_html_plots_a_pointwise_judges_weighted_kappa_without_a_common_line(mixe
     from judgecal.report.view import report_view
     from judgecal.report.write import _plots, render_html
 
-    plots = {p["title"]: p for p in _plots(mixed, report_view(mixed))}
+    plots = {p.title: p for p in _plots(mixed, report_view(mixed))}
     wk = plots[info("weighted_kappa").title]
-    assert "acme/likert-judge" in wk["svg"] and "acme/pair-judge" not in wk["svg"]  # judges with that figure only
-    assert "Dashed line" not in wk["note"] and "its own items" in wk["note"]
+    assert "acme/likert-judge" in wk.svg and "acme/pair-judge" not in wk.svg  # judges with that figure only
+    assert "Dashed line" not in wk.note and "its own items" in wk.note
     # κ against the consensus: no humans' line (Fleiss' κ is another definition); the like-for-like figure
     # draws each judge's own reference on its row
     ck = plots[info("cohen_kappa").title]
-    assert "Dashed line" not in ck["note"] and "other definitions" in ck["note"] and "row-ref" not in ck["svg"]
-    assert unescape(wk["note"]) in unescape(render_html(mixed))
+    assert "Dashed line" not in ck.note and "other definitions" in ck.note and "row-ref" not in ck.svg
+    assert unescape(wk.note) in unescape(render_html(mixed))

@@ -17,7 +17,11 @@ the item's response cluster (:func:`judgecal.stats.classification.label_agreemen
 - like with like: the judge's TPR/TNR (or per-label recall) pooled over every (annotator, judgment) pair
   beside the annotators' own pooled over every pair of them both ways, on the same items (what the
   verdict reads, so a judge always answering the majority label — TNR 0 — is never aligned);
-- the humans' Fleiss κ and Krippendorff α (nominal, or ordinal on an ordinal set) on the judge's items.
+- the humans' Fleiss κ and Krippendorff α (nominal, or ordinal on an ordinal set) on the judge's items;
+- beside every figure, the **trivial rater** that always answers the truth's commonest label
+  (:func:`judgecal.stats.trivial.trivial_rater`), on the basis of the figure it stands beside: ``trivial``
+  from the confusion's row totals, ``like_for_like.trivial`` from the annotators' labels over the judge's
+  (annotator, judgment) pairs.
 
 Items labelled on several criteria (one item per criterion) get every figure per criterion under
 ``labels.criteria``; the judge's top-level figures are those of its first criterion only when it has one.
@@ -25,6 +29,7 @@ Items labelled on several criteria (one item per criterion) get every figure per
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -35,6 +40,7 @@ from judgecal.data.records import LabelSet
 from judgecal.stats.agreement import fleiss_kappa, krippendorff_alpha
 from judgecal.stats.classification import corrected_pass_rate, label_agreement, pass_rate_plan
 from judgecal.stats.ordinal import rater_pairs
+from judgecal.stats.trivial import trivial_rater
 
 PLAN_HALFWIDTH = 0.05
 BINARY = ("tpr", "tnr", "precision", "f1", "balanced_accuracy")
@@ -149,6 +155,8 @@ def labels_section(jf: pd.DataFrame, truth: pd.Series, wide: pd.DataFrame, ls: L
                                                  "counts": fig["confusion"]},
         "n_invalid": int(fig["n_invalid"]["estimate"]), "n_judgments": int(len(jf)), "n_with_truth": int(on.sum()),
     }
+    # beside every figure, the rater that always answers the truth's commonest label, on the same basis
+    trivial = trivial_rater(ls.labels, [int(sum(row)) for row in fig["confusion"]], ls.task, ls.positive)
     mine = wide.reindex(pd.Index(pd.unique(item_ids[on])))
     humans = humans_like(mine, ls, groups.reindex(mine.index).to_numpy(dtype=object), cfg)
     judge = judge_like(jf[on], p_all[on], mine, ls, groups, cfg) if humans is not None else None
@@ -161,6 +169,10 @@ def labels_section(jf: pd.DataFrame, truth: pd.Series, wide: pd.DataFrame, ls: L
                           "more annotators, the annotator as the truth, beside the annotators' own pooled over every "
                           "ordered pair of them on the same items",
             "judge": _side(judge, ls), "humans": _side(humans["pairs"], ls)}
+        # there, the trivial rater answers the annotators' labels over the judge's (annotator, judgment) pairs:
+        # each label's recall is over the pairs whose annotator gave it
+        like_totals = [int(_n_of(f)) for f in judge["recall_by_label"]]
+        section["like_for_like"]["trivial"] = trivial_rater(ls.labels, like_totals, ls.task, ls.positive)
     if ls.task == "binary":
         pos = ls.labels.index(str(ls.positive))
         valid = p_all >= 0
@@ -175,7 +187,14 @@ def labels_section(jf: pd.DataFrame, truth: pd.Series, wide: pd.DataFrame, ls: L
             section["plan"] = pass_rate_plan((t_code[labelled] == pos).astype(np.float64),
                                              (p_all[labelled] == pos).astype(np.float64),
                                              int(all_items.sum()), PLAN_HALFWIDTH, level=cfg.level)
+    section["trivial"] = trivial
     return {"metrics": metrics_of(fig, ls), "section": section}
+
+
+def _n_of(figure: Any) -> int | float:
+    """A figure's ``n`` (0 where it has none)."""
+    n = figure.get("n") if isinstance(figure, dict) else None
+    return n if isinstance(n, int | float) and not isinstance(n, bool) and math.isfinite(n) else 0
 
 
 def _first_per_item(item_ids: np.ndarray, valid: np.ndarray) -> np.ndarray:

@@ -1,6 +1,7 @@
 """The audit's stability section: Stability Scores of the stored stability runs, recomputed from the workspace.
 
-Per judge and headline figure: σ (pp), the Stability Score with its bootstrap CI, the per-axis
+Per judge and headline figure: σ (pp) and the half-width ``1.96 σ`` a report states ("stable within ±x points
+at 95% confidence"), the Stability Score with its bootstrap CI, the per-axis
 decomposition, the largest single-variant shift, cross-backend agreement against its tolerance, the guard's
 status and what changed in the environment fingerprint (:func:`summarise_run`); the audit attaches them at
 ``judges.<judge>.stability`` (:func:`attach_stability`). Runs are made by :mod:`judgecal.stability.runs`
@@ -27,6 +28,7 @@ from judgecal.stats import stability as st
 
 GUARD_THRESHOLD_PP = 1.4  # the default gate (business-loss backcalculation of the seed documents)
 CROSS_BACKEND_TOLERANCE_PP = 0.8
+Z95 = 1.959963984540054  # the standard normal's 97.5% quantile
 
 
 class StabilityError(InputError):
@@ -115,6 +117,8 @@ def summarise_run(ws: Any, run: dict[str, Any], *, n_boot: int = 2000, seed: int
         res["guard"] = [{**g, "variant": own[g["variant"]], "name": variants[own[g["variant"]]]["name"]}
                         for g in st.guard(fig, threshold_pp)]
         res["figures"] = [_num(f) for f in stat_for(name)(s.sum(axis=0))]  # every variant's, judge axis too
+        # "stable within ±x points at 95% confidence": x = z σ
+        res["halfwidth_pp"] = None if res["sigma_pp"] is None else Z95 * res["sigma_pp"]
         out_figs[name] = res
     cross_judge = []
     for j, v in enumerate(variants):

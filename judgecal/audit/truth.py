@@ -15,13 +15,15 @@ import pandas as pd
 from judgecal.data.sources import SourceError, select, sources, split_name
 from judgecal.data.store import Workspace
 from judgecal.stats.agreement import fleiss_kappa
+from judgecal.stats.trivial import chance_accuracy
 
 
 def resolve_truth(ws: Workspace, consensus: str, n_boot: int = 2000,
                   seed: int = 0) -> tuple[pd.Series, dict[str, Any]]:
     """``item_id -> label`` of the consensus ``consensus`` and the report's description of it: method,
     source, the sources it draws on, how many annotators gave how many labels on its items, and their
-    Fleiss' kappa (item-bootstrap CI)."""
+    Fleiss' kappa (item-bootstrap CI), and the accuracy of a rater answering at random with its label shares
+    ``p_k``: ``Σ p_k²``."""
     # plain object indexes: every judge's lookup reuses this index's hash table (a pyarrow-backed string
     # index would be converted to Python strings again on each lookup)
     cons = ws.annotations_repo.consensus_labels(consensus)
@@ -47,6 +49,7 @@ def resolve_truth(ws: Workspace, consensus: str, n_boot: int = 2000,
     }
     if len(labels):
         about["fleiss_kappa"] = fleiss_kappa(labels, n_boot, seed)
+    about["chance_accuracy"] = chance_accuracy(about["label_counts"])  # Σ p_k²: a random rater's accuracy
     return truth, about
 
 

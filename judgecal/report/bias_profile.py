@@ -6,13 +6,13 @@ commands) come from the probes' declarations, a plugin's too: escaped where they
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from markupsafe import Markup
 
 from judgecal.audit.schema import BiasEntry, BiasFigure
 from judgecal.catalogue import fmt_interval
 from judgecal.report.plots import escape
+from judgecal.report.table import Row
 
 FLAGGED, TESTED, NULL = "#c33", "#357", "#999"
 LEGEND = "each bias's figure with its 95% CI (red: flagged); grey diamond and band: its null"
@@ -34,7 +34,7 @@ def state_words(b: BiasEntry) -> str:
     return "cannot tell (underpowered)" if b.underpowered else "not flagged"
 
 
-def profile_rows(biases: Sequence[BiasEntry]) -> list[dict[str, Any]]:
+def profile_rows(biases: Sequence[BiasEntry]) -> list[Row]:
     """One row per probe: its title, the figure charted, its value and its null's, and its state in words."""
     return [{"bias": b.title, "figure": b.metric_title,
              "estimate (95% CI)": fig_words(b.figure) if b.status == "tested" else "",

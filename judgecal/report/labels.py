@@ -13,15 +13,10 @@ every surface renders the same way (the explorer's Labels page, the HTML/PDF rep
 - binary: the pass rate as the judge reports it, corrected (Rogan–Gladen), PPI++ and from the human labels
   alone, and the plan (how many human labels a ±0.05 pass rate needs) in words.
 
-The trivial rater's figures follow from the truth's count of each label alone (the conventions of
-:mod:`judgecal.stats.classification`): recall 1 for its label and 0 for the others; precision its label's
-share of the truth, undefined for the labels it never gives; macro F1 ``2 m / (k (n + m))`` (``m`` the
-commonest label's count; a label never given counts F1 0); balanced accuracy 0.5; accuracy the commonest
-label's share; κ 0. It is measured on the
-basis of the figure it stands beside: against the consensus from the confusion's row totals; with each
-annotator from the annotators' labels over the same (annotator, judgment) pairs as the judge's figure
-(each label's recall ``n`` in ``like_for_like.judge``). Nothing here is estimated; nothing formats HTML
-or markdown (each renderer escapes what it is given).
+The trivial rater's figures are the audit's (``labels.trivial`` against the consensus, from the confusion's
+row totals; ``labels.like_for_like.trivial`` with each annotator, over the same (annotator, judgment) pairs as
+the judge's figure; :func:`judgecal.stats.trivial.trivial_rater`). Nothing here is computed; nothing formats
+HTML or markdown (each renderer escapes what it is given).
 
 The label metrics' titles and definitions are the catalogue's (:func:`judgecal.catalogue.info`), worded
 with the judge's own labels by :func:`metric_info`.
@@ -30,10 +25,12 @@ with the judge's own labels by :func:`metric_info`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from judgecal.audit.schema import CriterionPart, Figure, Judge, LabelSide, LabelsSection
 from judgecal.catalogue import MetricInfo, fmt_metric, fmt_number, info
+from judgecal.report.table import at
 
 # the label metrics: their titles and definitions are the catalogue's, worded with a judge's labels
 LABEL_METRICS = ("tpr", "tnr", "precision", "f1", "balanced_accuracy", "macro_f1", "recall_by_label",
@@ -101,56 +98,34 @@ def rate_names(labels: LabelsSection, kappa: str = "cohen_kappa") -> list[str]:
             "macro_f1"]
 
 
-def confusion_view(labels: LabelsSection) -> dict[str, Any]:
-    """The confusion counts with their row totals and row-normalised shares (``None`` for an empty row)."""
+@dataclass(frozen=True)
+class ConfusionView:
+    """The confusion counts (rows: the human truth, columns: the judge) with their totals and each row's
+    shares (``None`` for an empty row)."""
+
+    labels: list[str]
+    counts: list[list[int]]
+    row_totals: list[int]
+    col_totals: list[int]
+    shares: list[list[float | None]]
+    n: int
+    majority: str | None
+    rows: str
+    columns: str
+
+
+def confusion_view(labels: LabelsSection) -> ConfusionView:
+    """The confusion of a label part, with the trivial rater's label (the audit's)."""
     conf = labels.confusion
     names = [str(x) for x in (conf.labels if conf else []) or labels.labels]
     counts = [[int(c) for c in row] for row in (conf.counts if conf else [])]
     totals = [sum(r) for r in counts]
     shares = [[(c / t if t else None) for c in r] for r, t in zip(counts, totals, strict=True)]
-    return {"labels": names, "counts": counts, "row_totals": totals, "col_totals": [sum(c) for c in zip(*counts, strict=True)]
-            if counts else [], "shares": shares, "n": sum(totals), "majority": _majority(labels, totals),
-            "rows": str((conf.rows if conf else None) or "human truth"),
-            "columns": str((conf.columns if conf else None) or "judge")}
-
-
-def trivial_figures(labels: LabelsSection, totals: list[int] | list[float]) -> dict[str, float | None]:
-    """What a rater always answering the commonest truth label gets, per rate (see the module), from the
-    truth's count of each label on the basis the figures beside it are measured on."""
-    names = [str(x) for x in labels.labels]
-    n = sum(totals)
-    if not n or len(totals) != len(names):
-        return {}
-    major = max(range(len(totals)), key=lambda k: (totals[k], -k))  # the first of the commonest
-    m, share = names[major], totals[major] / n
-    k = len(names)
-    kappa = 0.0 if share < 1 else None  # a constant rater's κ is 0; 0/0 when the truth is one label too
-    out: dict[str, float | None] = {"macro_f1": 2 * share / (k * (1 + share)), "accuracy": share,
-                                    "cohen_kappa": kappa, "weighted_kappa": kappa}
-    for x in names:
-        out[f"recall_by_label.{x}"] = 1.0 if x == m else 0.0
-        out[f"precision_by_label.{x}"] = share if x == m else None  # it never gives the others: 0/0
-    pos = labels.positive
-    if labels.task == "binary" and pos is not None:
-        on = str(pos) == m
-        out.update({"tpr": 1.0 if on else 0.0, "tnr": 0.0 if on else 1.0, "precision": share if on else None,
-                    "f1": 2 * share / (1 + share) if on else 0.0, "balanced_accuracy": 0.5})
-    return out
-
-
-def _majority(labels: LabelsSection, totals: list[int] | list[float]) -> str | None:
-    names = [str(x) for x in labels.labels]
-    if not sum(totals) or len(totals) != len(names):
-        return None
-    return names[max(range(len(totals)), key=lambda k: (totals[k], -k))]
-
-
-def _like_totals(labels: LabelsSection) -> list[int]:
-    """The annotators' count of each label over the judge's (annotator, judgment) pairs of ``like_for_like``
-    (each label's recall is over the pairs whose annotator gave it): the trivial rater's basis there."""
-    like = labels.like_for_like
-    side = like.judge.recall_by_label if like and like.judge else {}
-    return [int(f.n or 0) if (f := side.get(str(x))) is not None else 0 for x in labels.labels]
+    return ConfusionView(labels=names, counts=counts, row_totals=totals,
+                         col_totals=[sum(c) for c in zip(*counts, strict=True)] if counts else [], shares=shares,
+                         n=sum(totals), majority=labels.trivial.label if labels.trivial else None,
+                         rows=str((conf.rows if conf else None) or "human truth"),
+                         columns=str((conf.columns if conf else None) or "judge"))
 
 
 def _like(side: LabelSide | None, name: str) -> Figure | None:
@@ -171,10 +146,25 @@ def part_of(entry: Judge, criterion: str | None = None) -> Judge | CriterionPart
     """The judge's figures on one criterion (``criteria[criterion]``), or its top-level ones."""
     if criterion is None:
         return entry
-    return (entry.criteria or {}).get(criterion)
+    return entry.criterion(criterion)
 
 
-def prevalence_rows(labels: LabelsSection) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class PrevalenceRow:
+    """One of a binary part's four pass rates: its figure, as text, and how it was computed."""
+
+    name: str
+    title: str
+    definition: str
+    metric: Figure | None
+    value: str
+    n: int | float | None
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+def prevalence_rows(labels: LabelsSection) -> list[PrevalenceRow]:
     """A binary part's pass rate, four ways, each with its interval (``[]`` when not computed)."""
     prev = labels.prevalence
     if prev is None or not prev.to_json():
@@ -183,10 +173,10 @@ def prevalence_rows(labels: LabelsSection) -> list[dict[str, Any]]:
     rows = []
     for key, title, definition in PREVALENCE:
         m: Figure | None = getattr(prev, key)
-        rows.append({"name": key, "title": title, "definition": definition.format(positive=pos), "metric": m,
-                     "value": fmt_metric(m) if m else "not computed", "n": m.n if m else None,
-                     "estimate": _num(m.estimate) if m else None, "ci_low": _num(m.ci_low) if m else None,
-                     "ci_high": _num(m.ci_high) if m else None})
+        rows.append(PrevalenceRow(name=key, title=title, definition=definition.format(positive=pos), metric=m,
+                                  value=fmt_metric(m) if m else "not computed", n=m.n if m else None,
+                                  estimate=_num(m.estimate) if m else None, ci_low=_num(m.ci_low) if m else None,
+                                  ci_high=_num(m.ci_high) if m else None))
     return rows
 
 
@@ -197,7 +187,7 @@ def pass_rate_line(labels: LabelsSection) -> str | None:
     if not rows or prev is None:
         return None
     pos = _q(prev.positive if "positive" in prev.model_fields_set else labels.positive)
-    return f"pass rate ({pos}): " + ", ".join(f"{r['title']} {r['value']}" for r in rows)
+    return f"pass rate ({pos}): " + ", ".join(f"{r.title} {r.value}" for r in rows)
 
 
 def prevalence_words(labels: LabelsSection) -> str | None:
@@ -251,14 +241,90 @@ def plan_words(labels: LabelsSection) -> str | None:
     return words
 
 
-def _status(part: Judge | CriterionPart) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PartStatus:
+    """A part's verdict in words: its status (``no verdict`` where none) and its reasons."""
+
+    status: str
+    reasons: list[str]
+
+
+@dataclass(frozen=True)
+class RateRow:
+    """One figure of a label part beside its references: the judge against the consensus and the trivial
+    rater there; with each annotator, the annotators with each other and the trivial rater measured so."""
+
+    name: str
+    title: str
+    definition: str
+    judge: Figure | None
+    judge_text: str
+    trivial: float | None
+    trivial_text: str
+    like_judge: Figure | None
+    like_judge_text: str
+    humans: Figure | None
+    humans_text: str
+    trivial_like: float | None
+    trivial_like_text: str
+
+
+@dataclass(frozen=True)
+class TitledValue:
+    """A figure's title and its value as text."""
+
+    title: str
+    value: str
+
+
+@dataclass(frozen=True)
+class CriterionStatus:
+    """One criterion of a judge and its verdict there."""
+
+    criterion: str
+    status: str
+
+
+@dataclass(frozen=True)
+class LabelView:
+    """Everything a surface shows of one label part of a judge (see the module)."""
+
+    criterion: str | None
+    pooled: list[str]
+    task: str
+    labels: list[str]
+    ordinal: bool
+    positive: str | None
+    n_judgments: int | None
+    n_with_truth: int | None
+    n_invalid: int | None
+    verdict: PartStatus
+    confusion: ConfusionView
+    trivial_label: str | None
+    trivial_like_label: str | None
+    trivial_words: str
+    has_like: bool
+    rates: list[RateRow]
+    like_definition: str
+    humans_agreement: list[TitledValue]
+    humans_basis: str
+    prevalence: list[PrevalenceRow]
+    pass_rate_line: str | None
+    prevalence_words: str | None
+    plan_words: str | None
+    criteria: list[CriterionStatus]
+    trusted_on: list[str]
+    not_trusted_on: list[str]
+
+
+def _status(part: Judge | CriterionPart) -> PartStatus:
     v = part.verdict
     if v is not None and v.status:
-        return {"status": str(v.status), "reasons": [str(r) for r in v.reasons]}
-    return {"status": "no verdict", "reasons": []}
+        return PartStatus(status=str(v.status), reasons=[str(r) for r in v.reasons])
+    return PartStatus(status="no verdict", reasons=[])
 
 
-def label_view(entry: Judge, criterion: str | None = None) -> dict[str, Any] | None:
+def label_view(entry: Judge, criterion: str | None = None) -> LabelView | None:
     """Everything a surface shows of one label part of a judge (``criterion``: one of :func:`criteria_of`;
     ``None``: the top-level figures, pooled over its criteria when it has several). ``None`` when the
     judge has no such part."""
@@ -266,56 +332,53 @@ def label_view(entry: Judge, criterion: str | None = None) -> dict[str, Any] | N
     labels = part.labels if part is not None else None
     if part is None or labels is None or not labels.to_json():
         return None
-    metrics = part.metrics
     conf = confusion_view(labels)
-    trivial = trivial_figures(labels, conf["row_totals"])
+    trivial = labels.trivial.figures if labels.trivial else {}
     like = labels.like_for_like
     has_like = like is not None and bool(like.to_json())
-    like_tot = _like_totals(labels) if has_like else []
-    like_major = _majority(labels, like_tot) if has_like else None
-    trivial_like = trivial_figures(labels, like_tot) if has_like else {}
+    like_trivial = like.trivial if like is not None and has_like else None
+    like_major = like_trivial.label if like_trivial else None
+    trivial_like = like_trivial.figures if like_trivial else {}
     rates = []
     kappa = str((part.pointwise.kappa if part.pointwise else None) or "cohen_kappa")
     for name in rate_names(labels, kappa):
         mi = metric_info(name, labels)
-        judge = metrics.get(name)
+        judge = part.figure(name)
         lj, lh = (_like(like.judge, name), _like(like.humans, name)) if like else (None, None)
-        t, tl = trivial.get(name), trivial_like.get(name)
-        rates.append({"name": name, "title": mi.title, "definition": mi.definition,
-                      "judge": judge, "judge_text": fmt_metric(judge),
-                      "trivial": t, "trivial_text": _trivial_text(name, t, conf["majority"], labels.positive),
-                      "like_judge": lj, "like_judge_text": fmt_metric(lj) if lj else _no_like(has_like),
-                      "humans": lh, "humans_text": fmt_metric(lh) if lh else _no_like(has_like),
-                      "trivial_like": tl if lj else None,
-                      "trivial_like_text": _trivial_text(name, tl, like_major, labels.positive) if lj
-                      else _no_like(has_like)})
+        t, tl = at(trivial, name), at(trivial_like, name)
+        rates.append(RateRow(name=name, title=mi.title, definition=mi.definition,
+                             judge=judge, judge_text=fmt_metric(judge),
+                             trivial=t, trivial_text=_trivial_text(name, t, conf.majority, labels.positive),
+                             like_judge=lj, like_judge_text=fmt_metric(lj) if lj else _no_like(has_like),
+                             humans=lh, humans_text=fmt_metric(lh) if lh else _no_like(has_like),
+                             trivial_like=tl if lj else None,
+                             trivial_like_text=_trivial_text(name, tl, like_major, labels.positive) if lj
+                             else _no_like(has_like)))
     crit = entry.criteria or {}
     v = entry.verdict
+    said = (v.criteria if v else None) or {}
     humans = labels.humans if labels.humans is not None and labels.humans.to_json() else None
     alpha = humans.krippendorff_alpha if humans else None
     level = alpha.level_of_measurement if alpha and "level_of_measurement" in alpha.model_fields_set else "nominal"
-    return {
-        "criterion": criterion, "pooled": [str(c) for c in labels.pooled_criteria or []],
-        "task": str(labels.task or ""), "labels": conf["labels"], "ordinal": bool(labels.ordinal),
-        "positive": None if labels.positive is None else str(labels.positive),
-        "n_judgments": labels.n_judgments, "n_with_truth": labels.n_with_truth,
-        "n_invalid": labels.n_invalid,
-        "verdict": _status(part),
-        "confusion": conf, "trivial_label": conf["majority"], "trivial_like_label": like_major,
-        "trivial_words": TRIVIAL_WORDS, "has_like": has_like, "rates": rates,
-        "like_definition": str((like.definition if like else None) or ""),
-        "humans_agreement": [
-            {"title": "Fleiss' κ", "value": _on_items(humans.fleiss_kappa)},
-            {"title": f"Krippendorff's α ({level})", "value": _on_items(alpha)}] if humans else [],
-        "humans_basis": (f"{humans.n_annotators} annotators on {humans.n_items} items"
-                         if humans else "one annotator per item: the annotators' own figures are not measured"),
-        "prevalence": prevalence_rows(labels), "pass_rate_line": pass_rate_line(labels),
-        "prevalence_words": prevalence_words(labels), "plan_words": plan_words(labels),
-        "criteria": [{"criterion": str(c), "status": str(((v.criteria if v else None) or {}).get(c)
-                                                          or _status(p)["status"])} for c, p in crit.items()],
-        "trusted_on": [str(c) for c in (v.trusted_on if v else None) or []],
-        "not_trusted_on": [str(c) for c in (v.not_trusted_on if v else None) or []],
-    }
+    return LabelView(
+        criterion=criterion, pooled=[str(c) for c in labels.pooled_criteria or []],
+        task=str(labels.task or ""), labels=conf.labels, ordinal=bool(labels.ordinal),
+        positive=None if labels.positive is None else str(labels.positive),
+        n_judgments=labels.n_judgments, n_with_truth=labels.n_with_truth, n_invalid=labels.n_invalid,
+        verdict=_status(part), confusion=conf, trivial_label=conf.majority, trivial_like_label=like_major,
+        trivial_words=TRIVIAL_WORDS, has_like=has_like, rates=rates,
+        like_definition=str((like.definition if like else None) or ""),
+        humans_agreement=[TitledValue("Fleiss' κ", _on_items(humans.fleiss_kappa)),
+                          TitledValue(f"Krippendorff's α ({level})", _on_items(alpha))] if humans else [],
+        humans_basis=(f"{humans.n_annotators} annotators on {humans.n_items} items"
+                      if humans else "one annotator per item: the annotators' own figures are not measured"),
+        prevalence=prevalence_rows(labels), pass_rate_line=pass_rate_line(labels),
+        prevalence_words=prevalence_words(labels), plan_words=plan_words(labels),
+        criteria=[CriterionStatus(str(c), str(said[c] if c in said and said[c] else _status(p).status))
+                  for c, p in crit.items()],
+        trusted_on=[str(c) for c in (v.trusted_on if v else None) or []],
+        not_trusted_on=[str(c) for c in (v.not_trusted_on if v else None) or []],
+    )
 
 
 def _on_items(m: Figure | None) -> str:
@@ -330,21 +393,21 @@ def _no_like(has_like: bool) -> str:
     return "not measured"  # like_for_like carries no per-label precision
 
 
-def trusted_words(view: dict[str, Any]) -> str | None:
+def trusted_words(view: LabelView) -> str | None:
     """``trusted on: toxicity; not trusted on: jailbreaking`` for a judge of several criteria."""
-    if not view["criteria"]:
+    if not view.criteria:
         return None
-    yes = ", ".join(view["trusted_on"]) or "none"
-    no = ", ".join(view["not_trusted_on"]) or "none"
+    yes = ", ".join(view.trusted_on) or "none"
+    no = ", ".join(view.not_trusted_on) or "none"
     return f"trusted on: {yes}; not trusted on: {no}"
 
 
-def label_views(entry: Judge) -> list[dict[str, Any]]:
+def label_views(entry: Judge) -> list[LabelView]:
     """Each part a report shows: one per criterion (the pooled figures after them), or the one part."""
     crit = criteria_of(entry)
     parts = [label_view(entry, c) for c in crit] + [label_view(entry)]
     return [p for p in parts if p is not None]
 
 
-__all__ = ["LABEL_METRICS", "ORDINAL_ONLY", "criteria_of", "is_label_judge", "is_nominal", "label_view",
+__all__ = ["LABEL_METRICS", "ConfusionView", "LabelView", "PrevalenceRow", "RateRow", "ORDINAL_ONLY", "criteria_of", "is_label_judge", "is_nominal", "label_view",
            "label_views", "metric_info", "trusted_words"]

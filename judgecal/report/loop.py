@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from judgecal.audit.loop_section import FILES
 from judgecal.audit.schema import Alignment, Loop, LoopMetric
+from judgecal.report.table import Row
 
 TITLES = {
     "gate": "Gate: the candidate against the baseline on the same human-labelled items (paired bootstrap)",
@@ -38,17 +37,17 @@ def _ci(r: LoopMetric) -> str:
     return f"{d:+.3f} ({lo:+.3f} to {hi:+.3f})" if lo is not None and hi is not None else f"{d:+.3f}"
 
 
-def _metric_rows(metrics: dict[str, LoopMetric]) -> list[dict[str, Any]]:
+def _metric_rows(metrics: dict[str, LoopMetric]) -> list[Row]:
     return [{"metric": name, "baseline": r.baseline, "candidate": r.candidate,
              "difference (95% CI)": _ci(r), "tolerance": r.tolerance, "result": r.result}
             for name, r in metrics.items()]
 
 
-def loop_tables(loop: Loop | None) -> dict[str, list[dict[str, Any]]]:
+def loop_tables(loop: Loop | None) -> dict[str, list[Row]]:
     """Rows per part: ``gate`` (one per metric), ``panels`` (one per panel), ``align`` (one per candidate and
     metric of the held-out comparison), ``cascades`` (one per cascade and stage, then its people row)."""
     loop = loop or Loop()
-    out: dict[str, list[dict[str, Any]]] = {k: [] for k in FILES}
+    out: dict[str, list[Row]] = {k: [] for k in FILES}
     gate = loop.gate
     if gate is not None and gate.to_json():
         for row in _metric_rows(gate.metrics):

@@ -4,13 +4,12 @@ PDF. Figures are the audit's; names (judges, periods) are data, escaped where th
 
 from __future__ import annotations
 
-from typing import Any
-
 from markupsafe import Markup
 
 from judgecal.audit.schema import AuditReport, OverTime
 from judgecal.catalogue import fmt_interval, fmt_number
 from judgecal.report.plots import escape
+from judgecal.report.table import Row
 
 BY_WORDS = {"period": "period", "day": "day", "week": "ISO week", "month": "month"}
 
@@ -44,9 +43,9 @@ def decision_words(ot: OverTime) -> str:
             f"({level}% confidence, valid over every look).")
 
 
-def over_time_rows(ot: OverTime) -> list[dict[str, Any]]:
+def over_time_rows(ot: OverTime) -> list[Row]:
     """One row per period (the table of audit.html and the PDF)."""
-    out = []
+    out: list[Row] = []
     for r in ot.periods:
         after = r.role == "after"
         out.append({

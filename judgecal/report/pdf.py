@@ -17,6 +17,7 @@ from typing import Any
 from judgecal.audit.schema import AuditReport
 from judgecal.errors import ConfigError
 from judgecal.inert import inert_tree
+from judgecal.report.table import Json
 from judgecal.report.write import json_safe, render_html
 
 #: What a Debian/Ubuntu machine installs for the renderer (the Makefile's ``pdf-libs`` installs the same).
@@ -54,7 +55,7 @@ def _no_fetch(url: str, *args: Any, **kwargs: Any) -> Any:
     raise ValueError(f"the trust report loads no external resource ({url[:60]})")
 
 
-def render_pdf(report: AuditReport | dict[str, Any], summary_only: bool = False) -> bytes:
+def render_pdf(report: AuditReport | dict[str, Json], summary_only: bool = False) -> bytes:
     """The trust report of ``report`` (the typed report or audit.json's object) as PDF bytes: the summary on
     page one, the detail from page two (left out with ``summary_only``)."""
     weasyprint = _renderer()
@@ -64,7 +65,7 @@ def render_pdf(report: AuditReport | dict[str, Any], summary_only: bool = False)
     return bytes(weasyprint.HTML(string=html, url_fetcher=_no_fetch, base_url=None).write_pdf())
 
 
-def write_pdf(report: AuditReport | dict[str, Any], path: str | Path, summary_only: bool = False) -> Path:
+def write_pdf(report: AuditReport | dict[str, Json], path: str | Path, summary_only: bool = False) -> Path:
     """Write the PDF atomically to ``path``."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)

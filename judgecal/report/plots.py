@@ -5,15 +5,18 @@ shown (:func:`judgecal.inert.term`); the SVG scales to the page width."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from html import escape as _escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from judgecal.audit.schema import AuditReport, Figure, Judge
+from judgecal.audit.schema import AuditReport, Figure, Judge, ReliabilityBin
 from judgecal.catalogue import fmt_number
 from judgecal.inert import term
+
+if TYPE_CHECKING:
+    from judgecal.report.labels import PrevalenceRow, RateRow
 
 
 def escape(text: str) -> str:
@@ -78,7 +81,7 @@ def metric_forest(report: AuditReport, metric: str, lo: float = 0.0, ref: float 
     rows: list[tuple[str, float | None, float | None, float | None]] = []
     refs: list[tuple[float | None, float | None, float | None]] = []
     for name, j in report.judges.items():
-        m = j.metrics.get(metric)
+        m = j.figure(metric)
         if m is not None and m.estimate is not None:
             rows.append((str(name), m.estimate, m.ci_low, m.ci_high))
             r = row_ref(j) if row_ref is not None else None
@@ -116,11 +119,10 @@ def heatmap_svg(models: list[str], estimate: list[list[float | None]], cell: int
     return Markup("".join(parts))  # noqa: S704 - every piece of text above is escaped
 
 
-def reliability_svg(bins: list[dict[str, Any]], size: int = 260) -> Markup | None:
+def reliability_svg(bins: Sequence[ReliabilityBin], size: int = 260) -> Markup | None:
     """Reliability diagram: per confidence bin, the judge's agreement with the humans (dot, area ∝ n)
     against its mean confidence; the diagonal is perfect calibration."""
-    pts = [(b["confidence"], b["accuracy"], b.get("n") or 0) for b in bins
-           if b.get("confidence") is not None and b.get("accuracy") is not None]
+    pts = [(b.confidence, b.accuracy, b.n or 0) for b in bins if b.confidence is not None and b.accuracy is not None]
     if not pts:
         return None
     pad, span = 34, size - 44
@@ -151,12 +153,12 @@ def reliability_svg(bins: list[dict[str, Any]], size: int = 260) -> Markup | Non
     return Markup("".join(parts))  # noqa: S704 - numbers only, no text from the data
 
 
-def label_rates_svg(rates: list[dict[str, Any]], width: int = 640) -> Markup | None:
+def label_rates_svg(rates: list[RateRow], width: int = 640) -> Markup | None:
     """A label judge's rates on a 0–1 axis: per rate the judge against the consensus (blue dot, CI), the
     judge with each annotator (teal ring, CI) beside the annotators with each other (red diamond, dashed
     CI), and the trivial rater always answering the commonest label (grey cross). Rows of
     :func:`judgecal.report.labels.label_view`'s ``rates``."""
-    rows = [r for r in rates if any(_est(r.get(k)) is not None for k in ("judge", "like_judge", "humans"))]
+    rows = [r for r in rates if any(_est(m) is not None for m in (r.judge, r.like_judge, r.humans))]
     if not rows:
         return None
     left, right, row_h = 230, 30, 26
@@ -176,10 +178,10 @@ def label_rates_svg(rates: list[dict[str, Any]], width: int = 640) -> Markup | N
              ("humans", 6, "#c33", "diamond", "annotators with each other"))
     for i, r in enumerate(rows):
         y = 15 + i * row_h
-        parts.append(f'<g><title>{escape(str(r["title"]))}</title><text x="{left - 8}" y="{y + 4}" font-size="12" '
-                     f'text-anchor="end">{escape(_short(str(r["title"])))}</text>')
+        parts.append(f'<g><title>{escape(str(r.title))}</title><text x="{left - 8}" y="{y + 4}" font-size="12" '
+                     f'text-anchor="end">{escape(_short(str(r.title)))}</text>')
         for key, dy, color, shape, words in marks:
-            m = r.get(key)
+            m = {"judge": r.judge, "like_judge": r.like_judge, "humans": r.humans}[key]
             est = _est(m)
             if est is None:
                 continue
@@ -200,7 +202,7 @@ def label_rates_svg(rates: list[dict[str, Any]], width: int = 640) -> Markup | N
             else:
                 parts.append(f'<circle cx="{cx:.1f}" cy="{cy}" r="4" fill="{color}"><title>{escape(tip)}</title>'
                              '</circle>')
-        tv = _est(r.get("trivial"))
+        tv = _est(r.trivial)
         if tv is not None:
             parts.append(f'<path class="trivial" d="M{x(tv) - 5:.1f} {y - 5} L{x(tv) + 5:.1f} {y + 5} M{x(tv) - 5:.1f} '
                          f'{y + 5} L{x(tv) + 5:.1f} {y - 5}" stroke="#777" stroke-width="2"><title>trivial rater: '
@@ -210,11 +212,11 @@ def label_rates_svg(rates: list[dict[str, Any]], width: int = 640) -> Markup | N
     return Markup("".join(parts))  # noqa: S704 - every piece of text above is escaped
 
 
-def prevalence_svg(rows: list[dict[str, Any]], width: int = 640) -> Markup | None:
+def prevalence_svg(rows: list[PrevalenceRow], width: int = 640) -> Markup | None:
     """The pass rate four ways (judge-reported, Rogan–Gladen, PPI++, human-only), each with its interval, on
     an axis from 0 to a little above the largest upper bound (rows of
     :func:`judgecal.report.labels.prevalence_rows`)."""
-    shown = [(str(r["title"]), _est(r.get("estimate")), _est(r.get("ci_low")), _est(r.get("ci_high"))) for r in rows]
+    shown = [(str(r.title), _est(r.estimate), _est(r.ci_low), _est(r.ci_high)) for r in rows]
     if not any(e is not None for _, e, _, _ in shown):
         return None
     top = max(v for row in shown for v in row[1:] if v is not None)

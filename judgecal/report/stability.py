@@ -4,12 +4,11 @@ measured (``judgecal stability run`` / ``import`` / ``repeats``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from judgecal.audit.schema import JudgeStability
+from judgecal.report.table import Row
 
 
-def stability_tables(stab: JudgeStability | None) -> dict[str, list[dict[str, Any]]]:
+def stability_tables(stab: JudgeStability | None) -> dict[str, list[Row]]:
     """A judge's stability summary as plain rows for every surface (HTML/PDF report, explorer):
 
     - ``runs``: one row per run and figure (origin ``gpu`` runs beside ``cpu`` ones), Stability Score and σ;
@@ -19,7 +18,7 @@ def stability_tables(stab: JudgeStability | None) -> dict[str, list[dict[str, An
     """
     from judgecal.judges.fingerprint import describe
 
-    out: dict[str, list[dict[str, Any]]] = {"runs": [], "axes": [], "environment": [], "agreement": []}
+    out: dict[str, list[Row]] = {"runs": [], "axes": [], "environment": [], "agreement": []}
     for run in stab.runs if stab else []:
         rid, origin = run.run_id[:12], run.origin
         names = [v.name for v in run.variants]

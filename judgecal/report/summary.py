@@ -13,11 +13,13 @@ escapes the text it is given).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 from judgecal.audit.profile import profile_counts
 from judgecal.audit.schema import AuditReport, Judge, Verdict, read_report
 from judgecal.catalogue import flag_info, fmt_metric, fmt_number, info
+from judgecal.report.table import Json, at
 from judgecal.report.view import SECTIONS, like_definition, stability_line
 
 #: the columns of a row's figures, beside the figure's title; each row names them in its ``headers``
@@ -73,7 +75,7 @@ def _like_figures(entry: Judge, definition: str) -> Figures | None:
     side = "with each annotator" if definition == "pairwise" else "against the others' majority"  # one name each
     agrees = "Agrees with annotators" if definition == "pairwise" else "Agrees with the others' majority"
     basis = f"like with like: {words}, the same {lfl.n_items} items, {lfl.n_annotators} annotators"
-    paired = _est((d.difference or {}).get("kappa"))  # the paired difference, when the audit measured it
+    paired = _est(at(d.difference, "kappa"))  # the paired difference, when the audit measured it
     gap = paired if paired is not None else _gap(_est(j.kappa), _est(h.kappa))
     return basis, PAIRWISE if definition == "pairwise" else LEAVE_ONE_OUT, [
         _figure(f"{kword} {side}", fmt_metric(j.kappa), fmt_metric(h.kappa), "0.000",
@@ -89,7 +91,7 @@ def _span_figures(entry: Judge) -> Figures | None:
     if like is None or like.judge is None or not like.n_items:  # no item with two annotators' spans
         return None
     best = like.best_baseline
-    trivial = f"{fmt_metric(like.baselines.get(best))} ({best.replace('_', ' ')})" if best else "not measured"
+    trivial = f"{fmt_metric(at(like.baselines, best))} ({best.replace('_', ' ')})" if best else "not measured"
     basis = f"like with like: mean pairwise character F1, the same {like.n_items} items"
     return basis, {**PAIRWISE, "trivial": "the best trivial marker"}, [
         _figure(info("span_f1_pairwise").title, fmt_metric(like.judge), fmt_metric(like.humans), "n/a", trivial)], \
@@ -105,15 +107,59 @@ def _consensus_figures(entry: Judge) -> Figures:
     missing = "not measured (needs two annotators)"
     base = _num(ref.base_rate) if ref else None
     return "against the consensus: no items with two annotators, so no like-for-like reference", CONSENSUS, [
-        _figure(info(kname).title, fmt_metric(entry.metrics.get(kname)), missing,
+        _figure(info(kname).title, fmt_metric(entry.figure(kname)), missing,
                 "0.000", "0.000 (always one label)"),
-        _figure(info("accuracy").title, fmt_metric(entry.metrics.get("accuracy")), missing,
+        _figure(info("accuracy").title, fmt_metric(entry.figure("accuracy")), missing,
                 fmt_number(_num(ref.chance_accuracy) if ref else None),
                 f"{fmt_number(base)} (always the most frequent label)" if base is not None else "not measured"),
     ], None
 
 
-def summary_row(name: str, entry: Judge) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Headline:
+    """A row's headline figure: its title, the judge's value and the annotators' (with the words naming them)."""
+
+    title: str
+    judge: str
+    humans: str
+    humans_words: str
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One judge of page one (see the module): its verdict, the reason that matters most, the rule behind it,
+    its gap to the humans, its figures beside the references (``figures``: one per figure, by the column names of
+    ``headers``), what was not tested, its bias profile counted and its stability; ``index``: its place in
+    audit.json, from 1."""
+
+    judge: str
+    status: str
+    reason: str
+    decisive: str
+    gap: float | None
+    headline: Headline | None
+    more_reasons: int
+    n_labelled: int
+    basis: str
+    headers: dict[str, str]
+    figures: list[dict[str, str]]
+    not_tested: str
+    not_tested_probes: list[str]
+    biases: str | None
+    stability: str | None
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class PageOne:
+    """Page one: the rows ranked by their gap to the humans, the best judge and the sentence naming it."""
+
+    rows: list[SummaryRow]
+    best: SummaryRow | None
+    best_words: str
+
+
+def summary_row(name: str, entry: Judge) -> SummaryRow:
     """One judge's row of page one (see the module's docstring)."""
     v = entry.verdict
     status = v.status if v else "no verdict"
@@ -129,14 +175,13 @@ def summary_row(name: str, entry: Judge) -> dict[str, Any]:
         probes = []
         not_tested = "; ".join(v.not_tested if v else []) or "nothing: every probe ran"
     head = got[2][0] if got[2] else None
-    return {"judge": name, "status": status, "reason": reasons[0] if reasons else NO_REASON,
-            "decisive": decisive_words(v), "gap": got[3],
-            "headline": {"title": head["title"], "judge": head["judge"], "humans": head["humans"],
-                         "humans_words": got[1]["humans"]} if head else None,
-            "more_reasons": max(len(reasons) - 1, 0), "n_labelled": entry.n_items_with_consensus or 0,
-            "basis": got[0], "headers": got[1], "figures": got[2], "not_tested": not_tested,
-            "not_tested_probes": probes, "biases": biases_words(entry),
-            "stability": stability_line(entry.stability)}
+    return SummaryRow(judge=name, status=status, reason=reasons[0] if reasons else NO_REASON,
+                      decisive=decisive_words(v), gap=got[3],
+                      headline=Headline(title=head["title"], judge=head["judge"], humans=head["humans"],
+                                        humans_words=got[1]["humans"]) if head else None,
+                      more_reasons=max(len(reasons) - 1, 0), n_labelled=entry.n_items_with_consensus or 0,
+                      basis=got[0], headers=got[1], figures=got[2], not_tested=not_tested,
+                      not_tested_probes=probes, biases=biases_words(entry), stability=stability_line(entry.stability))
 
 
 def biases_words(entry: Judge) -> str | None:
@@ -149,10 +194,10 @@ def biases_words(entry: Judge) -> str | None:
                                           "none flagged")
 
 
-def summary_rows(report: AuditReport | dict[str, Any]) -> list[dict[str, Any]]:
+def summary_rows(report: AuditReport | dict[str, Json]) -> list[SummaryRow]:
     """Page one's rows, one per judge in audit.json's order (``audit.json``'s object is read as the typed
     report, :func:`judgecal.audit.schema.read_report`); ``index`` is that order, from 1."""
-    return [{**summary_row(name, entry), "index": k}
+    return [replace(summary_row(name, entry), index=k)
             for k, (name, entry) in enumerate(read_report(report).judges.items(), 1)]
 
 
@@ -171,29 +216,29 @@ def decisive_words(v: Verdict | None) -> str:
     return first.code.replace("_", " ")
 
 
-def ranked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def ranked(rows: list[SummaryRow]) -> list[SummaryRow]:
     """Rows sorted by their gap to the humans, the closest (or above them) first; a judge without a gap
     (no human reference on its items) after those with one, in audit.json's order."""
-    return sorted(rows, key=lambda r: (r["gap"] is None, -(r["gap"] or 0.0), r["index"]))
+    return sorted(rows, key=lambda r: (r.gap is None, -(r.gap or 0.0), r.index))
 
 
-def best_judge(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+def best_judge(rows: list[SummaryRow]) -> SummaryRow | None:
     """The best available judge: among those of the best verdict present, the one closest to the humans."""
     if not rows:
         return None
-    top = min(RANK.get(r["status"], 3) for r in rows)
-    return ranked([r for r in rows if RANK.get(r["status"], 3) == top])[0]
+    top = min(RANK.get(r.status, 3) for r in rows)
+    return ranked([r for r in rows if RANK.get(r.status, 3) == top])[0]
 
 
-def best_words(rows: list[dict[str, Any]]) -> str:
+def best_words(rows: list[SummaryRow]) -> str:
     """One sentence: the best available judge and whether it may replace people (only when aligned)."""
     best = best_judge(rows)
     if best is None:
         return "no judge audited yet"
-    gap = f", {fmt_gap(best['gap'])} to the humans" if best["gap"] is not None else ""
-    if best["status"] == "aligned":
-        return f"best available judge: {best['judge']} ({best['status']}{gap}): it may replace people"
-    return (f"best available judge: {best['judge']} ({best['status']}{gap}): it may not replace people "
+    gap = f", {fmt_gap(best.gap)} to the humans" if best.gap is not None else ""
+    if best.status == "aligned":
+        return f"best available judge: {best.judge} ({best.status}{gap}): it may replace people"
+    return (f"best available judge: {best.judge} ({best.status}{gap}): it may not replace people "
             f"({'no judge is aligned' if len(rows) > 1 else 'only an aligned judge may'})")
 
 
@@ -202,13 +247,13 @@ def fmt_gap(gap: float | None) -> str:
     return "n/a" if gap is None else f"{gap:+.3f}"
 
 
-def page_one(report: AuditReport | dict[str, Any]) -> dict[str, Any]:
+def page_one(report: AuditReport | dict[str, Json]) -> PageOne:
     """Page one as every surface shows it: the rows ranked by their gap to the humans and the best judge."""
     rows = summary_rows(report)
-    return {"rows": ranked(rows), "best": best_judge(rows), "best_words": best_words(rows)}
+    return PageOne(rows=ranked(rows), best=best_judge(rows), best_words=best_words(rows))
 
 
-def more_words(row: dict[str, Any]) -> str:
+def more_words(row: SummaryRow) -> str:
     """`` (+2 more reasons)`` after the reason that matters most, or nothing."""
-    n = row["more_reasons"]
+    n = row.more_reasons
     return f" (+{n} more reason{'' if n == 1 else 's'})" if n else ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -13,15 +14,16 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from judgecal.audit.schema import AuditReport, Figure, Judge, json_safe, read_report
+from judgecal.audit.schema import AuditReport, Figure, Judge, ReliabilityBin, json_safe, read_report
 from judgecal.catalogue import METRICS, fmt_metric, fmt_number, fmt_p
 from judgecal.inert import term
 from judgecal.report.plots import heatmap_svg, label_rates_svg, metric_forest, prevalence_svg, reliability_svg
 from judgecal.report.summary import COLUMNS, LEGEND, NOTE, fmt_gap, more_words, page_one
-from judgecal.report.view import report_view
+from judgecal.report.table import Json, at
+from judgecal.report.view import ReportView, report_view
 
 
-def write_report(report: AuditReport | dict[str, Any], out_dir: str | Path,
+def write_report(report: AuditReport | dict[str, Json], out_dir: str | Path,
                  summary_only: bool = False) -> tuple[Path, Path]:
     """``audit.json`` (written atomically) and ``audit.html`` in ``out_dir`` (``summary_only``: the page
     without the per-judge detail, see :func:`render_html`)."""
@@ -70,12 +72,26 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("judgecal.report", "templates"), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.ChainableUndefined,
                              finalize=_shown)
-    env.filters.update(num=_num, pval=fmt_p, metric=fmt_metric, nowrap=_nowrap, reliability=reliability_svg,
+    env.filters.update(num=_num, pval=fmt_p, metric=fmt_metric, nowrap=_nowrap, reliability=_reliability,
                        label_rates=label_rates_svg, prevalence=prevalence_svg)
     return env
 
 
-def _plots(report: AuditReport | dict[str, Any], view: dict[str, Any]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class PlotView:
+    """A chart of audit.html with its title and what it shows."""
+
+    title: str
+    svg: Markup
+    note: str
+
+
+def _reliability(bins: list[Json]) -> Markup | None:
+    """The reliability diagram of a calibration section as audit.json holds it (its bins read as typed)."""
+    return reliability_svg([ReliabilityBin.model_validate(b) for b in bins if isinstance(b, dict)])
+
+
+def _plots(report: AuditReport | dict[str, Json], view: ReportView) -> list[PlotView]:
     # the consensus figures have no like-for-like line: the humans' Fleiss' κ is another definition
     report = read_report(report)
 
@@ -105,7 +121,7 @@ def _plots(report: AuditReport | dict[str, Any], view: dict[str, Any]) -> list[d
              ("weighted_kappa", -0.2, None, ""), ("spearman_rho", -0.2, None, "")]
     out = []
     for metric, lo, ref, ref_label in specs:
-        svg = metric_forest(report, metric, lo=lo, ref=ref, ref_label=ref_label, row_ref=row_refs.get(metric))
+        svg = metric_forest(report, metric, lo=lo, ref=ref, ref_label=ref_label, row_ref=at(row_refs, metric))
         if svg is not None:
             m = METRICS[metric]
             note = m.definition + (f" Dashed line: {ref_label} ({fmt_number(ref)})." if ref is not None else "")
@@ -118,11 +134,11 @@ def _plots(report: AuditReport | dict[str, Any], view: dict[str, Any]) -> list[d
             if metric in ("weighted_kappa", "spearman_rho"):  # each pointwise judge has its own ceiling
                 note += (" No common line: each judge is read against the annotators' agreement on its own "
                          "items, in its row of the scores table.")
-            out.append({"title": m.title, "svg": svg, "note": note})
+            out.append(PlotView(title=m.title, svg=svg, note=note))
     return out
 
 
-def render_html(report: AuditReport | dict[str, Any], summary_only: bool = False, printable: bool = False) -> str:
+def render_html(report: AuditReport | dict[str, Json], summary_only: bool = False, printable: bool = False) -> str:
     """The trust report as one self-contained HTML page: page one the summary (:mod:`judgecal.report.summary`:
     each judge's verdict, the reason that matters most, its figures beside the humans' like-for-like reference,
     chance and a trivial rater, what was not tested), ranked by the gap to the humans under a comparison of
@@ -132,16 +148,16 @@ def render_html(report: AuditReport | dict[str, Any], summary_only: bool = False
     :func:`judgecal.audit.schema.read_report`)."""
     report = read_report(report)
     view = report_view(report)
-    matrix = report.models.matrix.get("humans") if report.models else None
+    matrix = at(report.models.matrix, "humans") if report.models else None
     heat = heatmap_svg(matrix.models, matrix.estimate) if matrix and matrix.models else None
     from judgecal.report.loop import TITLES, loop_tables
 
     one = page_one(report)
-    page = {"summary": one["rows"], "best": one["best"], "best_words": one["best_words"], "fmt_gap": fmt_gap,
+    page = {"summary": one.rows, "best": one.best, "best_words": one.best_words, "fmt_gap": fmt_gap,
             "summary_columns": COLUMNS, "summary_legend": LEGEND, "summary_note": NOTE, "more_words": more_words,
             "summary_only": summary_only, "printable": printable}
     if summary_only:
-        return environment().get_template("audit.html.j2").render(**view, **page, catalogue=METRICS)
+        return environment().get_template("audit.html.j2").render(**view.template_args(), **page, catalogue=METRICS)
     return environment().get_template("audit.html.j2").render(
-        **view, **page, catalogue=METRICS, plots=[] if printable else _plots(report, view), heatmap=heat,
+        **view.template_args(), **page, catalogue=METRICS, plots=[] if printable else _plots(report, view), heatmap=heat,
         loop_parts=loop_tables(report.loop), loop_titles=TITLES)

@@ -13,6 +13,9 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from judgecal.audit.schema.models import SCHEMA, SCHEMA_FILE, AuditReport
+from judgecal.stats.trivial import chance_accuracy, trivial_rater
+
+Z95 = 1.959963984540054
 
 
 def _filled(model: type[BaseModel], data: Any) -> Any:
@@ -72,7 +75,7 @@ def read_report(data: AuditReport | dict[str, Any]) -> AuditReport:
     empty, what it holds is validated as it is."""
     if isinstance(data, AuditReport):
         return data
-    clean = json_safe(data)
+    clean = with_references(json_safe(data))
     if clean.get("schema") == SCHEMA:
         try:
             return AuditReport.from_json(clean)
@@ -81,6 +84,68 @@ def read_report(data: AuditReport | dict[str, Any]) -> AuditReport:
     report = AuditReport.from_json(_filled(AuditReport, {**clean, "schema": SCHEMA}))
     report._upgraded_from = str(clean.get("schema", ""))
     return report
+
+
+def with_references(data: Any) -> Any:
+    """An ``audit.json`` object written before the audit stored the references its figures stand beside, with
+    them filled from what it holds (as the audit computes them; a key present is kept): the consensus'
+    chance accuracy ``Σ p_k²``, a stability figure's half-width ``1.96 σ``, a label part's trivial rater."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    cons = out.get("consensus")
+    if isinstance(cons, dict) and "chance_accuracy" not in cons and isinstance(cons.get("label_counts"), dict):
+        out["consensus"] = {**cons, "chance_accuracy": chance_accuracy(cons["label_counts"])}
+    judges = out.get("judges")
+    if isinstance(judges, dict):
+        out["judges"] = {name: _judge_references(j) for name, j in judges.items()}
+    return out
+
+
+def _judge_references(judge: Any) -> Any:
+    if not isinstance(judge, dict):
+        return judge
+    out = {**judge, **({"labels": _label_references(judge["labels"])} if "labels" in judge else {})}
+    if isinstance(judge.get("criteria"), dict):
+        out["criteria"] = {c: {**p, "labels": _label_references(p["labels"])} if isinstance(p, dict) and "labels" in p
+                           else p for c, p in judge["criteria"].items()}
+    stab = judge.get("stability")
+    if isinstance(stab, dict) and isinstance(stab.get("runs"), list):
+        out["stability"] = {**stab, "runs": [_run_references(r) for r in stab["runs"]]}
+    return out
+
+
+def _run_references(run: Any) -> Any:
+    figs = run.get("figures") if isinstance(run, dict) else None
+    if not isinstance(figs, dict):
+        return run
+    filled = {k: {**f, "halfwidth_pp": None if not isinstance(f.get("sigma_pp"), int | float) else Z95 * f["sigma_pp"]}
+              if isinstance(f, dict) and "halfwidth_pp" not in f else f for k, f in figs.items()}
+    return {**run, "figures": filled}
+
+
+def _label_references(labels: Any) -> Any:
+    """A label part with its trivial raters: from the confusion's row totals, and on the like-for-like basis
+    (each label's recall ``n`` of the judge's side)."""
+    if not isinstance(labels, dict) or not labels.get("labels"):
+        return labels
+    names = [str(x) for x in labels["labels"]]
+    task, pos = labels.get("task"), labels.get("positive")
+    pos = None if pos is None else str(pos)
+    out = dict(labels)
+    if "trivial" not in out:
+        conf = out.get("confusion")
+        counts = conf.get("counts") if isinstance(conf, dict) else None
+        totals = [sum(int(c) for c in row) for row in counts or []]
+        out["trivial"] = trivial_rater(names, totals, task, pos)
+    like = out.get("like_for_like")
+    if isinstance(like, dict) and like and "trivial" not in like:
+        side = like.get("judge")
+        recall = side.get("recall_by_label") if isinstance(side, dict) else None
+        recall = recall if isinstance(recall, dict) else {}
+        totals = [int((recall.get(x) or {}).get("n") or 0) for x in names]
+        out["like_for_like"] = {**like, "trivial": trivial_rater(names, totals, task, pos)}
+    return out
 
 
 def json_safe(obj: Any) -> Any:

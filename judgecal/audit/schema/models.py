@@ -269,6 +269,18 @@ class SpanLike(_Kept):
     best_baseline: str | None = None
 
 
+class SpanTruth(_Kept):
+    """The human spans the span judges were read against (the report's ``spans``): their source (and the
+    sources it draws on), annotators, items and marked spans; or, with no source, why there is no span truth."""
+
+    source: str | None = None
+    note: str | None = None
+    sources: list[str] | None = None
+    n_annotators: int | None = None
+    n_items: int | None = None
+    n_spans: int | None = None
+
+
 class JudgeSpans(_Kept):
     """A span judge's figures against the span consensus, the annotators' pairwise F1 and its like-for-like
     reference."""
@@ -336,6 +348,7 @@ class StabilityFigure(_Kept):
     figures: list[float | None] = Field(default_factory=list)
     sigma_pp: float | None = None
     sigma_ci: list[float | None] | None = None
+    halfwidth_pp: float | None = Field(None, description="1.96 σ: the ±points the figure is stable within at 95%")
     score: float | None = None
     score_ci: list[float | None] | None = None
     n_items: int | None = None
@@ -545,13 +558,24 @@ class LabelSide(_Kept):
         return got if isinstance(got, Figure) else None
 
 
+class TrivialRater(_Kept):
+    """The rater that always answers the truth's commonest label (:func:`judgecal.stats.trivial.trivial_rater`):
+    its label, the count of labels it was measured on, and its figure by metric name (``null`` where undefined:
+    the precision of a label it never gives)."""
+
+    label: str | None = None
+    n: int | float | None = None
+    figures: dict[str, float | None] = Field(default_factory=dict)
+
+
 class LabelLikeForLike(_Kept):
     """A label judge's like-for-like comparison: the judge with each annotator beside the annotators with each
-    other, on the same items."""
+    other, on the same items, and the trivial rater on the annotators' labels of the judge's pairs."""
 
     definition: str | None = None
     judge: LabelSide | None = None
     humans: LabelSide | None = None
+    trivial: TrivialRater | None = None
 
 
 class PassRateFigure(Figure):
@@ -638,6 +662,7 @@ class LabelsSection(_Kept):
     prevalence: Prevalence | None = None
     plan: PassRatePlan | None = None
     pooled_criteria: list[str] | None = None
+    trivial: TrivialRater | None = None
 
 
 class CriterionPart(_Kept):
@@ -651,6 +676,10 @@ class CriterionPart(_Kept):
     labels: LabelsSection | None = None
     reference: JudgeReference | None = None
     verdict: Verdict | None = None
+
+    def figure(self, name: str) -> Figure | None:
+        """The figure ``name`` on this criterion, or ``None`` where it was not measured."""
+        return self.metrics.get(name)
 
 
 class OverTimeHumans(_Kept):
@@ -772,6 +801,14 @@ class Judge(_Open):
     _written_first = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage",
                       "flags", "verdict", "breakdown")
 
+    def figure(self, name: str) -> Figure | None:
+        """The figure ``name`` of this judge, or ``None`` where it was not measured (a probe not run)."""
+        return self.metrics.get(name)
+
+    def criterion(self, name: str) -> CriterionPart | None:
+        """The judge's figures on the criterion ``name``, or ``None`` where it was not read on it."""
+        return self.criteria.get(name) if self.criteria else None
+
 
 class LevelBand(_Kept):
     """A figure's bands: not aligned below the first bound, aligned from the second (between: caution)."""
@@ -858,6 +895,7 @@ class Truth(_Open):
     sources: list[str] | None = None
     label_counts: dict[str, int | float] | None = None
     fleiss_kappa: Figure | None = None
+    chance_accuracy: float | None = Field(None, description="Σ p_k² of the label counts: a random rater's accuracy")
 
     _written_first = ("method", "aggregator", "source")
 
@@ -946,9 +984,15 @@ class CorrectedWinRate(_Kept):
 
 
 class CorrectedWinRates(_Kept):
-    """A judge's win rates corrected by its errors on the human-labelled items (PPI++), by model."""
+    """A judge's win rates corrected by its errors on the human-labelled items (PPI++, or ``estimator:
+    active`` for labels drawn with known inclusion probabilities), by model, and head to head (``pairwise``)."""
 
     win_rate: dict[str, CorrectedWinRate] = Field(default_factory=dict)
+    estimator: str | None = None
+    n_labelled: int | None = None
+    n_unlabelled: int | None = None
+    n_drawn_without_label: int | None = None
+    pairwise: list[dict[str, str | float | int | None]] | None = None
 
 
 class Models(_Kept):
@@ -1188,6 +1232,28 @@ class Provenance(_Kept):
     environment: Environment | None = None
 
 
+class ClusterPart(_Kept):
+    """What an audit computed on a Ray cluster: the metrics, counts, sections and tests."""
+
+    metrics: list[str] = Field(default_factory=list)
+    counts: list[str] = Field(default_factory=list)
+    sections: list[str] = Field(default_factory=list)
+    tests: list[str] = Field(default_factory=list)
+
+
+class Executor(_Kept):
+    """Where an audit computed its figures (``judgecal audit --executor ray``, :mod:`judgecal.distributed.audit`):
+    the cluster's address, the shards and seconds, what the cluster computed and what stayed local (in words).
+    Beside the settings: where a figure is computed changes no figure."""
+
+    name: str | None = None
+    address: str | None = None
+    shards: int | None = None
+    cluster_seconds: float | None = None
+    computed_on_cluster: ClusterPart | None = None
+    computed_locally: str | None = None
+
+
 class AuditReport(_Open):
     """The whole audit (``audit.json``)."""
 
@@ -1203,9 +1269,12 @@ class AuditReport(_Open):
     annotators: Annotators | None = None
     provenance: Provenance | None = None
     loop: Loop | None = None
+    spans: SpanTruth | None = None
+    executor: Executor | None = None
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
-    # the fields typed since this schema began come first; ``loop``, typed later, stays where it was read
+    # the fields typed since this schema began come first; ``loop``, ``spans`` and ``executor``, typed later, stay
+    # where they were read
     _written_first = ("schema", "judgecal_version", "generated_at", "settings", "consensus", "judges",
                       "comparisons", "models", "humans", "annotators", "provenance")
     _upgraded_from: str | None = PrivateAttr(default=None)
