@@ -34,35 +34,24 @@ A probe that was not run is listed as "not tested" and never read as "no bias".
 
 from __future__ import annotations
 
-import copy
 import math
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
+from judgecal.audit.probe import Probe
+from judgecal.audit.probes import PROBES
+from judgecal.audit.thresholds import DEFAULT_THRESHOLDS as DEFAULT_THRESHOLDS
+from judgecal.audit.thresholds import ORDERED as ORDERED
+from judgecal.audit.thresholds import RANGES as RANGES
+from judgecal.audit.thresholds import REFERENCES as REFERENCES
+from judgecal.audit.thresholds import THRESHOLDS_FILE as THRESHOLDS_FILE
+from judgecal.audit.thresholds import THRESHOLDS_VERSION as THRESHOLDS_VERSION
+from judgecal.audit.thresholds import ThresholdsError as ThresholdsError
+from judgecal.audit.thresholds import load_thresholds as load_thresholds
+from judgecal.audit.thresholds import tolerated_gap
+from judgecal.audit.verdict import Effect, Figure, Severity, VerdictInput, VerdictRule
 from judgecal.catalogue import FLAGS
-from judgecal.data.yamlfile import ConfigError, load_yaml
 
-THRESHOLDS_FILE = "thresholds.yaml"
-THRESHOLDS_VERSION = 1
-DEFAULT_THRESHOLDS: dict[str, Any] = {
-    "version": THRESHOLDS_VERSION,
-    "alpha": 0.05,
-    "min_items": 30,
-    "kappa": {"not_aligned_below": 0.20, "aligned_at_least": 0.60},
-    "kappa_gap": {"caution_above": 0.10, "not_aligned_above": 0.30},
-    "accuracy_gap": {"caution_above": 0.05, "not_aligned_above": 0.15},
-    "invalid_rate": {"caution_above": 0.05, "not_aligned_above": 0.20},
-    "position": {"not_aligned_beyond": 0.80},
-    "serious_bias": {"not_aligned_beyond": 0.30},
-    "span_f1_ratio": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
-    "span_score": {"not_aligned_below": 0.50, "aligned_at_least": 0.80},
-    "label_rate_gap": {"caution_above": 0.05, "not_aligned_above": 0.15},
-    "reference": "pairwise",
-    "business_loss": None,
-    "gate": {"kappa_tolerance": 0.03, "accuracy_tolerance": 0.02, "invalid_rate_tolerance": 0.02,
-             "bias_tolerance": 0.05},  # judgecal gate (judgecal/loop/gate.py)
-}
-REFERENCES = ("pairwise", "leave_one_out")
 STATUSES = ("aligned", "caution", "not aligned")
 
 
@@ -74,183 +63,35 @@ def flag_words() -> dict[str, str]:
 def _flag_metric(code: str) -> str | None:
     """The metric a flag (or an ``<probe>:underpowered`` flag's probe part) is read from."""
     return FLAGS[code].metric if code in FLAGS else None
-# (severity 0 aligned-note / 1 caution / 2 not aligned, text, code, metric): one reason of a verdict
-Reason = tuple[int, str, str, str | None]
 
 
-def _r(severity: int, code: str, metric: str | None, text: str) -> Reason:
+def _r(severity: Severity, code: str, metric: str | None, text: str) -> Effect:
     """A verdict's reason: what it says, how serious it is, which rule (``code``) and figure gave it."""
-    return (severity, text, code, metric)
+    return Effect(severity, code, metric, text)
 
 
-def _probes() -> tuple[dict[str, tuple[str, str]], tuple[str, ...]]:
-    """The registered probes' headline metric -> (title, how to run it), and those that apply to pairs only."""
-    from judgecal.audit.probes import optional_probes, pairwise_only
-
-    return optional_probes(), pairwise_only()
+def _described() -> list[Probe]:
+    """The registered probes that describe themselves (a headline metric, a title), in the order they run."""
+    return [p for p in PROBES if p.info is not None]
 
 
-class ThresholdsError(ConfigError):
-    """A thresholds file that cannot be read, names unknown keys or holds a value the rules cannot use:
-    ``file: field: message``."""
+def _own_readings() -> set[str]:
+    """The metrics whose probe's verdict rule reads them in full (the generic readings below skip them)."""
+    return {m for p in PROBES for m in p.rule_metrics}
 
 
-# leaf -> (lowest, highest, whole number): what the rules below can read; out of range is refused
-RANGES: dict[str, tuple[float, float, bool]] = {
-    "alpha": (0.0, 1.0, False), "min_items": (1, 1_000_000_000, True),
-    "kappa.not_aligned_below": (-1.0, 1.0, False), "kappa.aligned_at_least": (-1.0, 1.0, False),
-    "kappa_gap.caution_above": (0.0, 2.0, False), "kappa_gap.not_aligned_above": (0.0, 2.0, False),
-    "accuracy_gap.caution_above": (0.0, 1.0, False), "accuracy_gap.not_aligned_above": (0.0, 1.0, False),
-    "invalid_rate.caution_above": (0.0, 1.0, False), "invalid_rate.not_aligned_above": (0.0, 1.0, False),
-    "label_rate_gap.caution_above": (0.0, 1.0, False), "label_rate_gap.not_aligned_above": (0.0, 1.0, False),
-    "position.not_aligned_beyond": (0.5, 1.0, False), "serious_bias.not_aligned_beyond": (0.0, 2.0, False),
-    "span_f1_ratio.not_aligned_below": (0.0, 1.0, False), "span_f1_ratio.aligned_at_least": (0.0, 1.0, False),
-    "span_score.not_aligned_below": (0.0, 1.0, False), "span_score.aligned_at_least": (0.0, 1.0, False),
-    "gate.kappa_tolerance": (0.0, 2.0, False), "gate.accuracy_tolerance": (0.0, 1.0, False),
-    "gate.invalid_rate_tolerance": (0.0, 1.0, False), "gate.bias_tolerance": (0.0, 1.0, False),
-}
-OPEN = {"alpha"}  # 0 < alpha < 1: a test at level 0 or 1 decides nothing
-# (lower, upper): the first may not exceed the second, or a rule would skip its middle band
-ORDERED = (("kappa.not_aligned_below", "kappa.aligned_at_least"),
-           ("kappa_gap.caution_above", "kappa_gap.not_aligned_above"),
-           ("accuracy_gap.caution_above", "accuracy_gap.not_aligned_above"),
-           ("invalid_rate.caution_above", "invalid_rate.not_aligned_above"),
-           ("label_rate_gap.caution_above", "label_rate_gap.not_aligned_above"),
-           ("span_f1_ratio.not_aligned_below", "span_f1_ratio.aligned_at_least"),
-           ("span_score.not_aligned_below", "span_score.aligned_at_least"))
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _leaf(value: Any, origin: str, where: str) -> float | int:
-    """One threshold, checked against :data:`RANGES`."""
-    lo, hi, whole = RANGES[where]
-    if not _is_number(value):
-        raise ThresholdsError(f"{origin}: {where}: must be a number, got {value!r}")
-    if not math.isfinite(value):
-        raise ThresholdsError(f"{origin}: {where}: must be a finite number, got {value}")
-    if whole and value != int(value):
-        raise ThresholdsError(f"{origin}: {where}: must be a whole number, got {value!r}")
-    inside = lo < value < hi if where in OPEN else lo <= value <= hi
-    if not inside:
-        bounds = f"between {lo:g} and {hi:g}" + (" (exclusive)" if where in OPEN else "")
-        raise ThresholdsError(f"{origin}: {where}: {value!r} is out of range; give a number {bounds}")
-    return int(value) if whole else value
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any], origin: str, path: str = "") -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in over.items():
-        where = f"{path}{key}"
-        if key not in base:
-            raise ThresholdsError(f"{origin}: unknown key {where!r}; known: {', '.join(sorted(map(str, base)))}")
-        if isinstance(base[key], dict):
-            if not isinstance(value, dict):
-                raise ThresholdsError(f"{origin}: {where}: must be a mapping, got {value!r}")
-            out[key] = _merge(base[key], value, origin, where + ".")
-        elif key == "business_loss":
-            out[key] = _business_loss(value, origin)
-        elif key == "reference":
-            if value not in REFERENCES:
-                raise ThresholdsError(f"{origin}: reference must be one of {', '.join(REFERENCES)}, got {value!r}")
-            out[key] = value
-        elif key == "version":
-            out[key] = value
-        else:
-            out[key] = _leaf(value, origin, where)
-    return out
-
-
-def _ordered(t: dict[str, Any], origin: str) -> None:
-    for low, high in ORDERED:
-        a, b = (t[low.split(".")[0]][low.split(".")[1]], t[high.split(".")[0]][high.split(".")[1]])
-        if a > b:
-            raise ThresholdsError(f"{origin}: {low}: {a:g} is above {high} {b:g}; the bounds are inverted")
-
-
-def _business_loss(value: Any, origin: str) -> dict[str, float] | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise ThresholdsError(f"{origin}: business_loss: must be a mapping")
-    known = {"tolerated_error_increase", "budget", "requests", "cost_per_error"}
-    if extra := set(value) - known:
-        raise ThresholdsError(f"{origin}: business_loss: unknown key {sorted(map(str, extra))[0]!r}; known: "
-                              f"{', '.join(sorted(known))}")
-    for k, v in value.items():
-        if not _is_number(v) or not math.isfinite(v) or v <= 0:
-            raise ThresholdsError(f"{origin}: business_loss.{k}: must be a positive finite number, got {v!r}")
-    if value.get("tolerated_error_increase", 0) > 1:
-        raise ThresholdsError(f"{origin}: business_loss.tolerated_error_increase: "
-                              f"{value['tolerated_error_increase']!r} is out of range; an accuracy gap is at most 1")
-    if "tolerated_error_increase" not in value and not {"budget", "requests", "cost_per_error"} <= set(value):
-        raise ThresholdsError(f"{origin}: business_loss needs tolerated_error_increase, "
-                              "or budget, requests and cost_per_error")
-    return {k: float(v) for k, v in value.items()}
-
-
-def tolerated_gap(business_loss: dict[str, float] | None) -> float | None:
-    """The largest acceptable accuracy gap from the business-loss backcalculation:
-    ``Δε = budget / (requests × cost_per_error)`` unless ``tolerated_error_increase`` is given."""
-    if not business_loss:
-        return None
-    if "tolerated_error_increase" in business_loss:
-        return business_loss["tolerated_error_increase"]
-    return business_loss["budget"] / (business_loss["requests"] * business_loss["cost_per_error"])
-
-
-def load_thresholds(path: str | Path | None) -> dict[str, Any]:
-    """Defaults, overridden by ``path`` (a file, or a workspace folder holding ``thresholds.yaml``)."""
-    if path is None:
-        return copy.deepcopy(DEFAULT_THRESHOLDS)
-    p = Path(path)
-    if p.is_dir():
-        p = p / THRESHOLDS_FILE
-    if not p.exists():
-        return copy.deepcopy(DEFAULT_THRESHOLDS)
-    try:
-        data = load_yaml(p)
-    except ConfigError as exc:
-        raise ThresholdsError(str(exc)) from None
-    except OSError as exc:
-        raise ThresholdsError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    if data is None:
-        return copy.deepcopy(DEFAULT_THRESHOLDS)
-    if not isinstance(data, dict):
-        raise ThresholdsError(f"{p}: thresholds are a mapping")
-    version = data.get("version", THRESHOLDS_VERSION)
-    if version != THRESHOLDS_VERSION or isinstance(version, bool):
-        raise ThresholdsError(f"{p}: version: version {version!r}, this judgecal reads {THRESHOLDS_VERSION}")
-    out = _merge(DEFAULT_THRESHOLDS, data, str(p))
-    _ordered(out, str(p))
-    return out
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.2f}"
-
-
-def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = None, *,
-                  human_kappa: float | None = None, human_accuracy: float | None = None,
-                  effect_of_interest: float = 0.05) -> dict[str, Any]:
-    """``{status, reasons, not_tested, not_tested_probes}`` for one judge's audit entry
-    (``report["judges"][name]``): the reasons most serious first (the first is the one that decided the
-    status), ``not_tested_probes`` the names of the probes that were not run."""
-    t = thresholds or DEFAULT_THRESHOLDS
-    m = entry.get("metrics", {})
-    reasons: list[Reason] = []
-
-    def est(name: str) -> float | None:
-        v = m.get(name, {}).get("estimate")
-        return None if v is None else float(v)
-
+def agreement_rule(v: VerdictInput) -> list[Effect]:
+    """The agreement section's rule: a span judge against its like-for-like reference (else the span F1 ratio to
+    the annotators'), else like with like (κ and agreement beside the annotators'), else κ with the consensus
+    against ``kappa`` and the humans' κ against ``kappa_gap``; too few items is a caution; the accuracy gap to an
+    annotator against ``accuracy_gap`` or the business-loss bound when no like-for-like reference exists."""
+    entry, t, human_kappa, human_accuracy = dict(v.sections), v.thresholds, v.human_kappa, v.human_accuracy
+    reasons: list[Effect] = []
     n_items = int(entry.get("n_items_with_consensus") or 0)
     kappa_name = (entry.get("pointwise") or {}).get("kappa", "cohen_kappa")  # weighted on an ordinal scale
-    kappa, acc = est(kappa_name), est("accuracy")
+    kappa, acc = v.figure(kappa_name).estimate, v.figure("accuracy").estimate
     kappa_word = "weighted κ" if kappa_name == "weighted_kappa" else "κ"
-    span_f1 = est("span_f1")
+    span_f1 = v.figure("span_f1").estimate
     span_like = (entry.get("spans") or {}).get("like_for_like")
     if span_f1 is not None and span_like:
         reasons += _span_reasons(span_like, t)
@@ -268,10 +109,8 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
         else:
             reasons.append(_r(0, "span_f1_ratio", "span_f1", words))
     like = _chosen_reference(entry, t)
-    likeness: dict[str, Any] | None = None
     if like is not None and n_items > 0 and span_f1 is None:
-        got, likeness = _like_reasons(entry, like, t)
-        reasons += got
+        reasons += _like_reasons(entry, like, t)[0]
         if n_items < t["min_items"]:
             reasons.append(_r(1, "too_few_items", None, f"only {n_items} items with a human label (fewer than {t['min_items']})"))
     elif n_items == 0 and span_f1 is None:
@@ -305,72 +144,134 @@ def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = Non
                                    f"more than the {_fmt(limit)} the business-loss budget tolerates"))
         elif gap > t["accuracy_gap"]["not_aligned_above"]:
             reasons.append(_r(2, "accuracy_gap", "accuracy", f"accuracy {_fmt(acc)} is {_fmt(gap)} below an annotator's {_fmt(human_accuracy)}"))
-        elif gap > t["accuracy_gap"]["caution_above"]:
-            reasons.append(_r(1, "accuracy_gap", "accuracy", f"accuracy {_fmt(acc)} is {_fmt(gap)} below an annotator's {_fmt(human_accuracy)}"))
-    inv = est("invalid_rate")
-    if inv is not None:
-        if inv > t["invalid_rate"]["not_aligned_above"]:
-            reasons.append(_r(2, "invalid_rate", "invalid_rate", f"{inv:.0%} of its answers could not be parsed"))
-        elif inv > t["invalid_rate"]["caution_above"]:
-            reasons.append(_r(1, "invalid_rate", "invalid_rate", f"{inv:.0%} of its answers could not be parsed"))
-    first = m.get("first_position_rate", {})
-    fpr = first.get("estimate")
-    severe = t["position"]["not_aligned_beyond"]
-    position_significant = first.get("q") is not None and first["q"] < t["alpha"]
-    if fpr is not None and position_significant and max(fpr, 1 - fpr) > severe:
-        side = "first" if fpr > 0.5 else "second"
-        reasons.append(_r(2, "position_severe", "first_position_rate", f"picks the response shown {side} {max(fpr, 1 - fpr):.0%} of the time"))
-    flag_text = flag_words()
-    for flag in entry.get("flags", []):
-        if flag.startswith("position_bias:") and not flag.endswith("underpowered") and any(
-                r[2] == "position_severe" for r in reasons):
-            continue
+    return reasons
+
+
+def human_likeness(v: VerdictInput) -> dict[str, Any] | None:
+    """The class the like-for-like reading gives the judge (human-like, super-consistent, below the humans), with
+    the κ z-score and the alternative annotator test beside it; ``None`` where the agreement rule reads none."""
+    entry = dict(v.sections)
+    like = _chosen_reference(entry, v.thresholds)
+    if like is None or int(entry.get("n_items_with_consensus") or 0) <= 0 or v.figure("span_f1").estimate is not None:
+        return None
+    return _like_reasons(entry, like, v.thresholds)[1]
+
+
+def probe_rules(v: VerdictInput) -> list[Effect]:
+    """Every registered probe's own verdict rule (:meth:`judgecal.audit.probe.Probe.verdict_rule`), in the
+    order the probes run."""
+    return [e for p in PROBES for e in p.verdict_rule(v)]
+
+
+def flag_rule(v: VerdictInput, replaced: set[str] | None = None) -> list[Effect]:
+    """The flags, in the report's order, read by the severity their probe declares (``FlagInfo``): an
+    ``<probe>:underpowered`` flag is a caution (too few items to rule the effect out); a "serious" one whose
+    figure lies more than ``serious_bias.not_aligned_beyond`` from its null is not aligned; any other a caution.
+    A flag on a metric in ``replaced`` (a probe's rule spoke for it) adds nothing."""
+    out: list[Effect] = []
+    words = flag_words()
+    own = _own_readings()
+    for flag in v.flags:
         if flag.endswith(":underpowered"):
-            reasons.append(_r(1, "flag:" + flag, _flag_metric(flag.split(":")[0]), f"{flag.split(':')[0].replace('_', ' ')}: not significant, but its interval still "
-                               f"holds an effect of {effect_of_interest:.0%}: too few items to rule it out"))
-        elif flag in flag_text:
-            reasons.append(_serious(flag, flag_text[flag], m, t) or _r(1, "flag:" + flag, _flag_metric(flag),
-                                                                     flag_text[flag]))
-    if entry.get("labels"):
-        reasons += _label_reasons(entry["labels"], m, t)
-    reasons += _no_sign_reasons(entry)
-    pointwise = entry.get("kind") == "pointwise"
-    probes, pairwise_probes = _probes()
-    hints = {k: how for k, (_, how) in probes.items()}
-    if {"AB", "BA"} <= set(entry.get("orders") or []):  # both orders judged: what is missing is the truth
-        hints["first_position_rate"] = "needs both orders of items with a human label"
-    missing = [metric for metric in probes if metric not in m and not (pointwise and metric in pairwise_probes)]
-    not_tested = [f"{probes[metric][0]}: not tested ({hints[metric]})" for metric in missing]
-    if pointwise:  # one response per item: nothing to swap, pad or compare lengths against
-        not_tested.append(", ".join(probes[k][0] for k in pairwise_probes) + ": apply to pairwise judges only")
-    worst = max((r[0] for r in reasons), default=0)
-    status = STATUSES[worst]
-    ordered = sorted(reasons, key=lambda r: -r[0])
-    out: dict[str, Any] = {"status": status, "reasons": [r[1] for r in ordered],
-                           "details": [{"severity": STATUSES[sev], "code": code, "metric": metric, "text": text}
-                                       for sev, text, code, metric in ordered],
-                           "not_tested": not_tested, "not_tested_probes": [probes[metric][0] for metric in missing]}
-    if likeness is not None:
-        out["human_likeness"] = likeness
+            part = flag.split(":")[0]
+            out.append(_r(1, "flag:" + flag, _flag_metric(part), f"{part.replace('_', ' ')}: not significant, but its "
+                          f"interval still holds an effect of {v.effect_of_interest:.0%}: too few items to rule it out"))
+        elif flag in words:
+            if replaced and _flag_metric(flag) in replaced:
+                continue
+            out.append(_serious(flag, words[flag], v, own) or _r(1, "flag:" + flag, _flag_metric(flag), words[flag]))
     return out
 
 
-def _serious(flag: str, words: str, m: dict[str, Any], t: dict[str, Any]) -> Reason | None:
+def _serious(flag: str, words: str, v: VerdictInput, own: set[str]) -> Effect | None:
     """A flag its probe declares serious whose figure lies more than ``serious_bias.not_aligned_beyond`` from its
-    null: not aligned, as a severe position bias is (position keeps its own rule, ``position.not_aligned_beyond``);
-    ``None`` otherwise (the flag is a caution)."""
+    null: not aligned (a metric its probe's rule reads in full keeps that rule); ``None`` otherwise (a caution)."""
     f = FLAGS.get(flag)
-    if f is None or f.severity != "serious" or f.metric == "first_position_rate":
+    if f is None or f.severity != "serious" or f.metric in own:
         return None
-    fig = m.get(f.metric) or {}
-    est, null = fig.get("estimate"), fig.get("null_value")
-    beyond = (t.get("serious_bias") or {}).get("not_aligned_beyond")
+    fig = v.figure(f.metric)
+    est, null = fig.estimate, fig.null_value
+    beyond = (v.thresholds.get("serious_bias") or {}).get("not_aligned_beyond")
     if est is None or null is None or beyond is None or abs(est - null) <= beyond:
         return None
     return _r(2, "serious_bias", f.metric, f"{words}: {abs(est - null):.2f} from no bias, beyond {beyond:.2f}")
 
 
-def _chosen_reference(entry: dict[str, Any], t: dict[str, Any]) -> dict[str, Any] | None:
+def labels_rule(v: VerdictInput) -> list[Effect]:
+    """The labels section's rule (:func:`_label_reasons`): a binary or categorical judge against the trivial rater
+    and the humans' own rates."""
+    labels = v.sections.get("labels")
+    return _label_reasons(labels, dict(v.sections.get("metrics") or {}), dict(v.thresholds)) if labels else []
+
+
+def no_sign_rule(v: VerdictInput) -> list[Effect]:
+    """Tested metrics whose interval is pinned at the null (no variation at all): evidence of no bias, said so in
+    words; a probe whose rule reads its metric in full says it itself (``stage="no_sign"``)."""
+    own = _own_readings()
+    titles = {p.info.headline: p.info.title for p in _described() if p.info is not None}
+    out = []
+    for name, m in v.metrics.items():
+        if name in own or m.null_value is None:
+            continue
+        if m.ci_low == m.ci_high == m.null_value and m.estimate == m.null_value:
+            out.append(_r(0, "no_sign", name, f"{titles.get(name, name.replace('_', ' '))}: no sign of bias "
+                                              "(no variation at all)"))
+    return out
+
+
+#: the sections' rules read before the probes' (agreement, then what the probes say) and after the flags (labels)
+SECTION_RULES: tuple[VerdictRule, ...] = (agreement_rule,)
+LATE_RULES: tuple[VerdictRule, ...] = (labels_rule,)
+
+
+def judge_verdict(entry: dict[str, Any], thresholds: dict[str, Any] | None = None, *,
+                  human_kappa: float | None = None, human_accuracy: float | None = None,
+                  effect_of_interest: float = 0.05) -> dict[str, Any]:
+    """``{status, reasons, not_tested, not_tested_probes}`` for one judge's audit entry
+    (``report["judges"][name]``): the reasons most serious first (the first is the one that decided the
+    status), ``not_tested_probes`` the names of the probes that were not run. The reasons come from the
+    sections' rules (:data:`SECTION_RULES`), each registered probe's rule, its flags, the late rules
+    (:data:`LATE_RULES`) and the no-sign notes, in that order."""
+    t = thresholds or DEFAULT_THRESHOLDS
+    metrics = entry.get("metrics") or {}
+    v = VerdictInput({k: Figure.of(m) for k, m in metrics.items()}, tuple(entry.get("flags") or ()), t,
+                     effect_of_interest, tuple(entry.get("orders") or ()), str(entry.get("kind") or "pairwise"),
+                     entry, human_kappa, human_accuracy)
+    reasons: list[Effect] = [e for rule in SECTION_RULES for e in rule(v)]
+    own = probe_rules(v)
+    reasons += [e for e in own if e.stage == "rule"]
+    reasons += flag_rule(v, {e.metric for e in own if e.replaces_flags and e.metric is not None})
+    reasons += [e for rule in LATE_RULES for e in rule(v)]
+    reasons += [e for e in own if e.stage == "no_sign"]
+    reasons += no_sign_rule(v)
+    pointwise = v.kind == "pointwise"
+    probes = _described()
+    pairwise_probes = [p for p in probes if p.info is not None and p.info.applies_to == ("pairwise",)]
+    missing = [p for p in probes if p.info is not None and p.info.headline not in metrics
+               and not (pointwise and p in pairwise_probes)]
+    not_tested = [f"{p.info.title}: not tested ({p.not_tested_hint(v) or p.info.how_to_run})"
+                  for p in missing if p.info is not None]
+    if pointwise:  # one response per item: nothing to swap, pad or compare lengths against
+        not_tested.append(", ".join(p.info.title for p in pairwise_probes if p.info is not None)
+                          + ": apply to pairwise judges only")
+    worst = max((r.severity for r in reasons), default=0)
+    ordered = sorted(reasons, key=lambda r: -r.severity)
+    out: dict[str, Any] = {"status": STATUSES[worst], "reasons": [r.text for r in ordered],
+                           "details": [{"severity": STATUSES[r.severity], "code": r.code, "metric": r.metric,
+                                        "text": r.text} for r in ordered],
+                           "not_tested": not_tested,
+                           "not_tested_probes": [p.info.title for p in missing if p.info is not None]}
+    likeness = human_likeness(v)
+    if likeness is not None:
+        out["human_likeness"] = likeness
+    return out
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def _chosen_reference(entry: dict[str, Any], t: Mapping[str, Any]) -> dict[str, Any] | None:
     """The like-for-like reference the verdict reads (``thresholds.reference``, else the other definition),
     with its name under ``name``; ``None`` when neither has both κ values."""
     lfl = (entry.get("reference") or {}).get("like_for_like") or {}
@@ -387,13 +288,13 @@ def _ci(m: dict[str, Any]) -> str:
     return "" if lo is None or hi is None else f" ({_fmt(lo)} to {_fmt(hi)})"
 
 
-def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
-                  ) -> tuple[list[Reason], dict[str, Any]]:
+def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: Mapping[str, Any]
+                  ) -> tuple[list[Effect], dict[str, Any]]:
     """The agreement reasons read like with like (:mod:`judgecal.stats.reference`): the judge's κ and
     agreement beside the humans' on the same definition and items; the gap counts only when its paired
     interval excludes 0; a judge not clearly above chance (κ's interval reaching 0, as a rater that always
     gives one label) is never aligned; weak agreement among the humans themselves is stated as such."""
-    out: list[Reason] = []
+    out: list[Effect] = []
     j, h, d = like["judge"], like["humans"], like["difference"]
     jk, hk = float(j["kappa"]["estimate"]), float(h["kappa"]["estimate"])
     pairwise = like["name"] == "pairwise"
@@ -420,7 +321,7 @@ def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
         out.append(_r(1, "like_kappa_chance", "pairwise_kappa", f"{base}: neither the judge nor the annotators are clearly above chance"))
     elif below:
         cls = "below the humans"
-        sev = 2 if gap > t["kappa_gap"]["not_aligned_above"] else 1
+        sev: Severity = 2 if gap > t["kappa_gap"]["not_aligned_above"] else 1
         lo, hi = dk.get("ci_low"), dk.get("ci_high")
         ci = "" if lo is None or hi is None else f" (difference {_fmt(lo)} to {_fmt(hi)})"
         out.append(_r(sev, "like_kappa_gap", "pairwise_kappa", f"{base}: {_fmt(gap)} below the humans' agreement with each other{ci}"))
@@ -474,7 +375,7 @@ def _like_reasons(entry: dict[str, Any], like: dict[str, Any], t: dict[str, Any]
     return out, likeness
 
 
-def _label_reasons(labels: dict[str, Any], m: dict[str, Any], t: dict[str, Any]) -> list[Reason]:
+def _label_reasons(labels: dict[str, Any], m: dict[str, Any], t: dict[str, Any]) -> list[Effect]:
     """A binary or categorical judge's rates, each against the trivial rater and the humans' own:
 
     - its balanced accuracy (binary) or macro-F1's recall side must be clearly above what one constant label
@@ -484,7 +385,7 @@ def _label_reasons(labels: dict[str, Any], m: dict[str, Any], t: dict[str, Any])
       over every (annotator, judgment) pair, beside the annotators' own over every pair of them; a gap above
       ``label_rate_gap`` is a caution or not aligned.
     """
-    out: list[Reason] = []
+    out: list[Effect] = []
     binary = labels.get("task") == "binary"
     names = ({"tpr": f"TPR (recall of {labels.get('positive')!r})", "tnr": "TNR"} if binary else
              {f"recall_by_label.{lab}": f"recall of {lab!r}" for lab in labels.get("labels") or []})
@@ -537,7 +438,7 @@ def criteria_verdict(overall: dict[str, Any], criteria: dict[str, dict[str, Any]
             "not_trusted_on": [c for c, s in status.items() if s != "aligned"]}
 
 
-def _span_reasons(like: dict[str, Any], t: dict[str, Any]) -> list[Reason]:
+def _span_reasons(like: dict[str, Any], t: Mapping[str, Any]) -> list[Effect]:
     """A span judge read against its like-for-like reference and the best trivial marker
     (:func:`judgecal.stats.spans.span_reference`): never aligned unless clearly above that marker."""
     j, h = like["judge"].get("estimate"), like["humans"].get("estimate")
@@ -563,18 +464,3 @@ def _span_reasons(like: dict[str, Any], t: dict[str, Any]) -> list[Reason]:
     if n < t["span_score"]["aligned_at_least"]:
         return [_r(1, "span_score", "span_score", words)]
     return [_r(0, "span_score", "span_score", words)]
-
-
-def _no_sign_reasons(entry: dict[str, Any]) -> list[Reason]:
-    """Probes whose interval is pinned at the null: evidence of no bias, said so in words."""
-    out = []
-    pos = entry.get("position") or {}
-    if pos.get("decisive_pairs") and pos.get("mcnemar_b") == 0 and pos.get("mcnemar_c") == 0:
-        out.append(_r(0, "no_sign", "first_position_rate", "position: no sign of bias (identical in both orders)"))
-    for name, m in (entry.get("metrics") or {}).items():
-        if name == "first_position_rate" or not isinstance(m, dict) or m.get("null_value") is None:
-            continue
-        if m.get("ci_low") == m.get("ci_high") == m.get("null_value") and m.get("estimate") == m["null_value"]:
-            probe = _probes()[0].get(name, (name.replace("_", " "), ""))[0]
-            out.append(_r(0, "no_sign", name, f"{probe}: no sign of bias (no variation at all)"))
-    return out
