@@ -104,17 +104,18 @@ class Inputs:
 class LiveCalls:
     """The calls ``judgecal probe NAME`` makes for a probe, run generically by the CLI:
 
-    - ``kind="judge"``: ``make(base, truth)`` builds its probe items from the sampled base items (``truth``: the
-      humans' consensus label per item, given when ``needs_truth``); they are stored and judged beside the base
-      items in ``orders``. ``sample_before``: ``--items`` samples the base items before ``make`` (else
-      ``make``'s items are cut to ``--items`` after it). ``what`` names the items, ``reports`` the metric.
+    - ``kind="judge"``: ``make(base, truth, n)`` returns the base items it uses and the probe items it builds from
+      them (``truth``: the humans' consensus label per item, computed when ``needs_truth``); both are stored and
+      judged in ``orders``. ``sample_before``: ``--items`` samples the base items before ``make`` (``n`` is then
+      ``None``), else ``make`` is given every base item and ``n``. ``what`` names the probe items in the
+      command's line, ``reports`` the metric ``judgecal audit`` reports.
     - ``kind="perturb"``: the template perturbations (:mod:`judgecal.cli.battery`), one of the battery.
     """
 
     kind: Literal["judge", "perturb"]
     what: str = ""
     reports: str = ""
-    make: Callable[[list[Item], pd.Series], list[Item]] | None = None
+    make: Callable[[list[Item], pd.Series, int | None], tuple[list[Item], list[Item]]] | None = None
     needs_truth: bool = False
     sample_before: bool = True
     orders: tuple[str, ...] = ("AB", "BA")
