@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     import pandas as pd
 
-    from judgecal.audit.simulate import Scenario
     from judgecal.data.records import Item
 
 #: 0: a note (aligned), 1: caution, 2: not aligned
@@ -142,5 +141,5 @@ class PowerCheck:
 
     metric: str
     planted: str
-    truth: Callable[[Scenario], float]
+    truth: Callable[[Any], float]  # of a judgecal.audit.simulate.Scenario
     boundary: bool = False
