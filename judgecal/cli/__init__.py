@@ -44,7 +44,7 @@ from judgecal.cli.common import (  # noqa: F401
 from judgecal.cli.data import cmd_datasets, cmd_export, cmd_import
 from judgecal.cli.explore import DEMO_ITEMS, cmd_app, cmd_demo
 from judgecal.cli.judging import cmd_judge, make_engine  # noqa: F401
-from judgecal.cli.probe import LIVE_PROBES, cmd_probe
+from judgecal.cli.probe import cmd_probe
 from judgecal.inert import term
 
 # pyarrow's default allocator (mimalloc) keeps what it has freed; with the C library's allocator an audit of 20k-50k
@@ -221,7 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection, padding, a template "
                        "perturbation, or battery: every template perturbation)")
-    p.add_argument("kind", choices=LIVE_PROBES)
+    p.add_argument("kind", metavar="NAME", help="a registered probe that declares live calls, or battery (every "
+                   "template perturbation); an unknown name lists them")
     p.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec YAML file or a shipped spec name")
     p.add_argument("--source", help="only items from this source")
     p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), help="at most this many base items")

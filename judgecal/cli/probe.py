@@ -1,12 +1,12 @@
 """`judgecal probe NAME`: a live probe's extra judge calls, as the probe declares them
 (:attr:`judgecal.audit.probe.Probe.live_calls`): probe items made from the base items and judged beside them here,
 the template perturbations and the battery in :mod:`judgecal.cli.battery`. The probes are read from the registry
-(built-in and plugins alike) when the command runs, so the parser imports no numerical library."""
+(built-in and plugins alike) when the command runs, so the parser imports no numerical library and a plugin that
+cannot be loaded is said in one line."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
 from typing import Any
 
 from judgecal.cli.battery import BATTERY, cmd_perturb
@@ -21,28 +21,15 @@ def live_probes() -> dict[str, Any]:
     return {p.name: p for p in PROBES if p.live_calls is not None}
 
 
-class LiveProbeNames:
-    """The choices of ``judgecal probe``: every probe with live calls, then ``battery``; read from the registry
-    only when the argument is checked or the help is shown."""
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([*live_probes(), BATTERY])
-
-    def __contains__(self, name: object) -> bool:
-        return name == BATTERY or name in live_probes()
-
-    def __len__(self) -> int:
-        return len(live_probes()) + 1
-
-
-LIVE_PROBES = LiveProbeNames()
-
-
 def cmd_probe(args: argparse.Namespace) -> int:
     """Plan and run a live probe's extra judge calls (cached and resumable like any judging)."""
     from judgecal.aggregate.consensus import compute_consensus
 
-    plan = None if args.kind == BATTERY else live_probes()[args.kind].live_calls
+    probes = live_probes()
+    if args.kind != BATTERY and args.kind not in probes:  # checked here, not by the parser: plugins are loaded now
+        raise UsageError(f"argument kind: invalid choice: {args.kind!r} (choose from "
+                         f"{', '.join(repr(name) for name in [*probes, BATTERY])})")
+    plan = None if args.kind == BATTERY else probes[args.kind].live_calls
     if plan is None or plan.kind == "perturb":
         return cmd_perturb(args)
     if getattr(args, "budget", None):
