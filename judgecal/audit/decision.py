@@ -30,6 +30,12 @@ The rules read the audit's own figures against thresholds kept in a versioned ``
 - too little evidence (fewer items with a human label than ``min_items``) is a caution, never "aligned".
 
 A probe that was not run is listed as "not tested" and never read as "no bias".
+
+Where the rules live: each is a typed function ``VerdictInput -> list[Effect]`` (:mod:`judgecal.audit.verdict`);
+the agreement, spans and labels rules in :mod:`judgecal.audit.section_rules`, each probe's own in its
+:meth:`~judgecal.audit.probe.Probe.verdict_rule` (the position and invalid-answer rules are their probes'), the
+flags' and no-sign readings here; the thresholds file is read and checked in :mod:`judgecal.audit.thresholds`
+(names re-exported here). This module names no probe: it reads the registry.
 """
 
 from __future__ import annotations
