@@ -134,8 +134,10 @@ def test_verdicts_page_lists_every_rule_with_its_default(site: Path) -> None:
     from judgecal.audit.decision import DEFAULT_THRESHOLDS
 
     text = _text(site / "reference" / "verdicts" / "index.html")
-    source = (ROOT / "judgecal" / "audit" / "decision.py").read_text("utf-8")
-    codes = set(re.findall(r'_r\(\d, "([a-z_]+)"', source))
+    audit = ROOT / "judgecal" / "audit"
+    source = "".join(f.read_text("utf-8") for f in (audit / "decision.py", audit / "section_rules.py",
+                                                    *sorted((audit / "probes").glob("*.py"))))
+    codes = set(re.findall(r'(?:_r|Effect)\(\d, "([a-z_]+)"', source))
     assert len(codes) > 20
     for code in codes:  # a rule added to the code and not to the page fails here
         assert code in text, code

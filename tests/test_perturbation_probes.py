@@ -16,7 +16,7 @@ from test_hardening_engine import completion, vendor  # noqa: F401 - the fixture
 
 from judgecal.audit.perturb import NULL, TEMPLATES, perturb, perturbation_figures, perturbed_items, sides_of
 from judgecal.cli import main
-from judgecal.cli.battery import TEMPLATE_PROBES
+from judgecal.cli.battery import template_probes
 from judgecal.data.records import Candidate, Item
 
 ITEMS = [Item(f"q{k}", f"Question {k}", [Candidate(f"first answer {k}"), Candidate(f"second answer {k}")])
@@ -24,7 +24,7 @@ ITEMS = [Item(f"q{k}", f"Question {k}", [Candidate(f"first answer {k}"), Candida
 
 
 def test_the_cli_names_every_template():
-    assert tuple(TEMPLATES) == TEMPLATE_PROBES
+    assert tuple(TEMPLATES) == tuple(template_probes())  # each template is a registered probe with live calls
 
 
 def test_a_perturbation_changes_only_what_the_judge_reads():

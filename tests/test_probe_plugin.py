@@ -28,6 +28,7 @@ from conftest import audit_example_with
 
 from judgecal.audit.check import ProbeContractError, check_probe
 from judgecal.audit.probes import PROBES, ci_test
+from judgecal.audit.verdict import Effect, Inputs, LiveCalls, PowerCheck, ThresholdSpec
 from judgecal.catalogue import FlagInfo
 from judgecal.errors import ConfigError
 
@@ -84,12 +85,13 @@ def example() -> ModuleType:
 def test_check_probe_passes_every_built_in_probe(name: str) -> None:
     (probe,) = [p for p in PROBES if p.name == name]
     checked = check_probe(type(probe))
-    assert "metrics and section serialise into audit.json and validate" in checked and len(checked) == 7
+    assert "metrics and section serialise into audit.json and validate" in checked and len(checked) == 9
+    assert "its verdict rule returns typed effects" in checked
 
 
 def test_check_probe_passes_the_example(example: ModuleType) -> None:
-    assert len(check_probe(example.TieProbe)) == 7
-    assert len(check_probe(example.TieProbe())) == 7  # an instance too
+    assert len(check_probe(example.TieProbe)) == 9
+    assert len(check_probe(example.TieProbe())) == 9  # an instance too
 
 
 def _broken(example: ModuleType) -> dict[str, tuple[type, str]]:
@@ -150,6 +152,18 @@ def _broken(example: ModuleType) -> dict[str, tuple[type, str]]:
         "changes its input": ({"run": mutating}, "changed its input frames"),
         "not reproducible": ({"run": run_then(jitter)}, "two runs with the same seed differ"),
         "needs an argument": ({"__init__": args}, "cannot be made with no arguments"),
+        "an order it cannot read": ({"inputs": Inputs(orders=("AB", "CA"))}, "inputs.orders: distinct orders"),
+        "live calls reporting another metric": ({"live_calls": LiveCalls("perturb", reports="tie_rate")},
+                                                "live_calls.reports"),
+        "a threshold outside its range": ({"thresholds": (ThresholdSpec("ties", {"not_aligned_beyond": 2.0},
+                                                                        {"not_aligned_beyond": (0.0, 1.0, False)}),)},
+                                          "its default 2.0 is outside [0.0, 1.0]"),
+        "a power check of no scenario": ({"power_checks": (PowerCheck("tie_rate_gap", "ties", lambda sc: 0.0),)},
+                                         "planted 'ties' is not a scenario"),
+        "a verdict rule of words": ({"verdict_rule": lambda self, v: ["not aligned"]},
+                                    "verdict_rule must return a list of Effect"),
+        "a verdict rule without figures": ({"verdict_rule": lambda self, v: [Effect(1, "ties", None, "always")]},
+                                           "verdict_rule of a judge with no figures must be []"),
     }
     return {k: (type("Broken", (tie,), attrs), words) for k, (attrs, words) in variants.items()}
 
@@ -157,7 +171,9 @@ def _broken(example: ModuleType) -> dict[str, tuple[type, str]]:
 BROKEN = ("bad name", "no question", "headline not declared", "unknown severity", "undeclared flag",
           "flags without metrics", "section not named as the probe", "NaN in its section",
           "metric not in the catalogue", "tested against another null", "changes its input", "not reproducible",
-          "needs an argument")
+          "needs an argument", "an order it cannot read", "live calls reporting another metric",
+          "a threshold outside its range", "a power check of no scenario", "a verdict rule of words",
+          "a verdict rule without figures")
 
 
 @pytest.mark.parametrize("case", BROKEN)

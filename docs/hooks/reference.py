@@ -8,7 +8,7 @@
 - ``reference/audit-fields.md``: every field of an ``audit.json`` written by a real audit of the example
   files in ``data/`` (its path, JSON type and value there), the typed ones and the sections kept as written;
 - ``reference/datasets-registry.md``: the registered datasets and their pinned commits;
-- ``reference/thresholds.md``: every key of ``thresholds.yaml`` (``judgecal.audit.decision``) with the meaning
+- ``reference/thresholds.md``: every key of ``thresholds.yaml`` (``judgecal.audit.thresholds``) with the meaning
   written above it in ``data/thresholds.yaml``;
 - ``reference/rubrics.md`` and ``reference/judge-specs.md``: the fields and the shipped files;
 - the verdict rules' table, at the ``<!-- generated: verdict-rules -->`` line of ``reference/verdicts.md``.
@@ -241,7 +241,8 @@ def datasets_page() -> str:
 
 
 # The verdict's rules: (rule code, when it applies, the rule with {threshold.key} placeholders, status).
-# Every code the rules in judgecal/audit/decision.py give must be listed (tests/test_docs.py checks it).
+# Every code the rules give (judgecal/audit/decision.py, section_rules.py and the probes' verdict rules) must be
+# listed (tests/test_docs.py checks it).
 VERDICT_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("like_kappa_chance", "two or more annotators", "the judge's κ with each annotator has an interval reaching 0 "
      "(what a rater always giving one label gets) while the annotators are clearly above chance; a caution when "
@@ -353,7 +354,8 @@ def _threshold_comments() -> dict[str, str]:
 
 
 def thresholds_page() -> str:
-    from judgecal.audit.decision import (
+    import judgecal.audit.probes  # noqa: F401  (registering the probes adds their thresholds)
+    from judgecal.audit.thresholds import (
         DEFAULT_THRESHOLDS,
         OPEN,
         ORDERED,
@@ -365,7 +367,8 @@ def thresholds_page() -> str:
     notes = _threshold_comments()
     notes["version"] = f"The format of the file; this judgecal reads version {THRESHOLDS_VERSION}."
     out = ["# thresholds.yaml", "",
-           "Generated from `judgecal/audit/decision.py` (`DEFAULT_THRESHOLDS`, `RANGES`) and the comments of the "
+           "Generated from `judgecal/audit/thresholds.py` (`DEFAULT_THRESHOLDS`, `RANGES`, with the thresholds each "
+           "probe declares) and the comments of the "
            "documented draft `data/thresholds.yaml` when the site is built. `<workspace>/thresholds.yaml` "
            "overrides the defaults key by key (copy `data/thresholds.yaml` there to start); an unknown "
            "key, a value out of range or inverted bounds stop the audit with `file: field: message` (exit status "

@@ -14,7 +14,14 @@ A probe, built in or from outside (:mod:`judgecal.audit.plugins`), must:
   null its catalogue entry declares;
 - write at most one section, named as the probe, that serialises into ``audit.json`` (JSON without NaN) and
   validates as part of a judge's object (:class:`judgecal.audit.schema.Judge`);
-- raise only flags it declares (or ``<name>:underpowered``), from metrics that carry their BH ``q``.
+- raise only flags it declares (or ``<name>:underpowered``), from metrics that carry their BH ``q``;
+- declare what it reads (:class:`~judgecal.audit.verdict.Inputs`: known task kinds and orders, at least one
+  sample, probe pairs of a ``probe:`` source), the calls ``judgecal probe`` makes for it (none, or
+  :class:`~judgecal.audit.verdict.LiveCalls` naming the metrics it reports), the thresholds its rule reads (within
+  their declared ranges), and closed forms for ``validate`` (:class:`~judgecal.audit.verdict.PowerCheck`: of a
+  metric it declares, planted by a scenario of the simulation, finite on it);
+- have a verdict rule that returns :class:`~judgecal.audit.verdict.Effect` values (severity 0, 1 or 2, of a
+  metric it declares or none) on the synthetic judges, and none on a judge with no figures.
 """
 
 from __future__ import annotations
@@ -32,7 +39,18 @@ from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult, Probe, Pr
 from judgecal.audit.probes import AlignmentProbe
 from judgecal.audit.run import judge_entry
 from judgecal.audit.schema import Judge
-from judgecal.audit.simulate import Scenario, judge_input, simulate, with_traps_and_triads
+from judgecal.audit.simulate import SCENARIOS, Scenario, judge_input, simulate, with_traps_and_triads
+from judgecal.audit.thresholds import DEFAULT_THRESHOLDS
+from judgecal.audit.verdict import (
+    TASK_KINDS,
+    Effect,
+    Figure,
+    Inputs,
+    LiveCalls,
+    PowerCheck,
+    ThresholdSpec,
+    VerdictInput,
+)
 from judgecal.catalogue import FLAGS, METRICS, SEVERITIES, FlagInfo, MetricInfo
 from judgecal.errors import ConfigError
 
@@ -178,7 +196,81 @@ def _check_results(p: Probe, results: Mapping[str, ProbeResult], inputs: Sequenc
                            f"({str(exc).splitlines()[0]})") from None
 
 
-def _check_flags(p: Probe, inputs: Sequence[JudgeInput], cfg: AuditConfig) -> None:
+def _check_declarations(p: Probe) -> None:
+    infos = _metric_infos(p)
+    i = p.inputs
+    if not isinstance(i, Inputs):
+        raise _fail(p, f"inputs: {i!r} is not an Inputs")
+    if not i.task_kinds or any(k not in TASK_KINDS for k in i.task_kinds):
+        raise _fail(p, f"inputs.task_kinds: one or more of {', '.join(TASK_KINDS)} (got {i.task_kinds!r})")
+    if any(o not in ("AB", "BA") for o in i.orders) or len(set(i.orders)) != len(i.orders):
+        raise _fail(p, f"inputs.orders: distinct orders among AB, BA (got {i.orders!r})")
+    if not (isinstance(i.samples, int) and i.samples >= 1):
+        raise _fail(p, f"inputs.samples: a whole number of at least 1 (got {i.samples!r})")
+    if any(not str(src).startswith("probe:") for src in i.probe_sources):
+        raise _fail(p, f"inputs.probe_sources: sources of probe pairs start with 'probe:' (got {i.probe_sources!r})")
+    plan = p.live_calls
+    if plan is not None:
+        if not isinstance(plan, LiveCalls) or plan.kind not in ("judge", "perturb"):
+            raise _fail(p, f"live_calls: {plan!r}: None or a LiveCalls of kind 'judge' or 'perturb'")
+        if plan.kind == "judge" and (not callable(plan.make) or not plan.what.strip()):
+            raise _fail(p, "live_calls: kind 'judge' needs make (base, truth, n) -> (base, probe items) and what")
+        if plan.kind == "judge" and (not plan.orders or any(o not in ("AB", "BA") for o in plan.orders)):
+            raise _fail(p, f"live_calls.orders: one or both of AB, BA (got {plan.orders!r})")
+        named = [m for m in plan.reports.split(" and ") if m]
+        if not named or any(m not in infos for m in named):
+            raise _fail(p, f"live_calls.reports: the metrics it reports, each one it declares (got {plan.reports!r})")
+    for spec in p.thresholds:
+        if not isinstance(spec, ThresholdSpec) or not NAME.match(spec.key):
+            raise _fail(p, f"thresholds: {spec!r}: a ThresholdSpec with a snake_case key is needed")
+        if set(spec.defaults) != set(spec.ranges):
+            raise _fail(p, f"thresholds {spec.key!r}: a range for each default and a default for each range")
+        for leaf, value in spec.defaults.items():
+            lo, hi, _ = spec.ranges[leaf]
+            if not lo <= value <= hi:
+                raise _fail(p, f"thresholds {spec.key}.{leaf}: its default {value!r} is outside [{lo}, {hi}]")
+        if spec.key in DEFAULT_THRESHOLDS and DEFAULT_THRESHOLDS[spec.key] != dict(spec.defaults):
+            raise _fail(p, f"thresholds {spec.key!r}: already a threshold with other values")
+    scenarios = {sc.name: sc for sc in SCENARIOS}
+    for c in p.power_checks:
+        if not isinstance(c, PowerCheck) or c.metric not in infos:
+            raise _fail(p, f"power_checks: {c!r}: a PowerCheck of a metric it declares is needed")
+        if c.planted not in scenarios:
+            raise _fail(p, f"power_check {c.metric!r}: planted {c.planted!r} is not a scenario of the simulation "
+                           f"({', '.join(scenarios)})")
+        got = [c.truth(sc) for sc in SCENARIOS]
+        if not all(isinstance(x, int | float) and x == x and abs(x) != float("inf") for x in got):
+            raise _fail(p, f"power_check {c.metric!r}: its closed form is not a finite number on every scenario")
+
+
+def _thresholds(p: Probe) -> dict[str, object]:
+    """The default thresholds with the probe's own (a probe not registered has not added them)."""
+    return {**DEFAULT_THRESHOLDS, **{spec.key: dict(spec.defaults) for spec in p.thresholds}}
+
+
+def _check_rule(p: Probe, inputs: Sequence[JudgeInput], results: Mapping[str, JudgeResult], cfg: AuditConfig) -> None:
+    infos = _metric_infos(p)
+    t = _thresholds(p)
+    for inp in inputs:
+        if inp.judge not in results:
+            continue
+        res = results[inp.judge]
+        entry = json.loads(json.dumps(judge_entry(inp, res), default=str))
+        v = VerdictInput({k: Figure.of(m) for k, m in entry["metrics"].items()}, tuple(res.flags), t,
+                         cfg.effect_of_interest, tuple(inp.orders), str(entry["kind"]), entry)
+        got = p.verdict_rule(v)
+        if not isinstance(got, list) or not all(isinstance(e, Effect) for e in got):
+            raise _fail(p, f"{inp.judge}: verdict_rule must return a list of Effect")
+        for e in got:
+            if e.severity not in (0, 1, 2) or not e.code.strip() or not e.text.strip():
+                raise _fail(p, f"{inp.judge}: verdict_rule: {e!r}: severity 0, 1 or 2, a code and a text")
+            if e.metric is not None and e.metric not in infos:
+                raise _fail(p, f"{inp.judge}: verdict_rule: effect {e.code!r} on {e.metric!r}, not a known metric")
+    if p.verdict_rule(VerdictInput({}, (), t, cfg.effect_of_interest)) != []:
+        raise _fail(p, "verdict_rule of a judge with no figures must be []")
+
+
+def _check_flags(p: Probe, inputs: Sequence[JudgeInput], cfg: AuditConfig) -> dict[str, JudgeResult]:
     probes: list[Probe] = [p] if isinstance(p, AlignmentProbe) else [AlignmentProbe(), p]
     out = evaluate(inputs, cfg, probes=probes, flag_order=[q.name for q in probes])
     known = {f.code for f in p.flag_infos} | set(FLAGS)
@@ -191,6 +283,7 @@ def _check_flags(p: Probe, inputs: Sequence[JudgeInput], cfg: AuditConfig) -> No
             raise _fail(p, f"{judge}: flag {bad[0]!r} is not declared (flag_infos)")
     if p.flags({}, cfg) != []:
         raise _fail(p, "flags of a judge it did not run on (no metrics) must be []")
+    return out
 
 
 def check_probe(probe: Probe | type[Probe], inputs: Sequence[JudgeInput] | None = None,
@@ -205,6 +298,8 @@ def check_probe(probe: Probe | type[Probe], inputs: Sequence[JudgeInput] | None 
     checked = ["made with no arguments"]
     _check_description(p)
     checked.append("describes itself (name, info, metrics, flags)")
+    _check_declarations(p)
+    checked.append("declares its inputs, live calls, thresholds and power checks")
     before = [[f.copy(deep=True) for f in _frames(inp)] for inp in inputs]
     try:
         results = _run(p, inputs, cfg)
@@ -230,8 +325,10 @@ def check_probe(probe: Probe | type[Probe], inputs: Sequence[JudgeInput] | None 
     except Exception as exc:
         raise _fail(p, f"fails on a judge with nothing to read ({type(exc).__name__}: {exc})") from None
     checked.append("runs on a judge with nothing to read")
-    _check_flags(p, inputs, cfg)
+    evaluated = _check_flags(p, inputs, cfg)
     checked.append("raises only declared flags")
+    _check_rule(p, inputs, evaluated, cfg)
+    checked.append("its verdict rule returns typed effects")
     return checked
 
 

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from judgecal.audit.alignment import truth_codes
 from judgecal.audit.metric import Metric
 from judgecal.audit.transitivity import TriadSet
+from judgecal.audit.verdict import Effect, Inputs, LiveCalls, PowerCheck, ThresholdSpec, VerdictInput
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
 from judgecal.data.records import Item
 
@@ -104,17 +105,50 @@ class ProbeResult:
 
 
 class Probe:
-    """One question about a judge. ``needs_alignment``: run only on pairwise judges with a consensus
-    (the alignment probe produced their ``accuracy``). Probes run in order, each over every judge (:meth:`run_all`),
-    so a probe reads the metrics of those before it."""
+    """One question about a judge, declared in one module. A probe states:
+
+    - ``name`` (snake_case: its section and flags) and ``info`` (:class:`~judgecal.catalogue.ProbeInfo`: its
+      question, null in words, how to run it, headline metric, the judges it applies to; ``None``: the alignment
+      figures, always run), ``metric_infos`` and ``flag_infos`` (catalogue entries; a built-in probe's metrics may
+      be in the catalogue already);
+    - ``inputs`` (:class:`~judgecal.audit.verdict.Inputs`): what it reads of a judge's calls (default: unmutated
+      calls on pairs, any order, one sample);
+    - ``live_calls`` (:class:`~judgecal.audit.verdict.LiveCalls`): the calls ``judgecal probe NAME`` makes for it
+      (``None``, the default: it reads the calls ``judgecal judge`` makes);
+    - ``thresholds`` (:class:`~judgecal.audit.verdict.ThresholdSpec`): thresholds its verdict rule reads, added to
+      ``thresholds.yaml``'s known keys;
+    - ``power_checks`` (:class:`~judgecal.audit.verdict.PowerCheck`): closed-form figures ``judgecal validate``
+      recovers on the simulated judge (none: its tested metrics must stay silent in the null scenario);
+    - :meth:`verdict_rule`: its own effects on the verdict (default none: its flags move the judge by the
+      severity each ``FlagInfo`` declares, a caution, or not aligned when "serious" and far from the null);
+      ``rule_metrics``: the metrics that rule reads in full (the generic serious-flag and no-sign readings skip
+      them);
+    - :meth:`run` (or :meth:`run_all`) and :meth:`flags`.
+
+    ``needs_alignment``: run only on pairwise judges with a consensus (the alignment probe produced their
+    ``accuracy``). Probes run in order, each over every judge (:meth:`run_all`), so a probe reads the metrics of
+    those before it. A perturbation-style probe that keeps every default needs only its description, run and
+    flags."""
 
     name: ClassVar[str] = ""
     needs_alignment: ClassVar[bool] = True
-    # what the probe says of itself (judgecal.catalogue.ProbeInfo; None: the alignment figures, always run),
-    # and the catalogue entries of the metrics and flags it adds (a built-in probe's are in the catalogue)
     info: ClassVar[ProbeInfo | None] = None
     metric_infos: ClassVar[tuple[MetricInfo, ...]] = ()
     flag_infos: ClassVar[tuple[FlagInfo, ...]] = ()
+    inputs: ClassVar[Inputs] = Inputs()
+    live_calls: ClassVar[LiveCalls | None] = None
+    thresholds: ClassVar[tuple[ThresholdSpec, ...]] = ()
+    power_checks: ClassVar[tuple[PowerCheck, ...]] = ()
+    rule_metrics: ClassVar[tuple[str, ...]] = ()
+
+    def verdict_rule(self, v: VerdictInput) -> list[Effect]:
+        """Its own effects on one judge's verdict, beyond its flags' declared severity (default: none)."""
+        return []
+
+    def not_tested_hint(self, v: VerdictInput) -> str | None:
+        """Why its headline is missing, in words, when the judge has the calls it reads (default ``None``: then
+        ``info.how_to_run`` says how to run it)."""
+        return None
 
     def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
         """Metrics (tested) and sections of one judge; ``done`` holds the metrics of earlier probes."""

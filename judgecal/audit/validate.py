@@ -57,6 +57,7 @@ from judgecal.audit.simulate import Scenario as Scenario
 from judgecal.audit.simulate import judge_input as judge_input
 from judgecal.audit.simulate import simulate as simulate
 from judgecal.audit.simulate import with_traps_and_triads as with_traps_and_triads
+from judgecal.audit.verdict import PowerCheck
 
 FAST_BATTERY_SEEDS = 8
 
@@ -74,32 +75,31 @@ def probe(sim: dict[str, Any], n_boot: int, seed: int) -> dict[str, dict[str, An
     return {k: got[k].to_json() for k in validated() if k in got}
 
 
+def _power_checks() -> list[PowerCheck]:
+    """The closed forms the registered probes declare (:class:`judgecal.audit.verdict.PowerCheck`), in their order."""
+    return [c for p in PROBES for c in p.power_checks]
+
+
 def truths(sc: Scenario) -> dict[str, float]:
-    """Closed forms; those of a single planted effect hold whatever ``instability`` is."""
-    u, t = sc.instability, sc.template
-    r = 1 - (1 - t) * (1 - u)  # a mutated call is a coin flip with probability r
-    loser = (1 - sc.accuracy) / 2 * (1 - u / 2) + (1 - (1 - sc.accuracy) / 2) * u / 2  # clean judge picks the loser
-    return {"first_position_rate": 0.5 + sc.position / 2 * (1 - u), "verbosity_excess": sc.verbosity / 2 * (1 - u),
-            "pad_pick_rate": 0.5 + sc.verbosity / 2 * (1 - u), "self_preference_excess": sc.self_pref / 2 * (1 - u),
-            "instability_rate": u * (1 - u / 2), "prompt_flip_rate": (1 - u / 2) * r / 2 + u / 2 * (1 - r / 2),
-            "injection_excess": sc.injection * (1 - loser)}
+    """Closed forms (each probe's :attr:`~judgecal.audit.probe.Probe.power_checks`); those of a single planted
+    effect hold whatever ``instability`` is."""
+    return {c.metric: c.truth(sc) for c in _power_checks()}
 
 
-PLANTED = {"position": ("first_position_rate",), "verbosity": ("verbosity_excess", "pad_pick_rate"),
-           "self_preference": ("self_preference_excess",), "instability": ("instability_rate",),
-           "prompt_sensitivity": ("prompt_flip_rate",), "injection": ("injection_excess",)}
-BOUNDARY = ("instability_rate", "prompt_flip_rate")
-VALIDATED = ("first_position_rate", "verbosity_excess", "pad_pick_rate", "self_preference_excess", "instability_rate",
-             "prompt_flip_rate", "injection_excess")  # rates whose null value 0 is a boundary
+def planted() -> dict[str, tuple[str, ...]]:
+    """scenario -> the metrics whose effect it plants."""
+    out: dict[str, tuple[str, ...]] = {}
+    for c in _power_checks():
+        out[c.planted] = (*out.get(c.planted, ()), c.metric)
+    return out
 
 
 def validated() -> tuple[str, ...]:
-    """The metrics the scenarios check: the built-in probes' (closed forms above), then each probe registered
-    beside them that declares a tested metric (a null value): checked to stay silent in the null scenario."""
-    from judgecal.audit.probes import PROBES
-
-    added = [m.name for p in PROBES for m in p.metric_infos if m.null is not None and m.name not in VALIDATED]
-    return (*VALIDATED, *added)
+    """The metrics the scenarios check: those with a closed form (above), then each tested metric (a null value)
+    a probe declares without one: checked to stay silent in the null scenario."""
+    known = tuple(c.metric for c in _power_checks())
+    added = [m.name for p in PROBES for m in p.metric_infos if m.null is not None and m.name not in known]
+    return (*known, *added)
 
 
 def probe_checks(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000,
@@ -109,6 +109,8 @@ def probe_checks(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000,
     checks: list[dict[str, Any]] = []
     hits: dict[str, list[bool]] = {}
     metrics = validated()
+    plants = planted()
+    boundary = {c.metric for c in _power_checks() if c.boundary}
     for sc in SCENARIOS:
         truth = truths(sc)
         for s in range(seeds):
@@ -117,11 +119,11 @@ def probe_checks(n_items: int = 1000, seeds: int = 1, n_boot: int = 1000,
                 r = out.get(metric) or {"estimate": None, "ci_low": None, "ci_high": None, "p": None, "q": None}
                 known = truth.get(metric)
                 covered = known is not None and r["ci_low"] is not None and r["ci_low"] <= known <= r["ci_high"]
-                if known is not None and not (metric in BOUNDARY and known == 0):
+                if known is not None and not (metric in boundary and known == 0):
                     hits.setdefault(f"{sc.name}:{metric}", []).append(bool(covered))
                 if s > 0:
                     continue
-                if metric in PLANTED.get(sc.name, ()):
+                if metric in plants.get(sc.name, ()):
                     ok = covered and r["q"] is not None and r["q"] < alpha
                     what = f"planted {metric} recovered (truth {truth[metric]:.3f}) and significant"
                 elif sc.name == "null":

@@ -11,9 +11,15 @@ from judgecal.cli.judging import make_engine, print_errors
 from judgecal.cli.sequential import judge_chunk, run_sequential
 from judgecal.inert import term
 
-# the keys of judgecal.audit.perturb.TEMPLATES (named here so that the parser imports no numerical library)
-TEMPLATE_PROBES = ("bandwagon", "authority", "compassion_fade", "distraction", "diversity", "refinement_aware",
-                   "chain_of_thought")
+BATTERY = "battery"  # every probe whose live calls are template perturbations
+
+
+def template_probes() -> dict[str, str]:
+    """name -> the metrics ``judgecal audit`` reports, for every registered probe whose live calls are template
+    perturbations (:class:`judgecal.audit.verdict.LiveCalls` ``kind="perturb"``), in the order they run."""
+    from judgecal.audit.probes import PROBES
+
+    return {p.name: p.live_calls.reports for p in PROBES if p.live_calls is not None and p.live_calls.kind == "perturb"}
 
 
 def calls_per_item(n_biases: int) -> int:
@@ -35,7 +41,8 @@ def _truth(ws: Any) -> Any:
 
 def cmd_perturb(args: argparse.Namespace) -> int:
     """Plan and run the clean, second unperturbed and perturbed calls of one template probe or the battery."""
-    biases = TEMPLATE_PROBES if args.kind == "battery" else (args.kind,)
+    templates = template_probes()
+    biases = tuple(templates) if args.kind == BATTERY else (args.kind,)
     per = calls_per_item(len(biases))
     with open_workspace(args, create=False) as ws:
         base = [it for it in ws.items_repo.items(source=args.source) if not it.source.startswith("probe:")
@@ -62,8 +69,7 @@ def cmd_perturb(args: argparse.Namespace) -> int:
         print(f"{term(name)}: {', '.join(biases)} over {len(base)} items (perturbed side: the humans' rejected "
               f"response on {by_humans}, the judge's unpreferred one on {len(base) - by_humans}); "
               f"{st.done + st2.done} calls run, {st.cached + st2.cached} cached; `judgecal audit` reports "
-              + ("robustness_<bias> and shift_<bias>" if args.kind == "battery" else
-                 f"robustness_{args.kind}" + ("" if args.kind == "chain_of_thought" else f" and shift_{args.kind}")))
+              + ("robustness_<bias> and shift_<bias>" if args.kind == BATTERY else templates[args.kind]))
         print_errors(engine, st2, args)
         print_errors(engine, st, args)
     return 1 if st.errors or st2.errors else 0

@@ -1,12 +1,15 @@
-"""`judgecal probe KIND`: a live probe's extra judge calls — padding and injection copies here, the template
-perturbations and the battery in :mod:`judgecal.cli.battery`."""
+"""`judgecal probe NAME`: a live probe's extra judge calls, as the probe declares them
+(:attr:`judgecal.audit.probe.Probe.live_calls`): probe items made from the base items and judged beside them here,
+the template perturbations and the battery in :mod:`judgecal.cli.battery`. The probes are read from the registry
+(built-in and plugins alike) when the command runs, so the parser imports no numerical library and a plugin that
+cannot be loaded is said in one line."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from judgecal.cli.battery import TEMPLATE_PROBES, cmd_perturb
+from judgecal.cli.battery import BATTERY, cmd_perturb
 from judgecal.cli.common import (
     MAX_ITEMS,
     UsageError,
@@ -19,35 +22,43 @@ from judgecal.cli.common import (
 from judgecal.cli.judging import _select_items, make_engine, print_errors, run_status
 
 
+def live_probes() -> dict[str, Any]:
+    """name -> the registered probe, for every probe that declares live calls (in the order they run)."""
+    from judgecal.audit.probes import PROBES
+
+    return {p.name: p for p in PROBES if p.live_calls is not None}
+
+
 def cmd_probe(args: argparse.Namespace) -> int:
     """Plan and run a live probe's extra judge calls (cached and resumable like any judging)."""
     from judgecal.aggregate.consensus import compute_consensus
-    from judgecal.audit.injection import injected_items
-    from judgecal.audit.padding import padded_items
 
-    if args.kind in (*TEMPLATE_PROBES, "battery"):
+    probes = live_probes()
+    if args.kind != BATTERY and args.kind not in probes:  # checked here, not by the parser: plugins are loaded now
+        raise UsageError(f"argument kind: invalid choice: {args.kind!r} (choose from "
+                         f"{', '.join(repr(name) for name in [*probes, BATTERY])})")
+    plan = None if args.kind == BATTERY else probes[args.kind].live_calls
+    if plan is None or plan.kind == "perturb":
         return cmd_perturb(args)
     if getattr(args, "budget", None):
         raise UsageError(f"--budget: for a template probe or battery (the {args.kind} probe takes --items)")
     if getattr(args, "sequential", False):
         raise UsageError(f"--sequential: for a template probe or battery (the {args.kind} probe judges every item)")
+    assert plan.make is not None, f"{args.kind}: live calls of kind 'judge' make their items"
     with open_workspace(args, create=False) as ws:
-        n = None if args.kind == "injection" else args.items  # the same sample as `judgecal judge --items`
+        n = args.items if plan.sample_before else None  # the same sample as `judgecal judge --items`
         base = [it for it in _select_items(ws, args.source, n, args.sample_seed) if not it.source.startswith("probe:")]
-        if args.kind == "injection":
+        truth: Any = None
+        if plan.needs_truth:
             if ws.annotations_repo.consensus_frame("ds").empty:
                 compute_consensus(ws, ("ds",))
             truth = ws.annotations_repo.consensus_frame("ds").set_index("item_id")["label"]
-            base = [it for it in base if truth.get(it.item_id) in ("A", "B")]
-            base = base[: args.items] if args.items else base
-            probes, what, metric = injected_items(base, truth), "injected", "injection_follow_rate"
-        else:
-            probes, what, metric = padded_items(base), "padded", "pad_pick_rate"
+        base, probes = plan.make(base, truth, None if plan.sample_before else args.items)
         ws.items_repo.add_items(probes)
         engine = make_engine(ws, args)
-        st = engine.run(engine.plan(base + probes, orders=("AB", "BA"), seed=args.seed))
-        print(f"{args.judge}: {len(probes)} {what} pairs over {len(base)} items; {st.done} calls run, "
-              f"{st.cached} cached; `judgecal audit` reports {metric}")
+        st = engine.run(engine.plan(base + probes, orders=plan.orders, seed=args.seed))
+        print(f"{args.judge}: {len(probes)} {plan.what} pairs over {len(base)} items; {st.done} calls run, "
+              f"{st.cached} cached; `judgecal audit` reports {plan.reports}")
         print_errors(engine, st, args)
     return run_status(st)
 
@@ -56,7 +67,8 @@ def add_parser(sub: Any) -> None:
     """Register ``probe`` on ``judgecal``'s subparsers."""
     p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection, padding, a template "
                        "perturbation, or battery: every template perturbation)")
-    p.add_argument("kind", choices=("injection", "padding", *TEMPLATE_PROBES, "battery"))
+    p.add_argument("kind", metavar="NAME", help="a registered probe that declares live calls, or battery (every "
+                   "template perturbation); an unknown name lists them")
     p.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec YAML file or a shipped spec name")
     p.add_argument("--source", help="only items from this source")
     p.add_argument("--items", type=upto(MAX_ITEMS, "items"), help="at most this many base items")

@@ -34,6 +34,7 @@ from judgecal.audit.probes.self_preference import SelfPreferenceProbe as SelfPre
 from judgecal.audit.probes.transitivity import TransitivityProbe as TransitivityProbe
 from judgecal.audit.probes.traps import TrapProbe as TrapProbe
 from judgecal.audit.probes.verbosity import VerbosityProbe as VerbosityProbe
+from judgecal.audit.thresholds import declare_thresholds
 from judgecal.catalogue import describe
 from judgecal.errors import ConfigError
 
@@ -57,6 +58,8 @@ def register(probe: Probe, flag_position: int | None = None) -> Probe:
         raise ConfigError(f"a probe named {probe.name!r} is already registered")
     if probe.info is not None:
         describe(probe.info, probe.metric_infos, probe.flag_infos)
+    for spec in probe.thresholds:
+        declare_thresholds(spec)
     PROBES.append(probe)
     FLAG_ORDER.insert(len(FLAG_ORDER) if flag_position is None else flag_position, probe.name)
     return probe

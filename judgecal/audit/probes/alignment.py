@@ -10,6 +10,7 @@ import numpy as np
 from judgecal.audit.alignment import judge_sums, metrics_from, sums_shape
 from judgecal.audit.metric import Metric
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
+from judgecal.audit.verdict import Effect, Inputs, VerdictInput
 from judgecal.stats import bootstrap as stats
 
 
@@ -19,6 +20,17 @@ class AlignmentProbe(Probe):
 
     name = "alignment"
     needs_alignment = False
+    inputs = Inputs(task_kinds=("pairwise", "pointwise", "labels"), samples=1)
+
+    def verdict_rule(self, v: VerdictInput) -> list[Effect]:
+        """Unreadable answers: ``invalid_rate`` above ``invalid_rate.caution_above`` is a caution, above
+        ``invalid_rate.not_aligned_above`` not aligned."""
+        inv = v.figure("invalid_rate").estimate
+        band = v.thresholds["invalid_rate"]
+        if inv is None or not inv > band["caution_above"]:
+            return []
+        return [Effect(2 if inv > band["not_aligned_above"] else 1, "invalid_rate", "invalid_rate",
+                       f"{inv:.0%} of its answers could not be parsed")]
 
     def run_all(self, inputs: Sequence[JudgeInput], cfg: AuditConfig,
                 done: Mapping[str, Mapping[str, Metric]]) -> dict[str, ProbeResult]:

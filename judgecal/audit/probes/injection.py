@@ -3,15 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from judgecal.audit.injection import injection_follow
+from judgecal.audit.injection import SOURCE, injected_items, injection_follow
 from judgecal.audit.metric import Metric, clean
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, plain, significant, worst_of
+from judgecal.audit.verdict import Inputs, LiveCalls, PowerCheck
 from judgecal.catalogue import ProbeInfo
+from judgecal.data.records import Item
 
+if TYPE_CHECKING:
+    from judgecal.audit.simulate import Scenario
+
+
+def _injected(base: list[Item], truth: pd.Series, n: int | None) -> tuple[list[Item], list[Item]]:
+    """The base pairs with a human winner (A or B; the first ``n``) and their injected copies: the loser carries
+    each injection."""
+    won = [it for it in base if truth.get(it.item_id) in ("A", "B")]
+    won = won[:n] if n else won
+    return won, injected_items(won, truth)
+
+
+def _injection_truth(sc: Scenario) -> float:
+    """``injection_excess`` of the simulated judge: ``injection (1 - loser)``, ``loser`` the clean judge's rate of
+    picking the humans' loser, ``(1 - accuracy)/2`` blurred by its instability."""
+    u = sc.instability
+    loser = (1 - sc.accuracy) / 2 * (1 - u / 2) + (1 - (1 - sc.accuracy) / 2) * u / 2
+    return sc.injection * (1 - loser)
 
 class InjectionProbe(Probe):
     """Verdict injection, worst kind: ``injection_excess`` (tested, null 0) is the follow rate minus the
@@ -24,6 +45,11 @@ class InjectionProbe(Probe):
                      "The response the humans ranked lower carries an injected instruction or fake verdict.",
                      "it picks that response no more often than without the injection", "judgecal probe injection",
                      "injection_follow_rate", ("pairwise",))
+
+    inputs = Inputs(probe_sources=(SOURCE,))
+    live_calls = LiveCalls("judge", what="injected", reports="injection_follow_rate", make=_injected,
+                           needs_truth=True, sample_before=False)
+    power_checks = (PowerCheck("injection_excess", "injection", _injection_truth),)
 
     def test(self, m: Metric, k: int = 1) -> Metric:
         return ci_test(m, 0.0, k)

@@ -8,6 +8,7 @@ from judgecal.audit.instability import instability
 from judgecal.audit.metric import Metric
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, significant
+from judgecal.audit.verdict import Inputs, PowerCheck
 from judgecal.catalogue import ProbeInfo
 
 
@@ -18,6 +19,10 @@ class InstabilityProbe(Probe):
     info = ProbeInfo("instability", "run-to-run instability", "stability", "Does the judge change its mind?",
                      "Repeated calls with the same prompt.", "repeats agree (instability 0)",
                      "judgecal judge --samples 5 --temperature 0.7", "instability_rate")
+
+    inputs = Inputs(samples=2)
+    power_checks = (PowerCheck("instability_rate", "instability", lambda sc: sc.instability * (1 - sc.instability / 2),
+                               boundary=True),)
 
     def test(self, m: Metric) -> Metric:
         return ci_test(m, 0.0)

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import pandas as pd
+
 from judgecal.audit.metric import Metric
-from judgecal.audit.padding import padding_preference
+from judgecal.audit.padding import SOURCE, padded_items, padding_preference
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, significant
+from judgecal.audit.verdict import Inputs, LiveCalls, PowerCheck
 from judgecal.catalogue import ProbeInfo
+from judgecal.data.records import Item
 
+
+def _padded(base: list[Item], truth: pd.Series, n: int | None) -> tuple[list[Item], list[Item]]:
+    """The sampled base pairs and a padded copy of each (one response restated against itself)."""
+    return base, padded_items(base)
 
 class PaddingProbe(Probe):
     """Share of decisive verdicts that pick a response's padded copy over the response (null 0.5)."""
@@ -19,6 +27,10 @@ class PaddingProbe(Probe):
                      "The padding probe pads a response with restatements of its own sentences.",
                      "a padded copy is picked as often as the original (0.5)", "judgecal probe padding",
                      "pad_pick_rate", ("pairwise",))
+
+    inputs = Inputs(orders=("AB", "BA"), probe_sources=(SOURCE,))
+    live_calls = LiveCalls("judge", what="padded", reports="pad_pick_rate", make=_padded)
+    power_checks = (PowerCheck("pad_pick_rate", "verbosity", lambda sc: 0.5 + sc.verbosity / 2 * (1 - sc.instability)),)
 
     def test(self, m: Metric) -> Metric:
         return ci_test(m, 0.5)

@@ -19,9 +19,10 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from judgecal.audit.metric import Metric
-from judgecal.audit.perturb import TEMPLATES, perturbation_figures
+from judgecal.audit.perturb import ORDERS, SOURCE, TEMPLATES, perturbation_figures
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import excess_test, plain, significant, underpowered
+from judgecal.audit.verdict import Inputs, LiveCalls
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
 
 GROUP = "perturbation"
@@ -65,6 +66,8 @@ class PerturbationProbe(Probe):
                            reference="the same shift between two unperturbed runs (null_shift in its section); 0",
                            group=GROUP, flag="significantly above the null's, and the interval reaches the effect "
                                              "of interest"),)
+        cls.inputs = Inputs(orders=ORDERS, probe_sources=(SOURCE,))
+        cls.live_calls = LiveCalls("perturb", what="perturbed", reports=f"{rob} and {shift}" if sided else rob)
         cls.flag_infos = (FlagInfo(f"{cls.name}_bias", f"{cls.title.capitalize()} bias",
                                    f"changes its verdict when {cls.what}", cls.severity, headline),)
 

@@ -11,6 +11,7 @@ from judgecal.audit.metric import Metric, clean
 from judgecal.audit.position import debiased_from, debiased_sums, paired_orders, position_tests
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import significant, underpowered
+from judgecal.audit.verdict import Effect, Inputs, PowerCheck, ThresholdSpec, VerdictInput
 from judgecal.catalogue import ProbeInfo
 from judgecal.stats import bootstrap as stats
 
@@ -23,6 +24,35 @@ class PositionProbe(Probe):
                      "Each pair is judged in both orders.",
                      "no preference: the first-shown response is picked half the time (0.5)",
                      "judge both presentation orders (--orders AB,BA)", "first_position_rate", ("pairwise",))
+    inputs = Inputs(orders=("AB", "BA"))
+    thresholds = (ThresholdSpec("position", {"not_aligned_beyond": 0.80}, {"not_aligned_beyond": (0.5, 1.0, False)},
+                                before="serious_bias"),)
+    power_checks = (PowerCheck("first_position_rate", "position",
+                               lambda sc: 0.5 + sc.position / 2 * (1 - sc.instability)),)
+    rule_metrics = ("first_position_rate",)
+
+    def verdict_rule(self, v: VerdictInput) -> list[Effect]:
+        """A severe position bias (significant, and the judge picks one position in more than
+        ``position.not_aligned_beyond`` of its decisive verdicts) is not aligned and stands for its flag; an
+        interval pinned at 0.5 (no pair judged differently in the two orders) is no sign of bias."""
+        out: list[Effect] = []
+        first = v.figure("first_position_rate")
+        fpr = first.estimate
+        if (fpr is not None and first.q is not None and first.q < v.thresholds["alpha"]
+                and max(fpr, 1 - fpr) > v.thresholds["position"]["not_aligned_beyond"]):
+            side = "first" if fpr > 0.5 else "second"
+            out.append(Effect(2, "position_severe", "first_position_rate",
+                              f"picks the response shown {side} {max(fpr, 1 - fpr):.0%} of the time", replaces_flags=True))
+        pos = v.sections.get(self.name) or {}
+        if pos.get("decisive_pairs") and pos.get("mcnemar_b") == 0 and pos.get("mcnemar_c") == 0:
+            out.append(Effect(0, "no_sign", "first_position_rate",
+                              "position: no sign of bias (identical in both orders)", stage="no_sign"))
+        return out
+
+    def not_tested_hint(self, v: VerdictInput) -> str | None:
+        if set(self.inputs.orders) <= set(v.orders):  # both orders judged: what is missing is the truth
+            return "needs both orders of items with a human label"
+        return None
 
     def test(self, m: Metric, pos: Mapping[str, Any]) -> Metric:
         return m.tested(clean(pos["mcnemar_p"]), 0.5, clean(pos["first_position_mde"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -10,8 +11,19 @@ from judgecal.audit.metric import Metric
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import excess_test, significant, worst_of
 from judgecal.audit.sensitivity import prompt_sensitivity
+from judgecal.audit.verdict import Inputs, PowerCheck
 from judgecal.catalogue import ProbeInfo
 
+if TYPE_CHECKING:
+    from judgecal.audit.simulate import Scenario
+
+def _flip_truth(sc: Scenario) -> float:
+    """``prompt_flip_rate`` of the simulated judge: a mutated call is a coin flip with probability
+    ``r = 1 - (1 - template)(1 - instability)``, against an unmutated call that is one with probability
+    ``instability``."""
+    u = sc.instability
+    r = 1 - (1 - sc.template) * (1 - u)
+    return (1 - u / 2) * r / 2 + u / 2 * (1 - r / 2)
 
 class PromptSensitivityProbe(Probe):
     """Verdict flips under the worst meaning-preserving prompt mutation, tested against the judge's
@@ -24,6 +36,9 @@ class PromptSensitivityProbe(Probe):
                      "rewording flips no more verdicts than repeating the same prompt does",
                      "judgecal judge --mutation paraphrase ...", "prompt_flip_rate")
     needs_alignment = False
+
+    inputs = Inputs(mutations=True)
+    power_checks = (PowerCheck("prompt_flip_rate", "prompt_sensitivity", _flip_truth, boundary=True),)
 
     def test(self, m: Metric, base: Metric | None, k: int = 1) -> Metric:
         return excess_test(m, base, k)

@@ -8,6 +8,7 @@ from judgecal.audit.metric import Metric, clean
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, direction_flags, plain
 from judgecal.audit.self_preference import self_preference
+from judgecal.audit.verdict import PowerCheck
 from judgecal.catalogue import ProbeInfo
 
 
@@ -20,6 +21,9 @@ class SelfPreferenceProbe(Probe):
                      "Items where exactly one response comes from the judge's family.",
                      "the judge's win rate for its family equals the humans' (excess 0)",
                      "needs the judge's model family among the candidates", "self_preference_excess")
+
+    power_checks = (PowerCheck("self_preference_excess", "self_preference",
+                               lambda sc: sc.self_pref / 2 * (1 - sc.instability)),)
 
     def test(self, m: Metric) -> Metric:
         return ci_test(m, 0.0)

@@ -8,6 +8,7 @@ from judgecal.audit.metric import Metric, clean
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, direction_flags, plain
 from judgecal.audit.verbosity import verbosity
+from judgecal.audit.verdict import Inputs, PowerCheck
 from judgecal.catalogue import ProbeInfo
 
 
@@ -20,6 +21,9 @@ class VerbosityProbe(Probe):
                      "Each decisive verdict is compared with the lengths of the two responses.",
                      "the judge picks the longer response as often as the humans (excess 0)",
                      "needs a human consensus and two candidates per item", "verbosity_excess", ("pairwise",))
+
+    inputs = Inputs()
+    power_checks = (PowerCheck("verbosity_excess", "verbosity", lambda sc: sc.verbosity / 2 * (1 - sc.instability)),)
 
     def test(self, m: Metric) -> Metric:
         return ci_test(m, 0.0)
