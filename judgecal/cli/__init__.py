@@ -221,16 +221,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_annotators)
 
     p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection, padding, a template "
-                       "perturbation, or battery: every template perturbation)")
-    p.add_argument("kind", choices=("injection", "padding", *TEMPLATE_PROBES, "battery"))
+                       "perturbation, manipulability: the verdict challenged in the same conversation, or battery: "
+                       "every template perturbation and manipulability)")
+    p.add_argument("kind", choices=("injection", "padding", *TEMPLATE_PROBES, "manipulability", "battery"))
     p.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec YAML file or a shipped spec name")
     p.add_argument("--source", help="only items from this source")
     p.add_argument("--items", type=_upto(MAX_ITEMS, "items"), help="at most this many base items")
     p.add_argument("--base-url", type=_base_url, help="OpenAI-compatible server URL for openai/<model>")
     p.add_argument("--budget", type=_upto(10**9, "judge calls"), metavar="CALLS",
-                   help="a template probe or battery: at most this many judge calls planned (cached ones count): "
-                   "as many items as fit, each costing its clean run, a second unperturbed run and each "
-                   "perturbation, in both orders")
+                   help="a template probe, manipulability or battery: at most this many judge calls planned (cached "
+                   "ones count): as many items as fit, each costing its clean run, a second unperturbed run and each "
+                   "perturbation (manipulability: a challenge and an agreeing turn), in both orders")
     p.add_argument("--sequential", action="store_true",
                    help="a template probe or battery: judge the items in batches, each bias stopping once its "
                    "decision is settled (flagged, or the effect of interest excluded); the budget still caps; the "

@@ -1,11 +1,14 @@
 """`judgecal probe KIND`: a live probe's extra judge calls — padding and injection copies here, the template
-perturbations and the battery in :mod:`judgecal.cli.battery`."""
+perturbations and the battery in :mod:`judgecal.cli.battery`, the challenged conversations in
+:mod:`judgecal.cli.challenge`."""
 
 from __future__ import annotations
 
 import argparse
 
 from judgecal.cli.battery import TEMPLATE_PROBES, cmd_perturb
+from judgecal.cli.challenge import NAME as MANIPULABILITY
+from judgecal.cli.challenge import cmd_manipulability
 from judgecal.cli.common import UsageError, _open_ws
 from judgecal.cli.judging import _select_items, make_engine, print_errors, run_status
 
@@ -18,6 +21,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
     if args.kind in (*TEMPLATE_PROBES, "battery"):
         return cmd_perturb(args)
+    if args.kind == MANIPULABILITY:
+        return cmd_manipulability(args)
     if getattr(args, "budget", None):
         raise UsageError(f"--budget: for a template probe or battery (the {args.kind} probe takes --items)")
     if getattr(args, "sequential", False):
