@@ -188,3 +188,23 @@ def test_manipulability_refuses_what_it_cannot_use(tmp_path, capsys):
     assert main(["probe", "manipulability", "--judge", "openai/m", "--base-url", "http://127.0.0.1:9/v1",
                  "--rubric", "pointwise-5", "-w", ws]) == 2
     assert "the manipulability probe needs a pairwise one" in capsys.readouterr().err
+
+
+def test_the_embedded_judge_continues_its_own_conversation(tmp_path, capsys, pandalm_ws):
+    """The real embedded model (llama.cpp): its verdict challenged and agreed with, every reply recorded (an
+    unreadable one counted as invalid), and cached by the conversation."""
+    from judgecal.data.store import Workspace
+
+    ws = Workspace(tmp_path / "ws")
+    ws.add_items(pandalm_ws.items(source="pandalm")[:3])
+    args = ["probe", "manipulability", "--judge", "local/smollm2", "--max-tokens", "8", "--quiet", "-w", str(ws.path)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    unread = int(out.split(" first verdicts unreadable")[0].rsplit("; ", 1)[1])
+    assert f"{6 + 12 - 2 * unread} calls run" in out  # the clean run, then two follow-ups per readable verdict
+    assert main(args) == 0 and "0 calls run" in capsys.readouterr().out
+    copies = [it for it in ws.items(source="probe:perturbation") if it.metadata["bias"] == "manipulability"]
+    got = ws.judgments_frame(judge="local/smollm2", columns=["item_id", "verdict", "raw"])
+    follow = got[got["item_id"].isin({c.item_id for c in copies})]
+    assert len(copies) == len(follow) == 12 - 2 * unread
+    assert follow["verdict"].isin(["A", "B", "tie", "invalid"]).all()
