@@ -99,7 +99,8 @@ def manipulability_figures(judgments: pd.DataFrame, copies: list[Item], *, n_boo
         for kind in KINDS:
             mine = ((rows["order"] == order) & (rows["kind"] == kind)).to_numpy()
             cols += [mine & rows["read"].to_numpy(), mine & rows["flip"].to_numpy()]
-    sums = np.column_stack([np.bincount(code, weights=c.astype(float), minlength=len(bases)) for c in cols])
+    sums = np.column_stack([np.bincount(code, weights=c.astype(float), minlength=len(bases))
+                            for c in cols]).astype(np.float64)
     boot = stats.bootstrap_sums(sums, n_boot, seed)
 
     def figures(at: list[int]) -> dict[str, dict[str, Any]]:
