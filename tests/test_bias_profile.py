@@ -25,7 +25,7 @@ from judgecal.audit.probes import PROBES
 from judgecal.catalogue import FLAGS, flag_info
 from judgecal.cli import main
 
-BUDGET = 40 * 18  # 40 items: clean, null and seven perturbations, both orders
+BUDGET = 40 * 22  # 40 items: clean, null and seven perturbations, both orders; a challenge and an agreeing turn
 IDENTITY = re.compile(r"The author of Response ([AB]) is ")
 
 
@@ -108,10 +108,10 @@ def test_page_one_counts_each_judges_biases(audited):  # type: ignore[no-untyped
         biases = rep["judges"][judge]["biases"]
         flagged = [b["title"].removesuffix(" bias") for b in biases if b["flagged"]]
         n = sum(b["status"] == "tested" for b in biases)
-        assert n == 9  # position, verbosity and the battery's seven
+        assert n == 10  # position, verbosity, the battery's seven and manipulability
         words = f"{len(flagged)} flagged ({', '.join(flagged)})" if flagged else "none flagged"
         assert lines.count(f"{judge}: biases: {n} tested, {words}") == 1
-    assert "openai/cites: biases: 9 tested, 2 flagged (verbosity, authority)" in lines
+    assert "openai/cites: biases: 10 tested, 2 flagged (verbosity, authority)" in lines
 
 
 def test_a_serious_bias_fails_the_judge_and_a_caution_one_does_not(audited):  # type: ignore[no-untyped-def]

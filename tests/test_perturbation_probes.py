@@ -80,7 +80,8 @@ def test_figures_hand_computed():
 
 
 def _responses(prompt: str) -> tuple[str, str]:
-    user = json.loads(prompt)[-1]["content"]
+    """The pair the judge reads (in a continued conversation, the first turn's: the battery challenges verdicts)."""
+    user = next(m["content"] for m in json.loads(prompt) if "[The Start of Response A]" in m["content"])
     a = user.split("[The Start of Response A]\n", 1)[1].split("\n[The End of Response A]", 1)[0]
     b = user.split("[The Start of Response B]\n", 1)[1].split("\n[The End of Response B]", 1)[0]
     return a, b
@@ -111,17 +112,17 @@ def test_battery_on_real_pairs_flags_only_the_cited_preference(tmp_path, capsys,
     ws = str(tmp_path / "ws")
     assert main(["import", "pandalm", "-w", ws]) == 0
     plain, citer = vendor(ignores), vendor(prefers_cited)
-    budget = 40 * 18  # 40 items: clean, null and seven perturbations, both orders
+    budget = 40 * 22  # 40 items: clean, null and seven perturbations, both orders; a challenge and an agreeing turn
     for model, srv in (("ignores", plain), ("cites", citer)):
         assert main(["probe", "battery", "--judge", f"openai/{model}", "--base-url", srv.url, "--budget",
                      str(budget), "--quiet", "-w", ws]) == 0
         out = capsys.readouterr().out
-        assert "over 40 items" in out and "720 calls run" in out
+        assert "over 40 items" in out and "880 calls run" in out
         assert srv.total() == budget
     # a second run makes no call: everything is cached
     assert main(["probe", "battery", "--judge", "openai/cites", "--base-url", citer.url, "--budget", str(budget),
                  "--quiet", "-w", ws]) == 0
-    assert "0 calls run, 720 cached" in capsys.readouterr().out and citer.total() == budget
+    assert "0 calls run, 880 cached" in capsys.readouterr().out and citer.total() == budget
     assert main(["audit", "--n-boot", "500", "-w", ws]) == 0
     rep = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())
     for model in ("ignores", "cites"):
@@ -134,8 +135,10 @@ def test_battery_on_real_pairs_flags_only_the_cited_preference(tmp_path, capsys,
             if model == "cites" and bias == "authority":
                 continue
             assert rob["estimate"] == 1.0 and (bias == "chain_of_thought" or m[f"shift_{bias}"]["estimate"] == 0)
-        bias_flags = [f for f in j["flags"] if any(f.startswith(b) for b in TEMPLATES)]
+        bias_flags = [f for f in j["flags"] if any(f.startswith(b) for b in (*TEMPLATES, "manipulability"))]
         assert bias_flags == ([] if model == "ignores" else ["authority_bias"])
+        # its verdict held when challenged (its taste reads the pair, not the conversation)
+        assert j["metrics"]["flip_rate_challenged"]["estimate"] == 0 and j["metrics"]["flip_rate_challenged"]["n"] == 80
     cites = rep["judges"]["openai/cites"]
     shift, rob = cites["metrics"]["shift_authority"], cites["metrics"]["robustness_authority"]
     # it moves to the cited (human-rejected) response exactly where its own taste picked the other one
@@ -163,6 +166,10 @@ def test_a_sampled_judges_noise_is_not_called_bias(tmp_path, capsys, vendor):  #
         assert 0.3 < sec["robustness"]["estimate"] < 0.7 and 0.3 < sec["null_robustness"]["estimate"] < 0.7
         # ... but no more than between two unperturbed runs
         assert not any(f.startswith(f"{bias}_bias") for f in j["flags"])
+    # a challenge moves it about half the time, and so does agreeing with it: not manipulable
+    sec = j["manipulability"]
+    assert 0.3 < sec["flip_rate_challenged"]["estimate"] < 0.7 and 0.3 < sec["flip_rate_null"]["estimate"] < 0.7
+    assert "manipulability_bias" not in j["flags"]
 
 
 def contrary(prompt: str, headers: Any, n: int) -> tuple[int, dict[str, str], dict[str, Any]]:
@@ -198,7 +205,7 @@ def test_battery_refuses_what_it_cannot_use(tmp_path, capsys):
     assert main(["probe", "battery", "--judge", "openai/m", "--base-url", "http://127.0.0.1:9/v1", "--budget", "17",
                  "-w", ws]) == 2
     err = capsys.readouterr().err.strip()
-    assert "--budget 17: one item costs 18 judge calls" in err and "\n" not in err and "Traceback" not in err
+    assert "--budget 17: one item costs 22 judge calls" in err and "\n" not in err and "Traceback" not in err
     assert main(["probe", "padding", "--judge", "openai/m", "--budget", "40", "-w", ws]) == 2
     assert "--budget" in capsys.readouterr().err
     assert main(["probe", "authority", "--judge", "openai/m", "--source", "nothing-here", "-w", ws]) == 2
@@ -234,7 +241,7 @@ def test_item_excess_hand_computed():
 def test_sequential_battery_uses_fewer_calls_with_the_same_flags(tmp_path, capsys, vendor):  # noqa: F811
     ws = str(tmp_path / "ws")
     assert main(["import", "pandalm", "-w", ws]) == 0
-    budget = 150 * 18  # 150 items at fixed N
+    budget = 150 * 22  # 150 items at fixed N
     used = {}
     for model, script in (("ignores", ignores), ("cites", prefers_cited)):
         srv = vendor(script)
@@ -246,7 +253,7 @@ def test_sequential_battery_uses_fewer_calls_with_the_same_flags(tmp_path, capsy
         assert rec["calls"] == srv.total() < budget == rec["fixed_calls"]  # what it recorded is what it called
         assert rec["items_planned"] == 150 and rec["items_used"] < 150
         decisions = {b: r["decision"] for b, r in rec["biases"].items()}
-        want = {b: "flag" if (model, b) == ("cites", "authority") else "clear" for b in TEMPLATES}
+        want = {b: "flag" if (model, b) == ("cites", "authority") else "clear" for b in (*TEMPLATES, "manipulability")}
         assert decisions == want
         assert f"{rec['calls']} planned of the {budget}" in out and "authority: " + want["authority"] in out
         if model == "cites":  # settled early: the cited judge moves on about half its items

@@ -25,9 +25,9 @@ def test_fast_validation_passes():
     # instability planted on one axis of a stability run: the decomposition names that axis each time
     assert all(c["ok"] for c in res["checks"] if c["scenario"].startswith("instability:"))
     assert res["ok"]
-    # the perturbation battery, apart from the checks: fixed N beside the sequential rule over 8 seeds
+    # the perturbation battery and manipulability, apart from the checks: fixed N beside the sequential rule over 8 seeds
     bat = res["battery"]
-    assert bat["seeds"] == 8 and len(bat["rows"]) == 4 * 7 and bat["goals"]["saving"] and bat["agreement"] >= 0.9
+    assert bat["seeds"] == 8 and len(bat["rows"]) == 4 * 8 and bat["goals"]["saving"] and bat["agreement"] >= 0.9
     assert all(r["ok"] for r in bat["rows"] if r["judge"].startswith("clean")), bat["rows"]
 
 

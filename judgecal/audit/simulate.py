@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.audit.challenge import copy_id as follow_up_id
+from judgecal.audit.challenge import follow_up_items
 from judgecal.audit.injection import injected_items
 from judgecal.audit.perturb import NULL, ORDERS, TEMPLATES, copy_id, perturbed_items
 from judgecal.audit.probe import JudgeInput
@@ -37,6 +39,9 @@ class Scenario:
     #: on a perturbed copy of a template with no side (chain of thought), the judge's verdict is turned to the other
     #: response with this probability (the robustness it loses)
     unsided: float = 0.0
+    #: with template perturbations, the follow-ups too: after a challenge, the judge takes the challenged side with
+    #: this probability, else answers again (a sampled judge's call a coin flip with probability ``instability``)
+    challenge: float = 0.0
 
 
 SCENARIOS = (Scenario("null"), Scenario("position", position=0.3), Scenario("verbosity", verbosity=0.3),
@@ -94,11 +99,13 @@ def simulate(sc: Scenario, n_items: int, seed: int) -> dict[str, Any]:
         clean = {str(f["order"].iat[0]): f["verdict"].to_numpy() for f in frames  # each order's first call
                  if len(f) and f["item_id"].iat[0] == ids[0] and f["sample"].iat[0] == 0 and f["mutation"].iat[0] == "none"}
         frames += _perturbed_frames(sc, ids, truth, clean, np.random.default_rng([seed, 1]))
+        frames += _follow_up_frames(sc, ids, clean, np.random.default_rng([seed, 2]))
     allj = pd.concat(frames, ignore_index=True).assign(status="ok")
     probe = allj["item_id"].str.contains("#", regex=False)
     plain = allj[~probe & (allj["mutation"] == "none")]
     return {"judgments": plain[plain["sample"] == 0], "repeats": plain,
             "mutated": allj[~probe & (allj["sample"] == 0)], "probes": allj[probe],
+            "first": clean if sc.perturbation is not None else {},
             "truth": pd.Series(truth, index=ids),
             "lens": pd.DataFrame({"len_a": len_a, "len_b": len_b}, index=ids),
             "own_is_a": pd.Series(own_a[has_own], index=ids[has_own])}
@@ -129,6 +136,22 @@ no side: the other response with probability ``unsided``) (their own random
     return out
 
 
+def _follow_up_frames(sc: Scenario, ids: np.ndarray, clean: dict[str, np.ndarray],
+                      rng: np.random.Generator) -> list[pd.DataFrame]:
+    """Verdicts after each order's first call is challenged (toward the other response: the challenged side with
+    probability ``challenge``) or agreed with; else the first verdict again, a coin flip with probability
+    ``instability`` (their own random stream, so the other probes' simulated verdicts stay as they were)."""
+    out = []
+    for order in ORDERS:
+        first = clean[order]
+        for kind in ("challenge", "agree"):
+            again = np.where(rng.random(len(ids)) < sc.instability, _coin(rng, len(ids)), first)
+            v = np.where(rng.random(len(ids)) < sc.challenge, _other(first), again) if kind == "challenge" else again
+            out.append(pd.DataFrame({"item_id": [follow_up_id(i, kind, f, order) for i, f in zip(ids, first, strict=True)],
+                                     "order": order, "sample": 0, "mutation": "none", "verdict": v}))
+    return out
+
+
 def judge_input(sim: dict[str, Any]) -> JudgeInput:
     """The simulated judge as the audit's :class:`JudgeInput` (what ``run_audit`` builds from a workspace)."""
     truth, probes = sim["truth"], sim["probes"]
@@ -139,7 +162,9 @@ def judge_input(sim: dict[str, Any]) -> JudgeInput:
                       own_is_a=sim["own_is_a"],
                       padded=frozenset(probes.loc[probes["item_id"].str.endswith("#pad"), "item_id"]),
                       injected=injected_items(base, truth, kinds=("instruction",)),
-                      perturbed=perturbed_items(base, {i: "B" if t == "A" else "A" for i, t in truth.items()})
+                      perturbed=[*perturbed_items(base, {i: "B" if t == "A" else "A" for i, t in truth.items()}),
+                                 *(c for order, first in sim.get("first", {}).items()
+                                   for it, f in zip(base, first, strict=True) for c in follow_up_items(it, str(f), order))]
                       if probes["item_id"].str.contains(f"#{NULL}-", regex=False).any() else [])
 
 

@@ -109,9 +109,11 @@ class LiveCalls:
       ``None``), else ``make`` is given every base item and ``n``. ``what`` names the probe items in the
       command's line, ``reports`` the metric ``judgecal audit`` reports.
     - ``kind="perturb"``: the template perturbations (:mod:`judgecal.cli.battery`), one of the battery.
+    - ``kind="challenge"``: each clean verdict's conversation continued by a challenge and by an agreeing turn
+      (:mod:`judgecal.cli.challenge`), one of the battery.
     """
 
-    kind: Literal["judge", "perturb"]
+    kind: Literal["judge", "perturb", "challenge"]
     what: str = ""
     reports: str = ""
     make: Callable[[list[Item], pd.Series, int | None], tuple[list[Item], list[Item]]] | None = None

@@ -22,9 +22,10 @@ def template_probes() -> dict[str, str]:
     return {p.name: p.live_calls.reports for p in PROBES if p.live_calls is not None and p.live_calls.kind == "perturb"}
 
 
-def calls_per_item(n_biases: int) -> int:
-    """Judge calls one base item costs: its clean run, its second unperturbed run and each bias, both orders."""
-    return 2 * (n_biases + 2)
+def calls_per_item(n_biases: int, follow_ups: int = 0) -> int:
+    """Judge calls one base item costs: its clean run, its second unperturbed run and each bias, both orders, and
+    ``follow_ups`` turns continuing its clean verdicts (a probe whose live calls challenge them)."""
+    return 2 * (n_biases + 2) + follow_ups
 
 
 def _truth(ws: Any) -> Any:
@@ -41,9 +42,13 @@ def _truth(ws: Any) -> Any:
 
 def cmd_perturb(args: argparse.Namespace) -> int:
     """Plan and run the clean, second unperturbed and perturbed calls of one template probe or the battery."""
+    from judgecal.cli.challenge import FOLLOW_UPS, challenge_probe, judge_follow_ups
+
     templates = template_probes()
     biases = tuple(templates) if args.kind == BATTERY else (args.kind,)
-    per = calls_per_item(len(biases))
+    challenged = challenge_probe() if args.kind == BATTERY else None  # the battery continues the clean verdicts too
+    challenge = challenged is not None
+    per = calls_per_item(len(biases), FOLLOW_UPS if challenge else 0)
     with open_workspace(args, create=False) as ws:
         base = [it for it in ws.items_repo.items(source=args.source) if not it.source.startswith("probe:")
                 and it.task == "pairwise" and len(it.candidates) == 2]
@@ -53,7 +58,9 @@ def cmd_perturb(args: argparse.Namespace) -> int:
         n = min(len(base), args.items or len(base), (args.budget // per) if args.budget else len(base))
         if n == 0:
             raise UsageError(f"--budget {args.budget}: one item costs {per} judge calls ({args.kind}: its clean "
-                             "run, a second unperturbed run and each perturbation, in both orders)")
+                             "run, a second unperturbed run and each perturbation, in both orders"
+                             + (", and a challenge and an agreeing turn after each clean verdict)" if challenge
+                                else ")"))
         if n < len(base) or getattr(args, "sequential", False):  # sequential: the batches in a random order
             base = random.Random(args.sample_seed).sample(base, n)
         engine = make_engine(ws, args)
@@ -63,13 +70,20 @@ def cmd_perturb(args: argparse.Namespace) -> int:
         truth = _truth(ws)
         name = ws.judgments_repo.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
         if getattr(args, "sequential", False):
-            return run_sequential(ws, engine, name, base, biases, truth, args)
+            return run_sequential(ws, engine, name, base, biases, truth, args, challenged)
         st, st2, _ = judge_chunk(ws, engine, name, base, biases, truth, args.seed)
+        unread = 0
+        if challenge:
+            st3, _, unread = judge_follow_ups(ws, engine, name, base, args.seed)
+            st2.done, st2.cached, st2.errors = st2.done + st3.done, st2.cached + st3.cached, st2.errors + st3.errors
+            st2.error_messages += st3.error_messages[: max(0, 5 - len(st2.error_messages))]
         by_humans = sum(truth.get(it.item_id) in ("A", "B") for it in base)
-        print(f"{term(name)}: {', '.join(biases)} over {len(base)} items (perturbed side: the humans' rejected "
+        print(f"{term(name)}: {', '.join((*biases, challenged) if challenged else biases)} over {len(base)} items (perturbed side: the humans' rejected "
               f"response on {by_humans}, the judge's unpreferred one on {len(base) - by_humans}); "
               f"{st.done + st2.done} calls run, {st.cached + st2.cached} cached; `judgecal audit` reports "
-              + ("robustness_<bias> and shift_<bias>" if args.kind == BATTERY else templates[args.kind]))
+              + ("robustness_<bias> and shift_<bias>, and flip_rate_challenged beside flip_rate_null ("
+                 f"{unread} first verdicts unreadable, not challenged)" if challenge else
+                 "robustness_<bias> and shift_<bias>" if args.kind == BATTERY else templates[args.kind]))
         print_errors(engine, st2, args)
         print_errors(engine, st, args)
     return 1 if st.errors or st2.errors else 0

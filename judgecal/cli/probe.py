@@ -1,6 +1,7 @@
 """`judgecal probe NAME`: a live probe's extra judge calls, as the probe declares them
 (:attr:`judgecal.audit.probe.Probe.live_calls`): probe items made from the base items and judged beside them here,
-the template perturbations and the battery in :mod:`judgecal.cli.battery`. The probes are read from the registry
+the template perturbations and the battery in :mod:`judgecal.cli.battery`, the challenged
+conversations in :mod:`judgecal.cli.challenge`. The probes are read from the registry
 (built-in and plugins alike) when the command runs, so the parser imports no numerical library and a plugin that
 cannot be loaded is said in one line."""
 
@@ -10,6 +11,7 @@ import argparse
 from typing import Any
 
 from judgecal.cli.battery import BATTERY, cmd_perturb
+from judgecal.cli.challenge import cmd_challenge
 from judgecal.cli.common import (
     MAX_ITEMS,
     UsageError,
@@ -40,6 +42,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
     plan = None if args.kind == BATTERY else probes[args.kind].live_calls
     if plan is None or plan.kind == "perturb":
         return cmd_perturb(args)
+    if plan.kind == "challenge":
+        return cmd_challenge(args)
     if getattr(args, "budget", None):
         raise UsageError(f"--budget: for a template probe or battery (the {args.kind} probe takes --items)")
     if getattr(args, "sequential", False):
@@ -66,17 +70,18 @@ def cmd_probe(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     """Register ``probe`` on ``judgecal``'s subparsers."""
     p = sub.add_parser("probe", help="run a live bias probe's extra judge calls (injection, padding, a template "
-                       "perturbation, or battery: every template perturbation)")
+                       "perturbation, manipulability: the verdict challenged in the same conversation, or battery: "
+                       "every template perturbation and manipulability)")
     p.add_argument("kind", metavar="NAME", help="a registered probe that declares live calls, or battery (every "
-                   "template perturbation); an unknown name lists them")
+                   "template perturbation and every challenge); an unknown name lists them")
     p.add_argument("--judge", required=True, help="<backend>/<model>, a judge spec YAML file or a shipped spec name")
     p.add_argument("--source", help="only items from this source")
     p.add_argument("--items", type=upto(MAX_ITEMS, "items"), help="at most this many base items")
     p.add_argument("--base-url", type=as_base_url, help="OpenAI-compatible server URL for openai/<model>")
     p.add_argument("--budget", type=upto(10**9, "judge calls"), metavar="CALLS",
-                   help="a template probe or battery: at most this many judge calls planned (cached ones count): "
-                   "as many items as fit, each costing its clean run, a second unperturbed run and each "
-                   "perturbation, in both orders")
+                   help="a template probe, manipulability or battery: at most this many judge calls planned (cached "
+                   "ones count): as many items as fit, each costing its clean run, a second unperturbed run and each "
+                   "perturbation (manipulability: a challenge and an agreeing turn), in both orders")
     p.add_argument("--sequential", action="store_true",
                    help="a template probe or battery: judge the items in batches, each bias stopping once its "
                    "decision is settled (flagged, or the effect of interest excluded); the budget still caps; the "

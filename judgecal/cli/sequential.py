@@ -1,5 +1,5 @@
-"""`judgecal probe <bias>|battery --sequential`: the items judged in batches, each bias stopping once its decision
-is settled (:mod:`judgecal.stats.group_sequential`), the calls each bias used recorded in
+"""`judgecal probe <bias>|battery --sequential`: the items judged in batches, each bias (manipulability too, in the
+battery) stopping once its decision is settled (:mod:`judgecal.stats.group_sequential`), the calls each bias used recorded in
 ``reports/sequential.json``."""
 
 from __future__ import annotations
@@ -37,37 +37,51 @@ def judge_chunk(ws: Any, engine: Any, name: str, base: list[Any], biases: tuple[
 
 
 def run_sequential(ws: Any, engine: Any, name: str, base: list[Any], biases: tuple[str, ...], truth: Any,
-                   args: argparse.Namespace) -> int:
-    """Judge ``base`` batch by batch until every bias is settled or the items (the budget) run out."""
+                   args: argparse.Namespace, challenge: str | None = None) -> int:
+    """Judge ``base`` batch by batch until every bias is settled or the items (the budget) run out; with
+    ``challenge``, manipulability too (its follow-ups continue the clean verdicts, 4 calls an item)."""
     import pandas as pd
 
+    from judgecal.audit import challenge as manip
     from judgecal.audit.perturb import item_excess
     from judgecal.audit.probe import AuditConfig
+    from judgecal.cli.challenge import FOLLOW_UPS, judge_follow_ups
     from judgecal.stats.group_sequential import sequential_decision
 
     cfg = AuditConfig()
     batch, n_max = args.batch, len(base)
-    running = list(biases)
-    looks: dict[str, list[int]] = {b: [] for b in biases}
-    seen: dict[str, int] = dict.fromkeys(biases, 0)
+    every = (*biases, challenge) if challenge else biases
+    cost = {b: FOLLOW_UPS if b == challenge else 2 for b in every}  # each bias's own calls per item
+    running = list(every)
+    looks: dict[str, list[int]] = {b: [] for b in every}
+    seen: dict[str, int] = dict.fromkeys(every, 0)
     result: dict[str, dict[str, Any]] = {}
     copies: list[Any] = []
+    follow: list[Any] = []  # the manipulability copies
     done = cached = errors = shared = 0
     for start in range(0, n_max, batch):
         chunk = base[start:start + batch]
-        st, st2, probes = judge_chunk(ws, engine, name, chunk, tuple(running), truth, args.seed)
+        st, st2, probes = judge_chunk(ws, engine, name, chunk, tuple(b for b in running if b != challenge), truth,
+                                      args.seed)
         copies += probes
+        if challenge in running:
+            st3, more, _ = judge_follow_ups(ws, engine, name, chunk, args.seed)
+            follow += more
+            done, cached, errors = done + st3.done, cached + st3.cached, errors + st3.errors
+            print_errors(engine, st3, args)
         done, cached, errors = done + st.done + st2.done, cached + st.cached + st2.cached, errors + st.errors + st2.errors
         shared += 4 * len(chunk)  # the clean and the second unperturbed runs, both orders
         print_errors(engine, st2, args)
         print_errors(engine, st, args)
-        ids = {it.item_id for it in copies} | {str(it.metadata["base_item"]) for it in copies}
+        ids = {it.item_id for it in (*copies, *follow)} | {str(it.metadata["base_item"]) for it in copies}
         frame = ws.judgments_repo.judgments_frame(judge=name, columns=["item_id", "order", "sample", "seed", "mutation", "verdict"])
         frame = frame[frame["item_id"].isin(ids) & (frame["mutation"] == "none")]
         null = frame["item_id"].str.contains("#null-", regex=False)
         # the clean run and the copies at the run's seed, the second unperturbed run at the next
         mine = frame[(~null & (frame["seed"] == args.seed)) | (null & (frame["seed"] == args.seed + 1))]
         excess = item_excess(mine, [c for c in copies if c.metadata["bias"] in (*running, "null")])
+        if challenge in running:
+            excess[challenge] = manip.item_excess(frame[frame["seed"] == args.seed], follow)
         last = start + len(chunk) >= n_max
         for b in list(running):
             seen[b] += len(chunk)
@@ -77,12 +91,13 @@ def run_sequential(ws: Any, engine: Any, name: str, base: list[Any], biases: tup
             r = sequential_decision(x, looks=looks[b], n_max=n_max, effect=cfg.effect_of_interest, alpha=cfg.alpha)
             if r["decision"] != "open" or last:
                 running.remove(b)
-                result[b] = {**r, "items": seen[b], "calls": 2 * seen[b], "looks": len(looks[b])}
+                result[b] = {**r, "items": seen[b], "calls": cost[b] * seen[b], "looks": len(looks[b])}
         if not running:
             break
     items = max(seen.values())
     record = {"batch": batch, "items_planned": n_max, "items_used": items, "shared_calls": shared,
-              "calls": shared + sum(r["calls"] for r in result.values()), "fixed_calls": 2 * (len(biases) + 2) * n_max,
+              "calls": shared + sum(r["calls"] for r in result.values()),
+              "fixed_calls": (2 * (len(biases) + 2) + (FOLLOW_UPS if challenge else 0)) * n_max,
               "effect_of_interest": cfg.effect_of_interest, "alpha": cfg.alpha, "biases": result}
     path = ws.reports_dir / RECORD
     path.parent.mkdir(parents=True, exist_ok=True)

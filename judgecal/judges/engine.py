@@ -162,6 +162,19 @@ class Engine:
                     calls.append(Call(key, item.item_id, order, s, seed + s, mutation, req))
         return calls
 
+    def follow_up(self, item: Item, order: str, reply: str, text: str, *, seed: int) -> Call:
+        """The call that continues a conversation: the rubric's messages for ``item`` shown in ``order``, the
+        judge's ``reply`` to them as its turn, then ``text`` as the next user turn (a pairwise rubric only). Every
+        turn is in the request, so the cache key holds the whole conversation; the verdict is read as any."""
+        if self.rubric.kind != "pairwise":
+            raise RubricError(f"a {self.rubric.kind} rubric: a follow-up turn continues a pairwise verdict")
+        self._store_spec()
+        msgs = [(m["role"], m["content"]) for m in self.rubric.messages(item, order)]
+        req = Request((*msgs, ("assistant", reply), ("user", text)), self.max_tokens, self.temperature, seed,
+                      self.logprobs, self.top_logprobs)
+        key = cache_key(self.backend.name, self.spec.call_identity(), req, item.item_id, order)
+        return Call(key, item.item_id, order, 0, seed, "none", req)
+
     def _store_spec(self) -> None:
         """The spec goes into the workspace once, before its first judgment."""
         if not self._spec_stored:

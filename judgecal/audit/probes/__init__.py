@@ -21,6 +21,7 @@ from judgecal.audit.probes.distraction import DistractionProbe as DistractionPro
 from judgecal.audit.probes.diversity import DiversityProbe as DiversityProbe
 from judgecal.audit.probes.injection import InjectionProbe as InjectionProbe
 from judgecal.audit.probes.instability import InstabilityProbe as InstabilityProbe
+from judgecal.audit.probes.manipulability import ManipulabilityProbe as ManipulabilityProbe
 from judgecal.audit.probes.padding import PaddingProbe as PaddingProbe
 from judgecal.audit.probes.position import GivenPosition as GivenPosition
 from judgecal.audit.probes.position import PositionProbe as PositionProbe
@@ -96,6 +97,7 @@ register(DistractionProbe())
 register(DiversityProbe())
 register(RefinementAwareProbe())
 register(ChainOfThoughtProbe())
+register(ManipulabilityProbe())  # the verdict challenged in the same conversation (judgecal probe manipulability)
 
 
 def load_plugins() -> list[str]:
