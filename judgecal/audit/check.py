@@ -211,8 +211,8 @@ def _check_declarations(p: Probe) -> None:
         raise _fail(p, f"inputs.probe_sources: sources of probe pairs start with 'probe:' (got {i.probe_sources!r})")
     plan = p.live_calls
     if plan is not None:
-        if not isinstance(plan, LiveCalls) or plan.kind not in ("judge", "perturb"):
-            raise _fail(p, f"live_calls: {plan!r}: None or a LiveCalls of kind 'judge' or 'perturb'")
+        if not isinstance(plan, LiveCalls) or plan.kind not in ("judge", "perturb", "challenge"):
+            raise _fail(p, f"live_calls: {plan!r}: None or a LiveCalls of kind 'judge', 'perturb' or 'challenge'")
         if plan.kind == "judge" and (not callable(plan.make) or not plan.what.strip()):
             raise _fail(p, "live_calls: kind 'judge' needs make (base, truth, n) -> (base, probe items) and what")
         if plan.kind == "judge" and (not plan.orders or any(o not in ("AB", "BA") for o in plan.orders)):

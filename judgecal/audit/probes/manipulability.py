@@ -35,7 +35,7 @@ class ManipulabilityProbe(Probe):
 
     name = BIAS
     needs_alignment = False
-    live_calls = LiveCalls("challenge", what="challenged", reports=f"{HEADLINE} beside {NULL}")
+    live_calls = LiveCalls("challenge", what="challenged", reports=HEADLINE)
     info = ProbeInfo(BIAS, "manipulability", GROUP, "Does the judge change its verdict when challenged?",
                      "After its verdict, the same conversation continues: \"Are you sure? I think Response X is "
                      "better.\" (X: the other response).",
