@@ -248,11 +248,15 @@ class JudgmentsRepository(Repository):
                 snapshot.save_json(self._folder, "environments", key, rows)
         return [(str(j), str(h), None if e is None else str(e), int(n)) for j, h, e, n in rows]
 
-    def judgments_with(self, column: str) -> bool:
-        """Whether any judgment carries ``column`` (``time`` or ``period``)."""
+    def judgments_with(self, column: str, stamps: bool = True) -> bool:
+        """Whether any judgment carries ``column`` (``time`` or ``period``); ``stamps=False`` leaves out the
+        judgments of judgecal's own engine (those with an environment fingerprint, ``env``), whose ``time`` is
+        the stamp of the live call rather than a time the record was given."""
         if column not in ("time", "period"):
             raise ValueError(f"not a when column: {column!r}")
-        return self._conn.execute(f'SELECT 1 FROM judgments WHERE "{column}" IS NOT NULL LIMIT 1').fetchone() is not None
+        live = "" if stamps else " AND env IS NULL"
+        q = f'SELECT 1 FROM judgments WHERE "{column}" IS NOT NULL{live} LIMIT 1'
+        return self._conn.execute(q).fetchone() is not None
 
     def count_judgments(self, judge: str | None = None) -> int:
         if judge is None:
