@@ -16,8 +16,8 @@ import pytest
 from drifting import build_workspace, read_llmbar, write_files
 from test_hardening_engine import _write_items, completion, vendor  # noqa: F401 - the fixture
 
-from judgecal.audit.pipeline import audit_workspace
 from judgecal.audit.monitor import by_choices, default_by, monitor
+from judgecal.audit.pipeline import audit_workspace
 from judgecal.cli import main
 from judgecal.data.records import Consensus, Judgment
 from judgecal.data.store import Workspace

@@ -134,6 +134,24 @@ def _finite(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
+def every_judge_rows(ws: Workspace) -> pd.DataFrame | None:
+    """Every judge's rows of :data:`COLUMNS` from the judgments' columnar copy an audit leaves in the cache
+    folder (``None`` without one: each judge is then read out of SQLite)."""
+    return ws.judgments_copy(COLUMNS)
+
+
+def _judge_rows(ws: Workspace, judge: str, frame: pd.DataFrame | None) -> pd.DataFrame:
+    """``judge``'s rows of :data:`COLUMNS`, from ``frame`` or the columnar copy where there is one (its text
+    columns as plain objects, as SQLite gives them), else out of SQLite."""
+    if frame is None:
+        frame = every_judge_rows(ws)
+    if frame is None:
+        return ws.judgments_frame(judge, columns=COLUMNS)
+    mine = frame[(frame["judge"] == judge).to_numpy()]
+    return pd.DataFrame({c: mine[c].astype(object) if isinstance(mine[c].dtype, pd.CategoricalDtype) else mine[c]
+                         for c in COLUMNS}).reset_index(drop=True)
+
+
 def _when(ws: Workspace, jf: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
     """item_id -> its ``time`` and ``period``: the judge's own record of it where the record says (an imported
     verdict's time or period), else the item's (``metadata.time`` / ``metadata.period``), else the time the
@@ -150,7 +168,7 @@ def _when(ws: Workspace, jf: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
 
 def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", baseline: str | None = None,
             consensus: str = "ds", alpha: float = 0.05, effect: float = 0.05,
-            looked: list[str] | None = None) -> dict[str, Any]:
+            looked: list[str] | None = None, frame: pd.DataFrame | None = None) -> dict[str, Any]:
     """The series of ``judge`` (the one judge when ``None``) over its periods and the drift decision, as a
     JSON-ready dict (``periods``: one row each, those after the baseline with the running agreement since it and
     its anytime-valid sequence, the drop and the decision; ``drift``, ``first_drift``; the settings). Drift is
@@ -160,7 +178,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     Each period's own figures are partials kept in the workspace's cache folder under a fingerprint of that
     period's inputs (:mod:`judgecal.audit.period_cache`): only new or changed periods are computed; the drift
     decision is combined from the periods' counts every time. ``looked``, when given, receives the names of the
-    periods whose figures this call computed."""
+    periods whose figures this call computed; ``frame``, every judge's rows of :data:`COLUMNS` (read once by a
+    caller that monitors each judge, :func:`every_judge_rows`)."""
     if by not in BY:
         raise MonitorError(f"a period is one of {', '.join(BY)}, not {by!r}", name="by")
     judges = ws.judges()
@@ -176,7 +195,7 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
         raise MonitorError(f"no consensus {consensus!r} is stored: run `judgecal aggregate` first (or name another)",
                            name="consensus")
     facts = ws.item_facts()
-    jf = ws.judgments_frame(judge, columns=COLUMNS)
+    jf = _judge_rows(ws, judge, frame)
     jf = jf[(jf["mutation"] == "none").to_numpy() & ~jf["item_id"].map(facts["source"]).astype(str)
             .str.startswith("probe:").to_numpy()]
     verdict = _verdicts(jf, facts["task"])

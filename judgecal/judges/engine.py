@@ -15,9 +15,9 @@ import json
 import sqlite3
 import sys
 import time
-from datetime import UTC, datetime
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from fnmatch import fnmatch
 
 from judgecal.data.records import Item, Judgment, LabelSet, Span, stable_hash, to_item_orientation

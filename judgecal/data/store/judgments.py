@@ -225,6 +225,18 @@ class JudgmentsRepository(Repository):
             del frame
         return stream
 
+    def judgments_copy(self, columns: Sequence[str]) -> pd.DataFrame | None:
+        """``columns`` of every judgment from the columnar copy an audit left in the cache folder (as
+        :meth:`judgments_frame` with ``compact=True``), or ``None`` when there is no copy of the judgments as
+        they are now, or it lacks a column: a reader that would otherwise read one judge out of SQLite takes
+        its rows from the copy instead, and never makes a copy of its own (which would replace the audit's)."""
+        if self._conn.in_transaction:  # what it holds may still be rolled back: no copy
+            return None
+        _, col_args, _, _ = self._judge_sql(None)
+        with self._db.reading() as conn:
+            key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps(col_args)}"
+        return snapshot.load_frame(self._folder, "judgments", key, list(columns))
+
     def judgment_chunks(self, columns: Iterable[str], chunk: int = 200_000) -> Iterator[pd.DataFrame]:
         """Every judgment in frames of at most ``chunk`` rows (the ``judge`` column named as in
         :meth:`judgments_frame`): a reader's memory holds one chunk, not the table."""
