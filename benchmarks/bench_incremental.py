@@ -7,9 +7,9 @@ Measured, each audit in its own process (``judgecal audit``'s own ``main``) so i
 ``full_warm`` (the same workspace again: the columnar copies and every partial read back), then the week is added
 (``add_week``: its items, judgments and the truth written), ``after_add`` (the audit of the workspace with the new
 week: only the new week's partials computed; the columnar copies of the judgments made again, as every write
-replaces them), and ``monitor_after_add`` (``judgecal monitor --by week --json`` of one judge after the week is
-added, the partials of its old periods read back) with ``monitor_added_again`` (one more week added, then the
-monitor). The same through Ray (``--executor ray`` on a loopback cluster: ``ray_after_add``). Targets: the full
+replaces them), ``monitor_after_add`` (``judgecal monitor --by week --json`` of one judge after another week
+is added, the partials of its old periods read back), ``monitor_again`` (nothing changed since) and
+``monitor_after_add_profile`` (one more week added, then the monitor under cProfile: where its time goes). The same through Ray (``--executor ray`` on a loopback cluster: ``ray_after_add``). Targets: the full
 audit <= 60 s and <= 2 GB peak, a week added re-audited in <= 3 s. Prints JSON (saved as
 ``results/incremental.json``); where the time goes is in ``profile`` (the step-by-step audit of the workspace
 after the week is added).
@@ -123,6 +123,33 @@ def _cli(*args: str) -> dict[str, object]:
     return out
 
 
+_PROFILED = """
+import cProfile, io, json, pstats, sys, time
+from judgecal.cli import main
+prof = cProfile.Profile()
+t = time.perf_counter()
+prof.enable()
+rc = main(sys.argv[1:])
+prof.disable()
+seconds = time.perf_counter() - t
+stats = pstats.Stats(prof, stream=io.StringIO())
+rows = sorted(((f"{fn[0].split('/judgecal/')[-1].split('/site-packages/')[-1]}:{fn[1]}({fn[2]})", st[3])
+               for fn, st in stats.stats.items() if not fn[0].startswith(("<", "~"))), key=lambda r: -r[1])[:30]
+print(json.dumps({"rc": rc, "seconds_under_profiler": round(seconds, 2),
+                  "cumulative_s": [[name, round(s, 3)] for name, s in rows]}))
+"""
+
+
+def _profiled(*args: str) -> dict[str, object]:
+    """``judgecal ARGS`` under cProfile in a fresh process: the functions with the most cumulative time."""
+    res = subprocess.run([sys.executable, "-c", _PROFILED, *args], capture_output=True, text=True)
+    try:
+        out: dict[str, object] = json.loads(res.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        raise SystemExit(f"judgecal {' '.join(args)} failed:\n{res.stderr[-3000:]}") from None
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", type=Path, default=Path("/tmp/judgecal-bench-incremental"))
@@ -163,13 +190,16 @@ def main() -> None:
     monitor = ["monitor", "--workspace", str(work), "--judge", "bench/judge00", "--by", "week", "--json"]
     with Workspace(work) as ws:
         add_week(ws, rng, args.weeks + 1, args.added_items, args.judges, truth)
-    result["monitor_added_again"] = _cli(*monitor)
+    result["monitor_after_add"] = _cli(*monitor)
     result["monitor_again"] = _cli(*monitor)
+    with Workspace(work) as ws:
+        add_week(ws, rng, args.weeks + 2, args.added_items, args.judges, truth)
+    result["monitor_after_add_profile"] = _profiled(*monitor)
     if not args.skip_ray:
         from judgecal.distributed.loopback import LoopbackCluster
 
         with Workspace(work) as ws:
-            add_week(ws, rng, args.weeks + 2, args.added_items, args.judges, truth)
+            add_week(ws, rng, args.weeks + 3, args.added_items, args.judges, truth)
         cluster = LoopbackCluster(workers=1, cpus_per_worker=1, head_cpus=0)
         try:
             cluster.start()
