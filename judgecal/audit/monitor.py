@@ -93,10 +93,11 @@ def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
     return period, first
 
 
-def by_choices(ws: Workspace, stamps: bool = True) -> list[str]:
+def by_choices(ws: Workspace, stamps: bool = False) -> list[str]:
     """The groupings the workspace's records allow: ``period`` where a record names one, ``day``, ``week`` and
-    ``month`` where one carries a time (none: nothing to monitor); ``stamps=False`` leaves out the time stamped
-    on live judge calls (a verdict made by judgecal's engine), so only a time the records were given counts."""
+    ``month`` where one was given a time (none: nothing to monitor, and the explorer lists its Over time page as
+    not run); ``stamps=True`` also counts the time stamped on live judge calls (a verdict made by judgecal's
+    engine), which ``judgecal monitor --by day|week|month`` reads when asked."""
     out = []
     if ws.judgments_with("period") or not ws.item_metadata("period").empty:
         out.append("period")
@@ -111,7 +112,7 @@ def default_by(ws: Workspace) -> str | None:
     a period. The stamp of a live judge call does not count: a workspace judged live gets the same report as
     before until its records name a period or carry an imported time (``judgecal monitor --by day`` reads the
     stamps)."""
-    choices = by_choices(ws, stamps=False)
+    choices = by_choices(ws)
     return None if not choices else "week" if "week" in choices else "period"
 
 
