@@ -79,16 +79,16 @@ def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
     if by == "period":
         period = when["period"]
     else:
-        found: pd.Series | dict[str, str] | None = _vector_periods(when["time"].dropna(), by)
-        if found is None:
-            found = {}
-        for i, t in when["time"].dropna().items() if isinstance(found, dict) else ():
-            try:
-                found[i] = period_of(str(t), by)
-            except (ValueError, OverflowError):  # past year 9999 in UTC: written by other means
-                raise MonitorError(f"item {i!r}: metadata.time {str(t)[:40]!r} is not an ISO 8601 time") from None
-        period = pd.Series(found, dtype=object) if isinstance(found, dict) else found
-        period = period.reindex(when.index)
+        vector = _vector_periods(when["time"].dropna(), by)
+        if vector is None:  # one by one, so the first bad time is named
+            found: dict[Any, str] = {}
+            for i, t in when["time"].dropna().items():
+                try:
+                    found[i] = period_of(str(t), by)
+                except (ValueError, OverflowError):  # past year 9999 in UTC: written by other means
+                    raise MonitorError(f"item {i!r}: metadata.time {str(t)[:40]!r} is not an ISO 8601 time") from None
+            vector = pd.Series(found, dtype=object)
+        period = vector.reindex(when.index)
     first = when["time"].groupby(period).min()
     return period, first
 

@@ -22,25 +22,27 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from judgecal.data.store import snapshot
 
 VERSION = 1  # bump when a period's figures are computed differently: every stored partial is then recomputed
 
 
-def item_hashes(parts: dict[str, pd.Series], index: pd.Index) -> np.ndarray:
+def item_hashes(parts: dict[str, pd.Series], index: pd.Index) -> NDArray[np.uint64]:
     """One 64-bit hash per item of ``index`` over every series of ``parts`` (aligned on the item; a missing
     value hashes as such), the item's id included."""
-    out = pd.util.hash_pandas_object(pd.Series(index.astype(str), index=index), index=False).to_numpy()
+    out = np.asarray(pd.util.hash_pandas_object(pd.Series(index.astype(str), index=index), index=False),
+                     dtype=np.uint64)
     for name, s in parts.items():
         col = s.reindex(index).astype(object).where(s.reindex(index).notna(), None).astype(str)
-        h = pd.util.hash_pandas_object(col, index=False).to_numpy()
-        out = out * np.uint64(1_000_003) ^ h ^ np.uint64(int.from_bytes(hashlib.blake2b(
-            name.encode(), digest_size=8).digest(), "little"))
+        h = np.asarray(pd.util.hash_pandas_object(col, index=False), dtype=np.uint64)
+        salt = np.uint64(int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "little"))
+        out = np.asarray((out * np.uint64(1_000_003)) ^ h ^ salt, dtype=np.uint64)  # wraps modulo 2**64
     return out
 
 
-def period_fingerprints(hashes: np.ndarray, ids: pd.Index, period: pd.Series, settings: str) -> dict[str, str]:
+def period_fingerprints(hashes: NDArray[np.uint64], ids: pd.Index, period: pd.Series, settings: str) -> dict[str, str]:
     """period -> the BLAKE2b digest of its items' hashes in item order, with ``settings``."""
     frame = pd.DataFrame({"p": period.reindex(ids).to_numpy(dtype=object), "id": ids.astype(str), "h": hashes})
     frame = frame[frame["p"].notna()].sort_values(["p", "id"], kind="stable")

@@ -180,13 +180,13 @@ class Engine:
 
     def to_judgment(self, call: Call, resp: Response | None, latency: float, error: str | None = None) -> Judgment:
         self._store_spec()
+        now = time.time()
+        # time: the live call's stamp (UTC ISO 8601), read by `judgecal monitor --by day|week|month`; a report
+        # groups by it only when asked (judgecal.audit.monitor.default_by)
         j = Judgment(key=call.key, item_id=call.item_id, judge=self.judge, spec_hash=self.spec_hash,
                      order=call.order, mutation=call.mutation, sample=call.sample, seed=call.seed,
                      rubric_version=self.rubric.version, latency_s=round(latency, 6), env=self.env,
-                     created_at=time.time())
-        # the live call's stamp (UTC ISO 8601): readable by `judgecal monitor --by day|week|month`; a report
-        # groups by it only when asked (judgecal.audit.monitor.default_by)
-        j.time = datetime.fromtimestamp(j.created_at, UTC).isoformat()
+                     created_at=now, time=datetime.fromtimestamp(now, UTC).isoformat())
         if resp is None:
             j.status, j.raw = "error", error or "error"
             return j
