@@ -135,6 +135,14 @@ def _finite(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
+def _read(ws: Workspace, consensus: str) -> dict[str, Any]:
+    """What every judge's series reads alike: the truth, the items' facts, their own times and periods, and the
+    annotators' labels (items x annotators)."""
+    truth, _ = resolve_truth(ws, consensus, n_boot=0)
+    return {"truth": truth, "facts": ws.item_facts(), "when": _item_when(ws),
+            "wide": annotator_matrix(ws, consensus, truth) if not truth.empty else pd.DataFrame()}
+
+
 def every_judge_rows(ws: Workspace) -> pd.DataFrame | None:
     """Every judge's rows of :data:`COLUMNS` from the judgments' columnar copy an audit leaves in the cache
     folder (``None`` without one: each judge is then read out of SQLite)."""
@@ -153,11 +161,11 @@ def _judge_rows(ws: Workspace, judge: str, frame: pd.DataFrame | None) -> pd.Dat
                          for c in COLUMNS}).reset_index(drop=True)
 
 
-def _when(ws: Workspace, jf: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
+def _when(ws: Workspace, jf: pd.DataFrame, ids: pd.Index, read: dict[str, Any] | None = None) -> pd.DataFrame:
     """item_id -> its ``time`` and ``period``: the judge's own record of it where the record says (an imported
     verdict's time or period), else the item's (``metadata.time`` / ``metadata.period``), else the time the
     judge was called (a live call's stamp: a verdict with the environment fingerprint of judgecal's engine)."""
-    when = _item_when(ws).reindex(ids)
+    when = _item_when(ws).reindex(ids) if read is None else read["when"].reindex(ids)
     live = jf["env"].notna().to_numpy() if "env" in jf else np.zeros(len(jf), dtype=bool)
     for col in ("time", "period"):
         said = jf[~live].dropna(subset=[col]).drop_duplicates("item_id").set_index("item_id")[col]
@@ -169,7 +177,8 @@ def _when(ws: Workspace, jf: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
 
 def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", baseline: str | None = None,
             consensus: str = "ds", alpha: float = 0.05, effect: float = 0.05,
-            looked: list[str] | None = None, frame: pd.DataFrame | None = None) -> dict[str, Any]:
+            looked: list[str] | None = None, frame: pd.DataFrame | None = None,
+            shared: dict[str, Any] | None = None) -> dict[str, Any]:
     """The series of ``judge`` (the one judge when ``None``) over its periods and the drift decision, as a
     JSON-ready dict (``periods``: one row each, those after the baseline with the running agreement since it and
     its anytime-valid sequence, the drop and the decision; ``drift``, ``first_drift``; the settings). Drift is
@@ -180,7 +189,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     period's inputs (:mod:`judgecal.audit.period_cache`): only new or changed periods are computed; the drift
     decision is combined from the periods' counts every time. ``looked``, when given, receives the names of the
     periods whose figures this call computed; ``frame``, every judge's rows of :data:`COLUMNS` (read once by a
-    caller that monitors each judge, :func:`every_judge_rows`)."""
+    caller that monitors each judge, :func:`every_judge_rows`); ``shared``, a dict that keeps what every judge's
+    series reads alike (the truth, the items' facts and times, the annotators' labels) for the next call."""
     if by not in BY:
         raise MonitorError(f"a period is one of {', '.join(BY)}, not {by!r}", name="by")
     judges = ws.judges()
@@ -191,11 +201,16 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
         judge = judges[0]
     if judge not in judges:
         raise MonitorError(f"unknown judge {judge!r}; this workspace has: {', '.join(judges[:10]) or 'none'}")
-    truth, _ = resolve_truth(ws, consensus, n_boot=0)
+    if shared is None:
+        shared = {}
+    if consensus not in shared:
+        shared[consensus] = _read(ws, consensus)
+    read = shared[consensus]
+    truth = read["truth"]
     if truth.empty:
         raise MonitorError(f"no consensus {consensus!r} is stored: run `judgecal aggregate` first (or name another)",
                            name="consensus")
-    facts = ws.item_facts()
+    facts = read["facts"]
     jf = _judge_rows(ws, judge, frame)
     jf = jf[(jf["mutation"] == "none").to_numpy() & ~jf["item_id"].map(facts["source"]).astype(str)
             .str.startswith("probe:").to_numpy()]
@@ -203,7 +218,7 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     verdict = verdict[verdict.notna() & verdict.index.isin(truth.index)]
     if verdict.empty:
         raise MonitorError(f"{judge!r} has no verdict on an item with the truth {consensus!r}")
-    when = _when(ws, jf, verdict.index)
+    when = _when(ws, jf, verdict.index, read)
     period, first_time = _periods(when, by)
     kept = period.dropna()
     if kept.empty:
@@ -219,7 +234,7 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     v = verdict.reindex(ids)
     t = truth.reindex(ids)
     ok = pd.Series((v.to_numpy(dtype=object) == t.to_numpy(dtype=object)).astype(np.float64), index=ids)
-    wide = annotator_matrix(ws, consensus, truth)
+    wide = read["wide"]
     invalid = jf.assign(bad=(jf["status"] != "ok").to_numpy()).groupby("item_id")["bad"].agg(["sum", "count"])
     labels = (wide.reindex(ids).apply(lambda r: json.dumps([None if pd.isna(x) else str(x) for x in r]), axis=1)
               if len(wide) else pd.Series(dtype=object))

@@ -22,9 +22,11 @@ def attach_over_time(ws: Workspace, report: dict[str, Any], consensus: str) -> N
         return
     alpha, effect = settings(ws)
     rows = every_judge_rows(ws)  # every judge's verdicts read once (each period's figures are cached partials)
+    shared: dict[str, Any] = {}  # and the truth, the items' facts and times, the annotators' labels
     for judge, entry in report["judges"].items():
         try:
-            series = monitor(ws, judge, by=by, consensus=consensus, alpha=alpha, effect=effect, frame=rows)
+            series = monitor(ws, judge, by=by, consensus=consensus, alpha=alpha, effect=effect, frame=rows,
+                             shared=shared)
         except (MonitorError, SourceError) as exc:
             entry["over_time"] = {"by": by, "error": str(exc)}
             continue
