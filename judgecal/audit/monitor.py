@@ -12,6 +12,7 @@ on (the window with the most evidence is shown), valid at every look.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -20,6 +21,7 @@ import pandas as pd
 
 from judgecal.audit.human import annotator_matrix, loo_accuracy
 from judgecal.audit.models import item_verdicts
+from judgecal.audit.period_cache import PeriodCache, item_hashes, period_fingerprints
 from judgecal.audit.truth import resolve_truth
 from judgecal.data.store import Workspace
 from judgecal.data.times import BY, period_of
@@ -32,7 +34,7 @@ MIN_BASELINE = 10  # fewer baseline items than this: too few to monitor against
 METHOD = ("baseline: exact Clopper-Pearson interval at alpha/2; after it: a window from each period on, each a "
           "beta-binomial mixture confidence sequence (Howard et al., 2021) at (alpha/2)/((j+1)(j+2)); drift "
           "when a window's drop interval is above 0 and reaches the effect of interest")
-COLUMNS = ["item_id", "judge", "order", "sample", "mutation", "verdict", "status", "time", "period"]
+COLUMNS = ["item_id", "judge", "order", "sample", "mutation", "verdict", "status", "time", "period", "env"]
 
 
 class MonitorError(InputError):
@@ -53,37 +55,63 @@ def _verdicts(jf: pd.DataFrame, tasks: pd.Series) -> pd.Series:
                                      index=other["item_id"].astype(str).to_numpy(), dtype=object)])
 
 
+def _vector_periods(times: pd.Series, by: str) -> pd.Series | None:
+    """item_id -> :func:`judgecal.data.times.period_of` of each time, computed on the column at once (``None``
+    when a time does not parse that way: the caller then reads them one by one and names the bad one)."""
+    try:
+        dt = pd.to_datetime(times.astype(str), utc=True, format="ISO8601")
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if len(dt) and int(dt.dt.year.min()) < 1:  # before year 1 in UTC: not a time period_of reads
+        return None
+    if by == "day":
+        out = dt.dt.strftime("%Y-%m-%d")
+    elif by == "month":
+        out = dt.dt.strftime("%Y-%m")
+    else:
+        iso = dt.dt.isocalendar()
+        out = iso["year"].astype(str) + "-W" + iso["week"].astype(str).str.zfill(2)
+    return pd.Series(out.to_numpy(dtype=object), index=times.index, dtype=object)
+
+
 def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
     """item_id -> its period under ``by`` (missing where it has none), and period -> its first time."""
     if by == "period":
         period = when["period"]
     else:
-        found = {}
-        for i, t in when["time"].dropna().items():
-            try:
-                found[i] = period_of(str(t), by)
-            except (ValueError, OverflowError):  # past year 9999 in UTC: written by other means
-                raise MonitorError(f"item {i!r}: metadata.time {str(t)[:40]!r} is not an ISO 8601 time") from None
-        period = pd.Series(found, dtype=object)
-        period = period.reindex(when.index)
+        vector = _vector_periods(when["time"].dropna(), by)
+        if vector is None:  # one by one, so the first bad time is named
+            found: dict[Any, str] = {}
+            for i, t in when["time"].dropna().items():
+                try:
+                    found[i] = period_of(str(t), by)
+                except (ValueError, OverflowError):  # past year 9999 in UTC: written by other means
+                    raise MonitorError(f"item {i!r}: metadata.time {str(t)[:40]!r} is not an ISO 8601 time") from None
+            vector = pd.Series(found, dtype=object)
+        period = vector.reindex(when.index)
     first = when["time"].groupby(period).min()
     return period, first
 
 
-def by_choices(ws: Workspace) -> list[str]:
+def by_choices(ws: Workspace, stamps: bool = False) -> list[str]:
     """The groupings the workspace's records allow: ``period`` where a record names one, ``day``, ``week`` and
-    ``month`` where one carries a time (none: nothing to monitor)."""
+    ``month`` where one was given a time (none: nothing to monitor, and the explorer lists its Over time page as
+    not run); ``stamps=True`` also counts the time stamped on live judge calls (a verdict made by judgecal's
+    engine), which ``judgecal monitor --by day|week|month`` reads when asked."""
     out = []
     if ws.judgments_repo.judgments_with("period") or not ws.items_repo.item_metadata("period").empty:
         out.append("period")
-    if ws.judgments_repo.judgments_with("time") or not ws.items_repo.item_metadata("time").empty:
+    if ws.judgments_repo.judgments_with("time", stamps=stamps) or not ws.items_repo.item_metadata("time").empty:
         out += ["day", "week", "month"]
     return out
 
 
 def default_by(ws: Workspace) -> str | None:
-    """The grouping a report shows: ``judgecal monitor``'s default (``week``) where records carry a time, else
-    ``period``; ``None`` when no record carries a time or a period."""
+    """The grouping a report shows without being asked: ``judgecal monitor``'s default (``week``) where records
+    were given a time (imported verdicts, items), else ``period``; ``None`` when no record was given a time or
+    a period. The stamp of a live judge call does not count: a workspace judged live gets the same report as
+    before until its records name a period or carry an imported time (``judgecal monitor --by day`` reads the
+    stamps)."""
     choices = by_choices(ws)
     return None if not choices else "week" if "week" in choices else "period"
 
@@ -107,13 +135,62 @@ def _finite(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
+def _read(ws: Workspace, consensus: str) -> dict[str, Any]:
+    """What every judge's series reads alike: the truth, the items' facts, their own times and periods, and the
+    annotators' labels (items x annotators)."""
+    truth, _ = resolve_truth(ws, consensus, n_boot=0)
+    return {"truth": truth, "facts": ws.item_facts(), "when": _item_when(ws),
+            "wide": annotator_matrix(ws, consensus, truth) if not truth.empty else pd.DataFrame()}
+
+
+def every_judge_rows(ws: Workspace) -> pd.DataFrame | None:
+    """Every judge's rows of :data:`COLUMNS` from the judgments' columnar copy an audit leaves in the cache
+    folder (``None`` without one: each judge is then read out of SQLite)."""
+    return ws.judgments_copy(COLUMNS)
+
+
+def _judge_rows(ws: Workspace, judge: str, frame: pd.DataFrame | None) -> pd.DataFrame:
+    """``judge``'s rows of :data:`COLUMNS`, from ``frame`` or the columnar copy where there is one (its text
+    columns as plain objects, as SQLite gives them), else out of SQLite."""
+    if frame is None:
+        frame = every_judge_rows(ws)
+    if frame is None:
+        return ws.judgments_frame(judge, columns=COLUMNS)
+    mine = frame[(frame["judge"] == judge).to_numpy()]
+    return pd.DataFrame({c: mine[c].astype(object) if isinstance(mine[c].dtype, pd.CategoricalDtype) else mine[c]
+                         for c in COLUMNS}).reset_index(drop=True)
+
+
+def _when(ws: Workspace, jf: pd.DataFrame, ids: pd.Index, read: dict[str, Any] | None = None) -> pd.DataFrame:
+    """item_id -> its ``time`` and ``period``: the judge's own record of it where the record says (an imported
+    verdict's time or period), else the item's (``metadata.time`` / ``metadata.period``), else the time the
+    judge was called (a live call's stamp: a verdict with the environment fingerprint of judgecal's engine)."""
+    when = _item_when(ws).reindex(ids) if read is None else read["when"].reindex(ids)
+    live = jf["env"].notna().to_numpy() if "env" in jf else np.zeros(len(jf), dtype=bool)
+    for col in ("time", "period"):
+        said = jf[~live].dropna(subset=[col]).drop_duplicates("item_id").set_index("item_id")[col]
+        when[col] = said.reindex(ids).fillna(when[col])
+    stamp = jf[live].dropna(subset=["time"]).drop_duplicates("item_id").set_index("item_id")["time"]
+    when["time"] = when["time"].fillna(stamp.reindex(ids))
+    return when
+
+
 def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", baseline: str | None = None,
-            consensus: str = "ds", alpha: float = 0.05, effect: float = 0.05) -> dict[str, Any]:
+            consensus: str = "ds", alpha: float = 0.05, effect: float = 0.05,
+            looked: list[str] | None = None, frame: pd.DataFrame | None = None,
+            shared: dict[str, Any] | None = None) -> dict[str, Any]:
     """The series of ``judge`` (the one judge when ``None``) over its periods and the drift decision, as a
     JSON-ready dict (``periods``: one row each, those after the baseline with the running agreement since it and
     its anytime-valid sequence, the drop and the decision; ``drift``, ``first_drift``; the settings). Drift is
     declared where the running agreement's upper bound falls below the baseline's lower bound
-    (``baseline_agreement.low``: the drift boundary) and the drop can reach the effect of interest."""
+    (``baseline_agreement.low``: the drift boundary) and the drop can reach the effect of interest.
+
+    Each period's own figures are partials kept in the workspace's cache folder under a fingerprint of that
+    period's inputs (:mod:`judgecal.audit.period_cache`): only new or changed periods are computed; the drift
+    decision is combined from the periods' counts every time. ``looked``, when given, receives the names of the
+    periods whose figures this call computed; ``frame``, every judge's rows of :data:`COLUMNS` (read once by a
+    caller that monitors each judge, :func:`every_judge_rows`); ``shared``, a dict that keeps what every judge's
+    series reads alike (the truth, the items' facts and times, the annotators' labels) for the next call."""
     if by not in BY:
         raise MonitorError(f"a period is one of {', '.join(BY)}, not {by!r}", name="by")
     judges = ws.judgments_repo.judges()
@@ -124,23 +201,24 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
         judge = judges[0]
     if judge not in judges:
         raise MonitorError(f"unknown judge {judge!r}; this workspace has: {', '.join(judges[:10]) or 'none'}")
-    truth, _ = resolve_truth(ws, consensus, n_boot=0)
+    if shared is None:
+        shared = {}
+    if consensus not in shared:
+        shared[consensus] = _read(ws, consensus)
+    read = shared[consensus]
+    truth = read["truth"]
     if truth.empty:
         raise MonitorError(f"no consensus {consensus!r} is stored: run `judgecal aggregate` first (or name another)",
                            name="consensus")
-    facts = ws.items_repo.item_facts()
-    jf = ws.judgments_repo.judgments_frame(judge, columns=COLUMNS)
+    facts = read["facts"]
+    jf = _judge_rows(ws, judge, frame)
     jf = jf[(jf["mutation"] == "none").to_numpy() & ~jf["item_id"].map(facts["source"]).astype(str)
             .str.startswith("probe:").to_numpy()]
     verdict = _verdicts(jf, facts["task"])
     verdict = verdict[verdict.notna() & verdict.index.isin(truth.index)]
     if verdict.empty:
         raise MonitorError(f"{judge!r} has no verdict on an item with the truth {consensus!r}")
-    when = _item_when(ws).reindex(verdict.index)
-    own = jf.dropna(subset=["time"]).drop_duplicates("item_id").set_index("item_id")["time"]
-    when["time"] = own.reindex(when.index).fillna(when["time"])
-    own = jf.dropna(subset=["period"]).drop_duplicates("item_id").set_index("item_id")["period"]
-    when["period"] = own.reindex(when.index).fillna(when["period"])
+    when = _when(ws, jf, verdict.index, read)
     period, first_time = _periods(when, by)
     kept = period.dropna()
     if kept.empty:
@@ -152,33 +230,57 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     base = baseline if baseline is not None else names[0]
     if base not in names:
         raise MonitorError(f"unknown baseline period {base!r}; the periods are: {', '.join(names[:20])}")
-    agree = (verdict.reindex(kept.index).to_numpy(dtype=object) == truth.reindex(kept.index).to_numpy(dtype=object))
-    ok = pd.Series(agree.astype(np.float64), index=kept.index)
-    in_base = kept[kept == base].index
-    if len(in_base) < MIN_BASELINE:
-        raise MonitorError(f"too few items in the baseline period {base!r}: {len(in_base)} with a verdict and "
-                           f"a truth; at least {MIN_BASELINE} are needed")
-    wide = annotator_matrix(ws, consensus, truth)
+    ids = kept.index
+    v = verdict.reindex(ids)
+    t = truth.reindex(ids)
+    ok = pd.Series((v.to_numpy(dtype=object) == t.to_numpy(dtype=object)).astype(np.float64), index=ids)
+    wide = read["wide"]
     invalid = jf.assign(bad=(jf["status"] != "ok").to_numpy()).groupby("item_id")["bad"].agg(["sum", "count"])
+    labels = (wide.reindex(ids).apply(lambda r: json.dumps([None if pd.isna(x) else str(x) for x in r]), axis=1)
+              if len(wide) else pd.Series(dtype=object))
+    hashes = item_hashes({"verdict": v, "truth": t, "time": when["time"], "invalid": invalid["sum"],
+                          "calls": invalid["count"], "labels": labels}, ids)
+    settings = json.dumps([judge, by, consensus, alpha, list(wide.columns)])
+    fingerprints = period_fingerprints(hashes, ids, kept, settings)
+    groups = {str(p): idx for p, idx in kept.groupby(kept).groups.items()}
+
+    def figures(p: str) -> dict[str, Any]:
+        got = groups[p]
+        hits, n = float(ok[got].sum()), len(got)
+        lo, hi = wilson_interval(hits, n, 1 - alpha)
+        inv = invalid.reindex(got).sum()
+        hum = loo_accuracy(wide.reindex(wide.index.intersection(got)), n_boot=200) if len(wide) else None
+        return {"start": None if pd.isna(first_time.get(p)) else str(first_time[p]), "n": n, "hits": hits,
+                "agreement": hits / n, "agreement_low": float(lo), "agreement_high": float(hi),
+                "kappa": _finite(cohen_kappa(v.reindex(got).to_numpy(dtype=object),
+                                             t.reindex(got).to_numpy(dtype=object))),
+                "humans": None if hum is None or not hum["n"] else {"estimate": hum["estimate"], "n": hum["n"]},
+                "invalid_rate": float(inv["sum"] / inv["count"]) if inv["count"] else 0.0}
+
+    cache = PeriodCache(ws.path, settings)
+    part = cache.figures(fingerprints, figures)
+    if looked is not None:
+        looked += cache.computed
+    if part[base]["n"] < MIN_BASELINE:
+        raise MonitorError(f"too few items in the baseline period {base!r}: {part[base]['n']} with a verdict and "
+                           f"a truth; at least {MIN_BASELINE} are needed")
     at = names.index(base)
     after_names = names[at + 1:]
-    order = [i for p in after_names for i in sorted(kept[kept == p].index, key=lambda i: (str(when["time"].get(i)), i))]
-    counts = np.cumsum([int((kept == p).sum()) for p in after_names])
-    seq = drift_sequence(ok[in_base].to_numpy(), ok[order].to_numpy(), counts, alpha=alpha, effect=effect)
+    # the combination step: the sequence reads the running sums at the periods' ends, so each period's count of
+    # agreements and its size are all it needs (the order within a period does not change them)
+    def ones(p: str) -> np.ndarray:
+        return np.repeat([1.0, 0.0], [int(part[p]["hits"]), part[p]["n"] - int(part[p]["hits"])])
+
+    post = np.concatenate([ones(p) for p in after_names]) if after_names else np.zeros(0)
+    counts = np.cumsum([part[p]["n"] for p in after_names])
+    seq = drift_sequence(ones(base), post, counts, alpha=alpha, effect=effect)
     rows = []
     for k, p in enumerate(names):
-        ids = kept[kept == p].index
-        hits, n = float(ok[ids].sum()), len(ids)
-        lo, hi = wilson_interval(hits, n, 1 - alpha)
-        inv = invalid.reindex(ids).sum()
-        hum = loo_accuracy(wide.reindex(wide.index.intersection(ids)), n_boot=200) if len(wide) else None
+        fig = part[p]
         row: dict[str, Any] = {
-            "period": str(p), "start": None if pd.isna(first_time.get(p)) else str(first_time[p]), "n": n,
-            "agreement": hits / n, "agreement_low": float(lo), "agreement_high": float(hi),
-            "kappa": _finite(cohen_kappa(verdict.reindex(ids).to_numpy(dtype=object),
-                                         truth.reindex(ids).to_numpy(dtype=object))),
-            "humans": None if hum is None or not hum["n"] else {"estimate": hum["estimate"], "n": hum["n"]},
-            "invalid_rate": float(inv["sum"] / inv["count"]) if inv["count"] else 0.0,
+            "period": str(p), "start": fig["start"], "n": fig["n"], "agreement": fig["agreement"],
+            "agreement_low": fig["agreement_low"], "agreement_high": fig["agreement_high"], "kappa": fig["kappa"],
+            "humans": fig["humans"], "invalid_rate": fig["invalid_rate"],
             "role": "before" if k < at else "baseline" if k == at else "after"}
         if k > at:
             j = k - at - 1
@@ -193,6 +295,6 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     return {"judge": judge, "by": by, "consensus": consensus, "baseline": str(base), "alpha": alpha,
             "effect_of_interest": effect, "method": METHOD,
             "baseline_agreement": {"estimate": seq["baseline_mean"], "low": seq["baseline_lower"],
-                                   "high": seq["baseline_upper"], "n": len(in_base)},
+                                   "high": seq["baseline_upper"], "n": part[base]["n"]},
             "items_without_period": int(period.isna().sum()), "periods": rows, "drift": first is not None,
             "first_drift": first}

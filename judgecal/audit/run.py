@@ -28,6 +28,7 @@ from judgecal.stats.bootstrap import draw_ahead
 COLUMNS = ("item_id", "judge", "order", "sample", "mutation", "verdict", "score", "status", "p_a", "p_b", "p_tie",
            "p_labels", "prompt_tokens",
            "completion_tokens", "latency_s", "cost_usd")
+WHEN_COLUMNS = ("time", "period", "env")  # in the judgments' columnar copy for the over-time section, not read here
 KEPT = tuple(c for c in COLUMNS if c not in USAGE_COLUMNS)  # a judge's frames: its usage is read, not kept
 # columns left out of a judge's frames when it recorded none of them (each group as a whole)
 UNRECORDED = (("p_a", "p_b", "p_tie"), ("p_labels",))
@@ -109,7 +110,9 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     families = load_families(ws.path)
     probe_of = facts["source"][facts["source"].str.startswith("probe:")]
     first = ("item_id", "judge", "mutation")  # what splits the rows; the other columns follow one at a time
-    columns = ws.judgments_repo.judgment_columns([*first, *(c for c in COLUMNS if c not in first)])
+    # the columnar copy also keeps when each verdict was given (read here by no probe; the over-time section
+    # takes its rows from the copy instead of reading each judge out of SQLite)
+    columns = ws.judgments_repo.judgment_columns([*first, *(c for c in COLUMNS if c not in first), *WHEN_COLUMNS])
     read = {c: next(columns) for c in first}
     is_probe = read["item_id"].isin(probe_of.index).to_numpy()
     unmutated = (read["mutation"] == "none").to_numpy()

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from fnmatch import fnmatch
 
 from judgecal.data.records import Item, Judgment, LabelSet, Span, stable_hash, to_item_orientation
@@ -192,10 +193,13 @@ class Engine:
 
     def to_judgment(self, call: Call, resp: Response | None, latency: float, error: str | None = None) -> Judgment:
         self._store_spec()
+        now = time.time()
+        # time: the live call's stamp (UTC ISO 8601), read by `judgecal monitor --by day|week|month`; a report
+        # groups by it only when asked (judgecal.audit.monitor.default_by)
         j = Judgment(key=call.key, item_id=call.item_id, judge=self.judge, spec_hash=self.spec_hash,
                      order=call.order, mutation=call.mutation, sample=call.sample, seed=call.seed,
                      rubric_version=self.rubric.version, latency_s=round(latency, 6), env=self.env,
-                     created_at=time.time())
+                     created_at=now, time=datetime.fromtimestamp(now, UTC).isoformat())
         if resp is None:
             j.status, j.raw = "error", error or "error"
             return j

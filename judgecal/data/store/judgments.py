@@ -225,6 +225,18 @@ class JudgmentsRepository(Repository):
             del frame
         return stream
 
+    def judgments_copy(self, columns: Sequence[str]) -> pd.DataFrame | None:
+        """``columns`` of every judgment from the columnar copy an audit left in the cache folder (as
+        :meth:`judgments_frame` with ``compact=True``), or ``None`` when there is no copy of the judgments as
+        they are now, or it lacks a column: a reader that would otherwise read one judge out of SQLite takes
+        its rows from the copy instead, and never makes a copy of its own (which would replace the audit's)."""
+        if self._conn.in_transaction:  # what it holds may still be rolled back: no copy
+            return None
+        _, col_args, _, _ = self._judge_sql(None)
+        with self._db.reading() as conn:
+            key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps(col_args)}"
+        return snapshot.load_frame(self._folder, "judgments", key, list(columns))
+
     def judgment_chunks(self, columns: Iterable[str], chunk: int = 200_000) -> Iterator[pd.DataFrame]:
         """Every judgment in frames of at most ``chunk`` rows (the ``judge`` column named as in
         :meth:`judgments_frame`): a reader's memory holds one chunk, not the table."""
@@ -248,11 +260,15 @@ class JudgmentsRepository(Repository):
                 snapshot.save_json(self._folder, "environments", key, rows)
         return [(str(j), str(h), None if e is None else str(e), int(n)) for j, h, e, n in rows]
 
-    def judgments_with(self, column: str) -> bool:
-        """Whether any judgment carries ``column`` (``time`` or ``period``)."""
+    def judgments_with(self, column: str, stamps: bool = True) -> bool:
+        """Whether any judgment carries ``column`` (``time`` or ``period``); ``stamps=False`` leaves out the
+        judgments of judgecal's own engine (those with an environment fingerprint, ``env``), whose ``time`` is
+        the stamp of the live call rather than a time the record was given."""
         if column not in ("time", "period"):
             raise ValueError(f"not a when column: {column!r}")
-        return self._conn.execute(f'SELECT 1 FROM judgments WHERE "{column}" IS NOT NULL LIMIT 1').fetchone() is not None
+        live = "" if stamps else " AND env IS NULL"
+        q = f'SELECT 1 FROM judgments WHERE "{column}" IS NOT NULL{live} LIMIT 1'
+        return self._conn.execute(q).fetchone() is not None
 
     def count_judgments(self, judge: str | None = None) -> int:
         if judge is None:

@@ -135,6 +135,7 @@ class Workspace:
     judges = _Delegate("judgments_repo", JudgmentsRepository.judges)
     judgments_frame = _Delegate("judgments_repo", JudgmentsRepository.judgments_frame)
     judgment_columns = _Delegate("judgments_repo", JudgmentsRepository.judgment_columns)
+    judgments_copy = _Delegate("judgments_repo", JudgmentsRepository.judgments_copy)
     judgment_chunks = _Delegate("judgments_repo", JudgmentsRepository.judgment_chunks)
     environment_counts = _Delegate("judgments_repo", JudgmentsRepository.environment_counts)
     count_judgments = _Delegate("judgments_repo", JudgmentsRepository.count_judgments)
