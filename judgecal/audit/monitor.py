@@ -139,14 +139,14 @@ def _read(ws: Workspace, consensus: str) -> dict[str, Any]:
     """What every judge's series reads alike: the truth, the items' facts, their own times and periods, and the
     annotators' labels (items x annotators)."""
     truth, _ = resolve_truth(ws, consensus, n_boot=0)
-    return {"truth": truth, "facts": ws.item_facts(), "when": _item_when(ws),
+    return {"truth": truth, "facts": ws.items_repo.item_facts(), "when": _item_when(ws),
             "wide": annotator_matrix(ws, consensus, truth) if not truth.empty else pd.DataFrame()}
 
 
 def every_judge_rows(ws: Workspace) -> pd.DataFrame | None:
     """Every judge's rows of :data:`COLUMNS` from the judgments' columnar copy an audit leaves in the cache
     folder (``None`` without one: each judge is then read out of SQLite)."""
-    return ws.judgments_copy(COLUMNS)
+    return ws.judgments_repo.judgments_copy(COLUMNS)
 
 
 def _judge_rows(ws: Workspace, judge: str, frame: pd.DataFrame | None) -> pd.DataFrame:
@@ -155,7 +155,7 @@ def _judge_rows(ws: Workspace, judge: str, frame: pd.DataFrame | None) -> pd.Dat
     if frame is None:
         frame = every_judge_rows(ws)
     if frame is None:
-        return ws.judgments_frame(judge, columns=COLUMNS)
+        return ws.judgments_repo.judgments_frame(judge, columns=COLUMNS)
     mine = frame[(frame["judge"] == judge).to_numpy()]
     return pd.DataFrame({c: mine[c].astype(object) if isinstance(mine[c].dtype, pd.CategoricalDtype) else mine[c]
                          for c in COLUMNS}).reset_index(drop=True)
