@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "judgments whose content changed (default: refuse them; an unchanged re-import writes nothing)")
     p.add_argument("--spec", metavar="YAML", help="with --as judgments: the judge spec of the file's verdicts "
                    "(name, backend, model, rubric, parameters); every record's judge must be its name")
+    p.add_argument("--set", dest="sets", action="append", choices=("alignment", "fact", "refinement"),
+                   help="judgecal import calm: one of CALM's sets (repeat for several; default all three)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _ws_arg(p)
     p.set_defaults(func=cmd_import)

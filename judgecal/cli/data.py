@@ -62,12 +62,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     from judgecal.data.rows import degenerate_note
     from judgecal.progress import Bar
 
+    sets = tuple(getattr(args, "sets", None) or ())
+    if sets and args.source != "calm":
+        raise UsageError(f"--set chooses CALM's sets (judgecal import calm --set fact); {term(args.source)} has none")
     if dataset:
         with _open_ws(args) as ws:
-            counts = import_dataset(ws, args.source)
+            counts = import_dataset(ws, args.source, sets=sets or None)
         print(f"imported {term(args.source)}: {counts['items']} items, {counts['annotations']} human labels, "
               f"{counts['judgments']} recorded judgments from {counts['judges']} judges"
               + (f", {counts['spans']} spans" if counts.get("spans") else ""))
+        for what, n in counts.get("notes", {}).items():
+            print(f"  {what}: {n}")
         return 0
     with Bar(f"importing {args.source}", enabled=not args.quiet) as bar:  # checking, then writing, per record
         # a file is validated completely before the workspace is opened, so a bad file creates nothing
