@@ -13,7 +13,9 @@ from judgecal.inert import term
 
 # the keys of judgecal.audit.perturb.TEMPLATES (named here so that the parser imports no numerical library)
 TEMPLATE_PROBES = ("bandwagon", "authority", "compassion_fade", "distraction", "diversity", "refinement_aware",
-                   "chain_of_thought")
+                   "chain_of_thought", "sentiment", "fallacy_oversight")
+# read from CALM's published rewrites only (judgecal import calm --set fact): no template
+DATA_PROBES = ("sentiment", "fallacy_oversight")
 
 
 def calls_per_item(n_biases: int) -> int:
@@ -35,14 +37,19 @@ def _truth(ws: Any) -> Any:
 
 def cmd_perturb(args: argparse.Namespace) -> int:
     """Plan and run the clean, second unperturbed and perturbed calls of one template probe or the battery."""
-    biases = TEMPLATE_PROBES if args.kind == "battery" else (args.kind,)
-    per = calls_per_item(len(biases))
+    biases: tuple[str, ...] = TEMPLATE_PROBES if args.kind == "battery" else (args.kind,)
     with _open_ws(args, create=False) as ws:
         base = [it for it in ws.items(source=args.source) if not it.source.startswith("probe:")
                 and it.task == "pairwise" and len(it.candidates) == 2]
         if not base:
             raise UsageError(f"{ws.path}: no pairwise item with two responses{' in ' + term(args.source) if args.source else ''}"
                              f"; the {args.kind} probe perturbs pairs")
+        untested = [b for b in biases if b in DATA_PROBES and not any(_has_rewrite(it, b) for it in base)]
+        if untested and args.kind != "battery":
+            raise UsageError(f"{ws.path}: no pair{' in ' + term(args.source) if args.source else ''} carries CALM's "
+                             f"published {args.kind} rewrites; `judgecal import calm --set fact` brings them")
+        biases = tuple(b for b in biases if b not in untested)
+        per = calls_per_item(len(biases))
         n = min(len(base), args.items or len(base), (args.budget // per) if args.budget else len(base))
         if n == 0:
             raise UsageError(f"--budget {args.budget}: one item costs {per} judge calls ({args.kind}: its clean "
@@ -64,7 +71,15 @@ def cmd_perturb(args: argparse.Namespace) -> int:
               f"{st.done + st2.done} calls run, {st.cached + st2.cached} cached; `judgecal audit` reports "
               + ("robustness_<bias> and shift_<bias>" if args.kind == "battery" else
                  f"robustness_{args.kind}" + ("" if args.kind == "chain_of_thought" else f" and shift_{args.kind}")))
+        if untested:
+            print(f"  not tested: {', '.join(untested)} (no pair carries CALM's published rewrites; "
+                  "`judgecal import calm --set fact` brings them)")
         print_errors(engine, st2, args)
         print_errors(engine, st, args)
     return 1 if st.errors or st2.errors else 0
+
+
+def _has_rewrite(item: Any, bias: str) -> bool:
+    rw = item.metadata.get("rewrites")
+    return isinstance(rw, dict) and bool(rw.get(bias))
 
