@@ -5,7 +5,6 @@ fallacy-oversight probes end to end against deterministic judges served over the
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -192,9 +191,8 @@ def test_sentiment_and_fallacy_flags_on_real_pairs(tmp_path, capsys, vendor, mir
     assert over["metrics"]["shift_fallacy_oversight"]["estimate"] == 0 and over["fallacy_oversight"]["shift"]["items_away"] == 0
     sound = rep["judges"]["openai/sound"]["metrics"]["shift_fallacy_oversight"]
     assert sound["estimate"] < -0.05 and sound["ci_high"] < 0
-    # a workspace without the rewrites names them not tested
-    prof = {b["probe"]: b for b in rep["judges"]["openai/sound"]["biases"]}
-    assert prof["fallacy_oversight"]["flagged"] is False
+    prof = {b["probe"]: b for b in rep["judges"]["openai/overlooks"]["biases"]}
+    assert prof["fallacy_oversight"]["flagged"] and not prof["sentiment"]["flagged"]
 
 
 def test_battery_without_the_rewrites_says_they_are_not_tested(tmp_path, capsys, vendor, pandalm_ws):  # noqa: F811
