@@ -60,7 +60,7 @@ def _run(argv: list[str]) -> float:
 def main() -> None:
     os.environ.setdefault("JUDGECAL_DATA_MIRROR", str(Path(__file__).resolve().parents[2] / "shared" / "datasets"))
     out: dict[str, Any] = {"benchmark": "calm", "judge": JUDGE, "items_per_set": ITEMS, "machine": machine()}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(prefix="judgecal-bench-calm-") as tmp:
         ws_path = str(Path(tmp) / "ws")
         t0 = time.perf_counter()
         ds, traps = load_calm(), load_evalbiasbench()
@@ -75,6 +75,7 @@ def main() -> None:
         for d in (ds, traps):
             ws.add_items([it for it in d.items if it.item_id in keep])
             ws.add_annotations([a for a in d.annotations if a.item_id in keep])
+        ws.close()  # the commands below open it themselves
         wall: dict[str, float] = {"import": round(time.perf_counter() - t0, 1)}
         out["items"] = chosen
         applies = {"fact": len(TEMPLATES), "alignment": len(TEMPLATES) - 2, "refinement": len(TEMPLATES) - 2}
@@ -88,6 +89,7 @@ def main() -> None:
         wall["audit"] = _run(["audit", "--n-boot", "1000", "-w", ws_path])
         rep = json.loads((Path(ws_path) / "reports" / "audit.json").read_text())
         entry = rep["judges"][JUDGE]
+        ws = Workspace(Path(ws_path))
         frame = ws.judgments_frame(judge=JUDGE)
         out["calls_spent"] = {"total": int(len(frame)), "ok": int((frame["status"] == "ok").sum()),
                               "unparsed": int((frame["verdict"] == "invalid").sum())}
@@ -119,6 +121,7 @@ def main() -> None:
         out["flags"] = entry.get("flags", [])
         out["verdict"] = entry.get("verdict")
         out["biases"] = entry.get("biases")
+        ws.close()
     out["peak_rss_mb"] = peak_rss_mb()
     text = json.dumps(out, indent=1, default=str)
     print(text)

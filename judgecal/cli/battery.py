@@ -24,15 +24,21 @@ def calls_per_item(n_biases: int) -> int:
 
 
 def _truth(ws: Any) -> Any:
-    """The humans' consensus (or gold) label per item, computed when labels exist but none is stored yet."""
+    """The humans' consensus (or gold) label per item, computed when labels exist but none is stored yet; labels
+    from several sources are aggregated per source (never pooled), each item read from its own source's."""
     import pandas as pd
 
     from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.data.sources import sources
 
-    if ws.consensus_frame("ds").empty and not ws.annotations_frame().empty:
+    labels = ws.annotations_frame()
+    names = ["ds", *(f"ds:{s}" for s in sources(labels))]
+    if all(ws.consensus_frame(n).empty for n in names) and not labels.empty:
         compute_consensus(ws, ("ds",))
-    frame = ws.consensus_frame("ds")
-    return frame.set_index("item_id")["label"] if not frame.empty else pd.Series(dtype=object)
+    frames = [f for f in (ws.consensus_frame(n) for n in names) if not f.empty]
+    if not frames:
+        return pd.Series(dtype=object)
+    return pd.concat(frames).drop_duplicates("item_id").set_index("item_id")["label"]
 
 
 def cmd_perturb(args: argparse.Namespace) -> int:
