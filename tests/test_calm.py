@@ -37,6 +37,7 @@ def test_import_counts_match_the_files(tmp_path, capsys, mirror):
     sentiment = _read(mirror, "bias_datasets/sentiment_bias_standardized.json")
     fallacy = _read(mirror, "bias_datasets/fallacy_oversight_bias_standardized.json")
     authority = _read(mirror, "bias_datasets/authority_bias_standardized.json")
+    assert set(calm.FILES) == {*calm.BASE.values(), *(f for f, _, _ in calm.REWRITES.values()), calm.REFINEMENT_FILE}
     fact_keys = {_key(r) for r in fact}
     assert (len(fact), len(align), len(refine)) == (500, 439, 150)
     unmatched = sum(_key(r) not in fact_keys for r in fallacy)

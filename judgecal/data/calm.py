@@ -29,10 +29,10 @@ from typing import Any
 
 from judgecal.data.loaded import LoadedDataset
 from judgecal.data.records import Annotation, Candidate, Item
-from judgecal.data.registry import DatasetError, fetch
+from judgecal.data.registry import CALM_FILES, CALM_REPO, DatasetError, fetch
 
 NAME = "calm"
-REPO = "Y0oMu/LLM-Judge-Bias-Dataset"
+REPO = CALM_REPO
 BASE = {"alignment": "base_datasets/alignment_dataset.json", "fact": "base_datasets/fact_related_dataset.json",
         "refinement": "base_datasets/refinement_aware_dataset.json"}
 # bias -> (file, set, {field: (side, variant)})
@@ -46,7 +46,7 @@ REWRITES: dict[str, tuple[str, str, dict[str, tuple[str, str]]]] = {
     "verbosity": ("bias_datasets/verbosity_bias_standardized.json", "fact", {"answer2_longer": ("B", "longer")}),
 }
 REFINEMENT_FILE = "bias_datasets/refinement_bias_standardized.json"  # the refinement set again, as published
-FILES = (*BASE.values(), *(f for f, _, _ in REWRITES.values()), REFINEMENT_FILE)
+FILES = CALM_FILES  # the registry's list: the base sets, each rewrite file and REFINEMENT_FILE
 SETS = tuple(BASE)
 GOLD = "calm-chosen"
 

@@ -43,6 +43,14 @@ LICENSES = {
     "ncsoft/offsetbias": "BSD-3-Clause",
     "Y0oMu/LLM-Judge-Bias-Dataset": "none declared (each record's data_resource keeps its source's terms)",
 }
+# CALM's base sets and published rewrites (read by judgecal.data.calm)
+CALM_REPO = "Y0oMu/LLM-Judge-Bias-Dataset"
+CALM_FILES: tuple[str, ...] = (
+    "base_datasets/alignment_dataset.json", "base_datasets/fact_related_dataset.json",
+    "base_datasets/refinement_aware_dataset.json", "bias_datasets/authority_bias_standardized.json",
+    "bias_datasets/sentiment_bias_standardized.json", "bias_datasets/fallacy_oversight_bias_standardized.json",
+    "bias_datasets/verbosity_bias_standardized.json", "bias_datasets/refinement_bias_standardized.json",
+)
 # FaithBench releases batches 1-16 except 13.
 FAITHBENCH_BATCHES: tuple[int, ...] = tuple(b for b in range(1, 17) if b != 13)
 
@@ -163,13 +171,11 @@ def registry() -> dict[str, DatasetSpec]:
         "EvalBiasBench (OffsetBias): 80 hand-built pairs in six traps, the better response known",
         (RemoteFile("ncsoft/offsetbias", "data/evalbiasbench/biasbench.json"),),
     )
-    from judgecal.data.calm import FILES, REPO
-
     specs["calm"] = DatasetSpec(
         "calm",
         "CALM (Justice or Prejudice?): 1,089 pairs, the chosen one known, with published sentiment, fallacy, "
         "authority, verbosity and refinement rewrites",
-        tuple(RemoteFile(REPO, f) for f in FILES),
+        tuple(RemoteFile(CALM_REPO, f) for f in CALM_FILES),
     )
     return specs
 
