@@ -61,7 +61,8 @@ def main() -> None:
     os.environ.setdefault("JUDGECAL_DATA_MIRROR", str(Path(__file__).resolve().parents[2] / "shared" / "datasets"))
     out: dict[str, Any] = {"benchmark": "calm", "judge": JUDGE, "items_per_set": ITEMS, "machine": machine()}
     with tempfile.TemporaryDirectory(prefix="judgecal-bench-calm-") as tmp:
-        ws_path = str(Path(tmp) / "ws")
+        # JUDGECAL_BENCH_WS keeps the workspace (a rerun reads its cached calls)
+        ws_path = os.environ.get("JUDGECAL_BENCH_WS") or str(Path(tmp) / "ws")
         t0 = time.perf_counter()
         ds, traps = load_calm(), load_evalbiasbench()
         ws = Workspace(Path(ws_path))
@@ -86,7 +87,8 @@ def main() -> None:
         for s in SETS:
             wall[f"battery {s}"] = _run(["probe", "battery", "--source", f"calm/{s}", *judge])
         wall["traps"] = _run(["judge", "--source", "evalbiasbench", "--orders", "AB,BA", *judge])
-        wall["audit"] = _run(["audit", "--n-boot", "1000", "-w", ws_path])
+        # CALM's and EvalBiasBench's gold labels, one per item: pooled as the truth
+        wall["audit"] = _run(["audit", "--n-boot", "1000", "--consensus", "ds:all", "--quiet", "-w", ws_path])
         rep = json.loads((Path(ws_path) / "reports" / "audit.json").read_text())
         entry = rep["judges"][JUDGE]
         ws = Workspace(Path(ws_path))

@@ -117,7 +117,7 @@ def load_calm(sets: tuple[str, ...] = SETS, offline: bool = False) -> LoadedData
             by_key.setdefault((q, rec.get("answer1", ""), rec.get("answer2", "")), item)
             out.items.append(item)
             out.annotations.append(Annotation(item_id=item_id, annotator=GOLD, label="A", shown_order="AB",
-                                              source=f"{NAME}/{s}", annotation_id=f"{item_id}/gold"))
+                                              source=NAME, annotation_id=f"{item_id}/gold"))  # one source: CALM
         counts[f"{s}: pairs"] = len(by_key)
         for bias, (fname, target, fields) in REWRITES.items():
             if target != s:
