@@ -14,7 +14,15 @@ import pandas as pd
 import pytest
 from test_hardening_engine import completion, vendor  # noqa: F401 - the fixture
 
-from judgecal.audit.perturb import NULL, TEMPLATED, TEMPLATES, perturb, perturbation_figures, perturbed_items, sides_of
+from judgecal.audit.perturb import (
+    NULL,
+    TEMPLATED,
+    TEMPLATES,
+    perturb,
+    perturbation_figures,
+    perturbed_items,
+    sides_of,
+)
 from judgecal.cli import main
 from judgecal.cli.battery import TEMPLATE_PROBES
 from judgecal.data.records import Candidate, Item
