@@ -20,7 +20,9 @@ def test_the_planted_excess_is_the_effect_of_interest(name):
     ex = item_excess(pd.concat([sim["judgments"], sim["probes"]]), judge_input(sim).perturbed)
     want = 0.05 if name.startswith("planted") else 0.0
     for bias in TEMPLATES:  # the per-item excess has sd <= 0.5: 4 standard errors is 0.014
-        assert ex[bias].mean() == pytest.approx(want, abs=0.014), bias
+        # fallacy oversight, read the other way: the effect minus the move away (the clean judge moves 2 x effect)
+        w = -0.05 if TEMPLATES[bias].direction == "away" and not name.startswith("planted") else want
+        assert ex[bias].mean() == pytest.approx(w, abs=0.014), bias
     # manipulability: the challenged verdicts' flips minus those after an agreeing turn, planted at the effect too
     flips = challenge.item_excess(sim["probes"], judge_input(sim).perturbed)
     assert len(flips) == 20000 and flips.mean() == pytest.approx(want, abs=0.014)
@@ -41,7 +43,7 @@ def test_validate_rows_fixed_n_beside_sequential():
     assert len(rows) == 4 * (len(TEMPLATES) + 1) and res["calls_fixed"] == (2 * (len(TEMPLATES) + 2) + 4) * 1000
     for (judge, bias), r in rows.items():
         assert 0 < r["calls_sequential"] <= r["calls_fixed"] == (4000 if bias == challenge.BIAS else 2000)
-        if judge == "clean deterministic":  # a judge that never moves: cleared at once by both rules
+        if judge == "clean deterministic" and (bias == challenge.BIAS or TEMPLATES[bias].direction != "away"):
             assert r["flagged_fixed"] == r["flagged_sequential"] == 0 and r["calls_sequential"] < 400
         if judge == "planted deterministic":
             assert r["flagged_sequential"] == 1.0 and r["flagged_fixed"] >= 2 / 3, (bias, r)

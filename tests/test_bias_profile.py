@@ -21,6 +21,7 @@ from test_hardening_engine import Vendor, completion
 from test_perturbation_probes import _by_content, _responses, ignores, prefers_cited
 
 from judgecal.audit.decision import DEFAULT_THRESHOLDS, judge_verdict
+from judgecal.audit.perturb import TEMPLATED
 from judgecal.audit.probes import PROBES
 from judgecal.catalogue import FLAGS, flag_info
 from judgecal.cli import main
@@ -93,9 +94,10 @@ def test_the_profile_holds_the_audits_own_figures(audited):  # type: ignore[no-u
             mine = sorted(c for c in j["flags"] if _owner(c) == p.name and not c.endswith(":underpowered"))
             assert b["flagged"] is bool(mine) and sorted(x for x in b["flags"] if x in mine) == mine
         flagged = {b["probe"] for b in biases if b["flagged"]}
-        battery = {p.name for p in described if p.info and p.info.group == "perturbation"}
+        battery = {p.name for p in described if p.info and p.info.group == "perturbation" and p.name in TEMPLATED}
         tested = {b["probe"] for b in biases if b["status"] == "tested"}
         assert battery <= tested and {"position", "verbosity"} <= tested  # both orders and a human consensus
+        assert not {"sentiment", "fallacy_oversight"} & tested  # CALM's rewrites are not on PandaLM's pairs
         expect = {"openai/ignores": set(), "openai/cites": {"authority"}, "openai/identity": {"diversity"}}[judge]
         assert flagged & battery == expect
 
@@ -189,7 +191,7 @@ def test_the_biases_page_charts_each_judges_profile(audited, explorer):  # type:
     state = dict(zip(shown["bias"], shown["state"], strict=True))
     assert list(state) == [x["title"] for x in biases]
     assert state["authority bias"] == "flagged (caution)"
-    battery = [x["title"] for x in biases if x["metric"].startswith("robustness_")]
+    battery = [x["title"] for x in biases if x["metric"].startswith("robustness_") and x["status"] == "tested"]
     assert len(battery) == 7 and all(state[t] == "not flagged" for t in battery if t != "authority bias")
     assert all(state[x["title"]].startswith("not tested: ") for x in biases if x["status"] == "not tested")
     assert b.errors == [] and b.external == []

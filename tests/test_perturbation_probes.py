@@ -14,7 +14,15 @@ import pandas as pd
 import pytest
 from test_hardening_engine import completion, vendor  # noqa: F401 - the fixture
 
-from judgecal.audit.perturb import NULL, TEMPLATES, perturb, perturbation_figures, perturbed_items, sides_of
+from judgecal.audit.perturb import (
+    NULL,
+    TEMPLATED,
+    TEMPLATES,
+    perturb,
+    perturbation_figures,
+    perturbed_items,
+    sides_of,
+)
 from judgecal.cli import main
 from judgecal.cli.battery import template_probes
 from judgecal.data.records import Candidate, Item
@@ -43,7 +51,7 @@ def test_a_perturbation_changes_only_what_the_judge_reads():
     cot = perturb(it, "chain_of_thought", "A", "AB")
     assert cot.metadata["side"] == "" and "step by step" in cot.prompt and cot.item_id == "q0#chain_of_thought-AB"
     copies = perturbed_items(ITEMS, {"q0": "A", "q1": "B"})  # q2 has no side: not perturbed
-    assert len(copies) == 2 * 2 * (len(TEMPLATES) + 1)
+    assert len(copies) == 2 * 2 * (len(TEMPLATED) + 1)  # sentiment and fallacy: no rewrite here
     null = next(c for c in copies if c.item_id == f"q1#{NULL}-B-BA")
     assert (null.prompt, null.candidates, null.metadata["side"]) == (ITEMS[1].prompt, ITEMS[1].candidates, "B")
 
@@ -128,7 +136,7 @@ def test_battery_on_real_pairs_flags_only_the_cited_preference(tmp_path, capsys,
     for model in ("ignores", "cites"):
         j = rep["judges"][f"openai/{model}"]
         assert j["n_items_with_consensus"] == 40  # perturbed copies never count as aligned items
-        for bias in TEMPLATES:
+        for bias in TEMPLATED:
             sec, m = j[bias], j["metrics"]
             rob = m[f"robustness_{bias}"]
             assert rob["n"] == 80 and sec["null_robustness"]["estimate"] == 1.0  # deterministic: no noise
@@ -160,7 +168,7 @@ def test_a_sampled_judges_noise_is_not_called_bias(tmp_path, capsys, vendor):  #
                  "--temperature", "0.7", "--quiet", "-w", ws]) == 0
     assert main(["audit", "--n-boot", "500", "-w", ws]) == 0
     j = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())["judges"]["openai/coin"]
-    for bias in TEMPLATES:
+    for bias in TEMPLATED:
         sec = j[bias]
         # CALM's robustness rate alone would call it biased everywhere: half its verdicts change ...
         assert 0.3 < sec["robustness"]["estimate"] < 0.7 and 0.3 < sec["null_robustness"]["estimate"] < 0.7
@@ -253,7 +261,7 @@ def test_sequential_battery_uses_fewer_calls_with_the_same_flags(tmp_path, capsy
         assert rec["calls"] == srv.total() < budget == rec["fixed_calls"]  # what it recorded is what it called
         assert rec["items_planned"] == 150 and rec["items_used"] < 150
         decisions = {b: r["decision"] for b, r in rec["biases"].items()}
-        want = {b: "flag" if (model, b) == ("cites", "authority") else "clear" for b in (*TEMPLATES, "manipulability")}
+        want = {b: "flag" if (model, b) == ("cites", "authority") else "clear" for b in (*TEMPLATED, "manipulability")}
         assert decisions == want
         assert f"{rec['calls']} planned of the {budget}" in out and "authority: " + want["authority"] in out
         if model == "cites":  # settled early: the cited judge moves on about half its items

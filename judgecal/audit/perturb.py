@@ -10,6 +10,15 @@ human label may perturb different sides). Beside them, ``<item>#null-<side>-<ord
 unchanged, judged with the next seed — a second unperturbed run at the same sampling settings, whose
 differences from the first are the judge's own noise.
 
+Where a pair carries a published rewrite for the bias (CALM's, :mod:`judgecal.data.calm`: the item's
+``metadata["rewrites"][<bias>][<side>][<variant>]``), the copy reads the rewrite in place of the template's text:
+authority's cited answer on the perturbed side (its book, quote or URL variant picked per item); sentiment's tones,
+the *cheerful* rewrite on the perturbed side and a negative one (sad, angry or fearful, picked per item) on the
+other, so the shift measured is toward the cheerful side; fallacy oversight's broken reasoning on the response it
+rewrites (the correct one, whatever the perturbed side). ``sentiment`` and ``fallacy_oversight`` have no template:
+they apply only to pairs with the rewrite. ``fallacy_oversight`` reads the other way (``direction`` ``away``): a
+judge that reads the reasoning *should* move away from the broken answer.
+
 Figures per bias (item-clustered bootstrap over the base items, :mod:`judgecal.stats.bootstrap`), over the
 (item, order) pairs where both verdicts were read (``invalid`` is left out):
 
@@ -39,13 +48,17 @@ NULL = "null"  # the bias name of the unperturbed second run
 class Template:
     """A perturbation: ``note`` is added to the instruction block (``{side}``: the perturbed response's display
     label, ``{choice}``: one of ``choices`` picked per item); ``suffix`` is appended to the perturbed response
-    and ``other_suffix`` to the other one. ``sided``: whether it favours one response (else no shift)."""
+    and ``other_suffix`` to the other one. ``sided``: whether it favours one response (else no shift).
+    ``data_only``: no template, the bias applies to pairs carrying a published rewrite only. ``direction``:
+    ``toward`` (a biased judge moves toward the perturbed side) or ``away`` (a sound judge moves away from it)."""
 
     note: str = ""
     suffix: str = ""
     other_suffix: str = ""
     choices: tuple[str, ...] = ("",)
     sided: bool = True
+    data_only: bool = False
+    direction: str = "toward"
 
 
 # CALM's templates ("Justice or Prejudice?", ICLR 2025), worded for a rubric that names "Response A" / "Response B"
@@ -65,8 +78,32 @@ TEMPLATES: dict[str, Template] = {
                                       "after feedback."),
     "chain_of_thought": Template(note="Before your verdict, think through the instruction and both responses "
                                       "step by step; end with your verdict.", sided=False),
+    # read from data only (CALM's published rewrites)
+    "sentiment": Template(data_only=True),
+    "fallacy_oversight": Template(data_only=True, direction="away"),
 }
+TEMPLATED = tuple(b for b, t in TEMPLATES.items() if not t.data_only)  # the biases any pair can be given
 ORDERS = ("AB", "BA")
+POSITIVE, NEGATIVE = ("cheerful",), ("sad", "angry", "fear")  # CALM's sentiment tones
+
+
+def rewrites(item: Item, bias: str) -> dict[str, dict[str, str]]:
+    """The published rewrites of ``item`` for ``bias``: side -> variant -> text (empty when it has none)."""
+    rw = item.metadata.get("rewrites")
+    got = rw.get(bias) if isinstance(rw, dict) else None
+    return {str(k): v for k, v in got.items() if isinstance(v, dict) and v} if isinstance(got, dict) else {}
+
+
+def bias_side(item: Item, bias: str, side: str) -> str | None:
+    """The side ``bias`` perturbs on ``item`` given the pair's perturbed ``side``: ``side`` itself, or, for a bias
+    read from data whose rewrite sits on one response only (fallacy oversight: the correct one), that response;
+    ``None`` when the bias does not apply (no template and no rewrite)."""
+    rw = rewrites(item, bias)
+    if not TEMPLATES[bias].data_only or (bias == "sentiment" and rw):
+        return side
+    if side in rw:
+        return side
+    return next(iter(sorted(rw)), None)
 
 
 def _pick(choices: tuple[str, ...], item_id: str) -> str:
@@ -95,17 +132,47 @@ def perturb(item: Item, bias: str, side: str, order: str) -> Item:
     if t.note:
         prompt += "\n\n" + t.note.format(side=display_label(side, order), choice=choice)
     at = 0 if side == "A" else 1
-    cands = [Candidate(c.text + (t.suffix if k == at else t.other_suffix).format(choice=choice), c.model, c.family)
-             for k, c in enumerate(item.candidates)]
+    published = _rewritten(item, bias, at)
+    texts = published
+    if texts is None:
+        texts = [c.text + (t.suffix if k == at else t.other_suffix).format(choice=choice)
+                 for k, c in enumerate(item.candidates)]
+    cands = [Candidate(text, c.model, c.family) for text, c in zip(texts, item.candidates, strict=True)]
+    meta = {k: v for k, v in item.metadata.items() if k != "rewrites"}  # the copy carries the text it shows only
     return replace(item, item_id=copy_id(item.item_id, bias, side, order), prompt=prompt, candidates=cands, source=SOURCE,
-                   metadata={**item.metadata, "base_item": item.item_id, "bias": bias,
-                             "side": side if t.sided else "", "order": order})
+                   metadata={**meta, "base_item": item.item_id, "bias": bias, "side": side if t.sided else "",
+                             "order": order, "perturbation": "template" if published is None else "published"})
+
+
+def _rewritten(item: Item, bias: str, at: int) -> list[str] | None:
+    """The two texts the judge reads with the published rewrites of ``bias`` (perturbed candidate ``at``);
+    ``None`` when ``item`` carries none for it."""
+    rw = rewrites(item, bias)
+    if not rw:
+        return None
+    texts = [c.text for c in item.candidates]
+    mine, other = rw.get("AB"[at], {}), rw.get("AB"[1 - at], {})
+    if bias == "sentiment":  # the cheerful tone on the perturbed side, a negative one on the other
+        up = [v for v in POSITIVE if v in mine]
+        down = [v for v in NEGATIVE if v in other]
+        if not up and not down:
+            return None
+        if up:
+            texts[at] = mine[_pick(tuple(up), item.item_id)]
+        if down:
+            texts[1 - at] = other[_pick(tuple(down), item.item_id)]
+        return texts
+    if not mine:
+        return None
+    texts[at] = mine[_pick(tuple(sorted(mine)), item.item_id)]
+    return texts
 
 
 def null_copy(item: Item, side: str, order: str) -> Item:
     """The pair unchanged, for the second unperturbed run (judged with the next seed)."""
+    meta = {k: v for k, v in item.metadata.items() if k != "rewrites"}
     return replace(item, item_id=copy_id(item.item_id, NULL, side, order), source=SOURCE,
-                   metadata={**item.metadata, "base_item": item.item_id, "bias": NULL, "side": side, "order": order})
+                   metadata={**meta, "base_item": item.item_id, "bias": NULL, "side": side, "order": order})
 
 
 def perturbed_items(items: list[Item], sides: dict[str, str], biases: tuple[str, ...] = tuple(TEMPLATES)
@@ -118,7 +185,10 @@ def perturbed_items(items: list[Item], sides: dict[str, str], biases: tuple[str,
         if it.task != "pairwise" or len(it.candidates) != 2 or side not in ("A", "B"):
             continue
         for order in ORDERS:
-            out += [perturb(it, bias, side, order) for bias in biases]
+            for bias in biases:
+                at = bias_side(it, bias, side)
+                if at is not None:
+                    out.append(perturb(it, bias, at, order))
             out.append(null_copy(it, side, order))
     return out
 
@@ -202,16 +272,18 @@ def perturbation_figures(judgments: pd.DataFrame, perturbed: list[Item], *, n_bo
             res[name] = {"estimate": est, "ci_low": lo, "ci_high": hi, "n": int(n)}
         if "shift" in res:  # base items whose verdicts moved on balance toward / away from the perturbed side
             net = sums[:, 2] - sums[:, 3]
-            res["shift"].update(items_toward=int((net > 0).sum()), items_away=int((net < 0).sum()))
+            res["shift"].update(items_toward=int((net > 0).sum()), items_away=int((net < 0).sum()), items=len(bases))
         out[str(bias)] = res
     return out
 
 
-def item_excess(judgments: pd.DataFrame, perturbed: list[Item]) -> dict[str, pd.Series]:
+def item_excess(judgments: pd.DataFrame, perturbed: list[Item], effect: float = 0.05) -> dict[str, pd.Series]:
     """bias -> per base item (in the order of ``perturbed``), the excess the sequential rule reads: for a bias
     with a side, its shift minus the null's (toward minus away, averaged over the item's orders read in both
-    runs); for one without, the null's share unchanged minus its own (the robustness lost). An item with no
-    (order) read in both runs is left out."""
+    runs); for one without, the null's share unchanged minus its own (the robustness lost); for one read the
+    other way (``direction`` ``away``), ``effect`` minus its move away beyond the null's (so the rule flags a judge
+    that does not move away by the effect of interest, and clears one that does). An item with no (order) read in
+    both runs is left out."""
     joined = _joined(judgments, perturbed)
     if joined is None:
         return {}
@@ -222,7 +294,9 @@ def item_excess(judgments: pd.DataFrame, perturbed: list[Item]) -> dict[str, pd.
         rows = grp.merge(nulls, on=["base", "order"], how="inner")
         unch, tow, away = _moves(rows["verdict"], rows["clean"], rows["side"])
         n_unch, n_tow, n_away = _moves(rows["null"], rows["clean"], rows["side"])
-        if TEMPLATES[str(bias)].sided:
+        if TEMPLATES[str(bias)].direction == "away":
+            x = effect + (tow.astype(float) - away) - (n_tow.astype(float) - n_away)
+        elif TEMPLATES[str(bias)].sided:
             x = (tow.astype(float) - away) - (n_tow.astype(float) - n_away)
         else:
             x = n_unch.astype(float) - unch

@@ -20,6 +20,7 @@ from judgecal.audit.transitivity import find_triads
 from judgecal.data.records import Candidate, Item
 
 REPEATS = 3
+DATA_BIASES = tuple(b for b in TEMPLATES if TEMPLATES[b].data_only)
 MUTATIONS = ("m1", "m2")
 
 
@@ -42,6 +43,9 @@ class Scenario:
     #: with template perturbations, the follow-ups too: after a challenge, the judge takes the challenged side with
     #: this probability, else answers again (a sampled judge's call a coin flip with probability ``instability``)
     challenge: float = 0.0
+    #: on a copy whose correct response carries broken reasoning (fallacy oversight, read the other way), the judge
+    #: turns to the other response with this probability (a sound judge does; None: always)
+    catch: float | None = None
 
 
 SCENARIOS = (Scenario("null"), Scenario("position", position=0.3), Scenario("verbosity", verbosity=0.3),
@@ -123,14 +127,19 @@ no side: the other response with probability ``unsided``) (their own random
     stream, so the other probes' simulated verdicts stay as they were)."""
     loser = np.where(truth == "A", "B", "A")
     out = []
+    # the templates and the null first, then the biases read from data (so the others' streams stay as they were)
+    order_of = (*(b for b in TEMPLATES if not TEMPLATES[b].data_only), NULL, *DATA_BIASES)
     for order in ORDERS:
-        for bias in (*TEMPLATES, NULL):
+        for bias in order_of:
             fresh = np.where(rng.random(len(ids)) < sc.instability, _coin(rng, len(ids)), clean[order])
             sided = bias != NULL and TEMPLATES[bias].sided
             push = (sc.perturbation or 0.0) if sided else sc.unsided if bias != NULL else 0.0
+            side = loser
+            if bias != NULL and TEMPLATES[bias].direction == "away":  # the broken reasoning is on the correct one
+                push, side = (1.0 if sc.catch is None else sc.catch), truth
             u = rng.random(len(ids))
             v = np.where(u < push, loser, fresh) if sided else np.where(u < push, _other(fresh), fresh)
-            out.append(pd.DataFrame({"item_id": [copy_id(i, bias, s, order) for i, s in zip(ids, loser, strict=True)],
+            out.append(pd.DataFrame({"item_id": [copy_id(i, bias, s, order) for i, s in zip(ids, side, strict=True)],
                                      "order": order, "sample": 0,
                                      "mutation": "none", "verdict": v}))
     return out
@@ -162,10 +171,18 @@ def judge_input(sim: dict[str, Any]) -> JudgeInput:
                       own_is_a=sim["own_is_a"],
                       padded=frozenset(probes.loc[probes["item_id"].str.endswith("#pad"), "item_id"]),
                       injected=injected_items(base, truth, kinds=("instruction",)),
-                      perturbed=[*perturbed_items(base, {i: "B" if t == "A" else "A" for i, t in truth.items()}),
+                      perturbed=[*perturbed_items(_with_rewrites(base, truth), {i: "B" if t == "A" else "A" for i, t in truth.items()}),
                                  *(c for order, first in sim.get("first", {}).items()
                                    for it, f in zip(base, first, strict=True) for c in follow_up_items(it, str(f), order))]
                       if probes["item_id"].str.contains(f"#{NULL}-", regex=False).any() else [])
+
+
+def _with_rewrites(base: list[Item], truth: pd.Series) -> list[Item]:
+    """The simulated pairs carrying a stand-in for each published rewrite (the data-read biases apply to them):
+    sentiment's tones on both responses, fallacy oversight's on the correct one."""
+    return [replace(it, metadata={**it.metadata, "rewrites": {
+        "sentiment": {"A": {"cheerful": "a", "sad": "a"}, "B": {"cheerful": "b", "sad": "b"}},
+        "fallacy_oversight": {str(truth[it.item_id]): {"fallacy": "x"}}}}) for it in base]
 
 
 def with_traps_and_triads(inp: JudgeInput) -> JudgeInput:

@@ -6,7 +6,9 @@ sampled at temperature 0.7): *clean* (ignores every perturbation) and *planted* 
 effect of interest: a sided one pushes the verdict to the perturbed side so that its shift exceeds the null's by
 exactly ``effect``; chain of thought turns the verdict so that it loses ``effect`` of robustness against the
 null's; a challenged verdict goes to the challenged side so that its flips exceed those after an agreeing turn by
-``effect``: manipulability). Each seed's judge is decided twice per bias:
+``effect``: manipulability). Fallacy oversight reads the other way: the clean judge moves away from the broken
+(correct) answer by twice the effect of interest beyond the null, the planted one does not move at all — each at the
+effect of interest from the flag's reference (the null minus the effect). Each seed's judge is decided twice per bias:
 
 - **fixed N**: every item judged, the battery's probes run as the audit runs them (item bootstrap, BH over the
   battery), ``<bias>_bias`` flagged or not;
@@ -47,9 +49,10 @@ def scenarios(effect: float) -> list[tuple[str, Scenario]]:
     for kind, u in (("deterministic", 0.0), ("sampled", SAMPLED)):
         win = (1 - u) * (ACCURACY + (1 - ACCURACY) / 2) + u / 2  # the clean run picks the humans' winner
         push = effect / (win - u / 2 * (2 * win - 1))
-        out += [(f"clean {kind}", Scenario(f"clean-{kind}", instability=u, accuracy=ACCURACY, perturbation=0.0)),
+        out += [(f"clean {kind}", Scenario(f"clean-{kind}", instability=u, accuracy=ACCURACY, perturbation=0.0,
+                                           catch=2 * push)),
                 (f"planted {kind}", Scenario(f"planted-{kind}", instability=u, accuracy=ACCURACY, perturbation=push,
-                                             unsided=effect / (1 - u), challenge=effect / (1 - u / 2)))]
+                                             unsided=effect / (1 - u), challenge=effect / (1 - u / 2), catch=0.0))]
     return out
 
 
@@ -65,7 +68,7 @@ def one_seed(sc: Scenario, n_items: int, seed: int, cfg: AuditConfig, batch: int
     sim = simulate(sc, n_items, seed)
     inp = judge_input(sim)
     flags = evaluate([inp], cfg, probes=battery_probes(biases))["simulated"].flags
-    excess = item_excess(pd.concat([sim["judgments"], sim["probes"]]), inp.perturbed) \
+    excess = item_excess(pd.concat([sim["judgments"], sim["probes"]]), inp.perturbed, cfg.effect_of_interest) \
         if set(biases) & set(TEMPLATES) else {}
     if challenge.BIAS in biases:
         excess[challenge.BIAS] = challenge.item_excess(sim["probes"], inp.perturbed)

@@ -29,32 +29,45 @@ def calls_per_item(n_biases: int, follow_ups: int = 0) -> int:
 
 
 def _truth(ws: Any) -> Any:
-    """The humans' consensus (or gold) label per item, computed when labels exist but none is stored yet."""
+    """The humans' consensus (or gold) label per item, computed when labels exist but none is stored yet; labels
+    from several sources are aggregated per source (never pooled), each item read from its own source's."""
     import pandas as pd
 
     from judgecal.aggregate.consensus import compute_consensus
+    from judgecal.data.sources import sources
 
-    if ws.annotations_repo.consensus_frame("ds").empty and not ws.annotations_repo.annotations_frame().empty:
+    labels = ws.annotations_repo.annotations_frame()
+    names = ["ds", *(f"ds:{s}" for s in sources(labels))]
+    if all(ws.annotations_repo.consensus_frame(n).empty for n in names) and not labels.empty:
         compute_consensus(ws, ("ds",))
-    frame = ws.annotations_repo.consensus_frame("ds")
-    return frame.set_index("item_id")["label"] if not frame.empty else pd.Series(dtype=object)
+    frames = [f for f in (ws.annotations_repo.consensus_frame(n) for n in names) if not f.empty]
+    if not frames:
+        return pd.Series(dtype=object)
+    return pd.concat(frames).drop_duplicates("item_id").set_index("item_id")["label"]
 
 
 def cmd_perturb(args: argparse.Namespace) -> int:
     """Plan and run the clean, second unperturbed and perturbed calls of one template probe or the battery."""
+    from judgecal.audit.perturb import TEMPLATES
     from judgecal.cli.challenge import FOLLOW_UPS, challenge_probe, judge_follow_ups
 
     templates = template_probes()
     biases = tuple(templates) if args.kind == BATTERY else (args.kind,)
     challenged = challenge_probe() if args.kind == BATTERY else None  # the battery continues the clean verdicts too
     challenge = challenged is not None
-    per = calls_per_item(len(biases), FOLLOW_UPS if challenge else 0)
     with open_workspace(args, create=False) as ws:
         base = [it for it in ws.items_repo.items(source=args.source) if not it.source.startswith("probe:")
                 and it.task == "pairwise" and len(it.candidates) == 2]
         if not base:
             raise UsageError(f"{ws.path}: no pairwise item with two responses{' in ' + term(args.source) if args.source else ''}"
                              f"; the {args.kind} probe perturbs pairs")
+        data_only = {b for b in biases if b in TEMPLATES and TEMPLATES[b].data_only}  # read from published rewrites: no template
+        untested = [b for b in biases if b in data_only and not any(_has_rewrite(it, b) for it in base)]
+        if untested and args.kind != BATTERY:
+            raise UsageError(f"{ws.path}: no pair{' in ' + term(args.source) if args.source else ''} carries CALM's "
+                             f"published {args.kind} rewrites; `judgecal import calm --set fact` brings them")
+        biases = tuple(b for b in biases if b not in untested)
+        per = calls_per_item(len(biases), FOLLOW_UPS if challenge else 0)
         n = min(len(base), args.items or len(base), (args.budget // per) if args.budget else len(base))
         if n == 0:
             raise UsageError(f"--budget {args.budget}: one item costs {per} judge calls ({args.kind}: its clean "
@@ -84,7 +97,15 @@ def cmd_perturb(args: argparse.Namespace) -> int:
               + ("robustness_<bias> and shift_<bias>, and flip_rate_challenged beside flip_rate_null ("
                  f"{unread} first verdicts unreadable, not challenged)" if challenge else
                  "robustness_<bias> and shift_<bias>" if args.kind == BATTERY else templates[args.kind]))
+        if untested:
+            print(f"  not tested: {', '.join(untested)} (no pair carries CALM's published rewrites; "
+                  "`judgecal import calm --set fact` brings them)")
         print_errors(engine, st2, args)
         print_errors(engine, st, args)
     return 1 if st.errors or st2.errors else 0
+
+
+def _has_rewrite(item: Any, bias: str) -> bool:
+    rw = item.metadata.get("rewrites")
+    return isinstance(rw, dict) and bool(rw.get(bias))
 

@@ -62,12 +62,17 @@ def cmd_import(args: argparse.Namespace) -> int:
     from judgecal.data.rows import degenerate_note
     from judgecal.progress import Bar
 
+    sets = tuple(getattr(args, "sets", None) or ())
+    if sets and args.source != "calm":
+        raise UsageError(f"--set chooses CALM's sets (judgecal import calm --set fact); {term(args.source)} has none")
     if dataset:
         with open_workspace(args) as ws:
-            counts = import_dataset(ws, args.source)
+            counts = import_dataset(ws, args.source, sets=sets or None)
         print(f"imported {term(args.source)}: {counts['items']} items, {counts['annotations']} human labels, "
               f"{counts['judgments']} recorded judgments from {counts['judges']} judges"
               + (f", {counts['spans']} spans" if counts.get("spans") else ""))
+        for what, n in counts.get("notes", {}).items():
+            print(f"  {what}: {n}")
         return 0
     with Bar(f"importing {args.source}", enabled=not args.quiet) as bar:  # checking, then writing, per record
         # a file is validated completely before the workspace is opened, so a bad file creates nothing
@@ -214,6 +219,8 @@ def add_parser(sub: Any) -> None:
                    "judgments whose content changed (default: refuse them; an unchanged re-import writes nothing)")
     p.add_argument("--spec", metavar="YAML", help="with --as judgments: the judge spec of the file's verdicts "
                    "(name, backend, model, rubric, parameters); every record's judge must be its name")
+    p.add_argument("--set", dest="sets", action="append", choices=("alignment", "fact", "refinement"),
+                   help="judgecal import calm: one of CALM's sets (repeat for several; default all three)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     workspace_arg(p)
     p.set_defaults(func=cmd_import)

@@ -79,7 +79,8 @@ def run_sequential(ws: Any, engine: Any, name: str, base: list[Any], biases: tup
         null = frame["item_id"].str.contains("#null-", regex=False)
         # the clean run and the copies at the run's seed, the second unperturbed run at the next
         mine = frame[(~null & (frame["seed"] == args.seed)) | (null & (frame["seed"] == args.seed + 1))]
-        excess = item_excess(mine, [c for c in copies if c.metadata["bias"] in (*running, "null")])
+        excess = item_excess(mine, [c for c in copies if c.metadata["bias"] in (*running, "null")],
+                             cfg.effect_of_interest)
         if challenge in running:
             excess[challenge] = manip.item_excess(frame[frame["seed"] == args.seed], follow)
         last = start + len(chunk) >= n_max

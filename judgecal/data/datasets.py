@@ -143,8 +143,12 @@ def load_prometheus_mtbench(offline: bool = False) -> LoadedDataset:
     return out
 
 
-def load(name: str, offline: bool = False) -> LoadedDataset:
-    """Load any registered dataset by name."""
+def load(name: str, offline: bool = False, sets: tuple[str, ...] | None = None) -> LoadedDataset:
+    """Load any registered dataset by name (``sets``: CALM's sets, all by default)."""
+    if name == "calm":
+        from judgecal.data.calm import SETS, load_calm
+
+        return load_calm(sets or SETS, offline)
     if name == "pandalm":
         return load_pandalm(offline)
     if name == "prometheus/mt-bench":

@@ -32,6 +32,7 @@ COMMITS = {
     "vectara/FaithBench": "cf89797d82812c23b5d5e5c121f1d9b8983bbbce",
     "salesforce/summary-of-a-haystack": "43531729bc39fdc301bcc9ff7b26c5e6ce3fbf57",
     "ncsoft/offsetbias": "0bd16e4ac935315999ed23480c69673b675884b0",
+    "Y0oMu/LLM-Judge-Bias-Dataset": "f6248e9f9a93c20c2059bbb46ce3096ca414ad19",
 }
 LICENSES = {
     "WeOpenML/PandaLM": "Apache-2.0",
@@ -40,7 +41,16 @@ LICENSES = {
     "vectara/FaithBench": "CC BY-NC-SA 4.0",
     "salesforce/summary-of-a-haystack": "Apache-2.0",
     "ncsoft/offsetbias": "BSD-3-Clause",
+    "Y0oMu/LLM-Judge-Bias-Dataset": "none declared (each record's data_resource keeps its source's terms)",
 }
+# CALM's base sets and published rewrites (read by judgecal.data.calm)
+CALM_REPO = "Y0oMu/LLM-Judge-Bias-Dataset"
+CALM_FILES: tuple[str, ...] = (
+    "base_datasets/alignment_dataset.json", "base_datasets/fact_related_dataset.json",
+    "base_datasets/refinement_aware_dataset.json", "bias_datasets/authority_bias_standardized.json",
+    "bias_datasets/sentiment_bias_standardized.json", "bias_datasets/fallacy_oversight_bias_standardized.json",
+    "bias_datasets/verbosity_bias_standardized.json", "bias_datasets/refinement_bias_standardized.json",
+)
 # FaithBench releases batches 1-16 except 13.
 FAITHBENCH_BATCHES: tuple[int, ...] = tuple(b for b in range(1, 17) if b != 13)
 
@@ -160,6 +170,12 @@ def registry() -> dict[str, DatasetSpec]:
         "evalbiasbench",
         "EvalBiasBench (OffsetBias): 80 hand-built pairs in six traps, the better response known",
         (RemoteFile("ncsoft/offsetbias", "data/evalbiasbench/biasbench.json"),),
+    )
+    specs["calm"] = DatasetSpec(
+        "calm",
+        "CALM (Justice or Prejudice?): 1,089 pairs, the chosen one known, with published sentiment, fallacy, "
+        "authority, verbosity and refinement rewrites",
+        tuple(RemoteFile(CALM_REPO, f) for f in CALM_FILES),
     )
     return specs
 

@@ -19,6 +19,7 @@ from judgecal.audit.probes.chain_of_thought import ChainOfThoughtProbe as ChainO
 from judgecal.audit.probes.compassion_fade import CompassionFadeProbe as CompassionFadeProbe
 from judgecal.audit.probes.distraction import DistractionProbe as DistractionProbe
 from judgecal.audit.probes.diversity import DiversityProbe as DiversityProbe
+from judgecal.audit.probes.fallacy_oversight import FallacyOversightProbe as FallacyOversightProbe
 from judgecal.audit.probes.injection import InjectionProbe as InjectionProbe
 from judgecal.audit.probes.instability import InstabilityProbe as InstabilityProbe
 from judgecal.audit.probes.manipulability import ManipulabilityProbe as ManipulabilityProbe
@@ -32,6 +33,7 @@ from judgecal.audit.probes.rules import excess_test as excess_test
 from judgecal.audit.probes.rules import no_sign as no_sign
 from judgecal.audit.probes.rules import underpowered as underpowered
 from judgecal.audit.probes.self_preference import SelfPreferenceProbe as SelfPreferenceProbe
+from judgecal.audit.probes.sentiment import SentimentProbe as SentimentProbe
 from judgecal.audit.probes.transitivity import TransitivityProbe as TransitivityProbe
 from judgecal.audit.probes.traps import TrapProbe as TrapProbe
 from judgecal.audit.probes.verbosity import VerbosityProbe as VerbosityProbe
@@ -97,6 +99,8 @@ register(DistractionProbe())
 register(DiversityProbe())
 register(RefinementAwareProbe())
 register(ChainOfThoughtProbe())
+register(SentimentProbe())
+register(FallacyOversightProbe())
 register(ManipulabilityProbe())  # the verdict challenged in the same conversation (judgecal probe manipulability)
 
 

@@ -8,6 +8,13 @@ width away from the null (every base item moved the same way) is tested by an ex
 The flag ``<bias>_bias``: significant after Benjamini–Hochberg over the whole report, toward the perturbed side with
 an interval that excludes 0 (less robust than the null, for a bias with no side), and the interval reaches the
 effect of interest.
+
+A bias read the other way (``direction`` ``away``, fallacy oversight: the correct answer's reasoning broken, so a
+sound judge *should* move away from it) tests its shift against the null's shift minus the effect of interest ``e``
+(a judge that moves away by exactly ``e`` more than between two unperturbed runs); its flag means the judge did
+*not* move away: the shift is significantly above that reference (it moved away by less than ``e``, or not at all).
+An interval of zero width is then tested exactly: the base items that moved away on balance against a binomial
+share ``e`` (one-sided, fewer).
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ class PerturbationProbe(Probe):
 
     title: ClassVar[str] = ""
     what: ClassVar[str] = ""
+    how_to_run: ClassVar[str] = ""  # when it needs more than `judgecal probe <name>` (data to import first)
     severity: ClassVar[str] = "caution"  # its flag's: "serious" can make the judge not aligned
     question: ClassVar[str] = ""
     needs_alignment = False
@@ -43,22 +51,33 @@ class PerturbationProbe(Probe):
         super().__init_subclass__(**kw)
         if not cls.name:
             return
-        sided = TEMPLATES[cls.name].sided
+        sided, away = TEMPLATES[cls.name].sided, TEMPLATES[cls.name].direction == "away"
         rob, shift = f"robustness_{cls.name}", f"shift_{cls.name}"
         headline = shift if sided else rob
         cls.info = ProbeInfo(cls.name, f"{cls.title} bias", GROUP,
                              cls.question, f"Perturbed pairs: {cls.what}.",
+                             "its verdicts move away from the perturbed response by at least the effect of interest "
+                             "more than between two unperturbed runs" if away else
                              "its verdicts move no more than between two unperturbed runs",
-                             f"judgecal probe {cls.name}", headline, ("pairwise",), chart=rob,
+                             cls.how_to_run or f"judgecal probe {cls.name}", headline, ("pairwise",), chart=rob,
                              chart_null="null_robustness")
         null_ref = "the same share between two unperturbed runs of the judge (null_robustness in its section)"
         cls.metric_infos = (
             MetricInfo(rob, f"Unchanged by {cls.title}", f"Share of verdicts (item and order) that stay the same "
-                       f"when {cls.what}.", reference=null_ref, good="higher", group=GROUP,
+                       f"when {cls.what}" + (" (a sound judge changes: lower is better)." if away else "."),
+                       reference=null_ref, good="lower" if away else "higher", group=GROUP,
                        flag="" if sided else "significantly below the null's, and the interval reaches the effect "
                                              "of interest"),
         )
-        if sided:
+        if away:
+            cls.metric_infos += (
+                MetricInfo(shift, f"Shift toward the {cls.title} side", f"Share of verdicts that moved toward the "
+                           f"perturbed response when {cls.what}, minus the share that moved away (a sound judge "
+                           "moves away: below the null's).", unit="difference", good="lower",
+                           reference="the null's shift (null_shift in its section) minus the effect of interest",
+                           group=GROUP, flag="significantly above the reference (did not move away by the effect of "
+                                             "interest), and the interval reaches the effect of interest"),)
+        elif sided:
             cls.metric_infos += (
                 MetricInfo(shift, f"Shift toward the {cls.title} side", f"Share of verdicts that moved toward the "
                            f"perturbed response when {cls.what}, minus the share that moved away.",
@@ -69,6 +88,7 @@ class PerturbationProbe(Probe):
         cls.inputs = Inputs(orders=ORDERS, probe_sources=(SOURCE,))
         cls.live_calls = LiveCalls("perturb", what="perturbed", reports=f"{rob} and {shift}" if sided else rob)
         cls.flag_infos = (FlagInfo(f"{cls.name}_bias", f"{cls.title.capitalize()} bias",
+                                   f"does not move away from the response when {cls.what}" if away else
                                    f"changes its verdict when {cls.what}", cls.severity, headline),)
 
     def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
@@ -92,6 +112,12 @@ class PerturbationProbe(Probe):
         res.metrics[f"robustness_{self.name}"] = rob
         null_shift = Metric.of(figs["null_shift"])
         shift = Metric.of(figs["shift"], extra={"null_shift": null_shift.estimate})
+        if TEMPLATES[self.name].direction == "away":  # the reference: moved away by the effect of interest
+            e = cfg.effect_of_interest
+            ref = Metric.of({k: (v - e if k in ("estimate", "ci_low", "ci_high") and v is not None else v)
+                             for k, v in figs["null_shift"].items()})
+            res.metrics[f"shift_{self.name}"] = _away_test(excess_test(shift, ref), figs["shift"], e)
+            return res
         res.metrics[f"shift_{self.name}"] = _sign_test(excess_test(shift, null_shift), figs["shift"])
         return res
 
@@ -101,8 +127,11 @@ class PerturbationProbe(Probe):
         if m is None or m.estimate is None:
             return []
         away = m.estimate - (m.null_value or 0.0)
-        # sided: the shift's own interval must also exclude 0 (a null that drifted below 0 is not a bias)
-        if significant(m, cfg) and (away > 0 and (m.ci_low or 0.0) > 0 if sided else away < 0):
+        if TEMPLATES[self.name].direction == "away":  # above the reference: did not move away from the broken answer
+            hit = significant(m, cfg) and away > 0
+        else:  # sided: the shift's own interval must also exclude 0 (a null that drifted below 0 is not a bias)
+            hit = significant(m, cfg) and (away > 0 and (m.ci_low or 0.0) > 0 if sided else away < 0)
+        if hit:
             return [f"{self.name}_bias"]
         return [f"{self.name}:underpowered"] if underpowered(m, cfg) else []
 
@@ -118,3 +147,15 @@ def _sign_test(m: Metric, shift: Mapping[str, object] | None) -> Metric:
     if toward + away == 0:
         return m
     return m.tested(float(binomtest(toward, toward + away).pvalue), m.null_value, m.mde)
+
+
+def _away_test(m: Metric, shift: Mapping[str, object], effect: float) -> Metric:
+    """``m`` as tested, or, when its interval has zero width (every resample the same), an exact one-sided
+    binomial test: the base items that moved away on balance, fewer than a share ``effect`` of them?"""
+    if m.p is not None or m.estimate is None or m.null_value is None:
+        return m
+    n = int(shift.get("items") or 0)  # type: ignore[call-overload]
+    if n == 0:
+        return m
+    k = int(shift.get("items_away") or 0)  # type: ignore[call-overload]
+    return m.tested(float(binomtest(k, n, effect, alternative="less").pvalue), m.null_value, m.mde)
