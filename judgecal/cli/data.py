@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.cli.common import UsageError, flagged, open_workspace, print_json, workspace_arg
+from judgecal.data.registry import CALM_SETS
 from judgecal.errors import InputError
 from judgecal.inert import term
 
@@ -219,7 +220,7 @@ def add_parser(sub: Any) -> None:
                    "judgments whose content changed (default: refuse them; an unchanged re-import writes nothing)")
     p.add_argument("--spec", metavar="YAML", help="with --as judgments: the judge spec of the file's verdicts "
                    "(name, backend, model, rubric, parameters); every record's judge must be its name")
-    p.add_argument("--set", dest="sets", action="append", choices=("alignment", "fact", "refinement"),
+    p.add_argument("--set", dest="sets", action="append", choices=CALM_SETS,
                    help="judgecal import calm: one of CALM's sets (repeat for several; default all three)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     workspace_arg(p)

@@ -45,6 +45,7 @@ LICENSES = {
 }
 # CALM's base sets and published rewrites (read by judgecal.data.calm)
 CALM_REPO = "Y0oMu/LLM-Judge-Bias-Dataset"
+CALM_SETS: tuple[str, ...] = ("alignment", "fact", "refinement")  # its base sets, as `judgecal import calm --set` names them
 CALM_FILES: tuple[str, ...] = (
     "base_datasets/alignment_dataset.json", "base_datasets/fact_related_dataset.json",
     "base_datasets/refinement_aware_dataset.json", "bias_datasets/authority_bias_standardized.json",
