@@ -166,7 +166,9 @@ def test_sentiment_and_fallacy_flags_on_real_pairs(tmp_path, capsys, vendor, mir
     ws.add_annotations([a for a in ds.annotations if a.item_id in set(keep)])
     n = len(keep)
     assert sum("sentiment" in rw[i] for i in keep) == 150 and sum("fallacy_oversight" in rw[i] for i in keep) == 180
-    calls = sum(2 * (2 + len(TEMPLATES) - 2 + len(rw[i] & {"sentiment", "fallacy_oversight"})) for i in keep)
+    # each item: its clean and second unperturbed runs and each perturbation it carries, both orders, and the
+    # battery's challenge and agreeing turn after each clean verdict (manipulability)
+    calls = sum(2 * (2 + len(TEMPLATES) - 2 + len(rw[i] & {"sentiment", "fallacy_oversight"})) + 4 for i in keep)
     for model, script in _judges(mirror).items():
         srv = vendor(script)
         assert main(["probe", "battery", "--judge", f"openai/{model}", "--base-url", srv.url, "--quiet", "-w",
