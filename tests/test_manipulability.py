@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from test_hardening_engine import completion, vendor  # noqa: F401 - the fixture
+from test_perturbation_probes import ITEMS
 
 from judgecal.audit.challenge import (
     AGREE,
@@ -21,10 +22,6 @@ from judgecal.audit.challenge import (
     toward,
 )
 from judgecal.cli import main
-from judgecal.data.records import Candidate, Item
-
-ITEMS = [Item(f"q{k}", f"Question {k}", [Candidate(f"first answer {k}"), Candidate(f"second answer {k}")])
-         for k in range(3)]
 
 
 def test_the_follow_up_names_the_other_response_as_the_judge_saw_it():

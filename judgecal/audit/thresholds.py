@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecal.audit.verdict import ThresholdSpec
-from judgecal.data.yamlfile import ConfigError, load_yaml
+from judgecal.data.yamlfile import ConfigError, read_yaml_as
 
 THRESHOLDS_FILE = "thresholds.yaml"
 THRESHOLDS_VERSION = 1
@@ -175,12 +175,7 @@ def load_thresholds(path: str | Path | None) -> dict[str, Any]:
         p = p / THRESHOLDS_FILE
     if not p.exists():
         return copy.deepcopy(DEFAULT_THRESHOLDS)
-    try:
-        data = load_yaml(p)
-    except ConfigError as exc:
-        raise ThresholdsError(str(exc)) from None
-    except OSError as exc:
-        raise ThresholdsError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    data = read_yaml_as(p, ThresholdsError)
     if data is None:
         return copy.deepcopy(DEFAULT_THRESHOLDS)
     if not isinstance(data, dict):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fnmatch import fnmatch
 from pathlib import Path
 
-from judgecal.data.yamlfile import ConfigError, load_yaml
+from judgecal.data.yamlfile import ConfigError, read_yaml_as
 
 DEFAULT_FAMILIES: tuple[tuple[str, str], ...] = (
     ("gpt-*", "openai"),
@@ -56,12 +56,7 @@ def load_families(workspace: Path | None = None) -> tuple[tuple[str, str], ...]:
     path = workspace / "families.yaml" if workspace is not None else None
     if path is None or not path.exists():
         return DEFAULT_FAMILIES
-    try:
-        data = load_yaml(path)
-    except ConfigError as exc:
-        raise FamiliesError(str(exc)) from None
-    except OSError as exc:
-        raise FamiliesError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    data = read_yaml_as(path, FamiliesError)
     if data is None:
         return DEFAULT_FAMILIES
     if not isinstance(data, dict):

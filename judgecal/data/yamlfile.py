@@ -117,3 +117,14 @@ def load_yaml(path: str | Path, origin: str | None = None) -> Any:
     """The YAML file ``path`` as Python values (see the module docstring); ``origin`` names it in messages."""
     p = Path(path)
     return parse_yaml(read_text(p, origin), origin or str(p))
+
+
+def read_yaml_as(path: Path, error: type[ConfigError]) -> Any:
+    """:func:`load_yaml` of ``path``, its failures raised as ``error`` (a subclass naming the file's kind), an
+    unreadable file with the reason the system gave."""
+    try:
+        return load_yaml(path)
+    except ConfigError as exc:
+        raise error(str(exc)) from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
