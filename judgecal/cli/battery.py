@@ -48,7 +48,7 @@ def _truth(ws: Any) -> Any:
 
 def cmd_perturb(args: argparse.Namespace) -> int:
     """Plan and run the clean, second unperturbed and perturbed calls of one template probe or the battery."""
-    from judgecal.audit.perturb import TEMPLATES
+    from judgecal.audit.perturb import TEMPLATES, rewrites
     from judgecal.cli.challenge import FOLLOW_UPS, challenge_probe, judge_follow_ups
 
     templates = template_probes()
@@ -62,7 +62,7 @@ def cmd_perturb(args: argparse.Namespace) -> int:
             raise UsageError(f"{ws.path}: no pairwise item with two responses{' in ' + term(args.source) if args.source else ''}"
                              f"; the {args.kind} probe perturbs pairs")
         data_only = {b for b in biases if b in TEMPLATES and TEMPLATES[b].data_only}  # read from published rewrites: no template
-        untested = [b for b in biases if b in data_only and not any(_has_rewrite(it, b) for it in base)]
+        untested = [b for b in biases if b in data_only and not any(rewrites(it, b) for it in base)]
         if untested and args.kind != BATTERY:
             raise UsageError(f"{ws.path}: no pair{' in ' + term(args.source) if args.source else ''} carries CALM's "
                              f"published {args.kind} rewrites; `judgecal import calm --set fact` brings them")
@@ -103,9 +103,4 @@ def cmd_perturb(args: argparse.Namespace) -> int:
         print_errors(engine, st2, args)
         print_errors(engine, st, args)
     return 1 if st.errors or st2.errors else 0
-
-
-def _has_rewrite(item: Any, bias: str) -> bool:
-    rw = item.metadata.get("rewrites")
-    return isinstance(rw, dict) and bool(rw.get(bias))
 
