@@ -3,12 +3,13 @@ budget of calls: ``python benchmarks/bench_calm.py [ITEMS_PER_SET [JUDGE [TRAP_P
 local/smollm2, 24).
 
 Per CALM set, the ITEMS_PER_SET shortest pairs (fewest characters of prompt and responses: on two shared cores a
-call costs seconds per hundred tokens; the fact set's among the pairs that carry the published sentiment and
-fallacy rewrites, the alignment set's among those with the authority rewrites) go through ``judgecal probe
-battery`` (the clean run, a second unperturbed run and every perturbation that applies, both orders); the
+call costs seconds per hundred tokens; the fact set's among the pairs that carry the published sentiment,
+fallacy and verbosity rewrites, the alignment set's among those with the authority rewrites) go through ``judgecal
+probe battery`` (the clean run, a second unperturbed run and every perturbation that applies, both orders, and a
+challenge and an agreeing turn after each clean verdict); the
 TRAP_PAIRS shortest of EvalBiasBench's 80 trap pairs are judged in both orders (``judgecal judge``); then
 ``judgecal audit``.
-The budget is the battery's cost (``2 x (biases + 2)`` calls per pair) plus 160 for the traps, stated in the output
+The budget is the battery's cost (``2 x (biases + 2) + 4`` calls per pair) plus two per trap pair, stated in the output
 before anything runs. Writes benchmarks/results/calm.json: per probe its figures (overall and per set), its flags,
 the calls spent and the wall time of each stage, and the machine.
 
@@ -30,9 +31,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import machine, peak_rss_mb  # noqa: E402
 
-from judgecal.audit.perturb import TEMPLATES, perturbation_figures  # noqa: E402
+from judgecal.audit.perturb import TEMPLATED, TEMPLATES, perturbation_figures  # noqa: E402
 from judgecal.cli import main as cli  # noqa: E402
 from judgecal.cli.battery import calls_per_item  # noqa: E402
+from judgecal.cli.challenge import FOLLOW_UPS  # noqa: E402
 from judgecal.data.calm import load_calm  # noqa: E402
 from judgecal.data.evalbiasbench import load_evalbiasbench  # noqa: E402
 from judgecal.data.store import Workspace  # noqa: E402
@@ -41,7 +43,7 @@ ITEMS = int(sys.argv[1]) if len(sys.argv) > 1 else 4
 JUDGE = sys.argv[2] if len(sys.argv) > 2 else "local/smollm2"
 TRAPS = int(sys.argv[3]) if len(sys.argv) > 3 else 24
 # set -> the rewrites its pairs must carry
-SETS: dict[str, tuple[str, ...]] = {"fact": ("sentiment", "fallacy_oversight"), "alignment": ("authority",),
+SETS: dict[str, tuple[str, ...]] = {"fact": ("sentiment", "fallacy_oversight", "verbosity"), "alignment": ("authority",),
                                     "refinement": ()}
 
 
@@ -79,8 +81,9 @@ def main() -> None:
         ws.close()  # the commands below open it themselves
         wall: dict[str, float] = {"import": round(time.perf_counter() - t0, 1)}
         out["items"] = chosen
-        applies = {"fact": len(TEMPLATES), "alignment": len(TEMPLATES) - 2, "refinement": len(TEMPLATES) - 2}
-        budget = {s: calls_per_item(applies[s]) * len(chosen[s]) for s in SETS} | {"evalbiasbench": 2 * TRAPS}
+        applies = {s: len(TEMPLATED) + sum(TEMPLATES[b].data_only and (TEMPLATES[b].key or b) in SETS[s]
+                                           for b in TEMPLATES) for s in SETS}
+        budget = {s: calls_per_item(applies[s], FOLLOW_UPS) * len(chosen[s]) for s in SETS} | {"evalbiasbench": 2 * TRAPS}
         out["budget_calls"] = {**budget, "total": sum(budget.values())}
         print(f"budget: {out['budget_calls']}", file=sys.stderr, flush=True)
         judge = ["--judge", JUDGE, "--quiet", "-w", ws_path]
@@ -118,6 +121,8 @@ def main() -> None:
             probes[bias] = row
         out["probes"] = probes
         out["traps"] = {k: v for k, v in metrics.items() if k.startswith("trap")} | {"section": entry.get("traps")}
+        out["manipulability"] = {k: metrics.get(k) for k in ("flip_rate_challenged", "flip_rate_null")} | {
+            "section": entry.get("manipulability")}
         out["other_metrics"] = {k: metrics[k] for k in ("accuracy", "first_position_rate", "cohen_kappa")
                                 if k in metrics}
         out["flags"] = entry.get("flags", [])

@@ -12,7 +12,7 @@ import pytest
 from test_hardening_engine import completion, vendor  # noqa: F401 - the fixture
 from test_perturbation_probes import _by_content, _responses
 
-from judgecal.audit.perturb import TEMPLATES, perturb, perturbed_items
+from judgecal.audit.perturb import TEMPLATED, TEMPLATES, perturb, perturbed_items
 from judgecal.cli import main
 from judgecal.data import calm
 from judgecal.data.calm import load_calm
@@ -120,8 +120,9 @@ def test_copies_read_the_published_rewrites(mirror):
         c for c in perturbed_items([plain], {plain.item_id: "B"}, ()) if c.metadata["bias"] == "null"]
 
 
-def _tables(mirror: Path) -> tuple[dict[str, str], set[str], set[str]]:
-    """Every rewrite's original text, the cheerful rewrites and the fallacious ones, read from the files."""
+def _tables(mirror: Path) -> tuple[dict[str, str], set[str], set[str], set[str]]:
+    """Every rewrite's original text, the cheerful rewrites, the fallacious ones and the longer ones, read from the
+    files."""
     orig: dict[str, str] = {}
     cheerful: set[str] = set()
     for r in _read(mirror, "bias_datasets/sentiment_bias_standardized.json"):
@@ -134,11 +135,15 @@ def _tables(mirror: Path) -> tuple[dict[str, str], set[str], set[str]]:
     for r in _read(mirror, "bias_datasets/fallacy_oversight_bias_standardized.json"):
         orig[r["answer1_fallacy_oversight"]] = r["answer1"]
         fallacy.add(r["answer1_fallacy_oversight"])
-    return orig, cheerful - {""}, fallacy
+    longer = set()
+    for r in _read(mirror, "bias_datasets/verbosity_bias_standardized.json"):
+        orig[r["answer2_longer"]] = r["answer2"]
+        longer.add(r["answer2_longer"])
+    return orig, cheerful - {""}, fallacy, longer
 
 
 def _judges(mirror: Path) -> dict[str, Any]:
-    orig, cheerful, fallacy = _tables(mirror)
+    orig, cheerful, fallacy, longer = _tables(mirror)
 
     def blind(a: str, b: str) -> str:  # its own taste, blind to every rewrite and template
         return _by_content(orig.get(a, a), orig.get(b, b))
@@ -149,9 +154,12 @@ def _judges(mirror: Path) -> dict[str, Any]:
     def cheery(a: str, b: str) -> str:  # sound, except that a cheerful answer wins
         return ("A" if a in cheerful else "B") if (a in cheerful) != (b in cheerful) else sound(a, b)
 
+    def wordy(a: str, b: str) -> str:  # sound, except that the longer rewrite wins
+        return ("A" if a in longer else "B") if (a in longer) != (b in longer) else sound(a, b)
+
     def serve(rule: Any) -> Any:
         return lambda prompt, headers, n: (200, {}, completion(rule(*_responses(prompt))))
-    return {"sound": serve(sound), "cheerful": serve(cheery), "overlooks": serve(blind)}
+    return {"sound": serve(sound), "cheerful": serve(cheery), "overlooks": serve(blind), "wordy": serve(wordy)}
 
 
 def test_sentiment_and_fallacy_flags_on_real_pairs(tmp_path, capsys, vendor, mirror):  # noqa: F811
@@ -166,9 +174,12 @@ def test_sentiment_and_fallacy_flags_on_real_pairs(tmp_path, capsys, vendor, mir
     ws.add_annotations([a for a in ds.annotations if a.item_id in set(keep)])
     n = len(keep)
     assert sum("sentiment" in rw[i] for i in keep) == 150 and sum("fallacy_oversight" in rw[i] for i in keep) == 180
+    published = {TEMPLATES[b].key or b for b in TEMPLATES if TEMPLATES[b].data_only}
+    assert published == {"sentiment", "fallacy_oversight", "verbosity"}
+    assert sum("verbosity" in rw[i] for i in keep) >= 100
     # each item: its clean and second unperturbed runs and each perturbation it carries, both orders, and the
     # battery's challenge and agreeing turn after each clean verdict (manipulability)
-    calls = sum(2 * (2 + len(TEMPLATES) - 2 + len(rw[i] & {"sentiment", "fallacy_oversight"})) + 4 for i in keep)
+    calls = sum(2 * (2 + len(TEMPLATED) + len(rw[i] & published)) + 4 for i in keep)
     for model, script in _judges(mirror).items():
         srv = vendor(script)
         assert main(["probe", "battery", "--judge", f"openai/{model}", "--base-url", srv.url, "--quiet", "-w",
@@ -177,18 +188,25 @@ def test_sentiment_and_fallacy_flags_on_real_pairs(tmp_path, capsys, vendor, mir
         assert f"over {n} items" in capsys.readouterr().out
     assert main(["audit", "--n-boot", "500", "-w", str(ws.path)]) == 0
     rep = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())
-    want = {"sound": [], "cheerful": ["sentiment_bias"], "overlooks": ["fallacy_oversight_bias"]}
+    want = {"sound": [], "cheerful": ["sentiment_bias"], "overlooks": ["fallacy_oversight_bias"],
+            "wordy": ["verbosity_rewrite_bias"]}
     for model, flags in want.items():
         j = rep["judges"][f"openai/{model}"]
         bias_flags = [f for f in j["flags"] if any(f.startswith(b) for b in TEMPLATES)]
         assert bias_flags == flags, model
         for bias in TEMPLATES:
-            m = sum(bias in rw[i] for i in keep) if TEMPLATES[bias].data_only else n
+            m = sum((TEMPLATES[bias].key or bias) in rw[i] for i in keep) if TEMPLATES[bias].data_only else n
             assert j["metrics"][f"robustness_{bias}"]["n"] == 2 * m and j[bias]["null_robustness"]["estimate"] == 1.0
         tested = {b["probe"]: b["status"] for b in j["biases"]}
-        assert tested["sentiment"] == tested["fallacy_oversight"] == "tested"
+        assert tested["sentiment"] == tested["fallacy_oversight"] == tested["verbosity_rewrite"] == "tested"
     cheer = rep["judges"]["openai/cheerful"]["metrics"]["shift_sentiment"]
     assert cheer["estimate"] > 0.05 and cheer["ci_low"] > 0 and cheer["q"] < 0.05
+    # the wordy judge moves to the longer wrong answer wherever it preferred the other; the sound one never does
+    wordy = rep["judges"]["openai/wordy"]
+    moved = wordy["metrics"]["shift_verbosity_rewrite"]
+    assert moved["estimate"] > 0.05 and moved["ci_low"] > 0 and moved["q"] < 0.05
+    assert wordy["verbosity_rewrite"]["shift"]["items_away"] == 0
+    assert rep["judges"]["openai/sound"]["metrics"]["shift_verbosity_rewrite"]["estimate"] == 0
     # the blind judge keeps the broken answer wherever it preferred it; the sound one moves away every time it can
     over = rep["judges"]["openai/overlooks"]
     assert over["metrics"]["shift_fallacy_oversight"]["estimate"] == 0 and over["fallacy_oversight"]["shift"]["items_away"] == 0
@@ -203,7 +221,7 @@ def test_battery_without_the_rewrites_says_they_are_not_tested(tmp_path, capsys,
     ws.add_items(pandalm_ws.items(source="pandalm")[:4])
     srv = vendor(lambda prompt, headers, n: (200, {}, completion(_by_content(*_responses(prompt)))))
     assert main(["probe", "battery", "--judge", "openai/m", "--base-url", srv.url, "--quiet", "-w", str(ws.path)]) == 0
-    assert "not tested: sentiment, fallacy_oversight" in capsys.readouterr().out
+    assert "not tested: sentiment, fallacy_oversight, verbosity_rewrite" in capsys.readouterr().out
     assert main(["probe", "sentiment", "--judge", "openai/m", "--base-url", srv.url, "-w", str(ws.path)]) == 2
     assert "judgecal import calm --set fact" in capsys.readouterr().err
     assert main(["audit", "--n-boot", "200", "-w", str(ws.path)]) == 0

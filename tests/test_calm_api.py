@@ -1,7 +1,7 @@
 """The CALM run of `benchmarks/bench_calm.py` with an API judge (GPT-4o, Claude) in CALM's setting: the fact set's
-pairs with the published sentiment and fallacy rewrites, the whole battery, then the audit. It calls the real API,
+pairs with the published sentiment, fallacy and verbosity rewrites, the whole battery, then the audit. It calls the real API,
 so it runs only when the key is set (OPENAI_API_KEY, ANTHROPIC_API_KEY); the model can be changed with
-JUDGECAL_OPENAI_MODEL / JUDGECAL_ANTHROPIC_MODEL. About 22 calls a pair; 4 pairs by default (JUDGECAL_CALM_PAIRS)."""
+JUDGECAL_OPENAI_MODEL / JUDGECAL_ANTHROPIC_MODEL. 28 calls a pair; 4 pairs by default (JUDGECAL_CALM_PAIRS)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 
 from judgecal.audit.perturb import TEMPLATES
 from judgecal.cli import main
+from judgecal.cli.battery import calls_per_item
+from judgecal.cli.challenge import FOLLOW_UPS
 from judgecal.data.calm import load_calm
 from judgecal.data.store import Workspace
 
@@ -29,12 +31,12 @@ def test_calm_battery_with_an_api_judge(tmp_path, judge):
     pairs = int(os.environ.get("JUDGECAL_CALM_PAIRS", "4"))
     ds = load_calm(("fact",))
     keep = {it.item_id for it in ds.items
-            if {"sentiment", "fallacy_oversight"} <= set(it.metadata.get("rewrites", {}))}
+            if {"sentiment", "fallacy_oversight", "verbosity"} <= set(it.metadata.get("rewrites", {}))}
     keep = set(sorted(keep)[:pairs])
     ws = Workspace(tmp_path / "ws")
     ws.add_items([it for it in ds.items if it.item_id in keep])
     ws.add_annotations([a for a in ds.annotations if a.item_id in keep])
-    budget = pairs * 2 * (len(TEMPLATES) + 2)
+    budget = pairs * calls_per_item(len(TEMPLATES), FOLLOW_UPS)  # every bias applies, and the challenges
     assert main(["probe", "battery", "--judge", judge, "--budget", str(budget), "--quiet", "-w", str(ws.path)]) == 0
     assert main(["audit", "--n-boot", "500", "-w", str(ws.path)]) == 0
     entry = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text())["judges"][judge]
@@ -42,5 +44,6 @@ def test_calm_battery_with_an_api_judge(tmp_path, judge):
         rob = entry["metrics"][f"robustness_{bias}"]
         assert 0 <= rob["estimate"] <= 1 and rob["n"] > 0
         assert 0 <= entry[bias]["null_robustness"]["estimate"] <= 1
-    assert {b["probe"]: b["status"] for b in entry["biases"]}["fallacy_oversight"] == "tested"
+    tested = {b["probe"]: b["status"] for b in entry["biases"]}
+    assert tested["fallacy_oversight"] == tested["verbosity_rewrite"] == tested["manipulability"] == "tested"
     assert len(ws.judgments_frame(judge=judge)) <= budget

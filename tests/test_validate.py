@@ -29,7 +29,13 @@ def test_fast_validation_passes():
     # the perturbation battery and manipulability, apart from the checks: fixed N beside the sequential rule over 8 seeds
     bat = res["battery"]
     assert bat["seeds"] == 8 and len(bat["rows"]) == 4 * (len(TEMPLATES) + 1) and bat["goals"]["saving"] and bat["agreement"] >= 0.9
-    assert all(r["ok"] for r in bat["rows"] if r["judge"].startswith("clean")), bat["rows"]
+    # a clean judge: the goal (flagged in at most 5% of seeds, per bias) is measured over 200 seeds in
+    # benchmarks/results/battery_validate.json; over 8 seeds one flag is 12.5%, so here the rate pooled over the
+    # battery's biases is held to the goal, and no bias is flagged in more than one seed
+    clean = [r for r in bat["rows"] if r["judge"].startswith("clean")]
+    for rule in ("flagged_fixed", "flagged_sequential"):
+        assert sum(r[rule] for r in clean) / len(clean) <= 0.05, clean
+        assert max(r[rule] for r in clean) <= 1 / 8, clean
 
 
 def test_simulation_matches_its_closed_form():

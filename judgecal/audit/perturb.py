@@ -15,8 +15,9 @@ Where a pair carries a published rewrite for the bias (CALM's, :mod:`judgecal.da
 authority's cited answer on the perturbed side (its book, quote or URL variant picked per item); sentiment's tones,
 the *cheerful* rewrite on the perturbed side and a negative one (sad, angry or fearful, picked per item) on the
 other, so the shift measured is toward the cheerful side; fallacy oversight's broken reasoning on the response it
-rewrites (the correct one, whatever the perturbed side). ``sentiment`` and ``fallacy_oversight`` have no template:
-they apply only to pairs with the rewrite. ``fallacy_oversight`` reads the other way (``direction`` ``away``): a
+rewrites (the correct one, whatever the perturbed side); verbosity's longer rewrite of the rejected answer, its
+content kept (``verbosity_rewrite``, read from the rewrites CALM files under ``verbosity``). ``sentiment``,
+``fallacy_oversight`` and ``verbosity_rewrite`` have no template: they apply only to pairs with the rewrite. ``fallacy_oversight`` reads the other way (``direction`` ``away``): a
 judge that reads the reasoning *should* move away from the broken answer.
 
 Figures per bias (item-clustered bootstrap over the base items, :mod:`judgecal.stats.bootstrap`), over the
@@ -50,7 +51,8 @@ class Template:
     label, ``{choice}``: one of ``choices`` picked per item); ``suffix`` is appended to the perturbed response
     and ``other_suffix`` to the other one. ``sided``: whether it favours one response (else no shift).
     ``data_only``: no template, the bias applies to pairs carrying a published rewrite only. ``direction``:
-    ``toward`` (a biased judge moves toward the perturbed side) or ``away`` (a sound judge moves away from it)."""
+    ``toward`` (a biased judge moves toward the perturbed side) or ``away`` (a sound judge moves away from it).
+    ``key``: the bias's key in an item's ``metadata["rewrites"]`` where it is not the bias's own name."""
 
     note: str = ""
     suffix: str = ""
@@ -59,6 +61,7 @@ class Template:
     sided: bool = True
     data_only: bool = False
     direction: str = "toward"
+    key: str = ""
 
 
 # CALM's templates ("Justice or Prejudice?", ICLR 2025), worded for a rubric that names "Response A" / "Response B"
@@ -81,6 +84,9 @@ TEMPLATES: dict[str, Template] = {
     # read from data only (CALM's published rewrites)
     "sentiment": Template(data_only=True),
     "fallacy_oversight": Template(data_only=True, direction="away"),
+    # CALM's verbosity set: the rejected answer rewritten longer, its content kept (the verbosity probe beside it
+    # measures the judge's taste for length on the pairs as they are)
+    "verbosity_rewrite": Template(data_only=True, key="verbosity"),
 }
 TEMPLATED = tuple(b for b, t in TEMPLATES.items() if not t.data_only)  # the biases any pair can be given
 ORDERS = ("AB", "BA")
@@ -90,7 +96,7 @@ POSITIVE, NEGATIVE = ("cheerful",), ("sad", "angry", "fear")  # CALM's sentiment
 def rewrites(item: Item, bias: str) -> dict[str, dict[str, str]]:
     """The published rewrites of ``item`` for ``bias``: side -> variant -> text (empty when it has none)."""
     rw = item.metadata.get("rewrites")
-    got = rw.get(bias) if isinstance(rw, dict) else None
+    got = rw.get(TEMPLATES[bias].key or bias if bias in TEMPLATES else bias) if isinstance(rw, dict) else None
     return {str(k): v for k, v in got.items() if isinstance(v, dict) and v} if isinstance(got, dict) else {}
 
 

@@ -5,6 +5,7 @@ self-preference, instability, prompt sensitivity, verdict injection or template 
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,7 +21,6 @@ from judgecal.audit.transitivity import find_triads
 from judgecal.data.records import Candidate, Item
 
 REPEATS = 3
-DATA_BIASES = tuple(b for b in TEMPLATES if TEMPLATES[b].data_only)
 MUTATIONS = ("m1", "m2")
 
 
@@ -102,7 +102,7 @@ def simulate(sc: Scenario, n_items: int, seed: int) -> dict[str, Any]:
     if sc.perturbation is not None:
         clean = {str(f["order"].iat[0]): f["verdict"].to_numpy() for f in frames  # each order's first call
                  if len(f) and f["item_id"].iat[0] == ids[0] and f["sample"].iat[0] == 0 and f["mutation"].iat[0] == "none"}
-        frames += _perturbed_frames(sc, ids, truth, clean, np.random.default_rng([seed, 1]))
+        frames += _perturbed_frames(sc, ids, truth, clean, seed)
         frames += _follow_up_frames(sc, ids, clean, np.random.default_rng([seed, 2]))
     allj = pd.concat(frames, ignore_index=True).assign(status="ok")
     probe = allj["item_id"].str.contains("#", regex=False)
@@ -120,23 +120,22 @@ def _other(v: np.ndarray) -> np.ndarray:
 
 
 def _perturbed_frames(sc: Scenario, ids: np.ndarray, truth: np.ndarray, clean: dict[str, np.ndarray],
-                      rng: np.random.Generator) -> list[pd.DataFrame]:
+                      seed: int) -> list[pd.DataFrame]:
     """Verdicts on every template's perturbed copies and the null copies: the order's first call again, a coin
     flip with probability ``instability``, then the human loser with probability ``perturbation`` (a template with
-no side: the other response with probability ``unsided``) (their own random
-    stream, so the other probes' simulated verdicts stay as they were)."""
+    no side: the other response with probability ``unsided``). Each bias draws from a stream of its own (``seed``
+    and its name), so adding a bias leaves every other's simulated verdicts as they were."""
     loser = np.where(truth == "A", "B", "A")
     out = []
-    # the templates and the null first, then the biases read from data (so the others' streams stay as they were)
-    order_of = (*(b for b in TEMPLATES if not TEMPLATES[b].data_only), NULL, *DATA_BIASES)
-    for order in ORDERS:
-        for bias in order_of:
+    for bias in (*TEMPLATES, NULL):
+        rng = np.random.default_rng([seed, 1, zlib.crc32(bias.encode())])
+        sided = bias != NULL and TEMPLATES[bias].sided
+        push = (sc.perturbation or 0.0) if sided else sc.unsided if bias != NULL else 0.0
+        side = loser
+        if bias != NULL and TEMPLATES[bias].direction == "away":  # the broken reasoning is on the correct one
+            push, side = (1.0 if sc.catch is None else sc.catch), truth
+        for order in ORDERS:
             fresh = np.where(rng.random(len(ids)) < sc.instability, _coin(rng, len(ids)), clean[order])
-            sided = bias != NULL and TEMPLATES[bias].sided
-            push = (sc.perturbation or 0.0) if sided else sc.unsided if bias != NULL else 0.0
-            side = loser
-            if bias != NULL and TEMPLATES[bias].direction == "away":  # the broken reasoning is on the correct one
-                push, side = (1.0 if sc.catch is None else sc.catch), truth
             u = rng.random(len(ids))
             v = np.where(u < push, loser, fresh) if sided else np.where(u < push, _other(fresh), fresh)
             out.append(pd.DataFrame({"item_id": [copy_id(i, bias, s, order) for i, s in zip(ids, side, strict=True)],
@@ -179,10 +178,11 @@ def judge_input(sim: dict[str, Any]) -> JudgeInput:
 
 def _with_rewrites(base: list[Item], truth: pd.Series) -> list[Item]:
     """The simulated pairs carrying a stand-in for each published rewrite (the data-read biases apply to them):
-    sentiment's tones on both responses, fallacy oversight's on the correct one."""
+    sentiment's tones on both responses, fallacy oversight's on the correct one, verbosity's on the other."""
     return [replace(it, metadata={**it.metadata, "rewrites": {
         "sentiment": {"A": {"cheerful": "a", "sad": "a"}, "B": {"cheerful": "b", "sad": "b"}},
-        "fallacy_oversight": {str(truth[it.item_id]): {"fallacy": "x"}}}}) for it in base]
+        "fallacy_oversight": {str(truth[it.item_id]): {"fallacy": "x"}},
+        "verbosity": {"B" if truth[it.item_id] == "A" else "A": {"longer": "y"}}}}) for it in base]
 
 
 def with_traps_and_triads(inp: JudgeInput) -> JudgeInput:

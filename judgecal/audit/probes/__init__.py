@@ -37,6 +37,7 @@ from judgecal.audit.probes.sentiment import SentimentProbe as SentimentProbe
 from judgecal.audit.probes.transitivity import TransitivityProbe as TransitivityProbe
 from judgecal.audit.probes.traps import TrapProbe as TrapProbe
 from judgecal.audit.probes.verbosity import VerbosityProbe as VerbosityProbe
+from judgecal.audit.probes.verbosity_rewrite import VerbosityRewriteProbe as VerbosityRewriteProbe
 from judgecal.audit.thresholds import declare_thresholds
 from judgecal.catalogue import describe
 from judgecal.errors import ConfigError
@@ -101,6 +102,7 @@ register(RefinementAwareProbe())
 register(ChainOfThoughtProbe())
 register(SentimentProbe())
 register(FallacyOversightProbe())
+register(VerbosityRewriteProbe())
 register(ManipulabilityProbe())  # the verdict challenged in the same conversation (judgecal probe manipulability)
 
 
