@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import streamlit as st
 from judgecal.apps.common import md_plain, report, report_path, ws_path
+from judgecal.apps.page_biases import biases
 from judgecal.apps.page_items import annotators_page, items_page
-from judgecal.apps.page_judges import biases, judges_page, overview
+from judgecal.apps.page_judges import judges_page
 from judgecal.apps.page_labels import labels_page
 from judgecal.apps.page_loop import loop_page
 from judgecal.apps.page_models import models_page, spans_page, stability_page
 from judgecal.apps.page_not_run import TITLE, folded, not_run_page
 from judgecal.apps.page_over_time import over_time_page
+from judgecal.apps.page_overview import overview
 
 PAGES = (
     (overview, "Overview", "overview"),

@@ -1,14 +1,41 @@
-"""The Overview's first screen: every judge in one comparison, sorted by its gap to the humans, the best available
-judge named and whether it may replace people. Every figure is the audit's (``reference.like_for_like``: the judge
-and the annotators measured the same way, and their difference); this module only orders and words them."""
+"""The Overview: first every judge in one comparison, sorted by its gap to the humans, the best available judge named
+and whether it may replace people; then the trust dashboard (a card per judge with its verdict and reasons, and the
+trust table). Every figure is the audit's (``reference.like_for_like``: the judge and the annotators measured the
+same way, and their difference); this module only orders and words them."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from judgecal.apps.common import fmt_m, md_plain, table
+from judgecal.apps.common import (
+    audit_caption,
+    fmt_ci,
+    fmt_m,
+    fmt_number,
+    md_plain,
+    no_audit,
+    plain_text,
+    report,
+    table,
+)
+from judgecal.apps.page_judges import (
+    ACCURACY_CONSENSUS,
+    ANOTHER_FLEISS,
+    ANOTHER_LOO,
+    KAPPA_CONSENSUS,
+    LIKE_CAPTION,
+    LIKE_HUMANS,
+    LIKE_KAPPA,
+    RANKING,
+    like_cells,
+    verdict_of,
+)
 
+import judgecal.audit.probes  # noqa: F401  (the registered probes describe themselves in the catalogue)
 from judgecal.audit.schema import AuditReport, Figure, Judge
+from judgecal.report.summary import COLUMNS as SUMMARY_COLUMNS
+from judgecal.report.summary import NOTE as SUMMARY_NOTE
+from judgecal.report.summary import SummaryRow, more_words, summary_rows
 from judgecal.report.table import Row, at
 from judgecal.report.view import like_definition
 
@@ -109,3 +136,113 @@ def comparison_section(rep: AuditReport) -> list[Row]:
     if not shown.empty:
         table(shown, "comparison", help=COMPARISON_HELP)
     return rows
+
+
+STATUS_WORDS = {"aligned": ":green[**aligned**]", "caution": ":orange[**caution**]",
+                "not aligned": ":red[**not aligned**]"}
+
+
+def stability_score(name: str, entry: Judge) -> str:
+    s = entry.stability.score if entry.stability else None
+    if not s:
+        return "not measured"
+    return f"{fmt_ci(s.score, s.ci)} ({s.figure})"
+
+
+def _verdict_kappa(j: Judge) -> str:
+    """The κ the judge's verdict reads: a pointwise judge's on an ordinal scale is quadratic-weighted."""
+    name = j.pointwise.kappa if j.pointwise else "cohen_kappa"
+    value = fmt_m(j.figure(name))
+    return f"{value}, weighted" if name == "weighted_kappa" and j.figure(name) else value
+
+
+def trust_table(rep: AuditReport) -> pd.DataFrame:
+    rows = []
+    for name, j in rep.judges.items():
+        status, reasons, _ = verdict_of(j)
+        sa = at(rep.models.system_alignment, name) if rep.models else None
+        align = sa.spearman if sa else None
+        usage = j.usage  # cost and latency per 1,000 judgments
+        lat = usage.latency_s_mean
+        rows.append({"judge": name, "verdict": status,
+                     RANKING: fmt_m(align) if align else "not measured",
+                     "Stability Score": stability_score(name, j),
+                     **like_cells(j),  # what the verdict reads, first; the consensus figure beside it
+                     KAPPA_CONSENSUS: _verdict_kappa(j),
+                     ACCURACY_CONSENSUS: fmt_m(j.figure("accuracy")),
+                     "cost per 1,000 (USD)": fmt_number(usage.cost_usd_per_1k),
+                     "time per 1,000 (s)": fmt_number(None if lat is None else lat * 1000, 1),
+                     "judgments": int(j.n_judgments), "reasons": "; ".join(reasons) or "none"})
+    h = rep.humans
+    if h is not None and h.to_json():
+        several = (h.n_annotators or 0) > 1
+        rows.append({"judge": "humans (reference)", "verdict": "reference",
+                     RANKING: "1 (by definition)", "Stability Score": "not measured",
+                     LIKE_KAPPA: "in each judge's row", LIKE_HUMANS: "in each judge's row",
+                     KAPPA_CONSENSUS: f"{fmt_m(h.fleiss_kappa)} {ANOTHER_FLEISS}" if several
+                     else "not measured (one annotator)",
+                     ACCURACY_CONSENSUS: f"{fmt_m(h.loo_accuracy)} {ANOTHER_LOO}" if several
+                     else "not measured (one annotator)",
+                     "cost per 1,000 (USD)": "n/a", "time per 1,000 (s)": "n/a", "judgments": int(h.n_items or 0),
+                     "reasons": f"{h.n_annotators} annotators on {h.n_items} items; κ is their Fleiss' κ, "
+                                "accuracy an annotator's agreement with the others (leave-one-out)"})
+    return pd.DataFrame(rows)
+
+
+OVERVIEW_HELP = {
+    "verdict": "aligned / caution / not aligned, from the thresholds in thresholds.yaml (see the reasons).",
+    RANKING: "Spearman correlation between the judge's and the humans' model win rates (whether it ranks the "
+             "candidate models as people do), with its bootstrap interval; not the verdict, which reads the "
+             "judge's agreement item by item.",
+    "Stability Score": "The lowest stability figure of the judge's latest stability run (1 = the same answers "
+                       "under every variant).",
+    "time per 1,000 (s)": "Mean call latency × 1,000: seconds for 1,000 judgments made one after another.",
+}
+
+
+def _figures_md(row: SummaryRow) -> str:
+    """A summary row's figures as a markdown table, every cell made literal text."""
+    head = "| | " + " | ".join(md_plain(row.headers[c]) for c in SUMMARY_COLUMNS) + " |"
+    rule = "|" + "---|" * (len(SUMMARY_COLUMNS) + 1)
+    body = ["| " + " | ".join([f"**{md_plain(f['title'])}**", *(md_plain(f[c]) for c in SUMMARY_COLUMNS)]) + " |"
+            for f in row.figures]
+    return "\n".join([head, rule, *body])
+
+
+def summary_card(k: int, row: SummaryRow, reasons: list[str]) -> None:
+    """One judge of page one of the trust report (:func:`judgecal.report.summary.summary_rows`), as there."""
+    with st.container(border=True, key=f"summary-{k}"):
+        st.markdown(f"**{md_plain(row.judge)}** — {STATUS_WORDS.get(row.status, md_plain(row.status))} "
+                    f" \n{md_plain(row.basis)}")
+        st.markdown(f"**Most important:** {md_plain(row.reason)}{md_plain(more_words(row))}")
+        if row.figures:
+            st.markdown(_figures_md(row))
+        if row.stability:
+            plain_text(row.stability)
+        st.markdown(f"**Not tested:** {md_plain(row.not_tested)}")
+        if len(reasons) > 1:
+            with st.expander(f"Every reason ({len(reasons)})"):
+                plain_text("\n".join(f"• {r}" for r in reasons))
+
+
+def overview() -> None:
+    st.title("Overview: which judge can replace people?")
+    rep = report()
+    if rep is None:
+        no_audit()
+        return
+    audit_caption(rep)
+    # the lead's decision first, on the first screen
+    order = [k for k in (r["index"] for r in comparison_section(rep)) if isinstance(k, int)]
+    # then page one of the trust report, in its words, each judge in the comparison's order
+    st.subheader("Each judge: its verdict and why")
+    rows = summary_rows(rep)
+    for k in order:
+        summary_card(k, rows[k], verdict_of(rep.judges[rows[k].judge])[1])
+    st.caption(md_plain(SUMMARY_NOTE))
+    st.subheader("Every figure of each judge")
+    table(trust_table(rep), "overview", help=OVERVIEW_HELP,
+          metrics={KAPPA_CONSENSUS: "cohen_kappa", ACCURACY_CONSENSUS: "accuracy"})
+    st.caption(LIKE_CAPTION)
+    if rep.humans is None:
+        st.info("This audit predates the humans' reference section: re-run `judgecal audit` to see it here.")

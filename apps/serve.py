@@ -14,10 +14,12 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
+import judgecal.apps.page_biases  # noqa: F401
 import judgecal.apps.page_items  # noqa: F401
 import judgecal.apps.page_judges  # noqa: F401
 import judgecal.apps.page_labels  # noqa: F401
 import judgecal.apps.page_models  # noqa: F401
+import judgecal.apps.page_overview  # noqa: F401
 import plotly.graph_objects  # noqa: F401  (the pages' charts: half a second to import on a busy machine)
 import pyarrow  # noqa: F401  (what Streamlit serialises every table with)
 import streamlit.emojis  # noqa: F401  (the first st.info compiles its emoji pattern: a third of a second)

@@ -190,7 +190,7 @@ def test_agreement_of_a_judge_with_no_labelled_item_is_not_measured_not_untested
 def test_overview_reads_a_pointwise_judge_by_the_kappa_of_its_verdict(mixed):  # type: ignore[no-untyped-def]
     """The Overview's "κ with the consensus" showed a Likert judge's unweighted κ while its verdict, on the same
     row, reads the weighted one; with one annotator per item the humans' row said "undefined"."""
-    from judgecal.apps.page_judges import trust_table
+    from judgecal.apps.page_overview import trust_table
 
     from judgecal.audit.schema import read_report
     from judgecal.catalogue import fmt_metric
