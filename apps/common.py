@@ -125,16 +125,17 @@ def no_audit() -> None:
 @st.cache_resource(max_entries=64, show_spinner="Reading the workspace...")
 def _query(path: str, key: Stamp, name: str, args: tuple[Any, ...],
            kwargs: tuple[tuple[str, Any], ...] = ()) -> Any:
+    repo, _, method = name.partition(".")
     ws = Workspace(path, create=False)
     try:
-        return getattr(ws, name)(*args, **dict(kwargs))
+        return getattr(getattr(ws, repo), method)(*args, **dict(kwargs))
     finally:
         ws.close()
 
 
 def query(name: str, *args: Any, **kwargs: Any) -> Any:
-    """``Workspace.<name>(*args, **kwargs)`` (an explorer query of :mod:`judgecal.data.store`), cached per
-    state and arguments."""
+    """``ws.<repository>.<method>(*args, **kwargs)`` for ``name`` ``"<repository>.<method>"`` (an explorer query
+    of :mod:`judgecal.data.store`, e.g. ``"explorer_repo.explorer_item"``), cached per state and arguments."""
     p = ws_path()
     return _query(str(p), stamp(p), name, args, tuple(sorted(kwargs.items())))
 

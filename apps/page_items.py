@@ -92,17 +92,17 @@ def _filtered(rep: AuditReport | None, judges: list[str]) -> tuple[int, pd.DataF
     spans = c4.checkbox("spans present", key="f-spans")
     c1, c2, c3 = st.columns(3)
     cats: dict[str, list[Any]] = {}  # as shown -> the stored values (a category may be a number)
-    for c in query("explorer_categories"):
+    for c in query("explorer_repo.explorer_categories"):
         cats.setdefault(str(c), []).append(c)
     cat = c1.multiselect("category", sorted(cats), format_func=isolated, key="f-category")
     models: dict[str, list[Any]] = {}
-    for m in query("explorer_models"):
+    for m in query("explorer_repo.explorer_models"):
         models.setdefault(str(m), []).append(m)
     model = c2.multiselect("model", sorted(models), format_func=isolated, key="f-model")
-    src = c3.multiselect("label source", query("explorer_label_source_names"), format_func=isolated, key="f-source")
+    src = c3.multiselect("label source", query("explorer_repo.explorer_label_source_names"), format_func=isolated, key="f-source")
 
     method = rep.settings.consensus if rep else None
-    n, found = query("explorer_find_items", focus, method, humans=disagree_h, orders=disagree_o,
+    n, found = query("explorer_repo.explorer_find_items", focus, method, humans=disagree_h, orders=disagree_o,
                      judges=disagree_j, spans=spans, categories=tuple(v for c in cat for v in cats[c]),
                      models=tuple(v for m in model for v in models[m]), label_sources=tuple(src),
                      limit=MAX_LISTED)
@@ -112,7 +112,7 @@ def _filtered(rep: AuditReport | None, judges: list[str]) -> tuple[int, pd.DataF
 def items_page() -> None:
     st.title("Items: where the judges and the humans part")
     rep = report()
-    judges = list(rep.judges) if rep else query("explorer_judges")
+    judges = list(rep.judges) if rep else query("explorer_repo.explorer_judges")
     n, listed, focus = _filtered(rep, judges)
     st.caption(f"{n:,} items match" + (f"; the first {MAX_LISTED} are listed" if n > MAX_LISTED else ""))
     table(listed.drop(columns=["task"]), "items", height=260)  # shortest ids first
@@ -131,7 +131,7 @@ def item_view(ids: list[str], focus: str | None) -> None:
 
 
 def show_item(item_id: str, focus: str | None) -> None:
-    item = query("explorer_item", item_id)
+    item = query("explorer_repo.explorer_item", item_id)
     if item is None:
         st.warning("No item with this id in the workspace.")
         return
@@ -150,18 +150,18 @@ def show_item(item_id: str, focus: str | None) -> None:
         with st.expander("Item metadata"):
             st.code(json.dumps(item.metadata, ensure_ascii=False, indent=2), language=None)
     st.subheader("The humans")
-    ann = query("explorer_item_annotations", item_id)
+    ann = query("explorer_repo.explorer_item_annotations", item_id)
     if ann.empty:
         plain_text("No human label on this item.")
     else:
         table(ann, "item-labels")
-    cons = query("explorer_item_consensus", item_id)
+    cons = query("explorer_repo.explorer_item_consensus", item_id)
     if not cons.empty:
         cons = cons.assign(posterior=[", ".join(f"{k} {fmt_number(float(v))}" for k, v in json.loads(p).items())
                                       if p else "" for p in cons["posterior"]])
         table(cons, "item-consensus", help={"posterior": "The aggregator's probability of each label."})
     st.subheader("Every judge's verdict (item orientation: A is the first response above)")
-    j = query("explorer_item_judgments", item_id, query("judge_names"))
+    j = query("explorer_repo.explorer_item_judgments", item_id, query("judgments_repo.judge_names"))
     if j.empty:
         plain_text("No judge has judged this item.")
         return

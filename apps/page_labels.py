@@ -249,14 +249,14 @@ def prevalence_section(view: LabelView) -> None:
 
 # -- the items where the judge and the humans part -------------------------------------------------------
 def _criterion_of(ids: pd.Series) -> pd.Series:
-    sets = query("label_sets")
+    sets = query("items_repo.label_sets")
     return ids.map(lambda i: getattr(sets.get(i), "criterion", None) or "")
 
 
 def disagreements_section(rep: AuditReport, judge: str, view: LabelView, crits: list[str]) -> None:
     st.header("Where the judge and the humans part")
     method = rep.settings.consensus
-    n, found = query("explorer_find_items", judge, method, humans=True, limit=MAX_DISAGREEMENTS)
+    n, found = query("explorer_repo.explorer_find_items", judge, method, humans=True, limit=MAX_DISAGREEMENTS)
     if not n:
         st.info("The judge's label equals the human consensus on every item it labelled.")
         return
@@ -291,7 +291,7 @@ def disagreements_section(rep: AuditReport, judge: str, view: LabelView, crits: 
 def disagreement_view(ids: list[str], judge: str) -> None:
     """One disagreement opened: a fragment, so picking another item reruns only this part."""
     item_id = st.selectbox("Open a disagreement", ids, format_func=isolated, key="labels-item")
-    item = query("explorer_item", item_id)
+    item = query("explorer_repo.explorer_item", item_id)
     if item is None:
         st.warning("No item with this id in the workspace.")
         return
@@ -306,7 +306,7 @@ def disagreement_view(ids: list[str], judge: str) -> None:
                 plain_text(f"model: {cand.model}")
             plain_text(cand.text or "(empty response)")
     st.subheader("The judge's answer, as it wrote it")
-    j = query("explorer_item_judgments", item_id, query("judge_names"))
+    j = query("explorer_repo.explorer_item_judgments", item_id, query("judgments_repo.judge_names"))
     mine = j[j["judge"] == judge] if not j.empty else j
     if mine.empty:
         plain_text("No judgment of this judge on this item.")
@@ -314,7 +314,7 @@ def disagreement_view(ids: list[str], judge: str) -> None:
         st.caption(md_plain(f"label {r['verdict']} · sample {r['sample']} · {r['status']}"))
         plain_text(r["raw"] or "(empty)")
     st.subheader("The humans: labels and rationales")
-    ann = query("explorer_item_annotations", item_id)
+    ann = query("explorer_repo.explorer_item_annotations", item_id)
     if ann.empty:
         plain_text("No human label on this item.")
         return

@@ -221,7 +221,7 @@ def _marked(text: str, spans: pd.DataFrame) -> str:
 
 def spans_page() -> None:
     st.title("Spans: what people and judges marked")
-    items = query("explorer_span_items")
+    items = query("explorer_repo.explorer_span_items")
     if items.empty:
         needs("No spans in this workspace",
               "judgecal import faithbench (human spans) or judgecal judge --rubric spans-hallucination")
@@ -244,8 +244,8 @@ def spans_page() -> None:
     ids = sorted(items["item_id"].unique(), key=lambda i: (len(i), i))
     st.caption(f"{len(ids)} items with spans; marked stretches are shown between ⟦ and ⟧.")
     pick = st.selectbox("Item", ids[:2000], format_func=isolated, key="spans-item")
-    item = query("explorer_item", pick)
-    spans = query("explorer_item_spans", pick)
+    item = query("explorer_repo.explorer_item", pick)
+    spans = query("explorer_repo.explorer_item_spans", pick)
     if item is None:
         st.warning("This item is not in the workspace.")
         return

@@ -51,7 +51,7 @@ def folded(rep: AuditReport | None) -> list[str]:
         "Stability": not any(e.stability for e in judges) and not _stored_runs(str(path), stamp(path)),
         "Loop": not any(loop_tables(rep.loop).values()),
         "Over time": not by_choices(),
-        "Spans": bool(query("explorer_span_items").empty),
+        "Spans": bool(query("explorer_repo.explorer_span_items").empty),
         "Annotators": rep.annotators is None,
     }
     return [page for page in FILLS if empty[page]]

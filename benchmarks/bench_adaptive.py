@@ -74,7 +74,7 @@ def replay(ws_path: str, fixed: int) -> dict:
     """The rules replayed on the fixed run's recorded answers (the default must give the live run's calls),
     and their simulated coverage."""
     ws = Workspace(ws_path)
-    df = ws.judgments_frame(columns=["item_id", "order", "sample", "verdict", "judge"])
+    df = ws.judgments_repo.judgments_frame(columns=["item_id", "order", "sample", "verdict", "judge"])
     ws.close()
     df = df[~df["judge"].astype(str).str.startswith("replay/")].sort_values("sample")
     units = {u: (g["verdict"] == "A").astype(float).tolist()[:fixed] for u, g in df.groupby(["item_id", "order"])}
@@ -117,9 +117,9 @@ def main() -> None:
     eps = worst_case_epsilon(args.fixed)
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(args.workspace or Path(tmp) / "ws")
-        if "pandalm" not in ws.sources():
+        if "pandalm" not in ws.items_repo.sources():
             import_dataset(ws, "pandalm")
-        items = sorted(random.Random(args.sample_seed).sample(ws.items(source="pandalm"), args.items),
+        items = sorted(random.Random(args.sample_seed).sample(ws.items_repo.items(source="pandalm"), args.items),
                        key=lambda it: it.item_id)
         backend = make_backend("local/smollm2")
         spec = JudgeSpec(backend="local", model="smollm2", temperature=args.temperature)

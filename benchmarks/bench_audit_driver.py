@@ -40,14 +40,14 @@ def build(path: Path, n_items: int, n_judges: int, seed: int = 0) -> int:
     ws = Workspace(path)
     labels = np.array(["A", "B", "tie"])
     truth = labels[rng.choice(3, n_items, p=[0.45, 0.45, 0.1])]
-    ws.set_consensus([Consensus(f"item{i}", "ds", str(truth[i])) for i in range(n_items)], "ds")
+    ws.annotations_repo.set_consensus([Consensus(f"item{i}", "ds", str(truth[i])) for i in range(n_items)], "ds")
     for j in range(n_judges):
         v = labels[rng.choice(3, size=(n_items, 2), p=[0.45, 0.45, 0.1])]
-        ws.add_judgments([Judgment(key=f"{j}-{i}-{o}", item_id=f"item{i}", judge=f"bench/judge{j}", spec_hash="s",
+        ws.judgments_repo.add_judgments([Judgment(key=f"{j}-{i}-{o}", item_id=f"item{i}", judge=f"bench/judge{j}", spec_hash="s",
                                    order=o, raw=str(v[i, k]), verdict=str(v[i, k]), prompt_tokens=300,
                                    completion_tokens=2, latency_s=0.2, cost_usd=0.0001)
                           for i in range(n_items) for k, o in enumerate(ORDERS)])
-    n = ws.count_judgments()
+    n = ws.judgments_repo.count_judgments()
     ws.close()
     return n
 

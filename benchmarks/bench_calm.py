@@ -76,8 +76,8 @@ def main() -> None:
         chosen["evalbiasbench"] = [it.item_id for it in sorted(traps.items, key=_size)[:TRAPS]]
         keep = {i for ids in chosen.values() for i in ids}
         for d in (ds, traps):
-            ws.add_items([it for it in d.items if it.item_id in keep])
-            ws.add_annotations([a for a in d.annotations if a.item_id in keep])
+            ws.items_repo.add_items([it for it in d.items if it.item_id in keep])
+            ws.annotations_repo.add_annotations([a for a in d.annotations if a.item_id in keep])
         ws.close()  # the commands below open it themselves
         wall: dict[str, float] = {"import": round(time.perf_counter() - t0, 1)}
         out["items"] = chosen
@@ -95,7 +95,7 @@ def main() -> None:
         rep = json.loads((Path(ws_path) / "reports" / "audit.json").read_text())
         entry = rep["judges"][JUDGE]
         ws = Workspace(Path(ws_path))
-        frame = ws.judgments_frame(judge=JUDGE)
+        frame = ws.judgments_repo.judgments_frame(judge=JUDGE)
         out["calls_spent"] = {"total": int(len(frame)), "ok": int((frame["status"] == "ok").sum()),
                               "unparsed": int((frame["verdict"] == "invalid").sum())}
         out["calls_spent"] |= {s: int(frame["item_id"].str.startswith(f"calm/{s}/").sum()) for s in SETS}
@@ -103,7 +103,7 @@ def main() -> None:
         out["seconds"] = wall
         metrics = entry["metrics"]
         probes: dict[str, Any] = {}
-        copies = ws.items(source="probe:perturbation")
+        copies = ws.items_repo.items(source="probe:perturbation")
         mine = frame[frame["mutation"] == "none"] if "mutation" in frame else frame
         for bias in TEMPLATES:
             row: dict[str, Any] = {k: metrics.get(f"{k}_{bias}") for k in ("robustness", "shift")}

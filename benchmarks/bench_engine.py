@@ -69,7 +69,7 @@ def one_run(base: str, backend_name: str, n_calls: int, concurrency: int, server
         ws = Workspace(Path(tmp) / "ws")
         items = [Item(f"i{k}", f"Question {k}: what is {k} + {k}?", [Candidate(str(2 * k)), Candidate(str(k))])
                  for k in range(n_calls // 2)]
-        ws.add_items(items)
+        ws.items_repo.add_items(items)
         backend = make_backend(f"{backend_name}/bench", base_url=f"{base}/v1", api_key="sk-bench",
                                max_concurrency=max(256, concurrency))
         eng = Engine(ws, backend, load_rubric("pairwise"), concurrency=concurrency, progress=False)

@@ -52,25 +52,25 @@ def build(path: Path, rng: np.random.Generator, n_items: int = N_ITEMS) -> dict[
     t0 = time.perf_counter()
     pairs = rng.choice(len(MODELS), size=(n_items, 2))
     pairs[:, 1] = np.where(pairs[:, 1] == pairs[:, 0], (pairs[:, 0] + 1) % len(MODELS), pairs[:, 1])
-    ws.add_items([Item(f"item{i}", f"Prompt number {i}: " + "words " * 40,
+    ws.items_repo.add_items([Item(f"item{i}", f"Prompt number {i}: " + "words " * 40,
                        [Candidate(f"Answer A to {i}. " + "text " * 80, MODELS[pairs[i, 0]]),
                         Candidate(f"Answer B to {i}. " + "text " * 60, MODELS[pairs[i, 1]])],
                        source="bench", metadata={"category": CATEGORIES[i % len(CATEGORIES)]})
                   for i in range(n_items)])
     labels = np.array(["A", "B", "tie"])
     truth = labels[rng.choice(3, n_items, p=[0.45, 0.45, 0.1])]
-    ws.set_consensus([Consensus(f"item{i}", "ds", str(truth[i])) for i in range(n_items)], "ds")
+    ws.annotations_repo.set_consensus([Consensus(f"item{i}", "ds", str(truth[i])) for i in range(n_items)], "ds")
     with ws.transaction() as tx:
-        ws.add_annotations([Annotation(f"item{i}", f"annotator{a}", str(truth[i] if rng.random() < 0.8 else "tie"),
+        ws.annotations_repo.add_annotations([Annotation(f"item{i}", f"annotator{a}", str(truth[i] if rng.random() < 0.8 else "tie"),
                                        "AB", 30.0, "bench", f"{i}-{a}") for i in range(0, n_items, 20)
                             for a in range(3)], conn=tx)
     for j in range(N_JUDGES):
         v = labels[rng.choice(3, size=(n_items, 2), p=[0.45, 0.45, 0.1])]
-        ws.add_judgments([Judgment(key=f"{j}-{i}-{o}", item_id=f"item{i}", judge=f"bench/judge{j}", spec_hash="s",
+        ws.judgments_repo.add_judgments([Judgment(key=f"{j}-{i}-{o}", item_id=f"item{i}", judge=f"bench/judge{j}", spec_hash="s",
                                    order=o, raw=f"Verdict: {v[i, k]} because " + "reason " * 30,
                                    verdict=str(v[i, k]), prompt_tokens=300, completion_tokens=40, latency_s=0.2,
                                    cost_usd=0.0001) for i in range(n_items) for k, o in enumerate(ORDERS)])
-    n = ws.count_judgments()
+    n = ws.judgments_repo.count_judgments()
     ws.close()
     return {"build_s": round(time.perf_counter() - t0, 1), "judgments": n}
 
@@ -233,8 +233,8 @@ def main() -> None:
             built |= audit(ws)
         t0 = time.perf_counter()
         w = Workspace(ws)  # a workspace from an earlier judgecal gets the explorer's indexes here, not mid-measure
-        n_items = len(w.item_ids())
-        n_judgments = w.count_judgments()
+        n_items = len(w.items_repo.item_ids())
+        n_judgments = w.judgments_repo.count_judgments()
         w.close()
         built["workspace_open_s"] = round(time.perf_counter() - t0, 2)
         load = os.getloadavg()

@@ -74,11 +74,11 @@ def add_week(ws: Workspace, rng: np.random.Generator, week: int, n: int, judges:
     """One week's items, its truth (the stored consensus, written again whole: set_consensus replaces a method)
     and its judgments."""
     items = _week_items(week, n)
-    ws.add_items(items)
+    ws.items_repo.add_items(items)
     t = LABELS[rng.choice(3, n, p=[0.45, 0.45, 0.1])]
     truth.update({it.item_id: str(t[i]) for i, it in enumerate(items)})
-    ws.set_consensus([Consensus(i, "ds", lab) for i, lab in truth.items()], "ds")
-    ws.add_judgments(_week_judgments(rng, week, t, judges, drift_from=40))
+    ws.annotations_repo.set_consensus([Consensus(i, "ds", lab) for i, lab in truth.items()], "ds")
+    ws.judgments_repo.add_judgments(_week_judgments(rng, week, t, judges, drift_from=40))
 
 
 def build(path: Path, weeks: int, per_week: int, judges: int) -> dict[str, object]:
@@ -94,13 +94,13 @@ def build(path: Path, weeks: int, per_week: int, judges: int) -> dict[str, objec
     with Workspace(path / "ws") as ws:
         for week in range(weeks):
             items = _week_items(week, per_week)
-            ws.add_items(items)
+            ws.items_repo.add_items(items)
             t = LABELS[rng.choice(3, per_week, p=[0.45, 0.45, 0.1])]
             truth.update({it.item_id: str(t[i]) for i, it in enumerate(items)})
-            ws.add_judgments(_week_judgments(rng, week, t, judges, drift_from=40))
-            print(f"week {week}: {ws.count_judgments():,} judgments", file=sys.stderr, flush=True)
-        ws.set_consensus([Consensus(i, "ds", lab) for i, lab in truth.items()], "ds")
-        n = ws.count_judgments()
+            ws.judgments_repo.add_judgments(_week_judgments(rng, week, t, judges, drift_from=40))
+            print(f"week {week}: {ws.judgments_repo.count_judgments():,} judgments", file=sys.stderr, flush=True)
+        ws.annotations_repo.set_consensus([Consensus(i, "ds", lab) for i, lab in truth.items()], "ds")
+        n = ws.judgments_repo.count_judgments()
     (path / "truth.json").write_text(json.dumps(truth))
     info = {"judgments": n, "items": len(truth), "judges": judges, "weeks": weeks, "items_per_week": per_week,
             "build_s": round(time.perf_counter() - t0, 1)}
@@ -183,7 +183,7 @@ def main() -> None:
     t0 = time.perf_counter()
     with Workspace(work) as ws:
         add_week(ws, rng, args.weeks, args.added_items, args.judges, truth)
-        n = ws.count_judgments()
+        n = ws.judgments_repo.count_judgments()
     result["add_week"] = {"seconds": round(time.perf_counter() - t0, 1), "judgments_added": args.added_items * 2
                           * args.judges, "judgments_after": n}
     result["after_add"] = _cli("audit", *ws_args, "--out", str(out / "after"))

@@ -31,7 +31,7 @@ def main() -> None:
         port = s.getsockname()[1]
         s.close()
         ws = Workspace(Path(tmp) / "ws")
-        ws.add_items([Item(f"item{i}", f"Question {i}: explain topic {i} briefly.",
+        ws.items_repo.add_items([Item(f"item{i}", f"Question {i}: explain topic {i} briefly.",
                            [Candidate(f"Answer one for {i}. " * 5, "model-x"), Candidate(f"Answer two for {i}.", "model-y")])
                       for i in range(N)])
         server = ManagedServer(ws.path, port)

@@ -159,8 +159,8 @@ def write_judgecal(data: dict[str, Any], folder: Path) -> int:
     where.update({("stability", "rep", r): ("", "AB", 3 + r, "none") for r in range(5)})
     to_item = {"AB": {"first": "A", "second": "B"}, "BA": {"first": "B", "second": "A"}}
     ws = Workspace(folder)
-    ws.add_items(items + pads)
-    ws.set_consensus(cons, "gold")
+    ws.items_repo.add_items(items + pads)
+    ws.annotations_repo.set_consensus(cons, "gold")
     rows = 0
     for key, v in data["cond"].items():
         suffix, order, sample, mutation = where[key]
@@ -172,7 +172,7 @@ def write_judgecal(data: dict[str, Any], folder: Path) -> int:
                                   order=order, mutation=mutation, sample=sample, raw=shown, verdict=verdict,
                                   status="invalid" if shown == "invalid" else "ok", prompt_tokens=600,
                                   completion_tokens=4, latency_s=0.8, cost_usd=0.0016))
-        rows += ws.add_judgments(batch)
+        rows += ws.judgments_repo.add_judgments(batch)
     ws.close()
     return rows
 

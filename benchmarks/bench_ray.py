@@ -121,7 +121,7 @@ def judge_rate(address: str, n_items: int, tag: str) -> dict[str, object]:
         ws = Workspace(Path(tmp) / "ws")
         items = [Item(f"{tag}{k}", f"What is {k} + {k + 1}?", [Candidate(str(2 * k + 1)), Candidate(str(2 * k))])
                  for k in range(n_items + 4)]
-        ws.add_items(items)
+        ws.items_repo.add_items(items)
         eng = Engine(ws, remote_backend("local/smollm2", {}, address), load_rubric("pairwise"), progress=False)
         run_on_ray(eng, eng.plan(items[:4]), batch_size=1)  # warm-up: every worker process loads the model
         calls = eng.plan(items[4:])

@@ -30,13 +30,13 @@ from judgecal.judges.rubric import load_rubric  # noqa: E402
 def run(items: list[Item], backend: LocalBackend, verdicts: dict[str, list[str]] | None = None) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(Path(tmp) / "ws")
-        ws.add_items(items)
+        ws.items_repo.add_items(items)
         eng = Engine(ws, backend, load_rubric("pairwise"), judge=f"local/{backend.model}", progress=False)
         calls = eng.plan(items)
         t0 = time.perf_counter()
         st = eng.run(calls)
         dt = time.perf_counter() - t0
-        df = ws.judgments_frame()
+        df = ws.judgments_repo.judgments_frame()
         if verdicts is not None:
             verdicts[backend.weights] = df.sort_values(["item_id", "order"])["verdict"].astype(str).tolist()
         return {"verdicts": st.done, "seconds": round(dt, 2), "verdicts_per_s": round(st.done / dt, 2),

@@ -58,18 +58,18 @@ def bench(ws: Workspace, source: str | None, items: int, consensus: str, judge: 
                                                  "concurrency", "backend"], items=items, source=source,
                            consensus=consensus, levels=LEVELS)
     t1 = time.perf_counter()
-    run = next(r for r in ws.stability_runs() if r["run_id"] == greedy["run_id"])
+    run = next(r for r in ws.stability_repo.stability_runs() if r["run_id"] == greedy["run_id"])
     out.append({"run": "greedy base, every axis", "levels": {k: list(v) for k, v in LEVELS.items()}, "seconds": round(t1 - t0, 1),
                 **_brief(summarise_run(ws, run, n_boot=1000))})
     sampled = run_stability(ws, judge, ["seed"], items=items, source=source, consensus=consensus,
                             temperature=0.7, levels={"seed": (1, 2)})
-    run = next(r for r in ws.stability_runs() if r["run_id"] == sampled["run_id"])
+    run = next(r for r in ws.stability_repo.stability_runs() if r["run_id"] == sampled["run_id"])
     t2 = time.perf_counter()
     out.append({"run": "temperature 0.7, seeds 0-2", "seconds": round(t2 - t1, 1),
                 **_brief(summarise_run(ws, run, n_boot=1000))})
     if judge.removeprefix("local/") in OTHER_EMBEDDED:
         beside = run_stability(ws, judge, ["judge"], items=items, source=source, consensus=consensus)
-        run = next(r for r in ws.stability_runs() if r["run_id"] == beside["run_id"])
+        run = next(r for r in ws.stability_repo.stability_runs() if r["run_id"] == beside["run_id"])
         out.append({"run": "greedy, beside the other embedded judge", "seconds": round(time.perf_counter() - t2, 1),
                     **_brief(summarise_run(ws, run, n_boot=1000))})
     return out
@@ -89,14 +89,14 @@ def main() -> None:
         wanted = args.datasets.split(",")
         if "pandalm" in wanted:
             ws = Workspace(args.workspace or Path(tmp) / "ws")
-            if "pandalm" not in ws.sources():
+            if "pandalm" not in ws.items_repo.sources():
                 import_dataset(ws, "pandalm")
             compute_consensus(ws, ("ds",))
             result["datasets"]["pandalm"] = bench(ws, "pandalm", args.items, "ds", args.judge)
             ws.close()
         if "llmbar" in wanted:  # its own workspace: one gold label per item, the consensus is that label (mv)
             ws = Workspace((Path(args.workspace) if args.workspace else Path(tmp) / "ws").with_name("ws-llmbar"))
-            if "llmbar/Natural" not in ws.sources():
+            if "llmbar/Natural" not in ws.items_repo.sources():
                 import_dataset(ws, "llmbar/Natural")
             compute_consensus(ws, ("mv",))
             result["datasets"]["llmbar/Natural"] = bench(ws, "llmbar/Natural", args.items, "mv", args.judge)

@@ -39,15 +39,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(Path(tmp) / "ws")
         truth = np.array(["A", "B", "tie"])[rng.choice(3, N_ITEMS, p=[0.45, 0.45, 0.1])]
-        ws.set_consensus([Consensus(f"item{i}", "ds", str(truth[i])) for i in range(N_ITEMS)], "ds")
+        ws.annotations_repo.set_consensus([Consensus(f"item{i}", "ds", str(truth[i])) for i in range(N_ITEMS)], "ds")
         insert_s = 0.0
         for j in range(N_JUDGES):
             rows = judgments(rng, j)
             t0 = time.perf_counter()
-            ws.add_judgments(rows)
+            ws.judgments_repo.add_judgments(rows)
             insert_s += time.perf_counter() - t0
         del rows
-        n = ws.count_judgments()
+        n = ws.judgments_repo.count_judgments()
         t1 = time.perf_counter()
         report = audit_workspace(ws, AuditOptions(n_boot=2000)).to_json()
         audit_s = time.perf_counter() - t1

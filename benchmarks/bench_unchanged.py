@@ -70,8 +70,8 @@ def audit_case(root: Path, datasets: tuple[str, ...], methods: tuple[str, ...], 
 
                 lines = [json.loads(ln) for ln in DEMO_CALLS.read_text("utf-8").splitlines() if ln.strip()]
                 calls = [Judgment(**row) for row in lines[1:]]
-                ws.add_judge_specs([(calls[0].spec_hash, calls[0].judge, lines[0]["spec"])])
-                ws.add_judgments(calls)
+                ws.judgments_repo.add_judge_specs([(calls[0].spec_hash, calls[0].judge, lines[0]["spec"])])
+                ws.judgments_repo.add_judgments(calls)
             else:
                 import_dataset(ws, name)
         compute_consensus(ws, methods)

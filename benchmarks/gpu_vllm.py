@@ -38,7 +38,7 @@ def main() -> None:
         ws = Workspace(Path(tmp) / "ws")
         import_dataset(ws, "pandalm")
         compute_consensus(ws, ("ds",))
-        items = ws.items(source="pandalm")[: args.items]
+        items = ws.items_repo.items(source="pandalm")[: args.items]
         judge = f"vllm/{args.model}"
         t0 = time.perf_counter()
         backend = make_backend(judge)

@@ -23,10 +23,10 @@ def read_llmbar(folder: Path, mirror: Path) -> dict[str, Any]:
     os.environ["JUDGECAL_DATA_MIRROR"] = str(mirror)
     with Workspace(folder / "ws") as ws:
         import_dataset(ws, "llmbar/Natural")
-        items = sorted(ws.items(), key=lambda it: int(it.item_id.rsplit("/", 1)[-1]))
-        ann = ws.annotations_frame()
+        items = sorted(ws.items_repo.items(), key=lambda it: int(it.item_id.rsplit("/", 1)[-1]))
+        ann = ws.annotations_repo.annotations_frame()
         return {"items": items, "gold": dict(zip(ann["item_id"], ann["label"], strict=True)),
-                "verdicts": {j: ws.judgments_frame(j) for j in (GOOD, WEAK)}}
+                "verdicts": {j: ws.judgments_repo.judgments_frame(j) for j in (GOOD, WEAK)}}
 
 
 def write_files(data: dict[str, Any], out: Path, switch: int | None, *, when: str = "period") -> Path:

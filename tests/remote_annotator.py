@@ -73,12 +73,12 @@ def main(ws: str, host: str, out: Path) -> int:
         result["annotators"] = {"rc": rc, "err": err, "logins": json.loads(text) if rc == 0 else None}
         result["push"] = cli(ws, "push", "--budget", "4", "--overlap", "1", "--source", "pandalm", "--seed", "7")
         with Workspace(ws) as w:
-            pids = {e: int(p["project_id"]) for e, p in w.ls_projects("Blind review").items()}
+            pids = {e: int(p["project_id"]) for e, p in w.labelstudio_repo.ls_projects("Blind review").items()}
         alice = next(p for p in result["annotators"]["logins"] if p["email"] == PEOPLE[0])
         result["browser"] = label_in_browser(alice["url"], alice, pids[PEOPLE[0]])
         result["pull"] = cli(ws, "pull", "--quiet")
         with Workspace(ws) as w:
-            result["labels"] = w.ls_labels_frame().astype(str).to_dict("records")
+            result["labels"] = w.labelstudio_repo.ls_labels_frame().astype(str).to_dict("records")
         rc, text, err = cli(ws, "check")
         result["check"] = {"rc": rc, "report": json.loads(text) if text.strip().startswith("{") else text,
                            "err": err}

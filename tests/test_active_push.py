@@ -44,9 +44,9 @@ def test_active_push_records_its_draw_and_the_audit_uses_it(pandalm_ws, tmp_path
     finally:
         main(["annotate", "server", "stop", *port, *w])
     with Workspace(tmp_path / "ws", create=False) as again:
-        draw = again.ls_active_frame(PROJECT).set_index("item_id")
-        pushed = again.ls_pushed_items(PROJECT)
-        assert again.ls_active_frame("Blind review").empty
+        draw = again.labelstudio_repo.ls_active_frame(PROJECT).set_index("item_id")
+        pushed = again.labelstudio_repo.ls_pushed_items(PROJECT)
+        assert again.labelstudio_repo.ls_active_frame("Blind review").empty
         # every pairwise item has its probability; the items sent are exactly the drawn ones
         assert len(draw) == len(item_models(again)) == 999
         assert pushed == set(draw.index[draw["drawn"] == 1])
@@ -54,10 +54,10 @@ def test_active_push_records_its_draw_and_the_audit_uses_it(pandalm_ws, tmp_path
         assert abs(draw["pi"].sum() - 30) < 1e-6 and draw["pi"].between(0, 1).all()
         assert draw["pi"].nunique() > 1  # the judges disagree on some items: those are likelier
         # the people's labels of the drawn items arrive (here PandaLM's first annotator's, as a pull stores them)
-        first = again.annotations_frame()
+        first = again.annotations_repo.annotations_frame()
         first = first[first["annotator"].astype(str).str.endswith("1")].drop_duplicates("item_id")
         first = first.set_index("item_id")["label"]
-        again.add_annotations([Annotation(str(i), "r1@example.org", str(first[i]), source=f"label-studio:{PROJECT}")
+        again.annotations_repo.add_annotations([Annotation(str(i), "r1@example.org", str(first[i]), source=f"label-studio:{PROJECT}")
                                for i in sorted(pushed)])
         compute_consensus(again, ("mv",), source=f"label-studio:{PROJECT}")
         report = audit_workspace(again, AuditOptions(consensus=f"mv:label-studio:{PROJECT}", n_boot=50)).to_json()
@@ -66,7 +66,7 @@ def test_active_push_records_its_draw_and_the_audit_uses_it(pandalm_ws, tmp_path
         assert got["n_drawn_without_label"] == 0
         # the same figures from the estimator itself, over the draw's items
         items = item_models(again)
-        v = item_verdicts(again.judgments_frame(judge=GPT))
+        v = item_verdicts(again.judgments_repo.judgments_frame(judge=GPT))
         on = items.index.intersection(draw.index)
         h = np.array([first[i] if i in pushed else None for i in on], dtype=object)
         expect = active_win_rates(items.loc[on, "model_a"], items.loc[on, "model_b"], h,

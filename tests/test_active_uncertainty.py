@@ -46,10 +46,10 @@ def test_a_version_9_workspace_gains_the_active_draws_table(tmp_path) -> None:  
         ws._db.conn.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
     with Workspace(tmp_path / "ws") as ws:
         draw = pd.DataFrame({"pi": [0.25, 1.0], "drawn": [False, True]}, index=["i1", "i2"])
-        assert ws.ls_record_active("Active review", draw, seed=3, tau=0.5, budget=1, judge=None) == 2
-        got = ws.ls_active_frame("Active review")
+        assert ws.labelstudio_repo.ls_record_active("Active review", draw, seed=3, tau=0.5, budget=1, judge=None) == 2
+        got = ws.labelstudio_repo.ls_active_frame("Active review")
         assert got["pi"].tolist() == [0.25, 1.0] and got["drawn"].tolist() == [0, 1] and set(got["seed"]) == {3}
-        assert ws.ls_active_frame("another").empty
+        assert ws.labelstudio_repo.ls_active_frame("another").empty
     db = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     db.close()

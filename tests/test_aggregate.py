@@ -111,9 +111,9 @@ def test_judges_as_extra_annotators_are_kept_apart(pandalm_ws, tmp_path):
     ws = copy_workspace(pandalm_ws, tmp_path / "ws")
     counts = compute_consensus(ws, ("mv",), judges=("replay/pandalm/gpt-3.5-turbo",))
     assert counts == {"mv": 999, "mv+judges": 999}
-    human = ws.consensus_frame("mv").set_index("item_id")["label"]
-    assert human.equals(pandalm_ws.consensus_frame("mv").set_index("item_id")["label"])
-    mixed = ws.consensus_frame("mv+judges").set_index("item_id")["label"]
+    human = ws.annotations_repo.consensus_frame("mv").set_index("item_id")["label"]
+    assert human.equals(pandalm_ws.annotations_repo.consensus_frame("mv").set_index("item_id")["label"])
+    mixed = ws.annotations_repo.consensus_frame("mv+judges").set_index("item_id")["label"]
     assert (mixed != human.reindex(mixed.index)).any()  # the judge's votes move some 2-vs-1 items
 
 
@@ -124,7 +124,7 @@ def test_an_annotators_agreement_is_one_figure_on_every_page(pandalm_ws):
     from judgecal.aggregate.quality import annotator_report
     from judgecal.audit.human import loo_accuracy
 
-    ann = pandalm_ws.annotations_frame()
+    ann = pandalm_ws.annotations_repo.annotations_frame()
     wide = ann.pivot(index="item_id", columns="annotator", values="label").astype(object)
     audit = loo_accuracy(wide.where(wide.notna(), None), n_boot=50)
     page = annotator_report(ann)

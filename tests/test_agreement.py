@@ -44,7 +44,7 @@ def test_hand_computed_and_edge_cases():
 
 
 def test_pandalm_published_agreement(pandalm_ws):
-    ann = pandalm_ws.annotations_frame()
+    ann = pandalm_ws.annotations_repo.annotations_frame()
     fk = fleiss_kappa(ann, n_boot=300)
     assert round(fk["estimate"], 3) == 0.864
     assert fk["ci_low"] < fk["estimate"] < fk["ci_high"]

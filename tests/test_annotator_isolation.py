@@ -70,7 +70,7 @@ def _bob_work(review):
 def test_push_gives_each_annotator_their_own_project_and_order(review):
     res, ws = review["push"], review["ws"]
     assert len(set(res.project_ids.values())) == 2
-    copies = ws.ls_copies_frame(PROJECT)
+    copies = ws.labelstudio_repo.ls_copies_frame(PROJECT)
     per = {e: g.sort_values("position")["item_id"].tolist() for e, g in copies.groupby("annotator")}
     # overlap 1: each ordinary item goes to one annotator; gold goes to both
     assert sorted(per["alice@example.org"] + per["bob@example.org"]) == sorted(review["items"] + 2 * list(review["gold"]))
@@ -92,11 +92,11 @@ def test_finding_same_task_order_for_everyone(review, tmp_path):
         ws2._db.conn.execute("DELETE FROM ls_projects")
         res = lstasks.push(ws2, review["admin"], review["items"], project="Order check", overlap=2, seed=11,
                            reviewers=reviewers(review["ws"].path))
-        copies = ws2.ls_copies_frame("Order check")
+        copies = ws2.labelstudio_repo.ls_copies_frame("Order check")
         orders = [g.sort_values("position")["item_id"].tolist() for _, g in copies.groupby("annotator")]
         assert sorted(orders[0]) == sorted(orders[1]) == sorted(review["items"])
         assert orders[0] != orders[1]
-        assert set(ws2.ls_projects("Order check")[e]["seed"] for e in res.project_ids) == {11}
+        assert set(ws2.labelstudio_repo.ls_projects("Order check")[e]["seed"] for e in res.project_ids) == {11}
     finally:
         ws2.close()
 
@@ -183,11 +183,11 @@ def test_pull_flags_a_change_by_anyone_else_and_does_not_count_it(review):
     res = lstasks.pull(ws, admin, project=PROJECT, reviewers=reviewers(ws.path))
     assert (res.new, res.updated) == (0, 0) and len(res.flagged) == 1 and bob["service_email"] in res.flagged[0]
     assert "made by bob@example.org" in res.flagged[0] and "not counted" in res.flagged[0]
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     # counted neither as bob's (he did not make this label) nor as the service account's
     assert f"ls:{review['push'].project_ids['bob@example.org']}:{bann}" not in set(ann["annotation_id"])
     assert bob["service_email"] not in set(ann["annotator"])
-    lab = ws.ls_labels_frame(PROJECT).set_index("annotation_id").loc[bann]
+    lab = ws.labelstudio_repo.ls_labels_frame(PROJECT).set_index("annotation_id").loc[bann]
     assert (lab["status"], lab["completed_by"], lab["updated_by"]) == ("flagged", "bob@example.org", bob["service_email"])
 
 
@@ -204,9 +204,9 @@ def test_cancelled_only_task_is_reported_and_both_bad_kept(review):
     assert r.status_code == 201
     res = lstasks.pull(ws, admin, project=PROJECT, reviewers=reviewers(ws.path))
     assert res.cancelled == 1 and any("cancelled" in p and "alice@example.org" in p for p in res.problems)
-    labels = ws.ls_labels_frame(PROJECT).set_index("annotation_id")
+    labels = ws.labelstudio_repo.ls_labels_frame(PROJECT).set_index("annotation_id")
     assert labels.loc[r.json()["id"], "choice"] == "both_bad"
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     assert ann[ann["annotation_id"] == f"ls:{pid}:{r.json()['id']}"]["label"].tolist() == ["tie"]
 
 
@@ -216,14 +216,14 @@ def test_gold_needs_a_named_source_and_is_pushed_once(review, capsys):
     with pytest.raises(InputError, match="gold items need a source"):
         draw_gold(ws, None, 2, project=PROJECT)
     assert draw_gold(ws, "pandalm", 2, project=PROJECT, exclude=set(review["items"]), seed=4) == {}
-    before = len(ws.ls_copies_frame(PROJECT))
+    before = len(ws.labelstudio_repo.ls_copies_frame(PROJECT))
     argv = ["annotate", "push", "--workspace", str(ws.path), "--port", str(review["server"].port),
             "--budget", "8", "--source", "pandalm", "--seed", "3", "--overlap", "1", "--gold", "2"]
     assert main(argv) == 2
     assert "judgecal annotate: --gold-from: gold items need a source" in capsys.readouterr().err
     assert main([*argv, "--gold-from", "pandalm"]) == 0
     assert "0 new tasks (0 gold)" in capsys.readouterr().out
-    assert len(ws.ls_copies_frame(PROJECT)) == before
+    assert len(ws.labelstudio_repo.ls_copies_frame(PROJECT)) == before
     # a seeded draw from a stored consensus, never the first items
     from judgecal.aggregate.consensus import compute_consensus
 
@@ -240,7 +240,7 @@ def test_overlap_change_is_applied_or_refused(review):
     assert (same.created, same.messages) == (0, [])
     res = lstasks.push(ws, admin, items, project=PROJECT, overlap=2, seed=5, reviewers=reviewers(ws.path))
     assert res.created == len(items) and "raised from 1 to 2" in res.messages[0]
-    copies = ws.ls_copies_frame(PROJECT)
+    copies = ws.labelstudio_repo.ls_copies_frame(PROJECT)
     assert (copies[copies["item_id"].isin(items)].groupby("item_id").size() == 2).all()
     with pytest.raises(InputError, match="was pushed with overlap 2; lowering it to 1"):
         lstasks.push(ws, admin, items, project=PROJECT, overlap=1, seed=5, reviewers=reviewers(ws.path))
@@ -300,14 +300,14 @@ def test_annotate_check_and_external_server_refusal(review, capsys, monkeypatch)
     assert main(["annotate", "check", *base]) == 1
     assert main([*push, "--allow-shared-visibility"]) == 0
     assert "3 new tasks" in capsys.readouterr().out
-    assert set(ws.ls_projects("Shared")) == {""}
+    assert set(ws.labelstudio_repo.ls_projects("Shared")) == {""}
     # asked as an annotator of that shared organisation, check sees the other's label and name
     sessions = {}
     for k in range(2):
         email = f"shared{k}@example.org"
         assert server.manage("reset_password", "--username", email, "--password", "pw-shared-123").returncode == 0
         sessions[k] = login(conn.url, email, "pw-shared-123")
-    pid = ws.ls_projects("Shared")[""]["project_id"]
+    pid = ws.labelstudio_repo.ls_projects("Shared")[""]["project_id"]
     task = sessions[0].get(f"/api/tasks/?project={pid}&page_size=1").json()["tasks"][0]
     assert sessions[0].post(f"/api/tasks/{task['id']}/annotations/",
                             json={"result": lstasks.annotation_json("A")}).status_code == 201
@@ -507,7 +507,7 @@ def test_pull_counts_only_the_projects_annotator(review, planted):
     bob, alice = review["people"]["bob@example.org"], review["people"]["alice@example.org"]
     bpid, aid = planted["bob@example.org"]["pid"], planted["bob@example.org"]["annotation"]
     ref = f"ls:{bpid}:{aid}"
-    assert ws.annotations_frame().set_index("annotation_id").loc[ref, "annotator"] == "bob@example.org"
+    assert ws.annotations_repo.annotations_frame().set_index("annotation_id").loc[ref, "annotator"] == "bob@example.org"
     # only an account that may write anything can still do this: bob's service account re-credits it to alice
     with httpx.Client(base_url=review["conn"].url, headers={"Authorization": f"Token {bob['service_token']}"},
                       timeout=30) as svc:
@@ -517,11 +517,11 @@ def test_pull_counts_only_the_projects_annotator(review, planted):
     assert len(mine) == 1 and "made by alice@example.org" in mine[0] and bob["service_email"] in mine[0]
     assert "the project of bob@example.org" in mine[0] and "not counted" in mine[0]
     assert all("user-" not in f and "unknown user" not in f for f in res.flagged)
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     assert ref not in set(ann["annotation_id"])  # withdrawn: it is no longer bob's label
     assert set(ann[ann["source"] == f"label-studio:{PROJECT}"]["annotator"]) <= {"alice@example.org",
                                                                                   "bob@example.org"}
-    lab = ws.ls_labels_frame(PROJECT).set_index("annotation_id").loc[aid]
+    lab = ws.labelstudio_repo.ls_labels_frame(PROJECT).set_index("annotation_id").loc[aid]
     assert (lab["status"], lab["completed_by"]) == ("flagged", "alice@example.org")
 
 
@@ -603,13 +603,13 @@ def test_empty_response_is_shown_as_a_placeholder(review):
                                                                                                    "m2")])
     assert task_data("pairwise", item, "k")["response_a"] == EMPTY == "(empty response)"
     assert task_data("likert", Item("e2", "p", [Candidate(" \n")], task="pointwise"), "k")["response"] == EMPTY
-    ws.add_items([item])
+    ws.items_repo.add_items([item])
     res = lstasks.push(ws, review["admin"], [item.item_id], project="Empty check", overlap=1, seed=2,
                        reviewers=[r for r in reviewers(ws.path) if r["email"] == alice["email"]])
     pid = res.project_ids[alice["email"]]
     s = review["sessions"][alice["email"]]
     task = s.get(f"/api/tasks/?project={pid}&fields=all").json()["tasks"][0]
-    flipped = bool(ws.ls_copies_frame("Empty check")["flipped"].iloc[0])
+    flipped = bool(ws.labelstudio_repo.ls_copies_frame("Empty check")["flipped"].iloc[0])
     assert task["data"]["response_b" if flipped else "response_a"] == EMPTY
     with annotator_page(review["conn"].url, alice) as page:
         page.goto(f"{review['conn'].url}/projects/{pid}/data?task={task['id']}")
@@ -622,7 +622,7 @@ def test_empty_response_is_shown_as_a_placeholder(review):
                   json={"result": lstasks.annotation_json(shown)}).status_code == 201
     pulled = lstasks.pull(ws, review["admin"], project="Empty check", reviewers=reviewers(ws.path))
     assert (pulled.new, pulled.problems, pulled.flagged) == (1, [], [])
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     assert ann[ann["item_id"] == item.item_id]["label"].tolist() == ["B"]
 
 

@@ -31,7 +31,7 @@ def _engine(tmp_path, handler, monkeypatch):
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
     backend = make_backend("anthropic/claude-haiku-4-5", http_client=client)
     ws = Workspace(tmp_path / "ws")
-    ws.add_items([ITEM])
+    ws.items_repo.add_items([ITEM])
     # one call at a time: the scripted replies below then meet the calls in a fixed order
     return Engine(ws, backend, load_rubric("pairwise"), judge="anthropic/claude-haiku-4-5", progress=False,
                   backoff_base=0.001, concurrency=1)
@@ -61,7 +61,7 @@ def test_request_shape_retries_and_cost(tmp_path, monkeypatch):
     assert body["max_tokens"] == 8 and body["model"] == "claude-haiku-4-5"
     assert body.get("temperature", 0.0) == 0.0
     assert "sk-ant-test-not-a-real-key" in " ".join(req.headers.values())
-    df = eng.ws.judgments_frame().set_index("order")
+    df = eng.ws.judgments_repo.judgments_frame().set_index("order")
     assert df.loc["AB", "verdict"] == "A" and df.loc["BA", "verdict"] == "A"  # "B" shown second-first
     assert df["cost_usd"].iloc[0] == pytest.approx((120 * 1.0 + 3 * 5.0) / 1e6)
     # the key never reaches the database
@@ -80,7 +80,7 @@ def test_auth_error_is_recorded_not_retried(tmp_path, monkeypatch):
     eng = _engine(tmp_path, handler, monkeypatch)
     st = eng.run(eng.plan([ITEM], orders=("AB",)))
     assert st.errors == 1 and len(calls) == 1
-    assert "HTTP 401" in eng.ws.judgments_frame()["raw"].iloc[0]
+    assert "HTTP 401" in eng.ws.judgments_repo.judgments_frame()["raw"].iloc[0]
 
 
 def test_missing_key_is_a_clear_error(monkeypatch):
@@ -95,8 +95,8 @@ def test_missing_key_is_a_clear_error(monkeypatch):
 def test_real_anthropic_api(tmp_path):
     backend = make_backend(f"anthropic/{os.environ.get('JUDGECAL_ANTHROPIC_MODEL', 'claude-haiku-4-5')}")
     ws = Workspace(tmp_path / "ws")
-    ws.add_items([ITEM])
+    ws.items_repo.add_items([ITEM])
     eng = Engine(ws, backend, load_rubric("pairwise"), progress=False)
     st = eng.run(eng.plan([ITEM]))
     assert st.errors == 0
-    assert ws.judgments_frame()["prompt_tokens"].gt(0).all()
+    assert ws.judgments_repo.judgments_frame()["prompt_tokens"].gt(0).all()

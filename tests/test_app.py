@@ -23,17 +23,17 @@ def app(tmp_path_factory, pandalm_ws):
 
     ws_dir = tmp_path_factory.mktemp("app") / "ws"
     ws = copy_workspace(pandalm_ws, ws_dir)
-    ws.add_items([Item("0", f"Evil prompt {EVIL}", [Candidate(EVIL, "evil-model"), Candidate("fine")],
+    ws.items_repo.add_items([Item("0", f"Evil prompt {EVIL}", [Candidate(EVIL, "evil-model"), Candidate("fine")],
                        metadata={"category": "evil-cat"})])
-    ws.add_judgments([Judgment(key="evil", item_id="0", judge="replay/x/evil", spec_hash="s", verdict="A", raw=EVIL)])
+    ws.judgments_repo.add_judgments([Judgment(key="evil", item_id="0", judge="replay/x/evil", spec_hash="s", verdict="A", raw=EVIL)])
     # a judge recorded in both orders (position plot, the two-orders filter)
-    ws.add_judgments([Judgment(key=f"both{k}{o}", item_id=f"pandalm/{k}", judge="replay/x/both-orders",
+    ws.judgments_repo.add_judgments([Judgment(key=f"both{k}{o}", item_id=f"pandalm/{k}", judge="replay/x/both-orders",
                                spec_hash="s", order=o, verdict="A" if (o == "AB" or k % 3) else "B",
                                raw=f"rationale {k} {o}")
                       for k in range(60) for o in ("AB", "BA")])
     # a second label source (the label-source filter) and spans on two items (the spans page and filter)
-    ws.add_annotations([Annotation(i, "expert-1", "B", "AB", 12.0, "review-2026", f"x{i}") for i in ("0", "pandalm/1")])
-    ws.add_spans([Span("0", "expert-1", 1, 0, 4, "bad", "experts", "human"),
+    ws.annotations_repo.add_annotations([Annotation(i, "expert-1", "B", "AB", 12.0, "review-2026", f"x{i}") for i in ("0", "pandalm/1")])
+    ws.spans_repo.add_spans([Span("0", "expert-1", 1, 0, 4, "bad", "experts", "human"),
                   Span("0", "replay/x/evil", 1, 1, 4, "bad", "k1", "judge"),
                   Span("pandalm/2", "expert-1", 0, 0, 3, "bad", "experts", "human")])
     compute_consensus(ws, ("ds",), source="pandalm")
@@ -41,7 +41,7 @@ def app(tmp_path_factory, pandalm_ws):
     # after the audit: three repeated 1-5 scores per item of a pointwise judge, stored as a stability run
     from judgecal.stability.score import repeats_run
 
-    ws.add_judgments([Judgment(key=f"sc{k}-{s}", item_id=f"pandalm/{k}", judge="replay/x/scorer", spec_hash="s",
+    ws.judgments_repo.add_judgments([Judgment(key=f"sc{k}-{s}", item_id=f"pandalm/{k}", judge="replay/x/scorer", spec_hash="s",
                                sample=s, score=float(1 + (k + s * (k % 2)) % 5), raw=f"score {k} {s}")
                       for k in range(100, 130) for s in range(3)])
     repeats_run(ws, "replay/x/scorer")
@@ -67,11 +67,11 @@ def _hand(ws_dir):
 
     ws = Workspace(ws_dir)
     by: dict[str, dict[str, list]] = {}
-    for r in ws.judgments_frame(columns=("item_id", "judge", "order", "sample", "mutation", "verdict")).itertuples():
+    for r in ws.judgments_repo.judgments_frame(columns=("item_id", "judge", "order", "sample", "mutation", "verdict")).itertuples():
         if r.sample == 0 and r.mutation == "none" and r.verdict is not None:  # scores carry no verdict
             by.setdefault(r.judge, {}).setdefault(r.item_id, [None, None])[["AB", "BA"].index(r.order)] = r.verdict
-    cons = ws.consensus_frame(TRUTH)
-    ann = ws.annotations_frame()
+    cons = ws.annotations_repo.consensus_frame(TRUTH)
+    ann = ws.annotations_repo.annotations_frame()
     ws.close()
     return by, dict(zip(cons["item_id"], cons["label"], strict=True)), ann
 

@@ -25,11 +25,11 @@ def explorer(tmp_path_factory):
 
     ws_dir = tmp_path_factory.mktemp("bidi-app") / "ws"
     ws = Workspace(ws_dir)
-    ws.add_items([Item(f"i{k:02d}", f"prompt {k}", [Candidate(f"a{k}", MODEL), Candidate(f"b{k}", "plain")])
+    ws.items_repo.add_items([Item(f"i{k:02d}", f"prompt {k}", [Candidate(f"a{k}", MODEL), Candidate(f"b{k}", "plain")])
                   for k in range(30)])
-    ws.add_annotations([Annotation(f"i{k:02d}", who, "AB"[(k + n) % 4 == 0], "AB", None, "people", f"p/{k}/{n}")
+    ws.annotations_repo.add_annotations([Annotation(f"i{k:02d}", who, "AB"[(k + n) % 4 == 0], "AB", None, "people", f"p/{k}/{n}")
                         for k in range(30) for n, who in enumerate(("h1", "h2"))])
-    ws.add_judgments([Judgment(key=f"{j}{k}{o}", item_id=f"i{k:02d}", judge=j, spec_hash=f"s{j}", order=o,
+    ws.judgments_repo.add_judgments([Judgment(key=f"{j}{k}{o}", item_id=f"i{k:02d}", judge=j, spec_hash=f"s{j}", order=o,
                                verdict="A" if (o == "AB" or k % 3) else "B")
                       for j in (JUDGE, RTL_JUDGE) for k in range(30) for o in ("AB", "BA")])
     compute_consensus(ws, ("ds",))

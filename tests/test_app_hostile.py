@@ -34,16 +34,16 @@ def hostile(tmp_path_factory):
     def iid(k):
         return HOSTILE["item"] if k == 0 else f"item-{k:040d}"
 
-    ws.add_items([Item(iid(k), HOSTILE["text"] if k == 0 else f"prompt {k}",
+    ws.items_repo.add_items([Item(iid(k), HOSTILE["text"] if k == 0 else f"prompt {k}",
                        [Candidate(HOSTILE["text"], HOSTILE["model"]), Candidate(f"b{k}", HOSTILE["model_b"])],
                        source="hostile", metadata={"category": HOSTILE["category"], "note": HOSTILE["text"]})
                   for k in range(40)])
-    ws.add_annotations([Annotation(iid(k), a, "AB"[(k + n) % 5 == 0], "AB", None, "hostile", f"h/{k}/{n}")
+    ws.annotations_repo.add_annotations([Annotation(iid(k), a, "AB"[(k + n) % 5 == 0], "AB", None, "hostile", f"h/{k}/{n}")
                         for k in range(40) for n, a in enumerate(HOSTILE["annotators"])])
-    ws.add_judgments([Judgment(key=f"h{k}{o}", item_id=iid(k), judge=HOSTILE["judge"], spec_hash="s", order=o,
+    ws.judgments_repo.add_judgments([Judgment(key=f"h{k}{o}", item_id=iid(k), judge=HOSTILE["judge"], spec_hash="s", order=o,
                                verdict="A" if (o == "AB" or k % 3) else "B", raw=HOSTILE["text"])
                       for k in range(40) for o in ("AB", "BA")])
-    ws.add_spans([Span(iid(0), HOSTILE["annotators"][0], 0, 0, 30, HOSTILE["category"], "hostile", "human"),
+    ws.spans_repo.add_spans([Span(iid(0), HOSTILE["annotators"][0], 0, 0, 30, HOSTILE["category"], "hostile", "human"),
                   Span(iid(0), HOSTILE["judge"], 0, 7, 40, HOSTILE["category"], "k", "judge")])
     compute_consensus(ws, ("ds",))
     write_report(audit_workspace(ws, AuditOptions(n_boot=100)).to_json(), ws.reports_dir)

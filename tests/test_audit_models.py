@@ -44,9 +44,9 @@ def report(pandalm_ws):  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def tables(pandalm_ws):  # type: ignore[no-untyped-def]
-    facts = pandalm_ws.item_facts()
-    truth = pandalm_ws.consensus_frame("ds").set_index("item_id")["label"]
-    j = pandalm_ws.judgments_frame()
+    facts = pandalm_ws.items_repo.item_facts()
+    truth = pandalm_ws.annotations_repo.consensus_frame("ds").set_index("item_id")["label"]
+    j = pandalm_ws.judgments_repo.judgments_frame()
     return facts, truth, j
 
 
@@ -116,7 +116,7 @@ def test_humans_reference_and_replace_annotator(report, pandalm_ws, tables):  # 
     assert h["n_annotators"] == 3 and h["source"] == "pandalm"
     assert h["fleiss_kappa"]["estimate"] == pytest.approx(0.864, abs=5e-4)  # the published agreement
     # leave-one-out accuracy by hand: each label against the unique majority of the other two
-    wide = pandalm_ws.annotations_frame().pivot(index="item_id", columns="annotator", values="label")
+    wide = pandalm_ws.annotations_repo.annotations_frame().pivot(index="item_id", columns="annotator", values="label")
     right = total = 0
     for row in wide.itertuples(index=False):
         for k, lab in enumerate(row):

@@ -164,12 +164,12 @@ def test_a_workspace_holding_the_simulation_audits_to_validates_figures(tmp_path
         items.append(Item(i, "q", [Candidate("w " * int(lens.loc[i, "len_a"]), models[0]),
                                    Candidate("w " * int(lens.loc[i, "len_b"]), models[1])], source="sim"))
     pads = [Item(f"{it.item_id}#pad", "q", it.candidates, source=PAD) for it in items]
-    ws.add_items(items + pads + injected_items(items, truth, kinds=("instruction",)))
-    ws.add_annotations([Annotation(i, "h", t, source="sim") for i, t in truth.items()])
-    ws.set_consensus([Consensus(i, "ds", t) for i, t in truth.items()], "ds")
+    ws.items_repo.add_items(items + pads + injected_items(items, truth, kinds=("instruction",)))
+    ws.annotations_repo.add_annotations([Annotation(i, "h", t, source="sim") for i, t in truth.items()])
+    ws.annotations_repo.set_consensus([Consensus(i, "ds", t) for i, t in truth.items()], "ds")
     rows = pd.concat([sim["repeats"], sim["mutated"][sim["mutated"]["mutation"] != "none"], sim["probes"]])
     judge = "replay/sim/acme-judge"
-    ws.add_judgments([Judgment(key=str(k), item_id=r.item_id, judge=judge, spec_hash="s", order=r.order,
+    ws.judgments_repo.add_judgments([Judgment(key=str(k), item_id=r.item_id, judge=judge, spec_hash="s", order=r.order,
                                mutation=r.mutation, sample=int(r.sample), verdict=r.verdict)
                       for k, r in enumerate(rows.itertuples())])
     entry = audit_workspace(ws, AuditOptions(consensus="ds", n_boot=300, seed=3)).to_json()["judges"][judge]

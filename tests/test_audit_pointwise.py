@@ -163,7 +163,7 @@ def test_pointwise_judge_metrics_against_sklearn(ratings):  # type: ignore[no-un
     entry = report["judges"]["rater-llm"]
     assert entry["kind"] == "pointwise" and entry["pointwise"]["kappa"] == "weighted_kappa"
     with Workspace(folder / "ws") as ws:
-        cons = ws.consensus_frame("mv")
+        cons = ws.annotations_repo.consensus_frame("mv")
     truth = dict(zip(cons["item_id"], cons["label"].astype(int), strict=True))
     scores = {r["item_id"]: r.get("score") for r in map(json.loads, (folder / "scores.jsonl").read_text().split("\n")[:-1])}
     ids = [i for i in scores if scores[i] is not None and i in truth]
@@ -480,9 +480,9 @@ def test_key_fact_scorer_as_a_spec_file_and_its_errors(tmp_path, capsys):  # typ
     spec.write_text("name: strict-keyfacts\nbackend: metric\nmodel: keyfacts-token-f1\noptions: {full: 0.9}\n")
     assert main(["judge", "--judge", str(spec), "-w", ws]) == 0
     with Workspace(tmp_path / "ws") as w:
-        j = w.judgments_frame()
-        spans = w.spans_frame(kind="judge")
-        specs = {name: s for name, s in w.judge_specs().values()}
+        j = w.judgments_repo.judgments_frame()
+        spans = w.spans_repo.spans_frame(kind="judge")
+        specs = {name: s for name, s in w.judgments_repo.judge_specs().values()}
     by = {(r.judge, r.item_id): r for r in j.itertuples()}
     # "The trial enrolled 400 patients" against the fact: 5 of 5 and 5 of 7 tokens -> F1 0.833
     assert json.loads(by[("metric/keyfacts-token-f1", "k1")].raw)["token_f1"] == pytest.approx(10 / 12, abs=1e-6)
@@ -553,7 +553,7 @@ def test_key_fact_scorer_refuses_bullets_that_are_not_offsets(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "item 'k2'" in err[0] and "metadata.bullets" in err[0] and shown in err[0], err
         with Workspace(Path(ws)) as w:
-            assert len(w.judgments_frame()) == 0 and not w.judge_specs()
+            assert len(w.judgments_repo.judgments_frame()) == 0 and not w.judgments_repo.judge_specs()
 
 
 # -- the one-screen summary of a pointwise judge ----------------------------------------------------

@@ -12,7 +12,7 @@ N = 12  # items: enough for a judge that marks the right stretch to be clearly a
 
 def _workspace(tmp_path, human_sources=("file",)):
     ws = Workspace(tmp_path / "ws")
-    ws.add_items([Item(f"i{k}", "Summarise.", [Candidate(TEXT, "m")], task="pointwise") for k in range(N)])
+    ws.items_repo.add_items([Item(f"i{k}", "Summarise.", [Candidate(TEXT, "m")], task="pointwise") for k in range(N)])
     # two annotators per item; on even items both mark "It was blue" (24..35), on odd items they mark nothing
     spans = []
     marked = [f"i{k}" for k in range(0, N, 2)]
@@ -25,11 +25,11 @@ def _workspace(tmp_path, human_sources=("file",)):
     for spec, (start, end) in (("a", (24, 35)), ("b", (0, 7))):
         for item in (f"i{k}" for k in range(N)):
             key = f"{spec}-{item}"
-            ws.add_judgments([Judgment(key=key, item_id=item, judge="local/m", spec_hash=spec, raw="...",
+            ws.judgments_repo.add_judgments([Judgment(key=key, item_id=item, judge="local/m", spec_hash=spec, raw="...",
                                        status="ok")])
             s, e = (start, end) if item in marked else (0, 0)
             spans.append(Span(item, "local/m", 0, s, e, "", key, "judge"))
-    ws.add_spans(spans)
+    ws.spans_repo.add_spans(spans)
     return ws
 
 

@@ -916,7 +916,7 @@ def test_values_at_the_edge_of_their_range_are_stored_and_audited(base_ws, tmp_p
     (tmp_path / "edge.jsonl").write_text(_jsonl(*edge))
     assert main(["import", str(tmp_path / "edge.jsonl"), "--as", "judgments", "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        got = w.judgments_frame("edge/judge").set_index("item_id")
+        got = w.judgments_repo.judgments_frame("edge/judge").set_index("item_id")
     assert got.loc["pw-0", "score"] == 1e6 and got.loc["pw-1", "score"] == -1e6
     assert int(got.loc["pw-0", "sample"]) == 1_000_000 and int(got["prompt_tokens"].max()) == 10**12
     capsys.readouterr()
@@ -1017,8 +1017,8 @@ def test_a_stored_judge_named_humans_cannot_replace_the_human_reference(base_ws,
     assert main(["audit", "--consensus", "mv:items", "--n-boot", "40", "--json", "-w", str(ws)]) == 0
     reference = json.loads(capsys.readouterr().out)["models"]["win_rate"]["humans"]
     with Workspace(ws) as w:
-        ids = sorted(i for i in w.item_ids() if i.startswith("ex-"))
-        w.add_judgments([Judgment(key=f"h-{i}-{o}", item_id=i, judge="humans", spec_hash="h", order=o, verdict="B")
+        ids = sorted(i for i in w.items_repo.item_ids() if i.startswith("ex-"))
+        w.judgments_repo.add_judgments([Judgment(key=f"h-{i}-{o}", item_id=i, judge="humans", spec_hash="h", order=o, verdict="B")
                          for i in ids for o in ("AB", "BA")])
     assert main(["audit", "--consensus", "mv:items", "--n-boot", "40", "--json", "-w", str(ws)]) == 0
     models = json.loads(capsys.readouterr().out)["models"]
@@ -1191,7 +1191,7 @@ def test_a_null_mt_bench_winner_is_a_skipped_label(base_ws, tmp_path, capsys):
     assert main(["import", str(f), "--from", "mt_bench", "-w", str(ws)]) == 0, capsys.readouterr().err
     assert "1 null label(s) read as skipped" in capsys.readouterr().out
     with Workspace(ws) as w:
-        got = w.annotations_frame()
+        got = w.annotations_repo.annotations_frame()
         mine = got[got["source"] == "mt_bench:human"]
         assert mine[["annotator", "label"]].values.tolist() == [["expert_2", "B"]]
 

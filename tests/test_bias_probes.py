@@ -111,15 +111,15 @@ def test_mcnemar_on_llmbar_matches_statsmodels(mirror):
 
 def test_pandalm_7b_preference_for_llama_outputs(pandalm_ws, capsys):
     """PandaLM-7B is a LLaMA-7B fine-tune: its win rate for llama-7b outputs against the humans'."""
-    items = pandalm_ws.items(source="pandalm")
+    items = pandalm_ws.items_repo.items(source="pandalm")
     own = {}
     for it in items:
         models = [c.model for c in it.candidates]
         if models.count("llama-7b") == 1:
             own[it.item_id] = models[0] == "llama-7b"
     own_is_a = pd.Series(own)
-    truth = pandalm_ws.consensus_frame("mv").set_index("item_id")["label"]
-    j = pandalm_ws.judgments_frame("replay/pandalm/pandalm-7b")
+    truth = pandalm_ws.annotations_repo.consensus_frame("mv").set_index("item_id")["label"]
+    j = pandalm_ws.judgments_repo.judgments_frame("replay/pandalm/pandalm-7b")
     res = self_preference(j, truth, own_is_a, n_boot=2000)
     ex = res["self_preference_excess"]
     with capsys.disabled():
@@ -188,11 +188,11 @@ def test_planted_verbosity_bias_against_unbiased_humans():
 def test_pandalm_verbosity_judges_against_humans(pandalm_ws, capsys):
     from judgecal.audit.verbosity import verbosity
 
-    facts = pandalm_ws.item_facts()
+    facts = pandalm_ws.items_repo.item_facts()
     lens = facts.loc[facts["source"] == "pandalm", ["len_a", "len_b"]]
-    truth = pandalm_ws.consensus_frame("mv").set_index("item_id")["label"]
+    truth = pandalm_ws.annotations_repo.consensus_frame("mv").set_index("item_id")["label"]
     for judge in ("replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"):
-        res = verbosity(pandalm_ws.judgments_frame(judge), truth, lens, n_boot=500)
+        res = verbosity(pandalm_ws.judgments_repo.judgments_frame(judge), truth, lens, n_boot=500)
         pl, hl = res["prefer_longer_rate"], res["human_prefer_longer_rate"]
         with capsys.disabled():
             print(f"\n{judge}: prefers longer {pl['estimate']:.3f} [{pl['ci_low']:.3f}, {pl['ci_high']:.3f}], "
@@ -221,9 +221,9 @@ def test_families_yaml_extends_the_family_map(tmp_path, capsys):
         for order in ("AB", "BA"):  # the judge always picks acme's response
             rows.append(Judgment(key=f"{k}{order}", item_id=f"i{k}", judge="replay/x/acme-judge", spec_hash="s",
                                  order=order, verdict="A" if own_a else "B"))
-    ws.add_items(items)
-    ws.add_annotations(anns)
-    ws.add_judgments(rows)
+    ws.items_repo.add_items(items)
+    ws.annotations_repo.add_annotations(anns)
+    ws.judgments_repo.add_judgments(rows)
     compute_consensus(ws, ("ds",))
     assert "self_preference_excess" not in audit_workspace(ws, AuditOptions(n_boot=200)).to_json()["judges"]["replay/x/acme-judge"]["metrics"]
     (tmp_path / "ws" / "families.yaml").write_text("acme-*: acme\n")

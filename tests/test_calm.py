@@ -54,7 +54,7 @@ def test_import_counts_match_the_files(tmp_path, capsys, mirror):
     assert f"authority: records with no rewrite (skipped): {len(authority) - len(cited)}" in out
     assert f"authority: pairs with rewrites: {len(cited)}" in out
     w = Workspace(Path(ws))
-    items = {it.item_id: it for it in w.items()}
+    items = {it.item_id: it for it in w.items_repo.items()}
     assert sum(i.startswith("calm/fact/") for i in items) == 500 and sum(i.startswith("calm/alignment/") for i in items) == 439
     first = items["calm/fact/0"]
     assert (first.prompt, [c.text for c in first.candidates]) == (fact[0]["question"], [fact[0]["answer1"], fact[0]["answer2"]])
@@ -62,7 +62,7 @@ def test_import_counts_match_the_files(tmp_path, capsys, mirror):
     assert first.metadata["rewrites"]["sentiment"]["B"]["cheerful"] == s0["answer2_cheerful"]
     ref = items["calm/refinement/7"]  # the polished answer is the chosen one, shown as A
     assert [c.text for c in ref.candidates] == [refine[7]["answer1_polished"], refine[7]["answer1"]]
-    labels = w.annotations_frame()
+    labels = w.annotations_repo.annotations_frame()
     assert len(labels) == 1089 and set(labels["label"]) == {"A"}  # answer1 is the chosen / correct one
     with_fallacy = sum("fallacy_oversight" in it.metadata.get("rewrites", {}) for it in items.values())
     assert with_fallacy == len(fallacy) - unmatched
@@ -94,7 +94,7 @@ def test_a_bad_record_is_named_by_file_line_and_field(tmp_path, capsys, monkeypa
     assert main(["import", "calm", "--set", "fact", "-w", str(tmp_path / "ws")]) != 0
     err = capsys.readouterr().err
     assert f"{bad}:{line}: {words}" in err and "Traceback" not in err
-    assert not (tmp_path / "ws" / "judgecal.sqlite").exists() or Workspace(tmp_path / "ws").items() == []
+    assert not (tmp_path / "ws" / "judgecal.sqlite").exists() or Workspace(tmp_path / "ws").items_repo.items() == []
 
 
 def test_copies_read_the_published_rewrites(mirror):
@@ -170,8 +170,8 @@ def test_sentiment_and_fallacy_flags_on_real_pairs(tmp_path, capsys, vendor, mir
     keep += [i for i, r in rw.items() if r == {"fallacy_oversight", "verbosity"}][:180 - sum(
         "fallacy_oversight" in rw[i] for i in keep)]
     ws = Workspace(tmp_path / "ws")
-    ws.add_items([it for it in ds.items if it.item_id in keep])
-    ws.add_annotations([a for a in ds.annotations if a.item_id in set(keep)])
+    ws.items_repo.add_items([it for it in ds.items if it.item_id in keep])
+    ws.annotations_repo.add_annotations([a for a in ds.annotations if a.item_id in set(keep)])
     n = len(keep)
     assert sum("sentiment" in rw[i] for i in keep) == 150 and sum("fallacy_oversight" in rw[i] for i in keep) == 180
     published = {TEMPLATES[b].key or b for b in TEMPLATES if TEMPLATES[b].data_only}
@@ -218,7 +218,7 @@ def test_sentiment_and_fallacy_flags_on_real_pairs(tmp_path, capsys, vendor, mir
 
 def test_battery_without_the_rewrites_says_they_are_not_tested(tmp_path, capsys, vendor, pandalm_ws):  # noqa: F811
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(pandalm_ws.items(source="pandalm")[:4])
+    ws.items_repo.add_items(pandalm_ws.items_repo.items(source="pandalm")[:4])
     srv = vendor(lambda prompt, headers, n: (200, {}, completion(_by_content(*_responses(prompt)))))
     assert main(["probe", "battery", "--judge", "openai/m", "--base-url", srv.url, "--quiet", "-w", str(ws.path)]) == 0
     assert "not tested: sentiment, fallacy_oversight, verbosity_rewrite" in capsys.readouterr().out

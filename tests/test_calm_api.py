@@ -34,8 +34,8 @@ def test_calm_battery_with_an_api_judge(tmp_path, judge):
             if {"sentiment", "fallacy_oversight", "verbosity"} <= set(it.metadata.get("rewrites", {}))}
     keep = set(sorted(keep)[:pairs])
     ws = Workspace(tmp_path / "ws")
-    ws.add_items([it for it in ds.items if it.item_id in keep])
-    ws.add_annotations([a for a in ds.annotations if a.item_id in keep])
+    ws.items_repo.add_items([it for it in ds.items if it.item_id in keep])
+    ws.annotations_repo.add_annotations([a for a in ds.annotations if a.item_id in keep])
     budget = pairs * calls_per_item(len(TEMPLATES), FOLLOW_UPS)  # every bias applies, and the challenges
     assert main(["probe", "battery", "--judge", judge, "--budget", str(budget), "--quiet", "-w", str(ws.path)]) == 0
     assert main(["audit", "--n-boot", "500", "-w", str(ws.path)]) == 0
@@ -46,4 +46,4 @@ def test_calm_battery_with_an_api_judge(tmp_path, judge):
         assert 0 <= entry[bias]["null_robustness"]["estimate"] <= 1
     tested = {b["probe"]: b["status"] for b in entry["biases"]}
     assert tested["fallacy_oversight"] == tested["verbosity_rewrite"] == tested["manipulability"] == "tested"
-    assert len(ws.judgments_frame(judge=judge)) <= budget
+    assert len(ws.judgments_repo.judgments_frame(judge=judge)) <= budget

@@ -76,7 +76,7 @@ def test_aggregate_with_an_unknown_judge(ws_dir, capsys):
     assert main(["aggregate", "--with-judges", "replay/llmbar/GPT-4/Nope", "-w", ws_dir]) == 2
     _one_line_error(capsys, "--with-judges: no judgments from 'replay/llmbar/GPT-4/Nope'")
     with Workspace(ws_dir) as w:
-        assert not any(m.endswith("+judges") for m in w.consensus_frame()["method"])
+        assert not any(m.endswith("+judges") for m in w.annotations_repo.consensus_frame()["method"])
 
 
 def test_annotators_with_a_single_annotator_is_accepted(tmp_path, capsys):
@@ -175,7 +175,7 @@ def test_read_only_workspace(tmp_path, capsys):
         assert main(["aggregate", "-w", str(ws)]) == 2
         _one_line_error(capsys, str(ws / "judgecal.sqlite"), "read-only")
     with Workspace(ws) as w:
-        assert w.consensus_frame().empty  # nothing was written
+        assert w.annotations_repo.consensus_frame().empty  # nothing was written
 
 
 def test_judge_names_are_never_rich_markup(tmp_path, capsys, monkeypatch):
@@ -190,9 +190,9 @@ def test_judge_names_are_never_rich_markup(tmp_path, capsys, monkeypatch):
     ws = str(tmp_path / "ws")
     assert main(["import", "llmbar/Natural", "-w", ws]) == 0
     with Workspace(ws) as w:
-        ids = sorted(w.item_ids())[:20]
+        ids = sorted(w.items_repo.item_ids())[:20]
         for name in ("openai/[/]", "openai/[/x]", "openai/[bold red]loud"):
-            w.add_judgments([Judgment(key=f"{name}{i}{o}", item_id=i, judge=name, spec_hash="s", order=o,
+            w.judgments_repo.add_judgments([Judgment(key=f"{name}{i}{o}", item_id=i, judge=name, spec_hash="s", order=o,
                                       verdict="A") for i in ids for o in ("AB", "BA")])
     capsys.readouterr()
     assert main(["audit", "-w", ws, "--n-boot", "50"]) == 0
@@ -243,7 +243,7 @@ def test_deeply_nested_json(tmp_path, capsys):
                     "[" * 200 + "]" * 200 + "}}\n")
     assert rc == 2
     _one_line_error(capsys, f"{f}:2: nested more than 64 levels deep")
-    assert not (tmp_path / "ws" / "judgecal.sqlite").exists() or Workspace(tmp_path / "ws").item_ids() == set()
+    assert not (tmp_path / "ws" / "judgecal.sqlite").exists() or Workspace(tmp_path / "ws").items_repo.item_ids() == set()
 
 
 def test_lone_surrogate(tmp_path, capsys):
@@ -255,7 +255,7 @@ def test_lone_surrogate(tmp_path, capsys):
                                                       ensure_ascii=True) + "\n")
     assert rc == 2
     _one_line_error(capsys, f"{f}:1: human_labels: holds a lone surrogate")
-    assert Workspace(tmp_path / "ws").item_ids() == set()
+    assert Workspace(tmp_path / "ws").items_repo.item_ids() == set()
 
 
 def test_directory_given_as_the_import_file(tmp_path, capsys):
@@ -275,7 +275,7 @@ def test_pointwise_scores(tmp_path, capsys):
     rows = [{"id": "p1", "prompt": "p", "response": "r", "human_labels": {"a": 7.0, "b": "7.0", "c": " 8 "}}]
     f, rc = _import(tmp_path, "ok.jsonl", "".join(json.dumps(r) + "\n" for r in rows), "--task", "pointwise")
     assert rc == 0, capsys.readouterr().err
-    ann = Workspace(tmp_path / "ws").annotations_frame().set_index("annotator")["label"]
+    ann = Workspace(tmp_path / "ws").annotations_repo.annotations_frame().set_index("annotator")["label"]
     assert ann.to_dict() == {"a": "7", "b": "7", "c": "8"}
     for bad, shown in (("\u00b2", "'²'"), (7.5, "7.5"), ("٣", "'٣'"), (True, "True")):
         f, rc = _import(tmp_path, "bad.jsonl", json.dumps({"id": "p2", "prompt": "p", "response": "r",
@@ -289,7 +289,7 @@ def test_a_byte_order_mark_is_accepted_in_jsonl_and_csv(tmp_path, capsys):
     assert rc == 0, capsys.readouterr().err
     f, rc = _import(tmp_path, "bom.csv", b"\xef\xbb\xbfid,prompt,response_a,response_b\nq2,p,a,b\n")
     assert rc == 0, capsys.readouterr().err
-    assert Workspace(tmp_path / "ws").item_ids() == {"q1", "q2"}
+    assert Workspace(tmp_path / "ws").items_repo.item_ids() == {"q1", "q2"}
 
 
 def test_csv_errors_name_the_physical_line(tmp_path, capsys):
@@ -307,7 +307,7 @@ def test_csv_errors_name_the_physical_line(tmp_path, capsys):
     # and a good multi-line CSV keeps its text
     f, rc = _import(tmp_path, "good.csv", 'id,prompt,response_a,response_b\nc1,"one\ntwo",a,b\n')
     assert rc == 0
-    assert Workspace(tmp_path / "ws").items()[0].prompt == "one\ntwo"
+    assert Workspace(tmp_path / "ws").items_repo.items()[0].prompt == "one\ntwo"
 
 
 def test_invalid_utf8_in_csv_names_the_line(tmp_path, capsys):

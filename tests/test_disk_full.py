@@ -25,7 +25,7 @@ def _pairs(path, n, start=0, width=300):
 
 def _state(ws):
     with Workspace(ws, create=False) as w:
-        return len(w.items()), len(w.annotations_frame())
+        return len(w.items_repo.items()), len(w.annotations_repo.annotations_frame())
 
 
 @contextlib.contextmanager
@@ -72,7 +72,7 @@ def test_sqlite_full_is_a_disk_full_error_and_rolls_back(tmp_path):
             import_file(w, _pairs(tmp_path / "big.jsonl", 2000, start=100))
         assert str(info.value).startswith(f"{ws}: the disk is full")
         assert "\n" not in str(info.value)
-        assert len(w.items()) == 5 and len(w.annotations_frame()) == 5
+        assert len(w.items_repo.items()) == 5 and len(w.annotations_repo.annotations_frame()) == 5
         w._db.conn.execute(f"PRAGMA max_page_count = {2**30}")
         import_file(w, _pairs(tmp_path / "more.jsonl", 3, start=9000))  # the connection still writes
-        assert len(w.items()) == 8
+        assert len(w.items_repo.items()) == 8

@@ -61,7 +61,7 @@ def test_judgebench_pair_twice_with_the_same_label_is_one_label(tmp_path, capsys
     assert "2 items, 0 judgments from 0 judge(s), 2 human labels" in out, out
     assert "1 label(s) one person gave again, the same, kept once" in out, out
     with Workspace(ws) as w:
-        assert sorted(zip(*w.annotations_frame()[["item_id", "label"]].T.values, strict=True)) == [
+        assert sorted(zip(*w.annotations_repo.annotations_frame()[["item_id", "label"]].T.values, strict=True)) == [
             ("judgebench/p1/@gpt-4o/@gpt-4o", "A"), ("judgebench/p2/@gpt-4o/@gpt-4o", "B")]
 
 

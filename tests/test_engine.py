@@ -57,7 +57,7 @@ def test_retries_then_succeeds_and_honours_retry_after(tmp_path):
     st = eng.run(eng.plan(_items(1), orders=("AB",)))
     assert time.perf_counter() - t0 >= 0.2
     assert (st.done, st.retries, st.errors) == (1, 2, 0)
-    j = eng.ws.judgments_frame().iloc[0]
+    j = eng.ws.judgments_repo.judgments_frame().iloc[0]
     assert j["verdict"] == "B" and j["status"] == "ok"
 
 
@@ -66,14 +66,14 @@ def test_exhausted_retries_and_bad_requests_become_recorded_errors(tmp_path):
     eng = _engine(tmp_path, be, max_retries=2, concurrency=1)
     st = eng.run(eng.plan(_items(2), orders=("AB",)))
     assert st.errors == 2
-    df = eng.ws.judgments_frame()
+    df = eng.ws.judgments_repo.judgments_frame()
     assert set(df["status"]) == {"error"}
     assert any("HTTP 401" in r for r in df["raw"])
     # errors are retried on the next run, not cached
     st2 = eng.run(eng.plan(_items(2), orders=("AB",)))
     assert st2.cached == 0 and st2.errors == 0
-    assert set(eng.ws.judgments_frame()["status"]) == {"ok"}
-    assert eng.ws.count_judgments() == 2
+    assert set(eng.ws.judgments_repo.judgments_frame()["status"]) == {"ok"}
+    assert eng.ws.judgments_repo.count_judgments() == 2
 
 
 def test_timeout_is_retried(tmp_path):
@@ -81,7 +81,7 @@ def test_timeout_is_retried(tmp_path):
     eng = _engine(tmp_path, be, timeout_s=0.05, max_retries=1)
     st = eng.run(eng.plan(_items(1), orders=("AB",)))
     assert st.errors == 1 and st.retries == 1
-    assert "TimeoutError" in eng.ws.judgments_frame()["raw"].iloc[0]
+    assert "TimeoutError" in eng.ws.judgments_repo.judgments_frame()["raw"].iloc[0]
 
 
 def test_cache_and_order_undoing(tmp_path):
@@ -91,7 +91,7 @@ def test_cache_and_order_undoing(tmp_path):
     assert [c.order for c in calls] == ["AB", "BA", "AB", "BA"]
     st = eng.run(calls)
     assert st.done == 4 and st.invalid == 1
-    df = eng.ws.judgments_frame().set_index(["item_id", "order"])
+    df = eng.ws.judgments_repo.judgments_frame().set_index(["item_id", "order"])
     # "A" shown first in BA order is the item's B
     assert df.loc[("i0", "AB"), "verdict"] == "A"
     assert df.loc[("i0", "BA"), "verdict"] == "B"

@@ -34,13 +34,13 @@ def test_the_workspace_records_where_each_audit_wrote(ws: Path) -> None:
 
     tmp = ws.parent
     with Workspace(ws, create=False) as w:
-        assert w.latest_report() is None
+        assert w.reports_repo.latest_report() is None
     _cli("audit", "--n-boot", "100", "-w", "ws", cwd=tmp)
     with Workspace(ws, create=False) as w:
-        assert w.latest_report() == ws / "reports" / "audit.json"
+        assert w.reports_repo.latest_report() == ws / "reports" / "audit.json"
     _cli("audit", "--n-boot", "100", "--out", "elsewhere", "-w", "ws", cwd=tmp)  # relative to the caller
     with Workspace(ws, create=False) as w:
-        assert w.latest_report() == (tmp / "elsewhere" / "audit.json").resolve()
+        assert w.reports_repo.latest_report() == (tmp / "elsewhere" / "audit.json").resolve()
     (ws / "reports" / "audit.json").unlink()  # the explorer test starts with no audit where it looks first
     (tmp / "elsewhere" / "audit.json").rename(tmp / "elsewhere" / "moved.json")
 

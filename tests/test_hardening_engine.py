@@ -159,7 +159,7 @@ def test_key_echoed_by_a_401_reaches_no_database_log_report_or_export(tmp_path, 
     captured = capsys.readouterr()
 
     with Workspace(ws) as w:
-        df = w.judgments_frame()
+        df = w.judgments_repo.judgments_frame()
     errors = df[df["status"] == "error"]
     assert len(errors) == 2 and len(df) == 16  # the 401 was recorded, the other items judged
     assert all("HTTP 401" in r and "[REDACTED]" in r for r in errors["raw"])
@@ -182,10 +182,10 @@ def test_anthropic_key_echo_is_redacted(tmp_path, vendor, monkeypatch):
 
     srv = vendor(script)
     w = Workspace(tmp_path / "ws")
-    w.add_items([Item("q", "2+2?", [Candidate("4"), Candidate("5")])])
+    w.items_repo.add_items([Item("q", "2+2?", [Candidate("4"), Candidate("5")])])
     backend = make_backend("anthropic/claude-x", base_url=srv.url.removesuffix("/v1"))
     eng = Engine(w, backend, load_rubric("pairwise"), progress=False)
-    st = eng.run(eng.plan(w.items(), orders=("AB",)))
+    st = eng.run(eng.plan(w.items_repo.items(), orders=("AB",)))
     assert st.errors == 1 and "HTTP 401" in st.error_messages[0]
     assert key not in st.error_messages[0]
     w._db.conn.execute("PRAGMA wal_checkpoint(FULL)")
@@ -216,12 +216,12 @@ def test_malformed_replies_are_recorded_errors_and_the_run_goes_on(tmp_path, ven
     srv = vendor(script)
     w = Workspace(tmp_path / "ws")
     markers = [*MALFORMED, "RAMBLE", "GOOD1", "GOOD2"]
-    w.add_items([Item(m, f"{m}: which answer is right?", [Candidate("x"), Candidate("y")]) for m in markers])
+    w.items_repo.add_items([Item(m, f"{m}: which answer is right?", [Candidate("x"), Candidate("y")]) for m in markers])
     eng = Engine(w, make_backend("openai/m", base_url=srv.url), load_rubric("pairwise"), progress=False,
                  backoff_base=0.001)
-    st = eng.run(eng.plan(w.items(), orders=("AB",)))
+    st = eng.run(eng.plan(w.items_repo.items(), orders=("AB",)))
     assert (st.done, st.errors, st.invalid) == (9, 6, 1)
-    df = w.judgments_frame().set_index("item_id")
+    df = w.judgments_repo.judgments_frame().set_index("item_id")
     for m in MALFORMED:
         assert df.loc[m, "status"] == "error", m
         assert df.loc[m, "raw"].startswith("BackendError:"), df.loc[m, "raw"]
@@ -231,7 +231,7 @@ def test_malformed_replies_are_recorded_errors_and_the_run_goes_on(tmp_path, ven
     assert df.loc[["GOOD1", "GOOD2"], "verdict"].tolist() == ["B", "B"]
     # errors are not cached: a re-run (a new event loop, the same backend) asks again for those six only
     before = srv.total()
-    again = eng.run(eng.plan(w.items(), orders=("AB",)))
+    again = eng.run(eng.plan(w.items_repo.items(), orders=("AB",)))
     assert (again.done, again.errors) == (6, 6) and srv.total() - before == 6
     assert all(m.startswith("BackendError: malformed reply") for m in again.error_messages), again.error_messages
 
@@ -256,7 +256,7 @@ def test_retry_after_is_capped_with_a_message(tmp_path, vendor, capsys):
     assert err.count("Retry-After") == 1  # said once per run, not once per call
     assert srv.total() == 12  # 6 prompts, each refused once then answered
     with Workspace(ws) as w:
-        assert set(w.judgments_frame()["status"]) == {"ok"}
+        assert set(w.judgments_repo.judgments_frame()["status"]) == {"ok"}
 
 
 def test_default_retry_after_cap_is_sixty_seconds_and_options_reach_engine_and_sdk(tmp_path):
@@ -276,14 +276,14 @@ def test_default_retry_after_cap_is_sixty_seconds_and_options_reach_engine_and_s
 def test_timeout_ends_a_call_that_hangs(tmp_path, vendor):
     srv = vendor(lambda prompt, headers, n: (200, {}, completion("[[A]]")), delay=3.0)
     w = Workspace(tmp_path / "ws")
-    w.add_items([Item("q", "2+2?", [Candidate("4"), Candidate("5")])])
+    w.items_repo.add_items([Item("q", "2+2?", [Candidate("4"), Candidate("5")])])
     eng = Engine(w, make_backend("openai/m", base_url=srv.url, timeout_s=0.3), load_rubric("pairwise"),
                  progress=False, timeout_s=0.3, max_retries=1, backoff_base=0.001)
     t0 = time.perf_counter()
-    st = eng.run(eng.plan(w.items(), orders=("AB",)))
+    st = eng.run(eng.plan(w.items_repo.items(), orders=("AB",)))
     assert time.perf_counter() - t0 < 2.5
     assert (st.errors, st.retries) == (1, 1)
-    assert "Timeout" in w.judgments_frame()["raw"].iloc[0]
+    assert "Timeout" in w.judgments_repo.judgments_frame()["raw"].iloc[0]
 
 
 # -- 4. concurrent writers ----------------------------------------------------------------------------
@@ -327,7 +327,7 @@ def test_two_judge_runs_at_once_make_each_call_once(tmp_path, vendor):
     assert "20 planned, 0 cached, 20 run" in out1
     assert "20 planned, 20 cached, 0 run" in out2
     with Workspace(ws) as w:
-        assert w.count_judgments() == 20 and set(w.judgments_frame()["status"]) == {"ok"}
+        assert w.judgments_repo.count_judgments() == 20 and set(w.judgments_repo.judgments_frame()["status"]) == {"ok"}
         assert w._db.conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0  # released at the end
 
 
@@ -342,7 +342,7 @@ def test_two_judge_runs_started_together_split_the_calls(tmp_path, vendor):
     assert [p.returncode for p in procs] == [0, 0], outs
     assert len(srv.counts) == 24 and set(srv.counts.values()) == {1}
     with Workspace(ws) as w:
-        assert w.count_judgments() == 24
+        assert w.judgments_repo.count_judgments() == 24
 
 
 def test_claims_of_a_dead_or_silent_run_are_taken_over(tmp_path):
@@ -351,18 +351,18 @@ def test_claims_of_a_dead_or_silent_run_are_taken_over(tmp_path):
     here = RunOwner.here()
     gone = RunOwner("gone", int(dead.stdout), here.host)  # same host, process ended
     silent = RunOwner("silent", 1, "another-host")  # another host: only its heartbeat tells
-    assert w.claim(["k1", "k2"], gone).mine == {"k1", "k2"}
-    assert w.claim(["k3"], silent).mine == {"k3"}
+    assert w.claims_repo.claim(["k1", "k2"], gone).mine == {"k1", "k2"}
+    assert w.claims_repo.claim(["k3"], silent).mine == {"k3"}
     me = RunOwner.here()
-    c = w.claim(["k1", "k2", "k3", "k4"], me, stale_s=60)
+    c = w.claims_repo.claim(["k1", "k2", "k3", "k4"], me, stale_s=60)
     assert c.mine == {"k1", "k2", "k4"} and c.held == {"k3"} and c.holders == ["pid 1 on another-host"]
     w._db.conn.execute("UPDATE runs SET heartbeat = heartbeat - 120 WHERE owner = 'silent'")
-    assert w.claim(["k3"], me, stale_s=60).mine == {"k3"}
+    assert w.claims_repo.claim(["k3"], me, stale_s=60).mine == {"k3"}
     # a live run's claims hold; an answered key is nobody's to claim
     other = RunOwner("other", os.getpid(), here.host)
-    assert w.claim(["k1", "k5"], other).mine == {"k5"}
-    w.release(me)
-    assert w.claim(["k1"], other).mine == {"k1"}
+    assert w.claims_repo.claim(["k1", "k5"], other).mine == {"k5"}
+    w.claims_repo.release(me)
+    assert w.claims_repo.claim(["k1"], other).mine == {"k1"}
 
 
 def test_two_imports_of_the_same_ids_at_once_never_overwrite(tmp_path):
@@ -381,8 +381,8 @@ def test_two_imports_of_the_same_ids_at_once_never_overwrite(tmp_path):
     assert f"{loser}:1: id 'q0' is already in the workspace with a different candidates" in err
     assert f"(and {n - 1} more)" in err
     with Workspace(ws) as w:
-        texts = {it.item_id: it.candidates[0].text for it in w.items()}
-        ann = w.annotations_frame()
+        texts = {it.item_id: it.candidates[0].text for it in w.items_repo.items()}
+        ann = w.annotations_repo.annotations_frame()
     want = "first file's answer" if winner == a else "second file's answer"
     assert len(texts) == n and all(t.startswith(want) for t in texts.values())
     assert len(ann) == 3 * n
@@ -390,7 +390,7 @@ def test_two_imports_of_the_same_ids_at_once_never_overwrite(tmp_path):
     again = [_cli("import", str(winner), "--name", "shared", "-w", str(ws)) for _ in range(2)]
     assert [p.wait(timeout=180) for p in again] == [0, 0]
     with Workspace(ws) as w:
-        assert len(w.item_ids()) == n and len(w.annotations_frame()) == 3 * n
+        assert len(w.items_repo.item_ids()) == n and len(w.annotations_repo.annotations_frame()) == 3 * n
 
 
 def test_a_writer_that_cannot_get_the_lock_stops_with_a_clear_message(tmp_path, monkeypatch, capsys):
@@ -446,7 +446,7 @@ def test_import_batch_with_a_bad_file_is_one_line_naming_file_and_line(tmp_path,
     assert main([*base, "--import-batch", str(manifest), str(tmp_path)]) == 2
     assert "cannot read (Is a directory)" in capsys.readouterr().err
     with Workspace(ws) as w:
-        assert w.count_judgments() == 0  # a bad line stores nothing
+        assert w.judgments_repo.count_judgments() == 0  # a bad line stores nothing
     # a malformed body is a recorded error; the good line is stored
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(json.dumps(good) + "\n" + json.dumps(
@@ -454,5 +454,5 @@ def test_import_batch_with_a_bad_file_is_one_line_naming_file_and_line(tmp_path,
     assert main([*base, "--import-batch", str(manifest), str(mixed)]) == 0
     assert "stored=1 already=0 unknown=0 failed=1" in capsys.readouterr().out
     with Workspace(ws) as w:
-        st = w.judgments_frame().set_index("key")["status"]
+        st = w.judgments_repo.judgments_frame().set_index("key")["status"]
     assert st[ids[0]] == "ok" and st[ids[1]] == "error"

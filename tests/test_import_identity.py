@@ -24,8 +24,8 @@ def _jsonl(path, rows):
 
 def _judgments(ws):
     with Workspace(ws) as w:
-        frame = w.judgments_frame()
-        items = {it.item_id: it for it in w.items()}
+        frame = w.judgments_repo.judgments_frame()
+        items = {it.item_id: it for it in w.items_repo.items()}
     return frame, items
 
 
@@ -38,8 +38,8 @@ def test_own_schema_record_1_on_a_slash_b_and_record_1_slash_a_on_b_are_two_item
     assert main(["import", str(f), "--task", "binary", "--labels", "pass,fail", "--positive", "pass",
                  "--criteria", "a/b,b", "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        items = {it.item_id: it for it in w.items()}
-        ann = w.annotations_frame()
+        items = {it.item_id: it for it in w.items_repo.items()}
+        ann = w.annotations_repo.annotations_frame()
     assert len(items) == 4  # two records, two criteria each: none dropped
     assert items["1/a%2Fb"].prompt == "first" and items["1/a/b"].prompt == "second"
     assert (items["1/a%2Fb"].metadata["criterion"], items["1/a/b"].metadata["criterion"]) == ("a/b", "b")
@@ -92,7 +92,7 @@ def test_two_models_with_identical_answers_keep_their_own_verdicts(tmp_path, cap
     err = capsys.readouterr().err.strip()
     assert "names no models" in err and "its texts under 2 ids" in err and len(err.splitlines()) == 1
     with Workspace(ws) as w:
-        assert len(w.annotations_frame()) == 0
+        assert len(w.annotations_repo.annotations_frame()) == 0
 
 
 def test_inspect_logs_of_two_models_with_identical_completions_are_two_items(tmp_path):
@@ -165,8 +165,8 @@ def test_name_names_the_judge_of_a_from_import(tmp_path, capsys):
     # the same file under another name is another judge (its own spec), never pooled with the first
     assert main(["import", str(f), "--name", "grader-v2", "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        frame = w.judgments_frame()
-        specs = w.judge_specs()
+        frame = w.judgments_repo.judgments_frame()
+        specs = w.judgments_repo.judge_specs()
     assert sorted(set(frame["judge"])) == ["grader-v1", "grader-v2"] and len(frame) == 4
     assert sorted(name for name, _ in specs.values()) == ["grader-v1", "grader-v2"]
     assert {s["model"] for _, s in specs.values()} == {"alpaca_eval_gpt4"}  # the grader the file named stays its model
@@ -176,7 +176,7 @@ def test_name_names_the_judge_of_a_from_import(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "humans" in err and len(err.splitlines()) == 1
     with Workspace(ws) as w:
-        assert len(w.judgments_frame()) == 4
+        assert len(w.judgments_repo.judgments_frame()) == 4
 
 
 def test_name_prefixes_the_judges_of_a_file_with_several(tmp_path):
@@ -238,7 +238,7 @@ def test_a_workspace_written_before_ids_named_models_is_met_by_a_reimport(tmp_pa
     single = point_item("mt_bench", ("q81", "t1"), "Q?", "An answer.", "vicuna-13b", {"question_id": 81, "turn": 1})
     single.item_id = "mt_bench/q81/t1/vicuna-13b"
     with Workspace(ws) as w:
-        w.add_items([old, single])
+        w.items_repo.add_items([old, single])
     f = _json(tmp_path / "annotations.json", recs)
     assert main(["import", str(f), "-w", str(ws)]) == 0
     mt = _jsonl(tmp_path / "gpt-4_single.jsonl", [{

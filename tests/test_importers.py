@@ -24,9 +24,9 @@ def test_pairwise_jsonl_imports_items_and_labels(tmp_path):
     assert [it.item_id for it in res.items] == ["q1", "2"]
     assert res.items[0].candidates[0].family == "openai"
     assert res.items[0].candidates[1].family == "meta"
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     assert sorted(ann["label"]) == ["A", "tie"]
-    assert set(ws.items()[0].candidates[0].text for _ in [0]) == {"4"}
+    assert set(ws.items_repo.items()[0].candidates[0].text for _ in [0]) == {"4"}
 
 
 def test_pointwise_csv_and_parquet(tmp_path):
@@ -36,8 +36,8 @@ def test_pointwise_csv_and_parquet(tmp_path):
     import_file(ws, tmp_path / "pt.csv", task="pointwise")
     df.assign(id="p2").to_parquet(tmp_path / "pt.parquet")
     import_file(ws, tmp_path / "pt.parquet", task="pointwise")
-    assert ws.item_ids() == {"p1", "p2"}
-    assert ws.annotations_frame()["label"].tolist() == ["4", "4"]
+    assert ws.items_repo.item_ids() == {"p1", "p2"}
+    assert ws.annotations_repo.annotations_frame()["label"].tolist() == ["4", "4"]
 
 
 def _bad(tmp_path, name):
@@ -113,8 +113,8 @@ def test_bad_input_catalogue(tmp_path, case):
     assert hit[0].line == line
     assert hit[0].field == field
     # all or nothing: the valid lines of the same file were not written
-    assert ws.item_ids() == set()
-    assert ws.annotations_frame().empty
+    assert ws.items_repo.item_ids() == set()
+    assert ws.annotations_repo.annotations_frame().empty
 
 
 def test_id_already_in_workspace(tmp_path):
@@ -132,7 +132,7 @@ def test_id_already_in_workspace(tmp_path):
                        "candidates, source"):
         import_file(ws, b)
     # nothing of b was written: not the new id, not the other text
-    assert ws.item_ids() == {"q1"}
+    assert ws.items_repo.item_ids() == {"q1"}
     assert ws._db.conn.execute("SELECT data FROM items").fetchall() == before
 
 

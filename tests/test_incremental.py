@@ -75,7 +75,7 @@ def _audit(ws_path: str) -> str:
 
 def _period_of(ws_path: str) -> dict[str, str]:
     with Workspace(ws_path) as ws:
-        return ws.item_metadata("period").to_dict()
+        return ws.items_repo.item_metadata("period").to_dict()
 
 
 def test_a_period_added_computes_only_that_period_and_equals_an_audit_from_scratch(llmbar, tmp_path):
@@ -112,11 +112,11 @@ def test_a_corrected_label_or_a_rejudged_item_recomputes_exactly_its_own_period(
 
     # a corrected label in 2024-02: the consensus of one item changes, so that period's agreement must move
     with Workspace(ws) as w:
-        cons = w.consensus_frame("ds")
+        cons = w.annotations_repo.consensus_frame("ds")
         item = next(i for i in cons["item_id"] if periods[i] == "2024-02")
         old = cons.set_index("item_id").loc[item, "label"]
         new = "B" if old == "A" else "A"
-        w.set_consensus([Consensus(i, "ds", new if i == item else lab) for i, lab in zip(cons["item_id"], cons["label"],
+        w.annotations_repo.set_consensus([Consensus(i, "ds", new if i == item else lab) for i, lab in zip(cons["item_id"], cons["label"],
                                                                                           strict=True)], "ds")
     after, looked = _look(ws)
     assert looked == ["2024-02"]
@@ -129,11 +129,11 @@ def test_a_corrected_label_or_a_rejudged_item_recomputes_exactly_its_own_period(
 
     # a re-judged item in 2024-03: its verdict in both orders replaced by the other side
     with Workspace(ws) as w:
-        jf = w.judgments_frame(JUDGE)
+        jf = w.judgments_repo.judgments_frame(JUDGE)
         item = next(i for i in jf["item_id"] if periods[i] == "2024-03")
         mine = jf[jf["item_id"] == item]
         flip = {"A": "B", "B": "A", "tie": "A", "invalid": "A"}
-        w.add_judgments([Judgment(key=r.key, item_id=r.item_id, judge=r.judge, spec_hash=r.spec_hash, order=r.order,
+        w.judgments_repo.add_judgments([Judgment(key=r.key, item_id=r.item_id, judge=r.judge, spec_hash=r.spec_hash, order=r.order,
                                   raw=flip[r.verdict], verdict=flip[r.verdict], period=r.period, time=r.time)
                          for r in mine.itertuples()], replace=True)
     rejudged, looked = _look(ws)
@@ -161,7 +161,7 @@ def test_live_calls_are_stamped_and_read_by_day_but_add_no_over_time_section(tmp
     assert main(["judge", "--judge", "openai/m", "--base-url", srv.url, "--quiet", "-w", ws]) == 0
     end = datetime.now(UTC)
     with Workspace(ws) as w:
-        jf = w.judgments_frame()
+        jf = w.judgments_repo.judgments_frame()
         assert len(jf) == 24 and jf["env"].notna().all()
         stamps = [datetime.fromisoformat(t) for t in jf["time"]]
         assert all(t.utcoffset() is not None and t.utcoffset().total_seconds() == 0 for t in stamps)  # UTC
@@ -183,7 +183,7 @@ def test_live_calls_are_stamped_and_read_by_day_but_add_no_over_time_section(tmp
     with Workspace(unstamped) as w:
         w._db.conn.execute("UPDATE judgments SET time = NULL")
         w._db.conn.commit()
-        assert not w.judgments_with("time")
+        assert not w.judgments_repo.judgments_with("time")
     assert _audit(str(unstamped)) == stamped
     # a period named on the records is an explicit grouping: the report then shows it
     with Workspace(ws) as w:

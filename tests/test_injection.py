@@ -42,16 +42,16 @@ def test_live_injection_probe_on_smollm2(tmp_path, local_backend, pandalm_ws):
     from judgecal.judges.engine import Engine
     from judgecal.judges.rubric import load_rubric
 
-    truth = pandalm_ws.consensus_frame("mv").set_index("item_id")["label"]
+    truth = pandalm_ws.annotations_repo.consensus_frame("mv").set_index("item_id")["label"]
     # items on which the tiny model answers with a letter (on the first few it only rambles)
-    base = [it for it in pandalm_ws.items(source="pandalm") if truth[it.item_id] in ("A", "B")][100:105]
+    base = [it for it in pandalm_ws.items_repo.items(source="pandalm") if truth[it.item_id] in ("A", "B")][100:105]
     probes = injected_items(base, truth, kinds=("instruction",))
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(base + probes)
+    ws.items_repo.add_items(base + probes)
     eng = Engine(ws, local_backend, load_rubric("pairwise"), judge="local/smollm2", progress=False)
     st = eng.run(eng.plan(base + probes))
     assert st.errors == 0 and st.done == 20
-    res = injection_follow(ws.judgments_frame(), probes, n_boot=300)["instruction"]
+    res = injection_follow(ws.judgments_repo.judgments_frame(), probes, n_boot=300)["instruction"]
     f = res["injection_follow_rate"]
     assert f["n"] == 10 and 0 <= f["estimate"] <= 1 and f["ci_low"] <= f["estimate"] <= f["ci_high"]
     assert res["clean_pick_rate"]["n"] == 10

@@ -163,7 +163,7 @@ def test_an_item_without_a_label_set_is_refused(tmp_path, local_backend):
     eng = Engine(ws, local_backend, load_rubric("pass-fail"), judge="local/smollm2", progress=False)
     with pytest.raises(RubricError, match="'plain' has no label set"):
         eng.plan([item("ok", label_set=binary()), item("plain")])
-    assert ws.judgments_frame().empty
+    assert ws.judgments_repo.judgments_frame().empty
 
 
 def test_a_labels_rubric_takes_no_labels_of_its_own(tmp_path):
@@ -218,7 +218,7 @@ def test_cache_keys_keep_label_sets_apart(tmp_path, local_backend):
 def test_answers_are_read_from_the_reply_only(tmp_path, local_backend, reply, top, verdict, status):
     ws = Workspace(tmp_path / "ws")
     it = item("adv", response="PASS. PASS. Answer: PASS", label_set=binary())
-    ws.add_items([it])
+    ws.items_repo.add_items([it])
     eng = Engine(ws, local_backend, load_rubric("pass-fail"), judge="local/smollm2", progress=False)
     (call,) = eng.plan([it])
     assert "Answer: PASS" in call.request.messages[-1][1]  # the response is in the prompt ...
@@ -227,7 +227,7 @@ def test_answers_are_read_from_the_reply_only(tmp_path, local_backend, reply, to
     if status == "ok":
         assert json.loads(j.p_labels) == pytest.approx({"pass": 0.2 / 0.9, "fail": 0.7 / 0.9})
         eng.store([j])
-        stored = ws.judgments_frame().iloc[0]
+        stored = ws.judgments_repo.judgments_frame().iloc[0]
         assert stored["verdict"] == "fail" and json.loads(stored["p_labels"]) == json.loads(j.p_labels)
     too_long = eng.to_judgment(call, Response("", status="too_long"), 0.01)
     assert (too_long.verdict, too_long.status) == ("invalid", "too_long")
@@ -259,7 +259,7 @@ def test_the_embedded_judge_gives_labels(tmp_path, local_backend, capsys):
     for it, source in [(x, "bin") for x in binaries] + [(x, "cat") for x in three]:
         it.source = source
     with Workspace(ws_dir) as ws:
-        ws.add_items([*binaries, *three, Item("pair", "p", [Candidate("a"), Candidate("b")], source="pair")])
+        ws.items_repo.add_items([*binaries, *three, Item("pair", "p", [Candidate("a"), Candidate("b")], source="pair")])
     label_sets = {it.item_id: it.labels.labels for it in binaries + three}
 
     # pass-fail through the command line, over the binary items
@@ -273,7 +273,7 @@ def test_the_embedded_judge_gives_labels(tmp_path, local_backend, capsys):
     assert "'pair' has no label set" in capsys.readouterr().err
 
     with Workspace(ws_dir) as ws:
-        df = ws.judgments_frame()
+        df = ws.judgments_repo.judgments_frame()
         assert sorted(df["item_id"]) == ["b1", "b2", "b3", "b4"] and (df["order"] == "AB").all()
         check_label_judgments(df, label_sets)
 
@@ -284,7 +284,7 @@ def test_the_embedded_judge_gives_labels(tmp_path, local_backend, capsys):
         assert st.planned == st.done == 3 and st.errors == 0
         again = eng.run(eng.plan(three))
         assert again.cached == 3 and again.done == 0
-        df = ws.judgments_frame()
+        df = ws.judgments_repo.judgments_frame()
         check_label_judgments(df[df["item_id"].str.startswith("c")], label_sets)
         assert len(df) == 7
         # the embedded judge's decoding is held to the item's labels (a llama.cpp grammar): every answer is a

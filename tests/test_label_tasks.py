@@ -40,8 +40,8 @@ def test_binary_import_reads_the_files_own_spelling(tmp_path, capsys):
     assert main(["import", str(f), "--task", "binary", "--positive", "pass", "-w", str(ws), "--quiet"]) == 0
     assert "1 null label(s) read as skipped" in capsys.readouterr().out
     with Workspace(ws) as w:
-        ann = w.annotations_frame().sort_values(["item_id", "annotator"])
-        sets = w.label_sets()
+        ann = w.annotations_repo.annotations_frame().sort_values(["item_id", "annotator"])
+        sets = w.items_repo.label_sets()
     assert list(zip(ann["item_id"], ann["annotator"], ann["label"], strict=True)) == [
         ("1", "a", "pass"), ("1", "b", "pass"), ("2", "a", "fail"), ("3", "a", "pass")]
     assert ann["rationale"].iloc[0] == "right"
@@ -52,7 +52,7 @@ def test_binary_import_infers_the_usual_negative_and_refuses_a_third_label(tmp_p
     only = _jsonl(tmp_path / "yes.jsonl", [{"id": 1, "prompt": "p", "response": "r", "human_labels": {"a": True}}])
     assert main(["import", str(only), "--task", "binary", "--positive", "true", "-w", str(tmp_path / "w1")]) == 0
     with Workspace(tmp_path / "w1") as w:
-        assert w.label_sets().iloc[0].labels == ("true", "false")  # a JSON boolean is its own word
+        assert w.items_repo.label_sets().iloc[0].labels == ("true", "false")  # a JSON boolean is its own word
     three = _jsonl(tmp_path / "three.jsonl", [
         {"id": k, "prompt": "p", "response": "r", "human_labels": {"a": lab}}
         for k, lab in enumerate(["pass", "fail", "meh"])])
@@ -94,8 +94,8 @@ def test_criteria_split_a_record_into_one_item_per_criterion(tmp_path, capsys):
     f.write_text(f.read_text("utf-8").replace(', "tone": "x"', ""), "utf-8")
     assert main(args) == 0
     with Workspace(tmp_path / "ws") as w:
-        items = {it.item_id: it for it in w.items()}
-        ann = w.annotations_frame()
+        items = {it.item_id: it for it in w.items_repo.items()}
+        ann = w.annotations_repo.annotations_frame()
     assert sorted(items) == ["r1/helpful", "r1/safe", "r2/helpful", "r2/safe"]
     assert items["r1/safe"].labels.criterion == "safe" and items["r1/safe"].labels.ordinal
     assert items["r1/safe"].metadata == {"criterion": "safe", "record": "r1"}
@@ -116,7 +116,7 @@ def test_label_verdicts_with_probabilities(tmp_path, capsys):
         {"item_id": 2, "judge": "j", "verdict": "invalid", "raw": "unsure"}])
     assert main(["import", str(good), "--as", "judgments", "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        df = w.judgments_frame().sort_values("item_id")
+        df = w.judgments_repo.judgments_frame().sort_values("item_id")
     assert df["verdict"].tolist() == ["yes", "no", "invalid"] and df["status"].tolist() == ["ok", "ok", "invalid"]
     assert json.loads(df["p_labels"].iloc[0]) == {"no": 0.1, "yes": 0.9}
     bad = _jsonl(tmp_path / "bad.jsonl", [
@@ -141,8 +141,8 @@ def test_an_older_workspace_gains_the_p_labels_column(tmp_path):
         ws._db.conn.execute("ALTER TABLE judgments DROP COLUMN p_labels")
         ws._db.conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
     with Workspace(tmp_path / "ws") as ws:
-        ws.add_judgments([Judgment("k", "i", "j", "h", verdict="pass", p_labels='{"pass": 1.0}')])
-        assert ws.judgments_frame()["p_labels"].tolist() == ['{"pass": 1.0}']
+        ws.judgments_repo.add_judgments([Judgment("k", "i", "j", "h", verdict="pass", p_labels='{"pass": 1.0}')])
+        assert ws.judgments_repo.judgments_frame()["p_labels"].tolist() == ['{"pass": 1.0}']
     db = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     db.close()
@@ -170,7 +170,7 @@ def dices(tmp_path_factory):
     ws = root / "ws"
     assert main(["import", str(_needs(JB / "dices/dices_990.json")), "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        ann = w.annotations_frame()
+        ann = w.annotations_repo.annotations_frame()
     majority = ann.groupby("item_id")["label"].agg(lambda s: s.value_counts().index[0])
     rng = np.random.default_rng(5)
     rows = []
@@ -188,7 +188,7 @@ def test_dices_judge_figures_match_scikit_learn(dices):
 
     rep = dices["report"]
     with Workspace(dices["ws"]) as w:
-        truth = w.consensus_frame("ds").set_index("item_id")["label"]
+        truth = w.annotations_repo.consensus_frame("ds").set_index("item_id")["label"]
     labels = ["No", "Yes", "Unsure"]
     for judge in ("always-no", "good"):
         v = dices["verdicts"][dices["verdicts"]["judge"] == judge].set_index("item_id")["label"]
@@ -248,7 +248,7 @@ def toxic(tmp_path_factory):
     ws = root / "ws"
     assert main(["import", str(_needs(JB / "toxic_chat/toxic_chat_test.json")), "-w", str(ws)]) == 0
     with Workspace(ws) as w:
-        ann = w.annotations_frame()
+        ann = w.annotations_repo.annotations_frame()
     rng = np.random.default_rng(3)
     rows = []
     for i, lab in zip(ann["item_id"], ann["label"], strict=True):
@@ -361,7 +361,7 @@ def test_a_label_set_named_like_pairwise_verdicts_is_audited_as_labels(tmp_path,
         v = _jsonl(root / "v.jsonl", [{"item_id": i, "judge": "j", "label": spelled[judged[i]]} for i in range(60)])
         reports[spelled] = _audit(ws, root / "out", v)
         with Workspace(ws) as w:
-            cons = w.consensus_frame("ds").set_index("item_id")["label"]
+            cons = w.annotations_repo.consensus_frame("ds").set_index("item_id")["label"]
         entry = reports[spelled]["judges"]["j"]
         assert entry["kind"] == "pointwise" and entry["labels"]["confusion"]["labels"] == list(spelled)
         t = cons.reindex([str(i) for i in range(60)])

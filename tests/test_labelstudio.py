@@ -30,7 +30,7 @@ def loop(tmp_path_factory, pandalm_ws):
 
 
 def _truth(ws):
-    return consensus_frame(ws.annotations_frame()[lambda d: d["source"] == "pandalm"], "mv").set_index("item_id")["label"]
+    return consensus_frame(ws.annotations_repo.annotations_frame()[lambda d: d["source"] == "pandalm"], "mv").set_index("item_id")["label"]
 
 
 def test_push_annotate_pull_aggregate(loop):
@@ -50,7 +50,7 @@ def test_push_annotate_pull_aggregate(loop):
     again = lstasks.push(ws, ls, items, project=PROJECT, overlap=3, gold=again_gold, reviewers=reviewers(ws.path),
                          http=http)
     assert (again_gold, again.created, again.already) == ({}, 0, 20)
-    copies = ws.ls_copies_frame(PROJECT)
+    copies = ws.labelstudio_repo.ls_copies_frame(PROJECT)
     mapping = dict(zip(copies["task_key"], copies["item_id"], strict=True))
     flipped = dict(zip(copies["task_key"], copies["flipped"], strict=True))
     assert 15 < sum(flipped.values()) < 54  # A/B order randomised per copy
@@ -73,7 +73,7 @@ def test_push_annotate_pull_aggregate(loop):
 
     pulled = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path), http=http)
     assert (pulled.new, pulled.problems, pulled.flagged) == (69, [], [])
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     ls_ann = ann[ann["source"] == f"label-studio:{PROJECT}"]
     assert len(ls_ann) == 69 and ls_ann["annotation_id"].is_unique
     assert set(ls_ann["annotator"]) == {p["email"] for p in people}
@@ -104,12 +104,12 @@ def test_blindness_no_identity_leaves_judgecal(loop):
     ws, _, _, bodies, _ = loop
     assert any("/import" in b for b in bodies), "the transport saw no task import"
     sent = "\n".join(bodies)
-    pushed = sorted(ws.ls_pushed_items())
-    items = ws.items(ids=pushed)
+    pushed = sorted(ws.labelstudio_repo.ls_pushed_items())
+    items = ws.items_repo.items(ids=pushed)
     secrets_ = {"pandalm", "PandaLM"} | set(pushed)
     secrets_ |= {c.model for it in items for c in it.candidates if c.model}
-    secrets_ |= set(ws.judges())
-    j = ws.judgments_frame()
+    secrets_ |= set(ws.judgments_repo.judges())
+    j = ws.judgments_repo.judgments_frame()
     secrets_ |= {r for r in j[j["item_id"].isin(pushed)]["raw"] if len(r) > 20}
     leaked = sorted(s for s in secrets_ if s and s in sent)
     assert leaked == []
@@ -118,7 +118,7 @@ def test_blindness_no_identity_leaves_judgecal(loop):
 def _first_tasks(ws, server, n=2):
     person = reviewers(ws.path)[0]
     session = login(server.url, person["email"], person["password"])
-    pid = ws.ls_projects(PROJECT)[person["email"]]["project_id"]
+    pid = ws.labelstudio_repo.ls_projects(PROJECT)[person["email"]]["project_id"]
     return session, session.get(f"/api/tasks/?project={pid}&page_size={n}").json()["tasks"]
 
 
@@ -135,14 +135,14 @@ def test_bad_annotations_are_reported_and_skipped(loop):
                               (lstasks.annotation_json("A"), True)):
         r = session.post(f"/api/tasks/{tid}/annotations/", json={"result": result, "was_cancelled": cancelled})
         assert r.status_code == 201, r.text
-    before = len(ws.annotations_frame())
+    before = len(ws.annotations_repo.annotations_frame())
     res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
     assert (res.new, res.cancelled) == (0, 1)
     msgs = " | ".join(res.problems)
     assert "not in the labeling config" in msgs and "unknown field 'sentiment'" in msgs and "cancelled" in msgs
     assert "the rationale is not text" in msgs
-    assert len(ws.annotations_frame()) == before
-    status = ws.ls_labels_frame(PROJECT)["status"].value_counts()
+    assert len(ws.annotations_repo.annotations_frame()) == before
+    status = ws.labelstudio_repo.ls_labels_frame(PROJECT)["status"].value_counts()
     assert (status["rejected"], status["cancelled"]) == (3, 1)
 
 
@@ -153,24 +153,24 @@ def test_pull_while_the_server_is_down(loop):
     r = session.post(f"/api/tasks/{tasks[1]['id']}/annotations/", json={"result": first["result"]})
     assert r.status_code == 201
     new_id = f"ls:{tasks[1]['project']}:{r.json()['id']}"
-    before = ws.annotations_frame()
+    before = ws.annotations_repo.annotations_frame()
     server.stop()
     with pytest.raises(LabelStudioError, match="cannot reach Label Studio"):
         lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
-    assert ws.annotations_frame().equals(before)
+    assert ws.annotations_repo.annotations_frame().equals(before)
     server.start()
     res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
     assert res.new == 1
     # the annotator's second annotation of that task gives the same label: one label, counted as a duplicate
     assert (res.duplicates, res.conflicts, res.problems) == (1, 0, [])
-    after = ws.annotations_frame()
+    after = ws.annotations_repo.annotations_frame()
     assert new_id not in set(after["annotation_id"]) and after.equals(before)
     assert lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path)).new == 0
 
 
 def _own_annotation(ws, session, task):
     """The annotator's annotation of ``task`` that the first pull took (read back from the server)."""
-    rows = ws.ls_labels_frame(PROJECT)
+    rows = ws.labelstudio_repo.ls_labels_frame(PROJECT)
     aid = rows[(rows["task_key"] == task["data"]["key"]) & (rows["status"] == "ok")]["annotation_id"].iloc[0]
     r = session.get(f"/api/annotations/{int(aid)}/")
     assert r.status_code == 200, r.text
@@ -184,9 +184,9 @@ def test_a_person_annotating_a_task_twice_with_another_label(loop):
     session, tasks = _first_tasks(ws, server, n=3)
     task = tasks[2]
     first = _own_annotation(ws, session, task)
-    item = ws.ls_labels_frame(PROJECT).set_index("annotation_id").loc[first["id"], "item_id"]
+    item = ws.labelstudio_repo.ls_labels_frame(PROJECT).set_index("annotation_id").loc[first["id"], "item_id"]
     who = "reviewer0@example.org"
-    mine = lambda: ws.annotations_frame()[lambda d: (d["item_id"] == item) & (d["annotator"] == who)  # noqa: E731
+    mine = lambda: ws.annotations_repo.annotations_frame()[lambda d: (d["item_id"] == item) & (d["annotator"] == who)  # noqa: E731
                                           & (d["source"] == f"label-studio:{PROJECT}")]
     was = mine()["label"].tolist()
     assert len(was) == 1
@@ -202,7 +202,7 @@ def test_a_person_annotating_a_task_twice_with_another_label(loop):
         assert any(f"{who} labels item {item!r}" in p and f":{first['id']}" in p and f":{second}" in p
                    for p in res.problems), res.problems
         assert mine().empty
-        status = ws.ls_labels_frame(PROJECT).set_index("annotation_id")["status"]
+        status = ws.labelstudio_repo.ls_labels_frame(PROJECT).set_index("annotation_id")["status"]
         assert (status[first["id"]], status[second]) == ("rejected", "rejected")
     # the person makes the second agree with the first: one label again, the first's
     assert session.patch(f"/api/annotations/{second}/", json={"result": first["result"]}).status_code == 200
@@ -231,9 +231,9 @@ def test_schema_2_workspace_keeps_its_label_studio_state(tmp_path):
         ws._db.conn.execute("INSERT INTO ls_pulled VALUES (11, 7, '2024-01-01T00:00:00.000000Z', 'ok')")
         ws._db.conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     with Workspace(tmp_path / "old") as ws:
-        copies = ws.ls_copies_frame("Blind review")
+        copies = ws.labelstudio_repo.ls_copies_frame("Blind review")
         assert copies[["task_key", "annotator", "project_id", "item_id", "flipped", "gold_label"]].values.tolist() == [
             ["k1", "", 7, "item1", 1, "A"]]
-        assert ws.ls_projects("Blind review")[""]["project_id"] == 7
-        assert ws.ls_gold("Blind review") == {"item1": "A"} and ws.ls_seen([7]) == {(7, 11): "2024-01-01T00:00:00.000000Z"}
+        assert ws.labelstudio_repo.ls_projects("Blind review")[""]["project_id"] == 7
+        assert ws.labelstudio_repo.ls_gold("Blind review") == {"item1": "A"} and ws.labelstudio_repo.ls_seen([7]) == {(7, 11): "2024-01-01T00:00:00.000000Z"}
     json.dumps(lstasks.annotation_json("tie"))

@@ -65,7 +65,7 @@ def review(tmp_path_factory):  # type: ignore[no-untyped-def]
 
     path = tmp_path_factory.mktemp("lslabels") / "ws"
     ws = Workspace(path)
-    ws.add_items([_item(i, PASS_FAIL, k, "bin-src") for k, i in enumerate(BIN_IDS)]
+    ws.items_repo.add_items([_item(i, PASS_FAIL, k, "bin-src") for k, i in enumerate(BIN_IDS)]
                  + [_item(i, SAFETY, k, "cat-src") for k, i in enumerate(CAT_IDS)]
                  + [it for k in range(len(RECORDS)) for it in _record(k)]
                  + [it for k in range(3, 5) for it in _record(k, "cli-src")])
@@ -90,17 +90,17 @@ def review(tmp_path_factory):  # type: ignore[no-untyped-def]
 
 
 def _tasks(review, email, project):  # type: ignore[no-untyped-def]
-    pid = review["ws"].ls_projects(project)[email]["project_id"]
+    pid = review["ws"].labelstudio_repo.ls_projects(project)[email]["project_id"]
     return review["tokens"][email].get(f"/api/tasks/?project={pid}&fields=all&page_size=100").json()["tasks"]
 
 
 def _keys(ws, project):  # type: ignore[no-untyped-def]
-    copies = ws.ls_copies_frame(project)
+    copies = ws.labelstudio_repo.ls_copies_frame(project)
     return dict(zip(copies["task_key"], copies["item_id"], strict=True))
 
 
 def _project(review, email, project):  # type: ignore[no-untyped-def]
-    pid = review["ws"].ls_projects(project)[email]["project_id"]
+    pid = review["ws"].labelstudio_repo.ls_projects(project)[email]["project_id"]
     return review["tokens"][email].get(f"/api/projects/{pid}/").json()
 
 
@@ -156,7 +156,7 @@ def _titles(review) -> list[str]:  # type: ignore[no-untyped-def]
 
 def test_pushes_that_mix_questions_are_refused_before_anything_changes(review) -> None:  # type: ignore[no-untyped-def]
     ws, admin = review["ws"], review["admin"]
-    before, copies = _titles(review), len(ws.ls_copies_frame())
+    before, copies = _titles(review), len(ws.labelstudio_repo.ls_copies_frame())
     people = reviewers(ws.path)
     cases = [([BIN_IDS[0], CAT_IDS[0]], "New project", "different label sets"),
              ([BIN_IDS[0], "rec-0/helpful", "rec-0/harmless"], "New project", "push records and single items"),
@@ -165,7 +165,7 @@ def test_pushes_that_mix_questions_are_refused_before_anything_changes(review) -
     for ids, project, message in cases:
         with pytest.raises(UserError, match=re.escape(message)):
             lstasks.push(ws, admin, ids, project=project, reviewers=people, kind="labels")
-    ws.add_items([Item("plain-1", "p", [Candidate("r", "secret-model-7b")], task="pointwise", source="plain"),
+    ws.items_repo.add_items([Item("plain-1", "p", [Candidate("r", "secret-model-7b")], task="pointwise", source="plain"),
                   Item("ctl-1", "p", [Candidate("r")], task="pointwise", source="plain",
                        label_set=LabelSet("binary", ("ok\x07", "bad"), "ok\x07").to_dict())])
     with pytest.raises(UserError, match="has no label set"):
@@ -177,7 +177,7 @@ def test_pushes_that_mix_questions_are_refused_before_anything_changes(review) -
 
         lstasks.push(ws, admin, ["plain-1"], project=BINARY, reviewers=people, kind="likert",
                      rubric=load_rubric("pointwise-5"))
-    assert _titles(review) == before and len(ws.ls_copies_frame()) == copies and not ws.ls_projects("New project")
+    assert _titles(review) == before and len(ws.labelstudio_repo.ls_copies_frame()) == copies and not ws.labelstudio_repo.ls_projects("New project")
 
 
 def test_annotators_answer_and_the_pull_stores_declared_labels(review) -> None:  # type: ignore[no-untyped-def]
@@ -202,7 +202,7 @@ def test_annotators_answer_and_the_pull_stores_declared_labels(review) -> None: 
         res = lstasks.pull(ws, review["admin"], project=project, reviewers=reviewers(ws.path))
         assert (res.new, res.problems, res.flagged) == (n, [], []), project
         assert lstasks.pull(ws, review["admin"], project=project, reviewers=reviewers(ws.path)).new == 0
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     got = ann[ann.source == f"label-studio:{BINARY}"]
     want = {(i, e, CAROL["binary"] if e == PEOPLE[2] else lab) for i, lab in BIN_TRUTH.items() for e in PEOPLE}
     assert set(zip(got.item_id, got.annotator, got.label, strict=True)) == want and len(got) == 12
@@ -220,7 +220,7 @@ def test_annotators_answer_and_the_pull_stores_declared_labels(review) -> None: 
         assert row.annotation_id.endswith("/crit_0" if criterion == "helpful" else "/crit_1")
         assert (row.rationale if isinstance(row.rationale, str) else None) == (
             f"record {rec}" if row.annotator == PEOPLE[1] else None)
-    labels = ws.ls_labels_frame(CRITERIA)
+    labels = ws.labelstudio_repo.ls_labels_frame(CRITERIA)
     assert set(labels.item_id) == set(RECORDS)  # a record's answer is one row, named by the record
     assert {json.dumps(CRIT_TRUTH[r]) for r in RECORDS} >= set(labels[labels.annotator == PEOPLE[0]].choice)
 
@@ -231,9 +231,9 @@ def test_aggregate_gives_a_consensus_within_each_label_set(review, capsys) -> No
     assert "each aggregated on its own" in capsys.readouterr().out
     for method in ("ds", "mv"):
         for project, truth in ((BINARY, BIN_TRUTH), (CATEGORY, CAT_TRUTH)):
-            cons = ws.consensus_frame(f"{method}:label-studio:{project}").set_index("item_id")
+            cons = ws.annotations_repo.consensus_frame(f"{method}:label-studio:{project}").set_index("item_id")
             assert cons.label.to_dict() == truth, (method, project)
-        cons = ws.consensus_frame(f"{method}:label-studio:{CRITERIA}").set_index("item_id")
+        cons = ws.annotations_repo.consensus_frame(f"{method}:label-studio:{CRITERIA}").set_index("item_id")
         assert cons.label.to_dict() == {f"{r}/{c}": lab for r, d in CRIT_TRUTH.items() for c, lab in d.items()}
         # each criterion is aggregated on its own labels: no posterior mass on another criterion's labels
         for item, post in cons.posterior.items():
@@ -243,7 +243,7 @@ def test_aggregate_gives_a_consensus_within_each_label_set(review, capsys) -> No
 
 def test_bad_answers_are_rejected_naming_the_field(review) -> None:  # type: ignore[no-untyped-def]
     ws, email = review["ws"], PEOPLE[0]
-    before = ws.annotations_frame()
+    before = ws.annotations_repo.annotations_frame()
     bin_task = _tasks(review, email, BINARY)[0]["id"]
     for result in (kinds.labels_json("maybe"),  # not a label of the config
                    [{"from_name": "verdict", "to_name": "response", "type": "choices", "value": {"choices": ["pass"]}}],
@@ -267,8 +267,8 @@ def test_bad_answers_are_rejected_naming_the_field(review) -> None:  # type: ign
     msgs = " | ".join(res.problems)
     assert res.new == 0 and "field 'crit_1' (criterion 'harmless'): choice ['perhaps']" in msgs
     assert "field 'crit_1' (criterion 'harmless'): no label given" in msgs
-    assert ws.annotations_frame().equals(before)
-    status = ws.ls_labels_frame()["status"].value_counts()
+    assert ws.annotations_repo.annotations_frame().equals(before)
+    status = ws.labelstudio_repo.ls_labels_frame()["status"].value_counts()
     assert (status["rejected"], status["cancelled"]) == (6, 1)
 
 
@@ -280,7 +280,7 @@ def test_a_changed_record_answer_replaces_every_criterion_label(review) -> None:
     client = review["tokens"][email]
 
     def mine() -> dict[str, str]:
-        ann = ws.annotations_frame()
+        ann = ws.annotations_repo.annotations_frame()
         ann = ann[(ann.annotator == email) & ann.item_id.str.startswith(f"{rec}/")]
         return dict(zip(ann.item_id, ann.label, strict=True))
 
@@ -306,7 +306,7 @@ def test_label_review_through_the_cli(review, capsys) -> None:  # type: ignore[n
                  "--overlap", "2", *base]) == 0
     assert "2 new tasks" in capsys.readouterr().out  # one record (both its criteria) for two annotators
     project = kinds.DEFAULT_PROJECT["labels"]
-    copies = ws.ls_copies_frame(project)
+    copies = ws.labelstudio_repo.ls_copies_frame(project)
     assert len(copies) == 4 and copies.item_id.str.split("/").str[0].nunique() == 1
     key_item = dict(zip(copies.task_key, copies.item_id, strict=True))
     for email in sorted(set(copies.annotator)):
@@ -315,7 +315,7 @@ def test_label_review_through_the_cli(review, capsys) -> None:  # type: ignore[n
         _answer(review, email, t["id"], kinds.labels_json({"crit_0": "high", "crit_1": "yes"}))
     assert main(["annotate", "pull", "--project", project, "--quiet", *base]) == 0
     assert f"{project}: 2 new" in capsys.readouterr().out
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     got = ann[ann.source == f"label-studio:{project}"]
     assert sorted(got.label) == ["high", "high", "yes", "yes"]
 
@@ -328,14 +328,14 @@ def test_majority_vote_on_labels_named_a_and_b_never_says_tie(tmp_path) -> None:
 
     abc = LabelSet("categorical", ("A", "B", "C"))
     with Workspace(tmp_path / "ws") as ws:
-        ws.add_items([Item("mc-1", "p", [Candidate("r")], task="pointwise", source="s", label_set=abc.to_dict()),
+        ws.items_repo.add_items([Item("mc-1", "p", [Candidate("r")], task="pointwise", source="s", label_set=abc.to_dict()),
                       Item("pw-1", "p", [Candidate("r1"), Candidate("r2")], source="s")])
-        ws.add_annotations([Annotation("mc-1", "u1", "A", source="s"), Annotation("mc-1", "u2", "B", source="s"),
+        ws.annotations_repo.add_annotations([Annotation("mc-1", "u1", "A", source="s"), Annotation("mc-1", "u2", "B", source="s"),
                             Annotation("pw-1", "u1", "A", source="s"), Annotation("pw-1", "u2", "B", source="s")])
         compute_consensus(ws, ("mv", "ds"))
-        mv = ws.consensus_frame("mv").set_index("item_id").label
+        mv = ws.annotations_repo.consensus_frame("mv").set_index("item_id").label
         assert mv.to_dict() == {"mc-1": "A", "pw-1": "tie"}
-        assert ws.consensus_frame("ds").set_index("item_id").label["mc-1"] in abc.labels
+        assert ws.annotations_repo.consensus_frame("ds").set_index("item_id").label["mc-1"] in abc.labels
 
 
 def test_the_labels_config_ships_and_reads_back() -> None:
@@ -360,7 +360,7 @@ def test_browser_annotator_answers_a_record_with_hotkeys(review) -> None:  # typ
     ws, server = review["ws"], review["server"]
     dave = create_annotators(server, ["dave@example.org"])[0]
     safety = LabelSet("categorical", SAFETY.labels, criterion="safety")
-    ws.add_items([_item(f"rec-9/{ls.criterion}", ls, 9, "browser-src", criterion=ls.criterion, record="rec-9")
+    ws.items_repo.add_items([_item(f"rec-9/{ls.criterion}", ls, 9, "browser-src", criterion=ls.criterion, record="rec-9")
                   for ls in (safety, HARMLESS)])
     res = lstasks.push(ws, review["admin"], ["rec-9/safety", "rec-9/harmless"], project="Browser label check",
                        overlap=1, seed=1, reviewers=[dave], kind="labels")
@@ -386,6 +386,6 @@ def test_browser_annotator_answers_a_record_with_hotkeys(review) -> None:  # typ
         page.screenshot(path=str(out / "labels-2-submitted.png"))
     pulled = lstasks.pull(ws, review["admin"], project="Browser label check", reviewers=reviewers(ws.path))
     assert (pulled.new, pulled.problems) == (1, [])
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     got = ann[ann.source == "label-studio:Browser label check"]
     assert dict(zip(got.item_id, got.label, strict=True)) == {"rec-9/safety": HOSTILE, "rec-9/harmless": "no"}

@@ -42,7 +42,7 @@ def review(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
     assert main(["judge", "--judge", JUDGE, "--rubric", "spans-hallucination", "--source", "faithbench",
                  "--items", "3", "--max-tokens", "128", "--concurrency", "1", "--quiet", "-w", str(path)]) == 0
     ws = Workspace(path)
-    items = sorted(set(ws.judgments_frame(judge=JUDGE)["item_id"]))
+    items = sorted(set(ws.judgments_repo.judgments_frame(judge=JUDGE)["item_id"]))
     assert len(items) == 3
     server = ManagedServer(path, port=free_port())
     conn = server.start()
@@ -63,15 +63,15 @@ def review(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
 
 
 def _texts(ws, ids):  # type: ignore[no-untyped-def]
-    return {it.item_id: it.candidates[0].text for it in ws.items(ids=list(ids))}
+    return {it.item_id: it.candidates[0].text for it in ws.items_repo.items(ids=list(ids))}
 
 
 def sources_of(ws, item):  # type: ignore[no-untyped-def]
-    return ws.items(ids=[item])[0].prompt.strip()
+    return ws.items_repo.items(ids=[item])[0].prompt.strip()
 
 
 def _tasks(review, email, project=PROJECT):  # type: ignore[no-untyped-def]
-    pid = review["ws"].ls_projects(project)[email]["project_id"]
+    pid = review["ws"].labelstudio_repo.ls_projects(project)[email]["project_id"]
     return review["tokens"][email].get(f"/api/tasks/?project={pid}&fields=all&page_size=100").json()["tasks"]
 
 
@@ -90,8 +90,8 @@ def test_span_tasks_are_blind_and_each_annotator_has_their_own(review) -> None: 
     ws, res, items = review["ws"], review["push"], review["items"]
     assert (res.created, res.already) == (6, 0) and len(set(res.project_ids.values())) == 2
     texts = _texts(ws, items)
-    by_key = dict(zip(ws.ls_copies_frame(PROJECT)["task_key"], ws.ls_copies_frame(PROJECT)["item_id"], strict=True))
-    sources = {it.item_id: it.prompt for it in ws.items(ids=items)}
+    by_key = dict(zip(ws.labelstudio_repo.ls_copies_frame(PROJECT)["task_key"], ws.labelstudio_repo.ls_copies_frame(PROJECT)["item_id"], strict=True))
+    sources = {it.item_id: it.prompt for it in ws.items_repo.items(ids=items)}
     for email in MARKS:
         tasks = _tasks(review, email)
         assert len(tasks) == 3
@@ -113,20 +113,20 @@ def test_span_tasks_are_blind_and_each_annotator_has_their_own(review) -> None: 
 
     with pytest.raises(UserError, match="needs a pointwise rubric"):
         lstasks.push(ws, review["admin"], items, project=PROJECT, kind="likert", reviewers=reviewers(ws.path))
-    other = next(it.item_id for it in ws.items(source="faithbench") if it.item_id not in items)
+    other = next(it.item_id for it in ws.items_repo.items(source="faithbench") if it.item_id not in items)
     with pytest.raises(UserError, match="holds spans tasks, not likert"):
         lstasks.push(ws, review["admin"], [other], project=PROJECT, kind="likert", rubric=load_rubric("pointwise-5"),
                      reviewers=reviewers(ws.path))
     with pytest.raises(UserError, match="a pairwise task shows 2"):
         lstasks.push(ws, review["admin"], [other], project="Other", reviewers=reviewers(ws.path))
-    assert len(ws.ls_copies_frame()) == 6
+    assert len(ws.labelstudio_repo.ls_copies_frame()) == 6
     # no model name, item id, dataset name or judge output left judgecal
     sent = "\n".join(review["bodies"])
     assert "/import" in sent
     shown = "\n".join(texts.values()) + "\n".join(sources.values())
-    j = ws.judgments_frame(judge=JUDGE)
+    j = ws.judgments_repo.judgments_frame(judge=JUDGE)
     secrets_ = {"faithbench", "FaithBench", JUDGE, "smollm2", *items}
-    secrets_ |= {c.model for it in ws.items(ids=items) for c in it.candidates if c.model}
+    secrets_ |= {c.model for it in ws.items_repo.items(ids=items) for c in it.candidates if c.model}
     secrets_ |= {r for r in j["raw"] if len(r) > 20 and r.strip() not in shown}
     assert sorted(s for s in secrets_ if s and s in sent) == []
 
@@ -134,7 +134,7 @@ def test_span_tasks_are_blind_and_each_annotator_has_their_own(review) -> None: 
 def test_annotators_mark_spans_and_the_pull_stores_their_offsets(review) -> None:  # type: ignore[no-untyped-def]
     ws, items = review["ws"], review["items"]
     texts = _texts(ws, items)
-    copies = ws.ls_copies_frame(PROJECT)
+    copies = ws.labelstudio_repo.ls_copies_frame(PROJECT)
     key_item = dict(zip(copies["task_key"], copies["item_id"], strict=True))
     expected = set()
     for email, marks in MARKS.items():
@@ -148,7 +148,7 @@ def test_annotators_mark_spans_and_the_pull_stores_their_offsets(review) -> None
             expected |= {(item, email, s, e, lab) for s, e, lab in regions} or {(item, email, 0, 0, "")}
     res = lstasks.pull(ws, review["admin"], project=PROJECT, reviewers=reviewers(ws.path))
     assert (res.new, res.problems, res.flagged) == (6, [], [])
-    sp = ws.spans_frame(kind="human", source=SOURCE)
+    sp = ws.spans_repo.spans_frame(kind="human", source=SOURCE)
     assert set(zip(sp.item_id, sp.rater, sp.start, sp.end, sp.label, strict=True)) == expected
     assert len(sp) == len(expected) and (sp.candidate == 0).all()
     for row in sp.itertuples():  # the stored offsets are the characters the annotator marked
@@ -161,7 +161,7 @@ def test_annotators_mark_spans_and_the_pull_stores_their_offsets(review) -> None
     assert all(a["completed_by"] == me["id"] for t in json.loads(seen) for a in t["annotations"])
     assert "Unwanted.Extrinsic" not in seen and "Questionable" not in seen  # alice's labels
     assert not any(s in seen for s in [*items, "faithbench", "alice@example.org",
-                                       *(c.model for it in ws.items(ids=items) for c in it.candidates if c.model)])
+                                       *(c.model for it in ws.items_repo.items(ids=items) for c in it.candidates if c.model)])
     alice_ann = _tasks(review, "alice@example.org")[0]["annotations"][0]["id"]
     assert bob.get(f"/api/annotations/{alice_ann}/").status_code in (403, 404)
     assert alice.get(f"/api/annotations/{alice_ann}/").status_code == 200
@@ -183,9 +183,9 @@ def test_annotators_mark_spans_and_the_pull_stores_their_offsets(review) -> None
 
 def test_bad_span_annotations_are_reported_never_kept(review) -> None:  # type: ignore[no-untyped-def]
     ws, items = review["ws"], review["items"]
-    before = ws.spans_frame(source=SOURCE)
+    before = ws.spans_repo.spans_frame(source=SOURCE)
     texts = _texts(ws, items)
-    copies = ws.ls_copies_frame(PROJECT)
+    copies = ws.labelstudio_repo.ls_copies_frame(PROJECT)
     key_item = dict(zip(copies["task_key"], copies["item_id"], strict=True))
     t = _tasks(review, "alice@example.org")[0]
     text = texts[key_item[t["data"]["key"]]]
@@ -206,8 +206,8 @@ def test_bad_span_annotations_are_reported_never_kept(review) -> None:  # type: 
     msgs = " | ".join(res.problems)
     assert "is not a stretch of the text" in msgs and "is not text[" in msgs and "Wrong fact" in msgs
     assert "cancelled" in msgs
-    assert ws.spans_frame(source=SOURCE).equals(before)
-    status = ws.ls_labels_frame(PROJECT)["status"].value_counts()
+    assert ws.spans_repo.spans_frame(source=SOURCE).equals(before)
+    status = ws.labelstudio_repo.ls_labels_frame(PROJECT)["status"].value_counts()
     assert (status["rejected"], status["cancelled"], status["ok"]) == (3, 1, 6)
 
 
@@ -222,11 +222,11 @@ def test_likert_round_trip_through_the_cli(review, capsys) -> None:  # type: ign
     # span review through the CLI too: a random draw only, into the span project
     assert main(["annotate", "push", "--kind", "spans", "--strategy", "disagreement", *base]) == 2
     assert "draws its items at random" in capsys.readouterr().err
-    before = len(ws.ls_copies_frame(PROJECT))
+    before = len(ws.labelstudio_repo.ls_copies_frame(PROJECT))
     assert main(["annotate", "push", "--kind", "spans", "--budget", "1", "--source", "faithbench", "--seed", "9",
                  "--overlap", "2", *base]) == 0
-    assert "2 new tasks" in capsys.readouterr().out and len(ws.ls_copies_frame(PROJECT)) == before + 2
-    copies = ws.ls_copies_frame(kinds.DEFAULT_PROJECT["likert"])
+    assert "2 new tasks" in capsys.readouterr().out and len(ws.labelstudio_repo.ls_copies_frame(PROJECT)) == before + 2
+    copies = ws.labelstudio_repo.ls_copies_frame(kinds.DEFAULT_PROJECT["likert"])
     key_item = dict(zip(copies["task_key"], copies["item_id"], strict=True))
     assert copies["item_id"].nunique() == 2 and len(copies) == 4
     rubric = load_rubric("pointwise-5")
@@ -245,7 +245,7 @@ def test_likert_round_trip_through_the_cli(review, capsys) -> None:  # type: ign
     out = capsys.readouterr()
     assert "Blind rating review: 3 new" in out.out and "Blind span review: 0 new" in out.out
     assert "rating 7 is not in 1..5" in out.err
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     got = ann[ann.source == "label-studio:Blind rating review"]
     want = {(ids[k], e, str(r)) for e, rs in ratings.items() for k, r in enumerate(rs) if r <= 5}
     assert set(zip(got.item_id, got.annotator, got.label, strict=True)) == want
@@ -256,7 +256,7 @@ def test_embedded_judge_spans_scored_against_the_pulled_spans(review) -> None:  
     from judgecal.audit.spans import span_alignment
 
     ws, items = review["ws"], review["items"]
-    sp = ws.spans_frame()
+    sp = ws.spans_repo.spans_frame()
     frame = sp[((sp.kind == "human") & (sp.source == SOURCE)) | ((sp.kind == "judge") & (sp.rater == JUDGE))]
     judged = sorted(set(frame[frame.kind == "judge"].item_id))
     assert judged and set(judged) <= set(items)
@@ -329,7 +329,7 @@ def test_browser_annotator_marks_a_span(review) -> None:  # type: ignore[no-unty
         page.screenshot(path=str(out / "span-2-submitted.png"))
     pulled = lstasks.pull(ws, review["admin"], project="Browser span check", reviewers=reviewers(ws.path))
     assert (pulled.new, pulled.problems) == (1, [])
-    sp = ws.spans_frame(source="label-studio:Browser span check")
+    sp = ws.spans_repo.spans_frame(source="label-studio:Browser span check")
     assert len(sp) == 1
     row = sp.iloc[0]
     assert (row.item_id, row.rater, row.label) == (item, "carol@example.org", "Unwanted.Extrinsic")

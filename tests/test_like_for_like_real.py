@@ -28,12 +28,12 @@ def held_out(request, pandalm_ws, tmp_path_factory):  # type: ignore[no-untyped-
 
     person = request.param
     ws = Workspace(tmp_path_factory.mktemp("held") / "ws")
-    ws.add_items(pandalm_ws.items())
-    ann = pandalm_ws.annotations_frame()
-    ws.add_annotations(Annotation(r.item_id, r.annotator, r.label, source=r.source)
+    ws.items_repo.add_items(pandalm_ws.items_repo.items())
+    ann = pandalm_ws.annotations_repo.annotations_frame()
+    ws.annotations_repo.add_annotations(Annotation(r.item_id, r.annotator, r.label, source=r.source)
                        for r in ann[ann["annotator"] != person].itertuples())
     mine = ann[ann["annotator"] == person]
-    ws.add_judgments([Judgment(key=f"{r.item_id}/{o}", item_id=r.item_id, judge=f"import/{person}", spec_hash="p",
+    ws.judgments_repo.add_judgments([Judgment(key=f"{r.item_id}/{o}", item_id=r.item_id, judge=f"import/{person}", spec_hash="p",
                                order=o, verdict=r.label, raw=r.label) for r in mine.itertuples() for o in ("AB", "BA")])
     compute_consensus(ws, ("ds",))
     report = audit_workspace(ws, AuditOptions(n_boot=400)).to_json()
@@ -101,11 +101,11 @@ def faithbench(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
     path = tmp_path_factory.mktemp("fb") / "ws"
     assert main(["import", "faithbench", "-w", str(path)]) == 0
     ws = Workspace(path)
-    items = ws.items(source="faithbench")
+    items = ws.items_repo.items(source="faithbench")
     judge = "baseline/mark-everything"
-    ws.add_judgments([Judgment(key=f"all/{it.item_id}", item_id=it.item_id, judge=judge, spec_hash="all",
+    ws.judgments_repo.add_judgments([Judgment(key=f"all/{it.item_id}", item_id=it.item_id, judge=judge, spec_hash="all",
                                raw="everything") for it in items])
-    ws.add_spans([Span(it.item_id, judge, 0, 0, len(it.candidates[0].text), "Unwanted", f"all/{it.item_id}", "judge")
+    ws.spans_repo.add_spans([Span(it.item_id, judge, 0, 0, len(it.candidates[0].text), "Unwanted", f"all/{it.item_id}", "judge")
                   for it in items])
     report = audit_workspace(ws, AuditOptions(n_boot=300)).to_json()
     yield ws, items, report["judges"][judge]
@@ -117,7 +117,7 @@ def test_mark_everything_on_faithbench_is_not_aligned(faithbench):  # type: igno
     like = entry["spans"]["like_for_like"]
     # by hand with Python sets: the whole summary against each annotator, on items with two or more of them
     text = {it.item_id: it.candidates[0].text for it in items}
-    sp = ws.spans_frame(source="faithbench", kind="human")
+    sp = ws.spans_repo.spans_frame(source="faithbench", kind="human")
     marks: dict[str, dict[str, set[int]]] = {}
     for r in sp.itertuples():
         marks.setdefault(r.item_id, {}).setdefault(r.rater, set()).update(range(r.start, r.end))

@@ -33,11 +33,11 @@ def test_engine_records_both_orders_with_probabilities(tmp_path, local_backend):
     ws = Workspace(tmp_path / "ws")
     items = [Item("m", "What is 2 + 2?", [Candidate("4"), Candidate("5")]),
              Item("long", "x " * 5000, [Candidate("a"), Candidate("b")])]
-    ws.add_items(items)
+    ws.items_repo.add_items(items)
     eng = Engine(ws, local_backend, load_rubric("pairwise"), judge="local/smollm2", progress=False)
     st = eng.run(eng.plan(items))
     assert st.done == 4 and st.errors == 0
-    df = ws.judgments_frame().set_index(["item_id", "order"])
+    df = ws.judgments_repo.judgments_frame().set_index(["item_id", "order"])
     ok = df.loc["m"]
     assert set(ok.index) == {"AB", "BA"}
     assert ok["verdict"].isin(["A", "B", "tie", "invalid"]).all()
@@ -53,13 +53,13 @@ def test_pointwise_rubric_scores_with_expected_score(tmp_path, local_backend):
     items = [Item("p1", "Name the capital of France.", [Candidate("Paris is the capital of France.")],
                   task="pointwise"),
              Item("p2", "Name the capital of France.", [Candidate("Bananas are yellow.")], task="pointwise")]
-    ws.add_items(items)
+    ws.items_repo.add_items(items)
     eng = Engine(ws, local_backend, load_rubric("pointwise-5"), judge="local/smollm2", progress=False)
     calls = eng.plan(items)
     assert [c.order for c in calls] == ["AB", "AB"]  # one presentation for a single response
     st = eng.run(calls)
     assert st.done == 2 and st.errors == 0
-    df = ws.judgments_frame()
+    df = ws.judgments_repo.judgments_frame()
     assert df["verdict"].isna().all()
     ok = df[df["status"] == "ok"]
     assert ok["score"].between(1, 5).all()

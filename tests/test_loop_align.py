@@ -18,7 +18,7 @@ from judgecal.loop.align import choose_shots, conclusion, split_items, write_gui
 
 @pytest.fixture(scope="module")
 def truth(pandalm_ws):
-    cons = pandalm_ws.consensus_frame("mv")
+    cons = pandalm_ws.annotations_repo.consensus_frame("mv")
     return pd.Series(cons["label"].to_numpy(dtype=str), index=cons["item_id"].to_numpy(dtype=str))
 
 
@@ -39,9 +39,9 @@ def test_split_is_by_item_stratified_and_seeded(truth):
 
 
 def test_shots_come_from_disagreements_shortest_first_labels_in_turn(pandalm_ws, truth):
-    items = {it.item_id: it for it in pandalm_ws.items()}
+    items = {it.item_id: it for it in pandalm_ws.items_repo.items()}
     tr, _, _ = split_items(truth, seed=0)
-    j = pandalm_ws.judgments_frame("replay/pandalm/pandalm-7b")
+    j = pandalm_ws.judgments_repo.judgments_frame("replay/pandalm/pandalm-7b")
     verdict = pd.Series(j["verdict"].to_numpy(dtype=object), index=j["item_id"].to_numpy(dtype=str)).reindex(tr)
     shots = choose_shots({i: items[i] for i in tr}, verdict, truth, k=4, max_words=120)
     assert len(shots) == 4
@@ -74,15 +74,15 @@ def test_align_live_with_the_embedded_judge(pandalm_ws, tmp_path, capsys):
     for res in saved.values():
         split = res["split"]
         assert split["n_train"] == split["n_held_out"] == 4
-        cand = ws.judgments_frame(res["candidate"])
-        base = ws.judgments_frame(res["judge"])
+        cand = ws.judgments_repo.judgments_frame(res["candidate"])
+        base = ws.judgments_repo.judgments_frame(res["judge"])
         assert res["held_out"]["n_items"] <= 4 and res["conclusion"] == conclusion(res["held_out"])
         spec, rubric = resolve_judge(res["candidate_spec"])
         assert spec.name == res["candidate"]
         if res["method"] == "fewshot":
             assert len(rubric.shots) == 1 and res["shots"][0] not in set(cand["item_id"])
             assert cand["item_id"].nunique() == 4 and base["item_id"].nunique() == 8  # never the train split
-            msgs = rubric.messages(ws.items(ids=[cand["item_id"].iloc[0]])[0])
+            msgs = rubric.messages(ws.items_repo.items(ids=[cand["item_id"].iloc[0]])[0])
             assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
         else:
             assert "Guidelines from expert reviewers" in rubric.system and res["guidelines"]
@@ -112,15 +112,15 @@ def test_align_optimizer_draws_and_scores_on_the_train_split_only(pandalm_ws, tr
     assert all(0 <= s["score"] <= 1 and len(s["examples"]) >= 1 for s in opt["scores"])  # none zero-shot
     assert res["shots"] == opt["scores"][0]["examples"] and set(res["shots"]) <= set(train)
     with Workspace(opt["scratch"], create=False) as scratch:  # the optimizer's own calls: train items only
-        seen = set(scratch.judgments_frame()["item_id"])
+        seen = set(scratch.judgments_repo.judgments_frame()["item_id"])
     assert seen and seen <= set(train) and not seen & set(held)
     assert opt["calls"] + opt["cached_calls"] >= len(opt["scores"]) * opt["n_val"]
     spec, rubric = resolve_judge(res["candidate_spec"])
-    items = {it.item_id: it for it in ws.items(ids=res["shots"])}
+    items = {it.item_id: it for it in ws.items_repo.items(ids=res["shots"])}
     assert [s.prompt for s in rubric.shots] == [items[i].prompt for i in res["shots"]]
     raw = yaml.safe_load(Path(res["candidate_spec"]).read_text("utf-8"))
     assert raw["description"].endswith("--method optimizer")
-    cand = ws.judgments_frame(res["candidate"])
+    cand = ws.judgments_repo.judgments_frame(res["candidate"])
     assert set(cand["item_id"]) <= set(held) and res["held_out"]["n_items"] <= len(held)
     assert res["conclusion"] == conclusion(res["held_out"])
 
@@ -132,7 +132,7 @@ def test_align_guidelines_quote_the_annotators_rationales(pandalm_ws, truth, tmp
 
     ws = copy_workspace(pandalm_ws, tmp_path / "ws")
     train, held, _ = split_items(truth, n_items=8, seed=0)
-    ws.add_annotations([Annotation(i, "critic", str(truth[i]), "AB", None, "experts", f"e/{i}",
+    ws.annotations_repo.add_annotations([Annotation(i, "critic", str(truth[i]), "AB", None, "experts", f"e/{i}",
                                    rationale=f"Reason {k}: accuracy before fluency.") for k, i in
                         enumerate(train + held)])
     assert main(["align", "--method", "guidelines", "-w", str(ws.path), "--judge", "local/smollm2", "--consensus",
@@ -156,7 +156,7 @@ def test_optimizer_keeps_bootstrapped_examples_the_judge_answered_as_the_people(
     from judgecal.loop.optimize import optimize_shots
 
     ws = copy_workspace(pandalm_ws, tmp_path / "ws")
-    items = {it.item_id: it for it in ws.items()}
+    items = {it.item_id: it for it in ws.items_repo.items()}
     short = sorted((i for i in truth.index if truth[i] == "A" and showable(items[i], 90)),
                    key=lambda i: (len(items[i].prompt) + sum(len(c.text) for c in items[i].candidates), i))[:6]
     assert len(short) == 6

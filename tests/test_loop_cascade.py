@@ -32,14 +32,14 @@ def ws(pandalm_ws, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def truth(ws):
-    cons = ws.consensus_frame("mv")
+    cons = ws.annotations_repo.consensus_frame("mv")
     return pd.Series(cons["label"].to_numpy(dtype=str), index=cons["item_id"].to_numpy(dtype=str))
 
 
 def test_confidence_of_a_panel_and_of_a_single_recorded_verdict(ws):
     conf, kind = stage_confidence(judge_frame(ws, "duo"))
     assert kind == "token probabilities"
-    duo = ws.judgments_frame("duo").set_index("item_id")
+    duo = ws.judgments_repo.judgments_frame("duo").set_index("item_id")
     # unanimous slots: confidence 1; slots without a strict majority: none (they move on)
     assert set(conf["confidence"].dropna()) == {1.0}
     assert set(conf["confidence"].dropna().index) == set(duo.index[duo["status"] == "ok"])

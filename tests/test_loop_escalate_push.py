@@ -33,7 +33,7 @@ def test_the_people_stage_of_a_cascade_goes_to_label_studio(pandalm_ws, tmp_path
     from judgecal.data.store import Workspace
 
     with Workspace(tmp_path / "ws", create=False) as again:
-        pushed = again.ls_pushed_items()
+        pushed = again.labelstudio_repo.ls_pushed_items()
     assert len(pushed) == 6 and pushed <= set(escalated)
     # least confident first: every pushed item scores at least as high as any escalated item left behind
     left = [s for i, s in escalated.items() if i not in pushed]

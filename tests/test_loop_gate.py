@@ -56,11 +56,11 @@ def ws(pandalm_ws, tmp_path_factory):
     """PandaLM with two more judges on the same items: GPT-3.5's verdicts stored again under another spec
     (no worse, by construction) and a judge that always answers A (clearly worse)."""
     w = copy_workspace(pandalm_ws, tmp_path_factory.mktemp("gate") / "ws")
-    j = w.judgments_frame(GPT)
-    w.add_judgments([Judgment(key=f"same-{r.key}", item_id=r.item_id, judge="copy/gpt-3.5-turbo", spec_hash="c0",
+    j = w.judgments_repo.judgments_frame(GPT)
+    w.judgments_repo.add_judgments([Judgment(key=f"same-{r.key}", item_id=r.item_id, judge="copy/gpt-3.5-turbo", spec_hash="c0",
                               order=r.order, verdict=r.verdict, status=r.status, raw=r.raw)
                      for r in j.itertuples()])
-    w.add_judgments([Judgment(key=f"a-{r.key}", item_id=r.item_id, judge="always/A", spec_hash="a0",
+    w.judgments_repo.add_judgments([Judgment(key=f"a-{r.key}", item_id=r.item_id, judge="always/A", spec_hash="a0",
                               order=r.order, verdict="A", raw="A") for r in j.itertuples()])
     yield w
     w.close()
@@ -68,7 +68,7 @@ def ws(pandalm_ws, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def truth(ws):
-    cons = ws.consensus_frame("mv")
+    cons = ws.annotations_repo.consensus_frame("mv")
     return pd.Series(cons["label"].to_numpy(dtype=str), index=cons["item_id"].to_numpy(dtype=str))
 
 
@@ -76,7 +76,7 @@ def test_estimates_match_scikit_learn(ws, truth):
     got = compare_judges(ws, GPT, P7B, truth, n_boot=200)
     assert got["n_items"] == 999
     for judge, side in ((GPT, "baseline"), (P7B, "candidate")):
-        j = ws.judgments_frame(judge)
+        j = ws.judgments_repo.judgments_frame(judge)
         pred = j["verdict"].replace({"invalid": "tie"}).to_numpy()
         true = truth.reindex(j["item_id"]).to_numpy()
         assert got["metrics"]["accuracy"][side] == pytest.approx(accuracy_score(true, pred))
@@ -136,8 +136,8 @@ def test_bias_estimates_are_the_audits(ws, truth):
     LLaMA outputs: a self-preference case), here against the same verdicts stored under another name."""
     from judgecal.audit.pipeline import AuditOptions, audit_workspace
 
-    j = ws.judgments_frame(P7B)
-    ws.add_judgments([Judgment(key=f"p7-{r.key}", item_id=r.item_id, judge="copy/pandalm-7b", spec_hash="p7",
+    j = ws.judgments_repo.judgments_frame(P7B)
+    ws.judgments_repo.add_judgments([Judgment(key=f"p7-{r.key}", item_id=r.item_id, judge="copy/pandalm-7b", spec_hash="p7",
                                order=r.order, verdict=r.verdict, status=r.status, raw=r.raw)
                       for r in j.itertuples()])
     got = compare_judges(ws, P7B, "copy/pandalm-7b", truth, n_boot=200)["metrics"]

@@ -20,15 +20,15 @@ GPT, P7B = "replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"
 def ws(pandalm_ws, tmp_path_factory):
     """PandaLM plus a third member that answers A on the first 600 items and abstains (no call) on the rest."""
     w = copy_workspace(pandalm_ws, tmp_path_factory.mktemp("panel") / "ws")
-    j = w.judgments_frame(GPT).sort_values("item_id").head(600)
-    w.add_judgments([Judgment(key=f"a-{r.key}", item_id=r.item_id, judge="always/A", spec_hash="a0",
+    j = w.judgments_repo.judgments_frame(GPT).sort_values("item_id").head(600)
+    w.judgments_repo.add_judgments([Judgment(key=f"a-{r.key}", item_id=r.item_id, judge="always/A", spec_hash="a0",
                               order=r.order, verdict="A", raw="A") for r in j.itertuples()])
     yield w
     w.close()
 
 
 def _verdicts(ws, judge):
-    f = ws.judgments_frame(judge)
+    f = ws.judgments_repo.judgments_frame(judge)
     return pd.Series(f["verdict"].to_numpy(dtype=object), index=f["item_id"].to_numpy(dtype=str))
 
 
@@ -55,7 +55,7 @@ def test_panel_of_three_against_a_hand_count(ws):
     assert panel.to_dict() == expect
     assert got["decided"] == sum(v != "invalid" for v in expect.values())
     assert got["no_majority"] == sum(v == "invalid" for v in expect.values()) > 0
-    raw = ws.judgments_frame("trio").set_index("item_id")["raw"]
+    raw = ws.judgments_repo.judgments_frame("trio").set_index("item_id")["raw"]
     assert raw[panel == "invalid"].str.startswith("no majority: ").all()
 
 
@@ -74,7 +74,7 @@ def test_panel_is_audited_beside_its_members(ws):
     rep = audit_workspace(ws, AuditOptions(consensus="mv", n_boot=100)).to_json()
     assert {"duo", GPT, P7B} <= set(rep["judges"])
     duo = rep["judges"]["duo"]["metrics"]
-    truth = ws.consensus_frame("mv").set_index("item_id")["label"]
+    truth = ws.annotations_repo.consensus_frame("mv").set_index("item_id")["label"]
     v = _verdicts(ws, "duo").replace({"invalid": "tie"})
     assert duo["accuracy"]["estimate"] == pytest.approx(float(np.mean(v.to_numpy() == truth.reindex(v.index))))
 
@@ -84,7 +84,7 @@ def test_panel_spec_file_and_its_errors(ws, tmp_path, capsys):
     spec.write_text(f"name: file-duo\npanel:\n  members: [{GPT}, {P7B}]\n  rule: majority\n")
     assert load_panel(spec).members == (GPT, P7B)
     assert main(["panel", "--spec", str(spec), "-w", str(ws.path)]) == 0
-    assert "file-duo" in ws.judges()
+    assert "file-duo" in ws.judgments_repo.judges()
     bad = tmp_path / "bad.yaml"
     bad.write_text(f"panel:\n  members: [{GPT}]\n")
     with pytest.raises(LoopError, match=r"bad.yaml: .*panel.members"):
@@ -103,23 +103,23 @@ def test_panel_spec_file_and_its_errors(ws, tmp_path, capsys):
     ("x" * 201, "a judge's name is 201 characters; the limit is 200"),
 ])
 def test_a_panel_name_is_checked_as_an_imported_judge_name(ws, capsys, name, words):
-    before = set(ws.judges())
+    before = set(ws.judgments_repo.judges())
     capsys.readouterr()
     assert main(["panel", "--members", f"{GPT},{P7B}", "--name", name, "-w", str(ws.path)]) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1, err
-    assert set(ws.judges()) == before
+    assert set(ws.judgments_repo.judges()) == before
 
 
 def test_a_panel_never_takes_the_name_of_another_judge(ws, capsys):
     """A second spec under an existing judge's name made gate, cascade and panel fail afterwards."""
-    before = ws.judgments_frame(P7B)
+    before = ws.judgments_repo.judgments_frame(P7B)
     capsys.readouterr()
     assert main(["panel", "--members", f"{GPT},always/A", "--name", P7B, "-w", str(ws.path)]) == 2
     err = capsys.readouterr().err
     assert f"a judge named {P7B!r} is already in this workspace" in err and err.count("\n") == 1, err
-    assert ws.judgments_frame(P7B)["verdict"].tolist() == before["verdict"].tolist()
-    assert {h for (_, h), n in ws.judge_names().items() if n == P7B} == set(before["spec_hash"])
+    assert ws.judgments_repo.judgments_frame(P7B)["verdict"].tolist() == before["verdict"].tolist()
+    assert {h for (_, h), n in ws.judgments_repo.judge_names().items() if n == P7B} == set(before["spec_hash"])
     # the same panel again under its own name replaces its own earlier run: allowed
     assert main(["panel", "--members", f"{GPT},{P7B}", "--name", "duo-again", "-w", str(ws.path)]) == 0
     assert main(["panel", "--members", f"{GPT},{P7B}", "--name", "duo-again", "-w", str(ws.path)]) == 0

@@ -14,13 +14,13 @@ def test_regrade_repeats_items_orders_and_samples_then_gates(pandalm_ws, tmp_pat
                  *w]) == 0
     assert main(["judge", "--judge", "local/smollm2", "--items", "2", "--sample-seed", "9", "--orders", "AB",
                  *w]) == 0
-    old = ws.judgments_frame("local/smollm2")
+    old = ws.judgments_repo.judgments_frame("local/smollm2")
     assert len(old) >= 7  # 3 items in both orders, 2 more (or the same) in AB
     assert main(["regrade", "--judge", "local/smollm2", "--max-tokens", "3", "--like", "local/smollm2", *w]) == 0
-    names = ws.judges()
+    names = ws.judgments_repo.judges()
     new = next(n for n in names if n.startswith("local/smollm2[") and "max_tokens=3" in n)
     old_name = next(n for n in names if n.startswith("local/smollm2") and n != new)
-    got = ws.judgments_frame(new)
+    got = ws.judgments_repo.judgments_frame(new)
     assert set(zip(got["item_id"], got["order"], strict=True)) == set(
         zip(old["item_id"], old["order"], strict=True))
     assert len(got) == len(old)

@@ -20,8 +20,8 @@ EVIL = "<img src=x onerror=alert(1)>"
 def ws_dir(pandalm_ws, tmp_path_factory):
     d = tmp_path_factory.mktemp("loop-report") / "ws"
     ws = copy_workspace(pandalm_ws, d)
-    j = ws.judgments_frame(GPT)
-    ws.add_judgments([Judgment(key=f"a-{r.key}", item_id=r.item_id, judge="always/A", spec_hash="a0",
+    j = ws.judgments_repo.judgments_frame(GPT)
+    ws.judgments_repo.add_judgments([Judgment(key=f"a-{r.key}", item_id=r.item_id, judge="always/A", spec_hash="a0",
                                order=r.order, verdict="A", raw="A") for r in j.itertuples()])
     ws.close()
     w = ["-w", str(d)]

@@ -41,7 +41,7 @@ def ls(tmp_path_factory, pandalm_ws):
     admin = lstasks.client(conn)
     res = lstasks.push(ws, admin, select(ws, "random", 6, source="pandalm", seed=3), project=PROJECT, overlap=1,
                        seed=5, reviewers=reviewers(ws.path))
-    ws.add_items([Item(f"rate-{k}", f"Explain {k}.", [Candidate(f"An answer about {k}.", "m1")], task="pointwise")
+    ws.items_repo.add_items([Item(f"rate-{k}", f"Explain {k}.", [Candidate(f"An answer about {k}.", "m1")], task="pointwise")
                   for k in range(2)])
     rated = lstasks.push(ws, admin, ["rate-0", "rate-1"], project=RATING, overlap=2, seed=1,
                          reviewers=reviewers(ws.path), kind="likert", rubric=load_rubric("pointwise-5"))
@@ -199,7 +199,7 @@ def test_pull_refuses_an_answer_given_twice(ls):
     pulled = lstasks.pull(ws, ls["admin"], project=PROJECT, reviewers=reviewers(ws.path))
     mine = [p for p in pulled.problems if p.startswith(f"annotation {r.json()['id']} ")]
     assert len(mine) == 1 and "answered twice" in mine[0] and "skipped" in mine[0]
-    assert f"ls:{area['pid']}:{r.json()['id']}" not in set(ws.annotations_frame()["annotation_id"])
+    assert f"ls:{area['pid']}:{r.json()['id']}" not in set(ws.annotations_repo.annotations_frame()["annotation_id"])
     # a rating given twice, and one given once beside it
     tasks = alice.get(f"/api/tasks/?project={area['rating_pid']}&page_size=10").json()["tasks"]
     two = alice.post(f"/api/tasks/{tasks[0]['id']}/annotations/",
@@ -210,5 +210,5 @@ def test_pull_refuses_an_answer_given_twice(ls):
     assert pulled.new == 1
     assert [p for p in pulled.problems if "answered twice" in p] == [
         f"annotation {two.json()['id']} on task {tasks[0]['id']} by {ALICE}: the rating is answered twice, skipped"]
-    rated = ws.annotations_frame()
+    rated = ws.annotations_repo.annotations_frame()
     assert rated[rated["source"] == f"label-studio:{RATING}"]["label"].tolist() == ["4"]

@@ -159,7 +159,7 @@ def test_the_conversation_reaches_the_judge_whole(tmp_path, capsys, vendor, pand
         return holds(prompt, headers, n)
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(pandalm_ws.items(source="pandalm")[:2])
+    ws.items_repo.add_items(pandalm_ws.items_repo.items(source="pandalm")[:2])
     srv = vendor(record)
     assert main(["probe", "manipulability", "--judge", "openai/rec", "--base-url", srv.url, "--quiet", "-w",
                  str(ws.path)]) == 0
@@ -193,15 +193,15 @@ def test_the_embedded_judge_continues_its_own_conversation(tmp_path, capsys, pan
     from judgecal.data.store import Workspace
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(pandalm_ws.items(source="pandalm")[:3])
+    ws.items_repo.add_items(pandalm_ws.items_repo.items(source="pandalm")[:3])
     args = ["probe", "manipulability", "--judge", "local/smollm2", "--max-tokens", "8", "--quiet", "-w", str(ws.path)]
     assert main(args) == 0
     out = capsys.readouterr().out
     unread = int(out.split(" first verdicts unreadable")[0].rsplit("; ", 1)[1])
     assert f"{6 + 12 - 2 * unread} calls run" in out  # the clean run, then two follow-ups per readable verdict
     assert main(args) == 0 and "0 calls run" in capsys.readouterr().out
-    copies = [it for it in ws.items(source="probe:perturbation") if it.metadata["bias"] == "manipulability"]
-    got = ws.judgments_frame(judge="local/smollm2", columns=["item_id", "verdict", "raw"])
+    copies = [it for it in ws.items_repo.items(source="probe:perturbation") if it.metadata["bias"] == "manipulability"]
+    got = ws.judgments_repo.judgments_frame(judge="local/smollm2", columns=["item_id", "verdict", "raw"])
     follow = got[got["item_id"].isin({c.item_id for c in copies})]
     assert len(copies) == len(follow) == 12 - 2 * unread
     assert follow["verdict"].isin(["A", "B", "tie", "invalid"]).all()

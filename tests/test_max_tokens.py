@@ -52,8 +52,8 @@ def test_the_cli_runs_a_span_judge_with_the_rubrics_length_and_records_it(tmp_pa
     assert main(base) == 0
     assert main([*base, "--max-tokens", "12"]) == 0
     with Workspace(path) as ws:
-        specs = {h: s for h, (_, s) in ws.judge_specs().items() if s.get("rubric") == "spans-hallucination"}
-        j = ws.judgments_frame(columns=["spec_hash", "completion_tokens", "status"])
+        specs = {h: s for h, (_, s) in ws.judgments_repo.judge_specs().items() if s.get("rubric") == "spans-hallucination"}
+        j = ws.judgments_repo.judgments_frame(columns=["spec_hash", "completion_tokens", "status"])
     j = j[j["spec_hash"].isin(specs)]  # not the recorded judges FaithBench ships
     assert sorted(s["max_tokens"] for s in specs.values()) == [12, 256]
     assert len(j) == 2 and set(j["spec_hash"]) == set(specs)  # one judgment under each recorded spec

@@ -130,8 +130,8 @@ def test_time_and_period_are_checked_and_stored(tmp_path, capsys):
                                     "period": 7}) + "\n", "utf-8")
     assert main(["import", str(verdicts), "--as", "judgments", "-w", str(tmp_path / "ws")]) == 0
     with Workspace(tmp_path / "ws") as ws:
-        assert ws.items()[0].metadata == {"time": "2024-03-01T08:00:00+00:00", "period": "spring"}  # as UTC
-        assert ws.judgments_frame()[["time", "period"]].values.tolist() == [["2024-03-02T00:00:00+00:00", "7"]]
+        assert ws.items_repo.items()[0].metadata == {"time": "2024-03-01T08:00:00+00:00", "period": "spring"}  # as UTC
+        assert ws.judgments_repo.judgments_frame()[["time", "period"]].values.tolist() == [["2024-03-02T00:00:00+00:00", "7"]]
 
 
 def test_an_older_workspace_gains_the_time_and_period_columns(tmp_path):
@@ -143,8 +143,8 @@ def test_an_older_workspace_gains_the_time_and_period_columns(tmp_path):
             ws._db.conn.execute(f'ALTER TABLE judgments DROP COLUMN "{col}"')
         ws._db.conn.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
     with Workspace(tmp_path / "ws") as ws:
-        ws.add_judgments([Judgment("k", "i", "j", "h", verdict="A", time="2024-01-01T00:00:00+00:00", period="p")])
-        assert ws.judgments_frame()[["time", "period"]].values.tolist() == [["2024-01-01T00:00:00+00:00", "p"]]
+        ws.judgments_repo.add_judgments([Judgment("k", "i", "j", "h", verdict="A", time="2024-01-01T00:00:00+00:00", period="p")])
+        assert ws.judgments_repo.judgments_frame()[["time", "period"]].values.tolist() == [["2024-01-01T00:00:00+00:00", "p"]]
     db = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     db.close()

@@ -24,12 +24,12 @@ def test_same_judge_same_keys_same_judgments_as_the_sdk(tmp_path, vendor):  # no
     runs = {}
     for name in ("openai", "openai-http"):
         w = Workspace(tmp_path / name)
-        w.add_items(_items(["ONE", "TWO", "THREE"]))
+        w.items_repo.add_items(_items(["ONE", "TWO", "THREE"]))
         eng = Engine(w, make_backend(f"{name}/m", base_url=srv.url, api_key="sk-test-123456"),
                      load_rubric("pairwise"), progress=False)
-        st = eng.run(eng.plan(w.items()))
+        st = eng.run(eng.plan(w.items_repo.items()))
         assert (st.done, st.errors) == (6, 0)
-        df = w.judgments_frame().sort_values("key")
+        df = w.judgments_repo.judgments_frame().sort_values("key")
         runs[name] = (eng.spec_hash, df[["key", "item_id", "order", "verdict", "status", "raw",
                                          "prompt_tokens"]].to_dict("records"))
     assert runs["openai"] == runs["openai-http"]
@@ -38,7 +38,7 @@ def test_same_judge_same_keys_same_judgments_as_the_sdk(tmp_path, vendor):  # no
     eng = Engine(w, make_backend("openai-http/m", base_url=srv.url, api_key="sk-test-123456"),
                  load_rubric("pairwise"), progress=False)
     before = srv.total()
-    assert eng.run(eng.plan(w.items())).cached == 6 and srv.total() == before
+    assert eng.run(eng.plan(w.items_repo.items())).cached == 6 and srv.total() == before
 
 
 def test_errors_retries_and_secrets(tmp_path, vendor):  # noqa: F811
@@ -58,11 +58,11 @@ def test_errors_retries_and_secrets(tmp_path, vendor):  # noqa: F811
 
     srv = vendor(script)
     w = Workspace(tmp_path / "ws")
-    w.add_items(_items([*MALFORMED, "BUSY", "LONG", "ECHO"]))
+    w.items_repo.add_items(_items([*MALFORMED, "BUSY", "LONG", "ECHO"]))
     eng = Engine(w, make_backend("openai-http/m", base_url=srv.url, api_key=key), load_rubric("pairwise"),
                  progress=False, backoff_base=0.001)
-    st = eng.run(eng.plan(w.items(), orders=("AB",)))
-    df = w.judgments_frame().set_index("item_id")
+    st = eng.run(eng.plan(w.items_repo.items(), orders=("AB",)))
+    df = w.judgments_repo.judgments_frame().set_index("item_id")
     for m in MALFORMED:
         assert df.loc[m, "status"] == "error" and df.loc[m, "raw"].startswith("BackendError: malformed reply"), m
     assert (df.loc["BUSY", "status"], df.loc["BUSY", "verdict"], st.retries) == ("ok", "A", 1)

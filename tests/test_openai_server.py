@@ -40,14 +40,14 @@ ITEMS = [
 
 def test_both_orders_logprobs_and_zero_requests_on_rerun(tmp_path, server):
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(ITEMS)
+    ws.items_repo.add_items(ITEMS)
     backend = make_backend("openai/smollm2", base_url=f"{server}/v1")
     engine = Engine(ws, backend, load_rubric("pairwise"), judge="openai/smollm2", concurrency=4, progress=False)
     before = _count(server)
-    st = engine.run(engine.plan(ws.items()))
+    st = engine.run(engine.plan(ws.items_repo.items()))
     assert st.errors == 0, st.error_messages
     assert _count(server) - before == 6
-    df = ws.judgments_frame()
+    df = ws.judgments_repo.judgments_frame()
     assert sorted(df["order"]) == ["AB", "AB", "AB", "BA", "BA", "BA"]
     assert df["raw"].str.len().gt(0).all()
     assert df["p_a"].notna().all() and df["p_b"].notna().all()
@@ -57,10 +57,10 @@ def test_both_orders_logprobs_and_zero_requests_on_rerun(tmp_path, server):
     assert (df["cost_usd"].isna()).all()  # no price for a self-hosted model name
     # the re-run is answered from the cache: the server sees no new request
     mid = _count(server)
-    st2 = engine.run(engine.plan(ws.items()))
+    st2 = engine.run(engine.plan(ws.items_repo.items()))
     assert (st2.cached, st2.done) == (6, 0)
     assert _count(server) == mid
-    assert ws.count_judgments() == 6
+    assert ws.judgments_repo.count_judgments() == 6
 
 
 def test_batch_manifest_round_trip(tmp_path, server):
@@ -70,10 +70,10 @@ def test_batch_manifest_round_trip(tmp_path, server):
     from judgecal.judges import batch
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(ITEMS[:2])
+    ws.items_repo.add_items(ITEMS[:2])
     backend = make_backend("openai/smollm2", base_url=f"{server}/v1")
     engine = Engine(ws, backend, load_rubric("pairwise"), judge="openai/smollm2", progress=False)
-    calls = engine.plan(ws.items())
+    calls = engine.plan(ws.items_repo.items())
     manifest = tmp_path / "batch.jsonl"
     assert batch.export_manifest(engine, calls, manifest) == 4
     lines = [json.loads(x) for x in manifest.read_text().splitlines()]
@@ -87,12 +87,12 @@ def test_batch_manifest_round_trip(tmp_path, server):
         fh.write(json.dumps({"custom_id": "not-planned", "response": {"status_code": 200, "body": {}}}) + "\n")
     counts = batch.import_results(engine, manifest, results)
     assert counts == {"stored": 3, "already": 0, "unknown": 1, "failed": 0}
-    assert ws.count_judgments() == 3
-    assert ws.judgments_frame()["p_a"].notna().all()
+    assert ws.judgments_repo.count_judgments() == 3
+    assert ws.judgments_repo.judgments_frame()["p_a"].notna().all()
     # resume: the next manifest holds only the call still missing; re-import stores nothing twice
     assert batch.export_manifest(engine, calls, tmp_path / "batch2.jsonl") == 1
     assert batch.import_results(engine, manifest, results)["already"] == 3
-    assert ws.count_judgments() == 3
+    assert ws.judgments_repo.count_judgments() == 3
 
 
 @pytest.mark.skipif(not __import__("os").environ.get("OPENAI_API_KEY"), reason="OPENAI_API_KEY is not set")
@@ -100,11 +100,11 @@ def test_real_openai_api(tmp_path):
     import os
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(ITEMS[:1])
+    ws.items_repo.add_items(ITEMS[:1])
     model = os.environ.get("JUDGECAL_OPENAI_MODEL", "gpt-4o-mini")
     engine = Engine(ws, make_backend(f"openai/{model}"), load_rubric("pairwise"), progress=False)
-    st = engine.run(engine.plan(ws.items()))
+    st = engine.run(engine.plan(ws.items_repo.items()))
     assert st.errors == 0
-    df = ws.judgments_frame()
+    df = ws.judgments_repo.judgments_frame()
     assert df["p_a"].notna().all() and df["cost_usd"].gt(0).all()
     assert os.environ["OPENAI_API_KEY"] not in "\n".join(ws._db.conn.iterdump())

@@ -94,8 +94,8 @@ def test_padding_probe_and_repeats_live_through_the_cli(tmp_path, capsys):
     from judgecal.data.store import Workspace
 
     with Workspace(ws) as w:
-        f = w.judgments_frame("local/smollm2")
-        f_hot = w.judgments_frame("local/smollm2[temperature=1.0]")
+        f = w.judgments_repo.judgments_frame("local/smollm2")
+        f_hot = w.judgments_repo.judgments_frame("local/smollm2[temperature=1.0]")
     assert len(f_hot) == 4 * 2 * 3 and hot["n_judgments"] == 24
     valid = f_hot[f_hot["verdict"].isin(["A", "B", "tie"])]
     repeats = valid.groupby(["item_id", "order"])["sample"].nunique()

@@ -27,8 +27,8 @@ def test_published_accuracy_and_macro_f1(report_mv, judge, acc, f1):
 
 
 def test_metrics_match_scikit_learn(pandalm_ws, report_mv):
-    cons = pandalm_ws.consensus_frame("mv").set_index("item_id")["label"]
-    j = pandalm_ws.judgments_frame("replay/pandalm/gpt-3.5-turbo")
+    cons = pandalm_ws.annotations_repo.consensus_frame("mv").set_index("item_id")["label"]
+    j = pandalm_ws.judgments_repo.judgments_frame("replay/pandalm/gpt-3.5-turbo")
     pred = j["verdict"].replace({"invalid": "tie"}).to_numpy()
     true = cons.reindex(j["item_id"]).to_numpy()
     m = report_mv["judges"]["replay/pandalm/gpt-3.5-turbo"]["metrics"]
@@ -37,7 +37,7 @@ def test_metrics_match_scikit_learn(pandalm_ws, report_mv):
 
 
 def test_garbage_verdicts_are_recorded_invalid_with_raw_text(pandalm_ws):
-    j = pandalm_ws.judgments_frame("replay/pandalm/gpt-3.5-turbo")
+    j = pandalm_ws.judgments_repo.judgments_frame("replay/pandalm/gpt-3.5-turbo")
     bad = j[j["verdict"] == "invalid"]
     assert len(bad) == 25
     assert (bad["status"] == "invalid").all()
@@ -45,7 +45,7 @@ def test_garbage_verdicts_are_recorded_invalid_with_raw_text(pandalm_ws):
 
 
 def test_dawid_skene_beside_majority_vote(pandalm_ws):
-    ann = pandalm_ws.annotations_frame()
+    ann = pandalm_ws.annotations_repo.annotations_frame()
     mv = consensus_frame(ann, "mv").set_index("item_id")["label"]
     ds = consensus_frame(ann, "ds").set_index("item_id")["label"]
     assert len(mv) == len(ds) == 999
@@ -69,6 +69,6 @@ def test_majority_vote_breaks_ties_deterministically():
 
 
 def test_json_literal_responses_stay_text(pandalm_ws):
-    items = {it.item_id: it for it in pandalm_ws.items(source="pandalm")}
+    items = {it.item_id: it for it in pandalm_ws.items_repo.items(source="pandalm")}
     assert all(isinstance(c.text, str) for it in items.values() for c in it.candidates)
     assert items["pandalm/157"].candidates[0].text == "True"

@@ -190,13 +190,13 @@ def test_without_human_labels_each_judge_perturbs_the_response_it_did_not_prefer
     from judgecal.data.store import Workspace
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(pandalm_ws.items(source="pandalm")[:12])  # real pairs, no human label
+    ws.items_repo.add_items(pandalm_ws.items_repo.items(source="pandalm")[:12])  # real pairs, no human label
     for model, script in (("ignores", ignores), ("contrary", contrary)):
         srv = vendor(script)
         assert main(["probe", "authority", "--judge", f"openai/{model}", "--base-url", srv.url, "--quiet", "-w",
                      str(ws.path)]) == 0
         assert "the judge's unpreferred one on 12" in capsys.readouterr().out
-    copies = [it for it in ws.items(source="probe:perturbation") if it.metadata["bias"] == "authority"]
+    copies = [it for it in ws.items_repo.items(source="probe:perturbation") if it.metadata["bias"] == "authority"]
     sides = {(it.metadata["base_item"], it.metadata["side"]) for it in copies}
     assert len(copies) == 2 * 2 * 12 and len(sides) == 24  # each item perturbed on both sides, one per judge
     assert main(["audit", "--n-boot", "300", "-w", str(ws.path)]) == 0

@@ -16,14 +16,14 @@ def test_rationales_import_with_their_labels_csv_too(tmp_path):
     (tmp_path / "a.jsonl").write_text(json.dumps(rec) + "\n", "utf-8")
     with Workspace(tmp_path / "ws") as ws:
         import_file(ws, tmp_path / "a.jsonl")
-        ann = ws.annotations_frame().set_index("annotator")
+        ann = ws.annotations_repo.annotations_frame().set_index("annotator")
         assert ann.loc["ann1", "rationale"] == "Four is correct." and pd.isna(ann.loc["ann2", "rationale"])
         assert "ann3" not in ann.index  # skipped label, no rationale to hang on it
     pd.DataFrame([{**rec, "id": "q2", "human_labels": json.dumps(rec["human_labels"]),
                    "human_rationales": json.dumps({"ann2": "Both wrong."})}]).to_csv(tmp_path / "b.csv", index=False)
     with Workspace(tmp_path / "ws") as ws:
         import_file(ws, tmp_path / "b.csv")
-        ann = ws.annotations_frame()
+        ann = ws.annotations_repo.annotations_frame()
         got = ann[ann["item_id"] == "q2"].set_index("annotator")["rationale"]
         assert pd.isna(got["ann1"]) and got["ann2"] == "Both wrong."
 
@@ -38,8 +38,8 @@ def test_an_older_workspace_gains_the_rationale_column(tmp_path):
         ws._db.conn.execute("ALTER TABLE annotations DROP COLUMN rationale")
         ws._db.conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
     with Workspace(tmp_path / "ws") as ws:
-        ws.add_annotations([Annotation("i", "a", "A", rationale="why")])
-        assert ws.annotations_frame()["rationale"].tolist() == ["why"]
+        ws.annotations_repo.add_annotations([Annotation("i", "a", "A", rationale="why")])
+        assert ws.annotations_repo.annotations_frame()["rationale"].tolist() == ["why"]
     db = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     db.close()

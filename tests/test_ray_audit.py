@@ -51,7 +51,7 @@ def both_orders_ws(pandalm_ws, tmp_path_factory):
     with two samples, ties and invalid answers, so the position metrics have pairs to count."""
     ws = copy_workspace(pandalm_ws, tmp_path_factory.mktemp("ray_audit") / "ws")
     rng = np.random.default_rng(5)
-    items = sorted(ws.consensus_frame("ds")["item_id"].unique())
+    items = sorted(ws.annotations_repo.consensus_frame("ds")["item_id"].unique())
     rows = []
     for i in items:
         for order in ("AB", "BA"):
@@ -59,7 +59,7 @@ def both_orders_ws(pandalm_ws, tmp_path_factory):
                 v = str(rng.choice(["A", "B", "tie", "invalid"], p=[0.5, 0.3, 0.1, 0.1]))
                 rows.append(Judgment(f"{i}|{order}|{s}", i, "sim/both-orders", "h0", order=order, sample=s,
                                      verdict=v, status="invalid" if v == "invalid" else "ok"))
-    ws.add_judgments(rows)
+    ws.judgments_repo.add_judgments(rows)
     yield ws
     ws.close()
 

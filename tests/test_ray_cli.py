@@ -38,12 +38,12 @@ def ws_path(pandalm_ws, tmp_path_factory):
     ws = copy_workspace(pandalm_ws, path)
     rng = np.random.default_rng(11)
     rows = []
-    for i in sorted(ws.consensus_frame("ds")["item_id"].unique()):
+    for i in sorted(ws.annotations_repo.consensus_frame("ds")["item_id"].unique()):
         for order in ("AB", "BA"):
             v = str(rng.choice(["A", "B", "tie", "invalid"], p=[0.5, 0.3, 0.1, 0.1]))
             rows.append(Judgment(f"{i}|{order}", i, "sim/both-orders", "h0", order=order, verdict=v,
                                  status="invalid" if v == "invalid" else "ok"))
-    ws.add_judgments(rows)
+    ws.judgments_repo.add_judgments(rows)
     ws.close()
     return path
 
@@ -121,7 +121,7 @@ def test_ray_client_judging(tmp_path, cluster, capsys):
 
     _fresh_driver()
     ws = Workspace(tmp_path / "judge")
-    ws.add_items([Item(f"c{k}", f"What is {k} + 2?", [Candidate(str(k + 2)), Candidate(str(k + 3))]) for k in range(3)])
+    ws.items_repo.add_items([Item(f"c{k}", f"What is {k} + 2?", [Candidate(str(k + 2)), Candidate(str(k + 3))]) for k in range(3)])
     ws.close()
     args = ["judge", "--workspace", str(tmp_path / "judge"), "--judge", "local/smollm2", "--executor", "ray",
             "--address", str(cluster.client_address), "--quiet"]
@@ -130,7 +130,7 @@ def test_ray_client_judging(tmp_path, cluster, capsys):
     assert main(args) == 0
     assert "6 planned, 6 cached, 0 run" in capsys.readouterr().out
     ws = Workspace(tmp_path / "judge")
-    df = ws.judgments_frame()
+    df = ws.judgments_repo.judgments_frame()
     assert len(df) == 6 and df["key"].is_unique and df["env"].str.contains('"backend": "local"').all()
     ws.close()
     _fresh_driver()

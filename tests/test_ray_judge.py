@@ -50,13 +50,13 @@ def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path, cluster):
     import ray
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(_items(N_ITEMS))
+    ws.items_repo.add_items(_items(N_ITEMS))
     backend = remote_backend("local/smollm2", {}, cluster.address)
     eng = Engine(ws, backend, load_rubric("pairwise"), progress=False)
-    calls = eng.plan(ws.items())
+    calls = eng.plan(ws.items_repo.items())
     # the same content-hash keys as a local run of the same judge
     local = Engine(Workspace(tmp_path / "local"), LocalBackend(workers=1), load_rubric("pairwise"), progress=False)
-    assert {c.key for c in calls} == {c.key for c in local.plan(ws.items())}
+    assert {c.key for c in calls} == {c.key for c in local.plan(ws.items_repo.items())}
     assert eng.spec_hash == local.spec_hash
 
     killed: list[int] = []
@@ -71,19 +71,19 @@ def test_a_killed_worker_loses_and_duplicates_nothing(tmp_path, cluster):
     rows = _rows(ws.path)
     assert len(rows) == 2 * N_ITEMS and all(n == 1 for _, n in rows)
     assert {k for k, _ in rows} == {c.key for c in calls}
-    df = ws.judgments_frame()
+    df = ws.judgments_repo.judgments_frame()
     assert set(df["status"]) <= {"ok", "invalid"} and df["verdict"].isin(["A", "B", "tie", "invalid"]).all()
     assert df["env"].str.contains('"backend": "local"').all()  # each worker's own fingerprint
     assert sum(n["Alive"] for n in ray.nodes()) == 2  # the head and the surviving worker
 
-    again = run_on_ray(eng, eng.plan(ws.items()), batch_size=2)
+    again = run_on_ray(eng, eng.plan(ws.items_repo.items()), batch_size=2)
     assert (again.done, again.cached) == (0, 2 * N_ITEMS)
     assert len(_rows(ws.path)) == 2 * N_ITEMS
 
 
 def test_cli_executor_ray(tmp_path, cluster, capsys):  # after the kill: one worker node left
     ws = Workspace(tmp_path / "cli")
-    ws.add_items(_items(3, offset=100))
+    ws.items_repo.add_items(_items(3, offset=100))
     ws.close()
     args = ["judge", "--workspace", str(tmp_path / "cli"), "--judge", "local/smollm2", "--executor", "ray",
             "--address", cluster.address, "--quiet"]
@@ -102,7 +102,7 @@ def test_a_killed_driver_resumes_without_duplicates(tmp_path, cluster):
     run makes only the calls not stored and every judgment is there once."""
     path = tmp_path / "driver"
     ws = Workspace(path)
-    ws.add_items(_items(10, offset=200))
+    ws.items_repo.add_items(_items(10, offset=200))
     ws.close()
     args = ["judge", "--workspace", str(path), "--judge", "local/smollm2", "--executor", "ray",
             "--address", cluster.address, "--quiet"]

@@ -57,9 +57,9 @@ def test_empty_responses_are_accepted_counted_and_stored_as_text(tmp_path):
     ws = Workspace(tmp_path / "ws")
     res = import_file(ws, _jsonl(tmp_path / "autoj.jsonl", _as_judgecal_pairwise(AUTOJ)))
     assert len(res.items) == 3 and res.counts["empty_responses"] == 2
-    stored = {it.item_id: it for it in ws.items()}
+    stored = {it.item_id: it for it in ws.items_repo.items()}
     assert stored["0"].candidates[1].text == "" and stored["1"].candidates[1].text == "  \n"
-    assert sorted(ws.annotations_frame()["label"]) == ["A", "B", "tie"]
+    assert sorted(ws.annotations_repo.annotations_frame()["label"]) == ["A", "B", "tie"]
 
 
 def test_an_empty_prompt_is_still_refused(tmp_path):
@@ -73,7 +73,7 @@ def test_zero_length_spans_are_dropped_and_counted(tmp_path):
     ws = Workspace(tmp_path / "ws")
     res = import_file(ws, _jsonl(tmp_path / "mushroom.jsonl", _as_judgecal_spans(MUSHROOM)), task="pointwise")
     assert res.counts["zero_length_spans"] == 2
-    sp = ws.spans_frame(kind="human").sort_values(["item_id", "start"])
+    sp = ws.spans_repo.spans_frame(kind="human").sort_values(["item_id", "start"])
     got = {(r.item_id, r.start, r.end) for r in sp.itertuples()}
     # item 1 keeps its two real spans; item 2's only span had zero length: the rater marked nothing,
     # kept as the one empty span that says so, as an empty list is (item 3)
@@ -95,7 +95,7 @@ def test_null_labels_are_skips_not_labels_nor_errors(tmp_path):
     rows[1]["human_labels"] = {"autoj": None}
     res = import_file(ws, _jsonl(tmp_path / "autoj.jsonl", rows))
     assert res.counts["skipped_labels"] == 2
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     assert len(ann) == 2 and set(ann["annotator"]) == {"autoj"}
 
 
@@ -118,8 +118,8 @@ def test_parquet_nested_columns_read_as_json(tmp_path):
     assert [it.item_id for it in res.items] == ["1", "2"]
     assert res.items[0].metadata == {"cost": 0.125, "n": 3} and isinstance(res.items[0].metadata["n"], int)
     assert res.counts == {"empty_responses": 0, "zero_length_spans": 1, "skipped_labels": 1}
-    assert sorted(ws.annotations_frame()["label"]) == ["3", "5"]
-    assert sorted((r.item_id, r.start, r.end) for r in ws.spans_frame().itertuples()) == [("1", 22, 41), ("2", 0, 0)]
+    assert sorted(ws.annotations_repo.annotations_frame()["label"]) == ["3", "5"]
+    assert sorted((r.item_id, r.start, r.end) for r in ws.spans_repo.spans_frame().itertuples()) == [("1", 22, 41), ("2", 0, 0)]
     assert json.loads(ws._db.conn.execute("SELECT data FROM items WHERE item_id = '1'").fetchone()[0])["metadata"]["cost"] == 0.125
 
 

@@ -27,8 +27,8 @@ def report_dir(tmp_path_factory):
     items = [Item(f"i{k}", f"q{k} {EVIL} {LINK}",
                   [Candidate(EVIL + IMG, model=models[k % 3]), Candidate("b " * (k % 4 + 1), model=models[(k + 1) % 3])])
              for k in range(30)]
-    ws.add_items(items)
-    ws.add_annotations([Annotation(f"i{k}", a, "A" if k % 3 else "B") for k in range(30)
+    ws.items_repo.add_items(items)
+    ws.annotations_repo.add_annotations([Annotation(f"i{k}", a, "A" if k % 3 else "B") for k in range(30)
                         for a in (f"h1{IMG}", f"h2{LINK}")])
     judge = f"replay/x/{EVIL}{IMG}"
     rows = []
@@ -38,7 +38,7 @@ def report_dir(tmp_path_factory):
             rows.append(Judgment(key=f"{k}{order}", item_id=f"i{k}", judge=judge, spec_hash="s", order=order,
                                  verdict=v, raw=EVIL, prompt_tokens=100, completion_tokens=2, latency_s=0.5,
                                  cost_usd=0.001))
-    ws.add_judgments(rows)
+    ws.judgments_repo.add_judgments(rows)
     from judgecal.aggregate.consensus import compute_consensus
 
     compute_consensus(ws, ("ds",))
@@ -167,9 +167,9 @@ def test_page_one_without_two_annotators_says_so(tmp_path):
     """One annotator per item: no like-for-like reference, so page one reads the judge against the consensus
     beside chance and the majority label, and says that the humans' side is not measured."""
     ws = Workspace(tmp_path / "ws")
-    ws.add_items([Item(f"i{k}", f"q{k}", [Candidate("a"), Candidate("b")]) for k in range(40)])
-    ws.add_annotations([Annotation(f"i{k}", "only-one", "A" if k % 4 else "B") for k in range(40)])
-    ws.add_judgments([Judgment(key=f"{k}", item_id=f"i{k}", judge="replay/x/one", spec_hash="s",
+    ws.items_repo.add_items([Item(f"i{k}", f"q{k}", [Candidate("a"), Candidate("b")]) for k in range(40)])
+    ws.annotations_repo.add_annotations([Annotation(f"i{k}", "only-one", "A" if k % 4 else "B") for k in range(40)])
+    ws.judgments_repo.add_judgments([Judgment(key=f"{k}", item_id=f"i{k}", judge="replay/x/one", spec_hash="s",
                                verdict="A" if k % 3 else "B", raw="") for k in range(40)])
     from judgecal.aggregate.consensus import compute_consensus
 

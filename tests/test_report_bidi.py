@@ -23,11 +23,11 @@ JUDGE, MODEL, ANNOTATOR = f"judge{RLO}lave", f"model{RLO}xe", f"ann{RLO}ab"
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     ws = Workspace(tmp_path_factory.mktemp("bidi") / "ws")
-    ws.add_items([Item(f"i{k}", f"q{k}", [Candidate(f"a{k}", model=MODEL), Candidate(f"b{k}", model="plain")])
+    ws.items_repo.add_items([Item(f"i{k}", f"q{k}", [Candidate(f"a{k}", model=MODEL), Candidate(f"b{k}", model="plain")])
                   for k in range(24)])
-    ws.add_annotations([Annotation(f"i{k}", who, "A" if (k + n) % 4 else "B") for k in range(24)
+    ws.annotations_repo.add_annotations([Annotation(f"i{k}", who, "A" if (k + n) % 4 else "B") for k in range(24)
                         for n, who in enumerate((ANNOTATOR, "h2"))])
-    ws.add_judgments([Judgment(key=f"{k}{o}", item_id=f"i{k}", judge=JUDGE, spec_hash="s", order=o,
+    ws.judgments_repo.add_judgments([Judgment(key=f"{k}{o}", item_id=f"i{k}", judge=JUDGE, spec_hash="s", order=o,
                                verdict="A" if o == "AB" or k % 3 else "B") for k in range(24) for o in ("AB", "BA")])
     compute_consensus(ws, ("ds",))
     return audit_workspace(ws, AuditOptions(n_boot=200)).to_json()

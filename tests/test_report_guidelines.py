@@ -55,7 +55,7 @@ def test_every_label_studio_project_points_to_the_page(tmp_path):
 
     ws_dir = tmp_path / "ws"
     with Workspace(ws_dir) as ws:
-        ws.add_items([Item(f"i{k}", f"question {k}", [Candidate(f"answer a{k}", model="m1"),
+        ws.items_repo.add_items([Item(f"i{k}", f"question {k}", [Candidate(f"answer a{k}", model="m1"),
                                                       Candidate(f"answer b{k}", model="m2")]) for k in range(4)])
     port = free_port()
     server = ManagedServer(ws_dir, port=port)
@@ -67,7 +67,7 @@ def test_every_label_studio_project_points_to_the_page(tmp_path):
         written = ws_dir / "reports" / "how-to-review.html"
         assert written.read_text() == page.review_page()
         with Workspace(ws_dir) as ws:
-            projects = ws.ls_projects("Blind review")
+            projects = ws.labelstudio_repo.ls_projects("Blind review")
         from judgecal.annotation.annotators import list_annotators
 
         people = {p["email"]: p for p in list_annotators(ws_dir)}

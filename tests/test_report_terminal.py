@@ -18,13 +18,13 @@ LONG = "openai/gpt-4o-mini-2024-07-18[temperature=0.7,rubric=pairwise-with-ties]
 def ws_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("term") / "ws"
     ws = Workspace(path)
-    ws.add_items([Item(f"i{k}", f"q{k}", [Candidate("a" * (k % 5 + 1)), Candidate("b")]) for k in range(40)])
-    ws.add_annotations([Annotation(f"i{k}", a, "A" if (k + n) % 4 else "B") for k in range(40)
+    ws.items_repo.add_items([Item(f"i{k}", f"q{k}", [Candidate("a" * (k % 5 + 1)), Candidate("b")]) for k in range(40)])
+    ws.annotations_repo.add_annotations([Annotation(f"i{k}", a, "A" if (k + n) % 4 else "B") for k in range(40)
                         for n, a in enumerate(("ann-1", "ann-2", "ann-3"))])
     rows = [Judgment(key=f"{j}{k}{o}", item_id=f"i{k}", judge=j, spec_hash="s", order=o,
                      verdict="A" if (o == "AB" or k % 3) else "B")
             for j in (LONG, "local/smollm2") for k in range(40) for o in ("AB", "BA")]
-    ws.add_judgments(rows)
+    ws.judgments_repo.add_judgments(rows)
     ws.close()
     return path
 

@@ -27,7 +27,7 @@ def _count(ws) -> int:
 
 def _frame(ws):
     with Workspace(ws) as w:
-        df = w.judgments_frame("local/smollm2")
+        df = w.judgments_repo.judgments_frame("local/smollm2")
     return df
 
 

@@ -33,17 +33,17 @@ def test_mutations_keep_the_content_and_change_the_prompt():
 def test_sensitivity_probe_live_on_smollm2(tmp_path, local_backend, pandalm_ws):
     from judgecal.audit.sensitivity import prompt_sensitivity
 
-    items = pandalm_ws.items(source="pandalm")[:8]
+    items = pandalm_ws.items_repo.items(source="pandalm")[:8]
     ws = Workspace(tmp_path / "ws")
-    ws.add_items(items)
+    ws.items_repo.add_items(items)
     eng = Engine(ws, local_backend, load_rubric("pairwise"), judge="local/smollm2", progress=False)
     for mut in ("none", "paraphrase", "instruction_after"):
         st = eng.run(eng.plan(items, mutation=mut))
         assert st.errors == 0
-    df = ws.judgments_frame()
+    df = ws.judgments_repo.judgments_frame()
     assert sorted(df["mutation"].unique()) == ["instruction_after", "none", "paraphrase"]
     assert df["key"].is_unique and len(df) == 8 * 2 * 3
-    truth = pandalm_ws.consensus_frame("mv").set_index("item_id")["label"]
+    truth = pandalm_ws.annotations_repo.consensus_frame("mv").set_index("item_id")["label"]
     res = prompt_sensitivity(df, truth, n_boot=300)
     for mut in ("paraphrase", "instruction_after"):
         fr = res["mutations"][mut]["flip_rate"]

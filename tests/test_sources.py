@@ -32,7 +32,7 @@ def _expert_labels() -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def mixed_ws(pandalm_ws, tmp_path_factory):
     ws = copy_workspace(pandalm_ws, tmp_path_factory.mktemp("sources") / "ws")
-    ws.add_annotations([Annotation(item, f"expert{k}@example.org", lab, "AB", 12.0, EXPERTS, f"ls:1:{item}:{k}")
+    ws.annotations_repo.add_annotations([Annotation(item, f"expert{k}@example.org", lab, "AB", 12.0, EXPERTS, f"ls:1:{item}:{k}")
                         for item, labs in _expert_labels().items() for k, lab in enumerate(labs)])
     yield ws
     ws.close()
@@ -58,14 +58,14 @@ def test_selectors_name_sources_and_aliases():
 def test_item_497_per_source_consensus(mixed_ws):
     counts = compute_consensus(mixed_ws, ("ds", "mv"))  # two sources, none chosen: each on its own
     assert counts == {f"ds:{EXPERTS}": 40, f"mv:{EXPERTS}": 40, "ds:pandalm": 999, "mv:pandalm": 999}
-    assert mixed_ws.consensus_frame(f"ds:{EXPERTS}").set_index("item_id").loc["pandalm/497", "label"] == "tie"
-    own = mixed_ws.consensus_frame("ds:pandalm").set_index("item_id").loc["pandalm/497"]
+    assert mixed_ws.annotations_repo.consensus_frame(f"ds:{EXPERTS}").set_index("item_id").loc["pandalm/497", "label"] == "tie"
+    own = mixed_ws.annotations_repo.consensus_frame("ds:pandalm").set_index("item_id").loc["pandalm/497"]
     assert own["label"] == "A" and json.loads(own["posterior"])["A"] > 0.99
     # the pooled consensus (the old default) only on request: there the crowd outvotes the experts
     compute_consensus(mixed_ws, ("ds",), source="all")
-    assert mixed_ws.consensus_frame("ds:all").set_index("item_id").loc["pandalm/497", "label"] == "A"
+    assert mixed_ws.annotations_repo.consensus_frame("ds:all").set_index("item_id").loc["pandalm/497", "label"] == "A"
     compute_consensus(mixed_ws, ("ds",), source="experts")
-    experts = mixed_ws.consensus_frame("ds:experts").set_index("item_id")["label"]
+    experts = mixed_ws.annotations_repo.consensus_frame("ds:experts").set_index("item_id")["label"]
     assert experts["pandalm/497"] == "tie" and len(experts) == 40
     assert all(experts[i] == labs[0] for i, labs in _expert_labels().items() if i != "pandalm/497")
 
@@ -73,8 +73,8 @@ def test_item_497_per_source_consensus(mixed_ws):
 def test_audit_against_the_experts_uses_their_labels_only(mixed_ws, tmp_path):
     compute_consensus(mixed_ws, ("ds",), source="experts")
     rep = audit_workspace(mixed_ws, AuditOptions(consensus="ds:experts", n_boot=200)).to_json()
-    truth = mixed_ws.consensus_frame("ds:experts").set_index("item_id")["label"]
-    j = mixed_ws.judgments_frame(JUDGE)
+    truth = mixed_ws.annotations_repo.consensus_frame("ds:experts").set_index("item_id")["label"]
+    j = mixed_ws.judgments_repo.judgments_frame(JUDGE)
     j = j[j["item_id"].isin(truth.index)]
     expected = (j["verdict"].replace({"invalid": "tie"}).to_numpy() == truth.reindex(j["item_id"]).to_numpy()).mean()
     m = rep["judges"][JUDGE]["metrics"]["accuracy"]
@@ -130,7 +130,7 @@ def test_annotators_agreement_per_source(mixed_ws, tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"source {EXPERTS}:" in out and "source pandalm:" in out
     rep = json.loads((tmp_path / "all.json").read_text())["by_source"]
-    ann = mixed_ws.annotations_frame()
+    ann = mixed_ws.annotations_repo.annotations_frame()
     for src in ("pandalm", EXPERTS):
         got = rep[src]["fleiss_kappa"]
         assert got["estimate"] == pytest.approx(_statsmodels_kappa(ann[ann["source"] == src]), abs=1e-9)

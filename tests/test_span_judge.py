@@ -34,16 +34,16 @@ def judged(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
 
 
 def _texts(ws, ids):  # type: ignore[no-untyped-def]
-    return {it.item_id: it.candidates[0].text for it in ws.items(ids=list(ids))}
+    return {it.item_id: it.candidates[0].text for it in ws.items_repo.items(ids=list(ids))}
 
 
 def test_span_judge_stores_judgments_and_spans(judged) -> None:  # type: ignore[no-untyped-def]
     ws, _ = judged
-    j = ws.judgments_frame(judge=JUDGE)
+    j = ws.judgments_repo.judgments_frame(judge=JUDGE)
     assert len(j) == 5 and set(j["order"]) == {"AB"}
     assert set(j["status"]) <= {"ok", "invalid", "too_long"} and (j["status"] == "ok").any()
     assert j.loc[j.status == "ok", "raw"].str.len().min() > 0  # the raw answer is kept
-    sp = ws.spans_frame(kind="judge")
+    sp = ws.spans_repo.spans_frame(kind="judge")
     assert set(sp["rater"]) == {JUDGE} and set(sp["source"]) <= set(j["key"])
     ok = j[j.status == "ok"]
     assert set(sp["source"]) == set(ok["key"])  # every readable answer left at least one row
@@ -68,8 +68,8 @@ def test_span_judge_stores_judgments_and_spans(judged) -> None:  # type: ignore[
 
 def test_unaligned_quotes_are_counted_not_dropped(judged) -> None:  # type: ignore[no-untyped-def]
     ws, _ = judged
-    j = ws.judgments_frame(judge=JUDGE)
-    sp = ws.spans_frame(kind="judge")
+    j = ws.judgments_repo.judgments_frame(judge=JUDGE)
+    sp = ws.spans_repo.spans_frame(kind="judge")
     # every quote parsed again from the raw answers is in the spans table, aligned or not
     parsed = collections.Counter(q for raw in j.loc[j.status == "ok", "raw"] for q in parse_quotes(raw) or [])
     stored: collections.Counter[str] = collections.Counter()
@@ -103,11 +103,11 @@ def test_rerun_is_cached_and_leaves_spans_as_they_were(judged, capsys) -> None: 
     from judgecal.cli import main
 
     ws, argv = judged
-    before = ws.spans_frame(kind="judge")
+    before = ws.spans_repo.spans_frame(kind="judge")
     capsys.readouterr()
     assert main(argv) == 0
     assert "5 cached, 0 run" in capsys.readouterr().out
-    after = ws.spans_frame(kind="judge")
+    after = ws.spans_repo.spans_frame(kind="judge")
     assert after.equals(before)
 
 
@@ -123,7 +123,7 @@ def engine(tmp_path, local_backend):  # type: ignore[no-untyped-def]
     from judgecal.judges.rubric import load_rubric
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_items([Item("lib", SOURCE, [Candidate(SUMMARY, "m")], task="pointwise", source="hand")])
+    ws.items_repo.add_items([Item("lib", SOURCE, [Candidate(SUMMARY, "m")], task="pointwise", source="hand")])
     eng = Engine(ws, local_backend, load_rubric("spans-hallucination"), max_tokens=128, progress=False)
     yield eng
     ws.close()
@@ -131,26 +131,26 @@ def engine(tmp_path, local_backend):  # type: ignore[no-untyped-def]
 
 def test_engine_turns_quotes_into_spans_and_replaces_them(engine) -> None:  # type: ignore[no-untyped-def]
     ws = engine.ws
-    (call,) = engine.plan(ws.items(), orders=("AB", "BA"))  # a span judge reads one text: one order
+    (call,) = engine.plan(ws.items_repo.items(), orders=("AB", "BA"))  # a span judge reads one text: one order
     j = engine.to_judgment(call, Response('- "on Friday"\n- costs 20 MILLION euros\n- in Berlin'), 0.1)
     engine.store([j])
-    stored = ws.judgments_frame()
+    stored = ws.judgments_repo.judgments_frame()
     assert list(stored["status"]) == ["ok"] and stored["score"].isna().all()
-    sp = ws.spans_frame(kind="judge")
+    sp = ws.spans_repo.spans_frame(kind="judge")
     marked = sorted(SUMMARY[s:e] for s, e in zip(sp.start, sp.end, strict=True) if e > s)
     assert marked == ["costs 20 million euros", "on Friday"]
     assert quote_counts(sp)[engine.judge] == {"exact": 1, "normalised": 1, "fuzzy": 0, "unaligned": 1, "quotes": 3}
     # the same call answered again (e.g. after an error) keeps only the new answer's spans
     engine.store([engine.to_judgment(call, Response("NONE"), 0.1)])
-    sp = ws.spans_frame(kind="judge")
+    sp = ws.spans_repo.spans_frame(kind="judge")
     assert list(zip(sp.start, sp.end, sp.note, strict=True)) == [(0, 0, None)]
     # an answer with nothing to read is invalid and leaves no spans
     engine.store([engine.to_judgment(call, Response("  \n"), 0.1)])
-    assert list(ws.judgments_frame()["status"]) == ["invalid"]
-    assert ws.spans_frame(kind="judge").empty
+    assert list(ws.judgments_repo.judgments_frame()["status"]) == ["invalid"]
+    assert ws.spans_repo.spans_frame(kind="judge").empty
     # a prompt too long for the model: its status is kept, no spans
     engine.store([engine.to_judgment(call, Response("", status="too_long"), 0.1)])
-    assert list(ws.judgments_frame()["status"]) == ["too_long"] and ws.spans_frame(kind="judge").empty
+    assert list(ws.judgments_repo.judgments_frame()["status"]) == ["too_long"] and ws.spans_repo.spans_frame(kind="judge").empty
 
 
 def test_keyfacts_coverage_judge_scores_and_quotes(tmp_path, local_backend, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -159,21 +159,21 @@ def test_keyfacts_coverage_judge_scores_and_quotes(tmp_path, local_backend, caps
     from judgecal.judges.rubric import load_rubric
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_items([Item("kf", "library", [Candidate(SUMMARY, "m")], task="pointwise", source="hand",
+    ws.items_repo.add_items([Item("kf", "library", [Candidate(SUMMARY, "m")], task="pointwise", source="hand",
                        reference="The library will cost 12 million euros.")])
     # answers written by hand (a spec of its own: max_tokens 1, never called)
     eng = Engine(ws, local_backend, load_rubric("keyfacts-coverage"), max_tokens=1, progress=False)
-    (call,) = eng.plan(ws.items())
+    (call,) = eng.plan(ws.items_repo.items())
     assert "max_tokens 1 leaves a span judge little room to quote" in capsys.readouterr().err
     eng.store([eng.to_judgment(call, Response('Partial\n"costs 20 million euros"'), 0.1)])
-    assert ws.judgments_frame()["score"].tolist() == [0.5]
-    sp = ws.spans_frame(kind="judge")
+    assert ws.judgments_repo.judgments_frame()["score"].tolist() == [0.5]
+    sp = ws.spans_repo.spans_frame(kind="judge")
     assert [(SUMMARY[s:e], lab) for s, e, lab in zip(sp.start, sp.end, sp.label, strict=True)] == \
         [("costs 20 million euros", "covers")]
     eng.store([eng.to_judgment(call, Response("I am not sure."), 0.1)])  # "not" reads as none
-    assert ws.judgments_frame()["score"].tolist() == [0.0]
+    assert ws.judgments_repo.judgments_frame()["score"].tolist() == [0.0]
     eng.store([eng.to_judgment(call, Response("Maybe."), 0.1)])
-    assert ws.judgments_frame()["status"].tolist() == ["invalid"]
+    assert ws.judgments_repo.judgments_frame()["status"].tolist() == ["invalid"]
 
 
 def test_embedded_keyfacts_judge_on_summary_of_a_haystack(tmp_path, mirror) -> None:  # type: ignore[no-untyped-def]
@@ -190,9 +190,9 @@ def test_embedded_keyfacts_judge_on_summary_of_a_haystack(tmp_path, mirror) -> N
     assert main(["judge", "--judge", JUDGE, "--rubric", "keyfacts-coverage", "--items", "2", "--max-tokens", "64",
                  "--concurrency", "1", "--quiet", "-w", path]) == 0
     with Workspace(path, create=False) as ws:
-        j = ws.judgments_frame(judge=JUDGE).set_index("item_id")
-        sp = ws.spans_frame(kind="judge", raters=[JUDGE])
-        human = ws.annotations_frame().set_index("item_id").loc[j.index, "label"]
+        j = ws.judgments_repo.judgments_frame(judge=JUDGE).set_index("item_id")
+        sp = ws.spans_repo.spans_frame(kind="judge", raters=[JUDGE])
+        human = ws.annotations_repo.annotations_frame().set_index("item_id").loc[j.index, "label"]
     assert len(j) == 2 and j["raw"].str.len().gt(0).all()
     ok = j.status == "ok"
     assert set(j.loc[ok, "score"]) <= {0.0, 0.5, 1.0} and j.loc[~ok, "score"].isna().all()
@@ -235,7 +235,7 @@ def test_span_judge_over_the_openai_api_and_batch(tmp_path, server) -> None:  # 
     from judgecal.judges.rubric import load_rubric
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_items([Item("lib", SOURCE, [Candidate(SUMMARY, "m")], task="pointwise", source="hand"),
+    ws.items_repo.add_items([Item("lib", SOURCE, [Candidate(SUMMARY, "m")], task="pointwise", source="hand"),
                   Item("lib2", SOURCE, [Candidate(SUMMARY.replace("Friday", "Monday"), "m")], task="pointwise",
                        source="hand")])
     rubric = load_rubric("spans-hallucination")
@@ -245,10 +245,10 @@ def test_span_judge_over_the_openai_api_and_batch(tmp_path, server) -> None:  # 
         return Engine(ws, backend, rubric, judge="openai/smollm2", max_tokens=64, logprobs=False, progress=False)
 
     direct = engine()
-    st = direct.run(direct.plan(ws.items(ids=["lib"])))
+    st = direct.run(direct.plan(ws.items_repo.items(ids=["lib"])))
     assert st.errors == 0 and st.done == 1, st.error_messages
     # the batch route: a manifest answered by POSTing each body, imported by an engine that planned nothing
-    calls = engine().plan(ws.items(ids=["lib2"]))
+    calls = engine().plan(ws.items_repo.items(ids=["lib2"]))
     manifest = tmp_path / "batch.jsonl"
     assert batch.export_manifest(engine(), calls, manifest) == 1
     line = json.loads(manifest.read_text())
@@ -256,10 +256,10 @@ def test_span_judge_over_the_openai_api_and_batch(tmp_path, server) -> None:  # 
     (tmp_path / "results.jsonl").write_text(json.dumps(
         {"custom_id": line["custom_id"], "response": {"status_code": r.status_code, "body": r.json()}}) + "\n")
     assert batch.import_results(engine(), manifest, tmp_path / "results.jsonl")["stored"] == 1
-    j = ws.judgments_frame()
+    j = ws.judgments_repo.judgments_frame()
     assert sorted(j["item_id"]) == ["lib", "lib2"] and set(j["judge"]) == {"openai/smollm2"}
     assert j["raw"].str.len().gt(0).all()
-    sp = ws.spans_frame(kind="judge")
+    sp = ws.spans_repo.spans_frame(kind="judge")
     ok = j[j.status == "ok"]
     assert set(sp["source"]) == set(ok["key"])  # each readable answer stored its spans, batch included
     parsed = sum(len(parse_quotes(raw) or []) for raw in ok["raw"])

@@ -224,11 +224,11 @@ def test_spans_in_store_and_import(tmp_path):
     with Workspace(tmp_path / "ws") as ws:
         res = import_file(ws, good, task="pointwise")
         assert len(res.spans) == 3
-        df = ws.spans_frame()
+        df = ws.spans_repo.spans_frame()
         assert df[["rater", "start", "end", "label"]].values.tolist() == [
             ["ann1", 12, 19, "drug"], ["ann1", 20, 26, "dose"], ["ann2", 0, 0, ""]]
         assert set(df.kind) == {"human"} and set(df.source) == {"good"}
-        assert ws.add_spans(ws_spans := [res.spans[0]]) == 1 and len(ws.spans_frame()) == 3  # replaced, not doubled
+        assert ws.spans_repo.add_spans(ws_spans := [res.spans[0]]) == 1 and len(ws.spans_repo.spans_frame()) == 3  # replaced, not doubled
         assert ws_spans[0].empty is False and res.spans[2].empty is True
 
         bad = tmp_path / "bad.jsonl"
@@ -245,7 +245,7 @@ def test_spans_in_store_and_import(tmp_path):
         assert f"{bad}:2: human_spans.x[0]: start and end must be integers" in msg
         assert f"{bad}:2: human_spans.y[0]: [4, 3] is not a span" in msg  # reversed; [3, 3] is dropped, not refused
         assert f"{bad}:3: human_spans: must be an object" in msg
-        assert len(ws.spans_frame()) == 3 and "c" not in ws.item_ids()  # nothing written
+        assert len(ws.spans_repo.spans_frame()) == 3 and "c" not in ws.items_repo.item_ids()  # nothing written
 
 
 def test_older_workspace_gains_the_spans_table(tmp_path):
@@ -258,9 +258,9 @@ def test_older_workspace_gains_the_spans_table(tmp_path):
         ws._db.conn.execute("DROP TABLE spans")
         ws._db.conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     with Workspace(tmp_path / "ws") as ws:
-        assert ws.add_spans([Span("x", "r", 0, 1, 3, "bad")]) == 1
-        assert ws.spans_frame(kind="human")[["start", "end"]].values.tolist() == [[1, 3]]
-        assert ws.spans_frame(kind="judge").empty and ws.spans_frame(raters=["nobody"]).empty
+        assert ws.spans_repo.add_spans([Span("x", "r", 0, 1, 3, "bad")]) == 1
+        assert ws.spans_repo.spans_frame(kind="human")[["start", "end"]].values.tolist() == [[1, 3]]
+        assert ws.spans_repo.spans_frame(kind="judge").empty and ws.spans_repo.spans_frame(raters=["nobody"]).empty
     db = sqlite3.connect(tmp_path / "ws" / "judgecal.sqlite")
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
     db.close()

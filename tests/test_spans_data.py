@@ -37,7 +37,7 @@ def ws(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
 
 
 def _codes(ws, source):  # type: ignore[no-untyped-def]
-    items = ws.items(source=source)
+    items = ws.items_repo.items(source=source)
     return items, {it.item_id: k for k, it in enumerate(items)}
 
 
@@ -54,7 +54,7 @@ def test_faithbench_import(ws, mirror):  # type: ignore[no-untyped-def]
     items, _ = _codes(ws, "faithbench")
     assert len(items) == 750 and all(it.task == "pointwise" and len(it.candidates) == 1 for it in items)
     assert len({it.candidates[0].model for it in items}) == 10
-    sp = ws.spans_frame(source="faithbench")
+    sp = ws.spans_repo.spans_frame(source="faithbench")
     # 2,189 annotations; one annotator marked the same stretch twice with the same label on two summaries
     assert len(sp) == 2187 and set(sp.kind) == {"human"}
     text = {it.item_id: it.candidates[0].text for it in items}
@@ -62,12 +62,12 @@ def test_faithbench_import(ws, mirror):  # type: ignore[no-untyped-def]
     raw = _raw_faithbench(mirror)
     marked = {(str(a["summary_span"])) for s in raw for a in s["annotations"]}
     assert {text[i][s:e] for i, s, e in zip(sp.item_id, sp.start, sp.end, strict=True)} == marked
-    j = ws.judgments_frame()
+    j = ws.judgments_repo.judgments_frame()
     j = j[j.item_id.str.startswith("faithbench/")]
     assert j.groupby("judge").size().tolist() == [750] * 8
     assert (j.status == "invalid").sum() == 2  # TRUE-NLI left two summaries without a prediction
     again = import_dataset(ws, "faithbench")
-    assert again["items"] == 0 and again["judgments"] == 0 and len(ws.spans_frame(source="faithbench")) == 2187
+    assert again["items"] == 0 and again["judgments"] == 0 and len(ws.spans_repo.spans_frame(source="faithbench")) == 2187
 
 
 def test_faithbench_detectors_balanced_accuracy(ws, mirror):  # type: ignore[no-untyped-def]
@@ -81,7 +81,7 @@ def test_faithbench_detectors_balanced_accuracy(ws, mirror):  # type: ignore[no-
     items, code = _codes(ws, "faithbench")
     truth = np.array([it.metadata["hallucinated"] for it in items])
     assert truth.sum() == 511
-    j = ws.judgments_frame()
+    j = ws.judgments_repo.judgments_frame()
     j = j[j.item_id.str.startswith("faithbench/") & j.score.notna()]
     table = {}
     for judge, g in j.groupby("judge"):
@@ -111,7 +111,7 @@ def test_faithbench_annotator_pairwise_f1(ws, mirror):  # type: ignore[no-untype
             if by[x] and by[y]:
                 f1.append(2 * len(by[x] & by[y]) / (len(by[x]) + len(by[y])))
     items, code = _codes(ws, "faithbench")
-    sp = ws.spans_frame(source="faithbench")
+    sp = ws.spans_repo.spans_frame(source="faithbench")
     rater, _ = pd.factorize(sp.rater)
     iv = S.intervals(sp.item_id.map(code), sp.start, sp.end)
     ceiling = S.human_ceiling(iv, rater, both_marked=True, n_boot=1000)
@@ -154,11 +154,11 @@ ROUNDED = 5e-4 + 1e-9
 @pytest.fixture(scope="module")
 def summhay(ws):  # type: ignore[no-untyped-def]
     items, code = _codes(ws, "summary-of-a-haystack")
-    ann = ws.annotations_frame()
+    ann = ws.annotations_repo.annotations_frame()
     ann = ann[ann.source == "summary-of-a-haystack"]
     truth = np.full(len(items), -1)
     truth[ann.item_id.map(code).to_numpy()] = ann.label.map({c: k for k, c in enumerate(K.COVERAGE)}).to_numpy()
-    j = ws.judgments_frame()
+    j = ws.judgments_repo.judgments_frame()
     j = j[j.item_id.str.startswith("summhay/")].copy()
     j["i"] = j.item_id.map(code)
     return items, code, truth, j
@@ -171,7 +171,7 @@ def test_summhay_import(ws, summhay, mirror):  # type: ignore[no-untyped-def]
     assert len({it.metadata["summary"] for it in items}) == 200 and (truth >= 0).all()
     assert np.bincount(truth).tolist() == [466, 386, 567]
     assert sorted(j.judge.unique()) == sorted(f"replay/summhay/{m}" for m in PUBLISHED_COVERAGE)
-    sp = ws.spans_frame(source="summary-of-a-haystack", kind="human")
+    sp = ws.spans_repo.spans_frame(source="summary-of-a-haystack", kind="human")
     for it in items[:50]:  # the linked bullet is the candidate_id-th element of the summary list
         r = raw[it.metadata["summary"]]
         link = next(a["candidate_id"] for a in r["annotation"] if a["insight_id"] == it.metadata["insight_id"])
@@ -182,7 +182,7 @@ def test_summhay_import(ws, summhay, mirror):  # type: ignore[no-untyped-def]
 
 def test_summhay_notebook_coverage_table(ws, summhay):  # type: ignore[no-untyped-def]
     items, code, truth, j = summhay
-    sp = ws.spans_frame(source="summary-of-a-haystack")
+    sp = ws.spans_repo.spans_frame(source="summary-of-a-haystack")
     human = sp[sp.kind == "human"].set_index("item_id")
     human = human[human.end > human.start]
     out = {}
@@ -260,7 +260,7 @@ def test_judge_span_alignment_summhay(ws, summhay):  # type: ignore[no-untyped-d
     items = summhay[0]
     report = workspace_span_alignment(ws, source="summary-of-a-haystack", n_boot=300)
     assert sorted(report) == sorted(f"replay/summhay/{m}" for m in PUBLISHED_COVERAGE)
-    sp = ws.spans_frame(source="summary-of-a-haystack")
+    sp = ws.spans_repo.spans_frame(source="summary-of-a-haystack")
     marks: dict[tuple[str, str], set[int]] = {}
     for r in sp.itertuples():
         marks.setdefault((r.rater, r.item_id), set()).update(range(r.start, r.end))
@@ -278,7 +278,7 @@ def test_judge_span_alignment_summhay(ws, summhay):  # type: ignore[no-untyped-d
           {k: v["span_iou"]["estimate"] for k, v in report.items()})
     assert report["replay/summhay/gemini-1.5-pro"]["span_iou"]["estimate"] > report["replay/summhay/gpt3.5"][
         "span_iou"]["estimate"]
-    fb = human_span_agreement(ws.spans_frame(source="faithbench"), both_marked=True, n_boot=200)
+    fb = human_span_agreement(ws.spans_repo.spans_frame(source="faithbench"), both_marked=True, n_boot=200)
     assert fb["estimate"] == pytest.approx(0.5897, abs=1e-4) and fb["n"] == 826
 
 
@@ -287,7 +287,7 @@ def test_faithbench_token_level_and_per_label_ceiling(ws):  # type: ignore[no-un
     checked with Python sets over the token indices; and per label."""
     items, code = _codes(ws, "faithbench")
     texts = [it.candidates[0].text for it in items]
-    sp = ws.spans_frame(source="faithbench")
+    sp = ws.spans_repo.spans_frame(source="faithbench")
     rater, _ = pd.factorize(sp.rater)
     iv = S.intervals(sp.item_id.map(code), sp.start, sp.end)
     toks = S.token_bounds(texts)

@@ -65,8 +65,8 @@ def _workspace(path: Path, n: int) -> Workspace:
     ws = Workspace(path)
     items = [Item(f"i{k}", f"question {k}", [Candidate("right" if k % 2 == 0 else "wrong"),
                                               Candidate("wrong" if k % 2 == 0 else "right")]) for k in range(n)]
-    ws.add_items(items)
-    ws.set_consensus([Consensus(f"i{k}", "gold", "A" if k % 2 == 0 else "B") for k in range(n)], "gold")
+    ws.items_repo.add_items(items)
+    ws.annotations_repo.set_consensus([Consensus(f"i{k}", "gold", "A" if k % 2 == 0 else "B") for k in range(n)], "gold")
     return ws
 
 
@@ -76,9 +76,9 @@ def test_two_rubrics_of_one_model_are_two_judges_in_the_audit(tmp_path):
     backend = Knowing()
     for rubric in (load_rubric("pairwise"), load_rubric(str(tmp_path / "contrarian.yaml"))):
         eng = Engine(ws, backend, rubric, progress=False)
-        assert eng.run(eng.plan(ws.items())).errors == 0
+        assert eng.run(eng.plan(ws.items_repo.items())).errors == 0
     assert backend.calls == 40
-    assert ws.judges() == ["scripted/m", "scripted/m[rubric=contrarian]"]
+    assert ws.judgments_repo.judges() == ["scripted/m", "scripted/m[rubric=contrarian]"]
     report = audit_workspace(ws, AuditOptions(consensus="gold", n_boot=200)).to_json()
     judges = report["judges"]
     assert set(judges) == {"scripted/m", "scripted/m[rubric=contrarian]"}
@@ -87,7 +87,7 @@ def test_two_rubrics_of_one_model_are_two_judges_in_the_audit(tmp_path):
     assert judges["scripted/m"]["metrics"]["accuracy"]["estimate"] == pytest.approx(1.0)
     assert judges["scripted/m[rubric=contrarian]"]["metrics"]["accuracy"]["estimate"] == pytest.approx(0.0)
     # both specs are stored once, each with its rubric's name and content hash
-    specs = ws.judge_specs()
+    specs = ws.judgments_repo.judge_specs()
     assert sorted(s["rubric"] for _, s in specs.values()) == ["contrarian", "pairwise"]
     assert len({s["rubric_hash"] for _, s in specs.values()}) == 2
 
@@ -96,22 +96,22 @@ def test_a_rerun_at_another_temperature_is_a_second_judge_not_a_moved_n(tmp_path
     ws = _workspace(tmp_path / "ws", 30)
     backend = Knowing()
     eng = Engine(ws, backend, load_rubric("pairwise"), judge="local/smollm2", progress=False)
-    eng.run(eng.plan(ws.items()))
-    assert ws.count_judgments("local/smollm2") == 60
+    eng.run(eng.plan(ws.items_repo.items()))
+    assert ws.judgments_repo.count_judgments("local/smollm2") == 60
     hot = Engine(ws, backend, load_rubric("pairwise"), judge="local/smollm2", temperature=0.7, progress=False)
     assert hot.spec_hash != eng.spec_hash
-    hot.run(hot.plan(ws.items()[:6]))
-    assert ws.judges() == ["local/smollm2", "local/smollm2[temperature=0.7]"]
-    assert ws.count_judgments("local/smollm2") == 60
-    assert ws.count_judgments("local/smollm2[temperature=0.7]") == 12
-    assert len(ws.judgments_frame("local/smollm2")) == 60
+    hot.run(hot.plan(ws.items_repo.items()[:6]))
+    assert ws.judgments_repo.judges() == ["local/smollm2", "local/smollm2[temperature=0.7]"]
+    assert ws.judgments_repo.count_judgments("local/smollm2") == 60
+    assert ws.judgments_repo.count_judgments("local/smollm2[temperature=0.7]") == 12
+    assert len(ws.judgments_repo.judgments_frame("local/smollm2")) == 60
     report = audit_workspace(ws, AuditOptions(consensus="gold", n_boot=200)).to_json()
     assert report["judges"]["local/smollm2"]["n_judgments"] == 60
     assert report["judges"]["local/smollm2[temperature=0.7]"]["n_judgments"] == 12
     # a compact frame and an export name them the same way
-    compact = ws.judgments_frame(columns=("judge", "item_id"), compact=True)
+    compact = ws.judgments_repo.judgments_frame(columns=("judge", "item_id"), compact=True)
     assert compact["judge"].value_counts().to_dict() == {"local/smollm2": 60, "local/smollm2[temperature=0.7]": 12}
-    out = ws.export("judgments", tmp_path / "j.jsonl")
+    out = ws.reports_repo.export("judgments", tmp_path / "j.jsonl")
     names = [json.loads(line)["judge"] for line in out.read_text().splitlines()]
     assert names.count("local/smollm2[temperature=0.7]") == 12
     # judges as extra annotators (aggregate --with-judges): each spec is its own annotator
@@ -131,16 +131,16 @@ def test_max_tokens_logprobs_and_a_spec_file_each_make_a_judge(tmp_path):
     backend = Knowing()
     for kw in ({}, {"max_tokens": 16}, {"logprobs": False}):
         eng = Engine(ws, backend, load_rubric("pairwise"), progress=False, **kw)
-        eng.run(eng.plan(ws.items()))
-    assert ws.judges() == ["scripted/m", "scripted/m[logprobs=false]", "scripted/m[max_tokens=16]"]
+        eng.run(eng.plan(ws.items_repo.items()))
+    assert ws.judgments_repo.judges() == ["scripted/m", "scripted/m[logprobs=false]", "scripted/m[max_tokens=16]"]
     # the same spec run again (inline or from a file) is the same judge: every call cached
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump({"backend": "scripted", "model": "m", "parameters": {"max_tokens": 16}}))
     again = Engine(ws, backend, load_rubric("pairwise"), spec=load_spec(str(path)), progress=False)
     before = backend.calls
-    st = again.run(again.plan(ws.items()))
+    st = again.run(again.plan(ws.items_repo.items()))
     assert (st.cached, backend.calls) == (4, before)
-    assert len(ws.judges()) == 3
+    assert len(ws.judgments_repo.judges()) == 3
 
 
 def test_names_stay_readable_and_distinct():
@@ -164,18 +164,18 @@ def test_names_stay_readable_and_distinct():
 
 
 def test_replay_judges_keep_their_names(tmp_path, pandalm_ws):
-    assert {"replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"} <= set(pandalm_ws.judges())
-    name, spec = pandalm_ws.judge_specs()[JudgeSpec.replay("replay/pandalm/pandalm-7b").spec_hash]
+    assert {"replay/pandalm/gpt-3.5-turbo", "replay/pandalm/pandalm-7b"} <= set(pandalm_ws.judgments_repo.judges())
+    name, spec = pandalm_ws.judgments_repo.judge_specs()[JudgeSpec.replay("replay/pandalm/pandalm-7b").spec_hash]
     assert (name, spec) == ("replay/pandalm/pandalm-7b", {"backend": "replay", "model": "pandalm/pandalm-7b"})
     # a workspace imported before specs were stored: one recorded judge, one hash per subset, one name
     ws = Workspace(tmp_path / "old")
-    ws.add_judgments([Judgment(key=f"k{i}", item_id=f"i{i}", judge="replay/llmbar/GPT-4/Vanilla",
+    ws.judgments_repo.add_judgments([Judgment(key=f"k{i}", item_id=f"i{i}", judge="replay/llmbar/GPT-4/Vanilla",
                                spec_hash=f"subset{i % 3}", verdict="A") for i in range(9)])
-    ws.add_judgments([Judgment(key=f"x{i}", item_id=f"i{i}", judge="import/acme", spec_hash=f"h{i % 2}",
+    ws.judgments_repo.add_judgments([Judgment(key=f"x{i}", item_id=f"i{i}", judge="import/acme", spec_hash=f"h{i % 2}",
                                verdict="A") for i in range(4)])
-    assert ws.judges() == ["import/acme[spec=h0]", "import/acme[spec=h1]", "replay/llmbar/GPT-4/Vanilla"]
-    assert ws.count_judgments("replay/llmbar/GPT-4/Vanilla") == 9
-    assert ws.count_judgments("import/acme") == 0  # an ambiguous name selects nothing, never a pool
+    assert ws.judgments_repo.judges() == ["import/acme[spec=h0]", "import/acme[spec=h1]", "replay/llmbar/GPT-4/Vanilla"]
+    assert ws.judgments_repo.count_judgments("replay/llmbar/GPT-4/Vanilla") == 9
+    assert ws.judgments_repo.count_judgments("import/acme") == 0  # an ambiguous name selects nothing, never a pool
 
 
 def test_schema_migration_adds_the_spec_table(tmp_path):
@@ -186,7 +186,7 @@ def test_schema_migration_adds_the_spec_table(tmp_path):
     with Workspace(tmp_path / "ws") as again:
         version = again._db.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
         assert int(version) == SCHEMA_VERSION >= 4
-        assert again.judge_specs() == {}
+        assert again.judgments_repo.judge_specs() == {}
 
 
 # -- spec files ------------------------------------------------------------------------------
@@ -378,13 +378,13 @@ def test_cli_runs_the_embedded_judge_from_spec_files(tmp_path, capsys, pandalm_w
     err = capsys.readouterr().err.strip()
     assert err.startswith("judgecal judge: rubric pointwise-5") and "option_order" in err and "\n" not in err
     with Workspace(ws_path) as ws:
-        names = [n for n in ws.judges() if not n.startswith("replay/")]
+        names = [n for n in ws.judgments_repo.judges() if not n.startswith("replay/")]
         assert names == ["local/smollm2", "local/smollm2[rubric=pointwise-5;max_tokens=4]"]
-        frame = ws.judgments_frame("local/smollm2[rubric=pointwise-5;max_tokens=4]")
+        frame = ws.judgments_repo.judgments_frame("local/smollm2[rubric=pointwise-5;max_tokens=4]")
         assert len(frame) == 6 and frame["score"].notna().sum() + (frame["status"] != "ok").sum() == 6
         assert set(frame["verdict"].dropna()) <= {"invalid"}
-        assert len(ws.judgments_frame("local/smollm2")) == 6
-        stored = {s["rubric"]: s for _, s in ws.judge_specs().values() if s["backend"] == "local"}
+        assert len(ws.judgments_repo.judgments_frame("local/smollm2")) == 6
+        stored = {s["rubric"]: s for _, s in ws.judgments_repo.judge_specs().values() if s["backend"] == "local"}
         assert stored["pointwise-5"]["max_tokens"] == 4 and stored["pairwise"]["max_tokens"] == 8
         assert stored["pairwise"]["identity"].startswith("smollm2")
     bad = tmp_path / "bad.yaml"

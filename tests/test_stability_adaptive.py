@@ -14,7 +14,7 @@ from judgecal.stats.stability import worst_case_epsilon
 
 def test_adaptive_repeats_against_fixed_n(pandalm_ws, tmp_path, local_backend):
     ws = copy_workspace(pandalm_ws, tmp_path / "ws")
-    items = sorted(ws.items(), key=lambda it: it.item_id)[:3]
+    items = sorted(ws.items_repo.items(), key=lambda it: it.item_id)[:3]
     spec = JudgeSpec(backend="local", model="smollm2", temperature=1.0)
     eng = Engine(ws, local_backend, load_rubric("pairwise"), spec=spec, progress=False)
     eps = worst_case_epsilon(8)

@@ -55,7 +55,7 @@ def test_cpu_plan_writes_a_run_that_judgecal_imports(pandalm_ws, tmp_path):
     from judgecal.data.store import Workspace
 
     with Workspace(tmp_path / "ws") as ws2:
-        stored = ws2.stability_runs()[-1]
+        stored = ws2.stability_repo.stability_runs()[-1]
         assert stored["origin"] == "gpu" and stored["judge"] == "hf/smollm2"
-        assert len(ws2.stability_verdicts(stored["run_id"])) == 3
+        assert len(ws2.stability_repo.stability_verdicts(stored["run_id"])) == 3
         assert main(["stability", "score", "--run", stored["run_id"], "--n-boot", "100", "-w", str(tmp_path / "ws")]) == 0

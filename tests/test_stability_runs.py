@@ -12,16 +12,16 @@ from judgecal.data.store import Workspace
 
 
 def _raws(ws):
-    df = ws.judgments_frame(columns=["item_id", "order", "raw", "status", "env"])
+    df = ws.judgments_repo.judgments_frame(columns=["item_id", "order", "raw", "status", "env"])
     return df
 
 
 def test_deterministic_reruns_of_the_embedded_judge_are_bit_identical(pandalm_ws, tmp_path):
-    items = sorted(pandalm_ws.items(), key=lambda it: it.item_id)[:10]
+    items = sorted(pandalm_ws.items_repo.items(), key=lambda it: it.item_id)[:10]
     texts = []
     for k in range(2):  # two fresh workspaces, each a new process-level backend
         ws = Workspace(tmp_path / f"ws{k}")
-        ws.add_items(items)
+        ws.items_repo.add_items(items)
         ws.close()
         assert main(["judge", "--judge", "local/smollm2", "--deterministic", "--concurrency", "2", "--quiet",
                      "-w", str(tmp_path / f"ws{k}")]) == 0
@@ -50,11 +50,11 @@ def test_noop_variants_are_not_paid_twice_and_reruns_hit_the_cache(stab_ws):
     assert v["base"]["paid"] == 12 and v["base"]["reused_from"] is None
     for name in ("seed=1", "seed=2", "concurrency=1"):  # greedy + deterministic: nothing the backend computes changes
         assert v[name]["paid"] == 0 and v[name]["reused_from"] == 0 and v[name]["figures"] == v["base"]["figures"]
-    n = stab_ws.count_judgments()
+    n = stab_ws.judgments_repo.count_judgments()
     again = run_stability(stab_ws, "local/smollm2", ["seed", "concurrency"], items=6, deterministic=True,
                           levels={"seed": (1, 2), "concurrency": (1,)})
     assert again["run_id"] == res["run_id"] and all(r["paid"] == 0 for r in again["variants"])
-    assert stab_ws.count_judgments() == n  # the cache answered every call
+    assert stab_ws.judgments_repo.count_judgments() == n  # the cache answered every call
     # without deterministic mode concurrency can matter (per-instance prefix reuse): measured, own cache key
     free = run_stability(stab_ws, "local/smollm2", ["concurrency", "batch_size"], items=6,
                          levels={"concurrency": (1,), "batch_size": (64,)})
@@ -63,7 +63,7 @@ def test_noop_variants_are_not_paid_twice_and_reruns_hit_the_cache(stab_ws):
     assert f["batch_size=64"]["paid"] == 12
     env = json.loads(f["batch_size=64"]["env"])
     assert env["batch_size"] == 64 and json.loads(f["base"]["env"])["batch_size"] == 512
-    stored = stab_ws.stability_runs()
+    stored = stab_ws.stability_repo.stability_runs()
     assert {r["run_id"] for r in stored} == {res["run_id"], free["run_id"]}
 
 
@@ -85,15 +85,15 @@ def _run_file(path, flips: int, dtype_b: str = "bfloat16", items=None):
 
 
 def test_guard_exit_codes_and_diff_report(stab_ws, tmp_path, capsys):
-    truth = dict(zip(*stab_ws.consensus_frame("ds")[["item_id", "label"]].to_numpy().T, strict=True))
-    with_a = sorted(i for i in stab_ws.item_ids() if truth.get(i) == "A")
-    ids = with_a[:2] + sorted(i for i in stab_ws.item_ids() if i not in with_a[:2])[:18]
+    truth = dict(zip(*stab_ws.annotations_repo.consensus_frame("ds")[["item_id", "label"]].to_numpy().T, strict=True))
+    with_a = sorted(i for i in stab_ws.items_repo.item_ids() if truth.get(i) == "A")
+    ids = with_a[:2] + sorted(i for i in stab_ws.items_repo.item_ids() if i not in with_a[:2])[:18]
     # shown "A" in AB and "B" in BA: both orders pick candidate A -> verdict A; the flipped items say B
     f = _run_file(tmp_path / "run.json", flips=2, items=ids)
     ws_arg = ["-w", str(stab_ws.path)]
     assert main(["stability", "import", str(f), *ws_arg]) == 0
-    run = stab_ws.stability_runs()[-1]
-    variants = stab_ws.stability_variants(run["run_id"])
+    run = stab_ws.stability_repo.stability_runs()[-1]
+    variants = stab_ws.stability_repo.stability_variants(run["run_id"])
     acc0 = np.mean([truth[i] == "A" for i in ids])
     acc1 = np.mean([truth[i] == ("B" if k < 2 else "A") for k, i in enumerate(ids)])
     assert variants[0]["figures"]["accuracy"] == pytest.approx(acc0)
@@ -168,9 +168,9 @@ def test_stability_score_on_prometheus_repeated_gpt4_scores(tmp_path, mirror):
 def test_cross_backend_and_summary_for_reports(stab_ws, tmp_path):
     from judgecal.audit.stability_section import stability_summary
 
-    truth = dict(zip(*stab_ws.consensus_frame("ds")[["item_id", "label"]].to_numpy().T, strict=True))
-    with_a = sorted(i for i in stab_ws.item_ids() if truth.get(i) == "A")
-    ids = with_a[:1] + sorted(i for i in stab_ws.item_ids() if i not in with_a[:1])[:39]
+    truth = dict(zip(*stab_ws.annotations_repo.consensus_frame("ds")[["item_id", "label"]].to_numpy().T, strict=True))
+    with_a = sorted(i for i in stab_ws.items_repo.item_ids() if truth.get(i) == "A")
+    ids = with_a[:1] + sorted(i for i in stab_ws.items_repo.item_ids() if i not in with_a[:1])[:39]
     f = _run_file(tmp_path / "xb.json", flips=1, items=ids)
     data = json.loads(f.read_text())
     data["run_id"] = "xb"

@@ -41,19 +41,19 @@ def _copy(ws: Workspace):
 
 def test_the_copy_reads_back_exactly_and_is_used(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(45))
-    first = ws.judgments_frame(columns=COLS, compact=True)
+    ws.judgments_repo.add_judgments(_rows(45))
+    first = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     assert _copy(ws).exists()
     stamp = _copy(ws).stat().st_mtime_ns
-    again = ws.judgments_frame(columns=COLS, compact=True)
+    again = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     assert _copy(ws).stat().st_mtime_ns == stamp  # read from the copy, not written again
     pd.testing.assert_frame_equal(again, first)
     pd.testing.assert_frame_equal(again, _from_sqlite(ws))  # dtypes too: categoricals, Int64 with a gap
     assert str(again["prompt_tokens"].dtype) == "Int64" and again["prompt_tokens"].isna().sum() == 1
     # the same copy serves the columns in another order, and one at a time
-    reordered = ws.judgments_frame(columns=COLS[::-1], compact=True)
+    reordered = ws.judgments_repo.judgments_frame(columns=COLS[::-1], compact=True)
     assert list(reordered.columns) == COLS[::-1] and _copy(ws).stat().st_mtime_ns == stamp
-    _same_columns(ws.judgment_columns(COLS), first)
+    _same_columns(ws.judgments_repo.judgment_columns(COLS), first)
 
 
 @pytest.mark.parametrize("hint", [0, 1, 44, 45, 46, 1000])
@@ -62,11 +62,11 @@ def test_a_compact_read_sized_by_any_hint_holds_every_row(tmp_path, hint, chunk)
     """The count only sizes the columns: too few rows hinted (they grow in place), too many (trimmed) or none, in
     chunks of any size, the frame holds every row exactly as the plain read does."""
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(45))
+    ws.judgments_repo.add_judgments(_rows(45))
     col, args, _, _ = ws.judgments_repo._judge_sql(None)
     select = ", ".join(f'{col} AS "judge"' if c == "judge" else f'"{c}"' for c in COLS)
     got = _compact_frame(ws._db.conn.execute(f"SELECT {select} FROM judgments", args), COLS, chunk=chunk, rows=hint)
-    plain = ws.judgments_frame(columns=COLS)
+    plain = ws.judgments_repo.judgments_frame(columns=COLS)
     assert len(got) == 45 and list(got.columns) == COLS
     for c in COLS:
         want = plain[c].astype(object).where(plain[c].notna(), None).tolist()
@@ -80,57 +80,57 @@ def test_a_compact_read_sized_by_any_hint_holds_every_row(tmp_path, hint, chunk)
 @pytest.mark.parametrize("change", ["add", "add_in_transaction", "replace", "update_by_hand", "delete_by_hand"])
 def test_any_change_to_the_judgments_makes_a_new_copy(tmp_path, change):
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(20))
-    ws.judgments_frame(columns=COLS, compact=True)
+    ws.judgments_repo.add_judgments(_rows(20))
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     conn = ws._db.conn
     if change == "add":
-        ws.add_judgments(_rows(5, start=20))
+        ws.judgments_repo.add_judgments(_rows(5, start=20))
     elif change == "add_in_transaction":
         with ws.transaction() as tx:
-            ws.add_judgments(_rows(5, start=20), conn=tx)
+            ws.judgments_repo.add_judgments(_rows(5, start=20), conn=tx)
     elif change == "replace":
         row = _rows(1, start=4)[0]
         row.verdict = "A" if row.verdict != "A" else "B"
-        ws.add_judgments([row], replace=True)
+        ws.judgments_repo.add_judgments([row], replace=True)
     elif change == "update_by_hand":  # the row count and the largest rowid stay as they were
         conn.execute("UPDATE judgments SET verdict = 'B' WHERE key = 'k1'")
     else:
         conn.execute("DELETE FROM judgments WHERE key = 'k19'")  # the last row: the largest rowid changes too
-    got = ws.judgments_frame(columns=COLS, compact=True)
+    got = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     pd.testing.assert_frame_equal(got, _from_sqlite(ws))
-    _same_columns(ws.judgment_columns(COLS), _from_sqlite(ws))
+    _same_columns(ws.judgments_repo.judgment_columns(COLS), _from_sqlite(ws))
 
 
 def test_an_unchanged_add_keeps_the_copy(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(10))
-    ws.judgments_frame(columns=COLS, compact=True)
+    ws.judgments_repo.add_judgments(_rows(10))
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     stamp = _copy(ws).stat().st_mtime_ns
-    assert ws.add_judgments(_rows(10)) == 0  # every key already answered: nothing changed
-    ws.judgments_frame(columns=COLS, compact=True)
+    assert ws.judgments_repo.add_judgments(_rows(10)) == 0  # every key already answered: nothing changed
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     assert _copy(ws).stat().st_mtime_ns == stamp
 
 
 def test_a_damaged_or_foreign_copy_is_read_again_from_the_database(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(30))
+    ws.judgments_repo.add_judgments(_rows(30))
     expected = _from_sqlite(ws)
-    ws.judgments_frame(columns=COLS, compact=True)
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     _copy(ws).write_bytes(_copy(ws).read_bytes()[:200])  # truncated
-    pd.testing.assert_frame_equal(ws.judgments_frame(columns=COLS, compact=True), expected)
+    pd.testing.assert_frame_equal(ws.judgments_repo.judgments_frame(columns=COLS, compact=True), expected)
     _copy(ws).write_bytes(b"not arrow at all")
-    _same_columns(ws.judgment_columns(COLS), expected)
+    _same_columns(ws.judgments_repo.judgment_columns(COLS), expected)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
 def test_a_cache_folder_that_cannot_be_written_is_not_an_error(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(30))
+    ws.judgments_repo.add_judgments(_rows(30))
     (ws.path / "cache").mkdir()
     (ws.path / "cache").chmod(0o500)
     try:
-        frame = ws.judgments_frame(columns=COLS, compact=True)
-        columns = list(ws.judgment_columns(COLS))
+        frame = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
+        columns = list(ws.judgments_repo.judgment_columns(COLS))
     finally:
         (ws.path / "cache").chmod(0o700)
     pd.testing.assert_frame_equal(frame, _from_sqlite(ws))
@@ -140,23 +140,23 @@ def test_a_cache_folder_that_cannot_be_written_is_not_an_error(tmp_path):
 
 def test_a_cache_path_that_is_a_file_is_not_an_error(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(30))
+    ws.judgments_repo.add_judgments(_rows(30))
     (ws.path / "cache").write_text("a file where the folder would be")
-    frame = ws.judgments_frame(columns=COLS, compact=True)
+    frame = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     pd.testing.assert_frame_equal(frame, _from_sqlite(ws))
-    _same_columns(ws.judgment_columns(COLS), frame)
-    assert sorted(n for _, _, _, n in ws.environment_counts()) == [15, 15]
+    _same_columns(ws.judgments_repo.judgment_columns(COLS), frame)
+    assert sorted(n for _, _, _, n in ws.judgments_repo.environment_counts()) == [15, 15]
 
 
 def test_environment_counts_follow_the_judgments(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(10))
-    assert sorted((e, n) for _, _, e, n in ws.environment_counts()) == [("env0", 5), ("env1", 5)]
+    ws.judgments_repo.add_judgments(_rows(10))
+    assert sorted((e, n) for _, _, e, n in ws.judgments_repo.environment_counts()) == [("env0", 5), ("env1", 5)]
     assert (ws.path / "cache" / "environments.json").exists()
-    ws.add_judgments(_rows(3, start=10))
-    assert sorted((e, n) for _, _, e, n in ws.environment_counts()) == [("env0", 7), ("env1", 6)]
+    ws.judgments_repo.add_judgments(_rows(3, start=10))
+    assert sorted((e, n) for _, _, e, n in ws.judgments_repo.environment_counts()) == [("env0", 7), ("env1", 6)]
     ws._db.conn.execute("UPDATE judgments SET env = NULL WHERE key = 'k0'")
-    assert sorted((str(e), n) for _, _, e, n in ws.environment_counts()) == [("None", 1), ("env0", 6), ("env1", 6)]
+    assert sorted((str(e), n) for _, _, e, n in ws.judgments_repo.environment_counts()) == [("None", 1), ("env0", 6), ("env1", 6)]
 
 
 def test_the_audit_reads_the_same_with_and_without_the_copy(tmp_path):
@@ -168,9 +168,9 @@ def test_the_audit_reads_the_same_with_and_without_the_copy(tmp_path):
     rows = _rows(60)
     for i, r in enumerate(rows):
         r.mutation = "none" if i % 5 else "paraphrase"
-    ws.add_judgments(rows)
+    ws.judgments_repo.add_judgments(rows)
     truth = pd.Series(["A"] * 7, index=pd.Index([f"i{i}" for i in range(7)], dtype=object))
-    whole = ws.judgments_frame(columns=COLUMNS, compact=True)
+    whole = ws.judgments_repo.judgments_frame(columns=COLUMNS, compact=True)
     for inp in judge_inputs(ws, truth):
         mine = whole[whole["judge"] == inp.judge]
         # the usage columns are read for the judge's usage, not kept; nor the probabilities it never gave
@@ -190,75 +190,75 @@ def test_item_facts_are_kept_while_the_items_are_unchanged(tmp_path):
     from judgecal.data.records import Candidate, Item
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_items([Item(f"i{k}", "Which is better?", [Candidate("one two three", "m1"), Candidate("", "m2")])
+    ws.items_repo.add_items([Item(f"i{k}", "Which is better?", [Candidate("one two three", "m1"), Candidate("", "m2")])
                   for k in range(5)])
     fresh = ws.items_repo._item_facts(ws._db.conn).set_index("item_id")
-    first = ws.item_facts()
+    first = ws.items_repo.item_facts()
     pd.testing.assert_frame_equal(first, fresh)
     assert first.loc["i0", "len_a"] == 3 and first.loc["i0", "len_b"] == 0  # an empty response counts 0 words
     cached = ws.path / "cache" / "item_facts.arrow"
     stamp = cached.stat().st_mtime_ns
-    pd.testing.assert_frame_equal(ws.item_facts(), fresh)
+    pd.testing.assert_frame_equal(ws.items_repo.item_facts(), fresh)
     assert cached.stat().st_mtime_ns == stamp
-    ws.add_items([Item("i9", "Which?", [Candidate("a b", "m3"), Candidate("c", "m4")])])
-    assert ws.item_facts().loc["i9", "model_a"] == "m3"
+    ws.items_repo.add_items([Item("i9", "Which?", [Candidate("a b", "m3"), Candidate("c", "m4")])])
+    assert ws.items_repo.item_facts().loc["i9", "model_a"] == "m3"
     ws._db.conn.execute("""UPDATE items SET data = json_set(data, '$.candidates[0].text', 'x y z w') WHERE item_id = 'i1'""")
-    assert ws.item_facts().loc["i1", "len_a"] == 4
+    assert ws.items_repo.item_facts().loc["i1", "len_a"] == 4
 
 
 def test_columns_being_read_come_from_one_copy_while_another_replaces_it(tmp_path):
     """Another process re-judges (rows move to the end) and writes a new copy while this one streams columns:
     every column it gets still comes from the copy it started with."""
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(6))
+    ws.judgments_repo.add_judgments(_rows(6))
     before = _from_sqlite(ws)
-    ws.judgments_frame(columns=COLS, compact=True)
-    stream = ws.judgment_columns(COLS)
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
+    stream = ws.judgments_repo.judgment_columns(COLS)
     first = next(stream)
     other = Workspace(ws.path)
     again = _rows(2)
     for r in again:
         r.verdict = "tie"
-    other.add_judgments(again, replace=True)
-    other.judgments_frame(columns=COLS, compact=True)  # a new copy under the same name
+    other.judgments_repo.add_judgments(again, replace=True)
+    other.judgments_repo.judgments_frame(columns=COLS, compact=True)  # a new copy under the same name
     _same_columns([first, *stream], before)
-    _same_columns(ws.judgment_columns(COLS), _from_sqlite(ws))  # and the next read sees the new state
+    _same_columns(ws.judgments_repo.judgment_columns(COLS), _from_sqlite(ws))  # and the next read sees the new state
 
 
 def test_no_copy_is_made_or_used_inside_a_transaction_that_is_rolled_back(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(4))
+    ws.judgments_repo.add_judgments(_rows(4))
     with pytest.raises(RuntimeError), ws.transaction() as tx:
-        ws.add_judgments(_rows(2, start=100), conn=tx)
-        assert len(ws.judgments_frame(columns=COLS, compact=True)) == 6  # it sees its own rows...
-        assert len(list(ws.judgment_columns(COLS))[0]) == 6
+        ws.judgments_repo.add_judgments(_rows(2, start=100), conn=tx)
+        assert len(ws.judgments_repo.judgments_frame(columns=COLS, compact=True)) == 6  # it sees its own rows...
+        assert len(list(ws.judgments_repo.judgment_columns(COLS))[0]) == 6
         raise RuntimeError("rolled back")
     assert not _copy(ws).exists()  # ...but keeps no copy of them
-    ws.add_judgments(_rows(2, start=200))  # as many rows again: the state must not match a rolled-back one
-    pd.testing.assert_frame_equal(ws.judgments_frame(columns=COLS, compact=True), _from_sqlite(ws))
+    ws.judgments_repo.add_judgments(_rows(2, start=200))  # as many rows again: the state must not match a rolled-back one
+    pd.testing.assert_frame_equal(ws.judgments_repo.judgments_frame(columns=COLS, compact=True), _from_sqlite(ws))
 
 
 def test_a_database_made_again_never_reads_the_old_copy(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(6))
-    ws.judgments_frame(columns=COLS, compact=True)
+    ws.judgments_repo.add_judgments(_rows(6))
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     ws.close()
     (tmp_path / "ws" / "judgecal.sqlite").unlink()
     ws = Workspace(tmp_path / "ws")  # the same size again, other verdicts: same row count, same largest rowid
     rows = _rows(6)
     for r in rows:
         r.verdict = "tie"
-    ws.add_judgments(rows)
-    got = ws.judgments_frame(columns=COLS, compact=True)
+    ws.judgments_repo.add_judgments(rows)
+    got = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     assert set(got["verdict"].dropna()) == {"tie"}
 
 
 def test_a_text_column_holding_a_blob_is_read_from_the_database_each_time(tmp_path):
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(4))
+    ws.judgments_repo.add_judgments(_rows(4))
     ws._db.conn.execute("UPDATE judgments SET verdict = CAST('tie' AS BLOB) WHERE key = 'k0'")
-    first = ws.judgments_frame(columns=COLS, compact=True)
-    second = ws.judgments_frame(columns=COLS, compact=True)
+    first = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
+    second = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
     assert list(first["verdict"].astype(object)) == list(second["verdict"].astype(object))
     assert not _copy(ws).exists()
 
@@ -267,7 +267,7 @@ def test_a_judge_asked_for_twice_is_read_once(tmp_path):
     from judgecal.audit.run import judge_inputs
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(20))
+    ws.judgments_repo.add_judgments(_rows(20))
     truth = pd.Series(["A"] * 7, index=pd.Index([f"i{i}" for i in range(7)], dtype=object))
     a, b = judge_inputs(ws, truth, ["t/j0", "t/j0"])
     assert a is b and len(a.judgments) == 10
@@ -317,8 +317,8 @@ def test_environments_counted_ahead_in_a_thread_are_what_the_caller_reads(tmp_pa
     from judgecal.data.store.warm import warmed
 
     ws = Workspace(tmp_path / "ws")
-    ws.add_judgments(_rows(10))
-    expected = sorted(ws.environment_counts())
+    ws.judgments_repo.add_judgments(_rows(10))
+    expected = sorted(ws.judgments_repo.environment_counts())
     (ws.path / "cache" / "environments.json").unlink()
     counted_in = []  # the thread of each count made (and kept) from SQLite
     save_json, table_state = snapshot.save_json, snapshot.table_state
@@ -329,7 +329,7 @@ def test_environments_counted_ahead_in_a_thread_are_what_the_caller_reads(tmp_pa
 
     monkeypatch.setattr(snapshot, "save_json", recording)
     with warmed(ws.path):
-        got = sorted(ws.environment_counts())  # waits for the thread's count, then reads its copy
+        got = sorted(ws.judgments_repo.environment_counts())  # waits for the thread's count, then reads its copy
     assert got == expected and counted_in == ["judgecal-warm"]
     (ws.path / "cache" / "environments.json").unlink()
     counted_in.clear()
@@ -341,7 +341,7 @@ def test_environments_counted_ahead_in_a_thread_are_what_the_caller_reads(tmp_pa
 
     monkeypatch.setattr(snapshot, "table_state", failing_in_the_thread)
     with warmed(ws.path):
-        got = sorted(ws.environment_counts())
+        got = sorted(ws.judgments_repo.environment_counts())
     assert got == expected and counted_in == [threading.current_thread().name]
     with pytest.raises(ValueError, match="not a read that can be filled ahead: items"), warmed(ws.path, ("items",)):
         pass

@@ -28,9 +28,9 @@ def faithbench(tmp_path_factory, mirror):  # type: ignore[no-untyped-def]
     ws = str(folder / "ws")
     assert main(["import", "faithbench", "-w", ws]) == 0
     with Workspace(folder / "ws") as w:
-        human = w.spans_frame(kind="human")
+        human = w.spans_repo.spans_frame(kind="human")
         ids = sorted(set(human["item_id"]))[:40]
-        texts = {it.item_id: it.candidates[0].text for it in w.items(ids=ids)}
+        texts = {it.item_id: it.candidates[0].text for it in w.items_repo.items(ids=ids)}
     (folder / "spans.jsonl").write_text("".join(
         json.dumps({"item_id": i, "judge": JUDGE, "spans": [[0, len(texts[i])]]}) + "\n" for i in ids))
     assert main(["import", str(folder / "spans.jsonl"), "--as", "judgments", "-w", ws]) == 0

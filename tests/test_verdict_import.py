@@ -101,8 +101,8 @@ def test_example_files_end_to_end(tmp_path, capsys):
     assert "imported 40 new judgments from 1 judge(s) (example/acme-judge)" in capsys.readouterr().out
     with Workspace(tmp_path / "ws", create=False) as w:
         spec = load_spec(str(SPEC))
-        assert w.judge_specs() == {spec.spec_hash: (JUDGE, spec.to_dict())}
-        assert set(w.judgments_frame()["spec_hash"]) == {spec.spec_hash}
+        assert w.judgments_repo.judge_specs() == {spec.spec_hash: (JUDGE, spec.to_dict())}
+        assert set(w.judgments_repo.judgments_frame()["spec_hash"]) == {spec.spec_hash}
     assert main(["aggregate", "-w", ws]) == 0
     assert main(["audit", "--consensus", "mv", "--n-boot", "200", "-w", ws]) == 0
     report = json.loads((tmp_path / "ws" / "reports" / "audit.json").read_text("utf-8"))
@@ -155,12 +155,12 @@ def test_reimport_is_idempotent_and_a_changed_verdict_needs_replace(tmp_path, ca
     assert main(["import", str(changed), "--as", "judgments", "--replace", "-w", ws]) == 0
     assert "1 replaced" in capsys.readouterr().out
     with Workspace(ws_dir, create=False) as w:
-        jf = w.judgments_frame(judge=JUDGE)
+        jf = w.judgments_repo.judgments_frame(judge=JUDGE)
         assert len(jf) == 40
         key = judgment_key(JUDGE, "ex-01", "AB", 0, "none")
         assert jf.set_index("key").loc[key, "verdict"] == "B"
         assert set(jf["spec_hash"]) == {import_spec(JUDGE).spec_hash}
-        assert w.judge_specs()[import_spec(JUDGE).spec_hash] == (JUDGE, {"backend": "import", "model": JUDGE})
+        assert w.judgments_repo.judge_specs()[import_spec(JUDGE).spec_hash] == (JUDGE, {"backend": "import", "model": JUDGE})
 
 
 def test_orientation_and_probabilities_are_undone_once(tmp_path):
@@ -172,7 +172,7 @@ def test_orientation_and_probabilities_are_undone_once(tmp_path):
     ])
     with Workspace(ws_dir, create=False) as ws:
         import_verdicts(ws, f)
-        jf = ws.judgments_frame().sort_values(["order", "sample"]).reset_index(drop=True)
+        jf = ws.judgments_repo.judgments_frame().sort_values(["order", "sample"]).reset_index(drop=True)
     # shown first in BA is the item's response_b: a shown "A" is the item's B, and p_a/p_b swap
     assert jf[["order", "verdict", "p_a", "p_b"]].iloc[1].tolist() == ["BA", "B", 0.2, 0.7]
     assert jf[["order", "verdict", "p_a", "p_b"]].iloc[0].tolist() == ["AB", "A", 0.6, 0.3]
@@ -189,11 +189,11 @@ def test_csv_and_parquet_store_the_same_judgments(tmp_path):
         ws_dir = _ws_with_items(tmp_path / name.split(".")[1])
         assert main(["import", str(tmp_path / name), "--as", "judgments", "-w", str(ws_dir)]) == 0
         with Workspace(ws_dir, create=False) as ws:
-            frames.append(ws.judgments_frame().drop(columns="created_at").sort_values("key").reset_index(drop=True))
+            frames.append(ws.judgments_repo.judgments_frame().drop(columns="created_at").sort_values("key").reset_index(drop=True))
     ws_dir = _ws_with_items(tmp_path / "jsonl")
     assert main(["import", str(VERDICTS), "--as", "judgments", "-w", str(ws_dir)]) == 0
     with Workspace(ws_dir, create=False) as ws:
-        want = ws.judgments_frame().drop(columns="created_at").sort_values("key").reset_index(drop=True)
+        want = ws.judgments_repo.judgments_frame().drop(columns="created_at").sort_values("key").reset_index(drop=True)
     assert len(want) == 40 and want["status"].value_counts().to_dict() == {"ok": 39, "invalid": 1}
     for got in frames:
         pd.testing.assert_frame_equal(got, want, check_dtype=False)
@@ -209,7 +209,7 @@ def test_pointwise_scores(tmp_path):
             {"item_id": "p1", "judge": "scorer", "score": 3.5, "sample": 1},
             {"item_id": "p1", "judge": "scorer", "verdict": "invalid", "raw": "no score given", "sample": 2},
         ]))
-        jf = ws.judgments_frame().sort_values("sample")
+        jf = ws.judgments_repo.judgments_frame().sort_values("sample")
     assert jf["score"].tolist()[:2] == [4.0, 3.5] and pd.isna(jf["score"].iloc[2])
     assert jf["status"].tolist() == ["ok", "ok", "invalid"]
 
@@ -291,7 +291,7 @@ def test_a_judge_name_of_another_spec_is_refused(tmp_path, capsys):
 
     ws_dir = _ws_with_items(tmp_path)
     with Workspace(ws_dir, create=False) as ws:
-        ws.add_judgments([replay_judgment(JUDGE, "ex-01", "A", "A", source="elsewhere")])
+        ws.judgments_repo.add_judgments([replay_judgment(JUDGE, "ex-01", "A", "A", source="elsewhere")])
     before = _dump(ws_dir)
     assert main(["import", str(VERDICTS), "--as", "judgments", "-w", str(ws_dir)]) == 2
     err = capsys.readouterr().err
@@ -326,8 +326,8 @@ def test_spec_file_names_the_judge_and_moving_to_it_needs_replace(tmp_path, caps
     assert main(["import", str(VERDICTS), "--as", "judgments", "--spec", str(SPEC), "--replace", "-w", ws]) == 0
     assert "40 replaced" in capsys.readouterr().out
     with Workspace(ws_dir, create=False) as w:
-        assert set(w.judgments_frame()["spec_hash"]) == {load_spec(str(SPEC)).spec_hash}
-        assert w.judges() == [JUDGE]
+        assert set(w.judgments_repo.judgments_frame()["spec_hash"]) == {load_spec(str(SPEC)).spec_hash}
+        assert w.judgments_repo.judges() == [JUDGE]
 
 
 def test_bad_spec_file_is_a_usage_error(tmp_path, capsys):

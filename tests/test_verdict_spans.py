@@ -31,7 +31,7 @@ def test_spans_import_audit_and_reimport(tmp_path, capsys):
     assert main(["import", str(_verdicts(tmp_path, rows)), "--as", "judgments", "-w", ws]) == 0
     assert "2 judge spans" in capsys.readouterr().out
     with Workspace(ws) as w:
-        judge = w.spans_frame(kind="judge")
+        judge = w.spans_repo.spans_frame(kind="judge")
         assert sorted(zip(judge["item_id"], judge["start"], judge["end"], strict=True)) == [("i0", 24, 35), ("i1", 0, 0)]
         rep = audit_workspace(w, AuditOptions(n_boot=100)).to_json()
     m = rep["judges"]["ext/detector"]["metrics"]
@@ -46,14 +46,14 @@ def test_spans_import_audit_and_reimport(tmp_path, capsys):
     assert "changed.jsonl:2: spans: differs from the judgment already stored" in capsys.readouterr().err
     assert main(["import", str(changed), "--as", "judgments", "--replace", "-w", ws]) == 0
     with Workspace(ws) as w:
-        judge = w.spans_frame(kind="judge")
+        judge = w.spans_repo.spans_frame(kind="judge")
         assert sorted(zip(judge["item_id"], judge["start"], judge["end"], strict=True)) == [("i0", 24, 35), ("i1", 24, 35)]
 
 
 def test_bad_spans_name_the_line_and_field(tmp_path, capsys):
     ws = str(tmp_path / "ws")
     assert main(["import", str(_items(tmp_path)), "--task", "pointwise", "-w", ws]) == 0
-    before = Workspace(ws).count_judgments()
+    before = Workspace(ws).judgments_repo.count_judgments()
     bad = _verdicts(tmp_path, [{"item_id": "i0", "judge": "d", "spans": [[0, 7]]},
                                {"item_id": "i1", "judge": "d", "spans": [[40, 400]]},
                                {"item_id": "i0", "judge": "e", "spans": {"someone-else": []}}])
@@ -61,4 +61,4 @@ def test_bad_spans_name_the_line_and_field(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "v.jsonl:2: spans[0]: [40, 400] is not a span of the 50-character text" in err
     assert "v.jsonl:3: spans: as an object, spans name one rater" in err
-    assert Workspace(ws).count_judgments() == before  # nothing written
+    assert Workspace(ws).judgments_repo.count_judgments() == before  # nothing written

@@ -11,7 +11,7 @@ Independence: on the managed server each annotator has an organisation of their 
 (an external server, after ``--allow-shared-visibility``) one shared project holds one task per item,
 and Label Studio's ``maximum_annotations`` is the overlap.
 
-"Both bad" is kept apart from "Tie" where the choice is recorded (``Workspace.ls_labels_frame``,
+"Both bad" is kept apart from "Tie" where the choice is recorded (``ws.labelstudio_repo.ls_labels_frame``,
 column ``choice``); the label stored for aggregation and audit is ``tie``: neither response is
 preferred (``AGGREGATE_AS``).
 

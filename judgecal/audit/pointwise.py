@@ -12,7 +12,7 @@ its own. The humans' labels of the truth's source fix the scale (:func:`scale_of
 
 Every judgment on an item with the truth counts once (samples and orders alike), and a judgment with no
 usable answer is left out and counted in ``invalid_rate``. The bootstrap resamples clusters whole: the
-items that rate one response to one prompt (``Workspace.response_clusters``; the key facts of one Summary
+items that rate one response to one prompt (``ws.items_repo.response_clusters``; the key facts of one Summary
 of a Haystack summary share their summary, and its judge's reading of it), each item on its own otherwise. Under
 ``metrics``: ``accuracy`` (exact agreement), ``cohen_kappa`` (unweighted), and for ordinal scales
 ``weighted_kappa`` (quadratic), ``spearman_rho`` and ``mae`` (:mod:`judgecal.stats.ordinal`). The
@@ -122,7 +122,7 @@ def pointwise_alignment(inp: JudgeInput, wide: pd.DataFrame, cfg: AuditConfig,
                         scale: Scale | None = None) -> dict[str, Any] | None:
     """The judge's pointwise metrics and its ``pointwise`` section, or ``None`` when the truth has no scale
     for it. ``wide`` is the annotators' labels (items x annotators, :func:`judgecal.audit.human.annotator_matrix`);
-    ``clusters`` (item_id -> cluster, ``Workspace.response_clusters``) are resampled whole (default: items).
+    ``clusters`` (item_id -> cluster, ``ws.items_repo.response_clusters``) are resampled whole (default: items).
     Items with a declared label set (``label_sets``, item_id -> LabelSet) are read on that set
     (:mod:`judgecal.audit.labels`); a judge of several sets (criteria) gets each one's figures apart."""
     jf = inp.judgments

@@ -189,7 +189,7 @@ def judge_entry(inp: JudgeInput, res: JudgeResult) -> dict[str, Any]:
 
 def own_candidates(pairs: pd.DataFrame, judge: str,
                    table: tuple[tuple[str, str], ...] = DEFAULT_FAMILIES) -> pd.Series:
-    """item_id -> whether candidate A is the judge's own family, over the pairs (``Workspace.item_facts``)
+    """item_id -> whether candidate A is the judge's own family, over the pairs (``ws.items_repo.item_facts``)
     with exactly one own candidate. A candidate's family comes from its model name through ``table``
     (``families.yaml`` first), else from the family recorded with it."""
     fam = family_of(judge.rsplit("/", 1)[-1], table)

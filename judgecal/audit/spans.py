@@ -30,7 +30,7 @@ def _codes(frame: pd.DataFrame, keys: pd.Index) -> np.ndarray:
 def span_alignment(spans: pd.DataFrame, *, weights: Mapping[str, float] | None = None, n_boot: int = 2000,
                    seed: int = 0, lengths: Mapping[tuple[str, int], int] | None = None
                    ) -> dict[str, dict[str, dict[str, object]]]:
-    """Judge name -> span metrics against the human consensus, from a spans frame (``Workspace.spans_frame``).
+    """Judge name -> span metrics against the human consensus, from a spans frame (``ws.spans_repo.spans_frame``).
 
     ``weights`` maps annotator -> quality weight for the consensus (unweighted when ``None``). Each entry
     also holds ``like_for_like`` (:func:`judgecal.stats.spans.span_reference`): the judge's F1 with each

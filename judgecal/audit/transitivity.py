@@ -40,7 +40,7 @@ class TriadSet:
 
 def find_triads(keys: pd.DataFrame, human: pd.DataFrame | None = None) -> TriadSet:
     """The triads in ``keys`` (``item_id``, ``prompt``, ``a``, ``b``: numbers standing for the prompt and the two
-    responses' texts, as :meth:`Workspace.item_facts` gives them); ``human``: ``item_id``, ``rater``, ``label``
+    responses' texts, as :meth:`~judgecal.data.store.items.ItemsRepository.item_facts` gives them); ``human``: ``item_id``, ``rater``, ``label``
     of the people (kept for the triads' items)."""
     k = keys[keys["a"] != keys["b"]]
     # numbered in order of first appearance, so that what follows never depends on the numbers given
@@ -67,7 +67,7 @@ def find_triads(keys: pd.DataFrame, human: pd.DataFrame | None = None) -> TriadS
 
 
 def workspace_triads(ws: Workspace, pairs: pd.DataFrame, source: str | None = None) -> TriadSet | None:
-    """The triads among ``pairs`` (the two-candidate pairwise rows of :meth:`Workspace.item_facts` of ``ws``,
+    """The triads among ``pairs`` (the two-candidate pairwise rows of :meth:`~judgecal.data.store.items.ItemsRepository.item_facts` of ``ws``,
     indexed by item_id) with the labels of ``source``'s people (every person's when ``None``; each
     ``source/annotator`` one rater); ``None`` when there is none."""
     p = pairs["prompt_key"]

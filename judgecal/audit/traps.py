@@ -24,7 +24,7 @@ TRAP_COLUMNS = ["trap", "answer"]
 
 def trap_table(pairs: pd.DataFrame) -> pd.DataFrame:
     """item_id -> ``trap``, ``answer`` (A or B) of the trap pairs among ``pairs`` (the two-candidate pairwise rows
-    of :meth:`Workspace.item_facts`, indexed by item_id)."""
+    of :meth:`~judgecal.data.store.items.ItemsRepository.item_facts`, indexed by item_id)."""
     t = pairs[pairs["trap"].notna() & pairs["trap_answer"].isin(("A", "B"))]
     return pd.DataFrame({"trap": t["trap"].to_numpy(), "answer": t["trap_answer"].to_numpy()},
                         index=pd.Index(t.index.to_numpy(), dtype=object), columns=TRAP_COLUMNS)

@@ -4,7 +4,7 @@ Retries follow the one policy of :mod:`judgecal.judges.retry` (the Ray workers u
 backoff with full jitter, or the server's ``Retry-After``, capped at ``max_retry_after`` (with a message). Results are committed
 in small batches, so a killed run loses at most the calls in flight; the content-hash key makes a
 re-run skip everything already stored. Concurrent runs on one workspace claim the keys they call
-(:meth:`Workspace.claim`): a key another live run holds is waited for, never called twice.
+(:meth:`~judgecal.data.store.claims.ClaimsRepository.claim`): a key another live run holds is waited for, never called twice.
 """
 
 from __future__ import annotations

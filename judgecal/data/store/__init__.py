@@ -17,8 +17,8 @@ Only this package speaks SQL to the database, over one private connection (:mod:
 - ``ws.explorer_repo`` (:mod:`.explorer`): the explorer's read-only queries (``explorer_*``);
 - ``ws.reports_repo`` (:mod:`.reports`): the latest report, the reports folder, export.
 
-``Workspace`` also keeps every one of their public methods (``ws.add_items(...)`` is
-``ws.items_repo.add_items(...)``) and ``ws.transaction()``. Tests that need raw SQL use ``ws._db.conn``.
+``Workspace`` itself gives ``ws.transaction()``, ``ws.reports_dir`` and ``ws.bootstrap_weights()``. Tests that
+need raw SQL use ``ws._db.conn``.
 """
 
 from judgecal.data.store._db import DB_NAME

@@ -19,8 +19,8 @@ from collections.abc import Iterator, Sequence
 from judgecal.data.store import snapshot
 from judgecal.data.store.workspace import Workspace
 
-# the Workspace methods (no arguments) whose copies can be filled ahead -> the copy's name
-AHEAD = {"environment_counts": "environments"}
+# the repository methods (no arguments) whose copies can be filled ahead -> (the workspace's repository, the copy's name)
+AHEAD = {"environment_counts": ("judgments_repo", "environments")}
 
 
 @contextlib.contextmanager
@@ -31,7 +31,7 @@ def warmed(path: str | os.PathLike[str], reads: Sequence[str] = tuple(AHEAD)) ->
     unknown = sorted(set(reads) - set(AHEAD))
     if unknown:
         raise ValueError(f"not a read that can be filled ahead: {', '.join(unknown)}")
-    locks = [snapshot.fill_lock(path, AHEAD[read]) for read in reads]
+    locks = [snapshot.fill_lock(path, AHEAD[read][1]) for read in reads]
     started = threading.Event()
     thread = threading.Thread(target=_fill, args=(path, list(zip(reads, locks, strict=True)), started),
                               name="judgecal-warm", daemon=True)
@@ -55,7 +55,7 @@ def _fill(path: str | os.PathLike[str], reads: list[tuple[str, threading.RLock]]
         with Workspace(path, create=False) as ws:
             for read, lock in reads:
                 with contextlib.suppress(Exception):
-                    getattr(ws, read)()
+                    getattr(getattr(ws, AHEAD[read][0]), read)()
                 lock.release()
                 left.remove(lock)
     except Exception:  # noqa: S110 - the caller's own read meets the same failure and reports it
