@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import random
 from typing import Any
 
 from judgecal.cli.common import UsageError, open_workspace
-from judgecal.cli.judging import make_engine, print_errors
+from judgecal.cli.judging import pairwise_engine, print_errors, probe_pairs, within_budget
 from judgecal.cli.sequential import judge_chunk, run_sequential
 from judgecal.inert import term
 
@@ -56,11 +55,7 @@ def cmd_perturb(args: argparse.Namespace) -> int:
     challenged = challenge_probe() if args.kind == BATTERY else None  # the battery continues the clean verdicts too
     challenge = challenged is not None
     with open_workspace(args, create=False) as ws:
-        base = [it for it in ws.items_repo.items(source=args.source) if not it.source.startswith("probe:")
-                and it.task == "pairwise" and len(it.candidates) == 2]
-        if not base:
-            raise UsageError(f"{ws.path}: no pairwise item with two responses{' in ' + term(args.source) if args.source else ''}"
-                             f"; the {args.kind} probe perturbs pairs")
+        base = probe_pairs(ws, args, "perturbs pairs")
         data_only = {b for b in biases if b in TEMPLATES and TEMPLATES[b].data_only}  # read from published rewrites: no template
         untested = [b for b in biases if b in data_only and not any(rewrites(it, b) for it in base)]
         if untested and args.kind != BATTERY:
@@ -68,20 +63,11 @@ def cmd_perturb(args: argparse.Namespace) -> int:
                              f"published {args.kind} rewrites; `judgecal import calm --set fact` brings them")
         biases = tuple(b for b in biases if b not in untested)
         per = calls_per_item(len(biases), FOLLOW_UPS if challenge else 0)
-        n = min(len(base), args.items or len(base), (args.budget // per) if args.budget else len(base))
-        if n == 0:
-            raise UsageError(f"--budget {args.budget}: one item costs {per} judge calls ({args.kind}: its clean "
-                             "run, a second unperturbed run and each perturbation, in both orders"
-                             + (", and a challenge and an agreeing turn after each clean verdict)" if challenge
-                                else ")"))
-        if n < len(base) or getattr(args, "sequential", False):  # sequential: the batches in a random order
-            base = random.Random(args.sample_seed).sample(base, n)
-        engine = make_engine(ws, args)
-        if engine.rubric.kind != "pairwise":
-            raise UsageError(f"--rubric {term(args.rubric)}: a {engine.rubric.kind} rubric; the {args.kind} probe "
-                             "needs a pairwise one (two responses shown together)")
+        base = within_budget(base, args, per, "its clean run, a second unperturbed run and each perturbation, "
+                             "in both orders" + (", and a challenge and an agreeing turn after each clean verdict"
+                                                 if challenge else ""), shuffle=getattr(args, "sequential", False))
+        engine, name = pairwise_engine(ws, args)
         truth = _truth(ws)
-        name = ws.judgments_repo.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
         if getattr(args, "sequential", False):
             return run_sequential(ws, engine, name, base, biases, truth, args, challenged)
         st, st2, _ = judge_chunk(ws, engine, name, base, biases, truth, args.seed)

@@ -5,11 +5,10 @@ the same conversation continued by a challenge and by an agreeing turn (:mod:`ju
 from __future__ import annotations
 
 import argparse
-import random
 from typing import Any
 
 from judgecal.cli.common import UsageError, open_workspace
-from judgecal.cli.judging import make_engine, print_errors
+from judgecal.cli.judging import pairwise_engine, print_errors, probe_pairs, within_budget
 from judgecal.inert import term
 
 FOLLOW_UPS = 4  # judge calls per base item beyond its clean run: a challenge and an agreeing turn, both orders
@@ -67,23 +66,9 @@ def cmd_challenge(args: argparse.Namespace) -> int:
                          "it plans; `judgecal probe battery --sequential` stops it with the others)")
     per = 2 + FOLLOW_UPS
     with open_workspace(args, create=False) as ws:
-        base = [it for it in ws.items_repo.items(source=args.source) if not it.source.startswith("probe:")
-                and it.task == "pairwise" and len(it.candidates) == 2]
-        if not base:
-            raise UsageError(f"{ws.path}: no pairwise item with two responses"
-                             f"{' in ' + term(args.source) if args.source else ''}; the {kind} probe challenges "
-                             "verdicts on pairs")
-        n = min(len(base), args.items or len(base), (args.budget // per) if args.budget else len(base))
-        if n == 0:
-            raise UsageError(f"--budget {args.budget}: one item costs {per} judge calls ({kind}: its clean run, "
-                             "then a challenge and an agreeing turn after it, in both orders)")
-        if n < len(base):
-            base = random.Random(args.sample_seed).sample(base, n)
-        engine = make_engine(ws, args)
-        if engine.rubric.kind != "pairwise":
-            raise UsageError(f"--rubric {term(args.rubric)}: a {engine.rubric.kind} rubric; the {kind} probe "
-                             "needs a pairwise one (two responses shown together)")
-        name = ws.judgments_repo.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
+        base = within_budget(probe_pairs(ws, args, "challenges verdicts on pairs"), args, per,
+                             "its clean run, then a challenge and an agreeing turn after it, in both orders")
+        engine, name = pairwise_engine(ws, args)
         st = engine.run(engine.plan(base, orders=ORDERS, seed=args.seed))
         st2, _, unread = judge_follow_ups(ws, engine, name, base, args.seed)
         print(f"{term(name)}: {kind} over {len(base)} items; {st.done + st2.done} calls run, "

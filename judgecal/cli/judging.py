@@ -32,6 +32,37 @@ def _select_items(ws: Any, source: str | None, n: int | None, seed: int) -> list
     return list(items)
 
 
+def probe_pairs(ws: Any, args: argparse.Namespace, does: str) -> list[Any]:
+    """The pairs a live probe (``args.kind``) calls the judge on: the two-response pairwise items of ``--source``,
+    never a probe's own copies; refused when there is none (``does``: what the probe does to them, in words)."""
+    base = [it for it in ws.items_repo.items(source=args.source) if not it.source.startswith("probe:")
+            and it.task == "pairwise" and len(it.candidates) == 2]
+    if not base:
+        raise UsageError(f"{ws.path}: no pairwise item with two responses"
+                         f"{' in ' + term(args.source) if args.source else ''}; the {args.kind} probe {does}")
+    return base
+
+
+def within_budget(base: list[Any], args: argparse.Namespace, per: int, costs: str, shuffle: bool = False) -> list[Any]:
+    """As many of ``base`` as ``--items`` and ``--budget`` allow at ``per`` judge calls an item (a seeded sample,
+    ``--sample-seed``; ``shuffle``: in a random order even when all fit); refused when not one fits (``costs``:
+    what an item's calls are, in words)."""
+    n = min(len(base), args.items or len(base), (args.budget // per) if args.budget else len(base))
+    if n == 0:
+        raise UsageError(f"--budget {args.budget}: one item costs {per} judge calls ({args.kind}: {costs})")
+    return random.Random(args.sample_seed).sample(base, n) if n < len(base) or shuffle else base
+
+
+def pairwise_engine(ws: Any, args: argparse.Namespace) -> tuple[Any, str]:
+    """The judge's engine for a live probe (``args.kind``), refused unless its rubric shows two responses
+    together, and the judge's name in the workspace."""
+    engine = make_engine(ws, args)
+    if engine.rubric.kind != "pairwise":
+        raise UsageError(f"--rubric {term(args.rubric)}: a {engine.rubric.kind} rubric; the {args.kind} probe "
+                         "needs a pairwise one (two responses shown together)")
+    return engine, ws.judgments_repo.judge_names().get((engine.judge, engine.spec_hash), engine.judge)
+
+
 def make_engine(ws: Any, args: argparse.Namespace) -> Any:
     from judgecal.judges.engine import Engine
     from judgecal.judges.registry import make_backend
