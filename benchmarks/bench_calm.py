@@ -121,8 +121,9 @@ def main() -> None:
             probes[bias] = row
         out["probes"] = probes
         out["traps"] = {k: v for k, v in metrics.items() if k.startswith("trap")} | {"section": entry.get("traps")}
-        out["manipulability"] = {k: metrics.get(k) for k in ("flip_rate_challenged", "flip_rate_null")} | {
-            "section": entry.get("manipulability")}
+        section = entry.get("manipulability") or {}
+        out["manipulability"] = {"flip_rate_challenged": metrics.get("flip_rate_challenged"),
+                                 "flip_rate_null": section.get("flip_rate_null"), "section": section}
         out["other_metrics"] = {k: metrics[k] for k in ("accuracy", "first_position_rate", "cohen_kappa")
                                 if k in metrics}
         out["flags"] = entry.get("flags", [])
