@@ -243,3 +243,16 @@ def audit_caption(rep: AuditReport) -> None:
     st.caption(f"Audit {md_plain(rep.generated_at)} · truth: consensus {md_plain(s.consensus)} over "
                f"{rep.consensus.n_items} items · {s.n_boot} bootstrap replicates · "
                f"{int(float(s.ci_level) * 100)}% intervals (item bootstrap)")
+
+
+def titled_report(title: str, caption: bool = True) -> AuditReport | None:
+    """A page's start: its ``title``, then the workspace's audit (with its caption, unless ``caption`` is false),
+    or ``None`` after saying where the explorer looked and which command writes one."""
+    st.title(title)
+    rep = report()
+    if rep is None:
+        no_audit()
+        return None
+    if caption:
+        audit_caption(rep)
+    return rep

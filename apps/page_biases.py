@@ -8,16 +8,14 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 from judgecal.apps.common import (
-    audit_caption,
     chart_plain,
     fmt_m,
     fmt_number,
     fmt_p,
     md_plain,
-    no_audit,
     plain_text,
-    report,
     table,
+    titled_report,
 )
 from judgecal.apps.page_judges import verdict_of
 from judgecal.apps.page_overview import flag_text
@@ -59,12 +57,9 @@ def matters(name: str, m: Figure, judge: Judge, eoi: float, alpha: float = 0.05)
 
 
 def biases() -> None:
-    st.title("Biases: each probe in plain words")
-    rep = report()
+    rep = titled_report("Biases: each probe in plain words")
     if rep is None:
-        no_audit()
         return
-    audit_caption(rep)
     from judgecal.audit.decision import flag_words
 
     words = flag_words()

@@ -13,11 +13,11 @@ from judgecal.apps.common import (
     fmt_m,
     fmt_number,
     md_plain,
-    no_audit,
     plain_text,
     query,
     report,
     table,
+    titled_report,
 )
 
 from judgecal.aggregate.annotators import by_source
@@ -28,10 +28,8 @@ from judgecal.inert import isolated
 def annotators_page() -> None:
     import plotly.graph_objects as go
 
-    st.title("Annotators: how far the people agree")
-    rep = report()
+    rep = titled_report("Annotators: how far the people agree", caption=False)
     if rep is None:
-        no_audit()
         return
     summ = rep.annotators
     if summ is None:

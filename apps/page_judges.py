@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 from judgecal.apps.common import (
-    audit_caption,
     chart_plain,
     fmt_interval,
     fmt_m,
@@ -18,10 +17,9 @@ from judgecal.apps.common import (
     fmt_p,
     md_plain,
     needs,
-    no_audit,
     plain_text,
-    report,
     table,
+    titled_report,
 )
 
 import judgecal.audit.probes  # noqa: F401  (the registered probes describe themselves in the catalogue)
@@ -175,12 +173,9 @@ def _cell(metrics: dict[str, Figure], name: str) -> str:
 
 def judges_page() -> None:
 
-    st.title("Judges: agreement with the humans")
-    rep = report()
+    rep = titled_report("Judges: agreement with the humans")
     if rep is None:
-        no_audit()
         return
-    audit_caption(rep)
     h = rep.humans
     chance = rep.consensus.chance_accuracy  # Σ p_k² of the truth's labels, the audit's
     rows = []

@@ -15,14 +15,12 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import streamlit as st
 from judgecal.apps.common import (
-    audit_caption,
     chart_plain,
     md_plain,
-    no_audit,
     plain_text,
     query,
-    report,
     table,
+    titled_report,
 )
 
 from judgecal.inert import isolated
@@ -45,12 +43,9 @@ def _status(s: str) -> str:
 
 
 def labels_page() -> None:
-    st.title("Labels: binary and categorical judges against the humans")
-    rep = report()
+    rep = titled_report("Labels: binary and categorical judges against the humans")
     if rep is None:
-        no_audit()
         return
-    audit_caption(rep)
     judges = rep.judges
     names = [n for n, e in judges.items() if is_label_judge(e)]
     if not names:

@@ -14,12 +14,12 @@ from judgecal.apps.common import (
     fmt_number,
     fmt_p,
     needs,
-    no_audit,
     plain_text,
     query,
     report,
     stamp,
     table,
+    titled_report,
     ws_path,
 )
 
@@ -43,10 +43,8 @@ def _bt(row: Strength) -> str:
 def models_page() -> None:
     import plotly.graph_objects as go
 
-    st.title("Models: which model is better, by each rater")
-    rep = report()
+    rep = titled_report("Models: which model is better, by each rater", caption=False)
     if rep is None:
-        no_audit()
         return
     m = rep.models
     if m is None or not m.to_json():

@@ -8,15 +8,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 from judgecal.apps.common import (
-    audit_caption,
     fmt_ci,
     fmt_m,
     fmt_number,
     md_plain,
-    no_audit,
     plain_text,
-    report,
     table,
+    titled_report,
 )
 from judgecal.apps.page_judges import (
     ACCURACY_CONSENSUS,
@@ -226,12 +224,9 @@ def summary_card(k: int, row: SummaryRow, reasons: list[str]) -> None:
 
 
 def overview() -> None:
-    st.title("Overview: which judge can replace people?")
-    rep = report()
+    rep = titled_report("Overview: which judge can replace people?")
     if rep is None:
-        no_audit()
         return
-    audit_caption(rep)
     # the lead's decision first, on the first screen
     order = [k for k in (r["index"] for r in comparison_section(rep)) if isinstance(k, int)]
     # then page one of the trust report, in its words, each judge in the comparison's order
