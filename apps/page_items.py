@@ -50,11 +50,11 @@ def annotators_page() -> None:
           for pair, m in src.pairwise_cohen_kappa.items()],
     ]), "annotators-agreement",
         help={"value (95% CI)": "Agreement beyond chance (0 = chance, 1 = perfect), item-bootstrap interval."})
-    if note := src.section("pairwise_note"):
+    if note := src.pairwise_note:
         st.caption(md_plain(note))
     st.subheader("Each annotator")
     rows = [{"annotator": name, "labels": r.n_labels, "agreement with the others": fmt_m(r.loo_accuracy),
-             "gold accuracy": fmt_m(gold) if (gold := r.section("gold_accuracy")) else "no gold items",
+             "gold accuracy": fmt_m(gold) if (gold := r.gold_accuracy) else "no gold items",
              "flags": ", ".join(f.replace("_", " ") for f in ("likely_spammer", "systematic_bias") if getattr(r, f))
              or "none"} for name, r in src.annotators.items()]
     table(pd.DataFrame(rows), "annotators-quality",

@@ -97,14 +97,53 @@ def test_the_allow_lists_name_only_what_is_there() -> None:
                    for s in ast.walk(a)), path
 
 
-@pytest.mark.xfail(strict=True, reason="the probe sections of a judge (position, verbosity, ...) and the report's "
-                                       "other untyped sections are still kept as written (extra='allow')")
 def test_no_report_model_judgecal_writes_keeps_unnamed_fields() -> None:
-    import judgecal.audit.schema as schema
+    """Every part of the report is closed, save the two meant to be extended (a judge's probe sections, a metric's
+    own fields), and those type what they take: no part keeps a key as written."""
+    import judgecal.audit.schema.models as models
 
-    models = [m for m in vars(schema).values() if isinstance(m, type) and issubclass(m, AuditReport.__mro__[1])]
-    open_ = sorted(m.__name__ for m in models if m.model_config.get("extra") == "allow" and not m.__name__.startswith("_"))
-    assert not open_, open_
+    parts = [m for m in vars(models).values() if isinstance(m, type) and issubclass(m, AuditReport.__mro__[1])]
+    assert len(parts) > 90
+    open_ = {m for m in parts if m.model_config.get("extra") != "forbid"}
+    assert open_ == {models.Judge} | {m for m in parts if issubclass(m, models.Figure)}, open_
+    for m in open_:
+        extra = next(c.__annotations__["__pydantic_extra__"] for c in m.__mro__
+                     if "__pydantic_extra__" in getattr(c, "__annotations__", {}))
+        assert "Any" not in str(extra) and "Section" in str(extra), (m, extra)
+
+
+def test_a_key_no_part_names_is_refused_naming_it() -> None:
+    from pydantic import ValidationError
+
+    from judgecal.audit.schema.models import Annotator, Judge, Settings
+
+    with pytest.raises(ValidationError, match="likely_spamer"):
+        Annotator.model_validate({"n_labels": 3, "likely_spamer": True})  # a misspelt field is not kept
+    settings = {"consensus": "ds", "truth_source": None, "invalid_as": "tie", "n_boot": 10, "seed": 0,
+                "ci_level": 0.95, "bootstrap": "items"}
+    with pytest.raises(ValidationError, match="n_bootstrap"):
+        Settings.model_validate({**settings, "n_bootstrap": 3})
+    judge = {"kind": "pairwise", "n_judgments": 2, "n_items": 1, "n_items_with_consensus": 1, "orders": ["AB"],
+             "metrics": {}, "usage": {}, "flags": []}
+    # a probe's section (a plugin's here): names to typed values, a figure read as one wherever it is
+    got = Judge.model_validate({**judge, "my_probe": {"rate": {"estimate": 0.25, "ci_low": 0.1, "ci_high": 0.4,
+                                                                "n": 8}, "n_pairs": 8, "note": "x", "ok": True,
+                                                       "by_order": [{"estimate": 0.5, "n": 4}]}})
+    sec = got.section("my_probe")
+    assert sec is not None and isinstance(sec["rate"], models_figure()) and sec["rate"].n == 8
+    assert isinstance(sec["by_order"], list) and isinstance(sec["by_order"][0], models_figure())
+    assert sec["n_pairs"] == 8 and type(sec["n_pairs"]) is int and sec["ok"] is True
+    assert got.to_json()["my_probe"]["rate"] == {"estimate": 0.25, "ci_low": 0.1, "ci_high": 0.4, "n": 8}
+    with pytest.raises(ValidationError, match="my_probe"):  # a section is a mapping
+        Judge.model_validate({**judge, "my_probe": [1, 2]})
+    with pytest.raises(ValidationError, match="my_probe"):  # of JSON values
+        Judge.model_validate({**judge, "my_probe": {"when": object()}})
+
+
+def models_figure() -> type:
+    from judgecal.audit.schema.models import Figure
+
+    return Figure
 
 
 # -- the references, computed once ------------------------------------------------------------------------

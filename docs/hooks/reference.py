@@ -6,7 +6,7 @@
 - ``reference/audit-schema.md``: the typed parts of ``audit.json``, from its JSON Schema
   (``judgecal.audit.schema.json_schema``, the types of :class:`judgecal.audit.schema.AuditReport`);
 - ``reference/audit-fields.md``: every field of an ``audit.json`` written by a real audit of the example
-  files in ``data/`` (its path, JSON type and value there), the typed ones and the sections kept as written;
+  files in ``data/`` (its path, JSON type and value there);
 - ``reference/datasets-registry.md``: the registered datasets and their pinned commits;
 - ``reference/thresholds.md``: every key of ``thresholds.yaml`` (``judgecal.audit.thresholds``) with the meaning
   written above it in ``data/thresholds.yaml``;
@@ -211,13 +211,15 @@ def audit_schema_page() -> str:
            f"Generated from the types of `judgecal.audit.schema` (schema `{SCHEMA}`) when the site is built. The "
            "same JSON Schema ships with the package (`judgecal/audit/audit.schema.json`) for other tools to "
            "validate an audit.json with; `judgecal report` refuses a file that does not fit it, naming the field. "
-           "An object marked *open* keeps the sections a probe or an analysis adds beside its typed fields "
-           "([audit.json](audit-json.md) says what they mean).", ""]
+           "Every object is closed (a key its type does not name is refused) but two: a judge takes a section "
+           "under each probe's name (a `ProbeSection`, built-in probes' and plugins' alike) and a figure takes "
+           "a metric's own fields, each of the type shown ([audit.json](audit-json.md) says what they mean).", ""]
     models = {"AuditReport": schema, **schema.get("$defs", {})}
     for name, node in models.items():
         doc = " ".join(str(node.get("description", "")).split())
-        open_ = node.get("additionalProperties", False) is not False
-        out += [f"## {name}", "", _md(doc) + (" *Open.*" if open_ else ""), "",
+        extra = node.get("additionalProperties", False)
+        more = f" *Other keys: {_type(extra)}.*" if isinstance(extra, dict) else ""
+        out += [f"## {name}", "", _md(doc) + more, "",
                 "| field | type | required |", "|---|---|---|"]
         required = set(node.get("required", []))
         out += [f"| `{f}` | {_md(_type(p))} | {'yes' if f in required else 'no'} |"

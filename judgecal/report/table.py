@@ -1,5 +1,5 @@
 """The typed shapes of what the report's generic renderers show: a table row of plain cells (the HTML
-template's ``value`` macro, the explorer's tables) and a JSON value (a part of ``audit.json`` kept as written)."""
+template's ``value`` macro, the explorer's tables) and a JSON value (a probe's section of ``audit.json``, a part of an older one)."""
 
 from __future__ import annotations
 

@@ -37,6 +37,27 @@ def _filled(model: type[BaseModel], data: Any) -> Any:
     return out
 
 
+def known_part(model: type[BaseModel], data: Any) -> Any:
+    """``data`` with every key that ``model`` (and each part in it, in turn) does not name left out: how a record
+    another version of judgecal stored (a gate's, a cascade's) is shown in an audit; the stored file is kept."""
+    if not isinstance(data, dict):
+        return data
+    by_key = {f.alias or name: f.annotation for name, f in model.model_fields.items()}
+    keep_rest = model.model_config.get("extra") == "allow"
+    return {k: _known_value(by_key[k], v) if k in by_key else v for k, v in data.items() if k in by_key or keep_rest}
+
+
+def _known_value(ann: Any, value: Any) -> Any:
+    for part in _parts(ann):
+        if isinstance(part, type) and issubclass(part, BaseModel) and isinstance(value, dict):
+            return known_part(part, value)
+        if get_origin(part) is dict and isinstance(value, dict):
+            return {k: _known_value(get_args(part)[1], v) for k, v in value.items()}
+        if get_origin(part) is list and isinstance(value, list):
+            return [_known_value(get_args(part)[0], v) for v in value]
+    return value
+
+
 def _parts(ann: Any) -> list[Any]:
     """The alternatives of a union annotation (``X | None``), or the annotation alone."""
     args = get_args(ann)

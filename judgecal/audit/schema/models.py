@@ -7,15 +7,17 @@ apart (a test regenerates it and compares). The parts every surface reads are ty
 the truth, each judge's counts, figures (:class:`Figure`), flags, verdict with its structured reasons
 (:class:`Verdict`, :class:`Reason`), its item-by-item breakdown, and the comparisons of judges; a label
 judge's ``labels`` and ``criteria`` (:class:`LabelsSection`, :class:`CriterionPart`), the ``loop``
-(:class:`Loop`) and the ``provenance`` (:class:`Provenance`) among the sections typed later. The sections a
-probe adds (``position``, ``verbosity``, ...) are kept as they are written, as extra fields (read with
-:meth:`_Open.section`), and described in docs/reference/audit-json.md.
+(:class:`Loop`) and the ``provenance`` (:class:`Provenance`) among the sections typed later. Every part is
+closed: a key its type does not name is refused, naming the key. The sections a probe adds to a judge
+(``position``, ``verbosity``, a plugin's) are each a :data:`ProbeSection`: names mapped to typed values (a
+:class:`Figure` wherever a value has an estimate and only a figure's fields, else a number, a string, a flag,
+``null``, or a list or a mapping of these), described in docs/reference/audit-json.md.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -24,9 +26,14 @@ from pydantic import (
     ModelWrapValidatorHandler,
     PrivateAttr,
     SerializerFunctionWrapHandler,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
     model_serializer,
     model_validator,
 )
+from typing_extensions import TypeAliasType
 
 SCHEMA = "judgecal.audit/2"
 SCHEMA_FILE = Path(__file__).parents[1] / "audit.schema.json"
@@ -34,20 +41,16 @@ Status = Literal["aligned", "caution", "not aligned"]
 
 
 class _Open(BaseModel):
-    """A part of the report whose own fields are typed and whose sections beyond them are kept as written.
+    """A part of the report: every field typed, any other key refused (naming it).
 
-    A part typed since this schema began writes its typed fields first, then the rest in the order it was
-    read. A part typed later (``_written_first`` names the fields it wrote first before that, ``()`` where it
-    was kept as written) writes those, then every other key in the order it was read, so typing a section
+    A part whose fields were all typed when this schema began (``_written_first`` ``None``) writes them in
+    their order. A part typed later (``_written_first`` names the fields it wrote first before that, ``()`` where
+    it was kept as written) writes those, then every other key in the order it was read, so typing a field
     moves no key of ``audit.json`` (nor what the reports show in its order)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
     _written_first: ClassVar[tuple[str, ...] | None] = None
     _read_order: tuple[str, ...] = PrivateAttr(default=())
-
-    def section(self, name: str) -> Any:
-        """A section kept as written (one these types do not name), or ``None`` when absent."""
-        return (self.model_extra or {}).get(name)
 
     @model_validator(mode="wrap")
     @classmethod
@@ -68,8 +71,8 @@ class _Open(BaseModel):
         return {**{k: out[k] for k in keys}, **out}
 
     def to_json(self) -> dict[str, Any]:
-        """This part as ``audit.json`` holds it: every field as it was set, nothing added (typed fields first,
-        then the sections kept as written)."""
+        """This part as ``audit.json`` holds it: every field as it was set, nothing added (a judge's probe sections
+        and a figure's own fields after its named fields, in the order they were read)."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
@@ -91,15 +94,53 @@ class Figure(_Open):
     q: float | None = None
     mde: float | None = None
 
+    #: a metric's own fields beyond these (the mutation a worst-case rate is of, a null run's figure, ...), typed
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, SectionValue] = Field(init=False)
+
+
+#: a value in a probe's section: a figure (a mapping with an estimate and only a figure's fields), a flag, a
+#: whole number, a number, a string, ``null``, or a list or a mapping of these (tried in that order, each exactly)
+SectionValue = TypeAliasType(
+    "SectionValue",
+    Annotated["Union[Figure, StrictBool, StrictInt, StrictFloat, StrictStr, None, list[SectionValue], "
+              "dict[str, SectionValue]]", Field(union_mode="left_to_right")])
+#: the section a probe adds to a judge (``position``, ``verbosity``, a plugin's): names mapped to typed values
+ProbeSection = dict[str, SectionValue]
+
+
+class KappaZ(_Kept):
+    """Judge's Verdict's κ z-score of the judge among the annotator pairs, and its pattern in words."""
+
+    z: float
+    class_: str | None = Field(None, alias="class")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class AltTest(_Kept):
+    """The alternative annotator test (Calderon et al., 2025): whether the judge passes, its winning rate."""
+
+    passed: bool | None = None
+    winning_rate: float | None = None
+
 
 class HumanLikeness(_Kept):
-    """How close a judge is to the humans (a verdict's ``human_likeness``): its class and the like-for-like
-    definition (``pairwise`` or ``leave_one_out``) the verdict read."""
+    """How close a judge is to the humans (a verdict's ``human_likeness``): its class, the like-for-like
+    definition (``pairwise`` or ``leave_one_out``) the verdict read, whether the task is subjective, the judge's
+    and the humans' κ on it and their difference, and where measured the κ z-score and the alternative
+    annotator test."""
 
     class_: str | None = Field(None, alias="class")
     reference: str | None = None
+    subjective: bool | None = None
+    judge_kappa: float | None = None
+    human_kappa: float | None = None
+    difference: Figure | None = None
+    kappa_z: KappaZ | None = None
+    alt_test: AltTest | None = None
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class Reason(_Open):
@@ -214,13 +255,23 @@ class LikeForLike(_Kept):
 
 
 class JudgeReference(_Kept):
-    """What a judge's figures are read against: chance, the base rate, the humans' κ and the like-for-like
-    reference."""
+    """What a judge's figures are read against (:func:`judgecal.audit.human.judge_reference`): its κ and
+    accuracy against the consensus on ``n`` items, beside chance, the base rate, a chance rater's κ, the humans'
+    Fleiss κ and leave-one-out accuracy with their intervals, what the verdict read (``basis``), why these mix
+    definitions (``consensus_note``), and the like-for-like reference."""
 
+    n: int | None = None
+    kappa: float | None = None
+    accuracy: float | None = None
     chance_accuracy: float | None = None
     base_rate: float | None = None
+    chance_kappa: float | None = None
     human_kappa: float | None = None
     human_kappa_ci: list[float | None] | None = None
+    human_accuracy: float | None = None
+    human_accuracy_ci: list[float | None] | None = None
+    basis: str | None = None
+    consensus_note: str | None = None
     like_for_like: LikeForLike | None = None
 
 
@@ -262,11 +313,15 @@ class SpanLike(_Kept):
     """A span judge's like-for-like reference: its mean pairwise character F1 with each annotator beside
     the annotators' with each other and the trivial markers', on the same items."""
 
+    definition: str | None = None
     n_items: int | None = None
     judge: Figure | None = None
     humans: Figure | None = None
     baselines: dict[str, Figure] = Field(default_factory=dict)
     best_baseline: str | None = None
+    #: the judge's F1 above the best trivial marker's, over the humans' above it (1: as the humans, 0: trivial)
+    normalised: Figure | None = None
+    above_baseline: Figure | None = None
 
 
 class SpanTruth(_Kept):
@@ -282,10 +337,18 @@ class SpanTruth(_Kept):
 
 
 class JudgeSpans(_Kept):
-    """A span judge's figures against the span consensus, the annotators' pairwise F1 and its like-for-like
-    reference."""
+    """A span judge's figures against the span consensus of ``source`` (character IoU, F1, precision, recall,
+    micro F1, span-match F1 at IoU 0.5, the balanced accuracy of marking anything), the annotators' pairwise F1
+    and its like-for-like reference."""
 
+    source: str | None = None
     span_iou: Figure | None = None
+    span_f1: Figure | None = None
+    span_precision: Figure | None = None
+    span_recall: Figure | None = None
+    span_micro_f1: Figure | None = None
+    span_match_f1: Figure | None = None
+    detection_balanced_accuracy: Figure | None = None
     human_f1: Figure | None = None
     like_for_like: SpanLike | None = None
 
@@ -366,6 +429,8 @@ class StabilityVariant(_Kept):
     reused_from: int | None = None
     calls: int | None = None
     paid: int | None = None
+    #: each figure's value on this variant
+    figures: dict[str, float | None] | None = None
     identical_outputs: float | None = None
 
 
@@ -401,20 +466,32 @@ class StabilityGuard(_Kept):
     violations: list[GuardViolation] = Field(default_factory=list)
 
 
+class StabilityCalls(_Kept):
+    """A run's calls: planned, paid for, and the variants that reused another's verdicts."""
+
+    planned: int | None = None
+    paid: int | None = None
+    reused_variants: list[str] = Field(default_factory=list)
+
+
 class StabilityRun(_Kept):
-    """One stored stability run of the judge (``judgecal stability run`` / ``import`` / ``repeats``)."""
+    """One stored stability run of the judge (``judgecal stability run`` / ``import`` / ``repeats``): when it was
+    made (``created_at``, Unix seconds), its variants and calls, its figures, and the notes its variants carry."""
 
     run_id: str
     judge: str | None = None
     origin: str | None = None
+    created_at: float | None = None
     kind: str | None = None
     n_items: int | None = None
     variants: list[StabilityVariant] = Field(default_factory=list)
     figures: dict[str, StabilityFigure] = Field(default_factory=dict)
     cross_backend: list[CrossAgreement] = Field(default_factory=list)
     cross_judge: list[CrossAgreement] = Field(default_factory=list)
+    calls: StabilityCalls | None = None
     guard: StabilityGuard | None = None
     fingerprint_diffs: list[FingerprintDiff] = Field(default_factory=list)
+    notes: dict[str, str] = Field(default_factory=dict)
 
 
 class JudgeStability(_Kept):
@@ -774,7 +851,11 @@ class BiasEntry(_Kept):
 
 
 class Judge(_Open):
-    """One judge: what it judged, its figures (:class:`Figure` by metric name), flags, verdict, breakdown."""
+    """One judge: what it judged, its figures (:class:`Figure` by metric name), flags, verdict, breakdown, and
+    a :data:`ProbeSection` under each probe's name that wrote one (``position``, ``verbosity``, a plugin's)."""
+
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, ProbeSection] = Field(init=False)
 
     kind: Literal["pairwise", "pointwise"]
     n_judgments: int
@@ -800,6 +881,10 @@ class Judge(_Open):
 
     _written_first = ("kind", "n_judgments", "n_items", "n_items_with_consensus", "orders", "metrics", "usage",
                       "flags", "verdict", "breakdown")
+
+    def section(self, name: str) -> ProbeSection | None:
+        """The section probe ``name`` wrote on this judge, or ``None`` where it wrote none."""
+        return (self.model_extra or {}).get(name)
 
     def figure(self, name: str) -> Figure | None:
         """The figure ``name`` of this judge, or ``None`` where it was not measured (a probe not run)."""
@@ -866,8 +951,25 @@ class Thresholds(_Kept):
     gate: GateTolerances | None = None
 
 
+class SelectiveSettings(_Kept):
+    """How selective evaluation was computed: its target agreement, its risk ``delta``, how the items split."""
+
+    target: float | None = None
+    delta: float | None = None
+    split: str | None = None
+
+
+class ReplaceSettings(_Kept):
+    """How the alternative annotator test was run: its ε, its ``q`` and the multiple-testing procedure."""
+
+    epsilon: float | None = None
+    q: float | None = None
+    procedure: str | None = None
+
+
 class Settings(_Open):
-    """How the audit was computed: the truth, how an unreadable answer counts, the bootstrap, the tests."""
+    """How the audit was computed: the truth, how an unreadable answer counts, the bootstrap, the tests, the
+    thresholds, selective evaluation's and the alternative annotator test's settings."""
 
     consensus: str
     truth_source: str | None
@@ -880,6 +982,11 @@ class Settings(_Open):
     multiple_testing: str | None = None
     alpha: float | None = None
     thresholds: Thresholds | None = None
+    selective: SelectiveSettings | None = None
+    replace_annotator: ReplaceSettings | None = None
+
+    _written_first = ("consensus", "truth_source", "invalid_as", "n_boot", "seed", "ci_level", "bootstrap",
+                      "effect_of_interest", "multiple_testing", "alpha", "thresholds")
 
 
 class Truth(_Open):
@@ -959,11 +1066,17 @@ class ModelPair(_Kept):
 
 
 class SystemAlignment(_Kept):
-    """Does a judge rank the models as the humans do: Spearman and Kendall, and the model pairs it reverses."""
+    """Does a judge rank the models as the humans do, over ``n_items`` items and ``n_models`` models: Spearman and
+    Kendall, and of the ``n_pairs`` model pairs those it reverses (``n_reversed``, ``n_reversed_significant``)."""
 
+    n_items: int | None = None
+    n_models: int | None = None
     spearman: RankCorrelation | None = None
     kendall: RankCorrelation | None = None
     reversed_pairs: list[ModelPair] = Field(default_factory=list)
+    n_pairs: int | None = None
+    n_reversed: int | None = None
+    n_reversed_significant: int | None = None
 
 
 class CorrectedWinRate(_Kept):
@@ -988,6 +1101,8 @@ class CorrectedWinRates(_Kept):
     active`` for labels drawn with known inclusion probabilities), by model, and head to head (``pairwise``)."""
 
     win_rate: dict[str, CorrectedWinRate] = Field(default_factory=dict)
+    #: stratified PPI++ by category, where every judged item has one
+    win_rate_stratified: dict[str, CorrectedWinRate] | None = None
     estimator: str | None = None
     n_labelled: int | None = None
     n_unlabelled: int | None = None
@@ -996,17 +1111,28 @@ class CorrectedWinRates(_Kept):
 
 
 class Models(_Kept):
-    """Which model is better, by each rater (``humans`` = the consensus, then each judge): win rates,
-    the win matrix, Bradley–Terry strengths, the ranking, system alignment and corrected win rates."""
+    """Which model is better, by each rater (``humans`` = the consensus, then each judge), over ``n_items`` pairs
+    (``n_items_rated`` by each rater): win rates (also by category, AlpacaEval's probability-weighted and
+    length-controlled ones by judge, a judge's ``{"error": why}`` where one cannot be computed), the win matrix,
+    Bradley–Terry strengths (from ``bradley_terry_n_boot`` resamples), the ranking, system alignment, corrected
+    win rates and the PPI++ label plan for ± ``plan_target_halfwidth``."""
 
+    n_items: int | None = None
     models: list[str] = Field(default_factory=list)
     raters: list[str] | None = None
     win_rate: dict[str, dict[str, WinRate]] = Field(default_factory=dict)
     matrix: dict[str, WinMatrix] = Field(default_factory=dict)
     bradley_terry: dict[str, dict[str, Strength]] = Field(default_factory=dict)
     ranking: dict[str, list[str]] = Field(default_factory=dict)
+    by_category: dict[str, dict[str, dict[str, WinRate]]] | None = None
+    n_items_rated: dict[str, int] | None = None
     system_alignment: dict[str, SystemAlignment] = Field(default_factory=dict)
     ppi: dict[str, CorrectedWinRates] = Field(default_factory=dict)
+    plan: dict[str, PpiPlan] | None = None
+    win_rate_weighted: dict[str, dict[str, WinRate]] | None = None
+    lc_win_rate: dict[str, dict[str, WinRate | str]] | None = None
+    plan_target_halfwidth: float | None = None
+    bradley_terry_n_boot: int | None = None
 
 
 class Humans(_Kept):
@@ -1038,6 +1164,8 @@ class Annotator(_Kept):
     systematic_bias: bool | None = None
     most_used_label: Any = None
     most_used_share: float | None = None
+    #: its accuracy on the gold items, where there are some
+    gold_accuracy: Figure | None = None
 
 
 class AnnotatorSource(_Kept):
@@ -1050,7 +1178,9 @@ class AnnotatorSource(_Kept):
 
 
 class Annotators(_Kept):
-    """The annotators of the truth's source: each one's quality and their agreement with each other."""
+    """The annotators of the truth's source: each one's quality and their agreement with each other (each pair's
+    κ for up to 20 annotators, ``pairwise_note`` beyond); with several sources and none chosen, the same for each
+    under ``by_source``."""
 
     source: str | None = None
     annotators: dict[str, Annotator] = Field(default_factory=dict)
@@ -1060,6 +1190,8 @@ class Annotators(_Kept):
     n_labels: int | None = None
     n_items: int | None = None
     n_annotators: int | None = None
+    pairwise_note: str | None = None
+    by_source: dict[str, Annotators] | None = None
     sources: list[AnnotatorSource] = Field(default_factory=list)
 
 
@@ -1073,6 +1205,13 @@ class LoopMetric(_Kept):
     difference: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    direction: str | None = None
+    null: float | None = None
+    worse_by: float | None = None
+    worse_ci_low: float | None = None
+    worse_ci_high: float | None = None
+    worse_bound: float | None = None
+    p_not_worse: float | None = None
     tolerance: float | None = None
     result: str | None = None
 
@@ -1081,20 +1220,47 @@ class Gate(_Kept):
     """The last ``judgecal gate``: may the candidate judge replace the baseline (no metric worse beyond its
     tolerance and significantly so)."""
 
+    schema_: str | None = Field(None, alias="schema")
+    generated_at: str | None = None
+    consensus: str | None = None
     baseline: str | None = None
     candidate: str | None = None
     n_items: int | None = None
+    alpha: float | None = None
+    alpha_each: float | None = None
+    ci_level: float | None = None
+    n_boot: int | None = None
+    seed: int | None = None
+    invalid_as: str | None = None
     metrics: dict[str, LoopMetric] = Field(default_factory=dict)
+    not_compared: list[str] = Field(default_factory=list)
     failed: list[str] = Field(default_factory=list)
     passed: bool | None = None
+    rule: str | None = None
+    #: an alignment's train-split comparison: no improvement is claimed from it
+    improvement: bool | None = None
+    note: str | None = None
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class PanelSpec(_Kept):
+    """The judge spec a panel is stored under: the ``panel`` backend, its name, its members' spec hashes."""
+
+    backend: str | None = None
+    model: str | None = None
+    options: dict[str, str] = Field(default_factory=dict)
 
 
 class PanelRun(_Kept):
     """A panel (``judgecal panel``): its members, its rule, and how many verdict slots a strict majority
     decided (unanimously) or left undecided."""
 
+    spec: PanelSpec | None = None
+    panel: str | None = None
     members: list[str] = Field(default_factory=list)
     rule: str | None = None
+    spec_hash: str | None = None
     slots: int | None = None
     decided: int | None = None
     no_majority: int | None = None
@@ -1102,16 +1268,15 @@ class PanelRun(_Kept):
 
 
 class AlignSplit(_Kept):
+    seed: int | None = None
+    train_share: float | None = None
+    stratified: bool | None = None
     """How an alignment split the human-labelled items into train and held-out."""
 
     n_train: int | None = None
     n_held_out: int | None = None
-
-
-class AlignComparison(_Kept):
-    """The candidate against the judge it was built from on the held-out split, metric by metric."""
-
-    metrics: dict[str, LoopMetric] = Field(default_factory=dict)
+    train_labels: dict[str, int] = Field(default_factory=dict)
+    held_out_labels: dict[str, int] = Field(default_factory=dict)
 
 
 class AlignOptimizer(_Kept):
@@ -1119,32 +1284,50 @@ class AlignOptimizer(_Kept):
 
     library: str | None = None
     optimizer: str | None = None
-    candidates: int | None = None
+    n_fit: int | None = None
     n_val: int | None = None
+    candidates: int | None = None
     best_val_agreement: float | None = None
+    scores: list[dict[str, SectionValue]] = Field(default_factory=list)
+    calls: int | None = None
+    cached_calls: int | None = None
+    scratch: str | None = None
+    note: str | None = None
 
 
 class AlignRationales(_Kept):
     """The annotators' rationales quoted as guidelines (``--method guidelines``)."""
 
-    used: int | None = None
+    with_rationale: int | None = None
+    train: int | None = None
     agree_with_truth: int | None = None
     positional: int | None = None
+    used: int | None = None
+    from_mistakes: int | None = None
+    annotations: list[SectionValue] = Field(default_factory=list)
 
 
 class Alignment(_Kept):
     """One ``judgecal align`` candidate: the judge it was built from, how (``method``: its examples
     (``shots``, item ids) or ``guidelines``), the split, and the held-out comparison with its conclusion."""
 
+    schema_: str | None = Field(None, alias="schema")
     judge: str | None = None
+    candidate: str | None = None
     method: str | None = None
+    candidate_spec: str | None = None
+    consensus: str | None = None
     split: AlignSplit | None = None
     shots: list[str] = Field(default_factory=list)
     guidelines: list[str] = Field(default_factory=list)
     rationales: AlignRationales | None = None
     optimizer: AlignOptimizer | None = None
-    held_out: AlignComparison | None = None
+    held_out: Gate | None = None
     conclusion: str | None = None
+    basis: str | None = None
+    train: Gate | None = None
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class StageItems(_Kept):
@@ -1152,17 +1335,24 @@ class StageItems(_Kept):
 
     reached: int | None = None
     decided: int | None = None
+    kept: int | None = None
     share_decided: float | None = None
     agreement: float | None = None
+    agreement_lower_bound: float | None = None
 
 
 class CascadeStage(_Kept):
     """One judge of a cascade: the confidence threshold it decides at and what it decided."""
 
     judge: str | None = None
+    confidence: str | None = None
     threshold: float | None = None
+    feasible: bool | None = None
+    delta_stage: float | None = None
+    calibration: StageItems | None = None
     held_out: StageItems | None = None
     all_items: StageItems | None = None
+    cost_per_item_reaching: float | None = None
 
 
 class CascadeHeldOut(_Kept):
@@ -1174,16 +1364,35 @@ class CascadeHeldOut(_Kept):
     to_people: int | None = None
 
 
+class CascadeGuarantee(_Kept):
+    """What a cascade guarantees, in words, and the method behind it."""
+
+    statement: str | None = None
+    method: str | None = None
+
+
 class Cascade(_Kept):
     """One ``judgecal cascade`` (cheap judge, stronger judge, people) without its per-item maps: each stage,
     the target agreement and ``delta``, the held-out result, the share left to people and the cost."""
 
+    schema_: str | None = Field(None, alias="schema")
+    name: str | None = None
     stages: list[CascadeStage] = Field(default_factory=list)
     target: float | None = None
     delta: float | None = None
+    seed: int | None = None
+    n_items: int | None = None
+    n_labelled: int | None = None
+    n_calibration: int | None = None
+    n_held_out: int | None = None
+    guarantee: CascadeGuarantee | None = None
     held_out: CascadeHeldOut | None = None
     share_to_people: float | None = None
     cost_per_item: float | None = None
+    cost_note: str | None = None
+    human_cost: float | None = None
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class Loop(_Kept):
@@ -1272,7 +1481,7 @@ class AuditReport(_Open):
     spans: SpanTruth | None = None
     executor: Executor | None = None
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
     # the fields typed since this schema began come first; ``loop``, ``spans`` and ``executor``, typed later, stay
     # where they were read
     _written_first = ("schema", "judgecal_version", "generated_at", "settings", "consensus", "judges",
