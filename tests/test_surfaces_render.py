@@ -229,3 +229,25 @@ def test_the_audit_stores_the_consensus_chance(name: str) -> None:
     cons = json.loads((GOLDEN.parent / name).read_text("utf-8"))["consensus"]
     total = sum(cons["label_counts"].values())
     assert cons["chance_accuracy"] == pytest.approx(sum((c / total) ** 2 for c in cons["label_counts"].values()))
+
+
+def test_a_loop_record_another_version_stored_is_shown_as_far_as_its_type_goes(tmp_path: Path) -> None:
+    """gate.json and cascade.json are the loop commands' own files: a key this version does not know (a later one
+    wrote it) stays in the file and is left out of the audit, which therefore still validates."""
+    from judgecal.audit.loop_section import load_loop
+    from judgecal.audit.schema.models import Loop
+
+    gate = {"schema": "judgecal.gate/1", "baseline": "j1", "candidate": "j2", "passed": True, "from_the_future": 1,
+            "metrics": {"accuracy": {"baseline": 0.7, "candidate": 0.72, "result": "not worse", "new_stat": 3}}}
+    cascade = {"c": {"name": "c", "stages": [{"judge": "j1", "threshold": 0.9, "stage_note": "x"}],
+                     "escalated": {"i1": 1.0}, "verdicts": {"i1": "A"}, "share_to_people": 0.2}}
+    (tmp_path / "gate.json").write_text(json.dumps(gate), "utf-8")
+    (tmp_path / "cascade.json").write_text(json.dumps(cascade), "utf-8")
+    got = load_loop(tmp_path)
+    assert "from_the_future" not in got["gate"] and "new_stat" not in got["gate"]["metrics"]["accuracy"]
+    assert got["gate"]["metrics"]["accuracy"]["candidate"] == 0.72 and got["gate"]["passed"] is True
+    assert got["cascades"]["c"]["stages"] == [{"judge": "j1", "threshold": 0.9}]
+    assert "escalated" not in got["cascades"]["c"]  # the per-item maps stay in cascade.json
+    loop = Loop.model_validate(got)
+    assert loop.gate is not None and loop.gate.metrics["accuracy"].result == "not worse"
+    assert json.loads((tmp_path / "gate.json").read_text("utf-8")) == gate  # the stored file is untouched
