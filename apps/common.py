@@ -1,7 +1,8 @@
 """What every explorer page shares: the workspace, cached reads, safe text and tables with downloads.
 
 Every string from the data (model, judge and annotator names, item text, raw judge output, metadata) is
-untrusted. Tables go through ``st.dataframe`` (a canvas grid that renders no markdown or HTML); long text
+untrusted. Tables go through ``st.dataframe`` (a canvas grid that renders no markdown or HTML), each text cell isolated
+(``isolated_frame``: control characters shown, right-to-left text in its own direction); long text
 through ``plain_text`` (``st.text``, bidirectional text isolated) and ``st.code``; the few names in markdown captions through ``md_plain``; plot labels
 through ``chart_plain``. Numbers are formatted by :mod:`judgecal.catalogue` and each metric column
 carries the catalogue's definition as hover help.
@@ -27,7 +28,7 @@ from pydantic import ValidationError
 from judgecal.audit.schema import AuditReport, read_report
 from judgecal.catalogue import Estimated, fmt_interval, fmt_metric, fmt_number, fmt_p, info
 from judgecal.data.store import DB_NAME, Workspace
-from judgecal.inert import csv_frame, isolated
+from judgecal.inert import csv_frame, isolated, isolated_frame
 
 if TYPE_CHECKING:
     from streamlit.elements.lib.column_types import ColumnConfig
@@ -208,7 +209,8 @@ def table(df: pd.DataFrame, key: str, *, help: dict[str, str] | None = None, hei
         config[col] = st.column_config.Column(help=text)
     shown = df.reset_index(drop=True).rename(columns=COLUMN_WORDS)
     with st.container(key=f"tbl-{key}"):
-        st.dataframe(shown, hide_index=True, column_config=config, height=height or "auto")
+        # each text cell isolated: a right-to-left name or answer never reorders its row, a control character shows
+        st.dataframe(isolated_frame(shown), hide_index=True, column_config=config, height=height or "auto")
     # the CSV is written when the button is clicked (a callable: Streamlit's deferred download), not on every
     # run of the page: making each table's inert CSV took 0.2 s of the Items page's first run at 100k items
     st.download_button("Download CSV", lambda: csv_frame(shown).to_csv(index=False).encode("utf-8"),

@@ -17,7 +17,8 @@ a spreadsheet. Every surface that shows such text passes it through here, once, 
 
 - :func:`isolated`: :func:`term` (newlines kept), and a text holding right-to-left letters wrapped in the first-strong
   isolate ``U+2068``…``U+2069`` (plain text's ``dir="auto"``), so it never reorders the text around it: for surfaces
-  that take no markup (Streamlit markdown, chart labels).
+  that take no markup (Streamlit markdown, chart labels); :func:`isolated_frame`: the same over a table's text cells
+  (the explorer's grids).
 
 HTML is escaped by the templates' autoescaping (and isolated there with ``<bdi>`` / ``dir="auto"``), not here.
 """
@@ -36,6 +37,10 @@ from typing import Any
 _UNSEEN = "\xad\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 _CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{_UNSEEN}]")
 _CONTROL_KEEP_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_UNSEEN}]")
+# the blocks that hold the right-to-left letters (Hebrew to NKo and beyond, their presentation forms, the
+# supplementary right-to-left scripts): a cell with none of these nor a control character is shown as it is
+_MAYBE_RTL_OR_CONTROL = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_UNSEEN}\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefe" \
+    "\U00010800-\U00010fff\U0001e800-\U0001efff]"
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 # a number, or a figure as the catalogue writes it, ``-0.038 (-0.158–0.049)``: digits, signs, points and
 # parentheses only (no letter but an exponent's e), so no function, reference or DDE call can hide in it
@@ -86,6 +91,23 @@ def csv_cell(value: Any) -> Any:
         return value
     s = term(value, keep_lines=True)
     return "'" + s if s.startswith(FORMULA_PREFIXES) and not _NUMBER.fullmatch(s) else s
+
+
+def isolated_frame(frame: Any) -> Any:
+    """A copy of a pandas frame to show in a grid: each text cell through :func:`isolated` (control characters shown
+    escaped, a right-to-left text isolated), found by one vectorised scan per column; numbers stay numbers."""
+    out = frame.copy()
+    for i, dtype in enumerate(out.dtypes):
+        if str(dtype) not in ("object", "string", "str"):
+            continue
+        col = out.iloc[:, i]
+        text = col.map(lambda v: isinstance(v, str))
+        hit = text & col.where(text, "").astype(str).str.contains(_MAYBE_RTL_OR_CONTROL, regex=True)
+        if hit.any():
+            col = col.astype(object).copy()
+            col[hit] = col[hit].map(isolated)
+            out.isetitem(i, col)
+    return out
 
 
 def csv_frame(frame: Any) -> Any:

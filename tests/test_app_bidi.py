@@ -56,3 +56,23 @@ def test_an_override_in_a_name_is_shown_escaped_and_rtl_names_are_isolated(explo
     at = [k for k in range(len(seen)) if seen.startswith(RTL_JUDGE, k)]
     # and never outside one (a sentence naming it is isolated as a whole)
     assert at and all(seen[:k].count("\u2068") > seen[:k].count("\u2069") for k in at)
+
+
+def test_a_grid_cell_is_isolated_and_its_controls_shown() -> None:
+    """The grids are a canvas the page's text cannot be read from: the frame a grid is given is read instead. A
+    right-to-left cell is in its own isolate, an override shown escaped; numbers stay numbers and the CSV download
+    keeps the text as it is (made inert for a spreadsheet only)."""
+    from streamlit.testing.v1 import AppTest
+
+    def page() -> None:
+        import pandas as pd
+
+        from apps.common import table
+
+        table(pd.DataFrame({"judge": ["מודל-שופט", "judge\u202elave", "plain", None], "n": [1, 2, 3, 4]}), "t")
+
+    at = AppTest.from_function(page).run(timeout=60)
+    assert not at.exception
+    shown = at.dataframe[0].value
+    assert shown["judge"].tolist()[:3] == [f"\u2068{RTL_JUDGE}\u2069", "judge\\u202elave", "plain"]
+    assert shown["judge"].isna().tolist()[3] and shown["n"].tolist() == [1, 2, 3, 4]

@@ -158,7 +158,7 @@ def _run(argv: list[str], capsys) -> tuple[int, str]:  # type: ignore[no-untyped
 
 @pytest.mark.parametrize("argv, line", [
     (["align", "--judge", "local/smollm2", "--method", "fewshot", "--consensus", "nosuch"],
-     "judgecal align: no consensus 'nosuch' in this workspace"),
+     "judgecal align: --consensus: no consensus 'nosuch' in this workspace"),
     (["stability", "guard"], "judgecal stability: no stability run in this workspace"),
     (["plan", "--judge", "nosuch"], "judgecal plan: --judge: no judge 'nosuch' in this workspace"),
 ])

@@ -17,16 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from judgecal.audit.schema import AuditReport, json_safe
+from judgecal.audit.truth import ensure_consensus
 from judgecal.data.store import Workspace
 from judgecal.data.store.warm import warmed
-from judgecal.errors import UserError
 from judgecal.stats.bootstrap import shared_weights
-
-CONSENSUS_METHODS = ("ds", "mv", "onecoin", "glad")
-
-
-class AuditError(UserError, ValueError):
-    """An audit that cannot run as asked: a consensus the workspace does not have and cannot compute."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +70,6 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
     from judgecal.audit.decision import load_thresholds
     from judgecal.audit.run import run_audit
     from judgecal.data.families import load_families
-    from judgecal.data.sources import split_name
 
     tell = progress or (lambda done, total, step: None)
     steps = [0]
@@ -87,15 +80,7 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
 
     load_thresholds(ws.path)  # the workspace's configuration files are read before anything is computed
     load_families(ws.path)  # or stored, so a bad one stops the audit with nothing half-written
-    method, source = split_name(o.consensus)
-    if not ws.annotations_repo.has_consensus(o.consensus):
-        if method not in CONSENSUS_METHODS:
-            raise AuditError(f"no consensus '{o.consensus}' in this workspace (methods there: "
-                             f"{', '.join(sorted(set(ws.annotations_repo.consensus_frame()['method']))) or 'none'})")
-        from judgecal.aggregate.consensus import compute_consensus
-
-        tell(0, None, f"consensus {o.consensus}")
-        compute_consensus(ws, (method,), source=source)
+    ensure_consensus(ws, o.consensus, lambda: tell(0, None, f"consensus {o.consensus}"))
     computed = None
     if executor is not None:
         executor.reach()  # an unreachable cluster is said before anything runs here
@@ -130,4 +115,4 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
     return AuditReport.from_json(json_safe(report))
 
 
-__all__ = ["AuditError", "AuditOptions", "Executor", "audit_workspace"]
+__all__ = ["AuditOptions", "Executor", "audit_workspace"]

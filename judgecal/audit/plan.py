@@ -12,7 +12,7 @@ import pandas as pd
 from judgecal.audit.labels import label_set_keys, label_set_of
 from judgecal.audit.models import PLAN_HALFWIDTH, item_models, item_verdicts, plan
 from judgecal.audit.run import judge_inputs
-from judgecal.audit.truth import resolve_truth
+from judgecal.audit.truth import ensure_consensus, resolve_truth
 from judgecal.audit.uncertainty import calibrated_err2, spread_around, workspace_uncertainty
 from judgecal.data.store import Workspace
 from judgecal.errors import InputError
@@ -22,13 +22,14 @@ from judgecal.stats.classification import pass_rate_plan
 
 def _planning_base(ws: Workspace, consensus: str, judges: list[str] | None) -> tuple[pd.Series, dict[str, Any],
                                                                                      pd.DataFrame]:
-    """The truth ``consensus`` (with what it is), the items' models; an unknown judge in ``judges`` raises
-    :class:`~judgecal.errors.InputError` naming the known ones."""
-    truth, about = resolve_truth(ws, consensus, n_boot=10)
+    """The truth ``consensus`` (with what it is), the items' models; an unknown judge in ``judges`` or consensus
+    raises :class:`~judgecal.errors.InputError` naming the known ones."""
     known = ws.judgments_repo.judges()
     if missing := [j for j in judges or [] if j not in known]:
         raise InputError(f"no judge {missing[0]!r} in this workspace (judges there: {', '.join(known) or 'none'})",
                          name="judge")
+    ensure_consensus(ws, consensus)  # an aggregator's consensus not stored yet is computed, as the audit does
+    truth, about = resolve_truth(ws, consensus, n_boot=10)
     return truth, about, item_models(ws)
 
 

@@ -13,18 +13,9 @@ from judgecal.inert import term
 
 def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple[Any, dict[str, Any]]:
     """The stored consensus ``consensus`` (computed when it is a known method and missing)."""
-    from judgecal.aggregate.consensus import compute_consensus
-    from judgecal.audit.truth import resolve_truth
-    from judgecal.cli.common import UsageError
-    from judgecal.data.sources import split_name
+    from judgecal.audit.truth import ensure_consensus, resolve_truth
 
-    method, source = split_name(consensus)
-    if ws.annotations_repo.consensus_frame(consensus).empty:
-        if method not in ("ds", "mv", "onecoin", "glad"):
-            raise UsageError(f"no consensus '{consensus}' in this workspace")
-        if ws.annotations_repo.annotations_frame().empty:
-            raise UsageError("no human labels in this workspace: import or pull some first")
-        compute_consensus(ws, (method,), source=source)
+    ensure_consensus(ws, consensus)
     return resolve_truth(ws, consensus, n_boot=n_boot, seed=seed)
 
 

@@ -144,12 +144,15 @@ class HumanLikeness(_Kept):
 
 
 class Reason(_Open):
-    """One reason of a verdict: how serious, which rule (``code``), which figure, and the sentence."""
+    """One reason of a verdict: how serious, which rule (``code``), which figure, the sentence, and the criterion
+    it is about where the judge has several."""
 
     severity: Status
     code: str
     metric: str | None = None
     text: str
+    #: the criterion it is about, for a judge of several criteria
+    criterion: str | None = None
 
 
 class Verdict(_Open):
@@ -276,10 +279,13 @@ class JudgeReference(_Kept):
 
 
 class Scale(_Kept):
-    """The humans' rating scale of a pointwise judge: its levels and whether they are ordered."""
+    """The humans' rating scale of a pointwise judge: its levels, their values where ordered (``null`` else),
+    whether they are ordered, and whether the scale was declared with the labels (else read from them)."""
 
     levels: list[Any]
+    values: list[int | float] | None = None
     kind: str | None = None
+    declared: bool | None = None
 
 
 class PointwiseHumans(_Kept):
@@ -306,6 +312,10 @@ class JudgePointwise(_Kept):
 
     scale: Scale | None = None
     kappa: str = "cohen_kappa"
+    #: the judgments it gave no readable score or label, and the items resampled together (clusters)
+    n_invalid: int | float | None = None
+    n_clusters: int | None = None
+    basis: str | None = None
     humans: PointwiseHumans | None = None
 
 
