@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from judgecal.audit import challenge
-from judgecal.audit.perturb import TEMPLATES, item_excess
+from judgecal.audit.perturb import SOURCE, TEMPLATES, item_excess
 from judgecal.audit.simulate import judge_input, simulate
 from judgecal.audit.validate_battery import battery_calls, scenarios, validate_battery
 
@@ -17,14 +17,14 @@ from judgecal.audit.validate_battery import battery_calls, scenarios, validate_b
 def test_the_planted_excess_is_the_effect_of_interest(name):
     sc = dict(scenarios(0.05))[name]
     sim = simulate(sc, 20000, 3)
-    ex = item_excess(pd.concat([sim["judgments"], sim["probes"]]), judge_input(sim).perturbed)
+    ex = item_excess(pd.concat([sim["judgments"], sim["probes"]]), judge_input(sim).pairs(SOURCE))
     want = 0.05 if name.startswith("planted") else 0.0
     for bias in TEMPLATES:  # the per-item excess has sd <= 0.5: 4 standard errors is 0.014
         # fallacy oversight, read the other way: the effect minus the move away (the clean judge moves 2 x effect)
         w = -0.05 if TEMPLATES[bias].direction == "away" and not name.startswith("planted") else want
         assert ex[bias].mean() == pytest.approx(w, abs=0.014), bias
     # manipulability: the challenged verdicts' flips minus those after an agreeing turn, planted at the effect too
-    flips = challenge.item_excess(sim["probes"], judge_input(sim).perturbed)
+    flips = challenge.item_excess(sim["probes"], judge_input(sim).pairs(SOURCE))
     assert len(flips) == 20000 and flips.mean() == pytest.approx(want, abs=0.014)
 
 

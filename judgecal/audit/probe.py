@@ -41,11 +41,11 @@ class JudgeInput:
     """Everything a probe may read about one judge, prepared once.
 
     ``judgments``: its unmutated calls on the audited items (every order and sample); ``mutated``: its
-    calls under prompt mutations; ``probes``: its unmutated calls on probe pairs (padded and injected
-    copies); ``truth``: item_id -> consensus label; ``lens``: item_id -> ``len_a, len_b`` (words) of
+    calls under prompt mutations; ``probes``: its unmutated calls on probe pairs (padded, injected, perturbed
+    copies, a plugin's); ``truth``: item_id -> consensus label; ``lens``: item_id -> ``len_a, len_b`` (words) of
     the two-candidate pairwise items; ``own_is_a``: item_id -> candidate A is the judge's own family
-    (pairs with exactly one own candidate); ``padded``: ids of the padding probe pairs; ``injected``:
-    the injected probe items; ``perturbed``: the perturbed probe items; ``usage``: tokens, latency and cost
+    (pairs with exactly one own candidate); ``probe_items``: the probe pairs of each source a registered probe
+    declares it reads (``Inputs.probe_sources``; :meth:`pairs`); ``usage``: tokens, latency and cost
     of ``judgments``; ``traps``: item_id -> ``trap``, ``answer`` of the trap pairs (:mod:`judgecal.audit.traps`);
     ``triads``: the prompts' triads of responses judged pairwise, with the people's labels on them
     (:mod:`judgecal.audit.transitivity`).
@@ -58,10 +58,8 @@ class JudgeInput:
     probes: pd.DataFrame = field(default_factory=pd.DataFrame)
     lens: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["len_a", "len_b"]))
     own_is_a: pd.Series = field(default_factory=lambda: pd.Series(dtype=bool))
-    padded: frozenset[str] = frozenset()
-    injected: list[Item] = field(default_factory=list)
-    #: the template-perturbed copies and null copies of pairs (:mod:`judgecal.audit.perturb`)
-    perturbed: list[Item] = field(default_factory=list)
+    #: source (``probe:padding``, ``probe:perturbation``, a plugin's) -> the probe pairs stored under it
+    probe_items: Mapping[str, list[Item]] = field(default_factory=dict)
     #: the usage of ``judgments`` (:func:`judgecal.audit.alignment.usage_of`) when computed as they were read
     #: (their usage columns then not kept); ``None``: computed from ``judgments``
     usage: dict[str, float | int | None] | None = None
@@ -70,6 +68,10 @@ class JudgeInput:
     on_pairs: bool = True
     traps: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["trap", "answer"]))
     triads: TriadSet | None = None
+
+    def pairs(self, source: str) -> list[Item]:
+        """The probe pairs stored under ``source`` (none when the workspace holds none or no probe declares it)."""
+        return list(self.probe_items.get(source, ()))
 
     @cached_property
     def codes(self) -> NDArray[np.int64]:

@@ -13,10 +13,8 @@ import pandas as pd
 from judgecal import __version__
 from judgecal.audit.alignment import USAGE_COLUMNS, usage_metrics, usage_of
 from judgecal.audit.evaluate import evaluate
-from judgecal.audit.injection import SOURCE as INJECTION_SOURCE
-from judgecal.audit.padding import SOURCE as PADDING_SOURCE
-from judgecal.audit.perturb import SOURCE as PERTURB_SOURCE
 from judgecal.audit.probe import AuditConfig, JudgeInput, JudgeResult
+from judgecal.audit.probes import PROBES
 from judgecal.audit.schema import SCHEMA
 from judgecal.audit.transitivity import workspace_triads
 from judgecal.audit.traps import trap_table
@@ -101,8 +99,8 @@ def _counter(progress: Callable[[int, int, str], None] | None, total: int) -> Ca
 
 def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = None,
                  truth_source: str | None = None) -> list[JudgeInput]:
-    """Each judge's :class:`JudgeInput`, read from the workspace once: probe pairs (padded, injected
-    copies) only feed their probes; alignment and bias use the unmutated prompt, mutations feed the
+    """Each judge's :class:`JudgeInput`, read from the workspace once: probe pairs (padded, injected, perturbed
+    copies, a plugin's: the sources the registered probes declare in ``Inputs.probe_sources``) only feed their probes; alignment and bias use the unmutated prompt, mutations feed the
     prompt-sensitivity probe; the trap pairs and the triads (with the labels of ``truth_source``'s people,
     every person's when ``None``) are read once for every judge. A judge's frames hold :data:`KEPT`, less the :data:`UNRECORDED` columns it gave
     no value of; its usage is computed as its usage columns are read."""
@@ -148,9 +146,9 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
     pairs = facts[(facts["task"] == "pairwise") & (facts["n_candidates"] == 2)].drop(probe_of.index)
     lens = pairs[["len_a", "len_b"]]
     traps, triads = trap_table(pairs), workspace_triads(ws, pairs, truth_source)
-    injected = ws.items_repo.items(source=INJECTION_SOURCE) if (probe_of == INJECTION_SOURCE).any() else []
-    padded = frozenset(probe_of.index[probe_of == PADDING_SOURCE])
-    perturbed = ws.items_repo.items(source=PERTURB_SOURCE) if (probe_of == PERTURB_SOURCE).any() else []
+    # the probe pairs of each source a registered probe declares it reads, read once for every judge
+    declared = dict.fromkeys(src for p in PROBES for src in p.inputs.probe_sources)
+    probe_items = {src: ws.items_repo.items(source=src) for src in declared if (probe_of == src).any()}
 
     def frame(judge: str, part: str) -> pd.DataFrame:  # the rows keep their place in the table as their label
         taken = parts[judge].pop(part)
@@ -164,8 +162,8 @@ def judge_inputs(ws: Workspace, truth: pd.Series, judges: list[str] | None = Non
 
     built = {judge: JudgeInput(judge=judge, judgments=(jf := frame(judge, "judgments")), truth=truth,
                                mutated=frame(judge, "mutated"), probes=frame(judge, "probes"), lens=lens,
-                               own_is_a=own_candidates(pairs, judge, families), padded=padded, injected=injected,
-                               perturbed=perturbed, usage=usage[judge], on_pairs=on_pairs(jf), traps=traps,
+                               own_is_a=own_candidates(pairs, judge, families), probe_items=probe_items,
+                               usage=usage[judge], on_pairs=on_pairs(jf), traps=traps,
                                triads=triads)
              for judge in names}
     return [built[judge] for judge in asked]

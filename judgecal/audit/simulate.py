@@ -14,8 +14,10 @@ import pandas as pd
 
 from judgecal.audit.challenge import copy_id as follow_up_id
 from judgecal.audit.challenge import follow_up_items
+from judgecal.audit.injection import SOURCE as INJECTION_SOURCE
 from judgecal.audit.injection import injected_items
-from judgecal.audit.perturb import NULL, ORDERS, TEMPLATES, copy_id, perturbed_items
+from judgecal.audit.padding import SOURCE as PADDING_SOURCE
+from judgecal.audit.perturb import NULL, ORDERS, SOURCE, TEMPLATES, copy_id, perturbed_items
 from judgecal.audit.probe import JudgeInput
 from judgecal.audit.transitivity import find_triads
 from judgecal.data.records import Candidate, Item
@@ -165,15 +167,17 @@ def judge_input(sim: dict[str, Any]) -> JudgeInput:
     truth, probes = sim["truth"], sim["probes"]
     base = [Item(i, "", [Candidate("a"), Candidate("b")]) for i in truth.index]
     mutated = sim["mutated"]
+    padded = sorted(set(probes.loc[probes["item_id"].str.endswith("#pad"), "item_id"]))
+    perturbed = [*perturbed_items(_with_rewrites(base, truth), {i: "B" if t == "A" else "A" for i, t in truth.items()}),
+                 *(c for order, first in sim.get("first", {}).items()
+                   for it, f in zip(base, first, strict=True) for c in follow_up_items(it, str(f), order))] \
+        if probes["item_id"].str.contains(f"#{NULL}-", regex=False).any() else []
     return JudgeInput(judge="simulated", judgments=sim["repeats"], truth=truth,
                       mutated=mutated[mutated["mutation"] != "none"], probes=probes, lens=sim["lens"],
                       own_is_a=sim["own_is_a"],
-                      padded=frozenset(probes.loc[probes["item_id"].str.endswith("#pad"), "item_id"]),
-                      injected=injected_items(base, truth, kinds=("instruction",)),
-                      perturbed=[*perturbed_items(_with_rewrites(base, truth), {i: "B" if t == "A" else "A" for i, t in truth.items()}),
-                                 *(c for order, first in sim.get("first", {}).items()
-                                   for it, f in zip(base, first, strict=True) for c in follow_up_items(it, str(f), order))]
-                      if probes["item_id"].str.contains(f"#{NULL}-", regex=False).any() else [])
+                      probe_items={PADDING_SOURCE: [Item(i, "", [Candidate("a"), Candidate("b")]) for i in padded],
+                                   INJECTION_SOURCE: injected_items(base, truth, kinds=("instruction",)),
+                                   SOURCE: perturbed})
 
 
 def _with_rewrites(base: list[Item], truth: pd.Series) -> list[Item]:

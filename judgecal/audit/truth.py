@@ -27,8 +27,8 @@ CONSENSUS_METHODS = ("ds", "mv", "onecoin", "glad")
 def ensure_consensus(ws: Workspace, consensus: str, computing: Callable[[], None] = lambda: None) -> None:
     """Make sure the consensus ``consensus`` (``<method>[:<source>]``) is stored: one that is stays as it is; one of
     :data:`CONSENSUS_METHODS` that is not is computed (``computing`` is called first); any other name raises
-    :class:`~judgecal.errors.InputError` naming the consensuses the workspace holds, as does a workspace with no
-    human label to compute one from."""
+    :class:`~judgecal.errors.InputError` naming the consensuses the workspace holds. With no human label the
+    consensus computed is empty: an audit without people still measures what needs none (position, stability)."""
     if ws.annotations_repo.has_consensus(consensus):
         return
     method, source = split_name(consensus)
@@ -36,9 +36,6 @@ def ensure_consensus(ws: Workspace, consensus: str, computing: Callable[[], None
         stored = ", ".join(sorted(set(ws.annotations_repo.consensus_frame()["method"]))) or "none"
         raise InputError(f"no consensus '{consensus}' in this workspace (methods there: {stored}; "
                          f"an aggregator's name, one of {', '.join(CONSENSUS_METHODS)}, computes one)", name="consensus")
-    if ws.annotations_repo.annotations_frame().empty:
-        raise InputError(f"no human labels in this workspace to compute the consensus '{consensus}' from: import or "
-                         "pull some first", name="consensus")
     computing()
     compute_consensus(ws, (method,), source=source)
 

@@ -31,6 +31,7 @@ import pandas as pd
 
 from judgecal.audit import challenge
 from judgecal.audit.evaluate import evaluate
+from judgecal.audit.perturb import SOURCE as PERTURB_SOURCE
 from judgecal.audit.perturb import TEMPLATES, item_excess
 from judgecal.audit.probe import AuditConfig
 from judgecal.audit.simulate import Scenario, judge_input, simulate
@@ -68,10 +69,10 @@ def one_seed(sc: Scenario, n_items: int, seed: int, cfg: AuditConfig, batch: int
     sim = simulate(sc, n_items, seed)
     inp = judge_input(sim)
     flags = evaluate([inp], cfg, probes=battery_probes(biases))["simulated"].flags
-    excess = item_excess(pd.concat([sim["judgments"], sim["probes"]]), inp.perturbed, cfg.effect_of_interest) \
+    excess = item_excess(pd.concat([sim["judgments"], sim["probes"]]), inp.pairs(PERTURB_SOURCE), cfg.effect_of_interest) \
         if set(biases) & set(TEMPLATES) else {}
     if challenge.BIAS in biases:
-        excess[challenge.BIAS] = challenge.item_excess(sim["probes"], inp.perturbed)
+        excess[challenge.BIAS] = challenge.item_excess(sim["probes"], inp.pairs(PERTURB_SOURCE))
     out = {}
     for bias in biases:
         x = excess.get(bias, pd.Series(dtype=float)).to_numpy()

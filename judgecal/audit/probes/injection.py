@@ -56,9 +56,10 @@ class InjectionProbe(Probe):
 
     def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
         res = ProbeResult()
-        if not inp.injected:
+        injected = inp.pairs(SOURCE)
+        if not injected:
             return res
-        inj = injection_follow(pd.concat([inp.judgments, inp.probes]), inp.injected, n_boot=cfg.n_boot,
+        inj = injection_follow(pd.concat([inp.judgments, inp.probes]), injected, n_boot=cfg.n_boot,
                                seed=cfg.seed)
         if not inj:
             return res

@@ -19,12 +19,12 @@ from collections.abc import Mapping
 
 from scipy.stats import binomtest
 
-from judgecal.audit.challenge import BIAS, manipulability_figures
+from judgecal.audit.challenge import BIAS, SOURCE, manipulability_figures
 from judgecal.audit.metric import Metric
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.perturbation import GROUP
 from judgecal.audit.probes.rules import excess_test, plain, significant, underpowered
-from judgecal.audit.verdict import LiveCalls
+from judgecal.audit.verdict import Inputs, LiveCalls
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
 
 HEADLINE, NULL = "flip_rate_challenged", "flip_rate_null"
@@ -35,6 +35,7 @@ class ManipulabilityProbe(Probe):
 
     name = BIAS
     needs_alignment = False
+    inputs = Inputs(probe_sources=(SOURCE,))
     live_calls = LiveCalls("challenge", what="challenged", reports=HEADLINE)
     info = ProbeInfo(BIAS, "manipulability", GROUP, "Does the judge change its verdict when challenged?",
                      "After its verdict, the same conversation continues: \"Are you sure? I think Response X is "
@@ -55,7 +56,7 @@ class ManipulabilityProbe(Probe):
 
     def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
         res = ProbeResult()
-        mine = [it for it in inp.perturbed if it.metadata.get("bias") == BIAS]
+        mine = [it for it in inp.pairs(SOURCE) if it.metadata.get("bias") == BIAS]
         if not mine or inp.probes.empty:
             return res
         ids = {it.item_id for it in mine}

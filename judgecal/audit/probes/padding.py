@@ -37,8 +37,9 @@ class PaddingProbe(Probe):
 
     def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
         res = ProbeResult()
-        pad = padding_preference(inp.probes, inp.padded, n_boot=cfg.n_boot, seed=cfg.seed,
-                                 level=cfg.level) if inp.padded and len(inp.probes) else {}
+        padded = frozenset(it.item_id for it in inp.pairs(SOURCE))
+        pad = padding_preference(inp.probes, padded, n_boot=cfg.n_boot, seed=cfg.seed,
+                                 level=cfg.level) if padded and len(inp.probes) else {}
         if pad:
             res.sections["padding"] = {k: v for k, v in pad.items() if k != "pad_pick_rate"}
             pick = {k: v for k, v in pad["pad_pick_rate"].items() if k not in ("p", "mde")}

@@ -93,7 +93,7 @@ class PerturbationProbe(Probe):
 
     def run(self, inp: JudgeInput, cfg: AuditConfig, done: Mapping[str, Metric]) -> ProbeResult:
         res = ProbeResult()
-        mine = [it for it in inp.perturbed if it.metadata.get("bias") in (self.name, "null")]
+        mine = [it for it in inp.pairs(SOURCE) if it.metadata.get("bias") in (self.name, "null")]
         if not any(it.metadata.get("bias") == self.name for it in mine) or inp.probes.empty:
             return res
         ids = {it.item_id for it in mine} | {str(it.metadata["base_item"]) for it in mine}
