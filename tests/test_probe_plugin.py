@@ -284,3 +284,40 @@ def test_a_broken_entry_point_is_named_in_one_line(audited: dict[str, Any], tmp_
     (line,) = res.stderr.strip().splitlines()
     assert "judgecal.probes: entry point 'broken'" in line and "of distribution 'judgecal-broken-probe'" in line
     assert words in line
+
+
+def test_a_probe_reads_the_pairs_of_the_source_it_declares(tmp_path: Path) -> None:
+    """The audit loads the probe pairs of every source a registered probe declares (``Inputs.probe_sources``), a
+    plugin's as the built-in ones': a probe of its own pairs needs no change to judgecal."""
+    import pandas as pd
+
+    from judgecal.audit.probe import Probe
+    from judgecal.audit.run import judge_inputs
+    from judgecal.data.records import Candidate, Item, Judgment
+    from judgecal.data.store import Workspace
+
+    class OwnPairs(Probe):
+        name = "own_pairs"
+        inputs = Inputs(probe_sources=("probe:own-pairs",))
+
+    ws = Workspace(tmp_path / "ws")
+    base = [Item(f"i{k}", f"p{k}", [Candidate(f"a{k}", "m1"), Candidate(f"b{k}", "m2")]) for k in range(3)]
+    mine = [Item(f"i{k}#own", f"p{k}", [Candidate("x", "m1"), Candidate("y", "m2")], source="probe:own-pairs")
+            for k in range(2)]
+    other = [Item("i0#other", "p0", [Candidate("x", "m1"), Candidate("y", "m2")], source="probe:undeclared")]
+    ws.items_repo.add_items([*base, *mine, *other])
+    ws.judgments_repo.add_judgments([Judgment(key=f"k{it.item_id}", item_id=it.item_id, judge="j", spec_hash="s",
+                                              order="AB", verdict="A") for it in [*base, *mine, *other]])
+    truth = pd.Series({f"i{k}": "A" for k in range(3)}, dtype=object)
+    PROBES.append(OwnPairs())
+    try:
+        (inp,) = judge_inputs(ws, truth)
+    finally:
+        PROBES.pop()
+    assert sorted(it.item_id for it in inp.pairs("probe:own-pairs")) == ["i0#own", "i1#own"]
+    assert inp.pairs("probe:own-pairs")[0].candidates[1].text == "y"
+    assert inp.pairs("probe:undeclared") == []  # no probe reads them: not loaded
+    assert set(inp.probes["item_id"]) == {"i0#own", "i1#own", "i0#other"}  # its calls on them, as every probe pair's
+    assert set(inp.judgments["item_id"]) == {"i0", "i1", "i2"}
+    (without,) = judge_inputs(ws, truth)
+    assert without.pairs("probe:own-pairs") == []
