@@ -41,6 +41,7 @@ def add_parser(sub: Any) -> None:
 def cmd_monitor(args: argparse.Namespace) -> int:
     from judgecal.audit.decision import load_thresholds
     from judgecal.audit.monitor import monitor
+    from judgecal.audit.schema import MonitorSeries
     from judgecal.report.monitor import print_monitor
 
     with open_workspace(args, create=False) as ws:
@@ -52,5 +53,5 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(series, indent=1))
     else:
-        print_monitor(series)
+        print_monitor(MonitorSeries.model_validate(series))
     return 1 if series["drift"] else 0

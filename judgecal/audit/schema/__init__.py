@@ -75,6 +75,7 @@ from judgecal.audit.schema.models import (
     LoopMetric,
     ModelPair,
     Models,
+    MonitorSeries,
     OverTime,
     OverTimeBaseline,
     OverTimeHumans,
@@ -125,7 +126,7 @@ from judgecal.audit.schema.models import (
     _Open,
 )
 
-__all__ = ["known_part", "AltTest", "CascadeGuarantee", "KappaZ", "PanelSpec", "ProbeSection", "ReplaceSettings", "SectionValue", "SelectiveSettings", "StabilityCalls",
+__all__ = ["MonitorSeries", "known_part", "AltTest", "CascadeGuarantee", "KappaZ", "PanelSpec", "ProbeSection", "ReplaceSettings", "SectionValue", "SelectiveSettings", "StabilityCalls",
     "AlignOptimizer",
     "AlignRationales",
     "AlignSplit",

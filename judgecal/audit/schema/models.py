@@ -833,6 +833,22 @@ class OverTime(_Kept):
     error: str | None = None
 
 
+class MonitorSeries(OverTime):
+    """``judgecal monitor``'s result (:func:`judgecal.audit.monitor.monitor`): a judge's :class:`OverTime`, naming
+    the judge and, unlike an audit's section, every setting and the baseline's agreement (it raises rather than
+    write an ``error``); what its terminal table and the explorer's Over time page show."""
+
+    judge: str
+    consensus: str
+    baseline: str
+    alpha: float
+    effect_of_interest: float
+    method: str
+    baseline_agreement: OverTimeBaseline
+    items_without_period: int
+    drift: bool
+
+
 class BiasFigure(_Kept):
     """A bias profile's figure, or its null beside it: two unperturbed runs measured the same way (with an
     interval), or the point that no bias means (no interval)."""
