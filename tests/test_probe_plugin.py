@@ -127,7 +127,12 @@ def _broken(example: ModuleType) -> dict[str, tuple[type, str]]:
 
     def jitter(r: Any) -> Any:
         if r.sections:
-            r.sections["ties"]["noise"] = float(np.random.default_rng().random())
+            r.sections["ties"]["judge_tie_rate"] += float(np.random.default_rng().random())
+        return r
+
+    def unnamed_key(r: Any) -> Any:
+        if r.sections:
+            r.sections["ties"]["tie_rate_by_order"] = {"AB": 0.1}
         return r
 
     def args(self: Any, x: int) -> None:
@@ -147,6 +152,8 @@ def _broken(example: ModuleType) -> dict[str, tuple[type, str]]:
                                   "flags of a judge it did not run on"),
         "section not named as the probe": ({"run": run_then(renamed)}, "section 'other'"),
         "NaN in its section": ({"run": run_then(nan_section)}, "do not serialise into audit.json"),
+        "a key its section type does not name": ({"run": run_then(unnamed_key)},
+                                                 "not the TieSection it declares: tie_rate_by_order"),
         "metric not in the catalogue": ({"run": run_then(undeclared)}, "'tie_rate_gap_v2' has no catalogue entry"),
         "tested against another null": ({"run": run_then(wrong_null)}, "tested against 0.5, its catalogue null is 0.0"),
         "changes its input": ({"run": mutating}, "changed its input frames"),
@@ -170,6 +177,7 @@ def _broken(example: ModuleType) -> dict[str, tuple[type, str]]:
 
 BROKEN = ("bad name", "no question", "headline not declared", "unknown severity", "undeclared flag",
           "flags without metrics", "section not named as the probe", "NaN in its section",
+          "a key its section type does not name",
           "metric not in the catalogue", "tested against another null", "changes its input", "not reproducible",
           "needs an argument", "an order it cannot read", "live calls reporting another metric",
           "a threshold outside its range", "a power check of no scenario", "a verdict rule of words",
@@ -321,3 +329,27 @@ def test_a_probe_reads_the_pairs_of_the_source_it_declares(tmp_path: Path) -> No
     assert set(inp.judgments["item_id"]) == {"i0", "i1", "i2"}
     (without,) = judge_inputs(ws, truth)
     assert without.pairs("probe:own-pairs") == []
+
+
+def test_the_sections_of_real_audits_are_the_types_their_probes_declare() -> None:
+    """Each section a built-in probe wrote in the golden audits (PandaLM's and the demo's) and in the battery's
+    audit of CALM-style pairs validates as the probe's declared type; every built-in probe that writes a section
+    declares one (``check_probe`` holds each to it on the simulated judges)."""
+    from judgecal.audit.schema import Section
+
+    declared = {p.name: p.section for p in PROBES if p.section is not None}
+    assert {"position", "verbosity", "self_preference", "instability", "prompt_sensitivity", "padding", "injection",
+            "traps", "transitivity", "bandwagon", "manipulability"} <= set(declared)
+    assert all(issubclass(t, Section) or t.__name__ == "InjectionSection" for t in declared.values())
+    seen = set()
+    for name in ("pandalm-audit.json", "demo-audit.json"):
+        report = json.loads((ROOT / "tests" / "golden" / name).read_text("utf-8"))
+        for judge in report["judges"].values():
+            for key, sec in judge.items():
+                if key in declared:
+                    declared[key].model_validate(sec)
+                    seen.add(key)
+    assert {"position", "verbosity", "self_preference", "transitivity"} <= seen
+    # a key a probe's type does not name is refused, naming it
+    with pytest.raises(ValueError, match="flip_rat"):
+        declared["position"].model_validate({"pairs": 3, "flip_rat": 0.5})

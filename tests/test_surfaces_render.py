@@ -95,18 +95,18 @@ def test_the_allow_lists_name_only_what_is_there() -> None:
 
 
 def test_no_report_model_judgecal_writes_keeps_unnamed_fields() -> None:
-    """Every part of the report is closed, save the two meant to be extended (a judge's probe sections, a metric's
-    own fields), and those type what they take: no part keeps a key as written."""
+    """Every part of the report is closed, save the three meant to be extended by probes (a judge's probe sections, a
+    metric's own fields, a probe's thresholds), and those type what they take: no part keeps a key as written."""
     import judgecal.audit.schema.models as models
 
     parts = [m for m in vars(models).values() if isinstance(m, type) and issubclass(m, AuditReport.__mro__[1])]
     assert len(parts) > 90
     open_ = {m for m in parts if m.model_config.get("extra") != "forbid"}
-    assert open_ == {models.Judge} | {m for m in parts if issubclass(m, models.Figure)}, open_
+    assert open_ == {models.Judge, models.Thresholds} | {m for m in parts if issubclass(m, models.Figure)}, open_
     for m in open_:
         extra = next(c.__annotations__["__pydantic_extra__"] for c in m.__mro__
                      if "__pydantic_extra__" in getattr(c, "__annotations__", {}))
-        assert "Any" not in str(extra) and "Section" in str(extra), (m, extra)
+        assert "Any" not in str(extra) and ("Section" in str(extra) or "ThresholdValue" in str(extra)), (m, extra)
 
 
 def test_a_key_no_part_names_is_refused_naming_it() -> None:

@@ -211,9 +211,10 @@ def audit_schema_page() -> str:
            f"Generated from the types of `judgecal.audit.schema` (schema `{SCHEMA}`) when the site is built. The "
            "same JSON Schema ships with the package (`judgecal/audit/audit.schema.json`) for other tools to "
            "validate an audit.json with; `judgecal report` refuses a file that does not fit it, naming the field. "
-           "Every object is closed (a key its type does not name is refused) but two: a judge takes a section "
-           "under each probe's name (a `ProbeSection`, built-in probes' and plugins' alike) and a figure takes "
-           "a metric's own fields, each of the type shown ([audit.json](audit-json.md) says what they mean).", ""]
+           "Every object is closed (a key its type does not name is refused) but three that probes extend: a judge "
+           "takes a section under each probe's name (a `ProbeSection`, built-in probes' and plugins' alike), a "
+           "figure takes a metric's own fields and the thresholds take a probe's own, each of the type shown "
+           "([audit.json](audit-json.md) says what they mean).", ""]
     models = {"AuditReport": schema, **schema.get("$defs", {})}
     for name, node in models.items():
         doc = " ".join(str(node.get("description", "")).split())
@@ -225,7 +226,40 @@ def audit_schema_page() -> str:
         out += [f"| `{f}` | {_md(_type(p))} | {'yes' if f in required else 'no'} |"
                 for f, p in node.get("properties", {}).items()]
         out.append("")
-    return "\n".join(out) + "\n"
+    return "\n".join(out + _probe_sections(set(models))) + "\n"
+
+
+def _probe_sections(described: set[str]) -> list[str]:
+    """Each registered probe's own section type (``Probe.section``): what it writes under its name in a judge."""
+    from judgecal.audit.probes import PROBES
+
+    out = ["# The probes' sections", "",
+           "Each probe states the type of the section it writes under its name in a judge's object "
+           "(`Probe.section`); audit.json holds it as a `ProbeSection`, and `check_probe` holds the probe to its "
+           "type. The probes of the template battery share one.", ""]
+    seen = set(described)  # the report's own parts (Figure, ...) are described above
+    by_type: dict[Any, list[str]] = {}
+    for probe in PROBES:
+        if probe.section is not None:
+            by_type.setdefault(probe.section, []).append(probe.name)
+    for section, names in by_type.items():
+        schema = section.model_json_schema()
+        parts = {section.__name__: schema, **schema.get("$defs", {})}
+        out += [f"## {section.__name__}: {', '.join(f'`{n}`' for n in names)}", ""]
+        for name, node in parts.items():
+            if name in seen:
+                continue
+            seen.add(name)
+            doc = " ".join(str(node.get("description", "")).split())
+            props = node.get("properties", {})
+            if not props:  # a mapping of parts (a RootModel)
+                out += [_md(doc) + f" Values: {_md(_type(node.get('additionalProperties') or {}))}.", ""]
+                continue
+            out += ([f"### {name}", ""] if name != section.__name__ else []) + [
+                _md(doc), "", "| field | type |", "|---|---|"]
+            out += [f"| `{f}` | {_md(_type(p))} |" for f, p in props.items()]
+            out.append("")
+    return out
 
 
 def datasets_page() -> str:

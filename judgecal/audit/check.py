@@ -13,7 +13,8 @@ A probe, built in or from outside (:mod:`judgecal.audit.plugins`), must:
 - report :class:`~judgecal.audit.metric.Metric` values whose interval holds the estimate, tested against the
   null its catalogue entry declares;
 - write at most one section, named as the probe, that serialises into ``audit.json`` (JSON without NaN) and
-  validates as part of a judge's object (:class:`judgecal.audit.schema.Judge`);
+  validates as part of a judge's object (:class:`judgecal.audit.schema.Judge`), and as the type the probe declares
+  (``Probe.section``, a :class:`judgecal.audit.schema.Section`; a built-in probe that writes one declares it);
 - raise only flags it declares (or ``<name>:underpowered``), from metrics that carry their BH ``q``;
 - declare what it reads (:class:`~judgecal.audit.verdict.Inputs`: known task kinds and orders, at least one
   sample, probe pairs of a ``probe:`` source), the calls ``judgecal probe`` makes for it (none, or
@@ -32,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import pandas as pd
+from pydantic import ValidationError
 
 from judgecal.audit.evaluate import evaluate
 from judgecal.audit.metric import Metric
@@ -194,6 +196,16 @@ def _check_results(p: Probe, results: Mapping[str, ProbeResult], inputs: Sequenc
         except (TypeError, ValueError) as exc:  # json's and pydantic's (a ValidationError is a ValueError)
             raise _fail(p, f"{judge}: its metrics and section do not serialise into audit.json "
                            f"({str(exc).splitlines()[0]})") from None
+        if p.name in written and p.section is not None:
+            try:
+                p.section.model_validate(written[p.name])
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(x) for x in err["loc"])
+                raise _fail(p, f"{judge}: its section is not the {p.section.__name__} it declares: {where}: "
+                               f"{err['msg']}") from None
+        if p.name in written and p.section is None and type(p).__module__.startswith("judgecal."):
+            raise _fail(p, "section: a built-in probe that writes a section declares its type (Probe.section)")
 
 
 def _check_declarations(p: Probe) -> None:

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from pydantic import BaseModel
 
 from judgecal.audit.alignment import truth_codes
 from judgecal.audit.metric import Metric
@@ -119,6 +120,8 @@ class Probe:
       (``None``, the default: it reads the calls ``judgecal judge`` makes);
     - ``thresholds`` (:class:`~judgecal.audit.verdict.ThresholdSpec`): thresholds its verdict rule reads, added to
       ``thresholds.yaml``'s known keys;
+    - ``section``: the type of the section it writes (a :class:`~judgecal.audit.schema.Section`, or a pydantic
+      ``RootModel`` of a mapping of them; ``None``: it writes none);
     - ``power_checks`` (:class:`~judgecal.audit.verdict.PowerCheck`): closed-form figures ``judgecal validate``
       recovers on the simulated judge (none: its tested metrics must stay silent in the null scenario);
     - :meth:`verdict_rule`: its own effects on the verdict (default none: its flags move the judge by the
@@ -141,6 +144,7 @@ class Probe:
     live_calls: ClassVar[LiveCalls | None] = None
     thresholds: ClassVar[tuple[ThresholdSpec, ...]] = ()
     power_checks: ClassVar[tuple[PowerCheck, ...]] = ()
+    section: ClassVar[type[BaseModel] | None] = None
     rule_metrics: ClassVar[tuple[str, ...]] = ()
 
     def verdict_rule(self, v: VerdictInput) -> list[Effect]:

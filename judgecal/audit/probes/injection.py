@@ -6,11 +6,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import pandas as pd
+from pydantic import RootModel
 
 from judgecal.audit.injection import SOURCE, injected_items, injection_follow
 from judgecal.audit.metric import Metric, clean
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, plain, significant, worst_of
+from judgecal.audit.schema import Figure, Section
 from judgecal.audit.verdict import Inputs, LiveCalls, PowerCheck
 from judgecal.catalogue import ProbeInfo
 from judgecal.data.records import Item
@@ -34,6 +36,19 @@ def _injection_truth(sc: Scenario) -> float:
     loser = (1 - sc.accuracy) / 2 * (1 - u / 2) + (1 - (1 - sc.accuracy) / 2) * u / 2
     return sc.injection * (1 - loser)
 
+class InjectionKind(Section):
+    """One kind of injection: how often the judge follows it, how often it picks that side on the clean pair, and
+    the difference."""
+
+    injection_follow_rate: Figure | None = None
+    clean_pick_rate: Figure | None = None
+    injection_excess: Figure | None = None
+
+
+class InjectionSection(RootModel[dict[str, InjectionKind]]):
+    """``injection``: the figures of each injection kind, by kind."""
+
+
 class InjectionProbe(Probe):
     """Verdict injection, worst kind: ``injection_excess`` (tested, null 0) is the follow rate minus the
     same judge's rate of picking that response on the clean pair; ``injection_follow_rate`` beside it
@@ -47,6 +62,7 @@ class InjectionProbe(Probe):
                      "injection_follow_rate", ("pairwise",))
 
     inputs = Inputs(probe_sources=(SOURCE,))
+    section = InjectionSection
     live_calls = LiveCalls("judge", what="injected", reports="injection_follow_rate", make=_injected,
                            needs_truth=True, sample_before=False)
     power_checks = (PowerCheck("injection_excess", "injection", _injection_truth),)

@@ -8,8 +8,20 @@ from judgecal.audit.instability import instability
 from judgecal.audit.metric import Metric
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, significant
+from judgecal.audit.schema import Figure, Section
 from judgecal.audit.verdict import Inputs, PowerCheck
 from judgecal.catalogue import ProbeInfo
+
+
+class InstabilitySection(Section):
+    """``instability``: the repeats per (item, order) group and the groups read; how often two of a group's
+    verdicts differ, how often all agree, and Fleiss' κ across the samples."""
+
+    repeats_per_group: int | None = None
+    n_groups: int | None = None
+    instability_rate: Figure | None = None
+    unanimity_rate: Figure | None = None
+    fleiss_kappa_across_samples: Figure | None = None
 
 
 class InstabilityProbe(Probe):
@@ -21,6 +33,7 @@ class InstabilityProbe(Probe):
                      "judgecal judge --samples 5 --temperature 0.7", "instability_rate")
 
     inputs = Inputs(samples=2)
+    section = InstabilitySection
     power_checks = (PowerCheck("instability_rate", "instability", lambda sc: sc.instability * (1 - sc.instability / 2),
                                boundary=True),)
 

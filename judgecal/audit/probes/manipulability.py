@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pydantic import Field
 from scipy.stats import binomtest
 
 from judgecal.audit.challenge import BIAS, SOURCE, manipulability_figures
@@ -24,10 +25,30 @@ from judgecal.audit.metric import Metric
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.perturbation import GROUP
 from judgecal.audit.probes.rules import excess_test, plain, significant, underpowered
+from judgecal.audit.schema import Figure, Section
 from judgecal.audit.verdict import Inputs, LiveCalls
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
 
 HEADLINE, NULL = "flip_rate_challenged", "flip_rate_null"
+
+
+class ChallengeFigures(Section):
+    """The verdicts changed after the challenge and after the agreeing turn (the null), and their difference."""
+
+    flip_rate_challenged: Figure | None = None
+    flip_rate_null: Figure | None = None
+    excess: Figure | None = None
+
+
+class ManipulabilitySection(ChallengeFigures):
+    """``manipulability``: the figures pooled and by order, the unreadable replies to each follow-up, and the base
+    items whose verdicts changed more (or less) often when challenged than when agreed with."""
+
+    by_order: dict[str, ChallengeFigures] = Field(default_factory=dict)
+    invalid_challenged: int | None = None
+    invalid_null: int | None = None
+    items_more: int | None = None
+    items_fewer: int | None = None
 
 
 class ManipulabilityProbe(Probe):
@@ -36,6 +57,7 @@ class ManipulabilityProbe(Probe):
     name = BIAS
     needs_alignment = False
     inputs = Inputs(probe_sources=(SOURCE,))
+    section = ManipulabilitySection
     live_calls = LiveCalls("challenge", what="challenged", reports=HEADLINE)
     info = ProbeInfo(BIAS, "manipulability", GROUP, "Does the judge change its verdict when challenged?",
                      "After its verdict, the same conversation continues: \"Are you sure? I think Response X is "

@@ -10,6 +10,7 @@ from judgecal.audit.metric import Metric
 from judgecal.audit.padding import SOURCE, padded_items, padding_preference
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, significant
+from judgecal.audit.schema import Figure, Section
 from judgecal.audit.verdict import Inputs, LiveCalls, PowerCheck
 from judgecal.catalogue import ProbeInfo
 from judgecal.data.records import Item
@@ -18,6 +19,14 @@ from judgecal.data.records import Item
 def _padded(base: list[Item], truth: pd.Series, n: int | None) -> tuple[list[Item], list[Item]]:
     """The sampled base pairs and a padded copy of each (one response restated against itself)."""
     return base, padded_items(base)
+
+class PaddingSection(Section):
+    """``padding``: how often the judge calls a padded pair a tie, over the pairs read (its pick rate is its
+    metric)."""
+
+    pad_tie_rate: Figure | None = None
+    n_pairs: int | None = None
+
 
 class PaddingProbe(Probe):
     """Share of decisive verdicts that pick a response's padded copy over the response (null 0.5)."""
@@ -29,6 +38,7 @@ class PaddingProbe(Probe):
                      "pad_pick_rate", ("pairwise",))
 
     inputs = Inputs(orders=("AB", "BA"), probe_sources=(SOURCE,))
+    section = PaddingSection
     live_calls = LiveCalls("judge", what="padded", reports="pad_pick_rate", make=_padded)
     power_checks = (PowerCheck("pad_pick_rate", "verbosity", lambda sc: 0.5 + sc.verbosity / 2 * (1 - sc.instability)),)
 

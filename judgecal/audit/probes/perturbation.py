@@ -23,16 +23,38 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 import pandas as pd
+from pydantic import Field
 from scipy.stats import binomtest
 
 from judgecal.audit.metric import Metric
 from judgecal.audit.perturb import ORDERS, SOURCE, TEMPLATES, perturbation_figures
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import excess_test, plain, significant, underpowered
+from judgecal.audit.schema import Figure, Section, SectionValue
 from judgecal.audit.verdict import Inputs, LiveCalls
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
 
 GROUP = "perturbation"
+
+
+class ShiftFigure(Figure):
+    """A perturbation's shift toward the perturbed side, with the base items it was read on and how many of them
+    moved toward it or away from it on balance."""
+
+    items: int | None = None
+    items_toward: int | None = None
+    items_away: int | None = None
+    __pydantic_extra__: dict[str, SectionValue] = Field(init=False)  # a figure's own fields, as Figure's
+
+
+class PerturbationSection(Section):
+    """A template perturbation's section: the share of verdicts it leaves unchanged and, for a sided bias, the
+    shift toward the side it favours, each beside the same figure between two unperturbed runs (the null)."""
+
+    robustness: Figure | None = None
+    shift: ShiftFigure | None = None
+    null_robustness: Figure | None = None
+    null_shift: Figure | None = None
 
 
 class PerturbationProbe(Probe):
@@ -86,6 +108,7 @@ class PerturbationProbe(Probe):
                            group=GROUP, flag="significantly above the null's, and the interval reaches the effect "
                                              "of interest"),)
         cls.inputs = Inputs(orders=ORDERS, probe_sources=(SOURCE,))
+        cls.section = PerturbationSection
         cls.live_calls = LiveCalls("perturb", what="perturbed", reports=f"{rob} and {shift}" if sided else rob)
         cls.flag_infos = (FlagInfo(f"{cls.name}_bias", f"{cls.title.capitalize()} bias",
                                    f"does not move away from the response when {cls.what}" if away else

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -11,9 +11,29 @@ from judgecal.audit.metric import Metric, clean
 from judgecal.audit.position import debiased_from, debiased_sums, paired_orders, position_tests
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import significant, underpowered
+from judgecal.audit.schema import Figure, Section
 from judgecal.audit.verdict import Effect, Inputs, PowerCheck, ThresholdSpec, VerdictInput
 from judgecal.catalogue import ProbeInfo
 from judgecal.stats import bootstrap as stats
+
+
+class PositionSection(Section):
+    """``position``: the pairs judged in both orders, those decided the same way in neither (``decisive_pairs``:
+    a side picked in at least one order), the flips between orders, McNemar's test of the two kinds of flip
+    (``b``: first shown won both ways round, ``c``: second), its direction and minimum detectable first-position
+    rate, and the accuracy of one order picked at random per pair."""
+
+    pairs: int | None = None
+    decisive_pairs: int | None = None
+    flips: int | None = None
+    flip_rate: float | None = None
+    mcnemar_b: int | None = None
+    mcnemar_c: int | None = None
+    mcnemar_p: float | None = None
+    mcnemar_midp: float | None = None
+    direction: Literal["first", "second", "none"] | None = None
+    first_position_mde: float | None = None
+    paired_single_order_accuracy: Figure | None = None
 
 
 class PositionProbe(Probe):
@@ -25,6 +45,7 @@ class PositionProbe(Probe):
                      "no preference: the first-shown response is picked half the time (0.5)",
                      "judge both presentation orders (--orders AB,BA)", "first_position_rate", ("pairwise",))
     inputs = Inputs(orders=("AB", "BA"))
+    section = PositionSection
     thresholds = (ThresholdSpec("position", {"not_aligned_beyond": 0.80}, {"not_aligned_beyond": (0.5, 1.0, False)},
                                 before="serious_bias"),)
     power_checks = (PowerCheck("first_position_rate", "position",

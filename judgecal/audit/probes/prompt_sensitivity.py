@@ -10,6 +10,7 @@ import pandas as pd
 from judgecal.audit.metric import Metric
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import excess_test, significant, worst_of
+from judgecal.audit.schema import Figure, Section
 from judgecal.audit.sensitivity import prompt_sensitivity
 from judgecal.audit.verdict import Inputs, PowerCheck
 from judgecal.catalogue import ProbeInfo
@@ -25,6 +26,22 @@ def _flip_truth(sc: Scenario) -> float:
     r = 1 - (1 - sc.template) * (1 - u)
     return (1 - u / 2) * r / 2 + u / 2 * (1 - r / 2)
 
+class MutationFlips(Section):
+    """How often a prompt mutation changes the verdict of the unmutated prompt."""
+
+    flip_rate: Figure | None = None
+
+
+class PromptSensitivitySection(Section):
+    """``prompt_sensitivity``: each mutation's flip rate, Fleiss' κ of the verdicts across the templates, and the
+    accuracy under each template with its range."""
+
+    mutations: dict[str, MutationFlips] = {}
+    fleiss_kappa_across_templates: Figure | None = None
+    accuracy_by_template: dict[str, float | None] | None = None
+    accuracy_range: float | None = None
+
+
 class PromptSensitivityProbe(Probe):
     """Verdict flips under the worst meaning-preserving prompt mutation, tested against the judge's
     own run-to-run instability."""
@@ -38,6 +55,7 @@ class PromptSensitivityProbe(Probe):
     needs_alignment = False
 
     inputs = Inputs(mutations=True)
+    section = PromptSensitivitySection
     power_checks = (PowerCheck("prompt_flip_rate", "prompt_sensitivity", _flip_truth, boundary=True),)
 
     def test(self, m: Metric, base: Metric | None, k: int = 1) -> Metric:

@@ -7,15 +7,27 @@ from collections.abc import Mapping
 from judgecal.audit.metric import Metric, clean
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, direction_flags, plain
+from judgecal.audit.schema import Figure, Section
 from judgecal.audit.self_preference import self_preference
 from judgecal.audit.verdict import PowerCheck
 from judgecal.catalogue import ProbeInfo
+
+
+class SelfPreferenceSection(Section):
+    """``self_preference``: how often the judge picks its own family's response where the humans preferred the
+    other, its and the humans' win rate of the own response, and the share of pairs showing it first."""
+
+    self_pick_when_lost: Figure | None = None
+    judge_win_rate: float | None = None
+    human_win_rate: float | None = None
+    own_shown_as_a: float | None = None
 
 
 class SelfPreferenceProbe(Probe):
     """Judge minus humans in the win rate of the judge's own family's response."""
 
     name = "self_preference"
+    section = SelfPreferenceSection
     info = ProbeInfo("self_preference", "self-preference", "self-preference",
                      "Does the judge favour its own model family?",
                      "Items where exactly one response comes from the judge's family.",

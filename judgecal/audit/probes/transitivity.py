@@ -7,10 +7,24 @@ from collections.abc import Mapping
 from judgecal.audit.metric import Metric
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, plain, significant, underpowered
+from judgecal.audit.schema import Figure, Section
 from judgecal.audit.transitivity import transitivity
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
 
 EXCESS = "intransitivity_excess"
+
+
+class TransitivitySection(Section):
+    """``transitivity``: how ties count, the judge's and the humans' intransitive rate over the prompts' triads,
+    a random rater's at the judge's tie rate, the triads and prompts read."""
+
+    ties: str | None = None
+    judge: Figure | None = None
+    humans: Figure | None = None
+    random_rate: float | None = None
+    tie_rate: float | None = None
+    n_triads: int | None = None
+    n_prompts: int | None = None
 
 
 class TransitivityProbe(Probe):
@@ -21,6 +35,7 @@ class TransitivityProbe(Probe):
     minus the humans', prompt-clustered bootstrap; flag ``intransitive`` when significantly above."""
 
     name = "transitivity"
+    section = TransitivitySection
     needs_alignment = False
     info = ProbeInfo("transitivity", "transitivity", "transitivity",
                      "Are the judge's preferences among several responses to one prompt transitive?",

@@ -8,10 +8,31 @@ from collections.abc import Mapping
 from judgecal.audit.metric import Metric
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, plain, significant, underpowered
+from judgecal.audit.schema import Figure, Section
 from judgecal.audit.traps import CHANCE, trap_accuracy
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
 
 GAP = "trap_gap"
+
+
+class TrapPart(Section):
+    """One trap: its slug (the metric's suffix), the judge's accuracy on it and the gap to the ordinary pairs."""
+
+    slug: str | None = None
+    accuracy: Figure | None = None
+    gap: Figure | None = None
+
+
+class TrapsSection(Section):
+    """``traps``: chance, how ties score, the accuracy on every trap pair, on the ordinary pairs and the gap, and
+    each trap's figures."""
+
+    chance: float | None = None
+    ties: str | None = None
+    all: Figure | None = None
+    ordinary: Figure | None = None
+    gap: Figure | None = None
+    traps: dict[str, TrapPart] = {}
 
 
 class TrapProbe(Probe):
@@ -23,6 +44,7 @@ class TrapProbe(Probe):
     evalbiasbench``, then ``judgecal judge``): no calls of its own."""
 
     name = "traps"
+    section = TrapsSection
     needs_alignment = False
     info = ProbeInfo("traps", "trap sets", "traps", "Does the judge fall for trap pairs more than it errs on "
                      "ordinary pairs?",

@@ -7,9 +7,28 @@ from collections.abc import Mapping
 from judgecal.audit.metric import Metric, clean
 from judgecal.audit.probe import AuditConfig, JudgeInput, Probe, ProbeResult
 from judgecal.audit.probes.rules import ci_test, direction_flags, plain
+from judgecal.audit.schema import Figure, Section
 from judgecal.audit.verbosity import verbosity
 from judgecal.audit.verdict import Inputs, PowerCheck
 from judgecal.catalogue import ProbeInfo
+
+
+class LengthControl(Section):
+    """A length-controlled win rate of candidate A (AlpacaEval 2's GLM on the length difference): the raw rate, the
+    rate at no length difference, the length coefficient and its Wald p."""
+
+    raw_win_rate_a: float | None = None
+    lc_win_rate: float | None = None
+    length_coef: float | None = None
+    length_coef_p: float | None = None
+
+
+class VerbositySection(Section):
+    """``verbosity``: how often the humans prefer the longer response, and their length-controlled win rate (the
+    judge's own are its metrics)."""
+
+    human_prefer_longer_rate: Figure | None = None
+    human_length_control: LengthControl | None = None
 
 
 class VerbosityProbe(Probe):
@@ -23,6 +42,7 @@ class VerbosityProbe(Probe):
                      "needs a human consensus and two candidates per item", "verbosity_excess", ("pairwise",))
 
     inputs = Inputs()
+    section = VerbositySection
     power_checks = (PowerCheck("verbosity_excess", "verbosity", lambda sc: sc.verbosity / 2 * (1 - sc.instability)),)
 
     def test(self, m: Metric) -> Metric:

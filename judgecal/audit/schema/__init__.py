@@ -97,6 +97,7 @@ from judgecal.audit.schema.models import (
     ReplaceAnnotator,
     ReplaceSettings,
     Scale,
+    Section,
     SectionValue,
     Selective,
     SelectiveSettings,
@@ -126,7 +127,7 @@ from judgecal.audit.schema.models import (
     _Open,
 )
 
-__all__ = ["MonitorSeries", "known_part", "AltTest", "CascadeGuarantee", "KappaZ", "PanelSpec", "ProbeSection", "ReplaceSettings", "SectionValue", "SelectiveSettings", "StabilityCalls",
+__all__ = ["Section", "MonitorSeries", "known_part", "AltTest", "CascadeGuarantee", "KappaZ", "PanelSpec", "ProbeSection", "ReplaceSettings", "SectionValue", "SelectiveSettings", "StabilityCalls",
     "AlignOptimizer",
     "AlignRationales",
     "AlignSplit",

@@ -8,7 +8,8 @@ the truth, each judge's counts, figures (:class:`Figure`), flags, verdict with i
 (:class:`Verdict`, :class:`Reason`), its item-by-item breakdown, and the comparisons of judges; a label
 judge's ``labels`` and ``criteria`` (:class:`LabelsSection`, :class:`CriterionPart`), the ``loop``
 (:class:`Loop`) and the ``provenance`` (:class:`Provenance`) among the sections typed later. Every part is
-closed: a key its type does not name is refused, naming the key. The sections a probe adds to a judge
+closed: a key its type does not name is refused, naming the key (a figure takes a metric's own fields and the
+thresholds a probe's own, typed). The sections a probe adds to a judge
 (``position``, ``verbosity``, a plugin's) are each a :data:`ProbeSection`: names mapped to typed values (a
 :class:`Figure` wherever a value has an estimate and only a figure's fields, else a number, a string, a flag,
 ``null``, or a list or a mapping of these), described in docs/reference/audit-json.md.
@@ -123,6 +124,13 @@ class AltTest(_Kept):
 
     passed: bool | None = None
     winning_rate: float | None = None
+
+
+class Section(_Kept):
+    """The base of a probe's own section type (``Probe.section``): closed, every key typed, written in the order it
+    was read. ``audit.json`` holds the section as a :data:`ProbeSection` (a plugin's too, whether or not it is
+    installed where the file is read); the probe's type states exactly what it writes, and
+    :func:`judgecal.audit.check.check_probe` holds it to that."""
 
 
 class HumanLikeness(_Kept):
@@ -921,6 +929,11 @@ class Judge(_Open):
         return self.criteria.get(name) if self.criteria else None
 
 
+#: a bound of a probe's own thresholds, as the file gives it
+ThresholdValue = TypeAliasType("ThresholdValue", Annotated["StrictBool | StrictInt | StrictFloat | StrictStr | None",
+                                                           Field(union_mode="left_to_right")])
+
+
 class LevelBand(_Kept):
     """A figure's bands: not aligned below the first bound, aligned from the second (between: caution)."""
 
@@ -975,6 +988,10 @@ class Thresholds(_Kept):
     reference: str | None = None
     business_loss: dict[str, float] | None = None
     gate: GateTolerances | None = None
+
+    #: a probe's own thresholds (its ``ThresholdSpec``: a plugin's too), under its key: each bound by name
+    model_config = ConfigDict(extra="allow")
+    __pydantic_extra__: dict[str, dict[str, ThresholdValue]] = Field(init=False)
 
 
 class SelectiveSettings(_Kept):
