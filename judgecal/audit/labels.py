@@ -183,7 +183,7 @@ def labels_section(jf: pd.DataFrame, truth: pd.Series, wide: pd.DataFrame, ls: L
             (p_all[all_items] == pos).astype(np.float64), groups_labelled=g[labelled], groups_all=g[all_items],
             n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
         section["prevalence"]["positive"] = ls.positive
-        if labelled.any():
+        if labelled.sum() >= 2:  # a plan reads the spread of at least two labelled items
             section["plan"] = pass_rate_plan((t_code[labelled] == pos).astype(np.float64),
                                              (p_all[labelled] == pos).astype(np.float64),
                                              int(all_items.sum()), PLAN_HALFWIDTH, level=cfg.level)

@@ -17,10 +17,32 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from judgecal.audit.schema import AuditReport, json_safe
-from judgecal.audit.truth import ensure_consensus
+from judgecal.data.sources import split_name
 from judgecal.data.store import Workspace
 from judgecal.data.store.warm import warmed
+from judgecal.errors import InputError
 from judgecal.stats.bootstrap import shared_weights
+
+#: the aggregators a consensus is computed with when it is asked for and not stored (``<method>[:<source>]``)
+CONSENSUS_METHODS = ("ds", "mv", "onecoin", "glad")
+
+
+def ensure_consensus(ws: Workspace, consensus: str, computing: Callable[[], None] = lambda: None) -> None:
+    """Make sure the consensus ``consensus`` (``<method>[:<source>]``) is stored: one that is stays as it is; one of
+    :data:`CONSENSUS_METHODS` that is not is computed (``computing`` is called first); any other name raises
+    :class:`~judgecal.errors.InputError` naming the consensuses the workspace holds. With no human label the
+    consensus computed is empty: an audit without people still measures what needs none (position, stability)."""
+    if ws.annotations_repo.has_consensus(consensus):
+        return
+    method, source = split_name(consensus)
+    if method not in CONSENSUS_METHODS:
+        stored = ", ".join(sorted(set(ws.annotations_repo.consensus_frame()["method"]))) or "none"
+        raise InputError(f"no consensus '{consensus}' in this workspace (methods there: {stored}; "
+                         f"an aggregator's name, one of {', '.join(CONSENSUS_METHODS)}, computes one)", name="consensus")
+    from judgecal.aggregate.consensus import compute_consensus  # the producer alone reaches the layer below
+
+    computing()
+    compute_consensus(ws, (method,), source=source)
 
 
 @dataclass(frozen=True)
@@ -115,4 +137,4 @@ def _audit(ws: Workspace, o: AuditOptions, executor: Executor | None, progress: 
     return AuditReport.from_json(json_safe(report))
 
 
-__all__ = ["AuditOptions", "Executor", "audit_workspace"]
+__all__ = ["CONSENSUS_METHODS", "ensure_consensus", "AuditOptions", "Executor", "audit_workspace"]

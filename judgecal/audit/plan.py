@@ -11,8 +11,9 @@ import pandas as pd
 
 from judgecal.audit.labels import label_set_keys, label_set_of
 from judgecal.audit.models import PLAN_HALFWIDTH, item_models, item_verdicts, plan
+from judgecal.audit.pipeline import ensure_consensus
 from judgecal.audit.run import judge_inputs
-from judgecal.audit.truth import ensure_consensus, resolve_truth
+from judgecal.audit.truth import resolve_truth
 from judgecal.audit.uncertainty import calibrated_err2, spread_around, workspace_uncertainty
 from judgecal.data.store import Workspace
 from judgecal.errors import InputError

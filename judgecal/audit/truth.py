@@ -8,36 +8,14 @@ would name a pool, and the audit stops with the names to choose from.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
-from judgecal.aggregate.consensus import compute_consensus
 from judgecal.data.sources import SourceError, select, sources, split_name
 from judgecal.data.store import Workspace
-from judgecal.errors import InputError
 from judgecal.stats.agreement import fleiss_kappa
 from judgecal.stats.trivial import chance_accuracy
-
-#: the aggregators a consensus is computed with when it is asked for and not stored (``<method>[:<source>]``)
-CONSENSUS_METHODS = ("ds", "mv", "onecoin", "glad")
-
-
-def ensure_consensus(ws: Workspace, consensus: str, computing: Callable[[], None] = lambda: None) -> None:
-    """Make sure the consensus ``consensus`` (``<method>[:<source>]``) is stored: one that is stays as it is; one of
-    :data:`CONSENSUS_METHODS` that is not is computed (``computing`` is called first); any other name raises
-    :class:`~judgecal.errors.InputError` naming the consensuses the workspace holds. With no human label the
-    consensus computed is empty: an audit without people still measures what needs none (position, stability)."""
-    if ws.annotations_repo.has_consensus(consensus):
-        return
-    method, source = split_name(consensus)
-    if method not in CONSENSUS_METHODS:
-        stored = ", ".join(sorted(set(ws.annotations_repo.consensus_frame()["method"]))) or "none"
-        raise InputError(f"no consensus '{consensus}' in this workspace (methods there: {stored}; "
-                         f"an aggregator's name, one of {', '.join(CONSENSUS_METHODS)}, computes one)", name="consensus")
-    computing()
-    compute_consensus(ws, (method,), source=source)
 
 
 def resolve_truth(ws: Workspace, consensus: str, n_boot: int = 2000,

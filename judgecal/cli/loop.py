@@ -13,7 +13,8 @@ from judgecal.inert import term
 
 def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple[Any, dict[str, Any]]:
     """The stored consensus ``consensus`` (computed when it is a known method and missing)."""
-    from judgecal.audit.truth import ensure_consensus, resolve_truth
+    from judgecal.audit.pipeline import ensure_consensus
+    from judgecal.audit.truth import resolve_truth
     from judgecal.cli.common import UsageError
 
     if not ws.annotations_repo.has_consensus(consensus) and ws.annotations_repo.annotations_frame().empty:

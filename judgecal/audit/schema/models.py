@@ -463,6 +463,8 @@ class CrossAgreement(_Kept):
     within_tolerance: bool | None = None
     item_agreement: float | None = None
     kappa: float | None = None
+    #: the items both judged
+    n: int | None = None
 
 
 class FingerprintChange(_Kept):
