@@ -108,6 +108,11 @@ ITEM_CASES = [
           "human_rationales.y: 'y' has no label on this item in human_labels"),
     _item("metadata-string", {**ITEM, "metadata": "cat"}, "metadata: must be an object"),
     _item("metadata-list", {**ITEM, "metadata": [1]}, "metadata: must be an object"),
+    # JSON as Python reads it takes NaN and Infinity; neither is JSON, nor can the store hold one
+    _item("metadata-nan", '{"id": "n1", "prompt": "p", "response_a": "a", "response_b": "b", "metadata": {"x": NaN}}',
+          "metadata.x: must be a finite number, got nan"),
+    _item("metadata-infinite", '{"id": "n1", "prompt": "p", "response_a": "a", "response_b": "b", "metadata": '
+          '{"x": [1, 1e400]}}', "metadata.x[1]: must be a finite number, got inf"),
     _item("unknown-field", {**ITEM, "respones_a": "a"}, "respones_a: unknown field for a pairwise item"),
     _item("record-list", "[1, 2]", "a record must be an object, got list"),
     _item("record-number", "5", "a record must be an object, got int"),
@@ -1231,3 +1236,27 @@ def test_regrade_against_an_unreachable_server_says_why(base_ws, tmp_path, capsy
     cap = capsys.readouterr()
     assert rc == 69 and " errors)" in cap.out and "Traceback" not in cap.err  # EX_UNAVAILABLE
     assert cap.err.count(url) == 1 and f"call(s) failed: the server at {url} could not be reached" in cap.err
+
+
+def test_a_report_is_never_written_over_its_evidence(base_ws: Path, tmp_path: Path, capsys) -> None:
+    """``report --out`` and ``gate --markdown`` refuse the file they read, a workspace's database and a folder, with
+    nothing written; a device is not read."""
+    ws = _copy(base_ws, tmp_path)
+    src = ws / "reports" / "audit.json"
+    src.parent.mkdir(exist_ok=True)
+    golden = json.loads((Path(__file__).parent / "golden" / "pandalm-audit.json").read_text("utf-8"))
+    src.write_text(json.dumps({"judgecal_version": "0", "generated_at": "2026-01-01T00:00:00Z", **golden}), "utf-8")
+    before, kept = snapshot(ws), src.read_bytes()
+    for out, words in ((src, "is the file this command reads"), (ws / "judgecal.sqlite", "is a database"),
+                       (tmp_path, "is a folder")):
+        capsys.readouterr()
+        assert main(["report", "html", str(src), "--out", str(out)]) == 2
+        assert words in capsys.readouterr().err
+    assert main(["gate", "--baseline", "a", "--candidate", "b", "--markdown", str(ws / "judgecal.sqlite"),
+                 "-w", str(ws)]) == 2
+    assert "is a database" in capsys.readouterr().err
+    assert main(["report", "html", "/dev/zero"]) == 2
+    assert "is not a regular file" in capsys.readouterr().err
+    assert snapshot(ws) == before and src.read_bytes() == kept
+    assert main(["report", "html", str(src), "--out", str(tmp_path / "fine.html")]) == 0  # elsewhere: written
+    assert (tmp_path / "fine.html").read_text("utf-8").lstrip().lower().startswith("<!doctype html")

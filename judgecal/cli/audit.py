@@ -16,6 +16,7 @@ from judgecal.cli.common import (
     as_open_unit,
     as_share,
     open_workspace,
+    output_file,
     print_json,
     refuse_together,
     upto,
@@ -136,6 +137,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     from judgecal.audit.schema import SCHEMA, AuditReport, json_safe, read_report
 
     src = Path(args.audit)
+    if src.exists() and not src.is_file():  # a folder, a device (/dev/zero never ends) or a pipe: not read
+        from judgecal.data.importers import not_a_file
+
+        raise UsageError(f"{src}: {not_a_file(src)}")
+    if args.out:
+        output_file(args.out, reading=(src,))  # refused before anything is read
     try:
         data = json.loads(src.read_text("utf-8"))
     except json.JSONDecodeError as exc:
@@ -151,7 +158,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         where = ".".join(str(p) for p in err["loc"])
         raise UsageError(f"{src}: {where}: {err['msg']} (not an audit.json of schema {data['schema']})") from None
     stale = _staleness(src)
-    out = Path(args.out) if args.out else src.with_suffix(f".stale.{args.format}" if stale else f".{args.format}")
+    out = output_file(args.out if args.out else src.with_suffix(f".stale.{args.format}" if stale else f".{args.format}"),
+                      reading=(src,))
     if stale:  # named as stale, never under the name of a current report
         print(term(f"stale: {stale}; run `judgecal audit` for a current report (this one is written as {out})"),
               file=sys.stderr)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from judgecal.errors import InputError, UserError
@@ -192,6 +194,26 @@ def refuse_together(pairs: list[tuple[str, bool, str]]) -> None:
     for flag, given, why in pairs:
         if given:
             raise UsageError(f"{flag} {why}; nothing was run")
+
+
+def output_file(path: str | os.PathLike[str], *, reading: tuple[str | os.PathLike[str], ...] = ()) -> Path:
+    """The file a command is told to write (``--out``, ``--markdown``): refused, with nothing written, when it is a
+    file the command reads, a folder, or a database (a workspace's ``judgecal.sqlite`` and its journal files, any
+    SQLite file), so that writing a report never destroys the evidence it was made from."""
+    out = Path(path)
+    if out.is_dir():
+        raise UsageError(f"{out}: is a folder; name the file to write")
+    if not out.exists():
+        return out
+    for src in reading:
+        with contextlib.suppress(OSError):
+            if out.samefile(src):
+                raise UsageError(f"{out}: is the file this command reads; write the result elsewhere")
+    with contextlib.suppress(OSError), out.open("rb") as fh:
+        head = fh.read(16)
+        if head == b"SQLite format 3\x00" or out.name.startswith("judgecal.sqlite"):
+            raise UsageError(f"{out}: is a database (a workspace's?); judgecal does not write over one")
+    return out
 
 
 def print_json(obj: Any) -> None:

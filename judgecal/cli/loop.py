@@ -24,7 +24,10 @@ def truth_of(ws: Any, consensus: str, n_boot: int = 200, seed: int = 0) -> tuple
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from judgecal.cli.common import open_workspace
+    from judgecal.cli.common import open_workspace, output_file
+
+    if args.markdown not in (None, "", "-"):
+        output_file(args.markdown)  # refused before anything is computed
     from judgecal.loop import gate
 
     with open_workspace(args, create=False) as ws:
@@ -37,7 +40,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         sys.stdout.write(md)
     else:
         if args.markdown:
-            Path(args.markdown).write_text(md, "utf-8")
+            output_file(args.markdown).write_text(md, "utf-8")
         from judgecal.loop import inert
 
         def f(v: Any, sign: str = "") -> str:

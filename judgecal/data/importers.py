@@ -94,6 +94,28 @@ def not_there(path: Path) -> str | None:
     return None
 
 
+def metadata_problem(field: str, v: Any) -> tuple[str, str] | None:
+    """Metadata that JSON and the store can hold: valid Unicode, finite numbers, JSON's types only (no bytes), at most
+    64 levels deep."""
+    depth, bad = _scan({field: v})
+    if depth > MAX_DEPTH:
+        return field, f"nested more than {MAX_DEPTH} levels deep"
+    if bad:
+        return bad, "holds a lone surrogate (\\ud800-\\udfff), not valid Unicode"
+    stack: list[tuple[str, Any]] = [(field, v)]
+    while stack:
+        where, x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend((f"{where}.{k}", y) for k, y in x.items())
+        elif isinstance(x, list | tuple):
+            stack.extend((f"{where}[{i}]", y) for i, y in enumerate(x))
+        elif isinstance(x, float) and not math.isfinite(x):
+            return where, f"must be a finite number, got {x}"
+        elif x is not None and not isinstance(x, str | int | float | bool):
+            return where, f"must be text, a number, true/false, null, a list or an object (got {type(x).__name__})"
+    return None
+
+
 @dataclass(frozen=True)
 class Problem:
     file: str
@@ -395,6 +417,9 @@ def parse_records(path: Path, task: str, source: str, progress: Progress | None 
         meta = rec.get("metadata", {})
         if not isinstance(meta, dict):
             problems.append(Problem(f, n, "metadata", "must be an object"))
+            meta = {}
+        elif why := metadata_problem("metadata", meta):
+            problems.append(Problem(f, n, *why))
             meta = {}
         meta = _when(rec, meta, f, n, problems)
         if task == "pairwise":

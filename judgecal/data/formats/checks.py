@@ -11,10 +11,9 @@ a value is refused (``(field, message)``), or ``None``.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from judgecal.data.importers import MAX_DEPTH, MAX_ID_CHARS, MAX_TEXT_CHARS, _scan
+from judgecal.data.importers import MAX_ID_CHARS, MAX_TEXT_CHARS, _scan, metadata_problem
 from judgecal.data.names import reserved_name_problem
 from judgecal.data.verdicts import FIELDS, MAX_NAME_CHARS, _Bad
 
@@ -70,19 +69,5 @@ def unicode(field: str, v: Any) -> Why | None:
 
 
 def metadata(field: str, v: Any) -> Why | None:
-    """Metadata that JSON and the store can hold: valid Unicode, finite numbers, at most 64 levels deep."""
-    depth, bad = _scan({field: v})
-    if depth > MAX_DEPTH:
-        return field, f"nested more than {MAX_DEPTH} levels deep"
-    if bad:
-        return bad, "holds a lone surrogate (\\ud800-\\udfff), not valid Unicode"
-    stack: list[tuple[str, Any]] = [(field, v)]
-    while stack:
-        where, x = stack.pop()
-        if isinstance(x, dict):
-            stack.extend((f"{where}.{k}", y) for k, y in x.items())
-        elif isinstance(x, list | tuple):
-            stack.extend((f"{where}[{i}]", y) for i, y in enumerate(x))
-        elif isinstance(x, float) and not math.isfinite(x):
-            return where, f"must be a finite number, got {x}"
-    return None
+    """Metadata that JSON and the store can hold (:func:`judgecal.data.importers.metadata_problem`)."""
+    return metadata_problem(field, v)

@@ -113,13 +113,40 @@ class ReportsRepository(Repository):
             df = self._judgments.judgments_frame()  # one name per judge spec
         else:
             df = pd.read_sql_query(f"SELECT * FROM {table}", self._conn)
-        if out.suffix == ".parquet":
-            df.to_parquet(out, index=False)
-        elif out.suffix in (".jsonl", ".json"):
-            df.to_json(out, orient="records", lines=True, force_ascii=False)
-        else:
+        if out.suffix not in (".parquet", ".jsonl", ".json"):
             raise InputError(f"{out}: export writes .parquet or .jsonl")
+        tmp = out.with_name(f".{out.name}.tmp")  # a file already at ``out`` is replaced only once the new one is whole
+        try:
+            if out.suffix == ".parquet":
+                _to_parquet(df, tmp)
+            else:
+                df.to_json(tmp, orient="records", lines=True, force_ascii=False)
+            tmp.replace(out)
+        finally:
+            tmp.unlink(missing_ok=True)
         return out
+
+
+def _to_parquet(df: pd.DataFrame, path: Path) -> None:
+    """``df`` as Parquet; a column of objects Parquet cannot type (metadata that is empty everywhere, or that holds
+    an integer beyond 64 bits) is written as each value's JSON text instead."""
+    import pyarrow as pa
+
+    try:
+        df.to_parquet(path, index=False)
+        return
+    except (pa.ArrowException, OverflowError):
+        pass
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object and out[col].map(lambda v: isinstance(v, dict | list)).any():
+            try:
+                pa.array(out[col])
+                if out[col].map(lambda v: v == {}).all():
+                    raise pa.ArrowNotImplementedError("a struct with no field")
+            except (pa.ArrowException, OverflowError):
+                out[col] = out[col].map(lambda v: json.dumps(v, ensure_ascii=False))
+    out.to_parquet(path, index=False)
 
 
 def _file_digest(path: Path) -> str | None:
