@@ -82,7 +82,7 @@ def models_page() -> None:
                           yaxis_autorange="reversed")  # rows top to bottom, as in the table below
         st.plotly_chart(fig, key="models-heatmap")
         frame = pd.DataFrame(text, columns=names)
-        frame.insert(0, "model", names)
+        frame.insert(0, "model", names, allow_duplicates=True)  # a model may be called "model": the grid tells them apart
         table(frame, "models-matrix")
     sa = m.system_alignment
     if sa:

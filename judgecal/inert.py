@@ -95,8 +95,17 @@ def csv_cell(value: Any) -> Any:
 
 def isolated_frame(frame: Any) -> Any:
     """A copy of a pandas frame to show in a grid: each text cell through :func:`isolated` (control characters shown
-    escaped, a right-to-left text isolated), found by one vectorised scan per column; numbers stay numbers."""
+    escaped, a right-to-left text isolated), found by one vectorised scan per column; numbers stay numbers. The
+    column names too, each made unique (a model named as another column gets `` (2)``: a grid needs one name each)."""
     out = frame.copy()
+    names: list[str] = []
+    for c in out.columns:
+        name = isolated(c)
+        k = 2
+        while name in names:
+            name, k = f"{isolated(c)} ({k})", k + 1
+        names.append(name)
+    out.columns = names
     for i, dtype in enumerate(out.dtypes):
         if str(dtype) not in ("object", "string", "str"):
             continue

@@ -70,9 +70,13 @@ def test_a_grid_cell_is_isolated_and_its_controls_shown() -> None:
         from apps.common import table
 
         table(pd.DataFrame({"judge": ["מודל-שופט", "judge\u202elave", "plain", None], "n": [1, 2, 3, 4]}), "t")
+        # headers too: a model named as another column, a right-to-left one, an override
+        m = pd.DataFrame([["a", "b", "c", "d"]], columns=["model", "model", "מודל", "x\u202ey"])
+        table(m, "m")
 
     at = AppTest.from_function(page).run(timeout=60)
     assert not at.exception
     shown = at.dataframe[0].value
     assert shown["judge"].tolist()[:3] == [f"\u2068{RTL_JUDGE}\u2069", "judge\\u202elave", "plain"]
     assert shown["judge"].isna().tolist()[3] and shown["n"].tolist() == [1, 2, 3, 4]
+    assert list(at.dataframe[1].value.columns) == ["model", "model (2)", "\u2068מודל\u2069", "x\\u202ey"]

@@ -1260,3 +1260,27 @@ def test_a_report_is_never_written_over_its_evidence(base_ws: Path, tmp_path: Pa
     assert snapshot(ws) == before and src.read_bytes() == kept
     assert main(["report", "html", str(src), "--out", str(tmp_path / "fine.html")]) == 0  # elsewhere: written
     assert (tmp_path / "fine.html").read_text("utf-8").lstrip().lower().startswith("<!doctype html")
+
+
+def test_a_server_saying_connection_is_not_a_server_out_of_reach() -> None:
+    """Whether the server could not be reached is read from the errors' names, never from the text a server sent
+    back (a 401 whose body echoes ``Connection: keep-alive``)."""
+    from judgecal.cli.judging import _unreachable
+
+    assert _unreachable("TransientError: ConnectError") and _unreachable("APIConnectionError: Connection error.")
+    assert _unreachable("OSError: [Errno 111] Connection refused") and _unreachable("TimeoutError: ")
+    assert not _unreachable('AuthenticationError: Error code: 401 - {"headers": "Connection: keep-alive"}')
+    assert not _unreachable("BackendError: HTTP 401: Connection refused by policy")
+    assert not _unreachable("TransientError: HTTP 503")
+
+
+@pytest.mark.parametrize("key", ["sk-test-SECRET123\n", " sk-test-SECRET123", "sk-test\x7fSECRET123"])
+def test_a_key_with_whitespace_is_refused_at_once_naming_the_variable(key: str, monkeypatch, tmp_path: Path,
+                                                                       capsys) -> None:
+    from judgecal.errors import BackendError
+    from judgecal.judges.backends.openai_http import OpenAIHTTPBackend
+
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with pytest.raises(BackendError, match="OPENAI_API_KEY holds whitespace or a control character") as err:
+        OpenAIHTTPBackend("m")
+    assert "SECRET123" not in str(err.value)

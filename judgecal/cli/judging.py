@@ -179,7 +179,7 @@ def run_status(st: Any) -> int:
 
     if not st.errors:
         return 0
-    down = st.errors == st.done and all(any(w in m for w in _UNREACHABLE) for m in st.error_messages)
+    down = st.errors == st.done and all(_unreachable(m) for m in st.error_messages)
     return EXIT_STATUS[BackendError] if down else 1
 
 
@@ -196,13 +196,22 @@ def print_errors(engine: Any, st: Any, args: argparse.Namespace) -> None:
 _UNREACHABLE = ("Connect", "Refused", "gaierror", "Unreachable", "NameResolution", "TimeoutError", "OSError")
 
 
+def _unreachable(message: str) -> bool:
+    """Whether a recorded error is a failed connection, read from the names of the errors only (``TransientError:
+    ConnectError``, ``APIConnectionError: ...``): never from what a server sent back, whose text (a header echoed in a
+    401's body) may hold any of these words."""
+    names = [part.strip() for part in message.split(":", 2)[:2]]
+    names = [n for n in names if n and all(c.isalnum() or c in "._" for c in n)]
+    return any(w in n for n in names for w in _UNREACHABLE)
+
+
 def _error_lines(messages: list[str], errors: int, endpoint: str) -> list[str]:
     """The first errors of a run, each distinct one once (with how often it was seen among them), and a
     server that could not be reached named once."""
     from collections import Counter
 
     lines = [f"  error: {term(m)}" + (f" (x{n})" if n > 1 else "") for m, n in Counter(messages).items()]
-    if endpoint and any(w in m for m in messages for w in _UNREACHABLE):
+    if endpoint and any(_unreachable(m) for m in messages):
         lines.append(f"  {errors} call(s) failed: the server at {term(endpoint)} could not be reached; is it "
                      "running, and is the address (--base-url) right?")
     return lines

@@ -29,6 +29,17 @@ _NAMED = re.compile(r"(?i)((?:x-api-key|api[-_]?key|authorization|access[-_]?tok
                     r"(?:\\?[\"'])?)(?!\[REDACTED\]|bearer\b|basic\b)[^\s\"'\\,;}]+")
 
 
+def env_key(name: str) -> str | None:
+    """The API key in the environment variable ``name`` (``None`` when unset or empty). A key holding whitespace
+    or a control character (a trailing newline pasted with it) is refused at once, naming the variable and never
+    the key: sent as it is, every call would fail as if the server could not be reached."""
+    key = os.environ.get(name) or None
+    if key is not None and any(c.isspace() or not c.isprintable() for c in key):
+        raise BackendError(f"{name} holds whitespace or a control character (a trailing newline?); set it to the key "
+                           "alone")
+    return key
+
+
 def redact(text: str, secrets: Iterable[str | None] = (), shapes: bool = True) -> str:
     """``text`` with every secret value (``secrets`` and the :data:`SECRET_ENV` variables) and, with
     ``shapes`` (error messages; a model's answer keeps its text), every credential-shaped token

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
 from typing import Any
 
 from judgecal.judges.base import (
@@ -17,6 +16,7 @@ from judgecal.judges.base import (
     PerLoopClient,
     Request,
     Response,
+    env_key,
     malformed,
     redact,
     translate_sdk_error,
@@ -40,7 +40,7 @@ class AnthropicBackend(PerLoopClient):
 
         self.model = model
         self.max_concurrency = max_concurrency
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        key = api_key or env_key("ANTHROPIC_API_KEY")
         if not key:
             raise BackendError("anthropic backend needs ANTHROPIC_API_KEY in the environment")
         self.secrets = (key,)

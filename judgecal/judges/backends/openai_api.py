@@ -17,6 +17,7 @@ from judgecal.judges.base import (
     PerLoopClient,
     Request,
     Response,
+    env_key,
     malformed,
     redact,
     translate_sdk_error,
@@ -46,7 +47,7 @@ class OpenAIBackend(PerLoopClient):
         self.model = model
         self.max_concurrency = max_concurrency
         base = base_url or os.environ.get("OPENAI_BASE_URL")
-        key = api_key or os.environ.get("OPENAI_API_KEY") or ("sk-local" if base else None)
+        key = api_key or env_key("OPENAI_API_KEY") or ("sk-local" if base else None)
         if key is None:
             raise BackendError("openai backend needs OPENAI_API_KEY (or a base_url for a local server)")
         self.secrets = (key,)

@@ -30,6 +30,7 @@ from judgecal.judges.base import (
     Request,
     Response,
     TransientError,
+    env_key,
     malformed,
     redact,
     retry_after_seconds,
@@ -46,7 +47,7 @@ class OpenAIHTTPBackend:
         self.model = model
         self.max_concurrency = max_concurrency
         base = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
-        key = api_key or os.environ.get("OPENAI_API_KEY") or (None if base == OPENAI_URL else "sk-local")
+        key = api_key or env_key("OPENAI_API_KEY") or (None if base == OPENAI_URL else "sk-local")
         if key is None:
             raise BackendError("openai-http backend needs OPENAI_API_KEY (or a base_url for a local server)")
         self.secrets = (key,)
