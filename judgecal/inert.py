@@ -93,6 +93,16 @@ def csv_cell(value: Any) -> Any:
     return "'" + s if s.startswith(FORMULA_PREFIXES) and not _NUMBER.fullmatch(s) else s
 
 
+_JSON_UNSEEN = re.compile(f"[\x7f-\x9f{_UNSEEN}]")
+
+
+def inert_json(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with DEL, the C1 controls, the bidirectional controls and
+    the characters that print as nothing written as ``\\uXXXX`` escapes: the same JSON to a parser, inert in a
+    terminal (only a string can hold them, and an escape is valid there); other letters stay as they are."""
+    return _JSON_UNSEEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def isolated_frame(frame: Any) -> Any:
     """A copy of a pandas frame to show in a grid: each text cell through :func:`isolated` (control characters shown
     escaped, a right-to-left text isolated), found by one vectorised scan per column; numbers stay numbers. The

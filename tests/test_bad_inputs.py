@@ -1284,3 +1284,17 @@ def test_a_key_with_whitespace_is_refused_at_once_naming_the_variable(key: str, 
     with pytest.raises(BackendError, match="OPENAI_API_KEY holds whitespace or a control character") as err:
         OpenAIHTTPBackend("m")
     assert "SECRET123" not in str(err.value)
+
+
+def test_json_on_stdout_keeps_its_letters_and_escapes_what_acts_in_a_terminal(capsys) -> None:
+    """``--json`` output is the same JSON to a parser; a C1 control or a bidirectional override in a name is written
+    as its escape, so the terminal it is printed on never acts on it; other letters stay readable."""
+    from judgecal.cli.common import print_json
+
+    value = {"judge": "a\u009b31mb \u202eexe \u05de\u05d5\u05d3\u05dc \x7f", "n": 1}
+    for given in (value, json.dumps(value, ensure_ascii=False)):
+        print_json(given)
+        out = capsys.readouterr().out
+        assert json.loads(out) == value
+        assert not any(c in out for c in "\u009b\u202e\x7f") and "\u05de\u05d5\u05d3\u05dc" in out
+        assert "\\u009b" in out and "\\u202e" in out

@@ -125,10 +125,16 @@ def test_gate_cli_exit_codes_and_markdown(ws, tmp_path, capsys):
 
 
 def test_markdown_makes_names_inert():
-    res = {"passed": True, "failed": [], "candidate": "x|y`<script>", "baseline": "b", "n_items": 3,
-           "consensus": "mv", "n_boot": 10, "ci_level": 0.95, "alpha": 0.05, "metrics": {}}
-    out = markdown(res)
-    assert "<script>" not in out and "x\\|y'&lt;script&gt;" in out
+    """Judge names are code spans, rendered literally by a CommonMark renderer: no markup, link or HTML acts, and the
+    name reads as it is written (no escape shows)."""
+    from markdown_it import MarkdownIt
+
+    res = {"passed": True, "failed": [], "candidate": "x|y`<script>alert(1)</script>", "baseline": "judge[v2] <beta>",
+           "n_items": 3, "consensus": "mv <b>", "n_boot": 10, "ci_level": 0.95, "alpha": 0.05, "metrics": {}}
+    html = MarkdownIt().render(markdown(res))
+    assert "<script>" not in html and "<beta>" not in html and "<b>" not in html
+    assert "<code>x|y`&lt;script&gt;alert(1)&lt;/script&gt;</code>" in html
+    assert "<code>judge[v2] &lt;beta&gt;</code>" in html
 
 
 def test_bias_estimates_are_the_audits(ws, truth):

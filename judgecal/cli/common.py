@@ -220,10 +220,12 @@ def print_json(obj: Any) -> None:
     """Machine-readable output of a command run with --json: JSON on stdout, nothing else there."""
     import json
 
+    from judgecal.inert import inert_json
     from judgecal.report.write import json_safe
 
-    sys.stdout.write(obj if isinstance(obj, str) else json.dumps(json_safe(obj), indent=2, ensure_ascii=False,
-                                                                   allow_nan=False, default=str))
+    text = obj if isinstance(obj, str) else json.dumps(json_safe(obj), indent=2, ensure_ascii=False, allow_nan=False,
+                                                       default=str)
+    sys.stdout.write(inert_json(text))  # JSON text given as it was written (audit.json) is made inert too
     sys.stdout.write("\n")
 
 

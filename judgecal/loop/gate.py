@@ -11,6 +11,7 @@ fails (exit 1) otherwise; a metric one of the judges lacks is listed as not comp
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -78,12 +79,21 @@ def _md(text: str) -> str:
         .replace("<", "&lt;").replace(">", "&gt;").replace("[", "\\[").replace("]", "\\]")
 
 
+def _code(text: str) -> str:
+    """A name from a file or a model as a Markdown code span: shown literally (a code span reads no escape, no markup
+    and no HTML), fenced by more backticks than it holds in a row; unprintable characters as ``?``."""
+    shown = "".join(c if c.isprintable() else "?" for c in str(text))
+    fence = "`" * (max((len(run) for run in re.findall("`+", shown)), default=0) + 1)
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{fence}{pad}{shown}{pad}{fence}"
+
+
 def markdown(result: dict[str, Any]) -> str:
     """A pull-request summary: the verdict, what was compared, one row per metric."""
     head = "✅ **judge gate passed**" if result["passed"] else "❌ **judge gate failed**: " + ", ".join(
         CATALOGUE[m].title if m in CATALOGUE else m for m in result["failed"])
     lines = [head, "",
-             f"Candidate `{_md(result['candidate'])}` against baseline `{_md(result['baseline'])}` on the same "
+             f"Candidate {_code(result['candidate'])} against baseline {_code(result['baseline'])} on the same "
              f"{result['n_items']} human-labelled items (truth: {_md(result['consensus'])}); paired item bootstrap "
              f"({result['n_boot']} resamples), {round(100 * result['ci_level'])}% intervals; a metric fails when the "
              f"candidate is worse beyond its tolerance and significantly worse (one-sided, α {result['alpha']:g} "
