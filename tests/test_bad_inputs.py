@@ -514,6 +514,14 @@ def _flag(case_id: str, argv: list[str], *expect: str) -> Case:
 
 
 FLAG_CASES = [
+    # a panel's spec is read by the shared loader of configuration files
+    Case("panel-spec-device", ["panel", "--spec", "/dev/zero", "-w", "{ws}"], ("judgecal panel: /dev/zero: not a file",)),
+    Case("panel-spec-duplicate-key", ["panel", "--spec", "{dir}/p.yaml", "-w", "{ws}"],
+         ("judgecal panel: {dir}/p.yaml: members: duplicate key (line 2 and line 3)",),
+         files={"p.yaml": "panel:\n  members: [a, b, c]\n  members: [d, e, f]\n  rule: majority\n"}),
+    Case("panel-spec-huge", ["panel", "--spec", "{dir}/p.yaml", "-w", "{ws}"],
+         ("judgecal panel: {dir}/p.yaml: larger than 1,000,000 bytes",),
+         files={"p.yaml": "panel:\n  rule: majority\n  members: [" + ", ".join(["judge"] * 300_000) + "]\n"}),
     _flag("samples-0", [*JUDGE, "--samples", "0"], "argument --samples: 0 is not allowed"),
     _flag("samples-negative", [*JUDGE, "--samples", "-1"], "argument --samples: -1 is not allowed"),
     _flag("samples-billion", [*JUDGE, "--samples", "1000000000"], "argument --samples: 1,000,000,000 is more than 1,000"),

@@ -39,6 +39,8 @@ from judgecal.audit.decision import load_thresholds
 from judgecal.audit.models import item_verdicts
 from judgecal.data.records import Item, stable_hash
 from judgecal.data.store import Workspace
+from judgecal.data.yamlfile import load_yaml, parse_yaml
+from judgecal.errors import ConfigError
 from judgecal.judges.spec import JudgeSpec
 from judgecal.loop import LoopError
 from judgecal.loop.compare import compare_judges, judge_frame
@@ -140,11 +142,14 @@ def write_guidelines(items: dict[str, Item], verdict: pd.Series, truth: pd.Serie
 def rubric_source(name_or_path: str) -> dict[str, Any]:
     """The rubric's YAML as a mapping (a built-in by name, or a file)."""
     p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") and p.exists():
-        text = p.read_text("utf-8")
-    else:
-        text = resources.files("judgecal.rubrics").joinpath(f"{name_or_path}.yaml").read_text("utf-8")
-    data = yaml.safe_load(text)
+    try:  # the shared loader: a regular file of at most 1 MB, UTF-8, no duplicate key, no alias bomb
+        if p.suffix in (".yaml", ".yml") and p.exists():
+            data = load_yaml(p)
+        else:
+            built_in = resources.files("judgecal.rubrics").joinpath(f"{name_or_path}.yaml")
+            data = parse_yaml(built_in.read_text("utf-8"), f"rubric {name_or_path}")
+    except ConfigError as exc:
+        raise LoopError(str(exc)) from None
     if not isinstance(data, dict):
         raise LoopError(f"{name_or_path}: a rubric is a mapping")
     return data

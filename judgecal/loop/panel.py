@@ -26,11 +26,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from judgecal.data.names import judge_name_problem
 from judgecal.data.records import Judgment, stable_hash
 from judgecal.data.store import Workspace
+from judgecal.data.yamlfile import load_yaml
+from judgecal.errors import ConfigError
 from judgecal.loop import LoopError
 
 RULES = ("majority",)
@@ -48,12 +49,12 @@ class Panel:
 def load_panel(path: str | Path) -> Panel:
     """A panel from a spec file (see the module docstring); errors name the file and the field."""
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoopError(f"{p}: cannot read the panel spec ({exc})") from None
-    except yaml.YAMLError as exc:
-        raise LoopError(f"{p}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    try:  # the shared loader: a regular file of at most 1 MB, UTF-8, no duplicate key, no alias bomb
+        data = load_yaml(p)
+    except ConfigError as exc:
+        raise LoopError(str(exc)) from None
+    except OSError as exc:
+        raise LoopError(f"{p}: cannot read the panel spec ({exc.strerror or exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("panel"), dict):
         raise LoopError(f"{p}: field 'panel' is required: a mapping with members and rule")
     if extra := set(data) - {"name", "description", "panel"}:
