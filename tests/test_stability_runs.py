@@ -139,6 +139,16 @@ def test_run_file_errors_name_the_file_and_field(stab_ws, tmp_path, capsys):
     bad.write_text("{not json")
     assert main(["stability", "import", str(bad), "-w", str(stab_ws.path)]) == 2
     assert "not valid JSON" in capsys.readouterr().err
+    # what the report reads is checked at the door, not when an audit of the workspace meets it
+    variant = {"name": "b", "axis": "seed", "level": "0"}
+    for extra, words in (({"variants": [{**variant, "reused_from": "0"}]}, "variants[0]: field 'reused_from'"),
+                         ({"variants": [{**variant, "reused_from": 3}]}, "variants[0]: field 'reused_from'"),
+                         ({"config": {"notes": {"b": 3}}}, "field 'config.notes'"),
+                         ({"config": [1]}, "field 'config' must be an object")):
+        bad.write_text(json.dumps({"format": "judgecal-stability-run/1", "judge": "x", "variants": [variant],
+                                   "outputs": [], **extra}))
+        assert main(["stability", "import", str(bad), "-w", str(stab_ws.path)]) == 2
+        assert words in capsys.readouterr().err, words
 
 
 def test_stability_score_on_prometheus_repeated_gpt4_scores(tmp_path, mirror):

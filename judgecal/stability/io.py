@@ -76,6 +76,11 @@ def import_run(ws: Any, path: str | Path, *, consensus: str | None = None) -> di
     for k, v in enumerate(variants):
         for key in ("name", "axis", "level"):
             _need(v, key, str, f"{p}: variants[{k}]")
+        reused = v.get("reused_from")
+        if reused is not None and (not isinstance(reused, int) or isinstance(reused, bool)
+                                   or not 0 <= reused < len(variants)):
+            raise StabilityError(f"{p}: variants[{k}]: field 'reused_from' must be the number of another variant "
+                                 f"(0 to {len(variants) - 1}) or null, got {reused!r}")
     raws: dict[tuple[int, str], dict[str, Any]] = {}
     for k, o in enumerate(outputs):
         j = _need(o, "variant", int, f"{p}: outputs[{k}]")
@@ -88,7 +93,13 @@ def import_run(ws: Any, path: str | Path, *, consensus: str | None = None) -> di
     missing = [i for i in ids if i not in known]
     if missing:
         raise StabilityError(f"{p}: item {missing[0]!r} is not in this workspace (import its dataset first)")
-    cfg = dict(data.get("config") or {})
+    config = data.get("config") or {}
+    if not isinstance(config, dict):
+        raise StabilityError(f"{p}: field 'config' must be an object")
+    notes = config.get("notes", {})
+    if not isinstance(notes, dict) or not all(isinstance(k, str) and isinstance(n, str) for k, n in notes.items()):
+        raise StabilityError(f"{p}: field 'config.notes' must map a variant's name to a note (text)")
+    cfg = dict(config)
     cfg["consensus"] = consensus or cfg.get("consensus") or "ds"
     truth = truth_labels(ws, cfg["consensus"])
     cols, verdict_rows = [], []
