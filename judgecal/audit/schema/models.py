@@ -1482,7 +1482,7 @@ class Provenance(_Kept):
 
     config_hash: str | None = None
     truth_digest: str | None = None
-    judge_spec_hashes: dict[str, list[str]] = Field(default_factory=dict)
+    judge_spec_hashes: dict[str, list[str | None]] = Field(default_factory=dict)
     environment: Environment | None = None
 
 
