@@ -248,3 +248,22 @@ def test_a_loop_record_another_version_stored_is_shown_as_far_as_its_type_goes(t
     loop = Loop.model_validate(got)
     assert loop.gate is not None and loop.gate.metrics["accuracy"].result == "not worse"
     assert json.loads((tmp_path / "gate.json").read_text("utf-8")) == gate  # the stored file is untouched
+
+
+def test_a_key_another_version_wrote_is_left_out_of_what_surfaces_show(tmp_path: Path, capsys) -> None:
+    """``read_report`` (the explorer's) reads what the types name of an audit.json holding a key they do not (one
+    another version wrote): the rest is shown; ``judgecal report`` refuses that file, naming the key."""
+    from judgecal.audit.schema import read_report
+    from judgecal.cli import main
+
+    data = {"judgecal_version": "0", "generated_at": "2026-01-01T00:00:00Z", **json.loads(GOLDEN.read_text("utf-8"))}
+    name = next(iter(data["judges"]))
+    data["settings"]["from_a_later_version"] = 1
+    data["judges"][name]["usage"]["legacy_field"] = 3
+    rep = read_report(data)
+    assert "from_a_later_version" not in rep.settings.to_json() and "legacy_field" not in rep.judges[name].usage.to_json()
+    assert rep.judges[name].figure("accuracy") is not None  # the rest is there
+    path = tmp_path / "audit.json"
+    path.write_text(json.dumps(data), "utf-8")
+    assert main(["report", "html", str(path), "--out", str(tmp_path / "a.html")]) == 2
+    assert "from_a_later_version" in capsys.readouterr().err

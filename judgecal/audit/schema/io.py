@@ -93,7 +93,7 @@ def read_report(data: AuditReport | dict[str, Any]) -> AuditReport:
     """The typed report a surface reads: an :class:`AuditReport` as it is; ``audit.json``'s object of this
     schema validated (a :class:`pydantic.ValidationError` names the bad field); an earlier schema's
     (``judgecal.audit/1``) or a part of one upgraded: the fields the types require and it lacks are set
-    empty, what it holds is validated as it is."""
+    empty, the keys they do not name left out, what it holds is validated as it is."""
     if isinstance(data, AuditReport):
         return data
     clean = with_references(json_safe(data))
@@ -102,7 +102,9 @@ def read_report(data: AuditReport | dict[str, Any]) -> AuditReport:
             return AuditReport.from_json(clean)
         except ValidationError:
             pass  # a part of an audit (a test's, a page's) without every field: upgraded like an earlier one
-    report = AuditReport.from_json(_filled(AuditReport, {**clean, "schema": SCHEMA}))
+    # what the types name is read; a key an earlier (or later) judgecal wrote and these types do not name is left
+    # out of what the surfaces show (the file keeps it): `judgecal report` refuses such a /2 file, naming the key
+    report = AuditReport.from_json(known_part(AuditReport, _filled(AuditReport, {**clean, "schema": SCHEMA})))
     report._upgraded_from = str(clean.get("schema", ""))
     return report
 
