@@ -110,10 +110,10 @@ def isolated_frame(frame: Any) -> Any:
     out = frame.copy()
     names: list[str] = []
     for c in out.columns:
-        name = isolated(c)
+        shown = name = isolated(c)
         k = 2
         while name in names:
-            name, k = f"{isolated(c)} ({k})", k + 1
+            name, k = f"{shown} ({k})", k + 1
         names.append(name)
     out.columns = names
     for i, dtype in enumerate(out.dtypes):

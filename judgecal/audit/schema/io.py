@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
@@ -33,7 +34,7 @@ def _filled(model: type[BaseModel], data: Any) -> Any:
             if field.is_required():
                 out[key] = _empty(ann)
             continue
-        out[key] = _fill_value(ann, out[key])
+        out[key] = _through(ann, out[key], _filled)
     return out
 
 
@@ -44,18 +45,8 @@ def known_part(model: type[BaseModel], data: Any) -> Any:
         return data
     by_key = {f.alias or name: f.annotation for name, f in model.model_fields.items()}
     keep_rest = model.model_config.get("extra") == "allow"
-    return {k: _known_value(by_key[k], v) if k in by_key else v for k, v in data.items() if k in by_key or keep_rest}
-
-
-def _known_value(ann: Any, value: Any) -> Any:
-    for part in _parts(ann):
-        if isinstance(part, type) and issubclass(part, BaseModel) and isinstance(value, dict):
-            return known_part(part, value)
-        if get_origin(part) is dict and isinstance(value, dict):
-            return {k: _known_value(get_args(part)[1], v) for k, v in value.items()}
-        if get_origin(part) is list and isinstance(value, list):
-            return [_known_value(get_args(part)[0], v) for v in value]
-    return value
+    return {k: _through(by_key[k], v, known_part) if k in by_key else v for k, v in data.items()
+            if k in by_key or keep_rest}
 
 
 def _parts(ann: Any) -> list[Any]:
@@ -64,16 +55,16 @@ def _parts(ann: Any) -> list[Any]:
     return [a for a in args if a is not type(None)] if get_origin(ann) in (Union, UnionType) else [ann]
 
 
-def _fill_value(ann: Any, value: Any) -> Any:
+def _through(ann: Any, value: Any, on_part: Callable[[type[BaseModel], Any], Any]) -> Any:
+    """``value``, read as the annotation ``ann`` says, with ``on_part`` applied to each report part in it (a
+    mapping typed as a model, however deep in mappings and lists); anything else as it is."""
     for part in _parts(ann):
         if isinstance(part, type) and issubclass(part, BaseModel) and isinstance(value, dict):
-            return _filled(part, value)
+            return on_part(part, value)
         if get_origin(part) is dict and isinstance(value, dict):
-            inner = get_args(part)[1]
-            return {k: _fill_value(inner, v) for k, v in value.items()}
+            return {k: _through(get_args(part)[1], v, on_part) for k, v in value.items()}
         if get_origin(part) is list and isinstance(value, list):
-            inner = get_args(part)[0]
-            return [_fill_value(inner, v) for v in value]
+            return [_through(get_args(part)[0], v, on_part) for v in value]
     return value
 
 

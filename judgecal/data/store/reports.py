@@ -128,24 +128,24 @@ class ReportsRepository(Repository):
 
 
 def _to_parquet(df: pd.DataFrame, path: Path) -> None:
-    """``df`` as Parquet; a column of objects Parquet cannot type (metadata that is empty everywhere, or that holds
-    an integer beyond 64 bits) is written as each value's JSON text instead."""
+    """``df`` as Parquet; a column of mappings or lists Parquet cannot type (metadata empty everywhere, or holding an
+    integer beyond 64 bits) is written as each value's JSON text instead."""
     import pyarrow as pa
 
-    try:
-        df.to_parquet(path, index=False)
-        return
-    except (pa.ArrowException, OverflowError):
-        pass
+    def typable(col: pd.Series) -> bool:
+        if col.map(lambda v: v == {}).all():  # a struct with no field
+            return False
+        try:
+            pa.array(col)
+        except (pa.ArrowException, OverflowError):
+            return False
+        return True
+
     out = df.copy()
     for col in out.columns:
-        if out[col].dtype == object and out[col].map(lambda v: isinstance(v, dict | list)).any():
-            try:
-                pa.array(out[col])
-                if out[col].map(lambda v: v == {}).all():
-                    raise pa.ArrowNotImplementedError("a struct with no field")
-            except (pa.ArrowException, OverflowError):
-                out[col] = out[col].map(lambda v: json.dumps(v, ensure_ascii=False))
+        if out[col].dtype == object and out[col].map(lambda v: isinstance(v, dict | list)).any() \
+                and not typable(out[col]):
+            out[col] = out[col].map(lambda v: json.dumps(v, ensure_ascii=False))
     out.to_parquet(path, index=False)
 
 
