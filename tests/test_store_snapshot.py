@@ -345,3 +345,128 @@ def test_environments_counted_ahead_in_a_thread_are_what_the_caller_reads(tmp_pa
     assert got == expected and counted_in == [threading.current_thread().name]
     with pytest.raises(ValueError, match="not a read that can be filled ahead: items"), warmed(ws.path, ("items",)):
         pass
+
+
+# -- copies extended by appended rows (snapshot.appended_since) ------------------------------------------------
+
+
+def _spy(monkeypatch) -> list:
+    """The top rowid each copy lookup found it could extend from (None: made again from every row)."""
+    from judgecal.data.store import snapshot
+
+    seen: list = []
+    real = snapshot.appended_since
+
+    def spy(*args):
+        seen.append(real(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(snapshot, "appended_since", spy)
+    return seen
+
+
+def _more(n: int, start: int) -> list[Judgment]:
+    """Rows with new judges, items and verdict words, so every categorical gains categories."""
+    rows = _rows(n, start=start)
+    for r in rows:
+        r.judge, r.item_id, r.verdict = f"new/j{r.sample}", f"n{r.sample}", ["A", "B", f"word{r.sample}"][r.sample % 3]
+    return rows
+
+
+@pytest.mark.parametrize("how", ["add", "add_in_transaction", "replace_with_new_keys", "three_batches"])
+def test_rows_only_appended_extend_the_copy_to_what_a_whole_read_gives(tmp_path, monkeypatch, how):
+    ws = Workspace(tmp_path / "ws")
+    ws.judgments_repo.add_judgments(_rows(20))
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
+    ws.judgments_repo.environment_counts()
+    seen = _spy(monkeypatch)
+    if how == "add":
+        ws.judgments_repo.add_judgments(_more(7, 20))
+    elif how == "add_in_transaction":
+        with ws.transaction() as tx:
+            ws.judgments_repo.add_judgments(_more(7, 20), conn=tx)
+    elif how == "replace_with_new_keys":  # a re-judging run whose keys are all new replaces nothing
+        ws.judgments_repo.add_judgments(_more(7, 20), replace=True)
+    else:
+        for k in range(3):
+            ws.judgments_repo.add_judgments(_more(3, 20 + 3 * k))
+    got = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
+    assert seen == [20]  # extended from the copy's 20 rows: only the rows above them were read
+    pd.testing.assert_frame_equal(got, _from_sqlite(ws))  # categories in order of first appearance, Int64 kept
+    _same_columns(ws.judgments_repo.judgment_columns(COLS), _from_sqlite(ws))
+    fresh = [(j, h, e, n) for j, h, e, n in ws._db.conn.execute(
+        "SELECT judge, spec_hash, env, COUNT(*) FROM judgments GROUP BY judge, spec_hash, env")]
+    counts = ws.judgments_repo.environment_counts()
+    assert seen[-1] == 20  # the environments counted too: the counts of the rows appended added to the kept ones
+    assert sorted(counts, key=str) == sorted(fresh, key=str)
+    assert sorted(ws.judgments_repo.environment_counts(), key=str) == sorted(fresh, key=str)
+
+
+@pytest.mark.parametrize("change", ["replace_a_stored_key", "update_by_hand", "delete_by_hand"])
+def test_a_change_to_a_stored_row_after_appends_makes_the_copy_again(tmp_path, monkeypatch, change):
+    ws = Workspace(tmp_path / "ws")
+    ws.judgments_repo.add_judgments(_rows(20))
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
+    ws.judgments_repo.add_judgments(_more(4, 20))
+    if change == "replace_a_stored_key":
+        rows = _more(2, 40) + _rows(1, start=3)  # new keys and one stored one, changed
+        rows[-1].verdict = "tie" if rows[-1].verdict != "tie" else "A"
+        ws.judgments_repo.add_judgments(rows, replace=True)
+    elif change == "update_by_hand":
+        ws._db.conn.execute("UPDATE judgments SET verdict = 'B' WHERE key = 'k2'")
+    else:
+        ws._db.conn.execute("DELETE FROM judgments WHERE key = 'k5'")
+    seen = _spy(monkeypatch)
+    got = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
+    assert seen == [None]
+    pd.testing.assert_frame_equal(got, _from_sqlite(ws))
+
+
+def test_a_database_restored_from_a_backup_and_appended_to_never_extends_a_later_copy(tmp_path, monkeypatch):
+    import shutil
+
+    ws = Workspace(tmp_path / "ws")
+    ws.judgments_repo.add_judgments(_rows(10))
+    ws.close()
+    db = tmp_path / "ws" / "judgecal.sqlite"
+    shutil.copy(db, tmp_path / "backup.sqlite")
+    ws = Workspace(tmp_path / "ws")
+    ws.judgments_repo.add_judgments(_rows(5, start=10))
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)  # the copy holds rows 1..15
+    ws.close()
+    shutil.copy(tmp_path / "backup.sqlite", db)  # back to rows 1..10 and the token they had
+    ws = Workspace(tmp_path / "ws")
+    other = _more(5, 10)  # rows 11..15 again, other rows
+    ws.judgments_repo.add_judgments(other)
+    seen = _spy(monkeypatch)
+    got = ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
+    assert seen == [None]
+    pd.testing.assert_frame_equal(got, _from_sqlite(ws))
+    assert set(got["judge"].astype(str)) >= {"new/j0"}
+
+
+def test_item_facts_metadata_and_times_are_extended_by_new_items(tmp_path, monkeypatch):
+    from judgecal.data.records import Candidate, Item
+
+    def items(start: int, n: int) -> list[Item]:
+        return [Item(f"i{k}", f"Prompt {k % 3}?", [Candidate("one two" * (k % 4), f"m{k}"), Candidate("x", "m")],
+                     metadata={"time": f"2025-01-{1 + k % 28:02d}"} if k % 2 else {})
+                for k in range(start, start + n)]
+
+    ws = Workspace(tmp_path / "ws")
+    ws.items_repo.add_items(items(0, 10))
+    ws.items_repo.item_facts(), ws.items_repo.item_metadata("time")
+    assert not ws.judgments_repo.judgments_with("time")
+    ws.items_repo.add_items(items(10, 6))
+    rows = _rows(3)
+    for r in rows:
+        r.time = "2025-02-01T00:00:00Z"
+    ws.judgments_repo.add_judgments(rows)
+    seen = _spy(monkeypatch)
+    facts, times = ws.items_repo.item_facts(), ws.items_repo.item_metadata("time")
+    assert seen[:2] == [10, 10]  # both extended from the ten items kept
+    pd.testing.assert_frame_equal(facts, ws.items_repo._item_facts(ws._db.conn).set_index("item_id"))
+    pd.testing.assert_series_equal(times, ws.items_repo._item_metadata(ws._db.conn, "time"))
+    assert list(times.index) == [f"i{k}" for k in range(1, 16, 2)]
+    assert facts.loc["i13", "prompt_key"] == facts.loc["i1", "prompt_key"]  # one prompt, one key, across the parts
+    assert ws.judgments_repo.judgments_with("time")  # the first time given, in the rows appended

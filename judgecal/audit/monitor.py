@@ -215,7 +215,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     jf = jf[(jf["mutation"] == "none").to_numpy() & ~jf["item_id"].map(facts["source"]).astype(str)
             .str.startswith("probe:").to_numpy()]
     verdict = _verdicts(jf, facts["task"])
-    verdict = verdict[verdict.notna() & verdict.index.isin(truth.index)]
+    # a lookup in the truth's index (hashed): isin on text indexes converts every value of the truth one by one
+    verdict = verdict[verdict.notna().to_numpy() & (truth.index.unique().get_indexer(verdict.index) >= 0)]
     if verdict.empty:
         raise MonitorError(f"{judge!r} has no verdict on an item with the truth {consensus!r}")
     when = _when(ws, jf, verdict.index, read)

@@ -36,8 +36,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import betaln, xlog1py, xlogy
-from scipy.stats import beta
+from scipy.special import betaincinv, betaln, xlog1py, xlogy
 
 from judgecal.errors import StatsError
 
@@ -87,11 +86,14 @@ def betabinomial_confseq(successes: ArrayLike, trials: ArrayLike, alpha: ArrayLi
 
 
 def clopper_pearson(successes: int, trials: int, alpha: float = 0.05) -> tuple[float, float]:
-    """The exact two-sided interval for one fixed binomial sample (``trials = 0`` gives ``[0, 1]``)."""
+    """The exact two-sided interval for one fixed binomial sample (``trials = 0`` gives ``[0, 1]``): the
+    ``alpha/2`` quantile of Beta(k, n - k + 1) and the ``1 - alpha/2`` one of Beta(k + 1, n - k) (Clopper &
+    Pearson, 1934), as the inverse of the regularized incomplete beta function (what ``scipy.stats.beta.ppf``
+    computes, without importing scipy.stats)."""
     _check_alpha(alpha)
     k, n = int(successes), int(trials)
-    lo = float(beta.ppf(alpha / 2, k, n - k + 1)) if k > 0 else 0.0
-    hi = float(beta.ppf(1 - alpha / 2, k + 1, n - k)) if k < n else 1.0
+    lo = float(betaincinv(k, n - k + 1, alpha / 2)) if k > 0 else 0.0
+    hi = float(betaincinv(k + 1, n - k, 1 - alpha / 2)) if k < n else 1.0
     return lo, hi
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pydantic import Field
-from scipy.stats import binomtest
 
 from judgecal.audit.challenge import BIAS, SOURCE, manipulability_figures
 from judgecal.audit.metric import Metric
@@ -28,6 +27,7 @@ from judgecal.audit.probes.rules import excess_test, plain, significant, underpo
 from judgecal.audit.schema import Figure, Section
 from judgecal.audit.verdict import Inputs, LiveCalls
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
+from judgecal.stats.inference import binom_test
 
 HEADLINE, NULL = "flip_rate_challenged", "flip_rate_null"
 
@@ -111,4 +111,4 @@ def _sign_test(m: Metric, figs: Mapping[str, object]) -> Metric:
     more, fewer = int(figs.get("items_more") or 0), int(figs.get("items_fewer") or 0)  # type: ignore[call-overload]
     if more + fewer == 0:
         return m
-    return m.tested(float(binomtest(more, more + fewer).pvalue), m.null_value, m.mde)
+    return m.tested(binom_test(more, more + fewer), m.null_value, m.mde)

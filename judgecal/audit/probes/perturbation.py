@@ -24,7 +24,6 @@ from typing import ClassVar
 
 import pandas as pd
 from pydantic import Field
-from scipy.stats import binomtest
 
 from judgecal.audit.metric import Metric
 from judgecal.audit.perturb import ORDERS, SOURCE, TEMPLATES, perturbation_figures
@@ -33,6 +32,7 @@ from judgecal.audit.probes.rules import excess_test, plain, significant, underpo
 from judgecal.audit.schema import Figure, Section, SectionValue
 from judgecal.audit.verdict import Inputs, LiveCalls
 from judgecal.catalogue import FlagInfo, MetricInfo, ProbeInfo
+from judgecal.stats.inference import binom_test
 
 GROUP = "perturbation"
 
@@ -169,7 +169,7 @@ def _sign_test(m: Metric, shift: Mapping[str, object] | None) -> Metric:
     toward, away = int(shift.get("items_toward") or 0), int(shift.get("items_away") or 0)  # type: ignore[call-overload]
     if toward + away == 0:
         return m
-    return m.tested(float(binomtest(toward, toward + away).pvalue), m.null_value, m.mde)
+    return m.tested(binom_test(toward, toward + away), m.null_value, m.mde)
 
 
 def _away_test(m: Metric, shift: Mapping[str, object], effect: float) -> Metric:
@@ -181,4 +181,4 @@ def _away_test(m: Metric, shift: Mapping[str, object], effect: float) -> Metric:
     if n == 0:
         return m
     k = int(shift.get("items_away") or 0)  # type: ignore[call-overload]
-    return m.tested(float(binomtest(k, n, effect, alternative="less").pvalue), m.null_value, m.mde)
+    return m.tested(binom_test(k, n, effect, alternative="less"), m.null_value, m.mde)

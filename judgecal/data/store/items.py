@@ -28,9 +28,11 @@ _METADATA_LOOKUP = 1
 
 
 def _key(text: object) -> int:
-    """A number per distinct text within one computation of the facts (equal texts, equal numbers), so that
-    responses and prompts compare without keeping their text; -1 for none."""
-    return -1 if text is None else hash(str(text))
+    """A number per distinct text (equal texts, equal numbers: the first 8 bytes of its BLAKE2b digest, the same
+    in every process, so facts kept and facts added later compare), so that responses and prompts compare
+    without keeping their text; -1 for none."""
+    return -1 if text is None else int.from_bytes(hashlib.blake2b(str(text).encode("utf-8", "surrogatepass"),
+                                                                  digest_size=8).digest(), "big", signed=True)
 
 
 class ItemsRepository(Repository):
@@ -62,6 +64,7 @@ class ItemsRepository(Repository):
                         conflicts.append((it.item_id, diff))
         if conflicts:
             raise ItemConflictError(conflicts, origins)
+        top = snapshot.top_rowid(conn, "items")
         for i in range(0, len(items), 900):
             conn.executemany("INSERT OR IGNORE INTO items VALUES (?, ?, ?, ?)",
                              [(it.item_id, it.source, it.task, it.to_json()) for it in items[i : i + 900]])
@@ -69,7 +72,8 @@ class ItemsRepository(Repository):
                 progress(min(i + 900, len(items)))
         added = conn.total_changes - before
         if added:
-            snapshot.bump_version(conn, "items")  # the items' facts kept in the cache folder are out of date
+            # the items' facts kept in the cache folder are out of date: extended by the new rows (only appended)
+            snapshot.bump_version(conn, "items", appended_after=top)
         return added
 
     def ids_under(self, prefix: str) -> list[str]:
@@ -107,23 +111,22 @@ class ItemsRepository(Repository):
         folder = Path(self._db.path).parent
         with self._db.reading() as conn:
             key = snapshot.table_state(conn, "items", SCHEMA_VERSION)
-            facts = snapshot.load_frame(folder, "item_facts", key, list(FACTS))
-            if facts is None:
-                facts = self._item_facts(conn)
-                snapshot.save_frame(folder, "item_facts", key, facts)
+            facts = snapshot.kept_frame(conn, folder, "item_facts", "items", key, list(FACTS),
+                                        lambda since: self._item_facts(conn, since))
         return facts.set_index("item_id")
 
-    def _item_facts(self, conn: sqlite3.Connection) -> pd.DataFrame:
+    def _item_facts(self, conn: sqlite3.Connection, since: int | None = None) -> pd.DataFrame:
         q = ("SELECT item_id, source, task, json_extract(data, '$.candidates[0].text'), "
              "json_extract(data, '$.candidates[1].text'), json_extract(data, '$.candidates[0].family'), "
              "json_extract(data, '$.candidates[1].family'), json_array_length(data, '$.candidates'), "
              "json_extract(data, '$.candidates[0].model'), json_extract(data, '$.candidates[1].model'), "
              "json_extract(data, '$.prompt'), json_extract(data, '$.metadata.trap'), "
-             "json_extract(data, '$.metadata.trap_answer') FROM items ORDER BY rowid")
+             "json_extract(data, '$.metadata.trap_answer') FROM items" + ("" if since is None else " WHERE rowid > ?")
+             + " ORDER BY rowid")
         rows = [(i, src, task, len(str(a).split()) if a is not None else 0,
                  len(str(b).split()) if b is not None else 0, fa, fb, n, ma, mb, _key(p), _key(a), _key(b),
                  None if t is None else str(t), None if r is None else str(r))
-                for i, src, task, a, b, fa, fb, n, ma, mb, p, t, r in conn.execute(q)]
+                for i, src, task, a, b, fa, fb, n, ma, mb, p, t, r in conn.execute(q, () if since is None else (since,))]
         return pd.DataFrame(rows, columns=list(FACTS)).astype(
             {"prompt_key": np.int64, "text_key_a": np.int64, "text_key_b": np.int64})
 
@@ -157,20 +160,22 @@ class ItemsRepository(Repository):
         name = "metadata-" + hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
         with self._db.reading() as conn:
             state = f"{snapshot.table_state(conn, 'items', SCHEMA_VERSION)}:{_METADATA_LOOKUP}:{json.dumps(key)}"
-            kept = snapshot.load_json(folder, name, state)
-            if isinstance(kept, list) and len(kept) == 2:
-                return pd.Series(kept[1], index=pd.Index(kept[0], dtype=object), dtype=object)
-            found = self._item_metadata(conn, key)
-            snapshot.save_json(folder, name, state, [found.index.tolist(), found.tolist()])
-        return found
+
+            def read(since: int | None, old: list[list[str]] | None) -> list[list[str]]:
+                found = self._item_metadata(conn, key, since)
+                return [[*(old or [[], []])[0], *found.index], [*(old or [[], []])[1], *found]]
+
+            kept = snapshot.kept_value(conn, folder, name, "items", state, read)
+        return pd.Series(kept[1], index=pd.Index(kept[0], dtype=object), dtype=object)
 
     @staticmethod
-    def _item_metadata(conn: sqlite3.Connection, key: str) -> pd.Series:
+    def _item_metadata(conn: sqlite3.Connection, key: str, since: int | None = None) -> pd.Series:
         # an item whose JSON does not hold the quoted key is not parsed; a key that JSON would escape is looked up in
         # every item
         quoted = json.dumps(key) if re.fullmatch(r"[A-Za-z0-9_.-]+", key) else '"'
         rows = conn.execute("SELECT item_id, json_extract(data, '$.metadata.' || json_quote(?)) FROM items "
-                            "WHERE instr(data, ?) > 0 ORDER BY rowid", (key, quoted))
+                            "WHERE instr(data, ?) > 0" + ("" if since is None else " AND rowid > ?") + " ORDER BY rowid",
+                            (key, quoted) if since is None else (key, quoted, since))
         found = {i: str(v) for i, v in rows if v is not None}
         return pd.Series(list(found.values()), index=pd.Index(list(found), dtype=object), dtype=object)
 

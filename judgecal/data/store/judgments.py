@@ -58,23 +58,24 @@ class JudgmentsRepository(Repository):
     def add_judgments(
         self, judgments: Iterable[Judgment], conn: sqlite3.Connection | None = None, replace: bool = False
     ) -> int:
-        """Insert judgments; a key already present is kept (the cache) unless ``replace``."""
-        c = conn or self._conn
-        before = c.total_changes
-        placeholders = ", ".join("?" for _ in JUDGMENT_FIELDS)
-        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
-        sql = f"{verb} INTO judgments ({_JCOLS}) VALUES ({placeholders})"
+        """Insert judgments; a key already present is kept (the cache) unless ``replace``. A write that replaced
+        no stored judgment only appended, so the columnar copies of the judgments are extended by its rows
+        rather than made again (:func:`.snapshot.bump_version`)."""
         if conn is None:
             with self._db.transaction() as tx:
-                tx.executemany(sql, map(_judgment_row, judgments))
-                added = tx.total_changes - before
-                if added:
-                    snapshot.bump_version(tx, "judgments")  # the columnar copies of the judgments are out of date
-        else:
-            c.executemany(sql, map(_judgment_row, judgments))
-            added = c.total_changes - before
-            if added:
-                snapshot.bump_version(c, "judgments")
+                return self.add_judgments(judgments, conn=tx, replace=replace)
+        before = conn.total_changes
+        top = snapshot.top_rowid(conn, "judgments")
+        rows: Iterable[tuple[Any, ...]] = map(_judgment_row, judgments)
+        appended = True
+        if replace:
+            rows = list(rows)
+            appended = not self.judgment_fields((r[0] for r in rows), ["key"]) if rows else True
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        conn.executemany(f"{verb} INTO judgments ({_JCOLS}) VALUES ({', '.join('?' for _ in JUDGMENT_FIELDS)})", rows)
+        added = conn.total_changes - before
+        if added:  # the columnar copies of the judgments are out of date
+            snapshot.bump_version(conn, "judgments", appended_after=top if appended else None)
         return added
 
     def cached_keys(self, keys: Iterable[str]) -> set[str]:
@@ -185,21 +186,26 @@ class JudgmentsRepository(Repository):
         q = f"SELECT {select} FROM judgments{where}"
         args = (col_args if "judge" in cols else []) + where_args
 
-        def compact_read(conn: sqlite3.Connection) -> pd.DataFrame:
-            # the count sizes the columns once (a hint: rows written meanwhile are read too)
-            count = conn.execute(f"SELECT COUNT(*) FROM judgments{where}", where_args).fetchone()[0]
-            return _compact_frame(conn.execute(q, args), cols, rows=int(count))
+        order = ""
 
-        # the audit's read: from its columnar copy while the judgments are unchanged (never inside a write
-        # transaction, whose rows may still be rolled back)
+        def compact_read(conn: sqlite3.Connection, since: int | None = None) -> pd.DataFrame:
+            # the count sizes the columns once (a hint: rows written meanwhile are read too)
+            if since is None:
+                count = conn.execute(f"SELECT COUNT(*) FROM judgments{where}", where_args).fetchone()[0]
+                return _compact_frame(conn.execute(q + order, args), cols, rows=int(count))
+            # the rows appended since a kept copy, in rowid order as a whole read gives them (after it)
+            count = conn.execute("SELECT COUNT(*) FROM judgments WHERE rowid > ?", (since,)).fetchone()[0]
+            return _compact_frame(conn.execute(f"{q} WHERE rowid > ? ORDER BY rowid", [*args, since]), cols,
+                                  rows=int(count))
+
+        # the audit's read: from its columnar copy while the judgments are unchanged, extended by the rows appended
+        # since it was made (never inside a write transaction, whose rows may still be rolled back)
         if compact and judge is None and not self._conn.in_transaction:
+            order = " ORDER BY rowid"  # a scan of the table: the order the copy's extensions keep
             with self._db.reading() as conn:
                 key = f"{snapshot.table_state(conn, 'judgments', SCHEMA_VERSION)}:{json.dumps(col_args)}"
-                frame = snapshot.load_frame(self._folder, "judgments", key, cols)
-                if frame is None:
-                    frame = compact_read(conn)
-                    snapshot.save_frame(self._folder, "judgments", key, frame)
-            return frame
+                return snapshot.kept_frame(conn, self._folder, "judgments", "judgments", key, cols,
+                                           lambda since: compact_read(conn, since))
         if compact:
             return compact_read(self._conn)
         # read in chunks: the driver's row tuples for a million rows would double the peak memory
@@ -252,12 +258,17 @@ class JudgmentsRepository(Repository):
         q = "SELECT judge, spec_hash, env, COUNT(*) FROM judgments GROUP BY judge, spec_hash, env"
         if self._conn.in_transaction:  # what it holds may still be rolled back: no copy
             return [(str(j), str(h), e, int(n)) for j, h, e, n in self._conn.execute(q)]
+
+        def read(since: int | None, old: list[list[Any]] | None) -> list[list[Any]]:
+            counts = {(j, h, e): n for j, h, e, n in old or []}
+            for j, h, e, n in conn.execute(q if since is None else q.replace(" GROUP BY", " WHERE rowid > ? GROUP BY"),
+                                           () if since is None else (since,)):
+                counts[str(j), str(h), e] = counts.get((str(j), str(h), e), 0) + int(n)
+            return [[j, h, e, n] for (j, h, e), n in counts.items()]
+
         with snapshot.filling(self._folder, "environments"), self._db.reading() as conn:
             key = snapshot.table_state(conn, "judgments", SCHEMA_VERSION)
-            rows = snapshot.load_json(self._folder, "environments", key)
-            if rows is None:
-                rows = [[str(j), str(h), e, int(n)] for j, h, e, n in conn.execute(q)]
-                snapshot.save_json(self._folder, "environments", key, rows)
+            rows = snapshot.kept_value(conn, self._folder, "environments", "judgments", key, read)
         return [(str(j), str(h), None if e is None else str(e), int(n)) for j, h, e, n in rows]
 
     def judgments_with(self, column: str, stamps: bool = True) -> bool:
@@ -267,8 +278,18 @@ class JudgmentsRepository(Repository):
         if column not in ("time", "period"):
             raise ValueError(f"not a when column: {column!r}")
         live = "" if stamps else " AND env IS NULL"
-        q = f'SELECT 1 FROM judgments WHERE "{column}" IS NOT NULL{live} LIMIT 1'
-        return self._conn.execute(q).fetchone() is not None
+        q = f'SELECT 1 FROM judgments WHERE "{column}" IS NOT NULL{live}'
+        if self._conn.in_transaction:  # what it holds may still be rolled back: no copy
+            return self._conn.execute(q + " LIMIT 1").fetchone() is not None
+
+        def read(since: int | None, old: bool | None) -> bool:  # none so far: only the rows appended are looked at
+            return bool(old) or conn.execute(q + ("" if since is None else " AND rowid > ?") + " LIMIT 1",
+                                             () if since is None else (since,)).fetchone() is not None
+
+        with self._db.reading() as conn:  # a scan of every judgment when none has one: kept in the cache folder
+            key = snapshot.table_state(conn, "judgments", SCHEMA_VERSION)
+            return bool(snapshot.kept_value(conn, self._folder, f"with-{column}-{'all' if stamps else 'given'}",
+                                            "judgments", key, read))
 
     def count_judgments(self, judge: str | None = None) -> int:
         if judge is None:

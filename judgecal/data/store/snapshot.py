@@ -4,7 +4,9 @@ Reading a million judgments out of SQLite costs seconds (every cell becomes a Py
 same frame read back from an Arrow IPC file costs a tenth of a second. Each copy carries the *state* of the
 table it was made from (:func:`table_state`: a random token every write to the table replaces, the largest
 rowid and the schema version) and is used only while that state is unchanged, so a copy can be stale but is
-never read stale. Copies are made and used only outside a write transaction (what it holds may still be rolled
+never read stale. A write that only appended rows (new items, new judgments) remembers the token before it, so a
+copy made before it is extended by the rows above its top instead of made again (:func:`appended_since`): adding
+a week to a year of judgments reads the week. Copies are made and used only outside a write transaction (what it holds may still be rolled
 back), and only of frames whose text columns are text (a stray BLOB would come back with another type). A copy that cannot be written (a full disk) or read (a damaged file) is
 simply made again from the database: the database is the record, the cache folder can be deleted at any time.
 """
@@ -19,13 +21,14 @@ import os
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from pandas.api.types import union_categoricals
 
 from judgecal.data.store.errors import WorkspaceError
 
@@ -34,15 +37,40 @@ _KEY = b"judgecal.state"
 TABLES = ("judgments", "items")  # the tables with copies; meta '<table>_version' counts the writes to each
 
 
-# a fresh random token per write, not a counter: a database deleted and imported again, or restored from a backup
-# and then written to, never comes back to a state an old copy was made from
-NEW_TOKEN = "lower(hex(randomblob(8)))"
+_LINKS = 1000  # the most appends one chain of write tokens remembers (a copy older than that is made again)
 
 
-def bump_version(conn: sqlite3.Connection, table: str) -> None:
-    """Give ``table`` a new write token (inside the writer's own transaction)."""
-    conn.execute(f"INSERT INTO meta (key, value) VALUES (?, {NEW_TOKEN}) ON CONFLICT (key) DO UPDATE SET "
-                 f"value = {NEW_TOKEN}", (f"{table}_version",))
+def _link_key(table: str, token: str) -> str:
+    return f"{table}_parent:{token}"
+
+
+def top_rowid(conn: sqlite3.Connection, table: str) -> int:
+    """``table``'s largest rowid (0 when empty): what a writer reads before appending (:func:`bump_version`)."""
+    assert table in TABLES
+    return int(conn.execute(f"SELECT MAX(rowid) FROM {table}").fetchone()[0] or 0)
+
+
+def bump_version(conn: sqlite3.Connection, table: str, appended_after: int | None = None) -> None:
+    """Give ``table`` a new write token (inside the writer's own transaction). ``appended_after``: the write only
+    appended rows above that rowid (the table's top before it, :func:`top_rowid`) and changed no row there was;
+    the new token then remembers the one before it and that top, so a copy made before the write is extended
+    by the rows above its own top instead of made again (:func:`appended_since`). Any other write breaks the
+    chain: every link of the table is forgotten."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (f"{table}_version",)).fetchone()
+    # a fresh random token per write, not a counter: a database deleted and imported again, or restored from a
+    # backup and then written to, never comes back to a state an old copy was made from
+    token = secrets.token_hex(8)
+    conn.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                 (f"{table}_version", token))
+    link = None
+    if appended_after is not None and row is not None:
+        parent = conn.execute("SELECT value FROM meta WHERE key = ?", (_link_key(table, row[0]),)).fetchone()
+        depth = int(parent[0].rsplit(":", 1)[1]) + 1 if parent else 1
+        link = None if depth > _LINKS else f"{row[0]}:{appended_after}:{depth}"
+    if link is None:  # the chain is broken (or long enough): its links are forgotten
+        conn.execute("DELETE FROM meta WHERE key >= ? AND key < ?", (f"{table}_parent:", f"{table}_parent;"))
+    else:
+        conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (_link_key(table, token), link))
 
 
 def table_state(conn: sqlite3.Connection, table: str, schema_version: int) -> str:
@@ -52,6 +80,35 @@ def table_state(conn: sqlite3.Connection, table: str, schema_version: int) -> st
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (f"{table}_version",)).fetchone()
     top = conn.execute(f"SELECT MAX(rowid) FROM {table}").fetchone()[0]
     return f"{schema_version}:{row[0] if row else 0}:{top}"
+
+
+def appended_since(conn: sqlite3.Connection, table: str, stored: str | None, now: str) -> int | None:
+    """The top rowid of a copy made at key ``stored`` when the table has since only had rows appended (the copy
+    and the rows above that rowid are then the table as it is at key ``now``), else ``None``. A key is a
+    :func:`table_state` with what the copy depends on besides written after it (``:...``), which must be the
+    same. Walks the chain of write tokens :func:`bump_version` remembers back from the current one; the copy
+    must have seen no row beyond the top the chain's first append started from (a database restored from a
+    backup and then appended to does not reach the copy's token, or reaches it at a lower top)."""
+    if stored is None or stored == now:
+        return None
+    old, new = stored.split(":", 3), now.split(":", 3)
+    if len(old) < 3 or len(new) != len(old) or old[0] != new[0] or old[3:] != new[3:]:
+        return None
+    try:
+        top = int(old[2]) if old[2] != "None" else 0
+        limit = int(new[2]) if new[2] != "None" else 0
+    except ValueError:
+        return None
+    token = new[1]
+    for _ in range(_LINKS + 1):
+        if token == old[1]:
+            return top if top <= limit else None
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (_link_key(table, token),)).fetchone()
+        if row is None:
+            return None
+        token, parent_top, _ = row[0].rsplit(":", 2)
+        limit = int(parent_top)
+    return None
 
 
 _FILLING: dict[tuple[str, str], threading.RLock] = {}
@@ -129,6 +186,18 @@ def load_frame(folder: Path, name: str, key: str, columns: list[str]) -> pd.Data
     return frame
 
 
+def frame_key(folder: Path, name: str) -> str | None:
+    """The key the frame stored as ``name`` was made under (``None``: none, or a damaged file)."""
+    import pyarrow as pa
+
+    try:
+        with pa.memory_map(str(_path(folder, name, "arrow"))) as source:
+            got = (pa.ipc.open_file(source).schema.metadata or {}).get(_KEY)
+    except (OSError, pa.ArrowException):
+        return None
+    return got.decode() if got is not None else None
+
+
 def load_columns(folder: Path, name: str, key: str, columns: list[str]) -> Iterator[pd.Series] | None:
     """The columns of the frame stored as ``name`` under ``key``, read one at a time (only that column's
     buffers are read, so a reader that keeps part of each holds one column at a time); ``None`` as
@@ -191,10 +260,66 @@ def load_json(folder: Path, name: str, key: str) -> Any:
     return stored.get("value") if isinstance(stored, dict) and stored.get("state") == key else None
 
 
+def json_key(folder: Path, name: str) -> str | None:
+    """The key the value stored as ``name`` was made under (``None``: none, or a damaged file)."""
+    try:
+        stored = json.loads(_path(folder, name, "json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return stored.get("state") if isinstance(stored, dict) and isinstance(stored.get("state"), str) else None
+
+
 def save_json(folder: Path, name: str, key: str, value: Any) -> None:
     """Store a JSON value as ``name`` under ``key``."""
     _replace(_path(folder, name, "json"),
              lambda tmp: Path(tmp).write_text(json.dumps({"state": key, "value": value}), encoding="utf-8"))
+
+
+def _appended(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """``old``'s rows then ``new``'s, each column as one read of both would have typed it: a categorical's
+    categories in order of first appearance, an integer column nullable when either part has a gap."""
+    out: dict[str, Any] = {}
+    for c in old.columns:
+        a, b = old[c], new[c]
+        if isinstance(a.dtype, pd.CategoricalDtype) and isinstance(b.dtype, pd.CategoricalDtype):
+            out[c] = _plain(pd.Series(union_categoricals([a, b]), name=c))
+            continue
+        if a.dtype != b.dtype and "Int64" in (str(a.dtype), str(b.dtype)):
+            a, b = a.astype("Int64"), b.astype("Int64")
+        out[c] = pd.concat([a, b], ignore_index=True)
+    return pd.DataFrame(out, columns=old.columns)
+
+
+def kept_frame(conn: sqlite3.Connection, folder: Path, name: str, table: str, key: str, columns: list[str],
+               read: Callable[[int | None], pd.DataFrame]) -> pd.DataFrame:
+    """The frame kept as ``name`` under ``key`` (``columns`` of it), else made and kept: ``read(since)`` reads the
+    rows of ``table`` with a rowid above ``since`` (every row when ``None``); when the table has only had rows
+    appended since the kept copy was made (:func:`appended_since`), only those are read and added to it."""
+    frame = load_frame(folder, name, key, columns)
+    if frame is not None:
+        return frame
+    stored = frame_key(folder, name)
+    since = appended_since(conn, table, stored, key)
+    old = None if since is None or stored is None else load_frame(folder, name, stored, columns)
+    frame = read(None) if old is None else _appended(old, read(since))
+    save_frame(folder, name, key, frame)
+    return frame
+
+
+def kept_value(conn: sqlite3.Connection, folder: Path, name: str, table: str, key: str,
+               read: Callable[[int | None, Any], Any]) -> Any:
+    """The JSON value kept as ``name`` under ``key``, else made and kept: ``read(since, old)`` reads the rows of
+    ``table`` above rowid ``since`` and combines them with ``old``, the value kept before rows were only
+    appended (``since`` and ``old`` ``None``: every row, nothing kept)."""
+    found = load_json(folder, name, key)
+    if found is not None:
+        return found
+    stored = json_key(folder, name)
+    since = appended_since(conn, table, stored, key)
+    old = None if since is None or stored is None else load_json(folder, name, stored)
+    value = read(None, None) if old is None else read(since, old)
+    save_json(folder, name, key, value)
+    return value
 
 
 class WeightFiles:
