@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from judgecal.audit.human import annotator_matrix, loo_accuracy
 from judgecal.audit.models import item_verdicts
-from judgecal.audit.period_cache import PeriodCache, item_hashes, period_fingerprints
+from judgecal.audit.period_cache import PeriodCache, item_hashes, period_fingerprints, value_hashes
 from judgecal.audit.truth import resolve_truth
 from judgecal.data.store import Workspace
 from judgecal.data.times import BY, period_of
@@ -143,6 +145,45 @@ def _read(ws: Workspace, consensus: str) -> dict[str, Any]:
             "wide": annotator_matrix(ws, consensus, truth) if not truth.empty else pd.DataFrame()}
 
 
+def _label_rows(wide: pd.DataFrame) -> pd.Series:
+    """item_id -> its annotators' labels as one JSON list (``null`` where one did not label it)."""
+    if not len(wide):
+        return pd.Series(dtype=object)
+    return wide.apply(lambda r: json.dumps([None if pd.isna(x) else str(x) for x in r]), axis=1)
+
+
+def _hashes(read: dict[str, Any], name: str, full: Callable[[], pd.Series], ids: pd.Index,
+            missing: object = None) -> NDArray[np.uint64]:
+    """:func:`~judgecal.audit.period_cache.value_hashes` of ``full().reindex(ids)`` (an item it lacks holding
+    ``missing``), hashed over every item once per look and kept in ``read`` for the next judge."""
+    kept = read.setdefault("hashes", {})
+    if name not in kept:
+        s = full()
+        s = s[~s.index.duplicated()]
+        gap = value_hashes(pd.Series([missing], dtype=object), pd.RangeIndex(1))[0]
+        kept[name] = (s.index, value_hashes(s, s.index), gap)
+    index, hashes, gap = kept[name]
+    at = index.get_indexer(ids)
+    out = np.full(len(ids), gap, dtype=np.uint64)
+    out[at >= 0] = hashes[at[at >= 0]]
+    return out
+
+
+def _item_periods(read: dict[str, Any], when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
+    """:func:`_periods` of ``when`` where every time and period is the items' own: the items' periods found once
+    per look for every item (kept in ``read``), each period's first time from ``when``'s items."""
+    kept = read.setdefault("periods", {})
+    if by not in kept:
+        try:
+            kept[by] = _periods(read["when"], by)[0]
+        except MonitorError:  # a time that does not parse: named for the judge whose items hold it
+            kept[by] = None
+    if kept[by] is None:
+        return _periods(when, by)
+    period = kept[by].reindex(when.index)
+    return period, when["time"].groupby(period).min()
+
+
 def every_judge_rows(ws: Workspace) -> pd.DataFrame | None:
     """Every judge's rows of :data:`COLUMNS` from the judgments' columnar copy an audit leaves in the cache
     folder (``None`` without one: each judge is then read out of SQLite)."""
@@ -220,7 +261,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     if verdict.empty:
         raise MonitorError(f"{judge!r} has no verdict on an item with the truth {consensus!r}")
     when = _when(ws, jf, verdict.index, read)
-    period, first_time = _periods(when, by)
+    own = not when.equals(read["when"].reindex(verdict.index))  # the judge's records give an item another time
+    period, first_time = _periods(when, by) if own else _item_periods(read, when, by)
     kept = period.dropna()
     if kept.empty:
         what = "period" if by == "period" else "time"
@@ -237,10 +279,11 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     ok = pd.Series((v.to_numpy(dtype=object) == t.to_numpy(dtype=object)).astype(np.float64), index=ids)
     wide = read["wide"]
     invalid = jf.assign(bad=(jf["status"] != "ok").to_numpy()).groupby("item_id")["bad"].agg(["sum", "count"])
-    labels = (wide.reindex(ids).apply(lambda r: json.dumps([None if pd.isna(x) else str(x) for x in r]), axis=1)
-              if len(wide) else pd.Series(dtype=object))
-    hashes = item_hashes({"verdict": v, "truth": t, "time": when["time"], "invalid": invalid["sum"],
-                          "calls": invalid["count"], "labels": labels}, ids)
+    hashes = item_hashes({"verdict": v, "truth": _hashes(read, "truth", lambda: truth, ids),
+                          "time": _hashes(read, "time", lambda: read["when"]["time"], ids) if not own else when["time"],
+                          "invalid": invalid["sum"], "calls": invalid["count"],
+                          "labels": _hashes(read, "labels", lambda: _label_rows(wide), ids,
+                                            json.dumps([None] * len(wide.columns)) if len(wide) else None)}, ids)
     settings = json.dumps([judge, by, consensus, alpha, list(wide.columns)])
     fingerprints = period_fingerprints(hashes, ids, kept, settings)
     groups = {str(p): idx for p, idx in kept.groupby(kept).groups.items()}

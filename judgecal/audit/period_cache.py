@@ -29,14 +29,22 @@ from judgecal.data.store import snapshot
 VERSION = 1  # bump when a period's figures are computed differently: every stored partial is then recomputed
 
 
-def item_hashes(parts: dict[str, pd.Series], index: pd.Index) -> NDArray[np.uint64]:
+def value_hashes(s: pd.Series, index: pd.Index) -> NDArray[np.uint64]:
+    """One 64-bit hash per item of ``index`` of the value ``s`` holds for it, as text (a missing value as
+    ``None``)."""
+    got = s.reindex(index)
+    col = got.astype(object).where(got.notna(), None).astype(str)
+    return np.asarray(pd.util.hash_pandas_object(col, index=False), dtype=np.uint64)
+
+
+def item_hashes(parts: dict[str, pd.Series | NDArray[np.uint64]], index: pd.Index) -> NDArray[np.uint64]:
     """One 64-bit hash per item of ``index`` over every series of ``parts`` (aligned on the item; a missing
-    value hashes as such), the item's id included."""
+    value hashes as such; a part already hashed, :func:`value_hashes` of it, is given as its array), the item's
+    id included."""
     out = np.asarray(pd.util.hash_pandas_object(pd.Series(index.astype(str), index=index), index=False),
                      dtype=np.uint64)
     for name, s in parts.items():
-        col = s.reindex(index).astype(object).where(s.reindex(index).notna(), None).astype(str)
-        h = np.asarray(pd.util.hash_pandas_object(col, index=False), dtype=np.uint64)
+        h = s if isinstance(s, np.ndarray) else value_hashes(s, index)
         salt = np.uint64(int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "little"))
         out = np.asarray((out * np.uint64(1_000_003)) ^ h ^ salt, dtype=np.uint64)  # wraps modulo 2**64
     return out
