@@ -267,3 +267,18 @@ def test_a_key_another_version_wrote_is_left_out_of_what_surfaces_show(tmp_path:
     path.write_text(json.dumps(data), "utf-8")
     assert main(["report", "html", str(path), "--out", str(tmp_path / "a.html")]) == 2
     assert "from_a_later_version" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("level", [1e308, 1.5, 1.0, -0.95])
+def test_a_confidence_level_edited_out_of_range_is_refused_naming_it(tmp_path: Path, capsys, level: float) -> None:
+    """A hand-edited ``settings.ci_level`` that is no level (1e308 overflowed a z-quantile into an unexpected
+    error) is refused with the field named, exit status 2, nothing written."""
+    from judgecal.cli import main
+
+    data = {"judgecal_version": "0", "generated_at": "2026-01-01T00:00:00Z", **json.loads(GOLDEN.read_text("utf-8"))}
+    data["settings"]["ci_level"] = level
+    path = tmp_path / "audit.json"
+    path.write_text(json.dumps(data), "utf-8")
+    assert main(["report", "html", str(path), "--out", str(tmp_path / "a.html")]) == 2
+    assert "settings.ci_level" in capsys.readouterr().err
+    assert not (tmp_path / "a.html").exists()

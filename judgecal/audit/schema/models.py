@@ -1021,11 +1021,11 @@ class Settings(_Open):
     invalid_as: str
     n_boot: int
     seed: int
-    ci_level: float
+    ci_level: float = Field(ge=0, lt=1)  # 0: not stated (an earlier schema's file, upgraded)
     bootstrap: str
     effect_of_interest: float | None = None
     multiple_testing: str | None = None
-    alpha: float | None = None
+    alpha: float | None = Field(None, gt=0, lt=1)
     thresholds: Thresholds | None = None
     selective: SelectiveSettings | None = None
     replace_annotator: ReplaceSettings | None = None
