@@ -212,6 +212,34 @@ def test_a_person_annotating_a_task_twice_with_another_label(loop):
     assert mine()["annotation_id"].tolist() == [f"ls:{task['project']}:{first['id']}"]
 
 
+def test_an_annotation_its_annotator_deletes_is_withdrawn(loop):
+    """The annotator deletes the only annotation of a task that an earlier pull counted: the next pull withdraws
+    the label (it no longer counts anywhere), records it as deleted, says so once; a new answer on that task is
+    then the person's label, with no conflict against the deleted one."""
+    ws, server, ls, _, _ = loop
+    session, tasks = _first_tasks(ws, server, n=4)
+    task = tasks[3]
+    first = _own_annotation(ws, session, task)
+    ref = f"ls:{task['project']}:{first['id']}"
+    assert ref in set(ws.annotations_repo.annotations_frame()["annotation_id"])
+    assert session.delete(f"/api/annotations/{first['id']}/").status_code == 204
+    res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
+    assert (res.deleted, res.new, res.conflicts) == (1, 0, 0), res
+    assert any(f"annotation {first['id']} by reviewer0@example.org" in w for w in res.withdrawn), res.withdrawn
+    assert ref not in set(ws.annotations_repo.annotations_frame()["annotation_id"])
+    status = ws.labelstudio_repo.ls_labels_frame(PROJECT).set_index("annotation_id")["status"]
+    assert status[first["id"]] == "deleted"
+    again = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
+    assert (again.deleted, again.withdrawn) == (0, [])  # said once
+    given = {c for r in first["result"] for c in r["value"].get("choices", [])}
+    other = next(c for c in ("A", "B", "tie") if not given & set(lstasks.annotation_json(c)[0]["value"]["choices"]))
+    r = session.post(f"/api/tasks/{task['id']}/annotations/", json={"result": lstasks.annotation_json(other)})
+    assert r.status_code == 201, r.text
+    res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
+    assert (res.new, res.conflicts, res.deleted) == (1, 0, 0), res
+    assert f"ls:{task['project']}:{r.json()['id']}" in set(ws.annotations_repo.annotations_frame()["annotation_id"])
+
+
 def test_label_config_and_guidelines_ship_in_the_package():
     assert "A better" in lstasks.label_config("pairwise") and "$response_b" in lstasks.label_config("pairwise")
     assert "<Rating" in lstasks.label_config("likert") and "<Labels" in lstasks.label_config("spans")

@@ -134,3 +134,27 @@ def test_port_in_use_is_checked_on_the_host_asked_for(tmp_path, capsys):
     assert f"--port: port {port} on 127.0.0.1 is in use" in err
     assert public_url_problem("https://review.example.org") is None
     assert public_url_problem("http://review.example.org:8480/") is None
+
+
+def test_label_studio_is_found_where_setup_installed_it(tmp_path, monkeypatch):
+    """``$JUDGECAL_LS_VENV`` first; else the Label Studio of this version installed beside judgecal's own
+    environment (what ``make setup-*`` does), so a command run outside ``make`` does not install a second copy;
+    else the user's data folder (where a first ``annotate server start`` installs it)."""
+    import sys
+
+    from judgecal.annotation import server
+
+    prefix = tmp_path / "venv"
+    monkeypatch.setattr(sys, "prefix", str(prefix))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv(server.VENV_ENV, raising=False)
+    beside = prefix / "label-studio"
+    (beside / "bin").mkdir(parents=True)
+    (beside / "bin" / "label-studio").touch()
+    assert server.venv_dir() == tmp_path / "data" / "judgecal" / f"label-studio-{server.LS_VERSION}"  # no stamp
+    (beside / ".installed-0.0.1").touch()  # another version's
+    assert server.venv_dir() != beside
+    (beside / f".installed-{server.LS_VERSION}").touch()
+    assert server.venv_dir() == beside
+    monkeypatch.setenv(server.VENV_ENV, str(tmp_path / "chosen"))
+    assert server.venv_dir() == tmp_path / "chosen"

@@ -54,7 +54,15 @@ class Connection:
 
 
 def venv_dir() -> Path:
-    return Path(os.environ.get(VENV_ENV) or Path(platformdirs.user_data_dir("judgecal")) / f"label-studio-{LS_VERSION}")
+    """Where Label Studio is installed (or will be): ``$JUDGECAL_LS_VENV``; else the one ``make setup-*`` installed
+    beside this judgecal (``label-studio`` in the virtual environment judgecal runs from, when it holds this
+    version), so a command run outside ``make`` does not install a second copy; else the user's data folder."""
+    if os.environ.get(VENV_ENV):
+        return Path(os.environ[VENV_ENV])
+    beside = Path(sys.prefix) / "label-studio"
+    if (beside / f".installed-{LS_VERSION}").exists() and (beside / "bin" / "label-studio").exists():
+        return beside
+    return Path(platformdirs.user_data_dir("judgecal")) / f"label-studio-{LS_VERSION}"
 
 
 def ensure_installed(progress: bool = True) -> Path:

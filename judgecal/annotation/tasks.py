@@ -334,7 +334,9 @@ class PullResult:
     cancelled: int = 0
     duplicates: int = 0  # a person's second annotation of an item with the same label: one label
     conflicts: int = 0  # items a person annotated twice with different labels: none of those counted
+    deleted: int = 0  # annotations an earlier pull took in and their annotator has since deleted: withdrawn
     problems: list[str] = field(default_factory=list)
+    withdrawn: list[str] = field(default_factory=list)  # which were deleted, and by whom
     flagged: list[str] = field(default_factory=list)
 
 
@@ -373,7 +375,8 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
     enters aggregation (an earlier pull's copy of it is withdrawn). In a shared project an annotation
     counts when its author is its last editor. People are named by email (``names``: user id -> email,
     e.g. the annotators' and service accounts' of ``annotators.json``, which a project's organisation
-    does not list). Cancelled (skipped) annotations are reported.
+    does not list). Cancelled (skipped) annotations are reported. An annotation an earlier pull stored and
+    that is no longer on the server (its annotator deleted it) is withdrawn, and recorded as ``deleted``.
     Each project's answers are checked against its own labeling config (``kinds.read_config``); span
     regions also against the item's text in the workspace. A rejected annotation is reported and no
     part of it is stored. ``progress(n)`` hears each page of ``n`` tasks as it arrives.
@@ -422,6 +425,8 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
             raise _unreachable(base, exc) from None
         if cfg.kind == "spans" and not texts:
             texts = {it.item_id: it.candidates[0].text for it in ws.items_repo.items(ids=sorted(set(copies["item_id"])))}
+        present = {int((a if isinstance(a, dict) else a.dict())["id"]) for t in tasks for a in t.annotations or []}
+        _deleted(ws, pid, present, seen, records, labels, withdrawn, res)
         for task in tasks:
             if not (task.total_annotations or task.cancelled_annotations or task.annotations):
                 continue
@@ -516,6 +521,29 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
     return res
 
 
+def _deleted(ws: Workspace, pid: int, present: set[int], seen: dict[tuple[int, int], str],
+             records: dict[str, dict[str, str]], labels: list[dict[str, Any]], withdrawn: list[str],
+             res: PullResult) -> None:
+    """Withdraw what an earlier pull stored of project ``pid``'s annotations that are no longer on the server
+    (``present``: the ids its tasks list now), and record each as ``deleted`` (once)."""
+    gone = sorted(aid for p, aid in seen if p == pid and aid not in present)
+    if not gone:
+        return
+    stored = ws.labelstudio_repo.ls_labels_frame()
+    stored = stored[(stored["project_id"] == pid) & stored["annotation_id"].isin(gone)]
+    for record in stored.to_dict("records"):
+        row = {str(k): v for k, v in record.items()}
+        if row["status"] == "deleted":
+            continue
+        ref = f"ls:{pid}:{int(row['annotation_id'])}"
+        withdrawn.extend([ref, *(f"{ref}/{c}" for c in records.get(str(row["task_key"]), {}))])
+        res.deleted += 1
+        res.withdrawn.append(f"annotation {int(row['annotation_id'])} by {row['annotator']} (item "
+                             f"{row['item_id']}): deleted in Label Studio, no longer counted")
+        labels.append({**row, "project_id": pid, "annotation_id": int(row["annotation_id"]), "status": "deleted",
+                       "note": f"deleted in Label Studio (was {row['status']})"})
+
+
 def _one_label_each(ws: Workspace, anns: list[Annotation], labels: list[dict[str, Any]], withdrawn: list[str],
                     source: str, seen: dict[tuple[int, int], str],
                     res: PullResult) -> tuple[list[Annotation], list[tuple[int, int, str]]]:
@@ -531,7 +559,10 @@ def _one_label_each(ws: Workspace, anns: list[Annotation], labels: list[dict[str
     groups: dict[tuple[str, str], list[Annotation]] = {}
     for a in anns:
         groups.setdefault((a.item_id, a.annotator), []).append(a)
+    gone = {ls_ref(w) for w in withdrawn}  # deleted, cancelled or flagged since: no longer a label of theirs
     for a in ws.annotations_repo.annotations_on({i for i, _ in groups}, source):
+        if ls_ref(a.annotation_id) in gone:
+            continue
         mine = groups.get((a.item_id, a.annotator))
         if mine is not None and ls_ref(a.annotation_id) not in {ls_ref(b.annotation_id) for b in mine}:
             mine.insert(0, a)  # stored by an earlier pull: it came first

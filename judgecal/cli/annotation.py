@@ -147,11 +147,15 @@ def cmd_annotate(args: argparse.Namespace) -> int:
                       "other than the project's annotator)"
                       + (f", {pulled.duplicates} the same label again (kept once)" if pulled.duplicates else "")
                       + (f", {pulled.conflicts} item(s) labelled twice by one person with different labels (none "
-                         "counted)" if pulled.conflicts else ""))
+                         "counted)" if pulled.conflicts else "")
+                      + (f", {pulled.deleted} deleted in Label Studio since the last pull (withdrawn)"
+                         if pulled.deleted else ""))
                 for p in pulled.flagged:
                     print(f"  not counted: {term(p)}", file=sys.stderr)
                 for p in pulled.problems:
                     print(f"  skipped: {term(p)}", file=sys.stderr)
+                for p in pulled.withdrawn:
+                    print(f"  withdrawn: {term(p)}", file=sys.stderr)
         elif args.action == "annotators":
             from judgecal.annotation.annotators import create_annotators, list_annotators
 

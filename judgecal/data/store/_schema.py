@@ -70,7 +70,8 @@ CREATE TABLE IF NOT EXISTS consensus (
 # ls_active: an active push's draw (annotate push --strategy active): every item it could have drawn, with its
 #            inclusion probability pi and whether it was drawn; the corrected estimates weigh labels by 1 / pi.
 # ls_labels: every annotation pulled, who made it (completed_by) and who last changed it (updated_by),
-#            the choice as shown (e.g. both_bad), and whether it was ok, cancelled, rejected or flagged.
+#            the choice as shown (e.g. both_bad), and whether it was ok, cancelled, rejected, flagged or since
+#            deleted by its annotator (withdrawn by the pull that found it gone).
 _LS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS ls_projects (
     project TEXT NOT NULL, annotator TEXT NOT NULL, project_id INTEGER NOT NULL, org_id INTEGER,
