@@ -443,10 +443,12 @@ def _upload_missing(request: Any) -> bool:
 
 
 # controls an annotator cannot use (the server refuses them): hidden from their pages rather than left to fail
+# (the home page's "Create Project" and "Invite Members" are the only elements of Label Studio's web app with the
+# class min-w-[250px]; the invite link they would show is refused at sign-up anyway)
 ANNOTATOR_CSS = (
     '<style id="judgecal-annotator">button[aria-label="Create new project"], .lsf-project-card__menu, '
     'a[href^="/projects/"][href$="/settings"], a[href^="/organization"], [data-testid="dm-import-button"], '
-    '[data-testid="dm-export-button"] { display: none !important; }</style>'
+    '[data-testid="dm-export-button"], main.p-6 .min-w-\\[250px\\] { display: none !important; }</style>'
 )
 
 

@@ -334,6 +334,13 @@ def test_browser_as_annotator(review):
     before = {t["id"]: t["total_annotations"] for t in review["sessions"]["alice@example.org"].get(
         f"/api/tasks/?project={pid}&page_size=100").json()["tasks"]}
     with annotator_page(url, alice) as page:
+        page.goto(f"{url}/")  # the home page: her project, without "Create Project" and "Invite Members"
+        page.get_by_text("Recent Projects").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(out / "0-home.png"))
+        for refused in ("Create Project", "Invite Members"):
+            found = page.get_by_text(refused, exact=True)
+            assert found.count() >= 1 and all(not b.is_visible() for b in found.all()), refused
         page.goto(f"{url}/projects/")
         page.get_by_text(PROJECT).first.wait_for(timeout=60_000)
         page.wait_for_timeout(1000)
