@@ -240,6 +240,28 @@ def test_an_annotation_its_annotator_deletes_is_withdrawn(loop):
     assert f"ls:{task['project']}:{r.json()['id']}" in set(ws.annotations_repo.annotations_frame()["annotation_id"])
 
 
+def test_deleting_an_answer_its_repeat_stood_behind_keeps_the_repeat(loop):
+    """The person answered a task twice with the same label (counted once, the first); they delete the first: the
+    second, the same label, is now their label, not lost."""
+    ws, server, ls, _, _ = loop
+    session, tasks = _first_tasks(ws, server, n=5)
+    task = tasks[4]
+    first = _own_annotation(ws, session, task)
+    r = session.post(f"/api/tasks/{task['id']}/annotations/", json={"result": first["result"]})
+    assert r.status_code == 201, r.text
+    second = r.json()["id"]
+    res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
+    assert (res.duplicates, res.new) == (1, 1), res
+    labels = ws.annotations_repo.annotations_frame().set_index("annotation_id")["label"]
+    was = labels[f"ls:{task['project']}:{first['id']}"]
+    assert session.delete(f"/api/annotations/{first['id']}/").status_code == 204
+    res = lstasks.pull(ws, ls, project=PROJECT, reviewers=reviewers(ws.path))
+    assert (res.deleted, res.conflicts, res.duplicates) == (1, 0, 0), res
+    labels = ws.annotations_repo.annotations_frame().set_index("annotation_id")["label"]
+    assert f"ls:{task['project']}:{first['id']}" not in labels.index
+    assert labels[f"ls:{task['project']}:{second}"] == was
+
+
 def test_label_config_and_guidelines_ship_in_the_package():
     assert "A better" in lstasks.label_config("pairwise") and "$response_b" in lstasks.label_config("pairwise")
     assert "<Rating" in lstasks.label_config("likert") and "<Labels" in lstasks.label_config("spans")

@@ -334,7 +334,7 @@ class PullResult:
     cancelled: int = 0
     duplicates: int = 0  # a person's second annotation of an item with the same label: one label
     conflicts: int = 0  # items a person annotated twice with different labels: none of those counted
-    deleted: int = 0  # annotations an earlier pull took in and their annotator has since deleted: withdrawn
+    deleted: int = 0  # labels an earlier pull counted whose annotation their annotator has since deleted: withdrawn
     problems: list[str] = field(default_factory=list)
     withdrawn: list[str] = field(default_factory=list)  # which were deleted, and by whom
     flagged: list[str] = field(default_factory=list)
@@ -529,19 +529,25 @@ def _deleted(ws: Workspace, pid: int, present: set[int], seen: dict[tuple[int, i
     gone = sorted(aid for p, aid in seen if p == pid and aid not in present)
     if not gone:
         return
-    stored = ws.labelstudio_repo.ls_labels_frame()
-    stored = stored[(stored["project_id"] == pid) & stored["annotation_id"].isin(gone)]
+    mine = ws.labelstudio_repo.ls_labels_frame()
+    mine = mine[mine["project_id"] == pid]
+    stored = mine[mine["annotation_id"].isin(gone)]
     for record in stored.to_dict("records"):
         row = {str(k): v for k, v in record.items()}
         if row["status"] == "deleted":
             continue
         ref = f"ls:{pid}:{int(row['annotation_id'])}"
         withdrawn.extend([ref, *(f"{ref}/{c}" for c in records.get(str(row["task_key"]), {}))])
+        labels.append({**row, "project_id": pid, "annotation_id": int(row["annotation_id"]), "status": "deleted",
+                       "note": f"deleted in Label Studio (was {row['status']})"})
+        if row["status"] != "ok":  # a skip, a rejected or flagged answer: it never counted, nothing to say
+            continue
+        # the person's annotations that repeated its label are read again: one of them is their label now
+        for aid in mine[(mine["status"] == "duplicate") & (mine["note"] == f"the same label as {ref}")]["annotation_id"]:
+            seen.pop((pid, int(aid)), None)
         res.deleted += 1
         res.withdrawn.append(f"annotation {int(row['annotation_id'])} by {row['annotator']} (item "
                              f"{row['item_id']}): deleted in Label Studio, no longer counted")
-        labels.append({**row, "project_id": pid, "annotation_id": int(row["annotation_id"]), "status": "deleted",
-                       "note": f"deleted in Label Studio (was {row['status']})"})
 
 
 def _one_label_each(ws: Workspace, anns: list[Annotation], labels: list[dict[str, Any]], withdrawn: list[str],
