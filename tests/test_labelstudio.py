@@ -262,6 +262,20 @@ def test_deleting_an_answer_its_repeat_stood_behind_keeps_the_repeat(loop):
     assert labels[f"ls:{task['project']}:{second}"] == was
 
 
+def test_annotators_says_how_many_tasks_each_person_skipped(loop, capsys):
+    """``judgecal annotators`` shows each Label Studio annotator's skips (cancelled annotations, as pulled) beside
+    their labels; reviewer0 skipped one task in an earlier test, the others none."""
+    from judgecal.cli import main
+
+    ws, _, _, _, _ = loop
+    rows = ws.labelstudio_repo.ls_labels_frame(PROJECT)
+    assert (rows["status"] == "cancelled").sum() == 1
+    assert main(["annotators", "-w", str(ws.path), "--source", f"label-studio:{PROJECT}"]) == 0
+    lines = {ln.split()[0]: ln for ln in capsys.readouterr().out.splitlines() if "@example.org" in ln}
+    assert "skipped 1" in lines["reviewer0@example.org"], lines
+    assert "skipped" not in lines["reviewer1@example.org"], lines
+
+
 def test_label_config_and_guidelines_ship_in_the_package():
     assert "A better" in lstasks.label_config("pairwise") and "$response_b" in lstasks.label_config("pairwise")
     assert "<Rating" in lstasks.label_config("likert") and "<Labels" in lstasks.label_config("spans")

@@ -631,6 +631,16 @@ def _name(users: dict[int, str], v: Any) -> str:
     return users.get(uid, f"an unknown user (id {uid}, not in this project's organisation)")
 
 
+def skipped(ws: Workspace, source: str | None) -> dict[str, int]:
+    """annotator -> how many tasks they skipped (cancelled annotations as the last pull found them) in the Label
+    Studio project of ``source`` (``label-studio:<project>``); empty for any other source."""
+    if not source or not source.startswith("label-studio:"):
+        return {}
+    rows = ws.labelstudio_repo.ls_labels_frame(source.split(":", 1)[1])
+    counts = rows[rows["status"] == "cancelled"].groupby("annotator").size()
+    return {str(k): int(v) for k, v in counts.items()}
+
+
 def gold_labels(ws: Workspace, project: str | None = None) -> dict[str, str]:
     """item_id -> known label of the gold items pushed to ``project`` (all projects when ``None``)."""
     return ws.labelstudio_repo.ls_gold(project)

@@ -296,12 +296,13 @@ def cmd_annotators(args: argparse.Namespace) -> int:
     import json
 
     from judgecal.aggregate.annotators import annotators_report, by_source
-    from judgecal.annotation.tasks import gold_labels
+    from judgecal.annotation.tasks import gold_labels, skipped
 
     with open_workspace(args, create=False) as ws:
         # agreement describes one group of people: never computed over a mix of sources
         rep = annotators_report(ws.annotations_repo.annotations_frame(), gold_labels(ws), args.n_boot, args.source)
         per = by_source(rep)
+        skips = {src: skipped(ws, src) for src in per}
         out = Path(args.out) if args.out else ws.reports_dir / "annotators.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(rep, indent=2))
@@ -316,8 +317,9 @@ def cmd_annotators(args: argparse.Namespace) -> int:
             print(f"source {term(src)}:")
         for name, a in r["annotators"].items():
             flags = [f for f in ("likely_spammer", "systematic_bias") if a.get(f)]
+            skip = skips[src].get(name)
             print(f"{term(name):40s} n={a['n_labels']:5d} leave-one-out accuracy {fmt_metric(a.get('loo_accuracy'))} "
-                  f"{' '.join(flags)}")
+                  + (f"skipped {skip} " if skip else "") + " ".join(flags))
         fk = r["fleiss_kappa"]
         print((f"Fleiss' kappa {fmt_metric(fk)}" if fk["n"] else
                "Fleiss' kappa not computable: no item was labelled by two annotators")
