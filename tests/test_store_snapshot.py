@@ -470,3 +470,18 @@ def test_item_facts_metadata_and_times_are_extended_by_new_items(tmp_path, monke
     assert list(times.index) == [f"i{k}" for k in range(1, 16, 2)]
     assert facts.loc["i13", "prompt_key"] == facts.loc["i1", "prompt_key"]  # one prompt, one key, across the parts
     assert ws.judgments_repo.judgments_with("time")  # the first time given, in the rows appended
+
+
+def test_a_copy_whose_key_is_not_text_is_made_again(tmp_path):
+    """A copy in cache/ whose state key holds bytes that are not UTF-8 (a damaged or foreign file) is neither read
+    nor extended: the frame comes from the database, and the copy is written again."""
+    import pyarrow as pa
+
+    ws = Workspace(tmp_path / "ws")
+    ws.judgments_repo.add_judgments(_rows(8))
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
+    ws.judgments_repo.add_judgments(_rows(4, start=8))
+    table = pa.table({"item_id": ["x"]}).replace_schema_metadata({b"judgecal.state": b"\xff\xfe:\x80"})
+    with pa.OSFile(str(_copy(ws)), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    pd.testing.assert_frame_equal(ws.judgments_repo.judgments_frame(columns=COLS, compact=True), _from_sqlite(ws))

@@ -195,7 +195,7 @@ def frame_key(folder: Path, name: str) -> str | None:
             got = (pa.ipc.open_file(source).schema.metadata or {}).get(_KEY)
     except (OSError, pa.ArrowException):
         return None
-    return got.decode() if got is not None else None
+    return got.decode("utf-8", "replace") if got is not None else None
 
 
 def load_columns(folder: Path, name: str, key: str, columns: list[str]) -> Iterator[pd.Series] | None:
