@@ -485,3 +485,17 @@ def test_a_copy_whose_key_is_not_text_is_made_again(tmp_path):
     with pa.OSFile(str(_copy(ws)), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
     pd.testing.assert_frame_equal(ws.judgments_repo.judgments_frame(columns=COLS, compact=True), _from_sqlite(ws))
+
+
+@pytest.mark.parametrize("value", ["garbage", "tok:notanumber:1", "", "a:b"])
+def test_a_write_token_link_edited_by_hand_breaks_the_chain_without_an_error(tmp_path, monkeypatch, value):
+    ws = Workspace(tmp_path / "ws")
+    ws.judgments_repo.add_judgments(_rows(8))
+    ws.judgments_repo.judgments_frame(columns=COLS, compact=True)
+    ws.judgments_repo.add_judgments(_rows(4, start=8))
+    ws._db.conn.execute("UPDATE meta SET value = ? WHERE key LIKE 'judgments_parent:%'", (value,))
+    seen = _spy(monkeypatch)
+    pd.testing.assert_frame_equal(ws.judgments_repo.judgments_frame(columns=COLS, compact=True), _from_sqlite(ws))
+    assert seen == [None]
+    ws.judgments_repo.add_judgments(_rows(2, start=12))  # the next append reads the edited link too
+    pd.testing.assert_frame_equal(ws.judgments_repo.judgments_frame(columns=COLS, compact=True), _from_sqlite(ws))

@@ -65,7 +65,10 @@ def bump_version(conn: sqlite3.Connection, table: str, appended_after: int | Non
     link = None
     if appended_after is not None and row is not None:
         parent = conn.execute("SELECT value FROM meta WHERE key = ?", (_link_key(table, row[0]),)).fetchone()
-        depth = int(parent[0].rsplit(":", 1)[1]) + 1 if parent else 1
+        try:
+            depth = int(str(parent[0]).rsplit(":", 1)[-1]) + 1 if parent else 1
+        except ValueError:  # a link edited by hand: the chain starts again
+            depth = _LINKS + 1
         link = None if depth > _LINKS else f"{row[0]}:{appended_after}:{depth}"
     if link is None:  # the chain is broken (or long enough): its links are forgotten
         conn.execute("DELETE FROM meta WHERE key >= ? AND key < ?", (f"{table}_parent:", f"{table}_parent;"))
@@ -106,8 +109,10 @@ def appended_since(conn: sqlite3.Connection, table: str, stored: str | None, now
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (_link_key(table, token),)).fetchone()
         if row is None:
             return None
-        token, parent_top, _ = row[0].rsplit(":", 2)
-        limit = int(parent_top)
+        parts = str(row[0]).rsplit(":", 2)
+        if len(parts) != 3 or not parts[1].isdigit():  # a link edited by hand: no chain
+            return None
+        token, limit = parts[0], int(parts[1])
     return None
 
 
