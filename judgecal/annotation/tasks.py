@@ -425,9 +425,11 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
             raise _unreachable(base, exc) from None
         if cfg.kind == "spans" and not texts:
             texts = {it.item_id: it.candidates[0].text for it in ws.items_repo.items(ids=sorted(set(copies["item_id"])))}
-        present = {int((a if isinstance(a, dict) else a.dict())["id"]) for t in tasks for a in t.annotations or []}
-        _deleted(ws, pid, present, seen, records, labels, withdrawn, res)
-        for task in tasks:
+        # each task's annotations as the dicts the server sent (the SDK may give its models)
+        given = [[a if isinstance(a, dict) else a.dict() for a in t.annotations or []] for t in tasks]
+        present = {int(a["id"]) for task_anns in given for a in task_anns}
+        _deleted(ws, project, pid, present, seen, records, labels, withdrawn, res)
+        for task, task_anns in zip(tasks, given, strict=True):
             if not (task.total_annotations or task.cancelled_annotations or task.annotations):
                 continue
             key = (task.data or {}).get("key")
@@ -443,8 +445,7 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
                 item_id, flipped = record_ids.get(first, first), False
             else:
                 item_id, flipped, _ = by_key[key]
-            for a in task.annotations or []:
-                a = a if isinstance(a, dict) else a.dict()
+            for a in task_anns:
                 aid, updated = int(a["id"]), str(a.get("updated_at") or a.get("created_at"))
                 if seen.get((pid, aid)) == updated:
                     continue
@@ -521,7 +522,7 @@ def pull(ws: Workspace, ls: Any, *, project: str = "Blind review", page_size: in
     return res
 
 
-def _deleted(ws: Workspace, pid: int, present: set[int], seen: dict[tuple[int, int], str],
+def _deleted(ws: Workspace, project: str, pid: int, present: set[int], seen: dict[tuple[int, int], str],
              records: dict[str, dict[str, str]], labels: list[dict[str, Any]], withdrawn: list[str],
              res: PullResult) -> None:
     """Withdraw what an earlier pull stored of project ``pid``'s annotations that are no longer on the server
@@ -529,7 +530,7 @@ def _deleted(ws: Workspace, pid: int, present: set[int], seen: dict[tuple[int, i
     gone = sorted(aid for p, aid in seen if p == pid and aid not in present)
     if not gone:
         return
-    mine = ws.labelstudio_repo.ls_labels_frame()
+    mine = ws.labelstudio_repo.ls_labels_frame(project)
     mine = mine[mine["project_id"] == pid]
     stored = mine[mine["annotation_id"].isin(gone)]
     for record in stored.to_dict("records"):
