@@ -96,7 +96,49 @@ CASES = {
     "folder": (lambda p: (p / "d.jsonl").mkdir() or p / "d.jsonl", None, None, "is a folder"),
     "parquet_wrong_type": (lambda p: pd.DataFrame([{"id": "a", "prompt": 3.5, "response_a": "x", "response_b": "y"}])
                            .to_parquet(p / "x.parquet") or p / "x.parquet", 1, "prompt", "must be a string"),
+    # 2**53 + 1 and 2**53 are the same float64: read as integers they would be one item
+    "parquet_float_id_beyond_2_53": (lambda p: pd.DataFrame({"id": [1.0, 2.0**53, None], "prompt": ["p"] * 3,
+                                                              "response_a": ["a"] * 3, "response_b": ["b"] * 3})
+                                     .to_parquet(p / "x.parquet") or p / "x.parquet", 2, "id",
+                                     "is the float 9007199254740992, beyond 2**53"),
 }
+
+
+def test_whole_float_ids_are_integers_below_2_53_only():
+    from judgecal.data.rows import id_problem, whole_id
+
+    assert whole_id(3.0) == 3 and type(whole_id(3.0)) is int
+    assert whole_id(-(2.0**53) + 1) == -(2**53) + 1
+    assert whole_id(2.0**53) == 2.0**53 and type(whole_id(2.0**53)) is float
+    assert whole_id(3.5) == 3.5 and whole_id("3.0") == "3.0"
+    assert "beyond 2**53" in id_problem(2.0**60)
+    assert id_problem(3.5) == "must be a non-empty string or an integer, got the float 3.5"
+    assert id_problem(None) == "must be a non-empty string or an integer"
+
+
+def test_names_that_read_the_same_are_told_apart_on_import(tmp_path, capsys):
+    from judgecal.cli import main
+    from judgecal.data.names import fold, lookalikes
+
+    assert fold("  GPT\u200b-4\t turbo ") == "gpt-4 turbo" == fold("gpt-4 Turbo")
+    assert lookalikes(["a "], ["a", "b", "A"]) == [["A", "a", "a "]]
+    assert lookalikes(["b"], ["a", "a "]) == []  # a stored pair is not the new file's doing
+    f = _jsonl(tmp_path / "i.jsonl", [GOOD, {**GOOD, "id": "q2", "model_a": "GPT-4o ", "human_labels": {"ann1 ": "A"}}])
+    assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0
+    out = capsys.readouterr().out
+    assert "the models 'GPT-4o ', 'gpt-4o' differ only in case, spacing or invisible characters; they are kept " \
+           "as 2 models" in out
+    assert "the annotators 'ann1', 'ann1 ' differ only" in out
+    assert "judges" not in out
+    with Workspace(tmp_path / "ws", create=False) as ws:  # kept as written: nothing the user gave is changed
+        assert ws.items_repo.model_names() == {"gpt-4o", "GPT-4o ", "llama-3-8b"}
+        assert ws.annotations_repo.annotator_names() == {"ann1", "ann1 ", "ann2"}
+    v1 = _jsonl(tmp_path / "v1.jsonl", [{"item_id": "q1", "judge": "j", "verdict": "A"}])
+    v2 = _jsonl(tmp_path / "v2.jsonl", [{"item_id": "q2", "judge": "J", "verdict": "B"}])
+    assert main(["import", str(v1), "--as", "judgments", "-w", str(tmp_path / "ws")]) == 0
+    assert "note" not in capsys.readouterr().out
+    assert main(["import", str(v2), "--as", "judgments", "-w", str(tmp_path / "ws")]) == 0
+    assert "the judges 'J', 'j' differ only" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -168,3 +210,19 @@ def test_a_file_of_the_other_task_gets_one_line_naming_the_flag(tmp_path, capsys
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{path}:1: " in err[0] and err[0].endswith(f"import it with {flag} (nothing imported)")
     assert not (tmp_path / "ws").exists()
+
+
+def test_verdicts_of_whole_float_item_ids_find_their_items(tmp_path, capsys):
+    """A Parquet column of item ids with a gap stores them as floats: 1.0 is item 1, as it is for items."""
+    from judgecal.cli import main
+
+    f = _jsonl(tmp_path / "i.jsonl", [{**GOOD, "id": 1}, {**GOOD, "id": 2}])
+    assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0
+    pd.DataFrame({"item_id": [1.0, 2.0], "judge": ["j", "j"], "verdict": ["A", "B"]}).to_parquet(tmp_path / "v.parquet")
+    assert main(["import", str(tmp_path / "v.parquet"), "--as", "judgments", "-w", str(tmp_path / "ws")]) == 0
+    with Workspace(tmp_path / "ws", create=False) as ws:
+        got = ws.judgments_repo.judgments_frame()
+    assert sorted(zip(got["item_id"], got["verdict"], strict=True)) == [("1", "A"), ("2", "B")]
+    pd.DataFrame({"item_id": [2.0**53], "judge": ["j"], "verdict": ["A"]}).to_parquet(tmp_path / "big.parquet")
+    assert main(["import", str(tmp_path / "big.parquet"), "--as", "judgments", "-w", str(tmp_path / "ws")]) == 2
+    assert "big.parquet:1: item_id: is the float 9007199254740992, beyond 2**53" in capsys.readouterr().err

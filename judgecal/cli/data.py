@@ -81,8 +81,24 @@ def cmd_import(args: argparse.Namespace) -> int:
         with open_workspace(args) as ws:
             res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed,
                               progress=bar.report, declared=declared)
-    print(_import_words(res, term(args.source)) + degenerate_note(res.counts))
+            notes = _lookalike_notes(ws, models={c.model for it in res.items for c in it.candidates if c.model},
+                                     annotators={a.annotator for a in res.annotations})
+    print("\n".join([_import_words(res, term(args.source)) + degenerate_note(res.counts), *notes]))
     return 0
+
+
+def _lookalike_notes(ws: Any, judges: set[str] | None = None, models: set[str] | None = None,
+                     annotators: set[str] | None = None) -> list[str]:
+    """A line for each group of names just imported that reads the same as another name in the workspace
+    (``"gpt-4"`` beside ``"gpt-4 "``, :func:`judgecal.data.names.lookalikes`): they stay apart, and would be
+    counted as two judges, models or annotators without a word."""
+    from judgecal.data.names import lookalikes
+
+    kinds = (("judges", judges, ws.judgments_repo.judges), ("models", models, ws.items_repo.model_names),
+             ("annotators", annotators, ws.annotations_repo.annotator_names))
+    return [term(f"  note: the {kind} {', '.join(repr(n) for n in group)} differ only in case, spacing or invisible "
+                 f"characters; they are kept as {len(group)} {kind} (give them one name to count them as one)")
+            for kind, new, stored in kinds if new for group in lookalikes(new, stored())]
 
 
 def _other_format(source: str) -> bool:
@@ -110,9 +126,13 @@ def _import_format(args: argparse.Namespace) -> int:
     if mapped.items or mapped.external:
         with open_workspace(args, create=not mapped.external) as ws:
             w = write(ws, mapped, replace_changed=args.replace)
+            notes = _lookalike_notes(ws, judges={j.judge for j in mapped.judgments.values()},
+                                     models={c.model for it in mapped.items.values() for c in it.candidates if c.model},
+                                     annotators={a.annotator for a in mapped.annotations})
         lines.append(f"  written: {w['items']} new items ({w['items_there']} already there), {w['judgments']} new "
                      f"judgments ({w['judgments_there']} already there" + (f", {w['replaced']} replaced" if w["replaced"]
                                                                              else "") + ")")
+        lines.extend(notes)
     else:
         lines.append("  nothing imported: no record could be mapped")
     print(term("\n".join(lines), keep_lines=True))
@@ -156,6 +176,7 @@ def _import_judgments(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec) if args.spec else None  # a SpecError is a JudgecalError: one line, exit 2
     with open_workspace(args, create=False) as ws:
         res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
+        notes = _lookalike_notes(ws, judges=set(res.judges))
     if not (res.new or res.replaced):
         print(f"nothing new in {term(args.source)}: its {res.unchanged} judgments from {len(res.judges)} judge(s) "
               f"({term(', '.join(res.judges))}) are already stored")
@@ -164,6 +185,8 @@ def _import_judgments(args: argparse.Namespace) -> int:
           f"{term(args.source)}; {res.unchanged} already stored, {res.replaced} replaced"
           + (f"; {sum(len(v) for v in res.spans.values())} judge spans" if res.spans else "")
           + (f"; {res.zero_length_spans} zero-length span(s) dropped (they mark nothing)" if res.zero_length_spans else ""))
+    for line in notes:
+        print(line)
     return 0
 
 

@@ -49,7 +49,7 @@ from judgecal.data.records import (
     Span,
     criterion_id,
 )
-from judgecal.data.rows import parquet_rows, whole_id
+from judgecal.data.rows import id_problem, parquet_rows, whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.store import Workspace
 from judgecal.data.times import parse_period, parse_time
@@ -402,7 +402,7 @@ def parse_records(path: Path, task: str, source: str, progress: Progress | None 
             problems.append(Problem(f, n, "id", "missing required field"))
             continue
         if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or str(raw_id).strip() == "":
-            problems.append(Problem(f, n, "id", "must be a non-empty string or an integer"))
+            problems.append(Problem(f, n, "id", id_problem(raw_id)))
             continue
         item_id = str(raw_id)
         if len(item_id) > MAX_ID_CHARS:

@@ -8,6 +8,10 @@ stored one that collides (from an older workspace) is shown namespaced (:func:`r
 
 from __future__ import annotations
 
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable
+
 RESERVED_RATERS = frozenset({"humans", "chance", "consensus", "truth"})
 MAX_NAME_CHARS = 200  # a judge's, annotator's or model's name
 
@@ -34,3 +38,21 @@ def rater_key(judge: str) -> str:
     """The key a judge is listed under beside the reserved ones: its name, or ``judge:<name>`` when that
     name is reserved."""
     return f"judge:{judge}" if judge.strip().lower() in RESERVED_RATERS else judge
+
+
+def fold(name: str) -> str:
+    """``name`` as a person reads it: NFKC-normalised, case-folded, invisible (format, ``Cf``) characters
+    dropped, each run of white space one space and none at either end."""
+    kept = "".join(ch for ch in unicodedata.normalize("NFKC", name) if unicodedata.category(ch) != "Cf")
+    return " ".join(kept.casefold().split())
+
+
+def lookalikes(new: Iterable[str], stored: Iterable[str] = ()) -> list[list[str]]:
+    """Groups of two or more different names, at least one of them in ``new``, that read the same
+    (:func:`fold`): ``"gpt-4"`` and ``"gpt-4 "`` are two judges to judgecal, one to the person who wrote them.
+    Each group sorted, the groups in the order of their first name."""
+    fresh = set(new)
+    groups: defaultdict[str, set[str]] = defaultdict(set)
+    for name in fresh | set(stored):
+        groups[fold(name)].add(name)
+    return sorted(sorted(g) for g in groups.values() if len(g) > 1 and g & fresh)

@@ -68,12 +68,28 @@ def parquet_rows(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     return [{name: columns[name][i] for name in keep} for i in range(table.num_rows)]
 
 
+# Beyond 2**53 a float no longer holds every integer: two ids there can be the same float.
+_EXACT_FLOAT = 2**53
+
+
 def whole_id(value: Any) -> Any:
     """An id written as a whole-number float (``3.0``, as a Parquet or CSV column with a missing value
-    stores integers) is that integer; anything else unchanged."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+    stores integers) is that integer, when it is below 2**53 in magnitude (where every integer is a float of
+    its own); anything else unchanged (and refused as an id, :func:`id_problem`)."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < _EXACT_FLOAT:
         return int(value)
     return value
+
+
+def id_problem(value: Any) -> str:
+    """Why ``value`` (after :func:`whole_id`) is not an id: not a non-empty string or an integer, and for a
+    float, which one."""
+    if isinstance(value, float) and not isinstance(value, bool):
+        if math.isfinite(value) and value.is_integer():
+            return (f"is the float {value:.17g}, beyond 2**53, where distinct integer ids can be stored as the same "
+                    "float: write the ids as text (or as integers, not floats)")
+        return f"must be a non-empty string or an integer, got the float {value!r}"
+    return "must be a non-empty string or an integer"
 
 
 DEGENERATE = {"empty_responses": "empty response(s) kept as text",

@@ -48,7 +48,7 @@ from judgecal.data.importers import MAX_TEXT_CHARS, ImportValidationError, Probl
 from judgecal.data.label_tasks import expected, match
 from judgecal.data.names import MAX_NAME_CHARS, reserved_name_problem
 from judgecal.data.records import ORDERS, VERDICTS, Judgment, LabelSet, Span, stable_hash, to_item_orientation
-from judgecal.data.rows import whole_id
+from judgecal.data.rows import id_problem, whole_id
 from judgecal.data.span_import import parse_spans
 from judgecal.data.specs import JudgeSpec
 from judgecal.data.store import Workspace
@@ -89,8 +89,9 @@ def _judge(v: Any) -> str:
 
 
 def _id(v: Any) -> str:
+    v = whole_id(v)  # 3.0, as a Parquet or CSV column with a missing value stores integers, is item 3
     if isinstance(v, bool) or not isinstance(v, (str, int)) or str(v).strip() == "":
-        raise _Bad("must be a non-empty string or an integer")
+        raise _Bad(id_problem(v))
     return str(v)
 
 

@@ -40,7 +40,7 @@ from judgecal.data.records import (
     stable_hash,
     to_item_orientation,
 )
-from judgecal.data.rows import parquet_rows, whole_id
+from judgecal.data.rows import id_problem, parquet_rows, whole_id
 from judgecal.data.specs import JudgeSpec
 
 
@@ -524,7 +524,7 @@ def record_id(rec: dict[str, Any], key: str, *fallbacks: str) -> str | int:
     raw = rec[key] if key in rec else next((rec[k] for k in fallbacks if k in rec), None)
     rid = whole_id(raw)
     if isinstance(rid, bool) or not isinstance(rid, str | int) or not str(rid).strip():
-        raise Skip(key, "must be a non-empty string or an integer")
+        raise Skip(key, id_problem(rid))
     return rid
 
 

@@ -50,6 +50,10 @@ class AnnotationsRepository(Repository):
             out += [Annotation(*row) for row in self._conn.execute(q, [source, *chunk])]
         return out
 
+    def annotator_names(self) -> set[str]:
+        """Every annotator with a stored label."""
+        return {r[0] for r in self._conn.execute("SELECT DISTINCT annotator FROM annotations")}
+
     def annotations_frame(self) -> pd.DataFrame:
         return pd.read_sql_query(
             f"SELECT {', '.join(ANNOTATION_FIELDS)} FROM annotations ORDER BY rowid", self._conn

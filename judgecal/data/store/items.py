@@ -179,5 +179,11 @@ class ItemsRepository(Repository):
         found = {i: str(v) for i, v in rows if v is not None}
         return pd.Series(list(found.values()), index=pd.Index(list(found), dtype=object), dtype=object)
 
+    def model_names(self) -> set[str]:
+        """Every model named by a stored item's response."""
+        q = ("SELECT DISTINCT json_extract(c.value, '$.model') FROM items, json_each(items.data, '$.candidates') c "
+             "WHERE json_extract(c.value, '$.model') IS NOT NULL")
+        return {r[0] for r in self._conn.execute(q)}
+
     def sources(self) -> list[str]:
         return [r[0] for r in self._conn.execute("SELECT DISTINCT source FROM items ORDER BY source")]
