@@ -327,7 +327,9 @@ def _import(ws: Workspace, ls: Any, project: str, annotator: str, pid: int, todo
 
 @dataclass
 class PullResult:
-    """``new``/``updated``: labels taken in; ``flagged``: annotations by someone else, never counted."""
+    """``new``/``updated``: annotations read, new or changed since the last pull (one that repeats or
+    contradicts the person's label on the item is among them, and counted again in ``duplicates`` or
+    ``conflicts``); ``flagged``: annotations by someone else, never counted."""
 
     new: int = 0
     updated: int = 0

@@ -145,7 +145,8 @@ def cmd_annotate(args: argparse.Namespace) -> int:
                 print(f"{term(project)}: {pulled.new} new and {pulled.updated} updated annotations, "
                       f"{pulled.cancelled} cancelled, {len(pulled.flagged)} not counted (made or changed by someone "
                       "other than the project's annotator)"
-                      + (f", {pulled.duplicates} the same label again (kept once)" if pulled.duplicates else "")
+                      + (f", {pulled.duplicates} of them the same label again (kept once)" if pulled.duplicates
+                         else "")
                       + (f", {pulled.conflicts} item(s) labelled twice by one person with different labels (none "
                          "counted)" if pulled.conflicts else "")
                       + (f", {pulled.deleted} deleted in Label Studio since the last pull (withdrawn)"
