@@ -1,5 +1,7 @@
 """Estimators against scikit-learn and hand-computed values; the vectorised bootstrap against a loop."""
 
+import contextlib
+
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score
@@ -106,6 +108,42 @@ def test_shared_weights_reuse_the_same_replicates_within_their_budget():
         assert np.allclose(x, y, rtol=1e-12, atol=0)
     assert np.array_equal(again, plain[0]) and np.array_equal(tiny, plain[0])
     assert not np.array_equal(plain[0], plain[2])  # another seed, other replicates
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_bootstrap_many_gives_each_request_its_own_replicates_bit_for_bit(shared, monkeypatch):
+    """Requests multiplied side by side (exact ones of one size) or alone (the others) come out exactly as
+    :func:`bootstrap_sums` of each; the side-by-side budget splits a group without changing a bit."""
+    rng = np.random.default_rng(5)
+    n = 400
+    requests = [rng.integers(0, 3, size=(n, 4)).astype(float),  # counts
+                rng.integers(0, 3, size=(n, 3)) / 2.0,  # halves (a tie counted half)
+                np.ones((n, 2)),  # constant columns
+                rng.random((n, 3)),  # not exact: alone, in double precision
+                rng.integers(0, 3, size=(n // 2, 2)).astype(float),  # another number of items
+                rng.integers(0, 3, size=(n, 4)).astype(float)]
+    requests.append(requests[0].copy())  # the same columns twice
+    with stats.shared_weights() if shared else contextlib.nullcontext():
+        one_by_one = [stats.bootstrap_sums(r, 150, 4) for r in requests]
+        together = stats.bootstrap_many(requests, 150, 4)
+        monkeypatch.setattr(stats, "STACK_BYTES", n * 8 * 5)  # five columns side by side at most
+        split = stats.bootstrap_many(requests, 150, 4)
+    for got in (together, split):
+        assert len(got) == len(requests)
+        for want, have in zip(one_by_one, got, strict=True):
+            assert have.shape == want.shape
+            np.testing.assert_array_equal(have, want)
+    # Replicates: each finish gets its own request's replicates, in the order added, and runs early once
+    # the waiting sums pass its budget
+    seen: dict[int, np.ndarray] = {}
+    later = stats.Replicates(150, 4, budget=requests[0].nbytes * 3)
+    for k, r in enumerate(requests):
+        later.add(r, lambda boot, k=k: seen.__setitem__(k, boot))
+    assert 0 < len(seen) < len(requests)  # the budget ran the first ones already
+    later.run()
+    assert sorted(seen) == list(range(len(requests)))
+    for k, want in enumerate(one_by_one):
+        np.testing.assert_array_equal(seen[k], want)
 
 
 def test_counts_kept_in_single_precision_bootstrap_to_the_same_replicates():

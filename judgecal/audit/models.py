@@ -33,6 +33,7 @@ from judgecal.data.names import rater_key
 from judgecal.data.store import Workspace
 from judgecal.errors import InputError
 from judgecal.stats import ppi, winrate
+from judgecal.stats.bootstrap import Replicates
 
 HUMANS = "humans"
 PLAN_HALFWIDTH = 0.03
@@ -49,7 +50,9 @@ def item_models(ws: Workspace, category: pd.Series | None = None) -> pd.DataFram
     out = facts.loc[keep, ["model_a", "model_b"]].astype(str)
     cat = ws.items_repo.item_metadata("category") if category is None else category
     out["category"] = cat.reindex(out.index).astype(object).map(lambda c: None if pd.isna(c) else str(c))
-    return out
+    # plain Python strings, index included: every rater's statistics read these columns and align to this
+    # index, and an Arrow-backed string column would be converted again at each of those reads
+    return out.astype(object).set_axis(out.index.astype(object))
 
 
 def item_verdicts(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Series:
@@ -86,9 +89,11 @@ def _matrix(frames: dict[str, pd.DataFrame]) -> dict[str, Any]:
     return out
 
 
-def rater_results(items: pd.DataFrame, labels: pd.Series, cfg: AuditConfig) -> dict[str, Any]:
+def rater_results(items: pd.DataFrame, labels: pd.Series, cfg: AuditConfig,
+                  later: Replicates | None = None) -> dict[str, Any]:
     """Win rates, matrix, Bradley–Terry and per-category win rates of one rater (``labels``: item_id ->
-    A/B/tie) over ``items``."""
+    A/B/tie) over ``items``; with ``later``, the win rates and the matrix are filled in when its replicates
+    are run (:class:`judgecal.stats.bootstrap.Replicates`: many raters' at once)."""
     if items.empty:
         return {"n_items": 0}
     lab = labels.reindex(items.index)
@@ -98,8 +103,13 @@ def rater_results(items: pd.DataFrame, labels: pd.Series, cfg: AuditConfig) -> d
     if not ok.any():
         return out
     kw: dict[str, Any] = {"n_boot": cfg.n_boot, "seed": cfg.seed, "level": cfg.level}
-    out["win_rate"] = _records(winrate.win_rates(a, b, y, **kw))
-    out["matrix"] = _matrix(winrate.win_rate_matrix(a, b, y, **kw))
+    reps = Replicates(cfg.n_boot, cfg.seed) if later is None else later
+    s, rates = winrate.win_rates_deferred(a, b, y, level=cfg.level)
+    reps.add(s, lambda boot: out.__setitem__("win_rate", _records(rates(boot))))
+    s, matrix = winrate.win_rate_matrix_deferred(a, b, y, level=cfg.level)
+    reps.add(s, lambda boot: out.__setitem__("matrix", _matrix(matrix(boot))))
+    if later is None:
+        reps.run()
     if len(y) >= 2:  # the bootstrap resamples comparisons: one cannot be resampled
         bt = winrate.bradley_terry(a, b, y, n_boot=min(cfg.n_boot, BT_MAX_BOOT), seed=cfg.seed, level=cfg.level)
         out["bradley_terry"] = _records(bt)
@@ -111,15 +121,21 @@ def rater_results(items: pd.DataFrame, labels: pd.Series, cfg: AuditConfig) -> d
     return out
 
 
-def _alignment(items: pd.DataFrame, truth: pd.Series, verdict: pd.Series, cfg: AuditConfig) -> dict[str, Any]:
+def _alignment(items: pd.DataFrame, truth: pd.Series, verdict: pd.Series, cfg: AuditConfig,
+               into: dict[str, Any], later: Replicates) -> None:
+    """``into[judge] =`` the judge's system-level alignment, when ``later``'s replicates are run."""
     h = truth.reindex(items.index).to_numpy(dtype=object)
     j = verdict.reindex(items.index).to_numpy(dtype=object)
-    res = winrate.system_alignment(items["model_a"].to_numpy(), items["model_b"].to_numpy(), h, j,
-                                   n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
-    pairs = res.pop("pairs")
-    res.pop("win_rates")
-    res["reversed_pairs"] = pairs[pairs["reversed"]].to_dict("records")
-    return res
+    s, finish = winrate.system_alignment_deferred(items["model_a"].to_numpy(), items["model_b"].to_numpy(), h, j,
+                                                  level=cfg.level)
+
+    def done(boot: np.ndarray) -> None:
+        res = finish(boot)
+        pairs = res.pop("pairs")
+        res.pop("win_rates")
+        res["reversed_pairs"] = pairs[pairs["reversed"]].to_dict("records")
+        into.update(res)
+    later.add(s, done)
 
 
 def _ppi(items: pd.DataFrame, truth: pd.Series, verdict: pd.Series, cfg: AuditConfig) -> dict[str, Any]:
@@ -174,7 +190,8 @@ def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInpu
         verdicts = {inp.judge: item_verdicts(inp.judgments, cfg.invalid_as) for inp in inputs if inp.pairwise}
     verdicts = {rater_key(j): v for j, v in verdicts.items()}  # a stored judge named 'humans' cannot replace them
     raters = {HUMANS: truth, **verdicts}
-    per = {r: rater_results(items, lab, cfg) for r, lab in raters.items()}
+    later = Replicates(cfg.n_boot, cfg.seed)  # every rater's win rates, matrices and alignment bootstrapped together
+    per = {r: rater_results(items, lab, cfg, later) for r, lab in raters.items()}
     out: dict[str, Any] = {"n_items": int(len(items)), "models": sorted(set(items["model_a"]) | set(items["model_b"])),
                            "raters": list(raters)}
     for key in ("win_rate", "matrix", "bradley_terry", "ranking", "by_category"):
@@ -183,7 +200,7 @@ def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInpu
     out["system_alignment"], out["ppi"], out["plan"] = {}, {}, {}
     for judge, v in verdicts.items():
         if per[HUMANS]["n_items"] and per[judge]["n_items"]:
-            out["system_alignment"][judge] = _alignment(items, truth, v, cfg)
+            _alignment(items, truth, v, cfg, out["system_alignment"].setdefault(judge, {}), later)
             out["ppi"][judge] = (_ppi(items, truth, v, cfg) if draws is None else
                                  active_corrected(items, truth, v, draws, cfg.level))
         try:
@@ -191,7 +208,11 @@ def models_section(items: pd.DataFrame, truth: pd.Series, inputs: list[JudgeInpu
                                       level=cfg.level)
         except ValueError:
             continue
-    out["win_rate_weighted"] = {inp.judge: weighted_section(items, inp.judgments, cfg) for inp in inputs if inp.pairwise}
+    out["win_rate_weighted"] = {inp.judge: weighted_section(items, inp.judgments, cfg, later)
+                                for inp in inputs if inp.pairwise}
+    later.run()
+    for key in ("win_rate", "matrix"):  # filled in by the run
+        out[key] = {r: res[key] for r, res in per.items() if key in res}
     out["lc_win_rate"] = lc_section(items, {inp.judge: inp.judgments for inp in inputs if inp.pairwise}, cfg, lc_texts)
     out["plan_target_halfwidth"] = target_halfwidth
     out["bradley_terry_n_boot"] = min(cfg.n_boot, BT_MAX_BOOT)

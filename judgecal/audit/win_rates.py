@@ -26,7 +26,8 @@ import pandas as pd
 from scipy import special
 
 from judgecal.audit.probe import AuditConfig
-from judgecal.stats.winrate_weighted import item_preferences, weighted_win_rates
+from judgecal.stats.bootstrap import Replicates
+from judgecal.stats.winrate_weighted import item_preferences, weighted_win_rates_deferred
 
 INDEX_KEY = "alpaca_eval_index"
 UNAVAILABLE = ("the length-controlled win rate needs", "alpaca-eval could not fit")
@@ -37,17 +38,24 @@ def _records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
                      "n": int(r["n"])} for k, r in frame.iterrows()}
 
 
-def weighted_section(items: pd.DataFrame, judgments: pd.DataFrame, cfg: AuditConfig) -> dict[str, Any]:
-    """model -> weighted win rate of one judge over ``items`` (``model_a, model_b`` by item id)."""
+def weighted_section(items: pd.DataFrame, judgments: pd.DataFrame, cfg: AuditConfig,
+                     later: Replicates | None = None) -> dict[str, Any]:
+    """model -> weighted win rate of one judge over ``items`` (``model_a, model_b`` by item id); with
+    ``later``, filled in when its replicates are run (:class:`judgecal.stats.bootstrap.Replicates`)."""
     if items.empty:
         return {}
     q = item_preferences(judgments, cfg.invalid_as).reindex(items.index)
     ok = q.notna().to_numpy()
     if not ok.any():
         return {}
-    res = weighted_win_rates(items["model_a"].to_numpy()[ok], items["model_b"].to_numpy()[ok], q.to_numpy()[ok],
-                             n_boot=cfg.n_boot, seed=cfg.seed, level=cfg.level)
-    return _records(res)
+    out: dict[str, Any] = {}
+    reps = Replicates(cfg.n_boot, cfg.seed) if later is None else later
+    s, finish = weighted_win_rates_deferred(items["model_a"].to_numpy()[ok], items["model_b"].to_numpy()[ok],
+                                            q.to_numpy()[ok], level=cfg.level)
+    reps.add(s, lambda boot: out.update(_records(finish(boot))))
+    if later is None:
+        reps.run()
+    return out
 
 
 def lc_section(items: pd.DataFrame, judgments: dict[str, pd.DataFrame], cfg: AuditConfig,

@@ -14,7 +14,7 @@ is most of a narrow bootstrap's time). Outside it nothing is kept.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
@@ -363,6 +363,65 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
         part /= scale
     out[:, np.flatnonzero(~constant)] = part[:, where]
     return out
+
+
+# what :func:`bootstrap_many` stacks for one pass over the weights: at most this many bytes of sums
+STACK_BYTES = 128 * 2**20
+
+
+def bootstrap_many(requests: Sequence[FloatArray], n_boot: int = 2000, seed: int = 0) -> list[FloatArray]:
+    """:func:`bootstrap_sums` of each of ``requests``, the same values, for a fraction of the cost: those of
+    the same number of items whose sums are exact in single precision (integers, halves, ...; :func:`_exact_scale`)
+    are put side by side, so that the weights are drawn or unpacked and streamed through once for all of them
+    (a statistic is the same function of its own columns of ``W @ [S_1 S_2 ...]``). Exact sums give exact
+    products in either precision, so the grouping does not change a bit; sums that are not exact are multiplied
+    on their own, as :func:`bootstrap_sums` would. At most :data:`STACK_BYTES` of sums go side by side."""
+    out: list[FloatArray | None] = [None] * len(requests)
+    arrays = [np.asarray(r) for r in requests]
+    groups: dict[int, list[int]] = {}
+    for k, a in enumerate(arrays):
+        if a.ndim == 2 and a.size and a.dtype == np.float64 and _exact_scale(a) is not None:
+            groups.setdefault(a.shape[0], []).append(k)
+        else:
+            out[k] = bootstrap_sums(a, n_boot, seed)
+    for n, ks in groups.items():
+        per = max(1, STACK_BYTES // (8 * n))  # columns side by side
+        batch: list[int] = []
+        for k in [*ks, -1]:
+            if batch and (k < 0 or sum(arrays[j].shape[1] for j in batch) + arrays[k].shape[1] > per):
+                boot = bootstrap_sums(np.hstack([arrays[j] for j in batch]), n_boot, seed)
+                at = 0
+                for j in batch:
+                    out[j] = boot[:, at:at + arrays[j].shape[1]]
+                    at += arrays[j].shape[1]
+                batch = []
+            if k >= 0:
+                batch.append(k)
+    return [o for o in out if o is not None]
+
+
+class Replicates:
+    """Statistics that wait for their bootstrap replicates: :meth:`add` ``(sums, finish)`` now, and :meth:`run`
+    calls each ``finish(W @ sums)``, all computed together by :func:`bootstrap_many` (one pass over the weights
+    for many raters' statistics instead of one each). Once the sums waiting reach ``budget`` bytes they are run
+    at once, which bounds the memory they hold."""
+
+    def __init__(self, n_boot: int, seed: int, budget: int = STACK_BYTES // 4) -> None:
+        self.n_boot, self.seed, self.budget = n_boot, seed, budget
+        self._pending: list[tuple[FloatArray, Callable[[FloatArray], None]]] = []
+        self._bytes = 0
+
+    def add(self, sums: FloatArray, finish: Callable[[FloatArray], None]) -> None:
+        self._pending.append((sums, finish))
+        self._bytes += np.asarray(sums).nbytes
+        if self._bytes >= self.budget:
+            self.run()
+
+    def run(self) -> None:
+        pending, self._pending, self._bytes = self._pending, [], 0
+        for (_, finish), boot in zip(pending, bootstrap_many([s for s, _ in pending], self.n_boot, self.seed),
+                                     strict=True):
+            finish(boot)
 
 
 def _chunks(n: int, n_boot: int, seed: int,

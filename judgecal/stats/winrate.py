@@ -19,6 +19,7 @@ Inputs are item-oriented: per item the two candidates ``model_a``/``model_b`` an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,8 @@ def swap_debiased(verdict_ab: ArrayLike, verdict_ba: ArrayLike) -> NDArray[np.ob
 def as_objects(x: ArrayLike) -> NDArray[np.object_]:
     """1-D object array with ``None`` for missing values."""
     arr = np.array(pd.Series(x, dtype=object).to_numpy(dtype=object), dtype=object)
-    arr[pd.isna(arr)] = None
+    if pd.api.types.infer_dtype(arr, skipna=False) != "string":  # else every entry a string: none missing
+        arr[pd.isna(arr)] = None
     return arr
 
 
@@ -105,15 +107,28 @@ def win_rates(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *, n_bo
     Returns a frame indexed by model with ``estimate, ci_low, ci_high, n`` (``n`` = comparisons);
     empty input gives an empty frame.
     """
+    s, finish = win_rates_deferred(model_a, model_b, labels, level=level)
+    return finish(bootstrap_sums(s, n_boot, seed))
+
+
+def win_rates_deferred(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *, level: float = 0.95
+                       ) -> tuple[FloatArray, Callable[[FloatArray], pd.DataFrame]]:
+    """:func:`win_rates` in two steps: its per-item sums, and the function of their bootstrap replicates
+    (``W @ sums``) that gives the frame (:class:`judgecal.stats.bootstrap.Replicates` runs many together)."""
     ia, ib, models = model_index(model_a, model_b)
     m = len(models)
     s = model_sums(ia, ib, outcome_scores(labels), m)
     if len(ia) != len(s):
         raise StatsError(f"labels has {len(s)} entries but model_a has {len(ia)}")
-    tot = s.sum(0)
-    boot = bootstrap_sums(s, n_boot, seed)
-    return _frame(safe_ratio(tot[:m], tot[m:]), safe_ratio(boot[:, :m], boot[:, m:]) if boot.size
-                  else np.empty((0, m)), tot[m:], models, level)
+    return s, rates_finish(s.sum(0), m, models, level)
+
+
+def rates_finish(tot: FloatArray, m: int, models: list[str], level: float) -> Callable[[FloatArray], pd.DataFrame]:
+    """The win-rate frame of :func:`model_sums` totals ``tot`` and their replicates."""
+    def finish(boot: FloatArray) -> pd.DataFrame:
+        return _frame(safe_ratio(tot[:m], tot[m:]), safe_ratio(boot[:, :m], boot[:, m:]) if boot.size
+                      else np.empty((0, m)), tot[m:], models, level)
+    return finish
 
 
 def win_rate_matrix(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *, n_boot: int = 2000,
@@ -123,6 +138,13 @@ def win_rate_matrix(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *
     Returns ``{estimate, ci_low, ci_high, n}`` as model x model frames (NaN where two models never
     met, and on the diagonal); ``[c, r] = 1 - [r, c]`` and its interval is the mirror image.
     """
+    s, finish = win_rate_matrix_deferred(model_a, model_b, labels, level=level)
+    return finish(bootstrap_sums(s, n_boot, seed))
+
+
+def win_rate_matrix_deferred(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *, level: float = 0.95
+                             ) -> tuple[FloatArray, Callable[[FloatArray], dict[str, pd.DataFrame]]]:
+    """:func:`win_rate_matrix` in two steps (see :func:`win_rates_deferred`)."""
     ia, ib, models = model_index(model_a, model_b)
     m = len(models)
     score = outcome_scores(labels)
@@ -137,22 +159,24 @@ def win_rate_matrix(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, *
     s[rows, pcode[ok]] = score_lo[ok]
     s[rows, p + pcode[ok]] = 1.0
     tot = s.sum(0)
-    boot = bootstrap_sums(s, n_boot, seed)
-    est = safe_ratio(tot[:p], tot[p:])
-    reps = safe_ratio(boot[:, :p], boot[:, p:]) if boot.size else np.empty((0, p))
-    out = {k: np.full((m, m), np.nan) for k in _COLUMNS}
-    out["n"] = np.zeros((m, m))
-    for k, code in enumerate(pairs):
-        r, c = divmod(int(code), m)
-        cl, ch = percentile_ci(reps[:, k], level)
-        out["estimate"][r, c], out["estimate"][c, r] = est[k], 1 - est[k]
-        out["ci_low"][r, c], out["ci_high"][r, c] = cl, ch
-        out["ci_low"][c, r], out["ci_high"][c, r] = 1 - ch, 1 - cl
-        out["n"][r, c] = out["n"][c, r] = tot[p + k]
-    idx = pd.Index(models, name="model")
-    frames = {k: pd.DataFrame(v, index=idx, columns=idx) for k, v in out.items()}
-    frames["n"] = frames["n"].astype(np.int64)
-    return frames
+
+    def finish(boot: FloatArray) -> dict[str, pd.DataFrame]:
+        est = safe_ratio(tot[:p], tot[p:])
+        reps = safe_ratio(boot[:, :p], boot[:, p:]) if boot.size else np.empty((0, p))
+        out = {k: np.full((m, m), np.nan) for k in _COLUMNS}
+        out["n"] = np.zeros((m, m))
+        for k, code in enumerate(pairs):
+            r, c = divmod(int(code), m)
+            cl, ch = percentile_ci(reps[:, k], level)
+            out["estimate"][r, c], out["estimate"][c, r] = est[k], 1 - est[k]
+            out["ci_low"][r, c], out["ci_high"][r, c] = cl, ch
+            out["ci_low"][c, r], out["ci_high"][c, r] = 1 - ch, 1 - cl
+            out["n"][r, c] = out["n"][c, r] = tot[p + k]
+        idx = pd.Index(models, name="model")
+        frames = {k: pd.DataFrame(v, index=idx, columns=idx) for k, v in out.items()}
+        frames["n"] = frames["n"].astype(np.int64)
+        return frames
+    return s, finish
 
 
 def win_rates_by_category(model_a: ArrayLike, model_b: ArrayLike, labels: ArrayLike, category: ArrayLike, *,
@@ -283,6 +307,13 @@ def system_alignment(model_a: ArrayLike, model_b: ArrayLike, reference: ArrayLik
     reference's CI of its difference excludes 0), with the counts ``n_reversed`` and
     ``n_reversed_significant``.
     """
+    s, finish = system_alignment_deferred(model_a, model_b, reference, judge, level=level)
+    return finish(bootstrap_sums(s, n_boot, seed))
+
+
+def system_alignment_deferred(model_a: ArrayLike, model_b: ArrayLike, reference: ArrayLike, judge: ArrayLike, *,
+                              level: float = 0.95) -> tuple[FloatArray, Callable[[FloatArray], dict[str, Any]]]:
+    """:func:`system_alignment` in two steps (see :func:`win_rates_deferred`)."""
     ia, ib, models = model_index(model_a, model_b)
     m = len(models)
     ref, jud = outcome_scores(reference), outcome_scores(judge)
@@ -292,14 +323,17 @@ def system_alignment(model_a: ArrayLike, model_b: ArrayLike, reference: ArrayLik
     s_ref = model_sums(ia, ib, np.where(both, ref, np.nan), m)
     s_jud = model_sums(ia, ib, np.where(both, jud, np.nan), m)
     s = np.hstack([s_ref[:, :m], s_jud[:, :m], s_ref[:, m:]])
-    tot = s.sum(0)
-    boot = bootstrap_sums(s, n_boot, seed)
+    return s, lambda boot: _alignment_of(s.sum(0), boot, m, models, int(both.sum()), level)
+
+
+def _alignment_of(tot: FloatArray, boot: FloatArray, m: int, models: list[str], n_both: int, level: float
+                  ) -> dict[str, Any]:
     wr_ref, wr_jud = safe_ratio(tot[:m], tot[2 * m:]), safe_ratio(tot[m:2 * m], tot[2 * m:])
     b_ref, b_jud = safe_ratio(boot[:, :m], boot[:, 2 * m:]), safe_ratio(boot[:, m:2 * m], boot[:, 2 * m:])
     seen = np.isfinite(wr_ref)
     x, y, bx, by = wr_ref[seen], wr_jud[seen], b_ref[:, seen], b_jud[:, seen]
     keep = np.isfinite(bx).all(1) & np.isfinite(by).all(1)
-    out: dict[str, Any] = {"n_items": int(both.sum()), "n_models": int(seen.sum())}
+    out: dict[str, Any] = {"n_items": n_both, "n_models": int(seen.sum())}
     nan = float("nan")
     tests = (("spearman", spearman, spearman_rows), ("kendall", kendall_tau_b, kendall_rows))
     for name, point, rows in tests:

@@ -17,13 +17,15 @@ B) over the items where it is a candidate, with an item-bootstrap percentile CI
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from judgecal.errors import StatsError
-from judgecal.stats.bootstrap import bootstrap_sums, safe_ratio
-from judgecal.stats.winrate import _frame, as_objects, model_index, model_sums, outcome_scores
+from judgecal.stats.bootstrap import bootstrap_sums
+from judgecal.stats.winrate import as_objects, model_index, model_sums, outcome_scores, rates_finish
 
 FloatArray = NDArray[np.float64]
 
@@ -63,16 +65,20 @@ def weighted_win_rates(model_a: ArrayLike, model_b: ArrayLike, pref_a: ArrayLike
     """Each model's mean preference probability with an item-bootstrap percentile CI; ``pref_a`` per
     item: the probability that ``model_a`` won (NaN: no comparison). Frame indexed by model with
     ``estimate, ci_low, ci_high, n``."""
+    s, finish = weighted_win_rates_deferred(model_a, model_b, pref_a, level=level)
+    return finish(bootstrap_sums(s, n_boot, seed))
+
+
+def weighted_win_rates_deferred(model_a: ArrayLike, model_b: ArrayLike, pref_a: ArrayLike, *, level: float = 0.95
+                                ) -> tuple[FloatArray, Callable[[FloatArray], pd.DataFrame]]:
+    """:func:`weighted_win_rates` in two steps (:func:`judgecal.stats.winrate.win_rates_deferred`)."""
     ia, ib, models = model_index(model_a, model_b)
     m = len(models)
     q = np.asarray(pref_a, dtype=float)
     if len(q) != len(ia):
         raise StatsError(f"pref_a has {len(q)} entries but model_a has {len(ia)}")
     s = model_sums(ia, ib, q, m)
-    tot = s.sum(0)
-    boot = bootstrap_sums(s, n_boot, seed)
-    return _frame(safe_ratio(tot[:m], tot[m:]), safe_ratio(boot[:, :m], boot[:, m:]) if boot.size
-                  else np.empty((0, m)), tot[m:], models, level)
+    return s, rates_finish(s.sum(0), m, models, level)
 
 
 def item_preferences(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Series:
