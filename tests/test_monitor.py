@@ -195,3 +195,29 @@ def test_a_time_beyond_the_calendar_in_utc_is_refused_in_one_line(tmp_path, caps
     assert main(["import", str(rec_ok), "-w", str(tmp_path / "ws")]) == 0
     assert main(["import", str(verdicts), "--as", "judgments", "-w", str(tmp_path / "ws")]) == 2
     assert f"{verdicts}:1: time: " in capsys.readouterr().err
+
+
+def test_a_probe_copy_is_not_one_of_the_judges_verdicts_on_the_traffic(llmbar, tmp_path, capsys):
+    """A probe's copy of an item (source ``probe:...``), even with a period and a truth, and a mutated verdict
+    are left out of the series; the items' own verdicts stay."""
+    from judgecal.data.records import Candidate, Consensus, Item, Judgment
+
+    ws = build_workspace(write_files(llmbar, tmp_path / "f", switch=None), tmp_path / "ws")
+    capsys.readouterr()
+    assert main(["monitor", "-w", ws, "--by", "period", "--json"]) == 0
+    before = json.loads(capsys.readouterr().out)["periods"]
+    with Workspace(Path(ws), create=False) as w:
+        (stored, spec), = w.judgments_repo.judge_spec_hashes(["production-judge"])
+        first = llmbar["items"][0].item_id
+        w.items_repo.add_items([Item("probe:position/x1", "p", [Candidate("a"), Candidate("b")], source="probe:position",
+                                     metadata={"period": "2024-01"})])
+        truth = w.annotations_repo.consensus_labels("ds")
+        w.annotations_repo.set_consensus([*(Consensus(str(i), "ds", str(v)) for i, v in truth.items()),
+                                          Consensus("probe:position/x1", "ds", "A")], "ds")
+        w.judgments_repo.add_judgments([
+            Judgment("k-probe", "probe:position/x1", stored, spec, verdict="B", raw="B"),
+            Judgment("k-mutated", first, stored, spec, mutation="paraphrase", verdict="B", raw="B")])
+    assert main(["monitor", "-w", ws, "--by", "period", "--json"]) == 0
+    after = json.loads(capsys.readouterr().out)["periods"]
+    assert [(r["period"], r["n"], r["agreement"]) for r in after] == [(r["period"], r["n"], r["agreement"])
+                                                                      for r in before]

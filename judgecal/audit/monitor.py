@@ -209,10 +209,14 @@ def _when(ws: Workspace, jf: pd.DataFrame, ids: pd.Index, read: dict[str, Any] |
     when = _item_when(ws).reindex(ids) if read is None else read["when"].reindex(ids)
     live = jf["env"].notna().to_numpy() if "env" in jf else np.zeros(len(jf), dtype=bool)
     for col in ("time", "period"):
-        said = jf[~live].dropna(subset=[col]).drop_duplicates("item_id").set_index("item_id")[col]
-        when[col] = said.reindex(ids).fillna(when[col])
-    stamp = jf[live].dropna(subset=["time"]).drop_duplicates("item_id").set_index("item_id")["time"]
-    when["time"] = when["time"].fillna(stamp.reindex(ids))
+        rows = ~live & jf[col].notna().to_numpy()
+        if rows.any():  # most records say neither: the items' own stand
+            said = jf[rows].drop_duplicates("item_id").set_index("item_id")[col]
+            when[col] = said.reindex(ids).fillna(when[col])
+    rows = live & jf["time"].notna().to_numpy()
+    if rows.any():
+        stamp = jf[rows].drop_duplicates("item_id").set_index("item_id")["time"]
+        when["time"] = when["time"].fillna(stamp.reindex(ids))
     return when
 
 
@@ -253,8 +257,12 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
                            name="consensus")
     facts = read["facts"]
     jf = _judge_rows(ws, judge, frame)
-    jf = jf[(jf["mutation"] == "none").to_numpy() & ~jf["item_id"].map(facts["source"]).astype(str)
-            .str.startswith("probe:").to_numpy()]
+    if "probe_items" not in read:  # a probe's copies are not the judge's verdicts on the traffic
+        read["probe_items"] = facts.index[facts["source"].astype(str).str.startswith("probe:").to_numpy()]
+    keep = (jf["mutation"] == "none").to_numpy()
+    if len(read["probe_items"]):
+        keep = keep & ~jf["item_id"].isin(read["probe_items"]).to_numpy()
+    jf = jf[keep]
     verdict = _verdicts(jf, facts["task"])
     # a lookup in the truth's index (hashed): isin on text indexes converts every value of the truth one by one
     verdict = verdict[verdict.notna().to_numpy() & (truth.index.unique().get_indexer(verdict.index) >= 0)]
