@@ -259,7 +259,7 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     jf = _judge_rows(ws, judge, frame)
     if "probe_items" not in read:  # a probe's copies are not the judge's verdicts on the traffic
         read["probe_items"] = facts.index[facts["source"].astype(str).str.startswith("probe:").to_numpy()]
-    keep = (jf["mutation"] == "none").to_numpy()
+    keep: NDArray[np.bool_] = (jf["mutation"] == "none").to_numpy()
     if len(read["probe_items"]):
         keep = keep & ~jf["item_id"].isin(read["probe_items"]).to_numpy()
     jf = jf[keep]
