@@ -324,10 +324,23 @@ def test_spec_file_names_the_judge_and_moving_to_it_needs_replace(tmp_path, caps
     assert _dump(ws_dir) == before
     # ... unless the import is told to replace it: every judgment moves to the spec
     assert main(["import", str(VERDICTS), "--as", "judgments", "--spec", str(SPEC), "--replace", "-w", ws]) == 0
-    assert "40 replaced" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "40 replaced" in out and "note" not in out  # backend: import, a judge that ran elsewhere
     with Workspace(ws_dir, create=False) as w:
         assert set(w.judgments_repo.judgments_frame()["spec_hash"]) == {load_spec(str(SPEC)).spec_hash}
         assert w.judgments_repo.judges() == [JUDGE]
+
+
+def test_a_spec_naming_a_backend_judgecal_does_not_run_is_kept_and_said(tmp_path, capsys):
+    ws_dir = _ws_with_items(tmp_path)
+    spec = tmp_path / "bedrock.yaml"
+    spec.write_text(f"name: {JUDGE}\nbackend: bedrock\nmodel: claude-x\n", "utf-8")
+    assert main(["import", str(VERDICTS), "--as", "judgments", "--spec", str(spec), "-w", str(ws_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "imported 40 new judgments" in out
+    assert f"note: backend 'bedrock' of {spec} is not one judgecal runs" in out
+    with Workspace(ws_dir, create=False) as w:
+        assert set(w.judgments_repo.judgments_frame()["spec_hash"]) == {load_spec(str(spec)).spec_hash}
 
 
 def test_bad_spec_file_is_a_usage_error(tmp_path, capsys):

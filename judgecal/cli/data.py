@@ -177,6 +177,15 @@ def _import_judgments(args: argparse.Namespace) -> int:
     with open_workspace(args, create=False) as ws:
         res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
         notes = _lookalike_notes(ws, judges=set(res.judges))
+    if spec is not None:
+        from judgecal.judges.registry import BACKENDS
+
+        # a recorded judge may have run anywhere (``backend: import`` says so); one judgecal cannot call again is said
+        if spec.backend not in {*BACKENDS, "import", "replay", "metric"}:
+            notes.append(term(f"  note: backend {spec.backend!r} of {args.spec} is not one judgecal runs (it runs "
+                              f"{', '.join(sorted(BACKENDS))}): the verdicts are kept as recorded, and commands "
+                              "that call the judge again (judge, regrade, stability) cannot run it; `backend: "
+                              "import` marks a judge that ran elsewhere"))
     if not (res.new or res.replaced):
         print(f"nothing new in {term(args.source)}: its {res.unchanged} judgments from {len(res.judges)} judge(s) "
               f"({term(', '.join(res.judges))}) are already stored")
