@@ -190,3 +190,36 @@ def test_live_calls_are_stamped_and_read_by_day_but_add_no_over_time_section(tmp
         w._db.conn.execute("UPDATE judgments SET period = 'batch-1'")
         w._db.conn.commit()
         assert default_by(w) == "period"
+
+
+def test_a_periods_fingerprint_is_its_items_and_nothing_else():
+    """The digest of a period depends on the set of its items' hashes (not their order), changes with any one
+    item's value (a count as a number, a verdict as text, a missing value apart from every value), and only for
+    that item's period."""
+    import numpy as np
+    import pandas as pd
+
+    from judgecal.audit.period_cache import item_hashes, period_fingerprints, value_hashes
+
+    ids = pd.Index([f"i{k}" for k in range(12)], dtype=object)
+    period = pd.Series(["w1"] * 6 + ["w2"] * 5 + [None], index=ids, dtype=object)
+    verdict = pd.Series(list("ABAB") + ["tie"] * 8, index=ids, dtype=object)
+    calls = pd.Series(np.arange(12), index=ids)
+    base = period_fingerprints(item_hashes({"verdict": verdict, "calls": calls}, ids), ids, period, "s")
+    assert sorted(base) == ["w1", "w2"]  # the item without a period is in none
+    flip = np.random.default_rng(0).permutation(12)
+    assert period_fingerprints(item_hashes({"verdict": verdict, "calls": calls}, ids)[flip], ids[flip], period,
+                               "s") == base
+    for changed in ({"verdict": verdict.mask(ids == "i7", "A"), "calls": calls},
+                    {"verdict": verdict, "calls": calls.mask(ids == "i7", 100)},
+                    {"verdict": verdict, "calls": calls.astype(float).mask(ids == "i7")}):  # missing
+        got = period_fingerprints(item_hashes(changed, ids), ids, period, "s")
+        assert got["w1"] == base["w1"] and got["w2"] != base["w2"]
+    assert period_fingerprints(item_hashes({"verdict": verdict, "calls": calls}, ids), ids, period, "t") != base
+    assert period_fingerprints(np.zeros(0, dtype=np.uint64), ids[:0], period, "s") == {}
+    # a number is hashed as a number: 1 and 1.0 alike, NaN apart from 0; text as text
+    assert value_hashes(pd.Series([1, 0]), pd.RangeIndex(2)).tolist() == \
+        value_hashes(pd.Series([1.0, 0.0]), pd.RangeIndex(2)).tolist()
+    assert len(set(value_hashes(pd.Series([0.0, np.nan]), pd.RangeIndex(2)).tolist())) == 2
+    assert value_hashes(pd.Series(["A", None], dtype=object), pd.RangeIndex(3))[1] != \
+        value_hashes(pd.Series(["A", None], dtype=object), pd.RangeIndex(3))[0]

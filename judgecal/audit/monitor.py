@@ -291,7 +291,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
                           "time": _hashes(read, "time", lambda: read["when"]["time"], ids) if not own else when["time"],
                           "invalid": invalid["sum"], "calls": invalid["count"],
                           "labels": _hashes(read, "labels", lambda: _label_rows(wide), ids,
-                                            json.dumps([None] * len(wide.columns)) if len(wide) else None)}, ids)
+                                            json.dumps([None] * len(wide.columns)) if len(wide) else None)}, ids,
+                         _hashes(read, "ids", lambda: pd.Series(truth.index.astype(str), index=truth.index), ids))
     settings = json.dumps([judge, by, consensus, alpha, list(wide.columns)])
     fingerprints = period_fingerprints(hashes, ids, kept, settings)
     groups = {str(p): idx for p, idx in kept.groupby(kept).groups.items()}
