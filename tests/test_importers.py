@@ -100,7 +100,7 @@ CASES = {
     "parquet_float_id_beyond_2_53": (lambda p: pd.DataFrame({"id": [1.0, 2.0**53, None], "prompt": ["p"] * 3,
                                                               "response_a": ["a"] * 3, "response_b": ["b"] * 3})
                                      .to_parquet(p / "x.parquet") or p / "x.parquet", 2, "id",
-                                     "is the float 9007199254740992, beyond 2**53"),
+                                     "is the float 9007199254740992, of magnitude 2**53 or more"),
 }
 
 
@@ -111,7 +111,7 @@ def test_whole_float_ids_are_integers_below_2_53_only():
     assert whole_id(-(2.0**53) + 1) == -(2**53) + 1
     assert whole_id(2.0**53) == 2.0**53 and type(whole_id(2.0**53)) is float
     assert whole_id(3.5) == 3.5 and whole_id("3.0") == "3.0"
-    assert "beyond 2**53" in id_problem(2.0**60)
+    assert "2**53 or more" in id_problem(2.0**60)
     assert id_problem(3.5) == "must be a non-empty string or an integer, got the float 3.5"
     assert id_problem(None) == "must be a non-empty string or an integer"
 
@@ -130,6 +130,8 @@ def test_names_that_read_the_same_are_told_apart_on_import(tmp_path, capsys):
            "as 2 models" in out
     assert "the annotators 'ann1', 'ann1 ' differ only" in out
     assert "judges" not in out
+    assert main(["import", str(f), "-w", str(tmp_path / "ws")]) == 0  # the same file again: no new name, no note
+    assert "note" not in capsys.readouterr().out
     with Workspace(tmp_path / "ws", create=False) as ws:  # kept as written: nothing the user gave is changed
         assert ws.items_repo.model_names() == {"gpt-4o", "GPT-4o ", "llama-3-8b"}
         assert ws.annotations_repo.annotator_names() == {"ann1", "ann1 ", "ann2"}
@@ -225,4 +227,4 @@ def test_verdicts_of_whole_float_item_ids_find_their_items(tmp_path, capsys):
     assert sorted(zip(got["item_id"], got["verdict"], strict=True)) == [("1", "A"), ("2", "B")]
     pd.DataFrame({"item_id": [2.0**53], "judge": ["j"], "verdict": ["A"]}).to_parquet(tmp_path / "big.parquet")
     assert main(["import", str(tmp_path / "big.parquet"), "--as", "judgments", "-w", str(tmp_path / "ws")]) == 2
-    assert "big.parquet:1: item_id: is the float 9007199254740992, beyond 2**53" in capsys.readouterr().err
+    assert "big.parquet:1: item_id: is the float 9007199254740992, of magnitude 2**53 or more" in capsys.readouterr().err

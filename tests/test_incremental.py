@@ -221,5 +221,6 @@ def test_a_periods_fingerprint_is_its_items_and_nothing_else():
     assert value_hashes(pd.Series([1, 0]), pd.RangeIndex(2)).tolist() == \
         value_hashes(pd.Series([1.0, 0.0]), pd.RangeIndex(2)).tolist()
     assert len(set(value_hashes(pd.Series([0.0, np.nan]), pd.RangeIndex(2)).tolist())) == 2
+    assert len(set(value_hashes(pd.Series([2**53, 2**53 + 1, 2**63 - 1, 2**63 - 2]), pd.RangeIndex(4)).tolist())) == 4
     assert value_hashes(pd.Series(["A", None], dtype=object), pd.RangeIndex(3))[1] != \
         value_hashes(pd.Series(["A", None], dtype=object), pd.RangeIndex(3))[0]

@@ -121,7 +121,10 @@ def test_bootstrap_many_gives_each_request_its_own_replicates_bit_for_bit(shared
                 np.ones((n, 2)),  # constant columns
                 rng.random((n, 3)),  # not exact: alone, in double precision
                 rng.integers(0, 3, size=(n // 2, 2)).astype(float),  # another number of items
-                rng.integers(0, 3, size=(n, 4)).astype(float)]
+                rng.integers(0, 3, size=(n, 4)).astype(float),
+                np.full((n, 1), -0.0),  # a constant -0.0 stays -0.0
+                # exact alone (40,000 x 400 items < 2**24) but not beside the halves (scaled by 2): a batch of its own
+                rng.integers(0, 40_000, size=(n, 2)).astype(float)]
     requests.append(requests[0].copy())  # the same columns twice
     with stats.shared_weights() if shared else contextlib.nullcontext():
         one_by_one = [stats.bootstrap_sums(r, 150, 4) for r in requests]
@@ -133,13 +136,17 @@ def test_bootstrap_many_gives_each_request_its_own_replicates_bit_for_bit(shared
         for want, have in zip(one_by_one, got, strict=True):
             assert have.shape == want.shape
             np.testing.assert_array_equal(have, want)
+            assert (np.signbit(have) == np.signbit(want)).all()
     # Replicates: each finish gets its own request's replicates, in the order added, and runs early once
     # the waiting sums pass its budget
     seen: dict[int, np.ndarray] = {}
-    later = stats.Replicates(150, 4, budget=requests[0].nbytes * 3)
+    later = stats.Replicates(150, 4, budget=8 * 8 * (n + 300))  # eight columns of sums and replicates
     for k, r in enumerate(requests):
         later.add(r, lambda boot, k=k: seen.__setitem__(k, boot))
-    assert 0 < len(seen) < len(requests)  # the budget ran the first ones already
+        if k == 1:
+            assert not seen  # seven columns wait
+        if k == 2:
+            assert sorted(seen) == [0, 1, 2]  # nine: the budget ran them
     later.run()
     assert sorted(seen) == list(range(len(requests)))
     for k, want in enumerate(one_by_one):

@@ -34,7 +34,10 @@ def value_hashes(s: pd.Series, index: pd.Index) -> NDArray[np.uint64]:
     one as NaN), anything else's as text (a missing value as ``None``)."""
     got = s.reindex(index)
     if pd.api.types.is_numeric_dtype(got.dtype) and not pd.api.types.is_bool_dtype(got.dtype):
-        return np.asarray(pd.util.hash_array(got.to_numpy(dtype=np.float64, na_value=np.nan)), dtype=np.uint64)
+        x = got.to_numpy(dtype=np.float64, na_value=np.nan)
+        # every integer below 2**53 is a double of its own; beyond, two could be one: those are hashed as text
+        if pd.api.types.is_float_dtype(got.dtype) or not (np.abs(x[np.isfinite(x)]) >= 2.0**53).any():
+            return np.asarray(pd.util.hash_array(x), dtype=np.uint64)
     col = got.astype(object).where(got.notna(), None)
     if pd.api.types.infer_dtype(col, skipna=True) not in ("string", "empty"):
         col = col.astype(str)  # text and None hash alike either way; other values are written as text first

@@ -79,26 +79,36 @@ def cmd_import(args: argparse.Namespace) -> int:
         # a file is validated completely before the workspace is opened, so a bad file creates nothing
         parsed = validate_file(args.source, task=args.task, source=args.name, progress=bar.report, declared=declared)
         with open_workspace(args) as ws:
+            before = _stored_names(ws, ("models", "annotators"))
             res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed,
                               progress=bar.report, declared=declared)
-            notes = _lookalike_notes(ws, models={c.model for it in res.items for c in it.candidates if c.model},
-                                     annotators={a.annotator for a in res.annotations})
+            notes = _lookalike_notes(before, {"models": {c.model for it in res.items for c in it.candidates if c.model},
+                                              "annotators": {a.annotator for a in res.annotations}})
     print("\n".join([_import_words(res, term(args.source)) + degenerate_note(res.counts), *notes]))
     return 0
 
 
-def _lookalike_notes(ws: Any, judges: set[str] | None = None, models: set[str] | None = None,
-                     annotators: set[str] | None = None) -> list[str]:
-    """A line for each group of names just imported that reads the same as another name in the workspace
-    (``"gpt-4"`` beside ``"gpt-4 "``, :func:`judgecal.data.names.lookalikes`): they stay apart, and would be
-    counted as two judges, models or annotators without a word."""
+NAME_KINDS = ("judges", "models", "annotators")
+
+
+def _stored_names(ws: Any, kinds: tuple[str, ...] = NAME_KINDS) -> dict[str, set[str]]:
+    """The workspace's judges, models and annotators (those of ``kinds``), read before an import writes."""
+    read = {"judges": lambda: set(ws.judgments_repo.judges()), "models": ws.items_repo.model_names,
+            "annotators": ws.annotations_repo.annotator_names}
+    return {kind: read[kind]() for kind in kinds}
+
+
+def _lookalike_notes(before: dict[str, set[str]], names: dict[str, set[str]]) -> list[str]:
+    """A line for each group of names that reads the same but for case, spacing or invisible characters
+    (``"gpt-4"`` beside ``"gpt-4 "``, :func:`judgecal.data.names.lookalikes`), one of them new with this import
+    (``names``: the file's, by kind; ``before``: the workspace's before it): they stay apart, and would be counted
+    as two judges, models or annotators without a word. A file imported again adds no name, and no line."""
     from judgecal.data.names import lookalikes
 
-    kinds = (("judges", judges, ws.judgments_repo.judges), ("models", models, ws.items_repo.model_names),
-             ("annotators", annotators, ws.annotations_repo.annotator_names))
     return [term(f"  note: the {kind} {', '.join(repr(n) for n in group)} differ only in case, spacing or invisible "
                  f"characters; they are kept as {len(group)} {kind} (give them one name to count them as one)")
-            for kind, new, stored in kinds if new for group in lookalikes(new, stored())]
+            for kind in NAME_KINDS if names.get(kind)
+            for group in lookalikes(names[kind] - before[kind], before[kind] | names[kind])]
 
 
 def _other_format(source: str) -> bool:
@@ -125,10 +135,12 @@ def _import_format(args: argparse.Namespace) -> int:
     lines = format_summary(mapped, args.source, detected=args.fmt in (None, "auto"))
     if mapped.items or mapped.external:
         with open_workspace(args, create=not mapped.external) as ws:
+            before = _stored_names(ws)
             w = write(ws, mapped, replace_changed=args.replace)
-            notes = _lookalike_notes(ws, judges={j.judge for j in mapped.judgments.values()},
-                                     models={c.model for it in mapped.items.values() for c in it.candidates if c.model},
-                                     annotators={a.annotator for a in mapped.annotations})
+            notes = _lookalike_notes(before, {
+                "judges": {j.judge for j in mapped.judgments.values()},
+                "models": {c.model for it in mapped.items.values() for c in it.candidates if c.model},
+                "annotators": {a.annotator for a in mapped.annotations}})
         lines.append(f"  written: {w['items']} new items ({w['items_there']} already there), {w['judgments']} new "
                      f"judgments ({w['judgments_there']} already there" + (f", {w['replaced']} replaced" if w["replaced"]
                                                                              else "") + ")")
@@ -175,8 +187,9 @@ def _import_judgments(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.source}: {not_a_file(source)}")
     spec = load_spec(args.spec) if args.spec else None  # a SpecError is a JudgecalError: one line, exit 2
     with open_workspace(args, create=False) as ws:
+        before = _stored_names(ws, ("judges",))
         res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
-        notes = _lookalike_notes(ws, judges=set(res.judges))
+        notes = _lookalike_notes(before, {"judges": set(res.judges)})
     if spec is not None:
         from judgecal.judges.registry import BACKENDS
 
@@ -187,8 +200,8 @@ def _import_judgments(args: argparse.Namespace) -> int:
                               "that call the judge again (judge, regrade, stability) cannot run it; `backend: "
                               "import` marks a judge that ran elsewhere"))
     if not (res.new or res.replaced):
-        print(f"nothing new in {term(args.source)}: its {res.unchanged} judgments from {len(res.judges)} judge(s) "
-              f"({term(', '.join(res.judges))}) are already stored")
+        print("\n".join([f"nothing new in {term(args.source)}: its {res.unchanged} judgments from {len(res.judges)} "
+                         f"judge(s) ({term(', '.join(res.judges))}) are already stored", *notes]))
         return 0
     print(f"imported {res.new} new judgments from {len(res.judges)} judge(s) ({term(', '.join(res.judges))}) in "
           f"{term(args.source)}; {res.unchanged} already stored, {res.replaced} replaced"

@@ -73,7 +73,7 @@ _EXACT_FLOAT = 2**53
 
 
 def whole_id(value: Any) -> Any:
-    """An id written as a whole-number float (``3.0``, as a Parquet or CSV column with a missing value
+    """An id written as a whole-number float (``3.0``, as a Parquet or JSON column with a missing value
     stores integers) is that integer, when it is below 2**53 in magnitude (where every integer is a float of
     its own); anything else unchanged (and refused as an id, :func:`id_problem`)."""
     if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < _EXACT_FLOAT:
@@ -86,7 +86,7 @@ def id_problem(value: Any) -> str:
     float, which one."""
     if isinstance(value, float) and not isinstance(value, bool):
         if math.isfinite(value) and value.is_integer():
-            return (f"is the float {value:.17g}, beyond 2**53, where distinct integer ids can be stored as the same "
+            return (f"is the float {value:.17g}, of magnitude 2**53 or more, where distinct integer ids can be stored as the same "
                     "float: write the ids as text (or as integers, not floats)")
         return f"must be a non-empty string or an integer, got the float {value!r}"
     return "must be a non-empty string or an integer"

@@ -89,7 +89,7 @@ def _judge(v: Any) -> str:
 
 
 def _id(v: Any) -> str:
-    v = whole_id(v)  # 3.0, as a Parquet or CSV column with a missing value stores integers, is item 3
+    v = whole_id(v)  # 3.0, as a Parquet column with a missing value stores integers, is item 3
     if isinstance(v, bool) or not isinstance(v, (str, int)) or str(v).strip() == "":
         raise _Bad(id_problem(v))
     return str(v)

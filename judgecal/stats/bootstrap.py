@@ -369,51 +369,69 @@ def bootstrap_sums(sums: FloatArray, n_boot: int = 2000, seed: int = 0) -> Float
 STACK_BYTES = 128 * 2**20
 
 
+def _footprint(n: int, cols: int, n_boot: int) -> int:
+    """Bytes that ``cols`` columns of sums over ``n`` items take side by side, with their replicates (held twice
+    while they are multiplied)."""
+    return 8 * cols * (n + 2 * max(n_boot, 0))
+
+
 def bootstrap_many(requests: Sequence[FloatArray], n_boot: int = 2000, seed: int = 0) -> list[FloatArray]:
     """:func:`bootstrap_sums` of each of ``requests``, the same values, for a fraction of the cost: those of
     the same number of items whose sums are exact in single precision (integers, halves, ...; :func:`_exact_scale`)
     are put side by side, so that the weights are drawn or unpacked and streamed through once for all of them
-    (a statistic is the same function of its own columns of ``W @ [S_1 S_2 ...]``). Exact sums give exact
-    products in either precision, so the grouping does not change a bit; sums that are not exact are multiplied
-    on their own, as :func:`bootstrap_sums` would. At most :data:`STACK_BYTES` of sums go side by side."""
+    (a statistic is the same function of its own columns of ``W @ [S_1 S_2 ...]``). A batch stays exact side by
+    side (its largest value at its finest scale keeps every replicated total below 2**24), and exact sums give
+    exact products, so the grouping does not change a bit; sums that are not exact are multiplied on their own,
+    as :func:`bootstrap_sums` would. A batch and its replicates take at most :data:`STACK_BYTES`."""
     out: list[FloatArray | None] = [None] * len(requests)
     arrays = [np.asarray(r) for r in requests]
-    groups: dict[int, list[int]] = {}
+    groups: dict[int, list[tuple[int, float, float]]] = {}  # n -> (request, its scale, its largest magnitude)
     for k, a in enumerate(arrays):
-        if a.ndim == 2 and a.size and a.dtype == np.float64 and _exact_scale(a) is not None:
-            groups.setdefault(a.shape[0], []).append(k)
-        else:
+        scale = _exact_scale(a) if a.ndim == 2 and a.size and a.dtype == np.float64 else None
+        if scale is None:
             out[k] = bootstrap_sums(a, n_boot, seed)
-    for n, ks in groups.items():
-        per = max(1, STACK_BYTES // (8 * n))  # columns side by side
+        else:
+            groups.setdefault(a.shape[0], []).append((k, scale, max(float(a.max()), -float(a.min()))))
+
+    def run(n: int, batch: list[int]) -> None:
+        boot = bootstrap_sums(np.hstack([arrays[j] for j in batch]), n_boot, seed)
+        at = 0
+        for j in batch:
+            out[j] = boot[:, at:at + arrays[j].shape[1]]
+            at += arrays[j].shape[1]
+
+    for n, members in groups.items():
         batch: list[int] = []
-        for k in [*ks, -1]:
-            if batch and (k < 0 or sum(arrays[j].shape[1] for j in batch) + arrays[k].shape[1] > per):
-                boot = bootstrap_sums(np.hstack([arrays[j] for j in batch]), n_boot, seed)
-                at = 0
-                for j in batch:
-                    out[j] = boot[:, at:at + arrays[j].shape[1]]
-                    at += arrays[j].shape[1]
-                batch = []
-            if k >= 0:
-                batch.append(k)
-    return [o for o in out if o is not None]
+        cols, scale, big = 0, 1.0, 0.0
+        for k, sc, bg in members:
+            wider = cols + arrays[k].shape[1]
+            if batch and (_footprint(n, wider, n_boot) > STACK_BYTES or max(big, bg) * max(scale, sc) * n >= _EXACT32):
+                run(n, batch)
+                batch, cols, scale, big = [], 0, 1.0, 0.0
+            batch.append(k)
+            cols, scale, big = cols + arrays[k].shape[1], max(scale, sc), max(big, bg)
+        run(n, batch)
+    assert all(o is not None for o in out)
+    return out  # type: ignore[return-value]
 
 
 class Replicates:
     """Statistics that wait for their bootstrap replicates: :meth:`add` ``(sums, finish)`` now, and :meth:`run`
     calls each ``finish(W @ sums)``, all computed together by :func:`bootstrap_many` (one pass over the weights
-    for many raters' statistics instead of one each). Once the sums waiting reach ``budget`` bytes they are run
-    at once, which bounds the memory they hold."""
+    for many raters' statistics instead of one each). ``sums`` is kept as given (not copied) until it is run.
+    Once the sums waiting and their replicates reach ``budget`` bytes (a quarter of :data:`STACK_BYTES` unless
+    given) they are run at once, which bounds the memory they hold."""
 
-    def __init__(self, n_boot: int, seed: int, budget: int = STACK_BYTES // 4) -> None:
-        self.n_boot, self.seed, self.budget = n_boot, seed, budget
+    def __init__(self, n_boot: int, seed: int, budget: int | None = None) -> None:
+        self.n_boot, self.seed = n_boot, seed
+        self.budget = STACK_BYTES // 4 if budget is None else budget
         self._pending: list[tuple[FloatArray, Callable[[FloatArray], None]]] = []
         self._bytes = 0
 
     def add(self, sums: FloatArray, finish: Callable[[FloatArray], None]) -> None:
         self._pending.append((sums, finish))
-        self._bytes += np.asarray(sums).nbytes
+        a = np.asarray(sums)
+        self._bytes += _footprint(a.shape[0], a.shape[1] if a.ndim == 2 else 1, self.n_boot)
         if self._bytes >= self.budget:
             self.run()
 

@@ -180,10 +180,9 @@ class ItemsRepository(Repository):
         return pd.Series(list(found.values()), index=pd.Index(list(found), dtype=object), dtype=object)
 
     def model_names(self) -> set[str]:
-        """Every model named by a stored item's response."""
-        q = ("SELECT DISTINCT json_extract(c.value, '$.model') FROM items, json_each(items.data, '$.candidates') c "
-             "WHERE json_extract(c.value, '$.model') IS NOT NULL")
-        return {r[0] for r in self._conn.execute(q)}
+        """Every model named by a stored item's first or second response (an item has one or two)."""
+        q = "SELECT DISTINCT json_extract(data, '$.candidates[0].model'), json_extract(data, '$.candidates[1].model') FROM items"
+        return {m for row in self._conn.execute(q) for m in row if isinstance(m, str)}
 
     def sources(self) -> list[str]:
         return [r[0] for r in self._conn.execute("SELECT DISTINCT source FROM items ORDER BY source")]
