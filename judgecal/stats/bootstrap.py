@@ -13,6 +13,7 @@ is most of a narrow bootstrap's time). Outside it nothing is kept.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -418,28 +419,54 @@ def bootstrap_many(requests: Sequence[FloatArray], n_boot: int = 2000, seed: int
 class Replicates:
     """Statistics that wait for their bootstrap replicates: :meth:`add` ``(sums, finish)`` now, and :meth:`run`
     calls each ``finish(W @ sums)``, all computed together by :func:`bootstrap_many` (one pass over the weights
-    for many raters' statistics instead of one each). ``sums`` is kept as given (not copied) until it is run.
-    Once the sums waiting and their replicates reach ``budget`` bytes (a quarter of :data:`STACK_BYTES` unless
-    given) they are run at once, which bounds the memory they hold."""
+    for many raters' statistics instead of one each).
+
+    The columns of sums that are exact in single precision are kept once each: a column that several statistics
+    share (whether an item was rated, the humans' scores beside every judge, one judge's scores in its win rates,
+    its matrix and its alignment) is copied and multiplied once, and its replicates handed to each. Sums that are
+    not exact are kept whole, as given (not copied). Once the columns waiting and their replicates reach
+    ``budget`` bytes (half of :data:`STACK_BYTES` unless given) they are run at once, which bounds their memory."""
 
     def __init__(self, n_boot: int, seed: int, budget: int | None = None) -> None:
         self.n_boot, self.seed = n_boot, seed
-        self.budget = STACK_BYTES // 4 if budget is None else budget
-        self._pending: list[tuple[FloatArray, Callable[[FloatArray], None]]] = []
+        self.budget = STACK_BYTES // 2 if budget is None else budget
+        self._columns: list[FloatArray] = []  # distinct exact columns, each (n, 1)
+        self._seen: dict[tuple[int, bytes], int] = {}
+        self._whole: list[FloatArray] = []  # sums that are not exact, as given
+        # each statistic: its columns' places in _columns, or (None, its place in _whole); and its finish
+        self._pending: list[tuple[list[int] | None, int, Callable[[FloatArray], None]]] = []
         self._bytes = 0
 
     def add(self, sums: FloatArray, finish: Callable[[FloatArray], None]) -> None:
-        self._pending.append((sums, finish))
         a = np.asarray(sums)
-        self._bytes += _footprint(a.shape[0], a.shape[1] if a.ndim == 2 else 1, self.n_boot)
+        if a.ndim == 2 and a.size and a.dtype == np.float64 and _exact_scale(a) is not None:
+            places = []
+            for j in range(a.shape[1]):
+                col = np.ascontiguousarray(a[:, j])
+                key = (a.shape[0], hashlib.blake2b(col.tobytes(), digest_size=16).digest())
+                if key not in self._seen:
+                    self._seen[key] = len(self._columns)
+                    self._columns.append(col.reshape(-1, 1).copy())
+                    self._bytes += _footprint(a.shape[0], 1, self.n_boot)
+                places.append(self._seen[key])
+            self._pending.append((places, 0, finish))
+        else:
+            self._whole.append(a)
+            self._pending.append((None, len(self._whole) - 1, finish))
+            self._bytes += _footprint(a.shape[0] if a.ndim else 0, a.shape[1] if a.ndim == 2 else 1, self.n_boot)
         if self._bytes >= self.budget:
             self.run()
 
     def run(self) -> None:
-        pending, self._pending, self._bytes = self._pending, [], 0
-        for (_, finish), boot in zip(pending, bootstrap_many([s for s, _ in pending], self.n_boot, self.seed),
-                                     strict=True):
-            finish(boot)
+        columns, whole, pending = self._columns, self._whole, self._pending
+        self._columns, self._seen, self._whole, self._pending, self._bytes = [], {}, [], [], 0
+        boot = bootstrap_many([*columns, *whole], self.n_boot, self.seed)
+        del columns
+        for places, at, finish in pending:
+            if places is None:
+                finish(boot[len(boot) - len(whole) + at])
+            else:
+                finish(np.hstack([boot[k] for k in places]) if places else np.empty((max(self.n_boot, 0), 0)))
 
 
 def _chunks(n: int, n_boot: int, seed: int,

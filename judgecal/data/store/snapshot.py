@@ -282,17 +282,21 @@ def save_json(folder: Path, name: str, key: str, value: Any) -> None:
 
 def _appended(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     """``old``'s rows then ``new``'s, each column as one read of both would have typed it: a categorical's
-    categories in order of first appearance, an integer column nullable when either part has a gap."""
+    categories in order of first appearance, an integer column nullable when either part has a gap. ``old``'s
+    columns are taken out of it one by one as they are joined (its columns are blocks of their own, as
+    :func:`load_frame` reads them), so the two copies of a column, not of the frame, are held at once."""
     out: dict[str, Any] = {}
-    for c in old.columns:
-        a, b = old[c], new[c]
+    columns = list(old.columns)
+    for c in columns:
+        a, b = old.pop(c), new[c]
         if isinstance(a.dtype, pd.CategoricalDtype) and isinstance(b.dtype, pd.CategoricalDtype):
             out[c] = _plain(pd.Series(union_categoricals([a, b]), name=c))
             continue
         if a.dtype != b.dtype and "Int64" in (str(a.dtype), str(b.dtype)):
             a, b = a.astype("Int64"), b.astype("Int64")
         out[c] = pd.concat([a, b], ignore_index=True)
-    return pd.DataFrame(out, columns=old.columns)
+        del a
+    return pd.DataFrame(out, columns=columns, copy=False)
 
 
 def kept_frame(conn: sqlite3.Connection, folder: Path, name: str, table: str, key: str, columns: list[str],
@@ -306,7 +310,11 @@ def kept_frame(conn: sqlite3.Connection, folder: Path, name: str, table: str, ke
     stored = frame_key(folder, name)
     since = appended_since(conn, table, stored, key)
     old = None if since is None or stored is None else load_frame(folder, name, stored, columns)
-    frame = read(None) if old is None else _appended(old, read(since))
+    if old is None:
+        frame = read(None)
+    else:
+        frame = _appended(old, read(since))
+        del old
     save_frame(folder, name, key, frame)
     return frame
 
