@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +79,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     with Bar(f"importing {args.source}", enabled=not args.quiet) as bar:  # checking, then writing, per record
         # a file is validated completely before the workspace is opened, so a bad file creates nothing
         parsed = validate_file(args.source, task=args.task, source=args.name, progress=bar.report, declared=declared)
+        names = _file_names(parsed.items, parsed.annotations)
         with open_workspace(args) as ws:
-            before = _stored_names(ws, ("models", "annotators"))
+            before = _stored_names(ws, (k for k, v in names.items() if v))
             res = import_file(ws, args.source, task=args.task, source=args.name, validated=parsed,
                               progress=bar.report, declared=declared)
-            notes = _lookalike_notes(before, {"models": {c.model for it in res.items for c in it.candidates if c.model},
-                                              "annotators": {a.annotator for a in res.annotations}})
+        notes = _lookalike_notes(before, names)
     print("\n".join([_import_words(res, term(args.source)) + degenerate_note(res.counts), *notes]))
     return 0
 
@@ -91,8 +92,15 @@ def cmd_import(args: argparse.Namespace) -> int:
 NAME_KINDS = ("judges", "models", "annotators")
 
 
-def _stored_names(ws: Any, kinds: tuple[str, ...] = NAME_KINDS) -> dict[str, set[str]]:
-    """The workspace's judges, models and annotators (those of ``kinds``), read before an import writes."""
+def _file_names(items: Iterable[Any], annotations: Iterable[Any], judges: Iterable[str] = ()) -> dict[str, set[str]]:
+    """The judges, models and annotators a file names, by kind."""
+    return {"judges": set(judges), "models": {c.model for it in items for c in it.candidates if c.model},
+            "annotators": {a.annotator for a in annotations}}
+
+
+def _stored_names(ws: Any, kinds: Iterable[str]) -> dict[str, set[str]]:
+    """The workspace's judges, models or annotators (those of ``kinds``: the kinds a file names, so that the
+    others are not read), before an import writes."""
     read = {"judges": lambda: set(ws.judgments_repo.judges()), "models": ws.items_repo.model_names,
             "annotators": ws.annotations_repo.annotator_names}
     return {kind: read[kind]() for kind in kinds}
@@ -107,7 +115,7 @@ def _lookalike_notes(before: dict[str, set[str]], names: dict[str, set[str]]) ->
 
     return [term(f"  note: the {kind} {', '.join(repr(n) for n in group)} differ only in case, spacing or invisible "
                  f"characters; they are kept as {len(group)} {kind} (give them one name to count them as one)")
-            for kind in NAME_KINDS if names.get(kind)
+            for kind in NAME_KINDS if kind in before
             for group in lookalikes(names[kind] - before[kind], before[kind] | names[kind])]
 
 
@@ -134,13 +142,11 @@ def _import_format(args: argparse.Namespace) -> int:
                          "(its human labels keep the source the format names)")
     lines = format_summary(mapped, args.source, detected=args.fmt in (None, "auto"))
     if mapped.items or mapped.external:
+        names = _file_names(mapped.items.values(), mapped.annotations, (j.judge for j in mapped.judgments.values()))
         with open_workspace(args, create=not mapped.external) as ws:
-            before = _stored_names(ws)
+            before = _stored_names(ws, (k for k, v in names.items() if v))
             w = write(ws, mapped, replace_changed=args.replace)
-            notes = _lookalike_notes(before, {
-                "judges": {j.judge for j in mapped.judgments.values()},
-                "models": {c.model for it in mapped.items.values() for c in it.candidates if c.model},
-                "annotators": {a.annotator for a in mapped.annotations}})
+        notes = _lookalike_notes(before, names)
         lines.append(f"  written: {w['items']} new items ({w['items_there']} already there), {w['judgments']} new "
                      f"judgments ({w['judgments_there']} already there" + (f", {w['replaced']} replaced" if w["replaced"]
                                                                              else "") + ")")
@@ -187,9 +193,9 @@ def _import_judgments(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.source}: {not_a_file(source)}")
     spec = load_spec(args.spec) if args.spec else None  # a SpecError is a JudgecalError: one line, exit 2
     with open_workspace(args, create=False) as ws:
-        before = _stored_names(ws, ("judges",))
+        before = _stored_names(ws, ["judges"])  # the file's judges are known once it is read
         res = import_verdicts(ws, args.source, replace=args.replace, spec=spec)
-        notes = _lookalike_notes(before, {"judges": set(res.judges)})
+    notes = _lookalike_notes(before, {"judges": set(res.judges)})
     if spec is not None:
         from judgecal.judges.registry import BACKENDS
 

@@ -86,8 +86,8 @@ def id_problem(value: Any) -> str:
     float, which one."""
     if isinstance(value, float) and not isinstance(value, bool):
         if math.isfinite(value) and value.is_integer():
-            return (f"is the float {value:.17g}, of magnitude 2**53 or more, where distinct integer ids can be stored as the same "
-                    "float: write the ids as text (or as integers, not floats)")
+            return (f"is the float {value:.17g}, of magnitude 2**53 or more, where distinct integer ids can be "
+                    "stored as the same float: write the ids as text (or as integers, not floats)")
         return f"must be a non-empty string or an integer, got the float {value!r}"
     return "must be a non-empty string or an integer"
 
