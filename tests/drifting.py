@@ -29,10 +29,11 @@ def read_llmbar(folder: Path, mirror: Path) -> dict[str, Any]:
                 "verdicts": {j: ws.judgments_repo.judgments_frame(j) for j in (GOOD, WEAK)}}
 
 
-def write_files(data: dict[str, Any], out: Path, switch: int | None, *, when: str = "period") -> Path:
+def write_files(data: dict[str, Any], out: Path, switch: int | None, *, when: str = "period",
+                on: str = "items") -> Path:
     """items.jsonl and verdicts.jsonl in judgecal's own format: period k (2024-01, ...) judged by GPT-4 before
     ``switch`` and by Falcon from it, all as one judge; ``when``: ``period`` names, or a ``time`` in the month
-    (the n-th item of a period n hours after its start)."""
+    (the n-th item of a period n hours after its start), written on the ``items`` or on the judge's ``verdicts``."""
     out.mkdir(parents=True, exist_ok=True)
     items, verdicts, start = [], [], 0
     for k, size in enumerate(SIZES):
@@ -42,11 +43,12 @@ def write_files(data: dict[str, Any], out: Path, switch: int | None, *, when: st
             mark = {"period": f"2024-{k + 1:02d}"} if when == "period" else {"time": f"2024-{k + 1:02d}-{n // 24 + 1:02d}T{n % 24:02d}:00:00Z"}
             items.append({"id": it.item_id, "prompt": it.prompt, "response_a": it.candidates[0].text,
                           "response_b": it.candidates[1].text, "human_labels": {"gold": data["gold"][it.item_id]},
-                          **mark})
+                          **(mark if on == "items" else {})})
             for r in frame[frame["item_id"] == it.item_id].itertuples():
                 flip = {"A": "B", "B": "A"} if r.order == "BA" else {}
                 verdicts.append({"item_id": it.item_id, "judge": "production-judge", "order": r.order,
-                                 "verdict": flip.get(r.verdict, r.verdict)})  # as shown to the judge
+                                 "verdict": flip.get(r.verdict, r.verdict),  # as shown to the judge
+                                 **(mark if on == "verdicts" else {})})
         start += size
     (out / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items), "utf-8")
     (out / "verdicts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in verdicts), "utf-8")

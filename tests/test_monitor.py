@@ -90,6 +90,31 @@ def test_times_group_by_month_and_week(llmbar, tmp_path, capsys):
     assert "item 'llmbar/Natural/3': metadata.time '0001-01-01T00:00:00+05:00' is not" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("when", ["time", "period"])
+def test_times_or_periods_on_the_verdicts_give_the_series_they_give_on_the_items(llmbar, tmp_path, capsys, when):
+    # two ways to the same periods: the items' own (found once per look for every item) and the judge's records
+    seen = {}
+    for on in ("items", "verdicts"):
+        ws = build_workspace(write_files(llmbar, tmp_path / on, switch=2, when=when, on=on), tmp_path / f"ws-{on}")
+        for by in (["month", "week", "day"] if when == "time" else ["period"]):
+            capsys.readouterr()
+            rc = main(["monitor", "-w", ws, "--by", by, "--json"])
+            seen[on, by] = {"rc": rc, **json.loads(capsys.readouterr().out)}
+    for (on, by), series in seen.items():
+        assert series == seen["items", by]
+        assert series["rc"] == int(series["drift"])
+        if by in ("month", "period"):  # Falcon from the third month: drift is not declared before it
+            assert series["first_drift"] in ("2024-03", "2024-04")
+        else:
+            first = [r for r in series["periods"] if r["period"] == series["first_drift"]]
+            assert not first or first[0]["start"] >= "2024-03-01"
+        starts = [r["start"] for r in series["periods"]]
+        assert (starts == sorted(starts)) if when == "time" else starts == [None] * len(starts)
+    if when == "time":  # each month starts at its first item's time
+        assert [r["start"][:19] for r in seen["items", "month"]["periods"]] == [
+            f"2024-{k:02d}-01T00:00:00" for k in range(1, 5)]
+
+
 def test_usage_errors_are_one_line_with_exit_2(llmbar, tmp_path, capsys):
     ws = build_workspace(write_files(llmbar, tmp_path / "f", switch=None), tmp_path / "ws")
     capsys.readouterr()

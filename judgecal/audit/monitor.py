@@ -50,11 +50,22 @@ def _item_when(ws: Workspace) -> pd.DataFrame:
 
 def _verdicts(jf: pd.DataFrame, tasks: pd.Series) -> pd.Series:
     """item_id -> the judge's item verdict: swap-debiased on pairs, the first sample's label elsewhere."""
-    pairs = jf[jf["item_id"].map(tasks).eq("pairwise").to_numpy()]
+    codes, uniq = pd.factorize(jf["item_id"])
+    pairs = jf[(tasks.reindex(uniq).to_numpy(dtype=object) == "pairwise")[codes]]
     other = jf.drop(pairs.index).sort_values("sample", kind="stable").drop_duplicates("item_id")
     out = item_verdicts(pairs) if len(pairs) else pd.Series(dtype=object)
     return pd.concat([out, pd.Series(other["verdict"].to_numpy(dtype=object),
                                      index=other["item_id"].astype(str).to_numpy(), dtype=object)])
+
+
+def _invalid(jf: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
+    """item_id (each of ``ids``, every one judged in ``jf``) -> the judge's invalid outputs (``sum``) and calls
+    (``count``) on it."""
+    codes, uniq = pd.factorize(jf["item_id"])
+    bad = np.bincount(codes, weights=(jf["status"] != "ok").to_numpy(), minlength=len(uniq))
+    at = pd.Index(uniq).get_indexer(ids)
+    return pd.DataFrame({"sum": bad[at].astype(np.int64),
+                         "count": np.bincount(codes, minlength=len(uniq))[at].astype(np.int64)}, index=ids)
 
 
 def _vector_periods(times: pd.Series, by: str) -> pd.Series | None:
@@ -139,9 +150,14 @@ def _finite(x: float) -> float | None:
 
 def _read(ws: Workspace, consensus: str) -> dict[str, Any]:
     """What every judge's series reads alike: the truth, the items' facts, their own times and periods, and the
-    annotators' labels (items x annotators)."""
+    annotators' labels (items x annotators); ``items``, every item id once (the items', then any other the
+    truth names), the index that the per-item columns a look reads for each judge are aligned on once
+    (:func:`_aligned`), so a judge's items are found among them with one lookup."""
     truth, _ = resolve_truth(ws, consensus, n_boot=0)
-    return {"truth": truth, "facts": ws.items_repo.item_facts(), "when": _item_when(ws),
+    facts = ws.items_repo.item_facts()
+    index = pd.Index(np.asarray(facts.index, dtype=object))
+    items = index.append(pd.Index(np.asarray(truth.index.unique().difference(index), dtype=object)))
+    return {"truth": truth, "facts": facts, "when": _item_when(ws), "items": items,
             "wide": annotator_matrix(ws, consensus, truth) if not truth.empty else pd.DataFrame()}
 
 
@@ -152,36 +168,73 @@ def _label_rows(wide: pd.DataFrame) -> pd.Series:
     return wide.apply(lambda r: json.dumps([None if pd.isna(x) else str(x) for x in r]), axis=1)
 
 
-def _hashes(read: dict[str, Any], name: str, full: Callable[[], pd.Series], ids: pd.Index,
-            missing: object = None) -> NDArray[np.uint64]:
-    """:func:`~judgecal.audit.period_cache.value_hashes` of ``full().reindex(ids)`` (an item it lacks holding
-    ``missing``), hashed over every item once per look and kept in ``read`` for the next judge."""
-    kept = read.setdefault("hashes", {})
+def _aligned(read: dict[str, Any], name: str, full: Callable[[], pd.Series | NDArray[Any]],
+             missing: object = np.nan) -> NDArray[Any]:
+    """``full()`` (item_id -> value; its first value where an id repeats) as an array on ``read["items"]``
+    (``missing`` where it has none), found once per look and kept in ``read`` for the next judge; ``full()``
+    may give that array itself."""
+    kept = read.setdefault("aligned", {})
     if name not in kept:
+        s = full()
+        if isinstance(s, np.ndarray):
+            kept[name] = s
+        else:
+            s = s[~s.index.duplicated()]
+            at = s.index.get_indexer(read["items"])
+            out = np.full(len(at), missing, dtype=object)
+            out[at >= 0] = s.to_numpy(dtype=object)[at[at >= 0]]
+            kept[name] = out
+    return kept[name]  # type: ignore[no-any-return]
+
+
+def _hashes(read: dict[str, Any], name: str, full: Callable[[], pd.Series], at: NDArray[np.intp],
+            missing: object = None) -> NDArray[np.uint64]:
+    """:func:`~judgecal.audit.period_cache.value_hashes` of ``full()`` at the items ``at`` (positions in
+    ``read["items"]``; an item it lacks holding ``missing``), hashed over every item once per look."""
+    def every() -> NDArray[np.uint64]:
         s = full()
         s = s[~s.index.duplicated()]
         gap = value_hashes(pd.Series([missing], dtype=object), pd.RangeIndex(1))[0]
-        kept[name] = (s.index, value_hashes(s, s.index), gap)
-    index, hashes, gap = kept[name]
-    at = index.get_indexer(ids)
-    out = np.full(len(ids), gap, dtype=np.uint64)
-    out[at >= 0] = hashes[at[at >= 0]]
-    return out
+        where = s.index.get_indexer(read["items"])
+        out = np.full(len(where), gap, dtype=np.uint64)
+        out[where >= 0] = value_hashes(s, s.index)[where[where >= 0]]
+        return out
+
+    return _aligned(read, "hash:" + name, every)[at]
 
 
-def _item_periods(read: dict[str, Any], when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
-    """:func:`_periods` of ``when`` where every time and period is the items' own: the items' periods found once
-    per look for every item (kept in ``read``), each period's first time from ``when``'s items."""
+def _item_periods(read: dict[str, Any], when: pd.DataFrame, by: str,
+                  at: NDArray[np.intp]) -> tuple[pd.Series, pd.Series]:
+    """:func:`_periods` of ``when`` (the items ``at``, positions in ``read["items"]``) where every time and
+    period is the items' own: the items' periods found once per look for every item, and each period's first
+    time among ``when``'s items as the least of the times' ranks (the times sorted once per look)."""
     kept = read.setdefault("periods", {})
     if by not in kept:
         try:
-            kept[by] = _periods(read["when"], by)[0]
+            period = _periods(read["when"], by)[0]
+            codes, names = pd.factorize(_aligned(read, "period:" + by, lambda: period))
+            try:  # the times' order once: a period's first time is then its least rank (-1: no time)
+                ranks, times = pd.factorize(_aligned(read, "time", lambda: read["when"]["time"]), sort=True)
+            except TypeError:  # times that do not compare (text beside numbers): grouped as they are
+                ranks, times = None, None
+            kept[by] = (codes, pd.Index(names, dtype=object), ranks, times)
         except MonitorError:  # a time that does not parse: named for the judge whose items hold it
             kept[by] = None
     if kept[by] is None:
         return _periods(when, by)
-    period = kept[by].reindex(when.index)
-    return period, when["time"].groupby(period).min()
+    codes, names, ranks, times = kept[by]
+    mine = codes[at]
+    period = pd.Series(names.take(mine, allow_fill=True, fill_value=np.nan).to_numpy(dtype=object),
+                       index=when.index, dtype=object)
+    if ranks is None:
+        return period, when["time"].groupby(period).min()
+    got = mine >= 0
+    r = ranks[at][got]
+    least = pd.Series(np.where(r >= 0, r, len(times)), dtype=np.int64).groupby(mine[got]).min()
+    first = np.asarray(times, dtype=object)[np.minimum(least.to_numpy(), len(times) - 1)] if len(times) else \
+        np.full(len(least), np.nan, dtype=object)
+    first[least.to_numpy() >= len(times)] = np.nan
+    return period, pd.Series(first, index=names[least.index.to_numpy()], dtype=object)
 
 
 def every_judge_rows(ws: Workspace) -> pd.DataFrame | None:
@@ -202,22 +255,25 @@ def _judge_rows(ws: Workspace, judge: str, frame: pd.DataFrame | None) -> pd.Dat
                          for c in COLUMNS}).reset_index(drop=True)
 
 
-def _when(ws: Workspace, jf: pd.DataFrame, ids: pd.Index, read: dict[str, Any] | None = None) -> pd.DataFrame:
+def _when(jf: pd.DataFrame, ids: pd.Index, read: dict[str, Any], at: NDArray[np.intp]) -> tuple[pd.DataFrame, bool]:
     """item_id -> its ``time`` and ``period``: the judge's own record of it where the record says (an imported
     verdict's time or period), else the item's (``metadata.time`` / ``metadata.period``), else the time the
-    judge was called (a live call's stamp: a verdict with the environment fingerprint of judgecal's engine)."""
-    when = _item_when(ws).reindex(ids) if read is None else read["when"].reindex(ids)
+    judge was called (a live call's stamp: a verdict with the environment fingerprint of judgecal's engine);
+    and whether that gives an item another time or period than its own (``at``: ``ids`` in ``read["items"]``)."""
+    when = pd.DataFrame({"time": _aligned(read, "time", lambda: read["when"]["time"])[at],
+                         "period": _aligned(read, "period", lambda: read["when"]["period"])[at]}, index=ids)
+    own, said = when.copy(), False
     live = jf["env"].notna().to_numpy() if "env" in jf else np.zeros(len(jf), dtype=bool)
     for col in ("time", "period"):
         rows = ~live & jf[col].notna().to_numpy()
         if rows.any():  # most records say neither: the items' own stand
-            said = jf[rows].drop_duplicates("item_id").set_index("item_id")[col]
-            when[col] = said.reindex(ids).fillna(when[col])
+            record = jf[rows].drop_duplicates("item_id").set_index("item_id")[col]
+            own[col], said = record.reindex(ids).fillna(own[col]), True
     rows = live & jf["time"].notna().to_numpy()
     if rows.any():
         stamp = jf[rows].drop_duplicates("item_id").set_index("item_id")["time"]
-        when["time"] = when["time"].fillna(stamp.reindex(ids))
-    return when
+        own["time"], said = own["time"].fillna(stamp.reindex(ids)), True
+    return own, said and not own.equals(when)
 
 
 def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", baseline: str | None = None,
@@ -264,40 +320,46 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
         keep = keep & ~jf["item_id"].isin(read["probe_items"]).to_numpy()
     jf = jf[keep]
     verdict = _verdicts(jf, facts["task"])
-    # a lookup in the truth's index (hashed): isin on text indexes converts every value of the truth one by one
-    verdict = verdict[verdict.notna().to_numpy() & (truth.index.unique().get_indexer(verdict.index) >= 0)]
+    items = read["items"]
+    at = items.get_indexer(verdict.index)  # the judge's items among every item: each per-item column read there
+    in_truth = _aligned(read, "in truth", lambda: pd.Series(True, index=truth.index), False).astype(bool)
+    has = (at >= 0) & verdict.notna().to_numpy()
+    has[has] = in_truth[at[has]]
+    verdict, at = verdict[has], at[has]
     if verdict.empty:
         raise MonitorError(f"{judge!r} has no verdict on an item with the truth {consensus!r}")
-    when = _when(ws, jf, verdict.index, read)
-    own = not when.equals(read["when"].reindex(verdict.index))  # the judge's records give an item another time
-    period, first_time = _periods(when, by) if own else _item_periods(read, when, by)
-    kept = period.dropna()
+    when, own = _when(jf, verdict.index, read, at)  # own: the judge's records give an item another time
+    period, first_time = _periods(when, by) if own else _item_periods(read, when, by, at)
+    got = period.notna().to_numpy()
+    kept = period[got]
     if kept.empty:
         what = "period" if by == "period" else "time"
         raise MonitorError(f"no item judged by {judge!r} with a human truth has a {what}: give the records a "
                            f"{what} (docs/how-to/monitor.md)" + ("; or group them by period" if by != "period" else ""),
                            name="by")
-    names = sorted(set(kept), key=lambda p: (pd.isna(first_time.get(p)), str(first_time.get(p, "")), _natural(p), p))
+    names = sorted(kept.unique(), key=lambda p: (pd.isna(first_time.get(p)), str(first_time.get(p, "")), _natural(p), p))
     base = baseline if baseline is not None else names[0]
     if base not in names:
         raise MonitorError(f"unknown baseline period {base!r}; the periods are: {', '.join(names[:20])}")
-    ids = kept.index
-    v = verdict.reindex(ids)
-    t = truth.reindex(ids)
+    ids, at = kept.index, at[got]
+    v = pd.Series(verdict.to_numpy(dtype=object)[got], index=ids, dtype=object)
+    t = pd.Series(_aligned(read, "truth", lambda: truth)[at], index=ids, dtype=object)
     ok = pd.Series((v.to_numpy(dtype=object) == t.to_numpy(dtype=object)).astype(np.float64), index=ids)
     wide = read["wide"]
-    invalid = jf.assign(bad=(jf["status"] != "ok").to_numpy()).groupby("item_id")["bad"].agg(["sum", "count"])
-    hashes = item_hashes({"verdict": v, "truth": _hashes(read, "truth", lambda: truth, ids),
-                          "time": _hashes(read, "time", lambda: read["when"]["time"], ids) if not own else when["time"],
+    invalid = _invalid(jf, ids)
+    hashes = item_hashes({"verdict": v, "truth": _hashes(read, "truth", lambda: truth, at),
+                          "time": _hashes(read, "time", lambda: read["when"]["time"], at) if not own else when["time"],
                           "invalid": invalid["sum"], "calls": invalid["count"],
-                          "labels": _hashes(read, "labels", lambda: _label_rows(wide), ids,
+                          "labels": _hashes(read, "labels", lambda: _label_rows(wide), at,
                                             json.dumps([None] * len(wide.columns)) if len(wide) else None)}, ids,
-                         _hashes(read, "ids", lambda: pd.Series(truth.index.astype(str), index=truth.index), ids))
+                         _hashes(read, "ids", lambda: pd.Series(items.astype(str), index=items), at))
     settings = json.dumps([judge, by, consensus, alpha, list(wide.columns)])
     fingerprints = period_fingerprints(hashes, ids, kept, settings)
-    groups = {str(p): idx for p, idx in kept.groupby(kept).groups.items()}
+    groups: dict[str, pd.Index] = {}  # each period's items, found when a period's figures are computed
 
     def figures(p: str) -> dict[str, Any]:
+        if not groups:
+            groups.update({str(q): idx for q, idx in kept.groupby(kept).groups.items()})
         got = groups[p]
         hits, n = float(ok[got].sum()), len(got)
         lo, hi = wilson_interval(hits, n, 1 - alpha)
