@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 
 from judgecal.audit.active_ppi import active_corrected
 from judgecal.audit.probe import AuditConfig, JudgeInput
@@ -60,6 +61,21 @@ def item_verdicts(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Series
     judged, the first sample of each order."""
     if not len(judgments):
         return pd.Series(dtype=object)
+    codes, ids = pd.factorize(judgments["item_id"])
+    return pd.Series(coded_verdicts(judgments, codes, len(ids), invalid_as), index=text_index(ids), dtype=object)
+
+
+def text_index(ids: ArrayLike) -> pd.Index:
+    """``ids`` as an index of plain Python strings (each written as text where it is not one already)."""
+    if pd.api.types.infer_dtype(ids, skipna=False) == "string":
+        return pd.Index(np.asarray(ids, dtype=object), dtype=object)
+    return pd.Index([str(i) for i in np.asarray(ids, dtype=object)], dtype=object)
+
+
+def coded_verdicts(judgments: pd.DataFrame, codes: NDArray[np.intp], n: int,
+                   invalid_as: str = "tie") -> NDArray[np.object_]:
+    """:func:`item_verdicts` of items numbered ``0 .. n-1``, ``codes`` giving each row's item: the verdicts in
+    that order, ``None`` for an item without a row."""
     raw = judgments["verdict"]
     v = raw.to_numpy(dtype=object).copy()
     v[~raw.isin(winrate.LABELS).to_numpy()] = None
@@ -67,13 +83,12 @@ def item_verdicts(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Series
         v[(raw == "invalid").to_numpy()] = "tie"
     sample = judgments["sample"].to_numpy()
     rows = np.argsort(-sample, kind="stable") if sample.any() else np.arange(len(sample))
-    codes, ids = pd.factorize(judgments["item_id"])
     first = (judgments["order"] == "AB").to_numpy()[rows]
-    ab, ba = np.full(len(ids), None, dtype=object), np.full(len(ids), None, dtype=object)
+    ab, ba = np.full(n, None, dtype=object), np.full(n, None, dtype=object)
     # numpy assigns repeated indices in order, so the smallest sample (last in ``rows``) is kept
     ab[codes[rows][first]] = v[rows][first]
     ba[codes[rows][~first]] = v[rows][~first]
-    return pd.Series(winrate.swap_debiased(ab, ba), index=pd.Index([str(i) for i in ids], dtype=object), dtype=object)
+    return winrate.swap_debiased(ab, ba)
 
 
 def _records(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -22,7 +22,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from judgecal.audit.human import annotator_matrix, loo_accuracy
-from judgecal.audit.models import item_verdicts
+from judgecal.audit.models import coded_verdicts, text_index
 from judgecal.audit.period_cache import PeriodCache, item_hashes, period_fingerprints, value_hashes
 from judgecal.audit.truth import resolve_truth
 from judgecal.data.store import Workspace
@@ -48,24 +48,24 @@ def _item_when(ws: Workspace) -> pd.DataFrame:
     return pd.DataFrame({"time": ws.items_repo.item_metadata("time"), "period": ws.items_repo.item_metadata("period")})
 
 
-def _verdicts(jf: pd.DataFrame, tasks: pd.Series) -> pd.Series:
-    """item_id -> the judge's item verdict: swap-debiased on pairs, the first sample's label elsewhere."""
-    codes, uniq = pd.factorize(jf["item_id"])
-    pairs = jf[(tasks.reindex(uniq).to_numpy(dtype=object) == "pairwise")[codes]]
-    other = jf.drop(pairs.index).sort_values("sample", kind="stable").drop_duplicates("item_id")
-    out = item_verdicts(pairs) if len(pairs) else pd.Series(dtype=object)
-    return pd.concat([out, pd.Series(other["verdict"].to_numpy(dtype=object),
-                                     index=other["item_id"].astype(str).to_numpy(), dtype=object)])
+def _verdicts(jf: pd.DataFrame, codes: NDArray[np.intp], pairwise: NDArray[np.bool_]) -> NDArray[np.object_]:
+    """The judge's item verdicts, item by item (``codes``: each row's item; ``pairwise``: which items are
+    pairs): swap-debiased on pairs (:func:`~judgecal.audit.models.coded_verdicts`), the first sample's label
+    elsewhere."""
+    rows = pairwise[codes]
+    out = coded_verdicts(jf[rows], codes[rows], len(pairwise)) if rows.any() else np.full(len(pairwise), None, object)
+    other = np.flatnonzero(~rows)
+    if len(other):
+        other = other[np.argsort(jf["sample"].to_numpy()[other], kind="stable")]
+        item, first = np.unique(codes[other], return_index=True)
+        out[item] = jf["verdict"].to_numpy(dtype=object)[other[first]]
+    return out
 
 
-def _invalid(jf: pd.DataFrame, ids: pd.Index) -> pd.DataFrame:
-    """item_id (each of ``ids``, every one judged in ``jf``) -> the judge's invalid outputs (``sum``) and calls
-    (``count``) on it."""
-    codes, uniq = pd.factorize(jf["item_id"])
-    bad = np.bincount(codes, weights=(jf["status"] != "ok").to_numpy(), minlength=len(uniq))
-    at = pd.Index(uniq).get_indexer(ids)
-    return pd.DataFrame({"sum": bad[at].astype(np.int64),
-                         "count": np.bincount(codes, minlength=len(uniq))[at].astype(np.int64)}, index=ids)
+def _invalid(jf: pd.DataFrame, codes: NDArray[np.intp], n: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The judge's invalid outputs and its calls on each item (``codes``: each row's item of ``n``)."""
+    bad = np.bincount(codes, weights=(jf["status"] != "ok").to_numpy(), minlength=n)
+    return bad.astype(np.int64), np.bincount(codes, minlength=n).astype(np.int64)
 
 
 def _vector_periods(times: pd.Series, by: str) -> pd.Series | None:
@@ -319,15 +319,21 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     if len(read["probe_items"]):
         keep = keep & ~jf["item_id"].isin(read["probe_items"]).to_numpy()
     jf = jf[keep]
-    verdict = _verdicts(jf, facts["task"])
+    codes, uniq = pd.factorize(jf["item_id"])  # each item of the judge once: every per-item figure by its code
+    uniq = text_index(uniq)
     items = read["items"]
-    at = items.get_indexer(verdict.index)  # the judge's items among every item: each per-item column read there
+    at = items.get_indexer(uniq)  # the judge's items among every item: each per-item column read there
+    task = _aligned(read, "task", lambda: facts["task"])
+    pairwise = np.zeros(len(uniq), dtype=bool)
+    pairwise[at >= 0] = task[at[at >= 0]] == "pairwise"
+    found = _verdicts(jf, codes, pairwise)
     in_truth = _aligned(read, "in truth", lambda: pd.Series(True, index=truth.index), False).astype(bool)
-    has = (at >= 0) & verdict.notna().to_numpy()
+    has = (at >= 0) & pd.notna(found)
     has[has] = in_truth[at[has]]
-    verdict, at = verdict[has], at[has]
-    if verdict.empty:
+    if not has.any():
         raise MonitorError(f"{judge!r} has no verdict on an item with the truth {consensus!r}")
+    bad, calls = (x[has] for x in _invalid(jf, codes, len(uniq)))
+    verdict, at = pd.Series(found[has], index=uniq[has], dtype=object), at[has]
     when, own = _when(jf, verdict.index, read, at)  # own: the judge's records give an item another time
     period, first_time = _periods(when, by) if own else _item_periods(read, when, by, at)
     got = period.notna().to_numpy()
@@ -346,7 +352,7 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     t = pd.Series(_aligned(read, "truth", lambda: truth)[at], index=ids, dtype=object)
     ok = pd.Series((v.to_numpy(dtype=object) == t.to_numpy(dtype=object)).astype(np.float64), index=ids)
     wide = read["wide"]
-    invalid = _invalid(jf, ids)
+    invalid = pd.DataFrame({"sum": bad[got], "count": calls[got]}, index=ids)
     hashes = item_hashes({"verdict": v, "truth": _hashes(read, "truth", lambda: truth, at),
                           "time": _hashes(read, "time", lambda: read["when"]["time"], at) if not own else when["time"],
                           "invalid": invalid["sum"], "calls": invalid["count"],
