@@ -67,9 +67,10 @@ def item_verdicts(judgments: pd.DataFrame, invalid_as: str = "tie") -> pd.Series
 
 def text_index(ids: ArrayLike) -> pd.Index:
     """``ids`` as an index of plain Python strings (each written as text where it is not one already)."""
-    if pd.api.types.infer_dtype(ids, skipna=False) == "string":
-        return pd.Index(np.asarray(ids, dtype=object), dtype=object)
-    return pd.Index([str(i) for i in np.asarray(ids, dtype=object)], dtype=object)
+    values = np.asarray(ids, dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=False) == "string":
+        return pd.Index(values, dtype=object)
+    return pd.Index([str(i) for i in values], dtype=object)
 
 
 def coded_verdicts(judgments: pd.DataFrame, codes: NDArray[np.intp], n: int,

@@ -37,6 +37,7 @@ METHOD = ("baseline: exact Clopper-Pearson interval at alpha/2; after it: a wind
           "beta-binomial mixture confidence sequence (Howard et al., 2021) at (alpha/2)/((j+1)(j+2)); drift "
           "when a window's drop interval is above 0 and reaches the effect of interest")
 COLUMNS = ["item_id", "judge", "order", "sample", "mutation", "verdict", "status", "time", "period", "env"]
+CODED = ("item_id", "order", "mutation", "verdict", "status")  # only compared, counted or read whole: kept as codes
 
 
 class MonitorError(InputError):
@@ -245,14 +246,36 @@ def every_judge_rows(ws: Workspace) -> pd.DataFrame | None:
 
 def _judge_rows(ws: Workspace, judge: str, frame: pd.DataFrame | None) -> pd.DataFrame:
     """``judge``'s rows of :data:`COLUMNS`, from ``frame`` or the columnar copy where there is one (its text
-    columns as plain objects, as SQLite gives them), else out of SQLite."""
+    columns as plain objects, as SQLite gives them, but for those of :data:`CODED`), else out of SQLite."""
     if frame is None:
         frame = every_judge_rows(ws)
     if frame is None:
         return ws.judgments_repo.judgments_frame(judge, columns=COLUMNS)
     mine = frame[(frame["judge"] == judge).to_numpy()]
-    return pd.DataFrame({c: mine[c].astype(object) if isinstance(mine[c].dtype, pd.CategoricalDtype) else mine[c]
-                         for c in COLUMNS}).reset_index(drop=True)
+    return pd.DataFrame({c: mine[c].astype(object) if isinstance(mine[c].dtype, pd.CategoricalDtype) and c not in CODED
+                         else mine[c] for c in COLUMNS}).reset_index(drop=True)
+
+
+def _item_codes(col: pd.Series, read: dict[str, Any]) -> tuple[NDArray[np.intp], pd.Index, NDArray[np.intp]]:
+    """Each row's item as a number ``0 .. n-1``, the ``n`` item ids (plain strings), and where each is in
+    ``read["items"]`` (-1: not there); a categorical column by its codes, its categories found among the items
+    once per look."""
+    items = read["items"]
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        codes, uniq = pd.factorize(col)
+        ids = text_index(uniq)
+        return codes, ids, items.get_indexer(ids)
+    cats = col.cat.categories
+    kept = read.get("categories")
+    if kept is None or not (kept[0] is cats or kept[0].equals(cats)):
+        kept = read["categories"] = (cats, items.get_indexer(text_index(cats)))
+    raw = col.cat.codes.to_numpy()
+    present = np.zeros(len(cats), dtype=bool)
+    present[raw] = True
+    used = np.flatnonzero(present)
+    number = np.full(len(cats), -1, dtype=np.intp)
+    number[used] = np.arange(len(used))
+    return number[raw], text_index(cats[used]), kept[1][used]
 
 
 def _when(jf: pd.DataFrame, ids: pd.Index, read: dict[str, Any], at: NDArray[np.intp]) -> tuple[pd.DataFrame, bool]:
@@ -267,11 +290,11 @@ def _when(jf: pd.DataFrame, ids: pd.Index, read: dict[str, Any], at: NDArray[np.
     for col in ("time", "period"):
         rows = ~live & jf[col].notna().to_numpy()
         if rows.any():  # most records say neither: the items' own stand
-            record = jf[rows].drop_duplicates("item_id").set_index("item_id")[col]
+            record = jf[rows][["item_id", col]].astype(object).drop_duplicates("item_id").set_index("item_id")[col]
             own[col], said = record.reindex(ids).fillna(own[col]), True
     rows = live & jf["time"].notna().to_numpy()
     if rows.any():
-        stamp = jf[rows].drop_duplicates("item_id").set_index("item_id")["time"]
+        stamp = jf[rows][["item_id", "time"]].astype(object).drop_duplicates("item_id").set_index("item_id")["time"]
         own["time"], said = own["time"].fillna(stamp.reindex(ids)), True
     return own, said and not own.equals(when)
 
@@ -319,10 +342,9 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     if len(read["probe_items"]):
         keep = keep & ~jf["item_id"].isin(read["probe_items"]).to_numpy()
     jf = jf[keep]
-    codes, uniq = pd.factorize(jf["item_id"])  # each item of the judge once: every per-item figure by its code
-    uniq = text_index(uniq)
-    items = read["items"]
-    at = items.get_indexer(uniq)  # the judge's items among every item: each per-item column read there
+    # each item of the judge once, every per-item figure by its code; ``at``: where the items are among every
+    # item, each per-item column read there
+    codes, uniq, at = _item_codes(jf["item_id"], read)
     task = _aligned(read, "task", lambda: facts["task"])
     pairwise = np.zeros(len(uniq), dtype=bool)
     pairwise[at >= 0] = task[at[at >= 0]] == "pairwise"
@@ -358,7 +380,7 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
                           "invalid": invalid["sum"], "calls": invalid["count"],
                           "labels": _hashes(read, "labels", lambda: _label_rows(wide), at,
                                             json.dumps([None] * len(wide.columns)) if len(wide) else None)}, ids,
-                         _hashes(read, "ids", lambda: pd.Series(items.astype(str), index=items), at))
+                         _hashes(read, "ids", lambda: pd.Series(read["items"].astype(str), index=read["items"]), at))
     settings = json.dumps([judge, by, consensus, alpha, list(wide.columns)])
     fingerprints = period_fingerprints(hashes, ids, kept, settings)
     groups: dict[str, pd.Index] = {}  # each period's items, found when a period's figures are computed
@@ -385,8 +407,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     if part[base]["n"] < MIN_BASELINE:
         raise MonitorError(f"too few items in the baseline period {base!r}: {part[base]['n']} with a verdict and "
                            f"a truth; at least {MIN_BASELINE} are needed")
-    at = names.index(base)
-    after_names = names[at + 1:]
+    base_at = names.index(base)
+    after_names = names[base_at + 1:]
     # the combination step: the sequence reads the running sums at the periods' ends, so each period's count of
     # agreements and its size are all it needs (the order within a period does not change them)
     def ones(p: str) -> np.ndarray:
@@ -402,9 +424,9 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
             "period": str(p), "start": fig["start"], "n": fig["n"], "agreement": fig["agreement"],
             "agreement_low": fig["agreement_low"], "agreement_high": fig["agreement_high"], "kappa": fig["kappa"],
             "humans": fig["humans"], "invalid_rate": fig["invalid_rate"],
-            "role": "before" if k < at else "baseline" if k == at else "after"}
-        if k > at:
-            j = k - at - 1
+            "role": "before" if k < base_at else "baseline" if k == base_at else "after"}
+        if k > base_at:
+            j = k - base_at - 1
             row.update({"since_baseline": int(seq["n"][j]), "running": float(seq["running"][j]),
                         "window_from": str(after_names[int(seq["start"][j])]), "window_n": int(seq["window_n"][j]),
                         "window_agreement": float(seq["mean"][j]), "window_low": float(seq["lower"][j]),
