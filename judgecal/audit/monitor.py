@@ -204,11 +204,10 @@ def _hashes(read: dict[str, Any], name: str, full: Callable[[], pd.Series], at: 
     return _aligned(read, "hash:" + name, every)[at]
 
 
-def _item_periods(read: dict[str, Any], when: pd.DataFrame, by: str,
-                  at: NDArray[np.intp]) -> tuple[pd.Series, pd.Series]:
-    """:func:`_periods` of ``when`` (the items ``at``, positions in ``read["items"]``) where every time and
-    period is the items' own: the items' periods found once per look for every item, and each period's first
-    time among ``when``'s items as the least of the times' ranks (the times sorted once per look)."""
+def _item_periods(read: dict[str, Any], ids: pd.Index, by: str, at: NDArray[np.intp]) -> tuple[pd.Series, pd.Series]:
+    """:func:`_periods` of the items ``ids`` (at ``at`` in ``read["items"]``) by their own times and periods:
+    the items' periods found once per look for every item, and each period's first time among ``ids`` as the
+    least of the times' ranks (the times sorted once per look)."""
     kept = read.setdefault("periods", {})
     if by not in kept:
         try:
@@ -222,13 +221,13 @@ def _item_periods(read: dict[str, Any], when: pd.DataFrame, by: str,
         except MonitorError:  # a time that does not parse: named for the judge whose items hold it
             kept[by] = None
     if kept[by] is None:
-        return _periods(when, by)
+        return _periods(_items_when(read, ids, at), by)
     codes, names, ranks, times = kept[by]
     mine = codes[at]
     period = pd.Series(names.take(mine, allow_fill=True, fill_value=np.nan).to_numpy(dtype=object),
-                       index=when.index, dtype=object)
+                       index=ids, dtype=object)
     if ranks is None:
-        return period, when["time"].groupby(period).min()
+        return period, _items_when(read, ids, at)["time"].groupby(period).min()
     got = mine >= 0
     r = ranks[at][got]
     least = pd.Series(np.where(r >= 0, r, len(times)), dtype=np.int64).groupby(mine[got]).min()
@@ -278,25 +277,32 @@ def _item_codes(col: pd.Series, read: dict[str, Any]) -> tuple[NDArray[np.intp],
     return number[raw], text_index(cats[used]), kept[1][used]
 
 
-def _when(jf: pd.DataFrame, ids: pd.Index, read: dict[str, Any], at: NDArray[np.intp]) -> tuple[pd.DataFrame, bool]:
+def _items_when(read: dict[str, Any], ids: pd.Index, at: NDArray[np.intp]) -> pd.DataFrame:
+    """item_id (``ids``, at ``at`` in ``read["items"]``) -> the item's own ``time`` and ``period``."""
+    return pd.DataFrame({"time": _aligned(read, "time", lambda: read["when"]["time"])[at],
+                         "period": _aligned(read, "period", lambda: read["when"]["period"])[at]}, index=ids)
+
+
+def _when(jf: pd.DataFrame, ids: pd.Index, read: dict[str, Any], at: NDArray[np.intp]) -> pd.DataFrame | None:
     """item_id -> its ``time`` and ``period``: the judge's own record of it where the record says (an imported
     verdict's time or period), else the item's (``metadata.time`` / ``metadata.period``), else the time the
     judge was called (a live call's stamp: a verdict with the environment fingerprint of judgecal's engine);
-    and whether that gives an item another time or period than its own (``at``: ``ids`` in ``read["items"]``)."""
-    when = pd.DataFrame({"time": _aligned(read, "time", lambda: read["when"]["time"])[at],
-                         "period": _aligned(read, "period", lambda: read["when"]["period"])[at]}, index=ids)
-    own, said = when.copy(), False
+    ``None`` where that is every item's own (``at``: ``ids`` in ``read["items"]``)."""
     live = jf["env"].notna().to_numpy() if "env" in jf else np.zeros(len(jf), dtype=bool)
-    for col in ("time", "period"):
-        rows = ~live & jf[col].notna().to_numpy()
-        if rows.any():  # most records say neither: the items' own stand
+    said = {col: ~live & jf[col].notna().to_numpy() for col in ("time", "period")}
+    stamped = live & jf["time"].notna().to_numpy()
+    if not stamped.any() and not any(rows.any() for rows in said.values()):  # most records say neither
+        return None
+    items = _items_when(read, ids, at)
+    when = items.copy()
+    for col, rows in said.items():
+        if rows.any():
             record = jf[rows][["item_id", col]].astype(object).drop_duplicates("item_id").set_index("item_id")[col]
-            own[col], said = record.reindex(ids).fillna(own[col]), True
-    rows = live & jf["time"].notna().to_numpy()
-    if rows.any():
-        stamp = jf[rows][["item_id", "time"]].astype(object).drop_duplicates("item_id").set_index("item_id")["time"]
-        own["time"], said = own["time"].fillna(stamp.reindex(ids)), True
-    return own, said and not own.equals(when)
+            when[col] = record.reindex(ids).fillna(when[col])
+    if stamped.any():
+        stamp = jf[stamped][["item_id", "time"]].astype(object).drop_duplicates("item_id").set_index("item_id")["time"]
+        when["time"] = when["time"].fillna(stamp.reindex(ids))
+    return None if when.equals(items) else when
 
 
 def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", baseline: str | None = None,
@@ -349,15 +355,15 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     pairwise = np.zeros(len(uniq), dtype=bool)
     pairwise[at >= 0] = task[at[at >= 0]] == "pairwise"
     found = _verdicts(jf, codes, pairwise)
-    in_truth = _aligned(read, "in truth", lambda: pd.Series(True, index=truth.index), False).astype(bool)
+    in_truth = _aligned(read, "in truth", lambda: read["items"].isin(truth.index))
     has = (at >= 0) & pd.notna(found)
     has[has] = in_truth[at[has]]
     if not has.any():
         raise MonitorError(f"{judge!r} has no verdict on an item with the truth {consensus!r}")
     bad, calls = (x[has] for x in _invalid(jf, codes, len(uniq)))
     verdict, at = pd.Series(found[has], index=uniq[has], dtype=object), at[has]
-    when, own = _when(jf, verdict.index, read, at)  # own: the judge's records give an item another time
-    period, first_time = _periods(when, by) if own else _item_periods(read, when, by, at)
+    when = _when(jf, verdict.index, read, at)  # None: every item's time and period its own
+    period, first_time = _item_periods(read, verdict.index, by, at) if when is None else _periods(when, by)
     got = period.notna().to_numpy()
     kept = period[got]
     if kept.empty:
@@ -376,7 +382,7 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     wide = read["wide"]
     invalid = pd.DataFrame({"sum": bad[got], "count": calls[got]}, index=ids)
     hashes = item_hashes({"verdict": v, "truth": _hashes(read, "truth", lambda: truth, at),
-                          "time": _hashes(read, "time", lambda: read["when"]["time"], at) if not own else when["time"],
+                          "time": _hashes(read, "time", lambda: read["when"]["time"], at) if when is None else when["time"],
                           "invalid": invalid["sum"], "calls": invalid["count"],
                           "labels": _hashes(read, "labels", lambda: _label_rows(wide), at,
                                             json.dumps([None] * len(wide.columns)) if len(wide) else None)}, ids,
