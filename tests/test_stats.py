@@ -261,11 +261,25 @@ def test_weights_drawn_ahead_in_a_thread_are_the_replicates_a_later_call_takes(t
         assert not stats._SHARED.get().ahead
         assert np.array_equal(stats.bootstrap_sums(a, 300, 4), plain)
     stats.draw_ahead(401, 300, 5)  # outside the block: nothing
-    for budget, store in ((128, None), (0, files)):  # no store (it would be held), or over the budget
-        with stats.shared_weights(budget_mb=budget, store=store):
-            stats.draw_ahead(401, 300, 5)
-            assert not stats._SHARED.get().ahead
-    assert not drawn_in
+    with stats.shared_weights(budget_mb=128, store=None):  # no store: it would be held, not drawn ahead
+        stats.draw_ahead(401, 300, 5)
+        assert not stats._SHARED.get().ahead
+    monkeypatch.setattr(stats, "STORED_UP_TO", 300 * 201 - 1)  # over what the store takes, and no memory budget
+    with stats.shared_weights(budget_mb=0, store=files):
+        stats.draw_ahead(401, 300, 5)
+        assert not stats._SHARED.get().ahead
+        assert np.array_equal(stats.bootstrap_sums(a, 300, 5), stats.bootstrap_sums(a, 300, 5))
+        assert (401, 300, 5) in stats._SHARED.get().drawn_each_time
+    assert not drawn_in and files.load((401, 300, 5), (300, 201)) is None
+    monkeypatch.setattr(stats, "STORED_UP_TO", 300 * 201)
+    with stats.shared_weights(budget_mb=0, store=files):  # over the memory budget: the store holds it, not memory
+        stats.draw_ahead(401, 300, 5)
+        assert set(stats._SHARED.get().ahead) == {(401, 300, 5)}
+        assert np.array_equal(stats.bootstrap_sums(a, 300, 5), plain5 := stats.bootstrap_sums(a, 300, 5))
+    assert [n for n, _ in drawn_in] == [401]
+    with stats.shared_weights(budget_mb=0, store=files):
+        monkeypatch.setattr(stats, "_counts", lambda *args: pytest.fail("drawn again"))
+        assert np.array_equal(stats.bootstrap_sums(a, 300, 5), plain5)
 
 
 def test_a_matrix_with_a_count_over_15_is_drawn_each_time_ahead_or_not(tmp_path, monkeypatch):

@@ -127,6 +127,9 @@ class WeightStore(Protocol):
 
 # drawing fewer weights than this is quicker than reading them back
 STORED_FROM = 2**22
+# a matrix of more packed bytes than this is not written to the store (drawn each time): 2,000 replicates of a
+# million items; the store's files are read a block at a time, so what they hold is disk, not memory
+STORED_UP_TO = 2**30
 # replicates drawn at a time by draw_ahead: one (8 bytes an item of transient counts), so that what the thread's
 # own malloc arena keeps after it ends is too small to add to the caller's peak (16 at a time added 20 MB at 50k)
 AHEAD_CHUNK = 1
@@ -154,10 +157,11 @@ _SHARED: ContextVar[_Shared | None] = ContextVar("judgecal_shared_weights", defa
 @contextmanager
 def shared_weights(budget_mb: float = 128.0, store: WeightStore | None = None) -> Iterator[None]:
     """Within the block, :func:`bootstrap_sums` draws each ``(n, n_boot, seed)`` weight matrix once and
-    reuses it. With a ``store``, a matrix of at least :data:`STORED_FROM` weights is read from it when there
-    and left there when drawn, then read back from it a block of replicates at a time (the same replicates,
-    neither drawn again nor held in memory). Other matrices are held in memory, at most ``budget_mb`` of them
-    (half a byte a weight); larger ones are drawn each time."""
+    reuses it. With a ``store``, a matrix of at least :data:`STORED_FROM` weights (and at most
+    :data:`STORED_UP_TO` bytes packed) is read from it when there and left there when drawn, then read back
+    from it a block of replicates at a time (the same replicates, neither drawn again nor held in memory, so
+    ``budget_mb`` does not bound it). Other matrices are held in memory, at most ``budget_mb`` of them (half a
+    byte a weight); larger ones are drawn each time."""
     shared = _Shared(int(budget_mb * 2**20), store)
     token = _SHARED.set(shared)
     try:
@@ -177,12 +181,12 @@ def draw_ahead(n: int, n_boot: int, seed: int) -> None:
     """Inside :func:`shared_weights` with a store, start drawing the weights of ``(n, n_boot, seed)`` into the
     store in a thread (NumPy's generator runs with the GIL released) while the caller reads its data; the first
     :func:`bootstrap_sums` of ``n`` items waits for the thread and reads them from there. Nothing when they are
-    kept already, in the store, not stored (under :data:`STORED_FROM` weights, or over the budget) or outside
-    the block. A guess no call takes costs the thread's work and a file in the store, not memory."""
+    kept already, in the store, not stored (under :data:`STORED_FROM` weights, or over :data:`STORED_UP_TO`
+    bytes) or outside the block. A guess no call takes costs the thread's work and a file in the store, not memory."""
     shared = _SHARED.get()
     key, shape = (n, n_boot, seed), (n_boot, (n + 1) // 2)
     if shared is None or shared.store is None or n <= 0 or n_boot <= 0 or n * n_boot < STORED_FROM \
-            or shape[0] * shape[1] > shared.left or key in shared.kept or key in shared.drawn_each_time \
+            or shape[0] * shape[1] > STORED_UP_TO or key in shared.kept or key in shared.drawn_each_time \
             or key in shared.ahead:
         return
     found = shared.store.load(key, shape)
@@ -248,11 +252,10 @@ def _kept(shared: _Shared, n: int, n_boot: int, seed: int) -> PackedRows | None:
     drawing = shared.ahead.pop(key, None)
     packable = drawing.result() if drawing is not None else True  # the thread has left it in the store
     found = store.load(key, shape) if store is not None and packable else None
-    fits = shape[0] * shape[1] <= shared.left
-    if found is None and packable and fits and store is not None and drawing is None:
-        packable = _stored(store, key, shape)
+    if found is None and packable and store is not None and drawing is None and shape[0] * shape[1] <= STORED_UP_TO:
+        packable = _stored(store, key, shape)  # written as drawn, read back a block at a time: no memory held
         found = store.load(key, shape) if packable else None
-    if found is None and packable and fits:  # no store, or it could not keep the matrix
+    if found is None and packable and shape[0] * shape[1] <= shared.left:  # no store, or it could not keep it
         packed = _drawn_packed(n, n_boot, seed)
         if packed is not None:
             found = InMemory(packed)
