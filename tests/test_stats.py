@@ -309,12 +309,19 @@ def test_a_matrix_with_a_count_over_15_is_drawn_each_time_ahead_or_not(tmp_path,
         assert not list((tmp_path / "cache").glob("*"))  # no file, not even a temporary one
 
 
-def test_a_kept_matrix_read_in_many_blocks_gives_the_drawn_replicates(tmp_path, monkeypatch):
+@pytest.mark.parametrize("at_least, most", [(1, 10**9), (7, 301 * 5)])
+def test_a_kept_matrix_read_in_many_blocks_gives_the_drawn_replicates(tmp_path, monkeypatch, at_least, most):
     """Blocks of a few replicates (the last one short), held in memory or read back from a file, in every path
     of bootstrap_sums: the replicates of drawing them afresh."""
     from judgecal.data.store.snapshot import WeightFiles
 
-    monkeypatch.setattr(stats, "BLOCK_WEIGHTS", 1000)  # 301 items: 3 replicates a block, 50 = 16 x 3 + 2
+    # 301 items: 3 replicates a block (50 = 16 x 3 + 2), or at least 7 but at most 1505 weights: 5 a block
+    monkeypatch.setattr(stats, "BLOCK_WEIGHTS", 1000)
+    monkeypatch.setattr(stats, "BLOCK_REPLICATES", at_least)
+    monkeypatch.setattr(stats, "BLOCK_WEIGHTS_MAX", most)
+    blocks = []
+    real = stats._unpack
+    monkeypatch.setattr(stats, "_unpack", lambda rows, n, into: blocks.append(len(rows)) or real(rows, n, into))
     monkeypatch.setattr(stats, "STORED_FROM", 10_000)
     rng = np.random.default_rng(12)
     counts = rng.integers(0, 4, size=(301, 5)).astype(float)
@@ -328,6 +335,7 @@ def test_a_kept_matrix_read_in_many_blocks_gives_the_drawn_replicates(tmp_path, 
                 got = stats.bootstrap_sums(sums, 50, 4)
                 np.testing.assert_allclose(got, w @ np.asarray(sums, dtype=np.float64), rtol=1e-12, atol=0)
     assert len(list((tmp_path / "cache").glob("bootstrap-301-50-4-*.weights"))) == 1
+    assert set(blocks) == ({3, 2} if at_least == 1 else {5})
 
 
 def test_shared_weights_close_the_files_they_read(tmp_path, monkeypatch):
