@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from judgecal.stats.inference import logistic_glm
 WIN_A = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
 
-__all__ = ["lc_win_rate", "verbosity"]
+__all__ = ["lc_win_rate", "verbosity", "verbosity_deferred"]
 
 
 def lc_win_rate(win_a: np.ndarray, diff: np.ndarray, trials: np.ndarray | None = None) -> dict[str, float]:
@@ -58,10 +59,22 @@ def lc_win_rate(win_a: np.ndarray, diff: np.ndarray, trials: np.ndarray | None =
 def verbosity(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame, *, n_boot: int = 2000,
               seed: int = 0) -> dict[str, Any]:
     """Judge vs humans on length, on the items both judged (see the module docstring)."""
+    got = verbosity_deferred(judgments, truth, lens)
+    if got is None:
+        return {}
+    per_item, finish = got
+    return finish(stats.bootstrap_sums(per_item, n_boot, seed))
+
+
+def verbosity_deferred(judgments: pd.DataFrame, truth: pd.Series,
+                       lens: pd.DataFrame) -> tuple[np.ndarray, Callable[[np.ndarray], dict[str, Any]]] | None:
+    """:func:`verbosity` as its per-item sums (judge's longer picks and decisive verdicts, the humans' alike) and
+    the step that finishes it from their replicates ``W @ sums``, so that many judges' are bootstrapped in one
+    pass (:class:`judgecal.stats.bootstrap.Replicates`); ``None`` when no item counts."""
     j = judgments[judgments["verdict"].isin(["A", "B", "tie"]) & judgments["item_id"].isin(truth.index)
                   & judgments["item_id"].isin(lens.index)]
     if j.empty:
-        return {}
+        return None
     codes, items = stats.item_codes(j["item_id"])
     ln = lens.reindex(items)
     diff = (ln["len_a"] - ln["len_b"]).to_numpy(dtype=float)
@@ -78,7 +91,6 @@ def verbosity(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame, *, 
         np.bincount(codes, weights=judge_dec, minlength=len(items)),
         human_longer.astype(float), human_dec.astype(float),
     ])
-    boot = stats.bootstrap_sums(per_item, n_boot, seed)
 
     def judge_rate(m: np.ndarray) -> np.ndarray:
         return stats.safe_ratio(m[:, 0], m[:, 1])
@@ -86,15 +98,18 @@ def verbosity(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame, *, 
     def human_rate(m: np.ndarray) -> np.ndarray:
         return stats.safe_ratio(m[:, 2], m[:, 3])
 
-    out: dict[str, Any] = {}
-    for name, fn, n in (("prefer_longer_rate", judge_rate, int(judge_dec.sum())),
-                        ("human_prefer_longer_rate", human_rate, int(human_dec.sum())),
-                        ("verbosity_excess", lambda m: judge_rate(m) - human_rate(m), len(items))):
-        est, lo, hi = stats.estimate_with_ci(fn, per_item, boot)
-        out[name] = {"estimate": est, "ci_low": lo, "ci_high": hi, "n": n}
-    valid = np.isin(v, ("A", "B", "tie"))
-    win = np.where(v == "A", 1.0, np.where(v == "tie", 0.5, 0.0))
-    out["judge_length_control"] = lc_win_rate(np.bincount(codes, weights=win, minlength=len(items)), diff,
-                                              np.bincount(codes, weights=valid, minlength=len(items)))
-    out["human_length_control"] = lc_win_rate(np.array([WIN_A.get(x, 0.5) for x in h]), diff)
-    return out
+    def finish(boot: np.ndarray) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, fn, n in (("prefer_longer_rate", judge_rate, int(judge_dec.sum())),
+                            ("human_prefer_longer_rate", human_rate, int(human_dec.sum())),
+                            ("verbosity_excess", lambda m: judge_rate(m) - human_rate(m), len(items))):
+            est, lo, hi = stats.estimate_with_ci(fn, per_item, boot)
+            out[name] = {"estimate": est, "ci_low": lo, "ci_high": hi, "n": n}
+        valid = np.isin(v, ("A", "B", "tie"))
+        win = np.where(v == "A", 1.0, np.where(v == "tie", 0.5, 0.0))
+        out["judge_length_control"] = lc_win_rate(np.bincount(codes, weights=win, minlength=len(items)), diff,
+                                                  np.bincount(codes, weights=valid, minlength=len(items)))
+        out["human_length_control"] = lc_win_rate(np.array([WIN_A.get(x, 0.5) for x in h]), diff)
+        return out
+
+    return per_item, finish
