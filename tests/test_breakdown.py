@@ -51,6 +51,35 @@ def test_judge_items_counts_by_hand() -> None:
     assert mods == {"m1": (2, 0.5), "m2": (2, 1.0), "m3": (2, 0.5)}
 
 
+def test_judge_items_of_many_judges_equal_a_direct_count_each() -> None:
+    # judges of different items sharing one cache of the category and model codes: each judge's groups are the
+    # direct pandas count of its own items, and the order of the judges does not matter
+    rng = np.random.default_rng(8)
+    ids = [f"i{k}" for k in range(400)]
+    truth = pd.Series(rng.choice(["A", "B", "tie"], 400), index=ids)
+    category = pd.Series(rng.choice(["code", "maths", "chat", None], 400), index=ids).dropna()
+    models = pd.DataFrame({"model_a": rng.choice(["m1", "m2", "m3"], 300), "model_b": rng.choice(["m3", "m4"], 300)},
+                          index=rng.choice(ids, 300, replace=False))
+    judges = {name: pd.Series(rng.choice(["A", "B", "tie", None], len(got)), index=got, dtype=object)
+              for name, got in (("all", ids), ("half", ids[:200]), ("odd", ids[1::2] + ["unlabelled"]))}
+    shared: dict = {}
+    for name in ("odd", "all", "half"):
+        out = judge_items(judges[name], truth, category, models, shared=shared)
+        v = judges[name].reindex(truth.index).dropna().index.union(judges[name].index.intersection(truth.index))
+        right = (judges[name].reindex(v).fillna("invalid") == truth.reindex(v)).astype(float)
+        by_cat = right.groupby(category.reindex(v)).agg(["sum", "size"])
+        assert [(g["value"], g["n"], g["accuracy"]["estimate"]) for g in out["by_category"]] == [
+            (k, int(n), pytest.approx(s / n, abs=1e-9)) for k, (s, n) in by_cat.iterrows()]
+        on = models.index.intersection(v)
+        twice = pd.DataFrame({"model": pd.concat([models.loc[on, "model_a"], models.loc[on, "model_b"]]).to_numpy(),
+                              "right": pd.concat([right[on]] * 2).to_numpy()})
+        by_model = twice.groupby("model")["right"].agg(["sum", "size"])
+        assert [(g["value"], g["n"], g["accuracy"]["estimate"]) for g in out["by_model"]] == [
+            (k, int(n), pytest.approx(s / n, abs=1e-9)) for k, (s, n) in by_model.iterrows()]
+        assert out["n_items"] == len(v) and sum(map(sum, out["confusion"])) == int(
+            judges[name].reindex(v).isin(["A", "B", "tie"]).sum() + judges[name].reindex(v).isna().sum())
+
+
 def test_comparisons_equal_a_direct_paired_bootstrap() -> None:
     rng = np.random.default_rng(3)
     ids = [f"i{k}" for k in range(300)]

@@ -50,37 +50,66 @@ def _judged(verdicts: pd.Series, truth: pd.Series) -> tuple[pd.Index, np.ndarray
     return ids[keep], pos[keep], v, (v == truth.to_numpy(dtype=object)[pos[keep]]).astype(float)
 
 
-def _groups(right: pd.Series, groups: pd.Series, level: float) -> list[dict[str, Any]]:
-    """Accuracy per group value with Wilson's interval, groups in order of their names."""
-    g = pd.Series(groups.to_numpy(dtype=object), index=_index(groups.index)).reindex(_index(right.index))
-    frame = pd.DataFrame({"group": g.to_numpy(), "right": right.to_numpy()}).dropna()
-    if frame.empty:
+def _coded(shared: dict[str, Any], name: str, values: Any, truth: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """``values`` (item_id -> a group's name) as a code per item of ``truth`` (-1: none) and the names in
+    order, found once for every judge (kept in ``shared``)."""
+    if name not in shared:
+        g = pd.Series(np.asarray(values, dtype=object), index=_index(values.index))
+        g = g[~g.index.duplicated()]
+        at = g.index.get_indexer(_index(truth.index))
+        codes, names = pd.factorize(g.to_numpy(dtype=object), sort=True)
+        shared[name] = (_take(codes, at), pd.Index(names, dtype=object))
+    return shared[name]  # type: ignore[no-any-return]
+
+
+def _take(codes: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``codes[at]``, -1 where ``at`` is -1."""
+    out = np.full(len(at), -1, dtype=np.intp)
+    out[at >= 0] = codes[at[at >= 0]]
+    return out
+
+
+def _groups(right: np.ndarray, codes: np.ndarray, names: pd.Index, level: float) -> list[dict[str, Any]]:
+    """Accuracy per group (``codes``: each item's group among ``names``, -1 none) with Wilson's interval,
+    groups in order of their names."""
+    got = codes >= 0
+    size = np.bincount(codes[got], minlength=len(names))
+    hits = np.bincount(codes[got], weights=right[got], minlength=len(names))
+    present = np.flatnonzero(size)
+    if not len(present):
         return []
-    agg = frame.groupby("group", sort=True)["right"].agg(["sum", "size"])
-    lo, hi = wilson_interval(agg["sum"].to_numpy(), agg["size"].to_numpy(), level)
-    return [{"value": str(k), "n": int(n), "accuracy": metric(s / n, lo[i], hi[i], int(n))}
-            for i, (k, (s, n)) in enumerate(agg.iterrows())]
+    lo, hi = wilson_interval(hits[present], size[present], level)
+    return [{"value": str(names[k]), "n": int(size[k]), "accuracy": metric(hits[k] / size[k], lo[i], hi[i], int(size[k]))}
+            for i, k in enumerate(present)]
 
 
 def judge_items(verdicts: pd.Series, truth: pd.Series, category: pd.Series, models: pd.DataFrame,
-                level: float = 0.95) -> dict[str, Any]:
-    """A pairwise judge's ``breakdown`` section: confusion, accuracy by category and by candidate model."""
+                level: float = 0.95, shared: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A pairwise judge's ``breakdown`` section: confusion, accuracy by category and by candidate model;
+    ``shared``: a dict kept between judges of the same truth, categories and models (their codes, found once)."""
+    shared = {} if shared is None else shared
     ids, pos, verdict, right = _judged(verdicts, truth)
-    right_s = pd.Series(right, index=ids)
     labels = [*LABELS, *(["invalid"] if (verdict == "invalid").any() else [])]
     # the confusion: counts of (human label, verdict), each a code into its labels (-1: another label)
-    h = pd.Index(list(LABELS), dtype=object).get_indexer(pd.Index(truth.to_numpy(dtype=object)[pos], dtype=object))
+    if "humans" not in shared:
+        shared["humans"] = pd.Index(list(LABELS), dtype=object).get_indexer(
+            pd.Index(truth.to_numpy(dtype=object), dtype=object))
+    h = shared["humans"][pos]
     j = pd.Index(labels, dtype=object).get_indexer(pd.Index(verdict, dtype=object))
     both = (h >= 0) & (j >= 0)
     conf = np.bincount(h[both] * len(labels) + j[both], minlength=len(LABELS) * len(labels)).reshape(len(LABELS), -1)
-    per_model = pd.concat([models["model_a"], models["model_b"]]) if len(models) else pd.Series(dtype=object)
-    at = right_s.reindex(_index(models.index))
-    twice = pd.concat([at] * 2) if len(models) else pd.Series(dtype=float)
-    by_model = _groups(pd.Series(twice.to_numpy(), index=np.arange(len(twice))),
-                       pd.Series(per_model.to_numpy(), index=np.arange(len(per_model))), level)
+    cat, cat_names = _coded(shared, "category", category, truth)
+    model_a, names_a = _coded(shared, "model_a", models["model_a"], truth)
+    model_b, names_b = _coded(shared, "model_b", models["model_b"], truth)
+    if "models" not in shared:  # the two sides' names as one list (an item counts for both of its models)
+        names = names_a.append(names_b).unique().sort_values()
+        shared["models"] = (names, names.get_indexer(names_a), names.get_indexer(names_b))
+    names, into_a, into_b = shared["models"]
+    by_model = _groups(np.concatenate([right, right]),
+                       np.concatenate([_take(into_a, model_a[pos]), _take(into_b, model_b[pos])]), names, level)
     return {"n_items": int(len(ids)), "humans": list(LABELS), "judge": labels,
             "confusion": [[int(x) for x in row] for row in conf],
-            "by_category": _groups(right_s, category, level), "by_model": by_model,
+            "by_category": _groups(right, cat[pos], cat_names, level), "by_model": by_model,
             "interval": "Wilson score interval per group"}
 
 

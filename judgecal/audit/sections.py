@@ -77,12 +77,13 @@ def add_sections(report: dict[str, Any], ws: Workspace, consensus: str, truth: p
     add_pointwise(report, inputs, wide, cfg, ws.items_repo.response_clusters(), ws.items_repo.label_sets())
     human_kappa = _finite((humans.get("fleiss_kappa") or {}).get("estimate"))
     human_accuracy = _finite(humans["loo_accuracy"].get("estimate"))
+    shared: dict[str, Any] = {}  # what each judge's breakdown reads alike (codes of categories and models)
     for inp in inputs:
         step(f"reference and verdict of {inp.judge}")
         entry = report["judges"][inp.judge]
         if inp.pairwise:
             verdict = verdicts[inp.judge]
-            by_item = breakdown.judge_items(verdict, truth, category, items, cfg.level)
+            by_item = breakdown.judge_items(verdict, truth, category, items, cfg.level, shared)
             if by_item["n_items"]:  # a judge with no labelled item has nothing to break down
                 entry["breakdown"] = by_item
             entry["reference"] = human.judge_reference(verdict, truth, humans, wide, n_boot=cfg.n_boot,
