@@ -66,30 +66,68 @@ def verbosity(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame, *, 
     return finish(stats.bootstrap_sums(per_item, n_boot, seed))
 
 
-def verbosity_deferred(judgments: pd.DataFrame, truth: pd.Series,
-                       lens: pd.DataFrame) -> tuple[np.ndarray, Callable[[np.ndarray], dict[str, Any]]] | None:
+def _items(truth: pd.Series, lens: pd.DataFrame, shared: dict[str, Any]) -> dict[str, Any]:
+    """The items with a truth and both lengths, in the item bootstrap's order (their ids sorted as text), and
+    what the lengths and the humans give each: found once for every judge of the same truth (``shared``)."""
+    if "items" not in shared:
+        ids = pd.Index(np.asarray(truth.index, dtype=object)).unique()
+        ids = ids[ids.isin(pd.Index(np.asarray(lens.index, dtype=object)))]
+        names = np.asarray(ids, dtype=object)
+        names = names[np.argsort(names.astype(str), kind="stable")]
+        items = pd.Index(names, dtype=object)
+        ln = lens[~lens.index.duplicated()].reindex(items)
+        diff = (ln["len_a"] - ln["len_b"]).to_numpy(dtype=float)
+        h = truth[~truth.index.duplicated()].reindex(items).to_numpy(dtype=str)
+        differs = diff != 0
+        human_dec = np.isin(h, ("A", "B")) & differs
+        shared.update(items=items, diff=diff, longer_a=diff > 0, differs=differs, human_dec=human_dec,
+                      human_longer=human_dec & ((h == "A") == (diff > 0)),
+                      human_win=np.array([WIN_A.get(x, 0.5) for x in h]))
+    return shared
+
+
+def _positions(col: pd.Series, items: pd.Index, shared: dict[str, Any]) -> np.ndarray:
+    """Each row's item among ``items`` (-1: not there); a categorical column through its categories, found
+    among the items once for every judge whose column has them."""
+    if not isinstance(col.dtype, pd.CategoricalDtype):
+        return items.get_indexer(pd.Index(np.asarray(col, dtype=object)))
+    cats = col.cat.categories
+    kept = shared.get("categories")
+    if kept is None or not (kept[0] is cats or kept[0].equals(cats)):
+        kept = shared["categories"] = (cats, items.get_indexer(pd.Index(np.asarray(cats, dtype=object))))
+    codes = col.cat.codes.to_numpy()
+    return np.where(codes >= 0, kept[1][codes], -1)
+
+
+def verbosity_deferred(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame,
+                       shared: dict[str, Any] | None = None
+                       ) -> tuple[np.ndarray, Callable[[np.ndarray], dict[str, Any]]] | None:
     """:func:`verbosity` as its per-item sums (judge's longer picks and decisive verdicts, the humans' alike) and
     the step that finishes it from their replicates ``W @ sums``, so that many judges' are bootstrapped in one
-    pass (:class:`judgecal.stats.bootstrap.Replicates`); ``None`` when no item counts."""
-    j = judgments[judgments["verdict"].isin(["A", "B", "tie"]) & judgments["item_id"].isin(truth.index)
-                  & judgments["item_id"].isin(lens.index)]
-    if j.empty:
+    pass (:class:`judgecal.stats.bootstrap.Replicates`); ``None`` when no item counts. ``shared``: a dict kept
+    between judges of the same truth and lengths (what the items give, found once)."""
+    got = _items(truth, lens, {} if shared is None else shared)
+    pos = _positions(judgments["item_id"], got["items"], got)
+    keep = judgments["verdict"].isin(["A", "B", "tie"]).to_numpy() & (pos >= 0)
+    if not keep.any():
         return None
-    codes, items = stats.item_codes(j["item_id"])
-    ln = lens.reindex(items)
-    diff = (ln["len_a"] - ln["len_b"]).to_numpy(dtype=float)
-    longer_a = diff > 0
-    differs = diff != 0
-    v = j["verdict"].to_numpy(dtype=object)
+    pos = pos[keep]
+    present = np.zeros(len(got["items"]), dtype=bool)
+    present[pos] = True
+    used = np.flatnonzero(present)  # the judge's items, in the items' order
+    number = np.full(len(present), -1, dtype=np.int64)
+    number[used] = np.arange(len(used))
+    codes = number[pos]
+    n_items = len(used)
+    diff, longer_a, differs = got["diff"][used], got["longer_a"][used], got["differs"][used]
+    v = judgments["verdict"].to_numpy(dtype=object)[keep]
     judge_dec = np.isin(v, ("A", "B")) & differs[codes]
     judge_longer = judge_dec & ((v == "A") == longer_a[codes])
-    h = truth.reindex(items).to_numpy(dtype=str)
-    human_dec = np.isin(h, ("A", "B")) & differs
-    human_longer = human_dec & ((h == "A") == longer_a)
+    human_dec = got["human_dec"][used]
     per_item = np.column_stack([
-        np.bincount(codes, weights=judge_longer, minlength=len(items)),
-        np.bincount(codes, weights=judge_dec, minlength=len(items)),
-        human_longer.astype(float), human_dec.astype(float),
+        np.bincount(codes, weights=judge_longer, minlength=n_items),
+        np.bincount(codes, weights=judge_dec, minlength=n_items),
+        got["human_longer"][used].astype(float), human_dec.astype(float),
     ])
 
     def judge_rate(m: np.ndarray) -> np.ndarray:
@@ -102,14 +140,14 @@ def verbosity_deferred(judgments: pd.DataFrame, truth: pd.Series,
         out: dict[str, Any] = {}
         for name, fn, n in (("prefer_longer_rate", judge_rate, int(judge_dec.sum())),
                             ("human_prefer_longer_rate", human_rate, int(human_dec.sum())),
-                            ("verbosity_excess", lambda m: judge_rate(m) - human_rate(m), len(items))):
+                            ("verbosity_excess", lambda m: judge_rate(m) - human_rate(m), n_items)):
             est, lo, hi = stats.estimate_with_ci(fn, per_item, boot)
             out[name] = {"estimate": est, "ci_low": lo, "ci_high": hi, "n": n}
         valid = np.isin(v, ("A", "B", "tie"))
         win = np.where(v == "A", 1.0, np.where(v == "tie", 0.5, 0.0))
-        out["judge_length_control"] = lc_win_rate(np.bincount(codes, weights=win, minlength=len(items)), diff,
-                                                  np.bincount(codes, weights=valid, minlength=len(items)))
-        out["human_length_control"] = lc_win_rate(np.array([WIN_A.get(x, 0.5) for x in h]), diff)
+        out["judge_length_control"] = lc_win_rate(np.bincount(codes, weights=win, minlength=n_items), diff,
+                                                  np.bincount(codes, weights=valid, minlength=n_items))
+        out["human_length_control"] = lc_win_rate(got["human_win"][used], diff)
         return out
 
     return per_item, finish

@@ -62,8 +62,10 @@ class VerbosityProbe(Probe):
         on the same items, multiplied once)."""
         out = {inp.judge: ProbeResult() for inp in inputs}
         reps = Replicates(cfg.n_boot, cfg.seed)
+        shared: dict[tuple[int, int], dict[str, Any]] = {}  # what the items give, once for each truth and lengths
         for inp in inputs:
-            got = verbosity_deferred(inp.judgments, inp.truth, inp.lens) if len(inp.lens) else None
+            got = (verbosity_deferred(inp.judgments, inp.truth, inp.lens, shared.setdefault((id(inp.truth), id(inp.lens)), {}))
+                   if len(inp.lens) else None)
             if got is not None:
                 per_item, finish = got
                 reps.add(per_item, partial(self._fill, out[inp.judge], finish, len(inp.judgments)))
