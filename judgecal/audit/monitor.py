@@ -355,7 +355,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     pairwise = np.zeros(len(uniq), dtype=bool)
     pairwise[at >= 0] = task[at[at >= 0]] == "pairwise"
     found = _verdicts(jf, codes, pairwise)
-    in_truth = _aligned(read, "in truth", lambda: read["items"].isin(truth.index))
+    # a hashed lookup of plain strings: isin against an Arrow-backed index converts its values one by one
+    in_truth = _aligned(read, "in truth", lambda: text_index(truth.index.unique()).get_indexer(read["items"]) >= 0)
     has = (at >= 0) & pd.notna(found)
     has[has] = in_truth[at[has]]
     if not has.any():
