@@ -10,6 +10,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from drifting import GOOD, SIZES, WEAK, build_workspace, read_llmbar, write_files
 from sklearn.metrics import cohen_kappa_score
@@ -100,7 +101,7 @@ def test_times_or_periods_on_the_verdicts_give_the_series_they_give_on_the_items
             capsys.readouterr()
             rc = main(["monitor", "-w", ws, "--by", by, "--json"])
             seen[on, by] = {"rc": rc, **json.loads(capsys.readouterr().out)}
-    for (on, by), series in seen.items():
+    for (_on, by), series in seen.items():
         assert series == seen["items", by]
         assert series["rc"] == int(series["drift"])
         if by in ("month", "period"):  # Falcon from the third month: drift is not declared before it
@@ -246,3 +247,13 @@ def test_a_probe_copy_is_not_one_of_the_judges_verdicts_on_the_traffic(llmbar, t
     after = json.loads(capsys.readouterr().out)["periods"]
     assert [(r["period"], r["n"], r["agreement"]) for r in after] == [(r["period"], r["n"], r["agreement"])
                                                                       for r in before]
+
+
+@pytest.mark.parametrize("categorical", [True, False])
+def test_a_row_without_an_item_is_no_verdict_on_one(categorical):
+    from judgecal.audit.monitor import _item_codes
+
+    rows = ["a", None, "a", "c"]
+    col = pd.Series(pd.Categorical(rows, categories=["a", "b", "c"]) if categorical else pd.Series(rows, dtype=object))
+    codes, ids, at = _item_codes(col, {"items": pd.Index(["c", "a", "z"], dtype=object)})
+    assert list(codes) == [0, -1, 0, 1] and list(ids) == ["a", "c"] and list(at) == [1, 0]

@@ -88,6 +88,9 @@ def judge_items(verdicts: pd.Series, truth: pd.Series, category: pd.Series, mode
     """A pairwise judge's ``breakdown`` section: confusion, accuracy by category and by candidate model;
     ``shared``: a dict kept between judges of the same truth, categories and models (their codes, found once)."""
     shared = {} if shared is None else shared
+    if shared.get("for") is None or any(a is not b for a, b in zip(shared["for"], (truth, category, models), strict=True)):
+        shared.clear()  # another truth, categories or models: their codes found again
+        shared["for"] = (truth, category, models)
     ids, pos, verdict, right = _judged(verdicts, truth)
     labels = [*LABELS, *(["invalid"] if (verdict == "invalid").any() else [])]
     # the confusion: counts of (human label, verdict), each a code into its labels (-1: another label)

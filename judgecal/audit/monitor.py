@@ -57,7 +57,8 @@ def _verdicts(jf: pd.DataFrame, codes: NDArray[np.intp], pairwise: NDArray[np.bo
     out = coded_verdicts(jf[rows], codes[rows], len(pairwise)) if rows.any() else np.full(len(pairwise), None, object)
     other = np.flatnonzero(~rows)
     if len(other):
-        other = other[np.argsort(jf["sample"].to_numpy()[other], kind="stable")]
+        sample = jf["sample"].to_numpy(dtype=np.float64, na_value=np.inf)  # a missing sample last
+        other = other[np.argsort(sample[other], kind="stable")]
         item, first = np.unique(codes[other], return_index=True)
         out[item] = jf["verdict"].to_numpy(dtype=object)[other[first]]
     return out
@@ -96,7 +97,7 @@ def _periods(when: pd.DataFrame, by: str) -> tuple[pd.Series, pd.Series]:
         vector = _vector_periods(when["time"].dropna(), by)
         if vector is None:  # one by one, so the first bad time is named
             found: dict[Any, str] = {}
-            for i, t in when["time"].dropna().items():
+            for i, t in when["time"].dropna().sort_index().items():  # the first bad one by id, whatever the order
                 try:
                     found[i] = period_of(str(t), by)
                 except (ValueError, OverflowError):  # past year 9999 in UTC: written by other means
@@ -256,9 +257,9 @@ def _judge_rows(ws: Workspace, judge: str, frame: pd.DataFrame | None) -> pd.Dat
 
 
 def _item_codes(col: pd.Series, read: dict[str, Any]) -> tuple[NDArray[np.intp], pd.Index, NDArray[np.intp]]:
-    """Each row's item as a number ``0 .. n-1``, the ``n`` item ids (plain strings), and where each is in
-    ``read["items"]`` (-1: not there); a categorical column by its codes, its categories found among the items
-    once per look."""
+    """Each row's item as a number ``0 .. n-1`` (-1: a row without one), the ``n`` item ids (plain strings), and
+    where each is in ``read["items"]`` (-1: not there); a categorical column by its codes, its categories found
+    among the items once per look."""
     items = read["items"]
     if not isinstance(col.dtype, pd.CategoricalDtype):
         codes, uniq = pd.factorize(col)
@@ -270,11 +271,13 @@ def _item_codes(col: pd.Series, read: dict[str, Any]) -> tuple[NDArray[np.intp],
         kept = read["categories"] = (cats, items.get_indexer(text_index(cats)))
     raw = col.cat.codes.to_numpy()
     present = np.zeros(len(cats), dtype=bool)
-    present[raw] = True
+    present[raw[raw >= 0]] = True
     used = np.flatnonzero(present)
     number = np.full(len(cats), -1, dtype=np.intp)
     number[used] = np.arange(len(used))
-    return number[raw], text_index(cats[used]), kept[1][used]
+    codes = np.full(len(raw), -1, dtype=np.intp)
+    codes[raw >= 0] = number[raw[raw >= 0]]
+    return codes, text_index(cats[used]), kept[1][used]
 
 
 def _items_when(read: dict[str, Any], ids: pd.Index, at: NDArray[np.intp]) -> pd.DataFrame:
@@ -351,6 +354,8 @@ def monitor(ws: Workspace, judge: str | None = None, *, by: str = "period", base
     # each item of the judge once, every per-item figure by its code; ``at``: where the items are among every
     # item, each per-item column read there
     codes, uniq, at = _item_codes(jf["item_id"], read)
+    if (codes < 0).any():  # a row without an item: not a verdict on one
+        jf, codes = jf[codes >= 0], codes[codes >= 0]
     task = _aligned(read, "task", lambda: facts["task"])
     pairwise = np.zeros(len(uniq), dtype=bool)
     pairwise[at >= 0] = task[at[at >= 0]] == "pairwise"

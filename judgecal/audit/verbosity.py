@@ -96,7 +96,9 @@ def _positions(col: pd.Series, items: pd.Index, shared: dict[str, Any]) -> np.nd
     if kept is None or not (kept[0] is cats or kept[0].equals(cats)):
         kept = shared["categories"] = (cats, items.get_indexer(pd.Index(np.asarray(cats, dtype=object))))
     codes = col.cat.codes.to_numpy()
-    return np.where(codes >= 0, kept[1][codes], -1)
+    out = np.full(len(codes), -1, dtype=np.intp)
+    out[codes >= 0] = kept[1][codes[codes >= 0]]
+    return out
 
 
 def verbosity_deferred(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame,

@@ -133,10 +133,11 @@ STORED_UP_TO = 2**30
 # replicates drawn at a time by draw_ahead: one (8 bytes an item of transient counts), so that what the thread's
 # own malloc arena keeps after it ends is too small to add to the caller's peak (16 at a time added 20 MB at 50k)
 AHEAD_CHUNK = 1
-# a kept matrix is unpacked this many weights at a time (about 8 MB in single precision), and at least
-# BLOCK_REPLICATES replicates at a time where that takes at most BLOCK_WEIGHTS_MAX weights (64 MB): a block of a
-# few replicates makes each product read every column of sums again for those few (at 265k items, 7 replicates a
-# block took 5 times as long as 64)
+# a kept matrix is unpacked this many weights at a time (about 8 MB in single precision), and, for the exact
+# single-precision products, at least BLOCK_REPLICATES replicates at a time where that takes at most
+# BLOCK_WEIGHTS_MAX weights (64 MB): a block of a few replicates makes each product read every column of sums
+# again for those few (at 265k items, 7 replicates a block took 5 times as long as 64); double-precision products
+# keep their blocks, so their sums are added in the same order as before
 BLOCK_WEIGHTS = 2_000_000
 BLOCK_REPLICATES = 64
 BLOCK_WEIGHTS_MAX = 16_000_000
@@ -237,7 +238,9 @@ def _weights(n: int, n_boot: int, seed: int, dtype: type[np.float64] | type[np.f
     if matrix is None:  # drawn each time
         yield from bootstrap_weights(n, n_boot, np.random.default_rng(seed), dtype=dtype)
         return
-    step = max(1, BLOCK_WEIGHTS // n, min(BLOCK_REPLICATES, BLOCK_WEIGHTS_MAX // n))
+    step = max(1, BLOCK_WEIGHTS // n)
+    if dtype is np.float32:  # exact integer products: the block's size cannot change a replicate's sum
+        step = max(step, min(BLOCK_REPLICATES, BLOCK_WEIGHTS_MAX // n))
     # one buffer for every block (each is used before the next is asked for): a fresh one each time would
     # fault its pages in again
     into: FloatArray = np.empty((min(step, n_boot), n), dtype=dtype)  # type: ignore[assignment]
