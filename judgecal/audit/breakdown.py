@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgecal.audit.models import take
 from judgecal.stats.bootstrap import bootstrap_sums, metric, percentile_ci
 from judgecal.stats.proportion import wilson_interval
 
@@ -58,15 +59,8 @@ def _coded(shared: dict[str, Any], name: str, values: Any, truth: pd.Series) -> 
         g = g[~g.index.duplicated()]
         at = g.index.get_indexer(_index(truth.index))
         codes, names = pd.factorize(g.to_numpy(dtype=object), sort=True)
-        shared[name] = (_take(codes, at), pd.Index(names, dtype=object))
+        shared[name] = (take(codes, at), pd.Index(names, dtype=object))
     return shared[name]  # type: ignore[no-any-return]
-
-
-def _take(codes: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """``codes[at]``, -1 where ``at`` is -1."""
-    out = np.full(len(at), -1, dtype=np.intp)
-    out[at >= 0] = codes[at[at >= 0]]
-    return out
 
 
 def _groups(right: np.ndarray, codes: np.ndarray, names: pd.Index, level: float) -> list[dict[str, Any]]:
@@ -109,7 +103,7 @@ def judge_items(verdicts: pd.Series, truth: pd.Series, category: pd.Series, mode
         shared["models"] = (names, names.get_indexer(names_a), names.get_indexer(names_b))
     names, into_a, into_b = shared["models"]
     by_model = _groups(np.concatenate([right, right]),
-                       np.concatenate([_take(into_a, model_a[pos]), _take(into_b, model_b[pos])]), names, level)
+                       np.concatenate([take(into_a, model_a[pos]), take(into_b, model_b[pos])]), names, level)
     return {"n_items": int(len(ids)), "humans": list(LABELS), "judge": labels,
             "confusion": [[int(x) for x in row] for row in conf],
             "by_category": _groups(right, cat[pos], cat_names, level), "by_model": by_model,

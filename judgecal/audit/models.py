@@ -73,6 +73,23 @@ def text_index(ids: ArrayLike) -> pd.Index:
     return pd.Index([str(i) for i in values], dtype=object)
 
 
+def take(values: NDArray[np.intp], at: NDArray[np.integer[Any]]) -> NDArray[np.intp]:
+    """``values[at]``, -1 where ``at`` is negative (a row or item without one)."""
+    out = np.full(len(at), -1, dtype=np.intp)
+    out[at >= 0] = values[at[at >= 0]]
+    return out
+
+
+def category_places(col: pd.Series, items: pd.Index, cache: dict[str, Any]) -> NDArray[np.intp]:
+    """Where each category of the categorical ``col`` is among ``items`` (-1: not there), looked up once for
+    every column with the same categories (kept in ``cache``)."""
+    cats = col.cat.categories
+    kept = cache.get("categories")
+    if kept is None or not (kept[0] is cats or kept[0].equals(cats)):
+        kept = cache["categories"] = (cats, items.get_indexer(text_index(cats)))
+    return kept[1]  # type: ignore[no-any-return]
+
+
 def coded_verdicts(judgments: pd.DataFrame, codes: NDArray[np.intp], n: int,
                    invalid_as: str = "tie") -> NDArray[np.object_]:
     """:func:`item_verdicts` of items numbered ``0 .. n-1``, ``codes`` giving each row's item: the verdicts in

@@ -22,7 +22,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from judgecal.audit.human import annotator_matrix, loo_accuracy
-from judgecal.audit.models import coded_verdicts, text_index
+from judgecal.audit.models import category_places, coded_verdicts, take, text_index
 from judgecal.audit.period_cache import PeriodCache, item_hashes, period_fingerprints, value_hashes
 from judgecal.audit.truth import resolve_truth
 from judgecal.data.store import Workspace
@@ -265,19 +265,14 @@ def _item_codes(col: pd.Series, read: dict[str, Any]) -> tuple[NDArray[np.intp],
         codes, uniq = pd.factorize(col)
         ids = text_index(uniq)
         return codes, ids, items.get_indexer(ids)
-    cats = col.cat.categories
-    kept = read.get("categories")
-    if kept is None or not (kept[0] is cats or kept[0].equals(cats)):
-        kept = read["categories"] = (cats, items.get_indexer(text_index(cats)))
+    places = category_places(col, items, read)
     raw = col.cat.codes.to_numpy()
-    present = np.zeros(len(cats), dtype=bool)
+    present = np.zeros(len(places), dtype=bool)
     present[raw[raw >= 0]] = True
     used = np.flatnonzero(present)
-    number = np.full(len(cats), -1, dtype=np.intp)
+    number = np.full(len(places), -1, dtype=np.intp)
     number[used] = np.arange(len(used))
-    codes = np.full(len(raw), -1, dtype=np.intp)
-    codes[raw >= 0] = number[raw[raw >= 0]]
-    return codes, text_index(cats[used]), kept[1][used]
+    return take(number, raw), text_index(col.cat.categories[used]), places[used]
 
 
 def _items_when(read: dict[str, Any], ids: pd.Index, at: NDArray[np.intp]) -> pd.DataFrame:

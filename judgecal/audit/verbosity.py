@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from judgecal.audit.models import category_places, take
 from judgecal.stats import bootstrap as stats
 from judgecal.stats.inference import logistic_glm
 
@@ -91,14 +92,7 @@ def _positions(col: pd.Series, items: pd.Index, shared: dict[str, Any]) -> np.nd
     among the items once for every judge whose column has them."""
     if not isinstance(col.dtype, pd.CategoricalDtype):
         return items.get_indexer(pd.Index(np.asarray(col, dtype=object)))
-    cats = col.cat.categories
-    kept = shared.get("categories")
-    if kept is None or not (kept[0] is cats or kept[0].equals(cats)):
-        kept = shared["categories"] = (cats, items.get_indexer(pd.Index(np.asarray(cats, dtype=object))))
-    codes = col.cat.codes.to_numpy()
-    out = np.full(len(codes), -1, dtype=np.intp)
-    out[codes >= 0] = kept[1][codes[codes >= 0]]
-    return out
+    return take(category_places(col, items, shared), col.cat.codes.to_numpy())
 
 
 def verbosity_deferred(judgments: pd.DataFrame, truth: pd.Series, lens: pd.DataFrame,
